@@ -1,0 +1,553 @@
+//! `dlmdb-bench`: our engine and stock LMDB side by side, in one process.
+//!
+//! [`run_peers`] runs every selected row for both engines through the same
+//! generic driver (see [`engine`]), alternating which engine goes first in
+//! each round (A/B, B/A, ...) so slow drift on a shared machine hits both
+//! equally, and reports the median ns/op per engine and the ratio ours/LMDB.
+//!
+//! Entry points for the CLI (`dlmdb bench peers`): [`PeersOptions`],
+//! [`run_peers`], [`render_text`], [`render_markdown`]; the report is
+//! `serde::Serialize` for `--json`.
+
+pub mod data;
+pub mod engine;
+mod render;
+mod sysinfo;
+pub mod workload;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use data::Dataset;
+use engine::{Backend, EnvConfig, Lmdb, Ours};
+use workload::Workload;
+
+pub use render::{render_markdown, render_text};
+
+/// What to run. `Default` = the full suite, 5 rounds, durable env flags.
+#[derive(Clone, Debug)]
+pub struct PeersOptions {
+    /// Small sizes only (10K-entry rows and the 1K x 8 KiB row): seconds, not minutes.
+    pub quick: bool,
+    /// Keep only rows whose name contains one of these comma-separated
+    /// substrings (case-insensitive), e.g. `rand_get` or `k64/v100/1M,seq_put`.
+    pub filter: Option<String>,
+    /// Timed repetitions per engine per row (the median is reported).
+    pub rounds: usize,
+    /// Parent directory for the scratch environments. Default: `/dev/shm`
+    /// when it is a writable tmpfs, else the system temp dir.
+    pub dir: Option<PathBuf>,
+    /// Untimed full content check of every environment before its numbers count.
+    pub verify: bool,
+    /// `mdb_env_open` flags for both engines (0 = LMDB's durable default).
+    pub env_flags: u32,
+    /// Extra `mdb_env_open` flags for our engine only (e.g. a format flag).
+    pub ours_extra_flags: u32,
+    /// Map size for every environment, bytes.
+    pub map_size: usize,
+    /// Print one line per finished row to stderr.
+    pub progress: bool,
+    /// Run only one engine (for profiling one side with perf/callgrind).
+    pub only: Option<EngineSel>,
+    /// Repeat short rows until a sample lasts this long. `None` = 40 ms
+    /// (10 ms with `quick`); `Some(0)` = never repeat (for callgrind runs).
+    pub min_sample_ns: Option<u64>,
+}
+
+/// Which engine to run when only one is wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineSel {
+    Ours,
+    Lmdb,
+}
+
+impl Default for PeersOptions {
+    fn default() -> Self {
+        PeersOptions {
+            quick: false,
+            filter: None,
+            rounds: 5,
+            dir: None,
+            verify: true,
+            env_flags: 0,
+            ours_extra_flags: 0,
+            map_size: 4 << 30,
+            progress: false,
+            only: None,
+            min_sample_ns: None,
+        }
+    }
+}
+
+/// One measured row.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeersRow {
+    /// `workload/k<key>/v<value>/<entries>`, e.g. `rand_get/k8/v100/100K`.
+    pub name: String,
+    pub workload: String,
+    pub entries: usize,
+    pub key_size: usize,
+    pub value_size: usize,
+    /// Median over rounds of (elapsed / entries); `None` if the engine failed.
+    pub ours_ns_per_op: Option<f64>,
+    pub lmdb_ns_per_op: Option<f64>,
+    /// `ours_ns_per_op / lmdb_ns_per_op` (< 1 means we are faster).
+    pub ratio: Option<f64>,
+    pub ours_min_ns_per_op: Option<f64>,
+    pub lmdb_min_ns_per_op: Option<f64>,
+    /// Ratio of the best rounds. Interference from other processes only adds
+    /// time, so on a shared machine this is a useful second opinion.
+    pub ratio_min: Option<f64>,
+    /// Passes (reads) or fresh environments (writes) summed into one sample,
+    /// so that short rows still time tens of milliseconds.
+    pub reps_per_sample: usize,
+    /// Raw per-round ns/op, in round order.
+    pub ours_samples: Vec<f64>,
+    pub lmdb_samples: Vec<f64>,
+    /// First error met by either engine on this row.
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MachineInfo {
+    pub nproc: usize,
+    pub cpu_model: String,
+    pub kernel: String,
+    /// `/proc/loadavg` when the run started (noise indicator).
+    pub loadavg_start: String,
+    pub loadavg_end: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PeersReport {
+    pub ours_version: String,
+    pub lmdb_version: String,
+    /// True when this binary was built without the dlmdb engine and "ours" is
+    /// a second copy of stock LMDB (harness self-test: ratios should be ~1).
+    pub ours_is_lmdb: bool,
+    /// Rust build profile of the harness ("release" or "debug"); numbers from
+    /// a debug build are meaningless (the C code is built at -O0 too).
+    pub build_profile: String,
+    pub quick: bool,
+    pub rounds: usize,
+    pub batch_size: usize,
+    pub env_flags: u32,
+    pub ours_extra_flags: u32,
+    pub map_size: usize,
+    pub dir: String,
+    /// Filesystem type holding `dir` (tmpfs: fsync is nearly free, so write
+    /// rows measure engine CPU, not the disk).
+    pub dir_fs: String,
+    pub machine: MachineInfo,
+    pub elapsed_secs: f64,
+    pub rows: Vec<PeersRow>,
+}
+
+/// One (entries, key size, value size) configuration.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    entries: usize,
+    key_size: usize,
+    value_size: usize,
+}
+
+fn configs(quick: bool) -> Vec<Config> {
+    let c = |entries, key_size, value_size| Config { entries, key_size, value_size };
+    if quick {
+        return vec![c(10_000, 8, 100), c(10_000, 64, 100), c(1_000, 8, 8192)];
+    }
+    let mut v = Vec::new();
+    for ks in [8, 64] {
+        for n in [10_000, 100_000, 1_000_000] {
+            v.push(c(n, ks, 100));
+        }
+    }
+    v.push(c(1_000, 8, 8192));
+    v.push(c(10_000, 8, 8192));
+    v
+}
+
+fn human(n: usize) -> String {
+    let (mega, kilo) = (n % 1_000_000, n % 1_000);
+    if n >= 1_000_000 && mega == 0 {
+        format!("{}M", n / 1_000_000)
+    } else if n >= 1_000 && kilo == 0 {
+        format!("{}K", n / 1_000)
+    } else {
+        n.to_string()
+    }
+}
+
+fn row_name(w: Workload, c: &Config) -> String {
+    format!("{}/k{}/v{}/{}", w.name(), c.key_size, c.value_size, human(c.entries))
+}
+
+fn matches(filter: &Option<String>, name: &str) -> bool {
+    match filter {
+        None => true,
+        Some(f) => {
+            let name = name.to_ascii_lowercase();
+            f.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|s| name.contains(&s.to_ascii_lowercase()))
+        }
+    }
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let m = s.len() / 2;
+    Some(if s.len() % 2 == 1 { s[m] } else { (s[m - 1] + s[m]) / 2.0 })
+}
+
+/// Per-engine sample collector: the first error stops that engine's rounds.
+#[derive(Default)]
+struct Samples {
+    ns_per_op: Vec<f64>,
+    error: Option<String>,
+    /// Not run at all (`PeersOptions::only` names the other engine).
+    skip: bool,
+}
+
+impl Samples {
+    fn record(&mut self, r: Result<u128>, entries: usize) {
+        match r {
+            Ok(ns) => self.ns_per_op.push(ns as f64 / entries as f64),
+            Err(e) => self.error = Some(format!("{e:#}")),
+        }
+    }
+}
+
+fn make_row(w: Workload, c: &Config, ours: Samples, lmdb: Samples, reps: usize) -> PeersRow {
+    let o = if ours.error.is_some() { None } else { median(&ours.ns_per_op) };
+    let l = if lmdb.error.is_some() { None } else { median(&lmdb.ns_per_op) };
+    let min = |v: &[f64]| v.iter().copied().min_by(|a, b| a.total_cmp(b));
+    let (omin, lmin) = (o.and(min(&ours.ns_per_op)), l.and(min(&lmdb.ns_per_op)));
+    PeersRow {
+        name: row_name(w, c),
+        workload: w.name().to_string(),
+        entries: c.entries,
+        key_size: c.key_size,
+        value_size: c.value_size,
+        ours_ns_per_op: o,
+        lmdb_ns_per_op: l,
+        ratio: match (o, l) {
+            (Some(o), Some(l)) if l > 0.0 => Some(o / l),
+            _ => None,
+        },
+        ours_min_ns_per_op: omin,
+        lmdb_min_ns_per_op: lmin,
+        ratio_min: match (omin, lmin) {
+            (Some(o), Some(l)) if l > 0.0 => Some(o / l),
+            _ => None,
+        },
+        reps_per_sample: reps.max(1),
+        ours_samples: ours.ns_per_op,
+        lmdb_samples: lmdb.ns_per_op,
+        error: ours.error.or(lmdb.error),
+    }
+}
+
+struct Runner<'a> {
+    opts: &'a PeersOptions,
+    env: EnvConfig,
+    root: &'a Path,
+    seq: usize,
+    /// Short rows are repeated until one sample lasts at least this long.
+    min_sample_ns: u128,
+}
+
+/// Repetitions needed for a sample to last `min_ns`, given one took `one_ns`.
+fn calibrate(one_ns: u128, min_ns: u128) -> usize {
+    (min_ns.div_ceil(one_ns.max(1))).clamp(1, 10_000) as usize
+}
+
+/// One read sample: `reps` passes of `w` (calibrated on first use).
+fn read_sample<B: Backend>(w: Workload, b: &mut B, d: &Dataset, reps: &mut usize, min_ns: u128) -> Result<(u128, u64)> {
+    let (mut total, sum) = workload::run_read(w, b, d)?;
+    if *reps == 0 {
+        *reps = calibrate(total, min_ns);
+    }
+    for _ in 1..*reps {
+        let (ns, s) = workload::run_read(w, b, d)?;
+        anyhow::ensure!(s == sum, "{}: {} checksum changed between passes", B::LABEL, w.name());
+        total += ns;
+    }
+    Ok((total, sum))
+}
+
+impl Runner<'_> {
+    /// A fresh, empty scratch directory for one environment.
+    fn fresh_dir(&mut self, label: &str) -> Result<PathBuf> {
+        self.seq += 1;
+        let dir = self.root.join(format!("{label}-{}", self.seq));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// One timed write sample for engine `B`: `reps` fresh envs, each loaded
+    /// by `w` and discarded; returns the summed ns. Env setup is untimed.
+    fn write_sample<B: Backend>(&mut self, w: Workload, d: &Dataset, reps: usize, check: bool) -> Result<u128> {
+        let mut total = 0;
+        for rep in 0..reps {
+            let dir = self.fresh_dir(B::LABEL)?;
+            let r = (|| -> Result<u128> {
+                let mut b = B::open(&dir, &self.env)?;
+                let ns = workload::run_write(w, &mut b, d)?;
+                if check && rep == 0 {
+                    workload::verify(&mut b, d)?;
+                }
+                Ok(ns)
+            })();
+            let _ = std::fs::remove_dir_all(&dir);
+            total += r?;
+        }
+        Ok(total)
+    }
+
+    fn write_row(&mut self, w: Workload, c: &Config, d: &Dataset) -> PeersRow {
+        let (mut ours, mut lmdb) = self.initial_samples();
+        let mut reps = 0;
+        for r in 0..self.opts.rounds {
+            let check = self.opts.verify && r == 0;
+            // Alternate who goes first so drift and warm-up hit both engines.
+            for turn in 0..2 {
+                let ours_turn = (turn == 0) == (r % 2 == 0);
+                let (s, res) = if ours_turn {
+                    if ours.error.is_some() || ours.skip {
+                        continue;
+                    }
+                    (&mut ours, self.sample_write::<Ours>(w, d, &mut reps, check))
+                } else {
+                    if lmdb.error.is_some() || lmdb.skip {
+                        continue;
+                    }
+                    (&mut lmdb, self.sample_write::<Lmdb>(w, d, &mut reps, check))
+                };
+                s.record(res, c.entries * reps.max(1));
+            }
+        }
+        make_row(w, c, ours, lmdb, reps)
+    }
+
+    /// Take one sample; the very first sample of a row (reps == 0) also
+    /// calibrates how many repetitions make a sample last `min_sample_ns`.
+    fn sample_write<B: Backend>(&mut self, w: Workload, d: &Dataset, reps: &mut usize, check: bool) -> Result<u128> {
+        if *reps == 0 {
+            let ns = self.write_sample::<B>(w, d, 1, check)?;
+            *reps = calibrate(ns, self.min_sample_ns);
+            if *reps == 1 {
+                return Ok(ns);
+            }
+            let more = self.write_sample::<B>(w, d, *reps - 1, false)?;
+            return Ok(ns + more);
+        }
+        self.write_sample::<B>(w, d, *reps, check)
+    }
+
+    /// Open and load one env per engine for the read rows.
+    fn loaded<B: Backend>(&mut self, d: &Dataset) -> Result<B> {
+        let dir = self.fresh_dir(B::LABEL)?;
+        let mut b = B::open(&dir, &self.env)?;
+        workload::load(&mut b, d)?;
+        if self.opts.verify {
+            workload::verify(&mut b, d)?;
+        }
+        Ok(b)
+    }
+
+    fn read_rows(&mut self, ws: &[Workload], c: &Config, d: &Dataset, out: &mut Vec<PeersRow>) {
+        let (so0, sl0) = self.initial_samples();
+        let mut ours = if so0.skip { Err(String::from("skipped")) } else { self.loaded::<Ours>(d).map_err(|e| format!("{e:#}")) };
+        let mut lmdb = if sl0.skip { Err(String::from("skipped")) } else { self.loaded::<Lmdb>(d).map_err(|e| format!("{e:#}")) };
+        for &w in ws {
+            let (mut so, mut sl) = self.initial_samples();
+            if !so.skip {
+                so.error = ours.as_ref().err().cloned();
+            }
+            if !sl.skip {
+                sl.error = lmdb.as_ref().err().cloned();
+            }
+            let mut sums: [Option<u64>; 2] = [None, None];
+            let mut reps = 0;
+            for r in 0..self.opts.rounds {
+                for turn in 0..2 {
+                    let ours_turn = (turn == 0) == (r % 2 == 0);
+                    let res = if ours_turn {
+                        match (&mut ours, so.error.is_none() && !so.skip) {
+                            (Ok(b), true) => read_sample(w, b, d, &mut reps, self.min_sample_ns),
+                            _ => continue,
+                        }
+                    } else {
+                        match (&mut lmdb, sl.error.is_none() && !sl.skip) {
+                            (Ok(b), true) => read_sample(w, b, d, &mut reps, self.min_sample_ns),
+                            _ => continue,
+                        }
+                    };
+                    let res = res.map(|(ns, sum)| {
+                        sums[ours_turn as usize] = Some(sum);
+                        ns
+                    });
+                    let s = if ours_turn { &mut so } else { &mut sl };
+                    s.record(res, c.entries * reps.max(1));
+                }
+            }
+            if let (Some(a), Some(b)) = (sums[1], sums[0]) {
+                if a != b && so.error.is_none() {
+                    so.error = Some(format!("{}: checksum differs from LMDB ({a:#x} vs {b:#x})", w.name()));
+                }
+            }
+            let row = make_row(w, c, so, sl, reps);
+            self.progress(&row);
+            out.push(row);
+        }
+        let root = self.root.to_path_buf();
+        drop(ours);
+        drop(lmdb);
+        // The loaded envs are closed now; remove their files.
+        if let Ok(rd) = std::fs::read_dir(&root) {
+            for e in rd.flatten() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    /// Fresh collectors; an engine excluded by `only` is marked skipped.
+    fn initial_samples(&self) -> (Samples, Samples) {
+        let mut o = Samples::default();
+        let mut l = Samples::default();
+        match self.opts.only {
+            Some(EngineSel::Ours) => l.skip = true,
+            Some(EngineSel::Lmdb) => o.skip = true,
+            None => {}
+        }
+        (o, l)
+    }
+
+    fn progress(&self, row: &PeersRow) {
+        if self.opts.progress {
+            eprintln!("{}", render::row_line(row));
+        }
+    }
+}
+
+/// Where scratch environments go when `--dir` is not given.
+fn default_parent() -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if sysinfo::fs_type(shm).as_deref() == Some("tmpfs") && tempfile::tempdir_in(shm).is_ok() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// Run the selected rows for both engines and collect the report.
+pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
+    anyhow::ensure!(opts.rounds >= 1, "rounds must be at least 1");
+    let started = std::time::Instant::now();
+    let loadavg_start = sysinfo::loadavg();
+    let parent = opts.dir.clone().unwrap_or_else(default_parent);
+    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("dlmdb-bench-")
+        .tempdir_in(&parent)
+        .with_context(|| format!("creating a scratch dir in {}", parent.display()))?;
+    let mut runner = Runner {
+        opts,
+        env: EnvConfig { map_size: opts.map_size, env_flags: opts.env_flags, ours_extra_flags: opts.ours_extra_flags },
+        root: scratch.path(),
+        seq: 0,
+        min_sample_ns: opts.min_sample_ns.map(u128::from).unwrap_or(if opts.quick { 10_000_000 } else { 40_000_000 }),
+    };
+    let mut rows = Vec::new();
+    for c in configs(opts.quick) {
+        let selected: Vec<Workload> =
+            Workload::ALL.into_iter().filter(|&w| matches(&opts.filter, &row_name(w, &c))).collect();
+        if selected.is_empty() {
+            continue;
+        }
+        let d = Dataset::new(c.entries, c.key_size, c.value_size, 0x5EED_0000 + c.entries as u64);
+        for &w in selected.iter().filter(|w| w.is_write()) {
+            let row = runner.write_row(w, &c, &d);
+            runner.progress(&row);
+            rows.push(row);
+        }
+        let reads: Vec<Workload> = selected.iter().copied().filter(|w| !w.is_write()).collect();
+        if !reads.is_empty() {
+            runner.read_rows(&reads, &c, &d, &mut rows);
+        }
+    }
+    let dir = scratch.path().display().to_string();
+    drop(scratch);
+    Ok(PeersReport {
+        ours_version: Ours::version(),
+        lmdb_version: Lmdb::version(),
+        ours_is_lmdb: engine::OURS_IS_LMDB,
+        build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.to_string(),
+        quick: opts.quick,
+        rounds: opts.rounds,
+        batch_size: workload::BATCH,
+        env_flags: opts.env_flags,
+        ours_extra_flags: opts.ours_extra_flags,
+        map_size: opts.map_size,
+        dir_fs: sysinfo::fs_type(&parent).unwrap_or_else(|| "?".into()),
+        dir,
+        machine: MachineInfo {
+            nproc: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            cpu_model: sysinfo::cpu_model(),
+            kernel: sysinfo::kernel(),
+            loadavg_start,
+            loadavg_end: sysinfo::loadavg(),
+        },
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_matching() {
+        let f = Some("RAND_GET, k64/v100/1M".to_string());
+        assert!(matches(&f, "rand_get/k8/v100/10K"));
+        assert!(matches(&f, "seq_put/k64/v100/1M"));
+        assert!(!matches(&f, "seq_put/k64/v100/10K"));
+        assert!(matches(&None, "anything"));
+    }
+
+    #[test]
+    fn median_odd_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn tiny_run_produces_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = PeersOptions {
+            quick: true,
+            filter: Some("k8/v100/10K".into()),
+            rounds: 1,
+            dir: Some(dir.path().to_path_buf()),
+            map_size: 256 << 20,
+            ..Default::default()
+        };
+        let rep = run_peers(&opts).unwrap();
+        assert_eq!(rep.rows.len(), 6, "{:#?}", rep.rows);
+        for r in &rep.rows {
+            assert!(r.error.is_none(), "{}: {:?}", r.name, r.error);
+            assert!(r.ratio.is_some());
+        }
+        let md = render_markdown(&rep);
+        assert!(md.contains("| rand_seek/k8/v100/10K |"), "{md}");
+        serde_json::to_string(&rep).unwrap();
+    }
+}

@@ -1,0 +1,543 @@
+//! `dlmdb stat`: gather environment, free-list and per-database statistics
+//! into a [`StatReport`], and render it like `mdb_stat` or as JSON.
+
+use anyhow::{bail, Context, Result};
+use dlmdb::{Database, DatabaseFlags, Env, EnvFlags, Layout, RoTxn, Stat, WalkSummary};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// How to read a version-1 store (version-2 stores are always DLMDB layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LayoutChoice {
+    /// Stock LMDB first; DLMDB-v1 padding if the catalog does not parse.
+    Auto,
+    /// Stock LMDB layout.
+    Lmdb,
+    /// DLMDB's even-padded version-1 layout.
+    Dlmdb,
+}
+
+/// What to report.
+#[derive(Debug, Clone)]
+pub struct StatOptions {
+    pub path: PathBuf,
+    /// Every named database (`-a`).
+    pub all: bool,
+    /// One named database instead of the main one (`-s`).
+    pub subdb: Option<String>,
+    /// Environment info (`-e`).
+    pub env_info: bool,
+    /// Free-list detail level (`-f`, `-ff`, `-fff`).
+    pub freelist: u8,
+    /// Reader table (`-r`).
+    pub readers: bool,
+    /// Page-walk summary per database (`--pages`).
+    pub pages: bool,
+    pub layout: LayoutChoice,
+}
+
+/// Everything `dlmdb stat` found; this is also the `--json` object.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatReport {
+    /// The path given on the command line.
+    pub path: String,
+    /// The data file that was read.
+    pub data_file: String,
+    /// `true` when PATH is the data file itself (`MDB_NOSUBDIR`).
+    pub no_subdir: bool,
+    /// `mm_version` of the meta page (1 or 2).
+    pub data_version: Option<u32>,
+    /// `lmdb`, `dlmdb-v1` or `dlmdb-v2`.
+    pub layout: Layout,
+    /// Why this layout was chosen.
+    pub layout_reason: String,
+    /// Engine version string.
+    pub engine: String,
+    pub env: EnvSection,
+    /// Present with `-f`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freelist: Option<FreelistSection>,
+    /// Present with `-r`: the reader table text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readers: Option<String>,
+    /// Main database first (unless `-s`), then named databases in key order.
+    pub databases: Vec<DbSection>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvSection {
+    /// Fixed map address, 0 if none.
+    pub map_address: usize,
+    pub map_size: u64,
+    pub page_size: u32,
+    pub max_pages: u64,
+    /// `last_pgno + 1`.
+    pub pages_used: u64,
+    pub last_txnid: u64,
+    pub max_readers: u32,
+    pub readers_used: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FreelistSection {
+    /// `mdb_stat` of the free-page database.
+    pub stat: Stat,
+    /// Sum of all records' page counts.
+    pub free_pages: u64,
+    /// One entry per free-list record (with `-ff`; always in JSON).
+    pub records: Vec<FreeRecordInfo>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FreeRecordInfo {
+    pub txnid: u64,
+    pub count: u64,
+    /// Longest run of consecutive page numbers.
+    pub maxspan: u64,
+    /// Page numbers not strictly descending, or <= 1.
+    pub bad_sequence: bool,
+    /// Ascending runs `[first, length]` (only with `-fff`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<(u64, u64)>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DbSection {
+    /// `null` for the main database.
+    pub name: Option<String>,
+    /// Stored flag names (`reversekey`, `dupsort`, `integerkey`, `dupfixed`,
+    /// `integerdup`, `reversedup`, `counted`, `prefix_compression`).
+    pub flags: Vec<&'static str>,
+    pub flags_bits: u32,
+    pub stat: Stat,
+    /// Present with `--pages`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub walk: Option<WalkSummary>,
+}
+
+/// Open the environment read-only in the layout to use, following `choice`.
+pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<(Env, Option<u32>, String, bool)> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot access {}", path.display()))?;
+    let no_subdir = meta.is_file();
+    let data_file = if no_subdir {
+        path.to_path_buf()
+    } else {
+        path.join("data.mdb")
+    };
+    let version = dlmdb::read_data_version(&data_file);
+    let mut base = EnvFlags::READ_ONLY;
+    if no_subdir {
+        base |= EnvFlags::NO_SUB_DIR;
+    }
+    let open = |extra: EnvFlags| {
+        Env::builder()
+            .flags(base | extra)
+            .max_dbs(32_000)
+            .open(path)
+            .with_context(|| format!("cannot open environment {}", path.display()))
+    };
+    match (version, choice) {
+        (Some(2), LayoutChoice::Lmdb) => {
+            bail!(
+                "{} is data version 2 (DLMDB layout); --layout lmdb applies to version-1 stores",
+                data_file.display()
+            )
+        }
+        (Some(2), _) => Ok((
+            open(EnvFlags::empty())?,
+            version,
+            "data version 2".into(),
+            no_subdir,
+        )),
+        (_, LayoutChoice::Lmdb) => Ok((
+            open(EnvFlags::empty())?,
+            version,
+            "--layout lmdb".into(),
+            no_subdir,
+        )),
+        (_, LayoutChoice::Dlmdb) => Ok((
+            open(EnvFlags::FORMAT_DLMDB_V1)?,
+            version,
+            "--layout dlmdb".into(),
+            no_subdir,
+        )),
+        (_, LayoutChoice::Auto) => {
+            // The probes use read transactions; reopen afterwards so the
+            // reported environment info is that of a fresh open (as mdb_stat's).
+            let stock_problem = match open(EnvFlags::empty()) {
+                Ok(env) => catalog_problem(&env),
+                Err(e) => Some(format!("{e:#}")),
+            };
+            let Some(stock_problem) = stock_problem else {
+                let env = open(EnvFlags::empty())?;
+                return Ok((
+                    env,
+                    version,
+                    "version 1, named-database catalog parses in stock layout".into(),
+                    no_subdir,
+                ));
+            };
+            let probe = open(EnvFlags::FORMAT_DLMDB_V1)
+                .with_context(|| format!("stock layout failed too ({stock_problem})"))?;
+            if let Some(p) = catalog_problem(&probe) {
+                bail!(
+                    "neither layout reads {} cleanly: stock: {stock_problem}; dlmdb-v1: {p}",
+                    data_file.display()
+                );
+            }
+            drop(probe);
+            let env = open(EnvFlags::FORMAT_DLMDB_V1)?;
+            Ok((
+                env,
+                version,
+                format!("version 1, stock layout rejected: {stock_problem}"),
+                no_subdir,
+            ))
+        }
+    }
+}
+
+/// Check that every main-database record that opens as a database is a
+/// plausible 48-byte `MDB_db` record; return a description of the first problem.
+fn catalog_problem(env: &Env) -> Option<String> {
+    let check = || -> Result<Option<String>> {
+        let info = env.info()?;
+        let txn = env.read_txn()?;
+        let main = txn.open_db(None)?;
+        let mut c = txn.cursor(main)?;
+        for item in c.iter() {
+            let (k, v) = item?;
+            if k.contains(&0) {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(k) else {
+                continue;
+            };
+            match txn.open_db(Some(name)) {
+                Ok(_) => {
+                    if let Some(why) = record_problem(v, info.last_pgno, env.layout()) {
+                        return Ok(Some(format!("record of database {name:?}: {why}")));
+                    }
+                }
+                Err(dlmdb::Error::Incompatible) => {} // a plain main-DB value
+                Err(e) => return Ok(Some(format!("opening database {name:?}: {e}"))),
+            }
+        }
+        Ok(None)
+    };
+    match check() {
+        Ok(p) => p,
+        Err(e) => Some(format!("{e:#}")),
+    }
+}
+
+/// Plausibility of one 48-byte database record (format: md_pad u32 @0,
+/// md_flags u16 @4, md_depth u16 @6, branch/leaf/overflow/entries u64 @8..40,
+/// md_root u64 @40).
+fn record_problem(rec: &[u8], last_pgno: u64, layout: Layout) -> Option<String> {
+    if rec.len() != 48 {
+        return Some(format!("{} bytes, expected 48", rec.len()));
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([rec[o], rec[o + 1]]) as u64;
+    let u64_at = |o: usize| u64::from_le_bytes(rec[o..o + 8].try_into().unwrap());
+    let flags = u16_at(4);
+    let depth = u16_at(6);
+    let (branch, leaf, overflow, entries, root) =
+        (u64_at(8), u64_at(16), u64_at(24), u64_at(32), u64_at(40));
+    let known: u64 = if layout == Layout::Lmdb { 0x7e } else { 0x1fe };
+    if flags & !known != 0 {
+        return Some(format!("unknown flag bits {flags:#x}"));
+    }
+    if depth == 0 {
+        if root != u64::MAX || branch != 0 || leaf != 0 || overflow != 0 || entries != 0 {
+            return Some("empty tree with non-empty counters or root".into());
+        }
+        return None;
+    }
+    if depth > 64 {
+        return Some(format!("depth {depth}"));
+    }
+    if root < 2 || root > last_pgno {
+        return Some(format!("root page {root} outside 2..={last_pgno}"));
+    }
+    let pages = last_pgno + 1;
+    if leaf == 0
+        || branch > pages
+        || leaf > pages
+        || overflow > pages
+        || branch + leaf + overflow > pages
+    {
+        return Some(format!(
+            "page counters {branch}/{leaf}/{overflow} exceed {pages} pages"
+        ));
+    }
+    if branch < depth - 1 {
+        return Some(format!("depth {depth} with {branch} branch pages"));
+    }
+    None
+}
+
+/// Names of the database flags that are set.
+pub fn flag_names(f: DatabaseFlags) -> Vec<&'static str> {
+    let table = [
+        (DatabaseFlags::REVERSE_KEY, "reversekey"),
+        (DatabaseFlags::DUP_SORT, "dupsort"),
+        (DatabaseFlags::INTEGER_KEY, "integerkey"),
+        (DatabaseFlags::DUP_FIXED, "dupfixed"),
+        (DatabaseFlags::INTEGER_DUP, "integerdup"),
+        (DatabaseFlags::REVERSE_DUP, "reversedup"),
+        (DatabaseFlags::COUNTED, "counted"),
+        (DatabaseFlags::PREFIX_COMPRESSION, "prefix_compression"),
+    ];
+    table
+        .iter()
+        .filter(|(b, _)| f.contains(*b))
+        .map(|(_, n)| *n)
+        .collect()
+}
+
+/// Collect the report.
+pub fn collect(opts: &StatOptions) -> Result<StatReport> {
+    let (env, data_version, reason, no_subdir) = open_env(&opts.path, opts.layout)?;
+    // Like mdb_stat: environment info before our own read transaction.
+    let info = env.info()?;
+    let env_stat = env.stat()?;
+    let env_section = EnvSection {
+        map_address: info.map_addr,
+        map_size: info.map_size,
+        page_size: env_stat.page_size,
+        max_pages: info.map_size / env_stat.page_size.max(1) as u64,
+        pages_used: info.last_pgno + 1,
+        last_txnid: info.last_txnid,
+        max_readers: info.max_readers,
+        readers_used: info.num_readers,
+    };
+    let readers = if opts.readers {
+        Some(env.reader_list()?)
+    } else {
+        None
+    };
+
+    let txn = env.read_txn()?;
+    let freelist = if opts.freelist > 0 {
+        Some(freelist_section(&txn, opts.freelist)?)
+    } else {
+        None
+    };
+
+    let mut databases = Vec::new();
+    match &opts.subdb {
+        Some(name) => {
+            let db = txn
+                .open_db(Some(name))
+                .with_context(|| format!("cannot open database {name:?}"))?;
+            databases.push(db_section(&txn, Some(name.clone()), db, opts.pages)?);
+        }
+        None => {
+            let main = txn.open_db(None)?;
+            databases.push(db_section(&txn, None, main, opts.pages)?);
+            if opts.all {
+                for name in txn.db_names()? {
+                    let db = txn.open_db(Some(&name))?;
+                    databases.push(db_section(&txn, Some(name), db, opts.pages)?);
+                }
+            }
+        }
+    }
+    let report = StatReport {
+        path: opts.path.display().to_string(),
+        data_file: env.data_file().display().to_string(),
+        no_subdir,
+        data_version,
+        layout: env.layout(),
+        layout_reason: reason,
+        engine: dlmdb::version().0,
+        env: env_section,
+        freelist,
+        readers,
+        databases,
+    };
+    drop(txn);
+    Ok(report)
+}
+
+fn db_section(
+    txn: &RoTxn<'_>,
+    name: Option<String>,
+    db: Database,
+    pages: bool,
+) -> Result<DbSection> {
+    let flags = txn.db_flags(db)?;
+    let stat = txn.stat(db)?;
+    let walk = if pages {
+        Some(WalkSummary::of(&txn.pages(db)?))
+    } else {
+        None
+    };
+    Ok(DbSection {
+        name,
+        flags: flag_names(flags),
+        flags_bits: flags.bits(),
+        stat,
+        walk,
+    })
+}
+
+fn freelist_section(txn: &RoTxn<'_>, level: u8) -> Result<FreelistSection> {
+    let stat = txn.stat(Database::FREE)?;
+    let mut records = Vec::new();
+    let mut free_pages = 0;
+    for rec in txn.freelist()? {
+        let n = rec.pages.len() as u64;
+        free_pages += n;
+        let bad_sequence =
+            rec.pages.iter().any(|&p| p <= 1) || rec.pages.windows(2).any(|w| w[0] <= w[1]);
+        let mut asc = rec.pages.clone();
+        asc.sort_unstable();
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for p in asc {
+            match runs.last_mut() {
+                Some((start, len)) if *start + *len == p => *len += 1,
+                _ => runs.push((p, 1)),
+            }
+        }
+        let maxspan = runs.iter().map(|r| r.1).max().unwrap_or(0);
+        records.push(FreeRecordInfo {
+            txnid: rec.txnid,
+            count: n,
+            maxspan,
+            bad_sequence,
+            runs: if level >= 3 { Some(runs) } else { None },
+        });
+    }
+    Ok(FreelistSection {
+        stat,
+        free_pages,
+        records,
+    })
+}
+
+fn stat_lines(out: &mut String, s: &Stat) {
+    let _ = writeln!(out, "  Tree depth: {}", s.depth);
+    let _ = writeln!(out, "  Branch pages: {}", s.branch_pages);
+    let _ = writeln!(out, "  Leaf pages: {}", s.leaf_pages);
+    let _ = writeln!(out, "  Overflow pages: {}", s.overflow_pages);
+    let _ = writeln!(out, "  Entries: {}", s.entries);
+}
+
+/// Render like `mdb_stat`, preceded by one `layout:` line.
+pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "layout: {}", r.layout);
+    if opts.env_info {
+        let e = &r.env;
+        out.push_str("Environment Info\n");
+        if e.map_address == 0 {
+            out.push_str("  Map address: (nil)\n");
+        } else {
+            let _ = writeln!(out, "  Map address: {:#x}", e.map_address);
+        }
+        let _ = writeln!(out, "  Map size: {}", e.map_size);
+        let _ = writeln!(out, "  Page size: {}", e.page_size);
+        let _ = writeln!(out, "  Max pages: {}", e.max_pages);
+        let _ = writeln!(out, "  Number of pages used: {}", e.pages_used);
+        let _ = writeln!(out, "  Last transaction ID: {}", e.last_txnid);
+        let _ = writeln!(out, "  Max readers: {}", e.max_readers);
+        let _ = writeln!(out, "  Number of readers used: {}", e.readers_used);
+    }
+    if let Some(rd) = &r.readers {
+        out.push_str("Reader Table Status\n");
+        out.push_str(rd);
+    }
+    if let Some(f) = &r.freelist {
+        out.push_str("Freelist Status\n");
+        stat_lines(&mut out, &f.stat);
+        if opts.freelist >= 2 {
+            for rec in &f.records {
+                let _ = writeln!(
+                    out,
+                    "    Transaction {}, {} pages, maxspan {}{}",
+                    rec.txnid,
+                    rec.count,
+                    rec.maxspan,
+                    if rec.bad_sequence {
+                        " [bad sequence]"
+                    } else {
+                        ""
+                    }
+                );
+                if let Some(runs) = &rec.runs {
+                    for &(first, len) in runs {
+                        if len > 1 {
+                            let _ = writeln!(out, "     {first:>9}[{len}]");
+                        } else {
+                            let _ = writeln!(out, "     {first:>9}");
+                        }
+                    }
+                }
+            }
+        }
+        let _ = writeln!(out, "  Free pages: {}", f.free_pages);
+    }
+    for db in &r.databases {
+        match &db.name {
+            None => out.push_str("Status of Main DB\n"),
+            Some(n) => {
+                let _ = writeln!(out, "Status of {n}");
+            }
+        }
+        stat_lines(&mut out, &db.stat);
+        if let Some(w) = &db.walk {
+            let flags = if db.flags.is_empty() {
+                "none".to_string()
+            } else {
+                db.flags.join(",")
+            };
+            let _ = writeln!(out, "  Flags: {flags}");
+            let _ = writeln!(
+                out,
+                "  Walked pages: {} branch, {} leaf, {} overflow in {} runs, {} sub-pages, {} sub-tree pages",
+                w.branch_pages, w.leaf_pages, w.overflow_pages, w.overflow_runs, w.sub_pages, w.subtree_pages
+            );
+            let _ = writeln!(
+                out,
+                "  Walked bytes: {} used, {} free ({:.1}% full)",
+                w.used_bytes,
+                w.free_bytes,
+                if w.used_bytes + w.free_bytes == 0 {
+                    0.0
+                } else {
+                    100.0 * w.used_bytes as f64 / (w.used_bytes + w.free_bytes) as f64
+                }
+            );
+            if w.subtree_pages == 0 && w.sub_pages == 0 {
+                let s = &db.stat;
+                let ok = (
+                    w.branch_pages,
+                    w.leaf_pages,
+                    w.overflow_pages,
+                    w.leaf_entries,
+                    w.depth,
+                ) == (
+                    s.branch_pages,
+                    s.leaf_pages,
+                    s.overflow_pages,
+                    s.entries,
+                    s.depth,
+                );
+                let _ = writeln!(
+                    out,
+                    "  Walk check: {}",
+                    if ok {
+                        "ok"
+                    } else {
+                        "MISMATCH with the stored counters"
+                    }
+                );
+            }
+        }
+    }
+    out
+}

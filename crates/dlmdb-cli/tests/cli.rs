@@ -1,0 +1,124 @@
+//! The `dlmdb` binary end to end: argument parsing, exit codes, JSON output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dlmdb"))
+}
+
+fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let dir = match std::env::var_os("DLMDB_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
+    };
+    let src = dir.join(rel);
+    if !src.is_file() {
+        eprintln!("SKIP: fixture {} not found", src.display());
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join(Path::new(rel).file_name().unwrap());
+    std::fs::copy(&src, &dst).unwrap();
+    Some((tmp, dst))
+}
+
+#[test]
+fn help_lists_subcommands() {
+    let out = bin().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("stat") && s.contains("bench"), "{s}");
+}
+
+#[test]
+fn stat_missing_path_fails_cleanly() {
+    let out = bin()
+        .args(["stat", "/nonexistent/dlmdb/path"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nonexistent"));
+}
+
+#[test]
+fn stat_random_bytes_is_an_error_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("junk.mdb");
+    let junk: Vec<u8> = (0..3 * 4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&f, junk).unwrap();
+    let out = bin().arg("stat").arg(&f).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn stat_json_on_a_store_the_engine_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    {
+        let env = dlmdb::Env::builder().max_dbs(2).open(tmp.path()).unwrap();
+        let db = env
+            .create_db(Some("abc"), dlmdb::DatabaseFlags::empty())
+            .unwrap();
+        let mut txn = env.write_txn().unwrap();
+        for i in 0..100u32 {
+            txn.put(
+                db,
+                format!("k{i}").as_bytes(),
+                b"v",
+                dlmdb::WriteFlags::empty(),
+            )
+            .unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let out = bin()
+        .arg("stat")
+        .arg(tmp.path())
+        .args(["-a", "-e", "-f", "--pages", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["layout"], "dlmdb-v2");
+    assert_eq!(v["no_subdir"], false);
+    let abc = v["databases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "abc")
+        .unwrap();
+    assert_eq!(abc["stat"]["entries"], 100);
+    assert_eq!(abc["walk"]["leaf_entries"], 100);
+}
+
+#[test]
+fn stat_text_on_stock_fixture() {
+    let Some((_tmp, path)) = fixture_copy("stock.mdb") else {
+        return;
+    };
+    let out = bin()
+        .arg("stat")
+        .arg(&path)
+        .args(["-s", "accounts"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.starts_with("layout: lmdb\nStatus of accounts\n"), "{s}");
+    assert!(s.contains("  Entries: 1540\n"), "{s}");
+}

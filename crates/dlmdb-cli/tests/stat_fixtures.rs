@@ -1,0 +1,206 @@
+//! `dlmdb stat` against the reference fixtures: the text after the `layout:`
+//! line must equal what the reference `mdb_stat -a -e -f` printed.
+//!
+//! Fixtures: `$DLMDB_FIXTURES`, else `<repo>/../shared/fixtures`. Each file is
+//! copied to a temp dir first (opening creates a lock file beside it).
+
+use dlmdb::Layout;
+use dlmdb_cli::stat::{collect, render_text, LayoutChoice, StatOptions};
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> Option<PathBuf> {
+    let dir = match std::env::var_os("DLMDB_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIP: fixtures not found at {}", dir.display());
+        None
+    }
+}
+
+/// Copy `rel` (relative to the fixtures dir) into a fresh temp dir.
+fn copy_fixture(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let src = fixtures()?.join(rel);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join(Path::new(rel).file_name().unwrap());
+    std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+    Some((tmp, dst))
+}
+
+fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
+    StatOptions {
+        path,
+        all: true,
+        subdb: None,
+        env_info: true,
+        freelist: 1,
+        readers: false,
+        pages: false,
+        layout,
+    }
+}
+
+/// Run `stat -a -e -f` on fixture `rel` and compare with `expected` (a fixture text file).
+fn check(rel: &str, expected: &str, layout: LayoutChoice, want: Layout) {
+    let Some((_tmp, path)) = copy_fixture(rel) else {
+        return;
+    };
+    let o = opts(path, layout);
+    let report = collect(&o).unwrap_or_else(|e| panic!("stat {rel}: {e:#}"));
+    assert_eq!(
+        report.layout, want,
+        "layout of {rel} ({})",
+        report.layout_reason
+    );
+    let text = render_text(&report, &o);
+    let (first, rest) = text.split_once('\n').unwrap();
+    assert_eq!(first, format!("layout: {}", want.as_str()));
+    let expected = std::fs::read_to_string(fixtures().unwrap().join(expected)).unwrap();
+    assert_eq!(
+        rest, expected,
+        "stat output of {rel} differs from {expected}"
+    );
+}
+
+#[test]
+fn stat_v1_dlmdb_plain_auto_detects_padding() {
+    check(
+        "plain.mdb",
+        "plain.stat.txt",
+        LayoutChoice::Auto,
+        Layout::DlmdbV1,
+    );
+}
+
+#[test]
+fn stat_v1_dlmdb_plain_forced() {
+    check(
+        "plain.mdb",
+        "plain.stat.txt",
+        LayoutChoice::Dlmdb,
+        Layout::DlmdbV1,
+    );
+}
+
+#[test]
+fn stat_stock_auto() {
+    check(
+        "stock.mdb",
+        "stock.stat.txt",
+        LayoutChoice::Auto,
+        Layout::Lmdb,
+    );
+}
+
+#[test]
+fn stat_plain_stock_twin() {
+    check(
+        "plain.stock.mdb",
+        "plain.stock.stat.txt",
+        LayoutChoice::Auto,
+        Layout::Lmdb,
+    );
+}
+
+#[test]
+fn stat_main_only_reads_same_either_way() {
+    check(
+        "main_only.mdb",
+        "main_only.stat.txt",
+        LayoutChoice::Auto,
+        Layout::Lmdb,
+    );
+    check(
+        "main_only.mdb",
+        "main_only.stat.txt",
+        LayoutChoice::Dlmdb,
+        Layout::DlmdbV1,
+    );
+}
+
+#[test]
+fn stat_v2_plain() {
+    check(
+        "v2/plain.mdb",
+        "v2/plain.stat.txt",
+        LayoutChoice::Auto,
+        Layout::DlmdbV2,
+    );
+}
+
+#[test]
+fn stat_v2_main_only() {
+    check(
+        "v2/main_only.mdb",
+        "v2/main_only.stat.txt",
+        LayoutChoice::Auto,
+        Layout::DlmdbV2,
+    );
+}
+
+#[test]
+fn stat_v2_refuses_layout_lmdb() {
+    let Some((_tmp, path)) = copy_fixture("v2/plain.mdb") else {
+        return;
+    };
+    let err = collect(&opts(path, LayoutChoice::Lmdb)).unwrap_err();
+    assert!(format!("{err:#}").contains("version 2"), "{err:#}");
+}
+
+#[test]
+fn stat_pages_walk_agrees_with_counters() {
+    let Some((_tmp, path)) = copy_fixture("v2/plain.mdb") else {
+        return;
+    };
+    let mut o = opts(path, LayoutChoice::Auto);
+    o.pages = true;
+    let report = collect(&o).unwrap();
+    for db in &report.databases {
+        let w = db.walk.as_ref().unwrap();
+        let s = &db.stat;
+        assert_eq!(
+            (
+                w.branch_pages,
+                w.leaf_pages,
+                w.overflow_pages,
+                w.leaf_entries,
+                w.depth
+            ),
+            (
+                s.branch_pages,
+                s.leaf_pages,
+                s.overflow_pages,
+                s.entries,
+                s.depth
+            ),
+            "walk vs stat of {:?}",
+            db.name
+        );
+    }
+    let text = render_text(&report, &o);
+    assert!(!text.contains("MISMATCH"), "{text}");
+    insta::assert_snapshot!("v2_plain_pages", text);
+}
+
+#[test]
+fn stat_json_has_documented_fields() {
+    let Some((_tmp, path)) = copy_fixture("plain.mdb") else {
+        return;
+    };
+    let report = collect(&opts(path, LayoutChoice::Auto)).unwrap();
+    let v: serde_json::Value = serde_json::to_value(&report).unwrap();
+    assert_eq!(v["layout"], "dlmdb-v1");
+    assert_eq!(v["data_version"], 1);
+    assert_eq!(v["env"]["page_size"], 4096);
+    assert_eq!(v["freelist"]["free_pages"], 200);
+    let dbs = v["databases"].as_array().unwrap();
+    assert!(dbs[0]["name"].is_null());
+    let kv = dbs.iter().find(|d| d["name"] == "kv").unwrap();
+    assert_eq!(kv["stat"]["entries"], 2789);
+    assert_eq!(kv["stat"]["depth"], 3);
+    let ik = dbs.iter().find(|d| d["name"] == "intkey32").unwrap();
+    assert_eq!(ik["flags"], serde_json::json!(["integerkey"]));
+}

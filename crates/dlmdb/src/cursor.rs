@@ -1,0 +1,371 @@
+//! Cursors and iterators.
+//!
+//! [`Cursor`] reads through any transaction and returns values that live as
+//! long as the transaction. [`RwCursor`] can also write; because a write may
+//! move data, its values only live until the cursor is next used mutably.
+
+use crate::error::{check, check_found, Error, Result};
+use crate::flags::{CursorOp, Database, WriteFlags};
+use crate::txn::{slice, val};
+use dlmdb_sys as ffi;
+use std::marker::PhantomData;
+
+type Pair = (ffi::MDB_val, ffi::MDB_val);
+
+/// Run one cursor operation. The engine leaves `key` (and for some ops
+/// `data`) untouched when it does not return them (e.g. `MDB_SET`); then we
+/// ask for the current item so the result always points into the database.
+fn raw_get(
+    c: *mut ffi::MDB_cursor,
+    key: Option<&[u8]>,
+    data: Option<&[u8]>,
+    op: CursorOp,
+) -> Result<Option<Pair>> {
+    let mut k = key.map(val).unwrap_or_default();
+    let mut d = data.map(val).unwrap_or_default();
+    let (k_in, d_in) = (k.mv_data, d.mv_data);
+    if !check_found(unsafe { ffi::mdb_cursor_get(c, &mut k, &mut d, op as ffi::MDB_cursor_op) })? {
+        return Ok(None);
+    }
+    let stale_key = k.mv_data.is_null() || (key.is_some() && k.mv_data == k_in);
+    let stale_data = data.is_some() && d.mv_data == d_in;
+    if (stale_key || stale_data) && !matches!(op, CursorOp::GetCurrent) {
+        let (mut k2, mut d2) = (ffi::MDB_val::default(), ffi::MDB_val::default());
+        check(unsafe { ffi::mdb_cursor_get(c, &mut k2, &mut d2, ffi::MDB_GET_CURRENT) })?;
+        if stale_key {
+            k = k2;
+        }
+        if stale_data
+            && !matches!(
+                op,
+                CursorOp::GetMultiple | CursorOp::NextMultiple | CursorOp::PrevMultiple
+            )
+        {
+            d = d2;
+        }
+    }
+    Ok(Some((k, d)))
+}
+
+fn raw_count(c: *mut ffi::MDB_cursor) -> Result<u64> {
+    let mut n: ffi::mdb_size_t = 0;
+    check(unsafe { ffi::mdb_cursor_count(c, &mut n) })?;
+    Ok(n as u64)
+}
+
+fn open_raw(txn: *mut ffi::MDB_txn, db: Database) -> Result<*mut ffi::MDB_cursor> {
+    let mut c = std::ptr::null_mut();
+    check(unsafe { ffi::mdb_cursor_open(txn, db.dbi, &mut c) })?;
+    Ok(c)
+}
+
+/// A read cursor. Values live as long as the transaction (`'txn`).
+pub struct Cursor<'txn> {
+    raw: *mut ffi::MDB_cursor,
+    _txn: PhantomData<&'txn ()>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Drop for Cursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the cursor cannot outlive its transaction (borrow), so
+        // closing here is valid for read and write transactions alike.
+        unsafe { ffi::mdb_cursor_close(self.raw) }
+    }
+}
+
+/// Shorthand for a key/value pair borrowed for `'a`.
+pub type Item<'a> = (&'a [u8], &'a [u8]);
+
+macro_rules! movement_helpers {
+    ($lt:lifetime, $self_ty:ty) => {
+        /// Move to the first item.
+        pub fn first(self: $self_ty) -> Result<Option<Item<$lt>>> {
+            self.get(None, None, CursorOp::First)
+        }
+        /// Move to the last item.
+        pub fn last(self: $self_ty) -> Result<Option<Item<$lt>>> {
+            self.get(None, None, CursorOp::Last)
+        }
+        /// Move to the next item (the first one if unpositioned).
+        #[allow(clippy::should_implement_trait)]
+        pub fn next(self: $self_ty) -> Result<Option<Item<$lt>>> {
+            self.get(None, None, CursorOp::Next)
+        }
+        /// Move to the previous item (the last one if unpositioned).
+        pub fn prev(self: $self_ty) -> Result<Option<Item<$lt>>> {
+            self.get(None, None, CursorOp::Prev)
+        }
+        /// The item under the cursor.
+        pub fn current(self: $self_ty) -> Result<Option<Item<$lt>>> {
+            self.get(None, None, CursorOp::GetCurrent)
+        }
+        /// Move to exactly `key` (`MDB_SET_KEY`).
+        pub fn set(self: $self_ty, key: &[u8]) -> Result<Option<Item<$lt>>> {
+            self.get(Some(key), None, CursorOp::SetKey)
+        }
+        /// Move to the first key >= `key` (`MDB_SET_RANGE`).
+        pub fn set_range(self: $self_ty, key: &[u8]) -> Result<Option<Item<$lt>>> {
+            self.get(Some(key), None, CursorOp::SetRange)
+        }
+    };
+}
+
+impl<'txn> Cursor<'txn> {
+    pub(crate) fn open(txn: *mut ffi::MDB_txn, db: Database) -> Result<Self> {
+        Ok(Cursor {
+            raw: open_raw(txn, db)?,
+            _txn: PhantomData,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// The raw handle, for use with `dlmdb-sys`.
+    pub fn raw(&self) -> *mut ffi::MDB_cursor {
+        self.raw
+    }
+
+    /// Run `op` (with `key`/`data` input where the op needs it).
+    /// `Ok(None)` means `MDB_NOTFOUND`.
+    pub fn get(
+        &mut self,
+        key: Option<&[u8]>,
+        data: Option<&[u8]>,
+        op: CursorOp,
+    ) -> Result<Option<Item<'txn>>> {
+        Ok(raw_get(self.raw, key, data, op)?.map(|(k, d)| unsafe { (slice(&k), slice(&d)) }))
+    }
+
+    movement_helpers!('txn, &mut Self);
+
+    /// Number of values of the current key (DUPSORT only).
+    pub fn count(&self) -> Result<u64> {
+        raw_count(self.raw)
+    }
+
+    /// Iterate from the first item.
+    pub fn iter(&mut self) -> Iter<'_, 'txn> {
+        Iter::new(self.raw, Start::Op(CursorOp::First), CursorOp::Next)
+    }
+
+    /// Iterate from the first key >= `key`.
+    pub fn iter_from(&mut self, key: &[u8]) -> Iter<'_, 'txn> {
+        Iter::new(self.raw, Start::Range(key.to_vec()), CursorOp::Next)
+    }
+
+    /// Iterate backwards from the last item.
+    pub fn iter_rev(&mut self) -> Iter<'_, 'txn> {
+        Iter::new(self.raw, Start::Op(CursorOp::Last), CursorOp::Prev)
+    }
+
+    /// Iterate from the current position onwards (the item after it).
+    pub fn iter_next(&mut self) -> Iter<'_, 'txn> {
+        Iter::new(self.raw, Start::Op(CursorOp::Next), CursorOp::Next)
+    }
+
+    /// Turn the cursor into an owning forward iterator from the first item.
+    pub fn into_iter_all(self) -> IntoIter<'txn> {
+        IntoIter {
+            cursor: self,
+            op: CursorOp::First,
+            done: false,
+        }
+    }
+}
+
+/// A write cursor: borrows its [`RwTxn`](crate::RwTxn) mutably. Values it
+/// returns borrow the cursor, so they are gone before the next write.
+pub struct RwCursor<'txn> {
+    raw: *mut ffi::MDB_cursor,
+    _txn: PhantomData<&'txn mut ()>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Drop for RwCursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: dropped before the transaction ends (borrow), so closing is allowed.
+        unsafe { ffi::mdb_cursor_close(self.raw) }
+    }
+}
+
+impl<'txn> RwCursor<'txn> {
+    pub(crate) fn open(txn: *mut ffi::MDB_txn, db: Database) -> Result<Self> {
+        Ok(RwCursor {
+            raw: open_raw(txn, db)?,
+            _txn: PhantomData,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// The raw handle, for use with `dlmdb-sys`.
+    pub fn raw(&self) -> *mut ffi::MDB_cursor {
+        self.raw
+    }
+
+    /// Run `op`; `Ok(None)` means `MDB_NOTFOUND`.
+    pub fn get(
+        &mut self,
+        key: Option<&[u8]>,
+        data: Option<&[u8]>,
+        op: CursorOp,
+    ) -> Result<Option<Item<'_>>> {
+        Ok(raw_get(self.raw, key, data, op)?.map(|(k, d)| unsafe { (slice(&k), slice(&d)) }))
+    }
+
+    movement_helpers!('_, &mut Self);
+
+    /// Number of values of the current key (DUPSORT only).
+    pub fn count(&self) -> Result<u64> {
+        raw_count(self.raw)
+    }
+
+    /// Store `key`/`data` through the cursor; it is left on the new item.
+    pub fn put(&mut self, key: &[u8], data: &[u8], flags: WriteFlags) -> Result<()> {
+        let mut k = val(key);
+        let mut d = val(data);
+        check(unsafe { ffi::mdb_cursor_put(self.raw, &mut k, &mut d, flags.bits()) })
+    }
+
+    /// Replace the value under the cursor (`MDB_CURRENT`); `key` must equal the current key.
+    pub fn put_current(&mut self, key: &[u8], data: &[u8]) -> Result<()> {
+        self.put(key, data, WriteFlags::CURRENT)
+    }
+
+    /// Reserve `len` bytes for `key` through the cursor and return them.
+    pub fn reserve(&mut self, key: &[u8], len: usize, flags: WriteFlags) -> Result<&mut [u8]> {
+        let mut k = val(key);
+        let mut d = ffi::MDB_val {
+            mv_size: len,
+            mv_data: std::ptr::null_mut(),
+        };
+        check(unsafe {
+            ffi::mdb_cursor_put(
+                self.raw,
+                &mut k,
+                &mut d,
+                (flags | WriteFlags::RESERVE).bits(),
+            )
+        })?;
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        Ok(unsafe { std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len) })
+    }
+
+    /// Delete the item under the cursor (`NO_DUP_DATA`: all values of the key).
+    pub fn del(&mut self, flags: WriteFlags) -> Result<()> {
+        check(unsafe { ffi::mdb_cursor_del(self.raw, flags.bits()) })
+    }
+
+    /// Iterate from the first item.
+    pub fn iter(&mut self) -> Iter<'_, '_> {
+        Iter::new(self.raw, Start::Op(CursorOp::First), CursorOp::Next)
+    }
+
+    /// Iterate from the first key >= `key`.
+    pub fn iter_from(&mut self, key: &[u8]) -> Iter<'_, '_> {
+        Iter::new(self.raw, Start::Range(key.to_vec()), CursorOp::Next)
+    }
+
+    /// Iterate backwards from the last item.
+    pub fn iter_rev(&mut self) -> Iter<'_, '_> {
+        Iter::new(self.raw, Start::Op(CursorOp::Last), CursorOp::Prev)
+    }
+}
+
+enum Start {
+    Op(CursorOp),
+    Range(Vec<u8>),
+}
+
+/// Iterator over a borrowed cursor; items live for `'v`.
+pub struct Iter<'c, 'v> {
+    raw: *mut ffi::MDB_cursor,
+    start: Option<Start>,
+    step: CursorOp,
+    done: bool,
+    _cursor: PhantomData<&'c mut ()>,
+    _values: PhantomData<&'v [u8]>,
+}
+
+impl<'c, 'v> Iter<'c, 'v> {
+    fn new(raw: *mut ffi::MDB_cursor, start: Start, step: CursorOp) -> Self {
+        Iter {
+            raw,
+            start: Some(start),
+            step,
+            done: false,
+            _cursor: PhantomData,
+            _values: PhantomData,
+        }
+    }
+}
+
+impl<'c, 'v> Iterator for Iter<'c, 'v> {
+    type Item = Result<Item<'v>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = match self.start.take() {
+            Some(Start::Op(op)) => raw_get(self.raw, None, None, op),
+            Some(Start::Range(k)) => raw_get(self.raw, Some(&k), None, CursorOp::SetRange),
+            None => raw_get(self.raw, None, None, self.step),
+        };
+        match r {
+            Ok(Some((k, d))) => Some(Ok(unsafe { (slice(&k), slice(&d)) })),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Owning forward iterator (see [`Cursor::into_iter_all`] and [`crate::RoTxn::iter`]).
+pub struct IntoIter<'txn> {
+    cursor: Cursor<'txn>,
+    op: CursorOp,
+    done: bool,
+}
+
+impl<'txn> Iterator for IntoIter<'txn> {
+    type Item = Result<Item<'txn>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.cursor.get(None, None, self.op);
+        self.op = CursorOp::Next;
+        match r {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl<'txn> crate::RoTxn<'txn> {
+    /// Iterate over all items of `db` in key order with an owned cursor.
+    pub fn iter(&self, db: Database) -> Result<IntoIter<'_>> {
+        Ok(self.cursor(db)?.into_iter_all())
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_error_is_send_sync() {
+    fn f<T: Send + Sync>() {}
+    f::<Error>();
+}

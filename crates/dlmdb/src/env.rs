@@ -1,0 +1,336 @@
+//! Environments: opening, settings, statistics, copies.
+
+use crate::error::{check, Error, Result};
+use crate::flags::{Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat};
+use crate::txn::{RoTxn, RwTxn};
+use dlmdb_sys as ffi;
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_void};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Settings for opening an [`Env`]. Create with [`Env::builder`].
+#[derive(Debug, Clone)]
+pub struct EnvBuilder {
+    map_size: Option<usize>,
+    max_readers: Option<u32>,
+    max_dbs: Option<u32>,
+    flags: EnvFlags,
+    mode: u32,
+}
+
+impl Default for EnvBuilder {
+    fn default() -> Self {
+        EnvBuilder {
+            map_size: None,
+            max_readers: None,
+            max_dbs: None,
+            flags: EnvFlags::empty(),
+            mode: 0o644,
+        }
+    }
+}
+
+impl EnvBuilder {
+    /// Maximum size of the data file in bytes (default: what the file says, 1 MiB for new files).
+    pub fn map_size(mut self, bytes: usize) -> Self {
+        self.map_size = Some(bytes);
+        self
+    }
+    /// Number of reader slots (default 126).
+    pub fn max_readers(mut self, n: u32) -> Self {
+        self.max_readers = Some(n);
+        self
+    }
+    /// Number of named databases allowed (default 0: only the main database).
+    pub fn max_dbs(mut self, n: u32) -> Self {
+        self.max_dbs = Some(n);
+        self
+    }
+    /// Environment flags (replaces any set before).
+    pub fn flags(mut self, flags: EnvFlags) -> Self {
+        self.flags = flags;
+        self
+    }
+    /// Permissions for newly created files (default 0o644).
+    pub fn mode(mut self, mode: u32) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Open (or create) the environment at `path`: a directory, or the data
+    /// file itself with [`EnvFlags::NO_SUB_DIR`].
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Env> {
+        let path = path.as_ref();
+        let cpath = CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::einval())?;
+        let mut raw: *mut ffi::MDB_env = std::ptr::null_mut();
+        // SAFETY: plain handle creation; on any later failure we close the handle.
+        check(unsafe { ffi::mdb_env_create(&mut raw) })?;
+        let guard = EnvGuard(raw);
+        unsafe {
+            if let Some(sz) = self.map_size {
+                check(ffi::mdb_env_set_mapsize(raw, sz))?;
+            }
+            if let Some(n) = self.max_readers {
+                check(ffi::mdb_env_set_maxreaders(raw, n))?;
+            }
+            if let Some(n) = self.max_dbs {
+                check(ffi::mdb_env_set_maxdbs(raw, n))?;
+            }
+            check(ffi::mdb_env_open(
+                raw,
+                cpath.as_ptr(),
+                self.flags.bits(),
+                self.mode as ffi::mdb_mode_t,
+            ))?;
+        }
+        std::mem::forget(guard);
+        let layout = detect_layout(path, self.flags);
+        Ok(Env {
+            raw,
+            path: path.to_path_buf(),
+            open_flags: self.flags,
+            layout,
+            dbi_lock: Mutex::new(()),
+        })
+    }
+}
+
+/// Closes a half-opened environment on early return.
+struct EnvGuard(*mut ffi::MDB_env);
+impl Drop for EnvGuard {
+    fn drop(&mut self) {
+        // SAFETY: the handle was created and never handed out.
+        unsafe { ffi::mdb_env_close(self.0) }
+    }
+}
+
+/// An open environment: one data file holding the main database and any
+/// named databases.
+///
+/// Transactions borrow the environment, so it cannot be closed (dropped)
+/// while any of them is alive. `Env` is `Send + Sync`; transactions are not
+/// `Send` (LMDB ties reader slots and the writer lock to the thread).
+#[derive(Debug)]
+pub struct Env {
+    raw: *mut ffi::MDB_env,
+    path: PathBuf,
+    open_flags: EnvFlags,
+    layout: Layout,
+    /// `mdb_dbi_open` must not run in two transactions of one process at once.
+    pub(crate) dbi_lock: Mutex<()>,
+}
+
+// SAFETY: MDB_env is designed for use from many threads; per-thread rules
+// apply to transactions, which are !Send.
+unsafe impl Send for Env {}
+unsafe impl Sync for Env {}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // SAFETY: no transaction can outlive the borrow of `self`.
+        unsafe { ffi::mdb_env_close(self.raw) }
+    }
+}
+
+impl Env {
+    /// Settings builder.
+    pub fn builder() -> EnvBuilder {
+        EnvBuilder::default()
+    }
+
+    /// Open with default settings.
+    pub fn open(path: impl AsRef<Path>) -> Result<Env> {
+        EnvBuilder::default().open(path)
+    }
+
+    /// The raw handle, for use with `dlmdb-sys`.
+    pub fn raw(&self) -> *mut ffi::MDB_env {
+        self.raw
+    }
+
+    /// The path the environment was opened with.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The data file: `path` itself with `NO_SUB_DIR`, else `path/data.mdb`.
+    pub fn data_file(&self) -> PathBuf {
+        data_file_of(&self.path, self.open_flags)
+    }
+
+    /// Flags given at open (including the dlmdb format flags, which the
+    /// engine does not report back).
+    pub fn open_flags(&self) -> EnvFlags {
+        self.open_flags
+    }
+
+    /// The node layout of this store.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Begin a read-only transaction.
+    pub fn read_txn(&self) -> Result<RoTxn<'_>> {
+        RoTxn::begin(self)
+    }
+
+    /// Begin a read-write transaction (waits for the writer lock).
+    pub fn write_txn(&self) -> Result<RwTxn<'_>> {
+        RwTxn::begin(self)
+    }
+
+    /// Open an existing database (`None` = main database) in its own
+    /// transaction, committed so the handle stays valid.
+    pub fn open_db(&self, name: Option<&str>) -> Result<Database> {
+        let txn = self.read_txn()?;
+        let db = txn.open_db(name)?;
+        txn.commit()?;
+        Ok(db)
+    }
+
+    /// Open a database, creating it if missing, in its own committed write
+    /// transaction.
+    pub fn create_db(&self, name: Option<&str>, flags: DatabaseFlags) -> Result<Database> {
+        let txn = self.write_txn()?;
+        let db = txn.create_db(name, flags)?;
+        txn.commit()?;
+        Ok(db)
+    }
+
+    /// Statistics of the main database in the newest snapshot.
+    pub fn stat(&self) -> Result<Stat> {
+        let mut s = ffi::MDB_stat::default();
+        check(unsafe { ffi::mdb_env_stat(self.raw, &mut s) })?;
+        Ok(s.into())
+    }
+
+    /// Environment information.
+    pub fn info(&self) -> Result<EnvInfo> {
+        let mut i = ffi::MDB_envinfo::default();
+        check(unsafe { ffi::mdb_env_info(self.raw, &mut i) })?;
+        Ok(i.into())
+    }
+
+    /// Flags as reported by the engine (`mdb_env_get_flags`).
+    pub fn flags(&self) -> Result<EnvFlags> {
+        let mut f = 0;
+        check(unsafe { ffi::mdb_env_get_flags(self.raw, &mut f) })?;
+        Ok(EnvFlags::from_bits_retain(f))
+    }
+
+    /// Set or clear changeable flags (`NO_SYNC`, `NO_META_SYNC`, `MAP_ASYNC`, `NO_MEM_INIT`).
+    pub fn set_flags(&self, flags: EnvFlags, on: bool) -> Result<()> {
+        check(unsafe { ffi::mdb_env_set_flags(self.raw, flags.bits(), on as c_int) })
+    }
+
+    /// Flush committed data to disk.
+    pub fn sync(&self, force: bool) -> Result<()> {
+        check(unsafe { ffi::mdb_env_sync(self.raw, force as c_int) })
+    }
+
+    /// Change the map size. Takes `&mut self` so no transaction of this
+    /// handle can be alive. `0` adopts the size stored in the file.
+    pub fn set_map_size(&mut self, bytes: usize) -> Result<()> {
+        check(unsafe { ffi::mdb_env_set_mapsize(self.raw, bytes) })
+    }
+
+    /// Largest key size accepted (511).
+    pub fn max_key_size(&self) -> usize {
+        unsafe { ffi::mdb_env_get_maxkeysize(self.raw) as usize }
+    }
+
+    /// Reader slots of the lock table.
+    pub fn max_readers(&self) -> Result<u32> {
+        let mut n = 0;
+        check(unsafe { ffi::mdb_env_get_maxreaders(self.raw, &mut n) })?;
+        Ok(n)
+    }
+
+    /// Copy the environment to `path` (a directory, or a file when the
+    /// environment uses `NO_SUB_DIR`); `compact` omits free pages.
+    pub fn copy(&self, path: impl AsRef<Path>, compact: bool) -> Result<()> {
+        let c = CString::new(path.as_ref().as_os_str().as_bytes()).map_err(|_| Error::einval())?;
+        let flags = if compact { ffi::MDB_CP_COMPACT } else { 0 };
+        check(unsafe { ffi::mdb_env_copy2(self.raw, c.as_ptr(), flags) })
+    }
+
+    /// Clear reader slots of dead processes; returns how many were cleared.
+    pub fn reader_check(&self) -> Result<u32> {
+        let mut dead: c_int = 0;
+        check(unsafe { ffi::mdb_reader_check(self.raw, &mut dead) })?;
+        Ok(dead as u32)
+    }
+
+    /// The reader table as printed by `mdb_reader_list` (one line per entry).
+    pub fn reader_list(&self) -> Result<String> {
+        unsafe extern "C" fn collect(msg: *const c_char, ctx: *mut c_void) -> c_int {
+            let out = &mut *(ctx as *mut String);
+            out.push_str(&CStr::from_ptr(msg).to_string_lossy());
+            0
+        }
+        let mut out = String::new();
+        let rc = unsafe {
+            ffi::mdb_reader_list(
+                self.raw,
+                Some(collect),
+                &mut out as *mut String as *mut c_void,
+            )
+        };
+        if rc < 0 {
+            return Err(Error::from_code(rc));
+        }
+        Ok(out)
+    }
+
+    /// Make running long operations return `EINTR` (`on = true`) or resume
+    /// normal operation (DLMDB `mdb_env_set_interrupt`).
+    pub fn set_interrupt(&self, on: bool) -> Result<()> {
+        check(unsafe { ffi::mdb_env_set_interrupt(self.raw, on as c_int) })
+    }
+}
+
+fn data_file_of(path: &Path, flags: EnvFlags) -> PathBuf {
+    if flags.contains(EnvFlags::NO_SUB_DIR) {
+        path.to_path_buf()
+    } else {
+        path.join("data.mdb")
+    }
+}
+
+/// Read the data version from the first meta page; the engine opened the
+/// file successfully already, so this only classifies it.
+fn detect_layout(path: &Path, flags: EnvFlags) -> Layout {
+    if flags.contains(EnvFlags::IN_MEMORY) {
+        return Layout::DlmdbV2;
+    }
+    match read_data_version(&data_file_of(path, flags)) {
+        Some(2) => Layout::DlmdbV2,
+        _ if flags.contains(EnvFlags::FORMAT_DLMDB_V1) => Layout::DlmdbV1,
+        Some(1) => Layout::Lmdb,
+        _ if flags.contains(EnvFlags::FORMAT_LMDB) => Layout::Lmdb,
+        _ => Layout::DlmdbV2,
+    }
+}
+
+/// `mm_version` of meta page 0: the 16-byte page header is followed by the
+/// magic (u32 at byte 16) and the version (u32 at byte 20).
+pub fn read_data_version(data_file: &Path) -> Option<u32> {
+    use std::io::Read;
+    let mut head = [0u8; 24];
+    let mut f = std::fs::File::open(data_file).ok()?;
+    f.read_exact(&mut head).ok()?;
+    let magic = u32::from_le_bytes(head[16..20].try_into().unwrap());
+    if magic != 0xBEEF_C0DE {
+        return None;
+    }
+    Some(u32::from_le_bytes(head[20..24].try_into().unwrap()))
+}
+
+/// The engine's version string and numbers (`mdb_version`).
+pub fn version() -> (String, i32, i32, i32) {
+    let (mut a, mut b, mut c) = (0, 0, 0);
+    let s = unsafe { CStr::from_ptr(ffi::mdb_version(&mut a, &mut b, &mut c)) };
+    (s.to_string_lossy().into_owned(), a, b, c)
+}

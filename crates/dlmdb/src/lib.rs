@@ -1,0 +1,54 @@
+//! Safe Rust API for **dlmdb**, an embedded memory-mapped transactional
+//! key-value engine compatible with LMDB's and DLMDB's file formats.
+//!
+//! ```no_run
+//! use dlmdb::{Env, EnvFlags, DatabaseFlags, WriteFlags};
+//! # fn main() -> dlmdb::Result<()> {
+//! let env = Env::builder().map_size(64 << 20).max_dbs(4).open("/tmp/my-env")?;
+//! let db = env.create_db(Some("users"), DatabaseFlags::empty())?;
+//! let mut txn = env.write_txn()?;
+//! txn.put(db, b"alice", b"1", WriteFlags::empty())?;
+//! txn.commit()?;
+//! let txn = env.read_txn()?;
+//! assert_eq!(txn.get(db, b"alice")?, Some(&b"1"[..]));
+//! for item in txn.cursor(db)?.iter() {
+//!     let (k, v) = item?;
+//!     println!("{:?} = {:?}", k, v);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Lifetimes encode LMDB's rules: transactions borrow the [`Env`]; values
+//! borrow the transaction; writes take `&mut` so values read from a write
+//! transaction cannot be held across an update; cursors borrow their
+//! transaction and are closed on drop. Transactions are not `Send`.
+//!
+//! Layouts: new stores are DLMDB data version 2 unless created with
+//! [`EnvFlags::FORMAT_LMDB`] (stock LMDB, version 1). Existing version-1
+//! stores are read in stock layout unless opened with
+//! [`EnvFlags::FORMAT_DLMDB_V1`]. [`Env::layout`] says which one is in use.
+
+mod cursor;
+mod env;
+mod error;
+mod flags;
+pub mod probe;
+mod txn;
+mod walk;
+
+pub use cursor::{Cursor, IntoIter, Item, Iter, RwCursor};
+pub use env::{read_data_version, version, Env, EnvBuilder};
+pub use error::{strerror, Error, Result};
+pub use flags::{
+    CountFlags, CursorOp, Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat, WriteFlags,
+};
+pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
+pub use probe::{probe_layout, LayoutProbe, ProbeVerdict};
+pub use walk::{PageInfo, PageKind, WalkSummary};
+
+/// The raw bindings, re-exported for callers that need something the safe
+/// API does not cover.
+pub use dlmdb_sys as sys;
+
+#[cfg(test)]
+mod tests;

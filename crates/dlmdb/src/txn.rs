@@ -1,0 +1,490 @@
+//! Transactions. Values read through a transaction borrow it, so they cannot
+//! outlive it; writes take `&mut self`, so no value read from a write
+//! transaction can be held across an update (LMDB may move or reuse that
+//! memory).
+
+use crate::cursor::{Cursor, RwCursor};
+use crate::env::Env;
+use crate::error::{check, check_found, Error, Result};
+use crate::flags::{CountFlags, Database, DatabaseFlags, Stat, WriteFlags};
+use crate::walk::{walk_pages, PageInfo};
+use dlmdb_sys as ffi;
+use std::ffi::CString;
+use std::marker::PhantomData;
+use std::os::raw::c_int;
+
+/// `MDB_val` pointing at a Rust slice (the engine never writes through it).
+#[inline]
+pub(crate) fn val(bytes: &[u8]) -> ffi::MDB_val {
+    ffi::MDB_val {
+        mv_size: bytes.len(),
+        mv_data: bytes.as_ptr() as *mut _,
+    }
+}
+
+/// Slice view of an `MDB_val` returned by the engine.
+///
+/// # Safety
+/// `v` must point at `mv_size` readable bytes valid for `'a`.
+#[inline]
+pub(crate) unsafe fn slice<'a>(v: &ffi::MDB_val) -> &'a [u8] {
+    if v.mv_size == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size)
+    }
+}
+
+/// One free-list record of the free-page database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreeRecord {
+    /// Transaction that freed the pages.
+    pub txnid: u64,
+    /// Page numbers as stored (LMDB keeps them in descending order).
+    pub pages: Vec<u64>,
+}
+
+/// A read-only transaction: a stable snapshot of the environment.
+///
+/// Dropping it aborts (for a reader this only releases the snapshot).
+/// [`RwTxn`] dereferences to `RoTxn`, so every read method works on both.
+pub struct RoTxn<'env> {
+    pub(crate) raw: *mut ffi::MDB_txn,
+    pub(crate) env: &'env Env,
+    /// LMDB ties transactions to their thread: not `Send`, not `Sync`.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl std::fmt::Debug for RoTxn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoTxn").field("id", &self.id()).finish()
+    }
+}
+
+impl Drop for RoTxn<'_> {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            // SAFETY: live handle; all cursors borrowing it are gone.
+            unsafe { ffi::mdb_txn_abort(self.raw) }
+        }
+    }
+}
+
+impl<'env> RoTxn<'env> {
+    pub(crate) fn begin(env: &'env Env) -> Result<Self> {
+        let mut raw = std::ptr::null_mut();
+        check(unsafe {
+            ffi::mdb_txn_begin(env.raw(), std::ptr::null_mut(), ffi::MDB_RDONLY, &mut raw)
+        })?;
+        Ok(RoTxn::from_raw(env, raw))
+    }
+
+    fn from_raw(env: &'env Env, raw: *mut ffi::MDB_txn) -> Self {
+        RoTxn {
+            raw,
+            env,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The raw handle, for use with `dlmdb-sys`.
+    pub fn raw(&self) -> *mut ffi::MDB_txn {
+        self.raw
+    }
+
+    /// The environment this transaction belongs to.
+    pub fn env(&self) -> &'env Env {
+        self.env
+    }
+
+    /// Transaction id: the snapshot's id for readers, last committed + 1 for writers.
+    pub fn id(&self) -> u64 {
+        unsafe { ffi::mdb_txn_id(self.raw) as u64 }
+    }
+
+    /// Commit. For a reader this keeps database handles it opened valid
+    /// environment-wide; otherwise it is the same as dropping it.
+    pub fn commit(mut self) -> Result<()> {
+        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+        check(unsafe { ffi::mdb_txn_commit(raw) })
+    }
+
+    /// Abort (same as dropping).
+    pub fn abort(self) {}
+
+    /// End the snapshot but keep the handle and its reader slot for
+    /// [`ResetTxn::renew`].
+    pub fn reset(mut self) -> ResetTxn<'env> {
+        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+        unsafe { ffi::mdb_txn_reset(raw) };
+        ResetTxn {
+            raw,
+            env: self.env,
+            _not_send: PhantomData,
+        }
+    }
+
+    fn open_db_flags(&self, name: Option<&str>, flags: u32) -> Result<Database> {
+        let cname = match name {
+            Some(n) => Some(CString::new(n).map_err(|_| Error::einval())?),
+            None => None,
+        };
+        let mut dbi = 0;
+        let _guard = self.env.dbi_lock.lock().unwrap_or_else(|e| e.into_inner());
+        check(unsafe {
+            ffi::mdb_dbi_open(
+                self.raw,
+                cname.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+                flags,
+                &mut dbi,
+            )
+        })?;
+        Ok(Database { dbi })
+    }
+
+    /// Open an existing database (`None` = main database). Fails with
+    /// [`Error::NotFound`] if a named database does not exist.
+    pub fn open_db(&self, name: Option<&str>) -> Result<Database> {
+        self.open_db_flags(name, 0)
+    }
+
+    /// Look up `key`; `Ok(None)` when absent. For DUPSORT, the first value.
+    pub fn get(&self, db: Database, key: &[u8]) -> Result<Option<&[u8]>> {
+        let mut k = val(key);
+        let mut d = ffi::MDB_val::default();
+        if check_found(unsafe { ffi::mdb_get(self.raw, db.dbi, &mut k, &mut d) })? {
+            Ok(Some(unsafe { slice(&d) }))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Open a read cursor on `db`.
+    pub fn cursor(&self, db: Database) -> Result<Cursor<'_>> {
+        Cursor::open(self.raw, db)
+    }
+
+    /// Statistics of `db` as seen by this transaction.
+    pub fn stat(&self, db: Database) -> Result<Stat> {
+        let mut s = ffi::MDB_stat::default();
+        check(unsafe { ffi::mdb_stat(self.raw, db.dbi, &mut s) })?;
+        Ok(s.into())
+    }
+
+    /// Stored flags of `db`.
+    pub fn db_flags(&self, db: Database) -> Result<DatabaseFlags> {
+        let mut f = 0;
+        check(unsafe { ffi::mdb_dbi_flags(self.raw, db.dbi, &mut f) })?;
+        Ok(DatabaseFlags::from_bits_retain(f))
+    }
+
+    /// Compare two keys the way `db` orders them.
+    pub fn cmp_keys(&self, db: Database, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        let (va, vb) = (val(a), val(b));
+        unsafe { ffi::mdb_cmp(self.raw, db.dbi, &va, &vb) }.cmp(&0)
+    }
+
+    /// Visit every page of `db` (parents before children; overflow runs when
+    /// their leaf is visited). For the main database only the main tree.
+    pub fn page_walk<F: FnMut(&PageInfo)>(&self, db: Database, f: F) -> Result<()> {
+        walk_pages(self.raw, db, f)
+    }
+
+    /// All pages of `db`, in walk order.
+    pub fn pages(&self, db: Database) -> Result<Vec<PageInfo>> {
+        let mut v = Vec::new();
+        self.page_walk(db, |p| v.push(*p))?;
+        Ok(v)
+    }
+
+    /// Names of the named databases: main-database keys whose records open
+    /// as databases (keys containing NUL bytes are skipped, like `mdb_stat -a`).
+    /// Needs the environment to allow named databases (`max_dbs` > 0).
+    pub fn db_names(&self) -> Result<Vec<String>> {
+        let mut keys = Vec::new();
+        {
+            let main = self.open_db(None)?;
+            let mut c = self.cursor(main)?;
+            for item in c.iter() {
+                let (k, _) = item?;
+                if !k.contains(&0) {
+                    keys.push(k.to_vec());
+                }
+            }
+        }
+        let mut names = Vec::new();
+        for k in keys {
+            let Ok(name) = String::from_utf8(k) else {
+                continue;
+            };
+            match self.open_db(Some(&name)) {
+                Ok(_) => names.push(name),
+                Err(Error::Incompatible) | Err(Error::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(names)
+    }
+
+    /// Records of the free-page database (read-only transactions only).
+    pub fn freelist(&self) -> Result<Vec<FreeRecord>> {
+        let mut out = Vec::new();
+        let mut c = self.cursor(Database::FREE)?;
+        for item in c.iter() {
+            let (k, d) = item?;
+            if k.len() != 8 || d.len() < 8 || d.len() % 8 != 0 {
+                return Err(Error::Corrupted);
+            }
+            let txnid = u64::from_ne_bytes(k.try_into().unwrap());
+            let words: Vec<u64> = d
+                .chunks_exact(8)
+                .map(|w| u64::from_ne_bytes(w.try_into().unwrap()))
+                .collect();
+            let n = words[0] as usize;
+            if n != words.len() - 1 {
+                return Err(Error::Corrupted);
+            }
+            out.push(FreeRecord {
+                txnid,
+                pages: words[1..].to_vec(),
+            });
+        }
+        Ok(out)
+    }
+
+    // ---- DLMDB order statistics (COUNTED databases) ----
+
+    /// Number of items (`flags` empty) in `db` (`mdb_count_all`).
+    pub fn count_all(&self, db: Database, flags: CountFlags) -> Result<u64> {
+        let mut n = 0;
+        check(unsafe { ffi::mdb_count_all(self.raw, db.dbi, flags.bits(), &mut n) })?;
+        Ok(n)
+    }
+
+    /// Items with keys between `low` and `high` (`None` = unbounded) (`mdb_count_range`).
+    pub fn count_range(
+        &self,
+        db: Database,
+        low: Option<&[u8]>,
+        high: Option<&[u8]>,
+        flags: CountFlags,
+    ) -> Result<u64> {
+        let (l, h) = (low.map(val), high.map(val));
+        let mut n = 0;
+        check(unsafe {
+            ffi::mdb_count_range(
+                self.raw,
+                db.dbi,
+                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                flags.bits(),
+                &mut n,
+            )
+        })?;
+        Ok(n)
+    }
+
+    /// The pair at position `rank` (0-based); `Ok(None)` past the end.
+    pub fn get_rank(&self, db: Database, rank: u64) -> Result<Option<(&[u8], &[u8])>> {
+        let (mut k, mut d) = (ffi::MDB_val::default(), ffi::MDB_val::default());
+        if check_found(unsafe { ffi::mdb_get_rank(self.raw, db.dbi, rank, &mut k, &mut d) })? {
+            Ok(Some(unsafe { (slice(&k), slice(&d)) }))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Rank of `key` (and of the exact pair when `data` is given); `Ok(None)` if absent.
+    pub fn get_key_rank(
+        &self,
+        db: Database,
+        key: &[u8],
+        data: Option<&[u8]>,
+    ) -> Result<Option<u64>> {
+        let k = val(key);
+        let d = data.map(val);
+        let mut r = 0;
+        let found = check_found(unsafe {
+            ffi::mdb_get_key_rank(
+                self.raw,
+                db.dbi,
+                &k,
+                d.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                &mut r,
+            )
+        })?;
+        Ok(found.then_some(r))
+    }
+}
+
+/// A reset read transaction: no snapshot, but keeps its handle for [`renew`](Self::renew).
+pub struct ResetTxn<'env> {
+    raw: *mut ffi::MDB_txn,
+    env: &'env Env,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl<'env> ResetTxn<'env> {
+    /// Start a new snapshot on the same handle.
+    pub fn renew(mut self) -> Result<RoTxn<'env>> {
+        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+        let rc = unsafe { ffi::mdb_txn_renew(raw) };
+        if rc != 0 {
+            unsafe { ffi::mdb_txn_abort(raw) };
+            return Err(Error::from_code(rc));
+        }
+        Ok(RoTxn::from_raw(self.env, raw))
+    }
+}
+
+impl Drop for ResetTxn<'_> {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            unsafe { ffi::mdb_txn_abort(self.raw) }
+        }
+    }
+}
+
+/// A read-write transaction. Only one exists per environment at a time
+/// (beginning another waits). Dropping it aborts; [`commit`](Self::commit)
+/// makes the changes durable.
+///
+/// Dereferences to [`RoTxn`] for all read methods.
+pub struct RwTxn<'env> {
+    inner: RoTxn<'env>,
+}
+
+impl std::fmt::Debug for RwTxn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RwTxn").field("id", &self.id()).finish()
+    }
+}
+
+impl<'env> std::ops::Deref for RwTxn<'env> {
+    type Target = RoTxn<'env>;
+    fn deref(&self) -> &RoTxn<'env> {
+        &self.inner
+    }
+}
+
+impl<'env> RwTxn<'env> {
+    pub(crate) fn begin(env: &'env Env) -> Result<Self> {
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { ffi::mdb_txn_begin(env.raw(), std::ptr::null_mut(), 0, &mut raw) })?;
+        Ok(RwTxn {
+            inner: RoTxn::from_raw(env, raw),
+        })
+    }
+
+    /// Begin a nested transaction; the parent is unusable until it ends.
+    pub fn nested(&mut self) -> Result<RwTxn<'_>> {
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { ffi::mdb_txn_begin(self.inner.env.raw(), self.inner.raw, 0, &mut raw) })?;
+        Ok(RwTxn {
+            inner: RoTxn::from_raw(self.inner.env, raw),
+        })
+    }
+
+    /// Commit the changes. On error the transaction is aborted.
+    pub fn commit(self) -> Result<()> {
+        self.inner.commit()
+    }
+
+    /// Abort (same as dropping).
+    pub fn abort(self) {}
+
+    /// Open a database, creating it with `flags` if missing (`None` = main
+    /// database, whose persistent flags are OR'ed in).
+    pub fn create_db(&self, name: Option<&str>, flags: DatabaseFlags) -> Result<Database> {
+        self.inner
+            .open_db_flags(name, (flags | DatabaseFlags::CREATE).bits())
+    }
+
+    /// Store `data` under `key`.
+    pub fn put(&mut self, db: Database, key: &[u8], data: &[u8], flags: WriteFlags) -> Result<()> {
+        let mut k = val(key);
+        let mut d = val(data);
+        check(unsafe { ffi::mdb_put(self.inner.raw, db.dbi, &mut k, &mut d, flags.bits()) })
+    }
+
+    /// Insert `key` only if it is absent. Returns `Ok(None)` when inserted,
+    /// `Ok(Some(existing))` when the key was already there (`MDB_NOOVERWRITE`).
+    pub fn put_no_overwrite(
+        &mut self,
+        db: Database,
+        key: &[u8],
+        data: &[u8],
+    ) -> Result<Option<&[u8]>> {
+        let mut k = val(key);
+        let mut d = val(data);
+        let rc =
+            unsafe { ffi::mdb_put(self.inner.raw, db.dbi, &mut k, &mut d, ffi::MDB_NOOVERWRITE) };
+        match rc {
+            0 => Ok(None),
+            ffi::MDB_KEYEXIST => Ok(Some(unsafe { slice(&d) })),
+            rc => Err(Error::from_code(rc)),
+        }
+    }
+
+    /// Reserve `len` bytes for `key` and return them to be filled in
+    /// (`MDB_RESERVE`). Not for DUPSORT databases.
+    pub fn reserve(
+        &mut self,
+        db: Database,
+        key: &[u8],
+        len: usize,
+        flags: WriteFlags,
+    ) -> Result<&mut [u8]> {
+        let mut k = val(key);
+        let mut d = ffi::MDB_val {
+            mv_size: len,
+            mv_data: std::ptr::null_mut(),
+        };
+        check(unsafe {
+            ffi::mdb_put(
+                self.inner.raw,
+                db.dbi,
+                &mut k,
+                &mut d,
+                (flags | WriteFlags::RESERVE).bits(),
+            )
+        })?;
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        // SAFETY: the engine returned `len` writable bytes valid until the next update.
+        Ok(unsafe { std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len) })
+    }
+
+    /// Delete `key` (for DUPSORT with `data`: only that pair). Returns
+    /// `false` if nothing matched.
+    pub fn del(&mut self, db: Database, key: &[u8], data: Option<&[u8]>) -> Result<bool> {
+        let mut k = val(key);
+        let mut d = data.map(val);
+        check_found(unsafe {
+            ffi::mdb_del(
+                self.inner.raw,
+                db.dbi,
+                &mut k,
+                d.as_mut().map_or(std::ptr::null_mut(), |v| v as *mut _),
+            )
+        })
+    }
+
+    /// Remove every item of `db`, keeping the database.
+    pub fn clear_db(&mut self, db: Database) -> Result<()> {
+        check(unsafe { ffi::mdb_drop(self.inner.raw, db.dbi, 0) })
+    }
+
+    /// Delete the named database `db` (its handle is closed); for the main
+    /// database this only empties it.
+    pub fn drop_db(&mut self, db: Database) -> Result<()> {
+        check(unsafe { ffi::mdb_drop(self.inner.raw, db.dbi, 1 as c_int) })
+    }
+
+    /// Open a write cursor on `db`. It borrows the transaction mutably, so
+    /// no other update can happen while it lives.
+    pub fn cursor_mut(&mut self, db: Database) -> Result<RwCursor<'_>> {
+        RwCursor::open(self.inner.raw, db)
+    }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The one test command: C engine tests (plain + sanitizers), then every Rust
+# test of the workspace in release mode (the model-based tests run 100k ops).
+#
+#   bash scripts/test-all.sh
+#
+# Fixtures: $DLMDB_FIXTURES if set, else <repo>/../shared/fixtures.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+if [[ -z "${DLMDB_FIXTURES:-}" ]]; then
+    DLMDB_FIXTURES="$(cd "$repo/.." && pwd)/shared/fixtures"
+fi
+export DLMDB_FIXTURES
+if [[ ! -d "$DLMDB_FIXTURES" ]]; then
+    echo "warning: fixtures directory $DLMDB_FIXTURES not found; fixture tests will skip" >&2
+fi
+
+section() {
+    printf '\n==================== %s ====================\n' "$*"
+}
+
+section "environment"
+echo "repo:      $repo"
+echo "fixtures:  $DLMDB_FIXTURES"
+cc --version | head -n1 || true
+cargo --version
+rustc --version
+
+# Both stages always run, so one invocation shows every failure; the exit
+# status is non-zero if either failed.
+c_rc=0
+rust_rc=0
+
+section "C engine tests: make -C vendor/dlmdb check (plain, then ASan/UBSan)"
+make -C vendor/dlmdb check FIXTURES="$DLMDB_FIXTURES" || c_rc=$?
+
+section "Rust tests: cargo test --workspace --release"
+cargo test --workspace --release --no-fail-fast || rust_rc=$?
+
+section "summary"
+echo "C engine tests: $([[ $c_rc -eq 0 ]] && echo passed || echo "FAILED (exit $c_rc)")"
+echo "Rust tests:     $([[ $rust_rc -eq 0 ]] && echo passed || echo "FAILED (exit $rust_rc)")"
+if [[ $c_rc -ne 0 || $rust_rc -ne 0 ]]; then
+    exit 1
+fi
+echo "all tests passed"

@@ -1,0 +1,147 @@
+//! Shared helpers for dlmdb's cross-crate tests (`tests/tests/*.rs`).
+//!
+//! * [`stock`]: safe wrapper over stock LMDB (`lmdb-master-sys`), the oracle.
+//! * [`raw`]: the same wrapper over our engine's raw bindings (`dlmdb-sys`),
+//!   plus structural checks (page walk, free list, accounting invariant).
+//! * [`dump`], [`stat`]: the `mdb_dump` / `mdb_stat` text formats.
+//! * [`model`]: a `BTreeMap` model ordered like the stock comparators.
+//! * fixtures, temp dirs, seeds and external tools.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod wrap;
+
+/// An owned key/value pair.
+pub type Pair = (Vec<u8>, Vec<u8>);
+/// Owned key/value pairs in database order.
+pub type Pairs = Vec<Pair>;
+
+pub mod dump;
+pub mod model;
+pub mod ours;
+pub mod stat;
+pub mod workload;
+
+/// Stock LMDB (mdb.master) through `lmdb-master-sys`.
+pub mod stock {
+    crate::lmdb_wrapper!(lmdb_master_sys);
+    pub use lmdb_master_sys::{MDB_INTEGERKEY, MDB_NOSUBDIR, MDB_REVERSEKEY};
+}
+
+/// Our engine through `dlmdb-sys` (raw FFI), for checks the safe API does
+/// not cover.
+pub mod raw {
+    crate::lmdb_wrapper!(dlmdb_sys);
+    pub use crate::accounting::*;
+}
+
+mod accounting;
+
+/// Directory of the shared fixtures: `$DLMDB_FIXTURES`, else
+/// `<workspace root>/../shared/fixtures`.
+pub fn fixtures_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
+        return PathBuf::from(d);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+}
+
+/// Read a fixture companion file (dump, stat, json) as text.
+pub fn fixture_text(rel: &str) -> String {
+    let p = fixtures_dir().join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read fixture {}: {e}", p.display()))
+}
+
+/// Copy a fixture data file into a fresh temp dir (opening creates a lock
+/// file beside the data file, and writes would change it). Returns the dir
+/// guard and the path of the copy (open it with `MDB_NOSUBDIR`).
+pub fn copy_fixture(rel: &str) -> (tempfile::TempDir, PathBuf) {
+    let src = fixtures_dir().join(rel);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = Path::new(rel).file_name().unwrap();
+    let dst = dir.path().join(name);
+    std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("cannot copy fixture {}: {e}", src.display()));
+    (dir, dst)
+}
+
+/// Remove `<data file>-lock` (used between engines: stock LMDB 0.9 tools,
+/// mdb.master and our engine each initialise their own lock file when they
+/// are the only user, but a clean slate keeps the tests independent of the
+/// lock-file format).
+pub fn remove_lock(data: &Path) {
+    let mut l = data.as_os_str().to_owned();
+    l.push("-lock");
+    let _ = std::fs::remove_file(l);
+}
+
+/// Whether an external program (e.g. Debian's `mdb_dump`) can be run.
+pub fn have_tool(name: &str) -> bool {
+    Command::new(name).arg("-V").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+/// Run an external tool; returns (exit success, stdout, stderr).
+pub fn run_tool(name: &str, args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let o = Command::new(name).args(args).output().unwrap_or_else(|e| panic!("cannot run {name}: {e}"));
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Loudly note a skipped check (visible with `--nocapture` and in failures).
+pub fn skip_note(what: &str) {
+    eprintln!("\n*** SKIPPED: {what} ***\n");
+}
+
+/// Seeds for randomized tests: `$DLMDB_SEED` (comma-separated) if set, else
+/// the fixed list plus one time-based seed (printed so it can be replayed).
+pub fn seeds(fixed: &[u64]) -> Vec<u64> {
+    if let Ok(s) = std::env::var("DLMDB_SEED") {
+        return s
+            .split(',')
+            .map(|x| x.trim().parse().unwrap_or_else(|_| panic!("bad DLMDB_SEED entry {x:?}")))
+            .collect();
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut v = fixed.to_vec();
+    v.push(t);
+    v
+}
+
+/// Render bytes for a failure message: text when printable, else hex.
+pub fn show(b: &[u8]) -> String {
+    if !b.is_empty() && b.iter().all(|c| (0x20..0x7f).contains(c)) && b.len() <= 80 {
+        format!("{:?}", String::from_utf8_lossy(b))
+    } else if b.len() <= 40 {
+        format!("hex:{}", hex::encode(b))
+    } else {
+        format!("hex:{}..({} bytes)", hex::encode(&b[..32]), b.len())
+    }
+}
+
+/// Compare two pair lists and panic with the first difference.
+pub fn assert_pairs_eq(what: &str, got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)]) {
+    for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        if g.0 != w.0 {
+            panic!("{what}: pair #{i}: key {} but expected key {}", show(&g.0), show(&w.0));
+        }
+        if g.1 != w.1 {
+            panic!(
+                "{what}: pair #{i} key {}: value {} ({} bytes) but expected {} ({} bytes)",
+                show(&g.0),
+                show(&g.1),
+                g.1.len(),
+                show(&w.1),
+                w.1.len()
+            );
+        }
+    }
+    if got.len() != want.len() {
+        panic!("{what}: {} pairs but expected {}", got.len(), want.len());
+    }
+}

@@ -1,0 +1,1241 @@
+/*
+ * btree.c - B+tree search, insertion with splits, deletion with rebalancing.
+ *
+ * Node layout depends on the environment (env->pad: DLMDB even key padding
+ * or stock) and on the page (P_COUNTED branch pages hold a count before the
+ * key); see internal.h.  Structural changes (splits, merges) invalidate the
+ * cursor's page stack; the operations here re-seek the cursor by key
+ * afterwards instead of patching positions, which keeps every path simple.
+ */
+#include "internal.h"
+
+/* ------------------------------------------------------------------------- */
+/* Node helpers                                                              */
+/* ------------------------------------------------------------------------- */
+
+static inline unsigned dl_ovpages(MDB_env *env, size_t dsize)
+{
+	return (unsigned)((PAGEHDRSZ + dsize + env->psize - 1) / env->psize);
+}
+
+static inline int dl_is_dirty_page(MDB_env *env, MDB_page *mp)
+{
+	return (char *)mp < env->map || (char *)mp >= env->map + env->mapsize;
+}
+
+static inline size_t dl_leaf_dpart(const MDB_node *n)
+{
+	return (n->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(n);
+}
+
+static inline void *dl_leaf_data(MDB_env *env, MDB_node *n)
+{
+	return (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
+}
+
+/* Bytes a node occupies on page mp (without its pointer). */
+static size_t dl_node_size(MDB_env *env, MDB_page *mp, MDB_node *n)
+{
+	if (IS_BRANCH(mp))
+		return EVEN(NODEKOFF(mp) + n->mn_ksize);
+	return EVEN(NODESZ + n->mn_ksize + (n->mn_ksize & env->pad) + dl_leaf_dpart(n));
+}
+
+static inline void dl_node_key(MDB_page *mp, MDB_node *n, MDB_val *k)
+{
+	k->mv_size = n->mn_ksize;
+	k->mv_data = NODEKEY(mp, n);
+}
+
+/* Key i of a leaf (ordinary or LEAF2). */
+static inline void dl_leaf_key(MDB_page *mp, unsigned i, MDB_val *k)
+{
+	if (IS_LEAF2(mp)) {
+		k->mv_size = mp->mp_pad;
+		k->mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+	} else {
+		dl_node_key(mp, NODEPTR(mp, i), k);
+	}
+}
+
+/* Value of a leaf node; follows overflow runs. */
+int dl_node_read(MDB_cursor *mc, MDB_node *n, MDB_val *data)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	if (n->mn_flags & F_DUPDATA)
+		return MDB_INCOMPATIBLE;	/* duplicate sets: not supported yet */
+	if (!(n->mn_flags & F_BIGDATA)) {
+		data->mv_size = NODEDSZ(n);
+		data->mv_data = dl_leaf_data(env, n);
+		return 0;
+	}
+	pgno_t pg = dl_get64(dl_leaf_data(env, n));
+	MDB_page *omp;
+	int rc = dl_page_get(txn, pg, &omp);
+	if (rc)
+		return rc;
+	size_t dsz = NODEDSZ(n);
+	if (!IS_OVERFLOW(omp) || (uint64_t)omp->mp_u.pages * env->psize < PAGEHDRSZ + dsz ||
+	    pg + omp->mp_u.pages > txn->next_pgno)
+		return MDB_CORRUPTED;
+	if (!dl_is_dirty_page(env, omp) && pg + dl_ovpages(env, dsz) > txn->fpages)
+		return MDB_PAGE_NOTFOUND;
+	data->mv_size = dsz;
+	data->mv_data = (char *)omp + PAGEHDRSZ;
+	return 0;
+}
+
+/* Write a leaf node at dst; returns its (even) size.  dpart NULL: leave the
+ * data area for the caller (MDB_RESERVE). */
+static size_t dl_leaf_write(MDB_env *env, unsigned char *dst, const MDB_val *key,
+	size_t dsize, const void *dpart, size_t dlen, unsigned nflags)
+{
+	MDB_node *n = (MDB_node *)dst;
+	size_t off;
+	node_set_dsize(n, dsize);
+	n->mn_flags = (uint16_t)nflags;
+	n->mn_ksize = (uint16_t)key->mv_size;
+	memcpy(dst + NODESZ, key->mv_data, key->mv_size);
+	off = NODESZ + key->mv_size;
+	if (key->mv_size & env->pad)
+		dst[off++] = 0;
+	if (dpart && dlen)
+		memcpy(dst + off, dpart, dlen);
+	off += dlen;
+	if (off & 1)
+		dst[off++] = 0;
+	return off;
+}
+
+/* Write a branch node at dst; returns its size. */
+static size_t dl_branch_write(unsigned char *dst, const MDB_val *key, pgno_t pg,
+	int counted, uint64_t count)
+{
+	MDB_node *n = (MDB_node *)dst;
+	size_t off = NODESZ;
+	size_t ks = key ? key->mv_size : 0;
+	node_set_pgno(n, pg);
+	n->mn_ksize = (uint16_t)ks;
+	if (counted) {
+		dl_put64(dst + off, count);
+		off += 8;
+	}
+	if (ks)
+		memcpy(dst + off, key->mv_data, ks);
+	off += ks;
+	if (off & 1)
+		dst[off++] = 0;
+	return off;
+}
+
+/* Make room for a node of len bytes at index idx and return its address. */
+static unsigned char *dl_page_open(MDB_page *mp, unsigned idx, size_t len)
+{
+	unsigned n = NUMKEYS(mp);
+	memmove(&mp->mp_ptrs[idx + 1], &mp->mp_ptrs[idx], (n - idx) * sizeof(indx_t));
+	MP_UPPER(mp) = (indx_t)(MP_UPPER(mp) - len);
+	mp->mp_ptrs[idx] = MP_UPPER(mp);
+	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) + sizeof(indx_t));
+	return (unsigned char *)mp + MP_UPPER(mp);
+}
+
+static void dl_page_insert_raw(MDB_page *mp, unsigned idx, const void *img, size_t len)
+{
+	memcpy(dl_page_open(mp, idx, len), img, len);
+}
+
+/* Remove node idx of size sz and close the gap in the node area. */
+static void dl_page_del_raw(MDB_page *mp, unsigned idx, size_t sz)
+{
+	unsigned n = NUMKEYS(mp);
+	indx_t off = mp->mp_ptrs[idx];
+	indx_t up = MP_UPPER(mp);
+	for (unsigned i = 0, j = 0; i < n; i++) {
+		if (i == idx)
+			continue;
+		indx_t p = mp->mp_ptrs[i];
+		if (p < off)
+			p = (indx_t)(p + sz);
+		mp->mp_ptrs[j++] = p;
+	}
+	memmove((char *)mp + up + sz, (char *)mp + up, (size_t)(off - up));
+	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) - sizeof(indx_t));
+	MP_UPPER(mp) = (indx_t)(up + sz);
+}
+
+static void dl_page_init(MDB_env *env, MDB_page *mp, unsigned flags)
+{
+	mp->mp_flags = (uint16_t)(flags | P_DIRTY);
+	mp->mp_pad = 0;
+	MP_LOWER(mp) = PAGEHDRSZ;
+	MP_UPPER(mp) = (indx_t)env->psize;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Search                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* Index of the child to descend into for key (largest separator <= key). */
+static int dl_branch_search(MDB_cursor *mc, MDB_page *mp, const MDB_val *key, unsigned *idx)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_cmp_func *cmp = mc->dbx->cmp;
+	unsigned n = NUMKEYS(mp);
+	int lo = 1, hi = (int)n - 1;
+	unsigned res = 0;
+	MDB_val k;
+	int lex = cmp == dl_cmp_lex;
+	while (lo <= hi) {
+		int mid = (lo + hi) >> 1;
+		MDB_node *node = NODEPTR(mp, mid);
+		if (dl_node_check(env, mp, node, 0))
+			return MDB_CORRUPTED;
+		dl_node_key(mp, node, &k);
+		int c = lex ? dl_lex(key, &k) : cmp(key, &k);
+		if (c == 0) {
+			res = (unsigned)mid;
+			break;
+		}
+		if (c < 0) {
+			hi = mid - 1;
+		} else {
+			res = (unsigned)mid;
+			lo = mid + 1;
+		}
+	}
+	*idx = res;
+	return 0;
+}
+
+/*
+ * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
+ * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
+ * sets *exact.
+ */
+MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_cmp_func *cmp = mc->dbx->cmp;
+	unsigned n = NUMKEYS(mp);
+	int lo = 0, hi = (int)n - 1, c = 1;
+	unsigned i = 0;
+	MDB_val k;
+	int lex = cmp == dl_cmp_lex;
+	*exact = 0;
+	while (lo <= hi) {
+		int mid = (lo + hi) >> 1;
+		if (!IS_LEAF2(mp) && dl_node_check(env, mp, NODEPTR(mp, mid), 1)) {
+			mc->ki[mc->top] = (indx_t)n;
+			return NULL;
+		}
+		dl_leaf_key(mp, (unsigned)mid, &k);
+		c = lex ? dl_lex(key, &k) : cmp(key, &k);
+		if (c == 0) {
+			i = (unsigned)mid;
+			break;
+		}
+		if (c < 0) {
+			hi = mid - 1;
+			i = (unsigned)mid;
+		} else {
+			lo = mid + 1;
+			i = (unsigned)mid + 1;
+		}
+	}
+	mc->ki[mc->top] = (indx_t)i;
+	if (i >= n)
+		return NULL;
+	*exact = (c == 0);
+	return IS_LEAF2(mp) ? (MDB_node *)mp : NODEPTR(mp, i);
+}
+
+/*
+ * Descend from the root.  mode DL_PS_KEY follows key, DL_PS_FIRST/LAST the
+ * edges; DL_PS_MODIFY makes every page on the path writable.  On success
+ * mc->top is the leaf level; the leaf index is left for the caller.
+ */
+int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	int rc, level = 0;
+	MDB_page *mp;
+
+	if ((rc = dl_check_intr(txn)))
+		return rc;
+	if (txn->dbflags[mc->dbi] & DB_STALE) {
+		if ((rc = dl_db_load(txn, mc->dbi)))
+			return rc;
+	}
+	mc->top = -1;
+	pgno_t root = mc->db->md_root;
+	if (root == P_INVALID)
+		return MDB_NOTFOUND;
+	if ((rc = dl_page_get(txn, root, &mp)))
+		return rc;
+	mc->pg[0] = mp;
+	mc->top = 0;
+	if ((mode & DL_PS_MODIFY) && (rc = dl_page_touch(mc, 0)))
+		return rc;
+	mp = mc->pg[0];
+	for (;;) {
+		if ((rc = dl_page_check(env, mp)))
+			return rc;
+		if (!IS_BRANCH(mp))
+			break;
+		unsigned n = NUMKEYS(mp), idx;
+		if (!n)
+			return MDB_CORRUPTED;
+		if ((mode & 3) == DL_PS_FIRST)
+			idx = 0;
+		else if ((mode & 3) == DL_PS_LAST)
+			idx = n - 1;
+		else if ((rc = dl_branch_search(mc, mp, key, &idx)))
+			return rc;
+		MDB_node *node = NODEPTR(mp, idx);
+		if ((rc = dl_node_check(env, mp, node, 0)))
+			return rc;
+		mc->ki[level] = (indx_t)idx;
+		if (++level >= DL_MAXDEPTH)
+			return MDB_CURSOR_FULL;
+		if ((rc = dl_page_get(txn, NODEPGNO(node), &mp)))
+			return rc;
+		mc->pg[level] = mp;
+		mc->top = level;
+		if ((mode & DL_PS_MODIFY) && (rc = dl_page_touch(mc, level)))
+			return rc;
+		mp = mc->pg[level];
+	}
+	if (!IS_LEAF(mp))
+		return MDB_CORRUPTED;
+	if ((unsigned)level + 1 != mc->db->md_depth)
+		return MDB_CORRUPTED;
+	return 0;
+}
+
+int dl_search_edge(MDB_cursor *mc, int last)
+{
+	int rc = dl_search(mc, NULL, last ? DL_PS_LAST : DL_PS_FIRST);
+	if (rc)
+		return rc;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned n = NUMKEYS(mp);
+	if (!n)
+		return MDB_CORRUPTED;
+	mc->ki[mc->top] = (indx_t)(last ? n - 1 : 0);
+	return 0;
+}
+
+int dl_search_lowest(MDB_cursor *mc)
+{
+	return dl_search_edge(mc, 0);
+}
+
+/* Make every page on the cursor's path writable. */
+static int dl_cursor_touch(MDB_cursor *mc)
+{
+	int rc;
+	for (int i = 0; i <= mc->top; i++)
+		if ((rc = dl_page_touch(mc, i)))
+			return rc;
+	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
+	mc->txn->flags |= TXN_DIRTY;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Splits                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct dl_ent {
+	const unsigned char *p;
+	size_t len;
+} dl_ent;
+
+static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
+	const unsigned char *img, size_t ilen);
+
+/* Add a (key, child) separator to the parent of the page at level. */
+static int dl_parent_add(MDB_cursor *mc, int level, pgno_t left, const MDB_val *sep,
+	pgno_t right)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_db *db = mc->db;
+	unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
+	int counted = (db->md_flags & MDB_COUNTED) != 0;
+	int rc;
+
+	if (sep->mv_size > DL_MAXKEY + 1)
+		return MDB_BAD_VALSIZE;
+	size_t len = dl_branch_write(img, sep, right, counted, 0);
+	if (level == 0) {
+		/* Root split: a new root with two children. */
+		MDB_page *root;
+		unsigned char n0[NODESZ + 8 + 2];
+		if ((rc = dl_page_alloc(mc, 1, &root)))
+			return rc;
+		dl_page_init(txn->env, root, P_BRANCH | (counted ? P_COUNTED : 0));
+		size_t l0 = dl_branch_write(n0, NULL, left, counted, 0);
+		dl_page_insert_raw(root, 0, n0, l0);
+		dl_page_insert_raw(root, 1, img, len);
+		db->md_root = root->mp_pgno;
+		db->md_depth++;
+		db->md_branch_pages++;
+		return 0;
+	}
+	MDB_page *parent = mc->pg[level - 1];
+	unsigned pidx = mc->ki[level - 1] + 1u;
+	if (SIZELEFT(parent) >= len + sizeof(indx_t)) {
+		dl_page_insert_raw(parent, pidx, img, len);
+		return 0;
+	}
+	return dl_split_insert(mc, level - 1, pidx, img, len);
+}
+
+/*
+ * Insert node image img at index idx of the (writable) page at mc->pg[level]
+ * which has no room for it: split the page in two and add a separator to
+ * the parent, splitting upwards as needed.
+ */
+static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
+	const unsigned char *img, size_t ilen)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[level], *rp;
+	size_t ps = env->psize;
+	unsigned n = NUMKEYS(mp), total = n + 1, s, i;
+	int branch = IS_BRANCH(mp);
+	int rc;
+
+	unsigned char *tmp = malloc(ps);
+	dl_ent *e = malloc(total * sizeof(dl_ent));
+	if (!tmp || !e) {
+		free(tmp);
+		free(e);
+		return ENOMEM;
+	}
+	memcpy(tmp, mp, ps);
+	MDB_page *tp = (MDB_page *)tmp;
+	size_t sum = 0;
+	for (i = 0; i < total; i++) {
+		if (i == idx) {
+			e[i].p = img;
+			e[i].len = ilen;
+		} else {
+			unsigned j = i < idx ? i : i - 1;
+			MDB_node *nd = NODEPTR(tp, j);
+			e[i].p = (unsigned char *)nd;
+			e[i].len = dl_node_size(env, tp, nd);
+		}
+		sum += e[i].len + sizeof(indx_t);
+	}
+
+	/* Choose how many entries stay left.  Appending at the end keeps the
+	 * left page full (sequential loads); otherwise split by bytes. */
+	size_t room = ps - PAGEHDRSZ;
+	size_t key0 = branch ? EVEN(NODEKOFF(mp)) : 0;	/* size of a keyless branch node */
+	if (idx == n && !branch) {
+		s = n;
+	} else if (idx == n && branch && n >= 2) {
+		s = n - 1;
+	} else {
+		size_t acc = 0;
+		for (s = 0; s < total; s++) {
+			if (acc + e[s].len + sizeof(indx_t) > sum / 2)
+				break;
+			acc += e[s].len + sizeof(indx_t);
+		}
+	}
+	unsigned smin = branch ? 2 : 1, smax = branch ? total - 2 : total - 1;
+	if (total < 2 * smin) {
+		free(tmp);
+		free(e);
+		return MDB_PAGE_FULL;
+	}
+	if (s < smin)
+		s = smin;
+	if (s > smax)
+		s = smax;
+	/* Adjust until both halves fit. */
+	for (int tries = 0; tries < (int)total; tries++) {
+		size_t l = 0, r = 0;
+		for (i = 0; i < s; i++)
+			l += e[i].len + sizeof(indx_t);
+		for (i = s; i < total; i++)
+			r += (branch && i == s ? key0 : e[i].len) + sizeof(indx_t);
+		if (l > room && s > smin)
+			s--;
+		else if (r > room && s < smax)
+			s++;
+		else
+			break;
+	}
+
+	/* Separator = first key of the right half (copied: tmp is reused). */
+	unsigned char sepbuf[DL_MAXKEY + 2];
+	MDB_val sep;
+	{
+		const MDB_node *sn = (const MDB_node *)e[s].p;
+		sep.mv_size = sn->mn_ksize;
+		if (sep.mv_size > sizeof(sepbuf)) {
+			free(tmp);
+			free(e);
+			return MDB_BAD_VALSIZE;
+		}
+		size_t ko = branch ? NODEKOFF(mp) : NODESZ;
+		memcpy(sepbuf, e[s].p + ko, sep.mv_size);
+		sep.mv_data = sepbuf;
+	}
+
+	if ((rc = dl_page_alloc(mc, 1, &rp))) {
+		free(tmp);
+		free(e);
+		return rc;
+	}
+	unsigned pflags = mp->mp_flags & (P_BRANCH | P_LEAF | P_COUNTED);
+	dl_page_init(env, rp, pflags);
+	dl_page_init(env, mp, pflags);
+	for (i = 0; i < s; i++)
+		dl_page_insert_raw(mp, i, e[i].p, e[i].len);
+	for (i = s; i < total; i++) {
+		if (branch && i == s) {
+			unsigned char k0[NODESZ + 8 + 2];
+			const MDB_node *sn = (const MDB_node *)e[i].p;
+			uint64_t cnt = IS_COUNTED(mp) ? dl_get64(e[i].p + NODESZ) : 0;
+			size_t l0 = dl_branch_write(k0, NULL, NODEPGNO(sn), IS_COUNTED(mp), cnt);
+			dl_page_insert_raw(rp, 0, k0, l0);
+		} else {
+			dl_page_insert_raw(rp, i - s, e[i].p, e[i].len);
+		}
+	}
+	free(e);
+	free(tmp);
+	if (branch)
+		mc->db->md_branch_pages++;
+	else
+		mc->db->md_leaf_pages++;
+	return dl_parent_add(mc, level, mp->mp_pgno, &sep, rp->mp_pgno);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Insert / replace                                                          */
+/* ------------------------------------------------------------------------- */
+
+
+/* Reposition mc on key (after a structural change). */
+static int dl_reseek_key(MDB_cursor *mc, const MDB_val *key)
+{
+	int exact, rc = dl_search(mc, key, DL_PS_KEY);
+	if (rc)
+		return rc;
+	dl_leaf_search(mc, key, &exact);
+	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK)) | C_INIT;
+	return 0;
+}
+
+/*
+ * Insert a new leaf node for key/data at mc's leaf index.  Large values go
+ * to an overflow run.  On return mc is positioned on the new node and, for
+ * MDB_RESERVE, data->mv_data points at the value's space.
+ */
+static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
+{
+	unsigned subflag = (flags & DL_PUT_SUBDATA) ? F_SUBDATA : 0;
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top];
+	size_t ks = key->mv_size, ds = data->mv_size;
+	size_t kpart = NODESZ + ks + (ks & env->pad);
+	unsigned nflags = 0;
+	MDB_page *omp = NULL;
+	int rc, reserve = (flags & MDB_RESERVE) != 0;
+	const void *dpart = reserve ? NULL : data->mv_data;
+	size_t dlen = ds;
+	pgno_t opg;
+
+	if (kpart + ds > env->nodemax) {
+		unsigned np = dl_ovpages(env, ds);
+		if ((rc = dl_page_alloc(mc, np, &omp)))
+			return rc;
+		omp->mp_flags = P_OVERFLOW | P_DIRTY;
+		omp->mp_u.pages = np;
+		if (!reserve && ds)
+			memcpy((char *)omp + PAGEHDRSZ, data->mv_data, ds);
+		mc->db->md_overflow_pages += np;
+		opg = omp->mp_pgno;
+		nflags = F_BIGDATA;
+		dpart = &opg;
+		dlen = sizeof(pgno_t);
+	}
+	nflags |= subflag;
+	size_t nsz = EVEN(kpart + dlen);
+	if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
+		unsigned char *dst = dl_page_open(mp, idx, nsz);
+		dl_leaf_write(env, dst, key, ds, dpart, dlen, nflags);
+		if (reserve)
+			data->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : (void *)(dst + kpart);
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		return 0;
+	}
+	unsigned char *img = malloc(nsz);
+	if (!img)
+		return ENOMEM;
+	dl_leaf_write(env, img, key, ds, dpart, dlen, nflags);
+	rc = dl_split_insert(mc, mc->top, idx, img, nsz);
+	free(img);
+	if (rc)
+		return rc;
+	if ((rc = dl_reseek_key(mc, key)))
+		return rc;
+	if (reserve) {
+		MDB_node *n = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		data->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : dl_leaf_data(env, n);
+	}
+	return 0;
+}
+
+/* Free the overflow run a node points at. */
+static int dl_ov_free(MDB_cursor *mc, MDB_node *n)
+{
+	MDB_txn *txn = mc->txn;
+	pgno_t pg = dl_get64(dl_leaf_data(txn->env, n));
+	MDB_page *omp;
+	int rc = dl_page_get(txn, pg, &omp);
+	if (rc)
+		return rc;
+	if (!IS_OVERFLOW(omp))
+		return MDB_CORRUPTED;
+	unsigned np = omp->mp_u.pages;
+	if (!np || pg + np > txn->next_pgno)
+		return MDB_CORRUPTED;
+	mc->db->md_overflow_pages -= np;
+	return dl_page_free(txn, pg, np);
+}
+
+
+/*
+ * Put for non-DUPSORT databases.  flags: MDB_NOOVERWRITE, MDB_RESERVE,
+ * MDB_APPEND, MDB_CURRENT.
+ */
+int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_db *db = mc->db;
+	MDB_node *node = NULL;
+	int rc, exact = 0;
+
+	if (txn->dbflags[mc->dbi] & DB_STALE) {
+		if ((rc = dl_db_load(txn, mc->dbi)))
+			return rc;
+	}
+	if (flags & MDB_CURRENT) {
+		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0)
+			return EINVAL;
+		if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+			return MDB_NOTFOUND;
+		exact = 1;
+	} else if (db->md_root == P_INVALID) {
+		exact = 0;
+	} else if (flags & MDB_APPEND) {
+		if ((rc = dl_search_edge(mc, 1)))
+			return rc;
+		MDB_val last;
+		dl_leaf_key(mc->pg[mc->top], mc->ki[mc->top], &last);
+		if (mc->dbx->cmp(key, &last) <= 0)
+			return MDB_KEYEXIST;
+		mc->ki[mc->top]++;
+	} else {
+		if ((rc = dl_search(mc, key, DL_PS_KEY)))
+			return rc;
+		node = dl_leaf_search(mc, key, &exact);
+		if (!node && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+			return MDB_CORRUPTED;
+	}
+	if (exact) {
+		node = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		if ((rc = dl_node_check(env, mc->pg[mc->top], node, 1)))
+			return rc;
+		if (node->mn_flags & F_DUPDATA)
+			return MDB_INCOMPATIBLE;
+		if (!(node->mn_flags & F_SUBDATA) != !(flags & DL_PUT_SUBDATA))
+			return MDB_INCOMPATIBLE;
+		if (flags & MDB_NOOVERWRITE) {
+			/* The cursor is left on the existing item. */
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			if ((rc = dl_node_read(mc, node, data)))
+				return rc;
+			return MDB_KEYEXIST;
+		}
+	}
+
+	/* From here on the tree changes. */
+	dl_cursors_save(mc);
+	if (db->md_root == P_INVALID) {
+		MDB_page *mp;
+		if ((rc = dl_page_alloc(mc, 1, &mp)))
+			return rc;
+		dl_page_init(env, mp, P_LEAF);
+		db->md_root = mp->mp_pgno;
+		db->md_depth = 1;
+		db->md_leaf_pages = 1;
+		mc->pg[0] = mp;
+		mc->top = 0;
+		mc->ki[0] = 0;
+		txn->dbflags[mc->dbi] |= DB_DIRTY;
+		txn->flags |= TXN_DIRTY;
+	} else if ((rc = dl_cursor_touch(mc))) {
+		return rc;
+	}
+	MDB_page *mp = mc->pg[mc->top];
+	if (exact) {
+		unsigned idx = mc->ki[mc->top];
+		node = NODEPTR(mp, idx);
+		size_t ds = data->mv_size;
+		if (node->mn_flags & F_BIGDATA) {
+			/* Reuse a run this txn already owns if it is big enough. */
+			pgno_t pg = dl_get64(dl_leaf_data(env, node));
+			MDB_page *omp;
+			if ((rc = dl_page_get(txn, pg, &omp)))
+				return rc;
+			if (!IS_OVERFLOW(omp))
+				return MDB_CORRUPTED;
+			size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
+			if (dl_is_dirty_page(env, omp) && kpart + ds > env->nodemax &&
+			    (uint64_t)omp->mp_u.pages * env->psize >= PAGEHDRSZ + ds) {
+				node_set_dsize(node, ds);
+				if (flags & MDB_RESERVE)
+					data->mv_data = (char *)omp + PAGEHDRSZ;
+				else if (ds)
+					memmove((char *)omp + PAGEHDRSZ, data->mv_data, ds);
+				mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+				return 0;
+			}
+			if ((rc = dl_ov_free(mc, node)))
+				return rc;
+		} else if (NODEDSZ(node) == ds) {
+			void *dst = dl_leaf_data(env, node);
+			if (flags & MDB_RESERVE)
+				data->mv_data = dst;
+			else if (ds)
+				memmove(dst, data->mv_data, ds);
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			return 0;
+		}
+		/* Size changed: drop the old node, insert the new one in its place.
+		 * The key may live in the node being removed: copy it first. */
+		unsigned char kb[DL_MAXKEY + 1];
+		MDB_val k2;
+		if (key->mv_size > sizeof(kb))
+			return MDB_BAD_VALSIZE;
+		memcpy(kb, key->mv_data, key->mv_size);
+		k2.mv_size = key->mv_size;
+		k2.mv_data = kb;
+		dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+		return dl_leaf_add(mc, &k2, data, flags);
+	}
+	if ((rc = dl_leaf_add(mc, key, data, flags)))
+		return rc;
+	db->md_entries++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Delete and rebalance                                                      */
+/* ------------------------------------------------------------------------- */
+
+/* Copy-on-write child idx of the (writable) page at plevel. */
+static int dl_touch_child(MDB_cursor *mc, int plevel, unsigned idx, MDB_page **ret)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_page *parent = mc->pg[plevel], *mp;
+	MDB_node *node = NODEPTR(parent, idx);
+	int rc;
+	if ((rc = dl_page_get(txn, NODEPGNO(node), &mp)))
+		return rc;
+	if ((rc = dl_page_check(txn->env, mp)))
+		return rc;
+	/* Borrow the slot below plevel to run the ordinary touch. */
+	int savetop = mc->top;
+	MDB_page *savepg = mc->pg[plevel + 1];
+	indx_t saveki = mc->ki[plevel];
+	mc->ki[plevel] = (indx_t)idx;
+	mc->pg[plevel + 1] = mp;
+	rc = dl_page_touch(mc, plevel + 1);
+	*ret = mc->pg[plevel + 1];
+	mc->pg[plevel + 1] = savepg;
+	mc->ki[plevel] = saveki;
+	mc->top = savetop;
+	return rc;
+}
+
+/* Replace the separator key of node idx on the page at level. */
+static int dl_update_key(MDB_cursor *mc, int level, unsigned idx, const MDB_val *key,
+	int *split)
+{
+	MDB_page *mp = mc->pg[level];
+	MDB_node *node = NODEPTR(mp, idx);
+	unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
+	int counted = IS_COUNTED(mp);
+	uint64_t cnt = counted ? dl_get64((char *)node + NODESZ) : 0;
+	size_t osz = dl_node_size(mc->txn->env, mp, node);
+	size_t len = dl_branch_write(img, key, NODEPGNO(node), counted, cnt);
+	if (len <= osz || SIZELEFT(mp) >= len - osz) {
+		dl_page_del_raw(mp, idx, osz);
+		dl_page_insert_raw(mp, idx, img, len);
+		return 0;
+	}
+	dl_page_del_raw(mp, idx, osz);
+	*split = 1;
+	return dl_split_insert(mc, level, idx, img, len);
+}
+
+/* Bytes used by nodes + pointers on a page. */
+static inline size_t dl_page_used(MDB_env *env, MDB_page *mp)
+{
+	return env->psize - PAGEHDRSZ - SIZELEFT(mp);
+}
+
+/* Key of branch node i, with node 0 standing for the parent's separator. */
+static void dl_branch_key(MDB_page *mp, unsigned i, MDB_val *k)
+{
+	dl_node_key(mp, NODEPTR(mp, i), k);
+}
+
+/*
+ * Merge page src (child sidx of the parent at plevel) into dst (child
+ * sidx - 1): append src's nodes to dst, then drop src and its separator.
+ */
+static int dl_merge(MDB_cursor *mc, int plevel, MDB_page *dst, MDB_page *src, unsigned sidx)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *parent = mc->pg[plevel];
+	unsigned n = NUMKEYS(src), base = NUMKEYS(dst);
+	int rc;
+	for (unsigned i = 0; i < n; i++) {
+		MDB_node *nd = NODEPTR(src, i);
+		if (IS_BRANCH(src) && i == 0) {
+			unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
+			MDB_val sep;
+			dl_branch_key(parent, sidx, &sep);
+			uint64_t cnt = IS_COUNTED(src) ? dl_get64((char *)nd + NODESZ) : 0;
+			size_t len = dl_branch_write(img, &sep, NODEPGNO(nd), IS_COUNTED(src), cnt);
+			dl_page_insert_raw(dst, base + i, img, len);
+		} else {
+			dl_page_insert_raw(dst, base + i, nd, dl_node_size(env, src, nd));
+		}
+	}
+	if (IS_BRANCH(src))
+		mc->db->md_branch_pages--;
+	else
+		mc->db->md_leaf_pages--;
+	if ((rc = dl_page_free(mc->txn, src->mp_pgno, 1)))
+		return rc;
+	dl_page_del_raw(parent, sidx, dl_node_size(env, parent, NODEPTR(parent, sidx)));
+	return 0;
+}
+
+/* Size src's node i would need on dst when moved (branch node 0 gains the key). */
+static size_t dl_moved_size(MDB_env *env, MDB_page *parent, unsigned sepidx,
+	MDB_page *src, unsigned i, int gains_sep)
+{
+	MDB_node *nd = NODEPTR(src, i);
+	if (IS_BRANCH(src) && gains_sep) {
+		MDB_node *pn = NODEPTR(parent, sepidx);
+		return EVEN(NODEKOFF(src) + pn->mn_ksize);
+	}
+	return dl_node_size(env, src, nd);
+}
+
+/*
+ * Move one node from sibling sib into mp (the underfull page at level).
+ * right: sib is the right neighbour (its first node moves to mp's end);
+ * otherwise sib is the left neighbour (its last node moves to mp's front).
+ */
+static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
+	int right, int *split)
+{
+	MDB_env *env = mc->txn->env;
+	int plevel = level - 1;
+	MDB_page *parent = mc->pg[plevel];
+	unsigned pi = mc->ki[plevel];
+	unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
+	unsigned char kb[DL_MAXKEY + 2];
+	MDB_val sep, nk;
+	int branch = IS_BRANCH(mp), counted = IS_COUNTED(mp);
+
+	if (right) {
+		unsigned sepidx = pi + 1;
+		if (NUMKEYS(sib) < 2)
+			return 0;
+		size_t need = dl_moved_size(env, parent, sepidx, sib, 0, 1) + sizeof(indx_t);
+		if (SIZELEFT(mp) < need)
+			return 0;
+		MDB_node *nd = NODEPTR(sib, 0);
+		if (branch) {
+			dl_branch_key(parent, sepidx, &sep);
+			uint64_t cnt = counted ? dl_get64((char *)nd + NODESZ) : 0;
+			size_t len = dl_branch_write(img, &sep, NODEPGNO(nd), counted, cnt);
+			dl_page_insert_raw(mp, NUMKEYS(mp), img, len);
+			/* sib's node 1 becomes its keyless node 0; its key goes up. */
+			MDB_node *n1 = NODEPTR(sib, 1);
+			dl_node_key(sib, n1, &nk);
+			memcpy(kb, nk.mv_data, nk.mv_size);
+			nk.mv_data = kb;
+			pgno_t p1 = NODEPGNO(n1);
+			uint64_t c1 = counted ? dl_get64((char *)n1 + NODESZ) : 0;
+			dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
+			dl_page_del_raw(sib, 0, dl_node_size(env, sib, NODEPTR(sib, 0)));
+			len = dl_branch_write(img, NULL, p1, counted, c1);
+			dl_page_insert_raw(sib, 0, img, len);
+		} else {
+			dl_page_insert_raw(mp, NUMKEYS(mp), nd, dl_node_size(env, sib, nd));
+			dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
+			dl_leaf_key(sib, 0, &nk);
+			memcpy(kb, nk.mv_data, nk.mv_size);
+			nk.mv_data = kb;
+		}
+		return dl_update_key(mc, plevel, sepidx, &nk, split);
+	}
+	/* Left neighbour: its last node moves to our front. */
+	unsigned ln = NUMKEYS(sib);
+	if (ln < 2)
+		return 0;
+	MDB_node *nd = NODEPTR(sib, ln - 1);
+	if (branch) {
+		/* Our node 0 gets the old separator as key; the moved node becomes
+		 * our keyless node 0; its key becomes the new separator. */
+		MDB_val oldsep;
+		unsigned char ob[DL_MAXKEY + 2];
+		dl_branch_key(parent, pi, &oldsep);
+		size_t need = EVEN(NODEKOFF(mp) + oldsep.mv_size) + EVEN(NODEKOFF(mp)) +
+			2 * sizeof(indx_t);
+		if (SIZELEFT(mp) < need)
+			return 0;
+		memcpy(ob, oldsep.mv_data, oldsep.mv_size);
+		oldsep.mv_data = ob;
+		dl_node_key(sib, nd, &nk);
+		memcpy(kb, nk.mv_data, nk.mv_size);
+		nk.mv_data = kb;
+		pgno_t mp_pg = NODEPGNO(nd);
+		uint64_t mcnt = counted ? dl_get64((char *)nd + NODESZ) : 0;
+		MDB_node *n0 = NODEPTR(mp, 0);
+		pgno_t p0 = NODEPGNO(n0);
+		uint64_t c0 = counted ? dl_get64((char *)n0 + NODESZ) : 0;
+		dl_page_del_raw(mp, 0, dl_node_size(env, mp, n0));
+		size_t len = dl_branch_write(img, &oldsep, p0, counted, c0);
+		dl_page_insert_raw(mp, 0, img, len);
+		len = dl_branch_write(img, NULL, mp_pg, counted, mcnt);
+		dl_page_insert_raw(mp, 0, img, len);
+		dl_page_del_raw(sib, ln - 1, dl_node_size(env, sib, nd));
+	} else {
+		size_t sz = dl_node_size(env, sib, nd);
+		if (SIZELEFT(mp) < sz + sizeof(indx_t))
+			return 0;
+		dl_page_insert_raw(mp, 0, nd, sz);
+		dl_page_del_raw(sib, ln - 1, sz);
+		dl_leaf_key(mp, 0, &nk);
+		memcpy(kb, nk.mv_data, nk.mv_size);
+		nk.mv_data = kb;
+	}
+	return dl_update_key(mc, plevel, pi, &nk, split);
+}
+
+/*
+ * Restore the tree invariants after a node was removed from the leaf at
+ * mc->top: collapse or empty the root, merge underfull pages into a
+ * neighbour, or borrow a node.  *changed reports a structural change.
+ */
+static int dl_rebalance(MDB_cursor *mc, int *changed)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_db *db = mc->db;
+	int level = mc->top, rc;
+	size_t thresh = (env->psize - PAGEHDRSZ) / 4;
+
+	for (;;) {
+		MDB_page *mp = mc->pg[level];
+		unsigned n = NUMKEYS(mp);
+		if (level == 0) {
+			if (n == 0) {
+				/* Empty leaf root: the tree is empty. */
+				if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
+					return rc;
+				db->md_root = P_INVALID;
+				db->md_depth = 0;
+				db->md_leaf_pages = 0;
+				db->md_branch_pages = 0;
+				mc->top = -1;
+				*changed = 1;
+			} else if (IS_BRANCH(mp) && n == 1) {
+				/* Root with one child: the child becomes the root. */
+				pgno_t child = NODEPGNO(NODEPTR(mp, 0));
+				if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
+					return rc;
+				db->md_root = child;
+				db->md_depth--;
+				db->md_branch_pages--;
+				*changed = 1;
+				continue_collapse:
+				for (int i = 0; i < mc->top; i++) {
+					mc->pg[i] = mc->pg[i + 1];
+					mc->ki[i] = mc->ki[i + 1];
+				}
+				mc->top--;
+				/* A collapsed root that is again a one-child branch
+				 * (cannot normally happen) collapses too. */
+				mp = mc->pg[0];
+				if (IS_BRANCH(mp) && NUMKEYS(mp) == 1) {
+					child = NODEPGNO(NODEPTR(mp, 0));
+					if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
+						return rc;
+					db->md_root = child;
+					db->md_depth--;
+					db->md_branch_pages--;
+					goto continue_collapse;
+				}
+			}
+			return 0;
+		}
+		unsigned minkeys = IS_BRANCH(mp) ? 2 : 1;
+		if (n >= minkeys && dl_page_used(env, mp) >= thresh)
+			return 0;
+		int plevel = level - 1;
+		MDB_page *parent = mc->pg[plevel];
+		unsigned pi = mc->ki[plevel], pn = NUMKEYS(parent);
+		if (pn < 2) {
+			level = plevel;
+			continue;
+		}
+		MDB_page *sib;
+		int right = (pi == 0);
+		unsigned sidx = right ? pi + 1 : pi - 1;
+		if ((rc = dl_touch_child(mc, plevel, sidx, &sib)))
+			return rc;
+		if ((IS_BRANCH(sib) != 0) != (IS_BRANCH(mp) != 0))
+			return MDB_CORRUPTED;
+		/* Merge when everything fits on one page. */
+		MDB_page *L = right ? mp : sib, *R = right ? sib : mp;
+		unsigned ridx = right ? pi + 1 : pi;
+		size_t extra = 0;
+		if (IS_BRANCH(R))
+			extra = dl_moved_size(env, parent, ridx, R, 0, 1) -
+				dl_node_size(env, R, NODEPTR(R, 0));
+		if (dl_page_used(env, L) + dl_page_used(env, R) + extra <= env->psize - PAGEHDRSZ) {
+			if ((rc = dl_merge(mc, plevel, L, R, ridx)))
+				return rc;
+			*changed = 1;
+			level = plevel;
+			continue;
+		}
+		int split = 0;
+		if ((rc = dl_move_node(mc, level, mp, sib, right, &split)))
+			return rc;
+		*changed = 1;
+		return 0;
+	}
+}
+
+/*
+ * Other cursors on the item being deleted must end up on the item that
+ * follows it (LMDB's "just deleted" state), even if keys are inserted in
+ * between before they are used again: record the following key now.
+ */
+static void dl_cursors_on_deleted(MDB_cursor *mc)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_node *node = NODEPTR(mp, mc->ki[mc->top]);
+	MDB_val dk = { node->mn_ksize, NODEKEY(mp, node) };
+	MDB_cursor *c;
+	int any = 0;
+	for (c = txn->cursors[mc->dbi]; c; c = c->next)
+		if (c != mc && (c->flags & C_RESEEK) && c->keylen == dk.mv_size &&
+		    !memcmp(c->keybuf, dk.mv_data, dk.mv_size))
+			any = 1;
+	if (!any)
+		return;
+	/* Find the following key with a scratch copy of the cursor. */
+	MDB_cursor tmp = *mc;
+	MDB_val nk = { 0, NULL };
+	int have = 0;
+	if ((unsigned)tmp.ki[tmp.top] + 1 < NUMKEYS(mp)) {
+		tmp.ki[tmp.top]++;
+		have = 1;
+	} else if (dl_cursor_next_leaf(&tmp) == 0) {
+		have = 1;
+	}
+	if (have) {
+		MDB_page *np = tmp.pg[tmp.top];
+		if (IS_LEAF2(np)) {
+			nk.mv_size = np->mp_pad;
+			nk.mv_data = (char *)np + PAGEHDRSZ + (size_t)tmp.ki[tmp.top] * np->mp_pad;
+		} else {
+			MDB_node *nn = NODEPTR(np, tmp.ki[tmp.top]);
+			nk.mv_size = nn->mn_ksize;
+			nk.mv_data = NODEKEY(np, nn);
+		}
+		if (nk.mv_size > DL_MAXKEY + 1)
+			have = 0;
+	}
+	for (c = txn->cursors[mc->dbi]; c; c = c->next) {
+		if (c == mc || !(c->flags & C_RESEEK) || c->keylen != dk.mv_size ||
+		    memcmp(c->keybuf, dk.mv_data, dk.mv_size))
+			continue;
+		c->flags |= C_DEL;
+		c->flags &= ~C_EOF;
+		if (have) {
+			memcpy(c->keybuf, nk.mv_data, nk.mv_size);
+			c->keylen = nk.mv_size ? (unsigned)nk.mv_size : ~0u;
+		} else {
+			c->keylen = 0;	/* nothing follows: past the end */
+		}
+	}
+}
+
+/*
+ * Delete the leaf node under the cursor (non-DUPSORT).  Afterwards the
+ * cursor is on the following item in the "just deleted" state.
+ */
+int dl_cursor_del0(MDB_cursor *mc)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top];
+	int rc, changed = 0;
+
+	if (idx >= NUMKEYS(mp))
+		return MDB_NOTFOUND;
+	MDB_node *node = NODEPTR(mp, idx);
+	if ((rc = dl_node_check(env, mp, node, 1)))
+		return rc;
+	if (node->mn_flags & F_DUPDATA)
+		return MDB_INCOMPATIBLE;
+	dl_cursors_save(mc);
+	dl_cursors_on_deleted(mc);
+	if ((rc = dl_cursor_touch(mc)))
+		return rc;
+	mp = mc->pg[mc->top];
+	node = NODEPTR(mp, idx);
+	/* Keep the key so the cursor can find its place after a rebalance. */
+	mc->keylen = node->mn_ksize;
+	memcpy(mc->keybuf, NODEKEY(mp, node), node->mn_ksize);
+	if ((node->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, node)))
+		return rc;
+	dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	mc->db->md_entries--;
+	if ((rc = dl_rebalance(mc, &changed)))
+		return rc;
+	mc->flags |= C_DEL | C_INIT;
+	mc->flags &= ~C_EOF;
+	if (mc->db->md_root == P_INVALID) {
+		/* Empty tree: every cursor on it is unpositioned. */
+		mc->top = -1;
+		mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+		return 0;
+	}
+	if (changed) {
+		MDB_val k = { mc->keylen, mc->keybuf };
+		int exact;
+		if ((rc = dl_search(mc, &k, DL_PS_KEY)))
+			return rc;
+		dl_leaf_search(mc, &k, &exact);
+		mc->flags |= C_DEL | C_INIT;
+	}
+	/* Past the end of this leaf: step to the next leaf's first item. */
+	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+		rc = dl_cursor_next_leaf(mc);
+		if (rc == MDB_NOTFOUND) {
+			/* Deleted the last item: stay past the end of the last leaf. */
+			if ((rc = dl_search_edge(mc, 1)))
+				return rc;
+			mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
+			mc->flags |= C_DEL | C_INIT;
+			return 0;
+		}
+		if (rc)
+			return rc;
+		mc->flags |= C_DEL | C_INIT;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Drop                                                                      */
+/* ------------------------------------------------------------------------- */
+
+static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_page *mp;
+	int rc;
+	if (depth >= DL_MAXDEPTH)
+		return MDB_CURSOR_FULL;
+	if ((rc = dl_page_get(txn, pg, &mp)))
+		return rc;
+	if ((rc = dl_page_check(txn->env, mp)))
+		return rc;
+	unsigned n = NUMKEYS(mp);
+	if (IS_BRANCH(mp)) {
+		for (unsigned i = 0; i < n; i++) {
+			pgno_t child = NODEPGNO(NODEPTR(mp, i));
+			if ((rc = dl_drop_page(mc, child, depth + 1)))
+				return rc;
+		}
+	} else if (IS_LEAF(mp) && !IS_LEAF2(mp)) {
+		for (unsigned i = 0; i < n; i++) {
+			MDB_node *nd = NODEPTR(mp, i);
+			if ((rc = dl_node_check(txn->env, mp, nd, 1)))
+				return rc;
+			if ((nd->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, nd)))
+				return rc;
+			if ((nd->mn_flags & (F_SUBDATA | F_DUPDATA)) == F_SUBDATA &&
+			    mc->dbi == DL_MAIN_DBI) {
+				/* Emptying the main DB also frees the named DBs'
+				 * trees, so no page leaks (DLMDB v2 behaviour). */
+				MDB_db rec;
+				if (NODEDSZ(nd) != sizeof(rec))
+					return MDB_CORRUPTED;
+				memcpy(&rec, (char *)nd + NODESZ + nd->mn_ksize +
+				    (nd->mn_ksize & txn->env->pad), sizeof(rec));
+				if (rec.md_flags & MDB_DUPSORT)
+					return MDB_INCOMPATIBLE;
+				if (rec.md_root != P_INVALID &&
+				    (rc = dl_drop_page(mc, rec.md_root, depth + 1)))
+					return rc;
+			}
+		}
+	} else if (!IS_LEAF(mp)) {
+		return MDB_CORRUPTED;
+	}
+	return dl_page_free(txn, pg, 1);
+}
+
+/* Free every page of the cursor's tree and reset its record. */
+int dl_drop_tree(MDB_cursor *mc)
+{
+	MDB_db *db = mc->db;
+	int rc;
+	if (db->md_root != P_INVALID) {
+		if (db->md_flags & MDB_DUPSORT)
+			return MDB_INCOMPATIBLE;	/* duplicate sub-trees: later */
+		dl_cursors_save(mc);
+		if ((rc = dl_drop_page(mc, db->md_root, 0)))
+			return rc;
+	}
+	db->md_root = P_INVALID;
+	db->md_depth = 0;
+	db->md_branch_pages = db->md_leaf_pages = db->md_overflow_pages = 0;
+	db->md_entries = 0;
+	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
+	mc->txn->flags |= TXN_DIRTY;
+	mc->top = -1;
+	mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+	return 0;
+}

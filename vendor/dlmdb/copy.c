@@ -1,0 +1,294 @@
+/*
+ * copy.c - backups: plain copy (pages verbatim) and compacting copy
+ * (format doc §17: live pages renumbered from 2 in post-order, no free list).
+ */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int dl_copy_plain(MDB_env *env, int fd)
+{
+	MDB_txn *txn;
+	int rc;
+	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
+		return rc;
+	/* Both metas, as the snapshot sees them, then every page up to
+	 * last_pg straight from the map (pages past the end of the file were
+	 * never written and are free: write zeros). */
+	size_t ps = env->psize;
+	pgno_t last = txn->next_pgno - 1;
+	struct stat st;
+	if (fstat(env->fd, &st) < 0) {
+		rc = errno;
+		goto done;
+	}
+	unsigned char *meta = calloc(2, ps);
+	if (!meta) {
+		rc = ENOMEM;
+		goto done;
+	}
+	memcpy(meta, env->map, 2 * ps);
+	/* Make the copy's newest meta the snapshot we are copying. */
+	MDB_meta *a = METADATA((MDB_page *)meta), *b = METADATA((MDB_page *)(meta + ps));
+	MDB_meta *mine = (txn->txnid & 1) ? b : a;
+	MDB_meta *other = (txn->txnid & 1) ? a : b;
+	if (other->mm_txnid > mine->mm_txnid) {
+		*other = *mine;
+		other->mm_txnid = mine->mm_txnid ? mine->mm_txnid - 1 : 0;
+	}
+	rc = dl_pwrite_all(fd, meta, 2 * ps, 0);
+	free(meta);
+	if (rc)
+		goto done;
+	size_t fpages = (size_t)st.st_size / ps;
+	size_t endp = last + 1 < fpages ? last + 1 : fpages;
+	if (endp > 2)
+		rc = dl_pwrite_all(fd, env->map + 2 * ps, (endp - 2) * ps, (off_t)(2 * ps));
+	if (!rc && endp < last + 1 && ftruncate(fd, (off_t)((last + 1) * ps)) < 0)
+		rc = errno;
+done:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Compacting copy                                                           */
+/* ------------------------------------------------------------------------- */
+
+typedef struct dl_cctx {
+	MDB_txn	*txn;
+	int	fd;
+	pgno_t	next;		/* next page number in the copy */
+} dl_cctx;
+
+static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg);
+
+static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *newpg)
+{
+	MDB_env *env = cx->txn->env;
+	if (env->interrupted)
+		return EINTR;
+	*newpg = cx->next;
+	int rc = dl_pwrite_all(cx->fd, buf, (size_t)npages * env->psize,
+	    (off_t)(cx->next * env->psize));
+	cx->next += npages;
+	return rc;
+}
+
+/* Copy an overflow run; returns its new first page. */
+static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
+{
+	MDB_txn *txn = cx->txn;
+	MDB_env *env = txn->env;
+	MDB_page *omp;
+	int rc = dl_page_get(txn, pg, &omp);
+	if (rc)
+		return rc;
+	unsigned np = omp->mp_u.pages;
+	if (!IS_OVERFLOW(omp) || !np || pg + np > txn->fpages)
+		return MDB_CORRUPTED;
+	/* Patch the page number in a copy of the header; the rest streams
+	 * straight from the map. */
+	MDB_page hdr;
+	memcpy(&hdr, omp, PAGEHDRSZ);
+	hdr.mp_pgno = cx->next;
+	if ((rc = dl_pwrite_all(cx->fd, &hdr, PAGEHDRSZ, (off_t)(cx->next * env->psize))))
+		return rc;
+	rc = dl_pwrite_all(cx->fd, (char *)omp + PAGEHDRSZ,
+	    (size_t)np * env->psize - PAGEHDRSZ, (off_t)(cx->next * env->psize + PAGEHDRSZ));
+	*newpg = cx->next;
+	cx->next += np;
+	return rc;
+}
+
+static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
+{
+	MDB_txn *txn = cx->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp;
+	int rc;
+	if (depth > 2 * DL_MAXDEPTH)
+		return MDB_CURSOR_FULL;
+	if ((rc = dl_page_get(txn, pg, &mp)))
+		return rc;
+	if ((rc = dl_page_check(env, mp)))
+		return rc;
+	MDB_page *cp = malloc(env->psize);
+	if (!cp)
+		return ENOMEM;
+	memcpy(cp, mp, env->psize);
+	unsigned n = NUMKEYS(cp);
+	if (IS_BRANCH(cp)) {
+		for (unsigned i = 0; i < n && !rc; i++) {
+			MDB_node *nd = NODEPTR(cp, i);
+			pgno_t np;
+			if ((rc = dl_node_check(env, cp, nd, 0)))
+				break;
+			if (!(rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, &np)))
+				node_set_pgno(nd, np);
+		}
+	} else if (IS_LEAF(cp) && !IS_LEAF2(cp)) {
+		for (unsigned i = 0; i < n && !rc; i++) {
+			MDB_node *nd = NODEPTR(cp, i);
+			if ((rc = dl_node_check(env, cp, nd, 1)))
+				break;
+			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+			if (nd->mn_flags & F_BIGDATA) {
+				pgno_t np;
+				if (!(rc = dl_copy_overflow(cx, dl_get64(d), &np)))
+					dl_put64(d, np);
+			} else if (nd->mn_flags & F_SUBDATA) {
+				/* Named DB or duplicate sub-DB: copy its tree too. */
+				MDB_db rec;
+				if (NODEDSZ(nd) != sizeof(rec)) {
+					rc = MDB_CORRUPTED;
+					break;
+				}
+				memcpy(&rec, d, sizeof(rec));
+				if (rec.md_root != P_INVALID) {
+					pgno_t np;
+					if (!(rc = dl_copy_tree(cx, rec.md_root, depth + 1, &np))) {
+						rec.md_root = np;
+						memcpy(d, &rec, sizeof(rec));
+					}
+				}
+			}
+		}
+	} else if (!IS_LEAF(cp)) {
+		rc = MDB_CORRUPTED;
+	}
+	if (!rc) {
+		/* Unused bytes are not data: write them as zeros. */
+		if (!IS_LEAF2(cp))
+			memset((char *)cp + MP_LOWER(cp), 0, SIZELEFT(cp));
+		cp->mp_pgno = cx->next;
+		cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
+		rc = dl_copy_out(cx, cp, 1, newpg);
+	}
+	free(cp);
+	return rc;
+}
+
+/* Pages the free list holds in this snapshot (records' counts + its tree). */
+static int dl_free_total(MDB_txn *txn, pgno_t *total)
+{
+	MDB_cursor *mc;
+	MDB_val k, d;
+	int rc = mdb_cursor_open(txn, DL_FREE_DBI, &mc);
+	if (rc)
+		return rc;
+	pgno_t sum = txn->dbs[DL_FREE_DBI].md_branch_pages +
+		txn->dbs[DL_FREE_DBI].md_leaf_pages + txn->dbs[DL_FREE_DBI].md_overflow_pages;
+	while ((rc = mdb_cursor_get(mc, &k, &d, MDB_NEXT)) == 0) {
+		if (d.mv_size < 8) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		sum += dl_get64(d.mv_data);
+	}
+	mdb_cursor_close(mc);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	*total = sum;
+	return 0;
+}
+
+static int dl_copy_compact(MDB_env *env, int fd)
+{
+	MDB_txn *txn;
+	size_t ps = env->psize;
+	int rc;
+	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
+		return rc;
+	dl_cctx cx = { txn, fd, 2 };
+	MDB_db main = txn->dbs[DL_MAIN_DBI];
+	if (main.md_root != P_INVALID) {
+		pgno_t fr;
+		if ((rc = dl_free_total(txn, &fr)))
+			goto done;
+		pgno_t expect = txn->next_pgno - 1 - fr;
+		pgno_t root;
+		if ((rc = dl_copy_tree(&cx, main.md_root, 0, &root)))
+			goto done;
+		if (cx.next - 1 != expect) {
+			rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
+			goto done;
+		}
+		main.md_root = root;
+	}
+	/* Two fresh metas: page 0 empty (txnid 0), page 1 the copied state. */
+	unsigned char *buf = calloc(2, ps);
+	if (!buf) {
+		rc = ENOMEM;
+		goto done;
+	}
+	MDB_meta *src = dl_meta_current(env);
+	for (int i = 0; i < 2; i++) {
+		MDB_page *p = (MDB_page *)(buf + i * ps);
+		MDB_meta *m = METADATA(p);
+		p->mp_pgno = (pgno_t)i;
+		p->mp_flags = P_META;
+		m->mm_magic = DL_MAGIC;
+		m->mm_version = env->version;
+		m->mm_address = src->mm_address;
+		m->mm_mapsize = env->mapsize;
+		m->mm_dbs[DL_FREE_DBI].md_pad = (uint32_t)ps;
+		m->mm_dbs[DL_FREE_DBI].md_flags = src->mm_dbs[DL_FREE_DBI].md_flags;
+		m->mm_dbs[DL_FREE_DBI].md_root = P_INVALID;
+		m->mm_dbs[DL_MAIN_DBI].md_root = P_INVALID;
+		m->mm_last_pg = 1;
+	}
+	MDB_meta *m1 = METADATA((MDB_page *)(buf + ps));
+	m1->mm_dbs[DL_MAIN_DBI] = main;
+	m1->mm_last_pg = cx.next - 1;
+	m1->mm_txnid = (main.md_root == P_INVALID && !main.md_flags) ? 0 : 1;
+	rc = dl_pwrite_all(fd, buf, 2 * ps, 0);
+	free(buf);
+done:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+int mdb_env_copyfd2(MDB_env *env, mdb_filehandle_t fd, unsigned flags)
+{
+	if (!env || !env->opened || (flags & ~MDB_CP_COMPACT))
+		return EINVAL;
+	if (flags & MDB_CP_COMPACT)
+		return dl_copy_compact(env, fd);
+	return dl_copy_plain(env, fd);
+}
+
+int mdb_env_copyfd(MDB_env *env, mdb_filehandle_t fd)
+{
+	return mdb_env_copyfd2(env, fd, 0);
+}
+
+int mdb_env_copy2(MDB_env *env, const char *path, unsigned flags)
+{
+	if (!env || !path || !env->opened)
+		return EINVAL;
+	char *p = malloc(strlen(path) + 16);
+	if (!p)
+		return ENOMEM;
+	if (env->flags & MDB_NOSUBDIR)
+		strcpy(p, path);
+	else
+		sprintf(p, "%s/data.mdb", path);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	free(p);
+	if (fd < 0)
+		return errno;
+	int rc = mdb_env_copyfd2(env, fd, flags);
+	if (!rc && fsync(fd) < 0)
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
+int mdb_env_copy(MDB_env *env, const char *path)
+{
+	return mdb_env_copy2(env, path, 0);
+}

@@ -1,0 +1,620 @@
+/*
+ * cursor.c - cursors: movement, the public cursor API, and mdb_get/put/del
+ * (which run an internal cursor).
+ *
+ * Other cursors of a write txn are kept valid across changes by saving
+ * their current key before the tree is modified (C_RESEEK) and looking it up
+ * again on their next use; a key that vanished leaves them on the following
+ * item in the "just deleted" state, as LMDB does.
+ */
+#include "internal.h"
+
+void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
+{
+	mc->next = NULL;
+	mc->txn = txn;
+	mc->dbi = dbi;
+	mc->db = &txn->dbs[dbi];
+	mc->dbx = &txn->env->dbxs[dbi];
+	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE);
+	mc->top = -1;
+	mc->xcursor = NULL;
+	mc->keylen = 0;
+}
+
+/* Before the tree of mc's DB changes: remember where the others are. */
+void dl_cursors_save(MDB_cursor *mc)
+{
+	MDB_txn *txn = mc->txn;
+	for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next) {
+		if (c == mc || !(c->flags & C_INIT) || (c->flags & C_RESEEK))
+			continue;
+		c->keylen = 0;
+		if (c->top >= 0 && !(c->flags & C_EOF)) {
+			MDB_page *mp = c->pg[c->top];
+			unsigned i = c->ki[c->top];
+			if (i < NUMKEYS(mp)) {
+				MDB_val k;
+				if (IS_LEAF2(mp)) {
+					k.mv_size = mp->mp_pad;
+					k.mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+				} else {
+					MDB_node *n = NODEPTR(mp, i);
+					k.mv_size = n->mn_ksize;
+					k.mv_data = NODEKEY(mp, n);
+				}
+				if (k.mv_size > DL_MAXKEY + 1)
+					k.mv_size = DL_MAXKEY + 1;
+				memcpy(c->keybuf, k.mv_data, k.mv_size);
+				c->keylen = (unsigned)k.mv_size;
+				if (!c->keylen)
+					c->keylen = ~0u;	/* empty key marker */
+			}
+		}
+		c->flags |= C_RESEEK;
+	}
+}
+
+static int dl_cursor_past_end(MDB_cursor *mc)
+{
+	int rc = dl_search_edge(mc, 1);
+	if (rc == MDB_NOTFOUND) {
+		mc->top = -1;
+		mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+		return 0;
+	}
+	if (rc)
+		return rc;
+	mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
+	return 0;
+}
+
+/* Find the saved position again (see dl_cursors_save). */
+int dl_cursor_reseek(MDB_cursor *mc)
+{
+	unsigned keep = mc->flags & (C_EOF | C_DEL);
+	int rc, exact;
+	mc->flags &= ~(C_RESEEK | C_EOF | C_DEL);
+	if (!mc->keylen) {
+		if ((rc = dl_cursor_past_end(mc)))
+			return rc;
+		if (mc->top >= 0)
+			mc->flags |= keep | C_INIT;
+		return 0;
+	}
+	MDB_val k = { mc->keylen == ~0u ? 0 : mc->keylen, mc->keybuf };
+	rc = dl_search(mc, &k, DL_PS_KEY);
+	if (rc == MDB_NOTFOUND) {
+		mc->top = -1;
+		mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+		return 0;
+	}
+	if (rc)
+		return rc;
+	dl_leaf_search(mc, &k, &exact);
+	mc->flags |= C_INIT | (keep & C_DEL) | (exact ? 0 : C_DEL);
+	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+		rc = dl_cursor_next_leaf(mc);
+		if (rc == MDB_NOTFOUND) {
+			if ((rc = dl_cursor_past_end(mc)))
+				return rc;
+		} else if (rc) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Descend from level l (already positioned) to the leaf, leftmost or rightmost. */
+static int dl_descend(MDB_cursor *mc, int l, int rightmost)
+{
+	MDB_txn *txn = mc->txn;
+	int rc;
+	for (int lev = l + 1; lev <= mc->top; lev++) {
+		MDB_page *parent = mc->pg[lev - 1], *mp;
+		MDB_node *node = NODEPTR(parent, mc->ki[lev - 1]);
+		if ((rc = dl_node_check(txn->env, parent, node, 0)))
+			return rc;
+		if ((rc = dl_page_get(txn, NODEPGNO(node), &mp)))
+			return rc;
+		if ((rc = dl_page_check(txn->env, mp)))
+			return rc;
+		unsigned n = NUMKEYS(mp);
+		if (!n)
+			return MDB_CORRUPTED;
+		if (lev == mc->top ? !IS_LEAF(mp) : !IS_BRANCH(mp))
+			return MDB_CORRUPTED;
+		mc->pg[lev] = mp;
+		mc->ki[lev] = (indx_t)(rightmost ? n - 1 : 0);
+	}
+	return 0;
+}
+
+/* Move to the first item of the next leaf; MDB_NOTFOUND leaves mc alone. */
+int dl_cursor_next_leaf(MDB_cursor *mc)
+{
+	int l;
+	for (l = mc->top - 1; l >= 0; l--)
+		if ((unsigned)mc->ki[l] + 1 < NUMKEYS(mc->pg[l]))
+			break;
+	if (l < 0)
+		return MDB_NOTFOUND;
+	mc->ki[l]++;
+	return dl_descend(mc, l, 0);
+}
+
+int dl_cursor_prev_leaf(MDB_cursor *mc)
+{
+	int l;
+	for (l = mc->top - 1; l >= 0; l--)
+		if (mc->ki[l] > 0)
+			break;
+	if (l < 0)
+		return MDB_NOTFOUND;
+	mc->ki[l]--;
+	return dl_descend(mc, l, 1);
+}
+
+/* Return the item under the cursor. */
+int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	if (mc->top < 0)
+		return MDB_NOTFOUND;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned i = mc->ki[mc->top];
+	if (i >= NUMKEYS(mp))
+		return MDB_NOTFOUND;
+	if (IS_LEAF2(mp)) {
+		if (key) {
+			key->mv_size = mp->mp_pad;
+			key->mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+		}
+		if (data) {
+			data->mv_size = 0;
+			data->mv_data = NULL;
+		}
+		return 0;
+	}
+	MDB_node *n = NODEPTR(mp, i);
+	int rc = dl_node_check(mc->txn->env, mp, n, 1);
+	if (rc)
+		return rc;
+	if (key) {
+		key->mv_size = n->mn_ksize;
+		key->mv_data = NODEKEY(mp, n);
+	}
+	if (data)
+		return dl_node_read(mc, n, data);
+	return 0;
+}
+
+int dl_cursor_first(MDB_cursor *mc, MDB_val *key, MDB_val *data, int last)
+{
+	int rc = dl_search_edge(mc, last);
+	mc->flags &= ~(C_EOF | C_DEL);
+	if (rc) {
+		if (rc == MDB_NOTFOUND)
+			mc->flags &= ~C_INIT;
+		return rc;
+	}
+	mc->flags |= C_INIT;
+	return dl_cursor_current(mc, key, data);
+}
+
+int dl_cursor_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (!(mc->flags & C_INIT))
+		return dl_cursor_first(mc, key, data, 0);
+	if ((mc->flags & C_EOF) || mc->top < 0)
+		return MDB_NOTFOUND;
+	MDB_page *mp = mc->pg[mc->top];
+	if (mc->flags & C_DEL) {
+		/* Deleted the last item: nothing follows, and a later PREV
+		 * must still give the item before the deleted one. */
+		if (mc->ki[mc->top] >= NUMKEYS(mp))
+			return MDB_NOTFOUND;
+		mc->flags &= ~C_DEL;
+		return dl_cursor_current(mc, key, data);
+	}
+	if ((unsigned)mc->ki[mc->top] + 1 < NUMKEYS(mp)) {
+		mc->ki[mc->top]++;
+	} else {
+		rc = dl_cursor_next_leaf(mc);
+		if (rc)
+			return rc;
+	}
+	return dl_cursor_current(mc, key, data);
+}
+
+int dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
+		if (mc->top < 0 && (mc->flags & C_INIT) && mc->db->md_root == P_INVALID)
+			return MDB_NOTFOUND;
+		return dl_cursor_first(mc, key, data, 1);
+	}
+	if (mc->top < 0)
+		return MDB_NOTFOUND;
+	mc->flags &= ~C_DEL;
+	if (mc->ki[mc->top] > 0) {
+		mc->ki[mc->top]--;
+	} else {
+		rc = dl_cursor_prev_leaf(mc);
+		if (rc)
+			return rc;
+	}
+	return dl_cursor_current(mc, key, data);
+}
+
+int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	int rc, exact;
+	if (!key)
+		return EINVAL;
+	if (!key->mv_size)
+		return MDB_BAD_VALSIZE;
+	mc->flags &= ~(C_EOF | C_DEL);
+	rc = dl_search(mc, key, DL_PS_KEY);
+	if (rc) {
+		if (rc == MDB_NOTFOUND)
+			mc->flags &= ~C_INIT;
+		return rc;
+	}
+	mc->flags |= C_INIT;
+	MDB_node *node = dl_leaf_search(mc, key, &exact);
+	if (!node) {
+		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+			return MDB_CORRUPTED;
+		if (op != MDB_SET_RANGE) {
+			mc->flags |= C_EOF;
+			return MDB_NOTFOUND;
+		}
+		rc = dl_cursor_next_leaf(mc);
+		if (rc == MDB_NOTFOUND) {
+			mc->flags |= C_EOF;
+			return MDB_NOTFOUND;
+		}
+		if (rc)
+			return rc;
+		exact = 0;
+	}
+	if (!exact && op != MDB_SET_RANGE)
+		return MDB_NOTFOUND;
+	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
+}
+
+static inline int dl_txn_usable(MDB_txn *txn)
+{
+	return !(txn->flags & (TXN_ERROR | TXN_FINISHED));
+}
+
+int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	int rc;
+	if (!mc)
+		return EINVAL;
+	MDB_txn *txn = mc->txn;
+	if (!txn || !dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	if ((rc = dl_check_intr(txn)))
+		return rc;
+	if (txn->dbflags[mc->dbi] & DB_INCOMPAT)
+		return MDB_INCOMPATIBLE;
+	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
+		return dl_txn_err(txn, rc);
+	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
+		return rc;
+	int dup = (mc->db->md_flags & MDB_DUPSORT) != 0;
+	if (dup) {
+		rc = dl_dup_get(mc, key, data, op);
+		if (rc && rc != MDB_NOTFOUND && rc != EINVAL && rc != MDB_INCOMPATIBLE &&
+		    rc != MDB_BAD_VALSIZE)
+			return dl_txn_err(txn, rc);
+		return rc;
+	}
+	switch (op) {
+	case MDB_FIRST:
+		rc = dl_cursor_first(mc, key, data, 0);
+		break;
+	case MDB_LAST:
+		rc = dl_cursor_first(mc, key, data, 1);
+		break;
+	case MDB_NEXT:
+	case MDB_NEXT_DUP:
+	case MDB_NEXT_NODUP:
+		/* Every key has one item: after a delete there is no "next
+		 * duplicate" of the deleted key. */
+		if (op == MDB_NEXT_DUP && (mc->flags & (C_INIT | C_DEL)) == (C_INIT | C_DEL)) {
+			if (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+				mc->flags &= ~C_DEL;
+			return MDB_NOTFOUND;
+		}
+		rc = dl_cursor_next(mc, key, data);
+		break;
+	case MDB_PREV:
+	case MDB_PREV_DUP:
+	case MDB_PREV_NODUP:
+		rc = dl_cursor_prev(mc, key, data);
+		break;
+	case MDB_GET_CURRENT:
+		if (!(mc->flags & C_INIT))
+			return EINVAL;
+		if (mc->flags & C_EOF)
+			return MDB_NOTFOUND;
+		rc = dl_cursor_current(mc, key, data);
+		/* Reading the item that followed a deleted one makes it current. */
+		if (rc == 0)
+			mc->flags &= ~C_DEL;
+		break;
+	case MDB_SET:
+	case MDB_SET_KEY:
+	case MDB_SET_RANGE:
+		rc = dl_cursor_set(mc, key, data, op);
+		break;
+	case MDB_FIRST_DUP:
+	case MDB_LAST_DUP:
+	case MDB_GET_BOTH:
+	case MDB_GET_BOTH_RANGE:
+	case MDB_GET_MULTIPLE:
+	case MDB_NEXT_MULTIPLE:
+	case MDB_PREV_MULTIPLE:
+		return MDB_INCOMPATIBLE;
+	default:
+		return EINVAL;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		return dl_txn_err(txn, rc);
+	return rc;
+}
+
+int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **ret)
+{
+	int rc;
+	if (!txn || !ret)
+		return EINVAL;
+	if ((rc = dl_dbi_check(txn, dbi, 0)))
+		return rc;
+	if (dbi == DL_FREE_DBI && !(txn->flags & TXN_RDONLY))
+		return EINVAL;
+	if (!dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	MDB_cursor *mc = malloc(sizeof(*mc));
+	if (!mc)
+		return ENOMEM;
+	dl_cursor_init(mc, txn, dbi);
+	if (!(txn->flags & TXN_RDONLY)) {
+		mc->flags &= ~C_UNTRACKED;
+		mc->next = txn->cursors[dbi];
+		txn->cursors[dbi] = mc;
+	}
+	*ret = mc;
+	return 0;
+}
+
+void mdb_cursor_close(MDB_cursor *mc)
+{
+	if (!mc)
+		return;
+	if (!(mc->flags & C_UNTRACKED) && mc->txn) {
+		MDB_cursor **pp = &mc->txn->cursors[mc->dbi];
+		while (*pp && *pp != mc)
+			pp = &(*pp)->next;
+		if (*pp)
+			*pp = mc->next;
+	}
+	free(mc->xcursor);
+	free(mc);
+}
+
+int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *mc)
+{
+	int rc;
+	if (!txn || !mc)
+		return EINVAL;
+	if (!(txn->flags & TXN_RDONLY) || (mc->flags & C_WRITE))
+		return EINVAL;
+	if ((rc = dl_dbi_check(txn, mc->dbi, 0)))
+		return rc;
+	if (!dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	dl_cursor_init(mc, txn, mc->dbi);
+	return 0;
+}
+
+MDB_txn *mdb_cursor_txn(MDB_cursor *mc)
+{
+	return mc ? mc->txn : NULL;
+}
+
+MDB_dbi mdb_cursor_dbi(MDB_cursor *mc)
+{
+	return mc->dbi;
+}
+
+int mdb_cursor_count(MDB_cursor *mc, mdb_size_t *countp)
+{
+	if (!mc || !countp)
+		return EINVAL;
+	if (!(mc->db->md_flags & MDB_DUPSORT))
+		return MDB_INCOMPATIBLE;
+	return dl_dup_count(mc, countp);
+}
+
+/* Checks shared by every write entry point. */
+static int dl_write_check(MDB_txn *txn, MDB_dbi dbi)
+{
+	int rc;
+	if ((rc = dl_dbi_check(txn, dbi, 1)))
+		return rc;
+	if (txn->flags & TXN_RDONLY)
+		return EACCES;
+	if ((txn->dbflags[dbi] & DB_STALE) && (rc = dl_db_load(txn, dbi)))
+		return rc;
+	if (txn->dbflags[dbi] & DB_INCOMPAT)
+		return MDB_INCOMPATIBLE;
+	/* Writes to DUPSORT and counted DBs are not implemented yet: refuse
+	 * rather than damage them. */
+	if (txn->dbs[dbi].md_flags & (MDB_DUPSORT | MDB_COUNTED | MDB_PREFIX_COMPRESSION))
+		return MDB_INCOMPATIBLE;
+	return 0;
+}
+
+int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	int rc;
+	if (!mc)
+		return EINVAL;
+	MDB_txn *txn = mc->txn;
+	if (txn->flags & TXN_ERROR)
+		return txn->lasterr ? txn->lasterr : MDB_BAD_TXN;
+	if (txn->flags & TXN_FINISHED)
+		return MDB_BAD_TXN;
+	if (txn->flags & TXN_RDONLY)
+		return EACCES;
+	if ((rc = dl_check_intr(txn)))
+		return rc;
+	if (!key || !data)
+		return EINVAL;
+	if ((rc = dl_write_check(txn, mc->dbi)))
+		return rc;
+	if (flags & MDB_MULTIPLE)
+		return MDB_INCOMPATIBLE;
+	if (key->mv_size == 0 || key->mv_size > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	if (data->mv_size > 0xFFFFFFFFu)
+		return MDB_BAD_VALSIZE;
+	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
+		return dl_txn_err(txn, rc);
+	rc = dl_cursor_put0(mc, key, data,
+	    flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND | MDB_CURRENT));
+	return dl_txn_err(txn, rc);
+}
+
+/* Is the item under mc a named-DB record? */
+static int dl_is_subdata(MDB_cursor *mc)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned i = mc->ki[mc->top];
+	if (IS_LEAF2(mp) || i >= NUMKEYS(mp))
+		return 0;
+	return (NODEPTR(mp, i)->mn_flags & (F_SUBDATA | F_DUPDATA)) == F_SUBDATA;
+}
+
+int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
+{
+	int rc;
+	(void)flags;
+	if (!mc)
+		return EINVAL;
+	MDB_txn *txn = mc->txn;
+	if (!dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	if (txn->flags & TXN_RDONLY)
+		return EACCES;
+	if ((rc = dl_write_check(txn, mc->dbi)))
+		return rc;
+	if (!(mc->flags & C_INIT))
+		return EINVAL;
+	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
+		return dl_txn_err(txn, rc);
+	if ((mc->flags & C_EOF) || mc->top < 0 ||
+	    mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+		return MDB_NOTFOUND;
+	if (dl_is_subdata(mc))
+		return dl_txn_fail(txn, MDB_INCOMPATIBLE);
+	return dl_txn_err(txn, dl_cursor_del0(mc));
+}
+
+int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+	MDB_cursor mc;
+	int rc, exact;
+	if (!txn || !key || !data)
+		return EINVAL;
+	if ((rc = dl_dbi_check(txn, dbi, 1)))
+		return rc;
+	if (!dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	if (txn->dbflags[dbi] & DB_INCOMPAT)
+		return MDB_INCOMPATIBLE;
+	if (!key->mv_size)
+		return MDB_BAD_VALSIZE;
+	dl_cursor_init(&mc, txn, dbi);
+	rc = dl_search(&mc, key, DL_PS_KEY);
+	if (rc)
+		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
+	MDB_node *node = dl_leaf_search(&mc, key, &exact);
+	if (!node || !exact) {
+		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
+			return dl_txn_err(txn, MDB_CORRUPTED);
+		return MDB_NOTFOUND;
+	}
+	if (IS_LEAF2(mc.pg[mc.top])) {
+		data->mv_size = 0;
+		data->mv_data = NULL;
+		return 0;
+	}
+	if (node->mn_flags & F_DUPDATA)
+		rc = dl_dup_first_item(&mc, node, data);
+	else
+		rc = dl_node_read(&mc, node, data);
+	return rc ? dl_txn_err(txn, rc) : 0;
+}
+
+int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_cursor mc;
+	int rc;
+	if (!txn || !key || !data)
+		return EINVAL;
+	if ((rc = dl_dbi_check(txn, dbi, 1)))
+		return rc;
+	if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_RESERVE | MDB_APPEND | MDB_APPENDDUP))
+		return EINVAL;
+	if (!dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	if (txn->flags & TXN_RDONLY)
+		return EACCES;
+	if ((rc = dl_check_intr(txn)))
+		return rc;
+	if ((rc = dl_write_check(txn, dbi)))
+		return rc;
+	if (key->mv_size == 0 || key->mv_size > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	if (data->mv_size > 0xFFFFFFFFu)
+		return MDB_BAD_VALSIZE;
+	dl_cursor_init(&mc, txn, dbi);
+	rc = dl_cursor_put0(&mc, key, data, flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND));
+	return dl_txn_err(txn, rc);
+}
+
+int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+	MDB_cursor mc;
+	int rc, exact;
+	(void)data;
+	if (!txn || !key)
+		return EINVAL;
+	if ((rc = dl_dbi_check(txn, dbi, 1)))
+		return rc;
+	if (!dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	if (txn->flags & TXN_RDONLY)
+		return EACCES;
+	if ((rc = dl_write_check(txn, dbi)))
+		return rc;
+	if (!key->mv_size)
+		return MDB_BAD_VALSIZE;
+	dl_cursor_init(&mc, txn, dbi);
+	rc = dl_search(&mc, key, DL_PS_KEY);
+	if (rc)
+		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
+	MDB_node *node = dl_leaf_search(&mc, key, &exact);
+	if (!node || !exact)
+		return MDB_NOTFOUND;
+	if (dl_is_subdata(&mc))
+		return dl_txn_fail(txn, MDB_INCOMPATIBLE);
+	return dl_txn_err(txn, dl_cursor_del0(&mc));
+}

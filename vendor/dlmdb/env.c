@@ -1,0 +1,399 @@
+/*
+ * env.c - environment handles: create, open (layout detection), close,
+ * options, statistics, sync and copy.
+ */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DL_DEFAULT_MAPSIZE	1048576u
+#define DL_DEFAULT_READERS	126u
+
+#define DL_ENV_FLAGS	(MDB_FIXEDMAP | MDB_NOSUBDIR | MDB_NOSYNC | MDB_RDONLY | \
+	MDB_NOMETASYNC | MDB_WRITEMAP | MDB_MAPASYNC | MDB_NOTLS | MDB_NOLOCK | \
+	MDB_NORDAHEAD | MDB_NOMEMINIT | MDB_PREVSNAPSHOT | MDB_INMEMORY | \
+	MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)
+#define DL_CHANGEABLE	(MDB_NOSYNC | MDB_NOMETASYNC | MDB_MAPASYNC | MDB_NOMEMINIT)
+
+int mdb_env_create(MDB_env **ret)
+{
+	if (!ret)
+		return EINVAL;
+	MDB_env *env = calloc(1, sizeof(*env));
+	if (!env)
+		return ENOMEM;
+	env->fd = env->mfd = env->lfd = -1;
+	env->maxreaders = DL_DEFAULT_READERS;
+	env->maxdbs = DL_CORE_DBS;
+	env->pid = getpid();
+	pthread_mutex_init(&env->wlocal, NULL);
+	*ret = env;
+	return 0;
+}
+
+static int dl_open_paths(const char *path, unsigned flags, char **dpath, char **lpath)
+{
+	size_t len = strlen(path);
+	*dpath = malloc(len + 16);
+	*lpath = malloc(len + 16);
+	if (!*dpath || !*lpath)
+		return ENOMEM;
+	if (flags & MDB_NOSUBDIR) {
+		snprintf(*dpath, len + 16, "%s", path);
+		snprintf(*lpath, len + 16, "%s-lock", path);
+	} else {
+		snprintf(*dpath, len + 16, "%s/data.mdb", path);
+		snprintf(*lpath, len + 16, "%s/lock.mdb", path);
+	}
+	return 0;
+}
+
+static size_t dl_round_map(MDB_env *env, size_t size, pgno_t last_pg)
+{
+	size_t min = (size_t)(last_pg + 1) * env->psize;
+	if (size < min)
+		size = min;
+	size_t ps = env->psize;
+	return (size + ps - 1) / ps * ps;
+}
+
+static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
+{
+	char *dpath = NULL, *lpath = NULL;
+	int rc, excl = 0, isnew = 0;
+	MDB_meta m0, m1;
+
+	if ((rc = dl_open_paths(path, flags, &dpath, &lpath)))
+		goto out;
+	env->path = strdup(path);
+	if (!env->path) {
+		rc = ENOMEM;
+		goto out;
+	}
+	if (!(flags & MDB_NOLOCK)) {
+		/* The lock file is created with the data file's mode. */
+		if ((rc = dl_lock_open(env, lpath, mode, &excl)))
+			goto out;
+	}
+	if (flags & MDB_RDONLY)
+		env->fd = open(dpath, O_RDONLY | O_CLOEXEC);
+	else
+		env->fd = open(dpath, O_RDWR | O_CREAT, mode);
+	if (env->fd < 0) {
+		rc = errno;
+		goto out;
+	}
+	if ((rc = dl_meta_read_file(env, &m0, &m1, &isnew)))
+		goto out;
+	if (isnew) {
+		if (flags & MDB_RDONLY) {
+			rc = ENOENT;
+			goto out;
+		}
+		long ps = sysconf(_SC_PAGESIZE);
+		if (ps < 4096)
+			ps = 4096;
+		if (ps > 32768)
+			ps = 32768;
+		env->psize = (unsigned)ps;
+		env->version = (flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)) ?
+			DL_VERSION_LMDB : DL_VERSION_DLMDB;
+		env->freeflags = (uint16_t)(P_META | (flags & (MDB_FIXEDMAP | MDB_NOSUBDIR)));
+		env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
+			DL_DEFAULT_MAPSIZE, 1);
+		if ((rc = dl_meta_create(env)))
+			goto out;
+		m0.mm_last_pg = 1;
+		m0.mm_mapsize = env->mapsize;
+		m1 = m0;
+	}
+	/* Node layout: decided once here. */
+	if (env->version == DL_VERSION_DLMDB) {
+		if (flags & MDB_FORMAT_LMDB) {
+			rc = MDB_INCOMPATIBLE;
+			goto out;
+		}
+		env->pad = 1;
+	} else {
+		env->pad = (flags & MDB_FORMAT_DLMDB_V1) ? 1 : 0;
+	}
+	{
+		MDB_meta *cur = m1.mm_txnid > m0.mm_txnid ? &m1 : &m0;
+		size_t want = env->usermapsize ? env->usermapsize : cur->mm_mapsize;
+		if (!want)
+			want = DL_DEFAULT_MAPSIZE;
+		env->mapsize = dl_round_map(env, want, cur->mm_last_pg);
+	}
+	env->nodemax = (((env->psize - PAGEHDRSZ) / 2) & ~1u) - 2;
+	env->maxfree1pg = (env->psize - PAGEHDRSZ) / 8 - 1;
+	if (!(flags & MDB_RDONLY)) {
+		env->mfd = open(dpath, O_WRONLY | O_DSYNC | O_CLOEXEC);
+		if (env->mfd < 0) {
+			rc = errno;
+			goto out;
+		}
+	}
+	if ((rc = dl_map(env, env->mapsize)))
+		goto out;
+	if (env->lock && excl) {
+		MDB_meta *a = METADATA((MDB_page *)env->map);
+		MDB_meta *b = METADATA((MDB_page *)(env->map + env->psize));
+		env->lock->mt_txnid = b->mm_txnid > a->mm_txnid ? b->mm_txnid : a->mm_txnid;
+		if ((rc = dl_lock_downgrade(env)))
+			goto out;
+	}
+	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
+	if (!env->dbxs) {
+		rc = ENOMEM;
+		goto out;
+	}
+	env->dbxs[DL_FREE_DBI].cmp = dl_cmp_u64;
+	env->dbxs[DL_FREE_DBI].valid = 1;
+	{
+		unsigned mf = dl_meta_current(env)->mm_dbs[DL_MAIN_DBI].md_flags;
+		env->dbxs[DL_MAIN_DBI].flags = mf;
+		env->dbxs[DL_MAIN_DBI].cmp = dl_default_cmp(mf);
+		env->dbxs[DL_MAIN_DBI].dcmp = dl_default_dcmp(mf);
+		env->dbxs[DL_MAIN_DBI].valid = 1;
+	}
+	env->numdbs = DL_CORE_DBS;
+	env->opened = 1;
+out:
+	free(dpath);
+	free(lpath);
+	return rc;
+}
+
+int mdb_env_open(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
+{
+	if (!env || !path || env->opened || env->path)
+		return EINVAL;
+	flags |= env->flags;
+	if (flags & ~DL_ENV_FLAGS)
+		return EINVAL;
+	if ((flags & MDB_FORMAT_LMDB) && (flags & MDB_FORMAT_DLMDB_V1))
+		return EINVAL;
+	if (flags & (MDB_INMEMORY | MDB_PREVSNAPSHOT | MDB_FIXEDMAP))
+		return EINVAL;	/* not supported yet */
+	if (flags & MDB_RDONLY)
+		flags &= ~MDB_WRITEMAP;
+	env->flags = flags;
+	int rc = dl_env_open0(env, path, flags, mode);
+	if (rc) {
+		/* Leave the handle closed-but-freeable, as LMDB does. */
+		dl_unmap(env);
+		dl_lock_close(env);
+		if (env->fd >= 0)
+			close(env->fd);
+		if (env->mfd >= 0)
+			close(env->mfd);
+		env->fd = env->mfd = -1;
+		if (!env->path)
+			env->path = strdup("");
+	}
+	return rc;
+}
+
+void mdb_env_close(MDB_env *env)
+{
+	if (!env)
+		return;
+	if (env->wtxn_cache) {
+		MDB_txn *t = env->wtxn_cache;
+		dl_idl_free(&t->freed);
+		dl_idl_free(&t->pool);
+		dl_idl_free(&t->loose);
+		free(t->dirty.tab);
+		free(t->dirty.ents);
+		free(t);
+	}
+	if (env->dbxs) {
+		for (MDB_dbi i = 0; i < env->maxdbs; i++)
+			free(env->dbxs[i].name);
+		free(env->dbxs);
+	}
+	while (env->pagepool) {
+		MDB_page *p = env->pagepool;
+		memcpy(&env->pagepool, p, sizeof(MDB_page *));
+		free(p);
+	}
+	dl_unmap(env);
+	dl_lock_close(env);
+	if (env->mfd >= 0)
+		close(env->mfd);
+	if (env->fd >= 0)
+		close(env->fd);
+	pthread_mutex_destroy(&env->wlocal);
+	free(env->path);
+	free(env);
+}
+
+int mdb_env_set_flags(MDB_env *env, unsigned flags, int onoff)
+{
+	if (!env || (flags & ~DL_CHANGEABLE))
+		return EINVAL;
+	if (onoff)
+		env->flags |= flags;
+	else
+		env->flags &= ~flags;
+	return 0;
+}
+
+int mdb_env_get_flags(MDB_env *env, unsigned *flags)
+{
+	if (!env || !flags)
+		return EINVAL;
+	*flags = env->flags & DL_ENV_FLAGS;
+	return 0;
+}
+
+int mdb_env_get_path(MDB_env *env, const char **path)
+{
+	if (!env || !path)
+		return EINVAL;
+	*path = env->opened ? env->path : NULL;
+	return 0;
+}
+
+int mdb_env_get_fd(MDB_env *env, mdb_filehandle_t *fd)
+{
+	if (!env || !fd)
+		return EINVAL;
+	*fd = env->fd;
+	return 0;
+}
+
+int mdb_env_set_mapsize(MDB_env *env, mdb_size_t size)
+{
+	if (!env)
+		return EINVAL;
+	if (!env->opened) {
+		env->usermapsize = size;
+		return 0;
+	}
+	if (env->txn)
+		return EINVAL;
+	MDB_meta *m = dl_meta_current(env);
+	if (!size)
+		size = m->mm_mapsize;
+	size = dl_round_map(env, size, m->mm_last_pg);
+	if (size == env->mapsize)
+		return 0;
+	dl_unmap(env);
+	int rc = dl_map(env, size);
+	if (rc) {
+		/* Try to get the old map back so the env stays usable. */
+		if (dl_map(env, env->mapsize) == 0)
+			return rc;
+		env->failed = 1;
+		return rc;
+	}
+	env->usermapsize = size;
+	return 0;
+}
+
+int mdb_env_set_maxreaders(MDB_env *env, unsigned readers)
+{
+	if (!env || !readers || env->opened)
+		return EINVAL;
+	env->maxreaders = readers;
+	return 0;
+}
+
+int mdb_env_get_maxreaders(MDB_env *env, unsigned *readers)
+{
+	if (!env || !readers)
+		return EINVAL;
+	*readers = env->maxreaders;
+	return 0;
+}
+
+int mdb_env_set_maxdbs(MDB_env *env, MDB_dbi dbs)
+{
+	if (!env || env->opened)
+		return EINVAL;
+	if (dbs > 32767)
+		return EINVAL;
+	env->maxdbs = dbs + DL_CORE_DBS;
+	return 0;
+}
+
+int mdb_env_get_maxkeysize(MDB_env *env)
+{
+	(void)env;
+	return DL_MAXKEY;
+}
+
+int mdb_env_set_userctx(MDB_env *env, void *ctx)
+{
+	if (!env)
+		return EINVAL;
+	env->userctx = ctx;
+	return 0;
+}
+
+void *mdb_env_get_userctx(MDB_env *env)
+{
+	return env ? env->userctx : NULL;
+}
+
+int mdb_env_set_assert(MDB_env *env, MDB_assert_func *func)
+{
+	if (!env)
+		return EINVAL;
+	env->assertfn = func;
+	return 0;
+}
+
+int mdb_env_set_interrupt(MDB_env *env, int onoff)
+{
+	if (!env)
+		return EINVAL;
+	env->interrupted = onoff ? 1 : 0;
+	return 0;
+}
+
+int mdb_env_stat(MDB_env *env, MDB_stat *st)
+{
+	if (!env || !st || !env->opened)
+		return EINVAL;
+	MDB_meta *m = dl_meta_current(env);
+	MDB_db *db = &m->mm_dbs[DL_MAIN_DBI];
+	st->ms_psize = env->psize;
+	st->ms_depth = db->md_depth;
+	st->ms_branch_pages = db->md_branch_pages;
+	st->ms_leaf_pages = db->md_leaf_pages;
+	st->ms_overflow_pages = db->md_overflow_pages;
+	st->ms_entries = db->md_entries;
+	return 0;
+}
+
+int mdb_env_info(MDB_env *env, MDB_envinfo *info)
+{
+	if (!env || !info || !env->opened)
+		return EINVAL;
+	MDB_meta *m = dl_meta_current(env);
+	info->me_mapaddr = (void *)(uintptr_t)m->mm_address;
+	info->me_mapsize = env->mapsize;
+	info->me_last_pgno = m->mm_last_pg;
+	info->me_last_txnid = m->mm_txnid;
+	info->me_maxreaders = env->maxreaders;
+	info->me_numreaders = env->lock ? env->lock->mt_numreaders : 0;
+	return 0;
+}
+
+int mdb_env_sync(MDB_env *env, int force)
+{
+	if (!env || !env->opened)
+		return EINVAL;
+	if (env->flags & MDB_RDONLY)
+		return EACCES;
+	if (!force && (env->flags & MDB_NOSYNC))
+		return 0;
+	if (fdatasync(env->fd) < 0)
+		return errno;
+	return 0;
+}

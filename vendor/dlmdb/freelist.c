@@ -1,0 +1,259 @@
+/*
+ * freelist.c - the free-page database (FREE_DBI, format doc §12).
+ *
+ * Records: key = id of the txn that freed the pages (8-byte integer),
+ * data = [n, p1 > p2 > ... > pn] (8-byte integers).  A writer with id W may
+ * reuse the pages of record K only when K < oldest, the smallest snapshot a
+ * reader (or the previous meta, W-1) can still see.  Records are consumed in
+ * ascending key order; consumed records are deleted at commit and any pages
+ * left over are written back under keys <= the largest consumed key.
+ */
+#include "internal.h"
+
+#define DL_SAVE_ROUNDS	64
+
+/* Oldest snapshot still needed; snapshots only move forward, so caching it
+ * for the life of the write txn is safe. */
+static txnid_t dl_oldest(MDB_txn *txn)
+{
+	if (!txn->oldest)
+		txn->oldest = dl_oldest_reader(txn->env, txn->txnid - 1);
+	return txn->oldest;
+}
+
+/* Merge ids (any order) into the pool, keeping it sorted descending. */
+static int dl_pool_merge(MDB_txn *txn, const unsigned char *ids, size_t n)
+{
+	int rc = dl_idl_reserve(&txn->pool, n);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		pgno_t pg = dl_get64(ids + 8 * i);
+		if (pg < 2 || pg >= txn->next_pgno)
+			return MDB_CORRUPTED;
+		txn->pool.ids[txn->pool.n++] = pg;
+	}
+	dl_idl_sort_desc(&txn->pool);
+	for (size_t i = 1; i < txn->pool.n; i++)
+		if (txn->pool.ids[i] == txn->pool.ids[i - 1])
+			return MDB_CORRUPTED;	/* a page listed twice */
+	return 0;
+}
+
+/* Take the next reusable record into the pool.  *got = 0 when none is left. */
+int dl_fl_load_more(MDB_txn *txn, int *got)
+{
+	MDB_cursor mc;
+	MDB_val key, data;
+	txnid_t want = txn->fl_last + 1;
+	int rc, exact;
+
+	*got = 0;
+	if (txn->fl_done)
+		return 0;
+	dl_cursor_init(&mc, txn, DL_FREE_DBI);
+	key.mv_size = sizeof(want);
+	key.mv_data = &want;
+	rc = dl_search(&mc, &key, DL_PS_KEY);
+	if (rc == MDB_NOTFOUND) {
+		txn->fl_done = 1;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	MDB_node *node = dl_leaf_search(&mc, &key, &exact);
+	if (!node) {
+		rc = dl_cursor_next_leaf(&mc);
+		if (rc == MDB_NOTFOUND) {
+			txn->fl_done = 1;
+			return 0;
+		}
+		if (rc)
+			return rc;
+	}
+	node = NODEPTR(mc.pg[mc.top], mc.ki[mc.top]);
+	if ((rc = dl_node_check(txn->env, mc.pg[mc.top], node, 1)))
+		return rc;
+	if (node->mn_ksize != sizeof(txnid_t))
+		return MDB_CORRUPTED;
+	txnid_t k = dl_get64(NODEKEY(mc.pg[mc.top], node));
+	if (k >= dl_oldest(txn)) {
+		txn->fl_done = 1;
+		return 0;
+	}
+	if ((rc = dl_node_read(&mc, node, &data)))
+		return rc;
+	if (data.mv_size < 8)
+		return MDB_CORRUPTED;
+	uint64_t n = dl_get64(data.mv_data);
+	if (n > data.mv_size / 8 - 1)
+		return MDB_CORRUPTED;
+	if ((rc = dl_pool_merge(txn, (unsigned char *)data.mv_data + 8, n)))
+		return rc;
+	txn->fl_last = k;
+	*got = 1;
+	return 0;
+}
+
+/* Reserve a record of room ids under key k. */
+static int dl_fl_reserve(MDB_cursor *mc, txnid_t k, size_t room)
+{
+	MDB_val key = { sizeof(k), &k }, data = { (room + 1) * 8, NULL };
+	mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+	return dl_cursor_put0(mc, &key, &data, MDB_RESERVE);
+}
+
+static int dl_fl_delete(MDB_cursor *mc, txnid_t k)
+{
+	MDB_val key = { sizeof(k), &k };
+	int rc, exact;
+	if ((rc = dl_search(mc, &key, DL_PS_KEY)))
+		return rc == MDB_NOTFOUND ? 0 : rc;
+	if (!dl_leaf_search(mc, &key, &exact) || !exact)
+		return 0;
+	return dl_cursor_del0(mc);
+}
+
+/* Fill the reserved record k with ids[0..n) (descending). */
+static int dl_fl_fill(MDB_cursor *mc, txnid_t k, const pgno_t *ids, size_t n)
+{
+	MDB_val key = { sizeof(k), &k }, data;
+	int rc, exact;
+	if ((rc = dl_search(mc, &key, DL_PS_KEY)))
+		return rc;
+	MDB_node *node = dl_leaf_search(mc, &key, &exact);
+	if (!node || !exact)
+		return MDB_PROBLEM;
+	if ((rc = dl_node_read(mc, node, &data)))
+		return rc;
+	if ((n + 1) * 8 > data.mv_size)
+		return MDB_PROBLEM;
+	unsigned char *p = data.mv_data;
+	dl_put64(p, n);
+	if (n)
+		memcpy(p + 8, ids, n * 8);
+	memset(p + 8 + n * 8, 0, data.mv_size - 8 - n * 8);
+	return 0;
+}
+
+/* Move pages freed again inside this txn to where they will be recorded. */
+static int dl_drain_loose(MDB_txn *txn)
+{
+	int rc;
+	if (!txn->loose.n)
+		return 0;
+	dl_idl *dst = txn->fl_last ? &txn->pool : &txn->freed;
+	if ((rc = dl_idl_reserve(dst, txn->loose.n)))
+		return rc;
+	memcpy(dst->ids + dst->n, txn->loose.ids, txn->loose.n * sizeof(pgno_t));
+	dst->n += txn->loose.n;
+	txn->loose.n = 0;
+	dl_idl_sort_desc(dst);
+	return 0;
+}
+
+/*
+ * Write the free list at commit.  Saving changes FREE_DBI, which itself
+ * allocates and frees pages, so records are reserved first and the loop
+ * repeats until the reservations cover every free page; then the page
+ * numbers are written into the reserved space, which needs no allocation.
+ */
+int dl_fl_save(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	MDB_cursor mc;
+	int rc = 0;
+	size_t t_room = 0, pool_room = 0;
+	unsigned pool_recs = 0;
+	const size_t chunk = env->maxfree1pg;
+
+	dl_cursor_init(&mc, txn, DL_FREE_DBI);
+	txn->flags |= TXN_SAVING;
+
+	/* 1. Drop the records whose pages this txn took over. */
+	while (txn->fl_last) {
+		rc = dl_search_edge(&mc, 0);
+		if (rc == MDB_NOTFOUND) {
+			rc = 0;
+			break;
+		}
+		if (rc)
+			goto out;
+		MDB_node *node = NODEPTR(mc.pg[mc.top], 0);
+		if (node->mn_ksize != 8) {
+			rc = MDB_CORRUPTED;
+			goto out;
+		}
+		if (dl_get64(NODEKEY(mc.pg[mc.top], node)) > txn->fl_last)
+			break;
+		if ((rc = dl_cursor_del0(&mc)))
+			goto out;
+	}
+
+	/* 2. Reserve until stable. */
+	for (int round = 0; ; round++) {
+		if (round >= DL_SAVE_ROUNDS) {
+			rc = MDB_PROBLEM;
+			goto out;
+		}
+		if ((rc = dl_drain_loose(txn)))
+			goto out;
+		if (txn->freed.n > t_room) {
+			/* A little slack so the next round rarely has to grow it. */
+			size_t want = txn->freed.n + (round ? 8 : 0);
+			if ((rc = dl_fl_reserve(&mc, txn->txnid, want)))
+				goto out;
+			t_room = want;
+			continue;
+		}
+		if (txn->pool.n > pool_room) {
+			/* Lay the pool out over keys fl_last, fl_last-1, ... */
+			size_t left = txn->pool.n + (round ? 8 : 0);
+			unsigned recs = 0;
+			size_t room = 0;
+			txnid_t k = txn->fl_last;
+			while (left && k) {
+				size_t take = (k == 1 || left <= chunk) ? left : chunk;
+				if ((rc = dl_fl_reserve(&mc, k, take)))
+					goto out;
+				room += take;
+				left -= take;
+				recs++;
+				k--;
+			}
+			for (unsigned j = recs; j < pool_recs; j++)
+				if ((rc = dl_fl_delete(&mc, txn->fl_last - j)))
+					goto out;
+			pool_recs = recs;
+			pool_room = room;
+			continue;
+		}
+		if (txn->loose.n)
+			continue;
+		break;
+	}
+
+	/* 3. Write the page numbers into the reserved records. */
+	dl_idl_sort_desc(&txn->freed);
+	if (t_room && (rc = dl_fl_fill(&mc, txn->txnid, txn->freed.ids, txn->freed.n)))
+		goto out;
+	dl_idl_sort_desc(&txn->pool);
+	{
+		size_t off = 0, left = txn->pool.n;
+		txnid_t k = txn->fl_last;
+		for (unsigned j = 0; j < pool_recs; j++, k--) {
+			size_t take = (k == 1 || left <= chunk) ? left : chunk;
+			if (j + 1 == pool_recs)
+				take = left;
+			if ((rc = dl_fl_fill(&mc, k, txn->pool.ids + off, take)))
+				goto out;
+			off += take;
+			left -= take;
+		}
+		if (left)
+			rc = MDB_PROBLEM;
+	}
+out:
+	txn->flags &= ~TXN_SAVING;
+	return rc;
+}

@@ -1,0 +1,563 @@
+/*
+ * internal.h - structures shared by the engine's source files, and the
+ * on-disk formats they read and write.
+ *
+ * All on-disk integers are little-endian host integers (x86-64 / aarch64).
+ * Fields inside nodes are only 2-byte aligned, so every multi-byte read or
+ * write of such a field goes through memcpy (the compiler turns it into a
+ * plain load on targets that allow unaligned access).
+ */
+#ifndef DLMDB_INTERNAL_H
+#define DLMDB_INTERNAL_H
+
+#include "lmdb.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t pgno_t;
+typedef uint64_t txnid_t;
+typedef uint16_t indx_t;
+
+#define P_INVALID	((pgno_t)~(pgno_t)0)
+#define TXNID_NONE	((txnid_t)~(txnid_t)0)
+
+#define DL_MAGIC	0xBEEFC0DEu
+#define DL_MAXKEY	511		/* key / DUPSORT item limit we write */
+#define DL_MAXDEPTH	32		/* cursor stack depth */
+#define DL_FREE_DBI	0
+#define DL_MAIN_DBI	1
+#define DL_CORE_DBS	2
+
+/* Data format versions we understand. */
+#define DL_VERSION_LMDB	1	/* stock LMDB, or DLMDB before v2 (padded) */
+#define DL_VERSION_DLMDB	2	/* newest DLMDB: always padded */
+
+/* ------------------------------------------------------------------------- */
+/* Page header (16 bytes at the start of every page but overflow tails)      */
+/* ------------------------------------------------------------------------- */
+/*
+ *   off 0  u64  pgno    own page number (sub-pages: meaningless)
+ *   off 8  u16  pad     LEAF2 item size; stale garbage elsewhere, ignore it
+ *   off 10 u16  flags   P_* bits below
+ *   off 12 u16  lower   end of the node pointer array (16 + 2*n)
+ *   off 14 u16  upper   start of the node area
+ *   off 12 u32  pages   overflow head only: run length (overlays lower/upper)
+ *   off 16      ptrs    u16 node offsets from page start, in key order
+ */
+typedef struct MDB_page {
+	pgno_t	mp_pgno;
+	uint16_t mp_pad;
+	uint16_t mp_flags;
+	union {
+		struct { indx_t lower, upper; } b;
+		uint32_t pages;
+	} mp_u;
+	indx_t	mp_ptrs[];
+} MDB_page;
+
+#define PAGEHDRSZ	16u
+
+#define P_BRANCH	0x01
+#define P_LEAF		0x02
+#define P_OVERFLOW	0x04
+#define P_META		0x08
+#define P_DIRTY		0x10	/* in memory; kept only inside sub-pages on disk */
+#define P_LEAF2		0x20
+#define P_SUBP		0x40
+#define P_COUNTED	0x80	/* DLMDB: branch nodes carry an 8-byte count */
+#define P_LOOSE		0x4000
+#define P_KEEP		0x8000
+
+#define MP_LOWER(p)	((p)->mp_u.b.lower)
+#define MP_UPPER(p)	((p)->mp_u.b.upper)
+#define NUMKEYS(p)	((unsigned)(MP_LOWER(p) - PAGEHDRSZ) >> 1)
+#define SIZELEFT(p)	((unsigned)(MP_UPPER(p) - MP_LOWER(p)))
+#define IS_BRANCH(p)	(((p)->mp_flags & P_BRANCH) != 0)
+#define IS_LEAF(p)	(((p)->mp_flags & P_LEAF) != 0)
+#define IS_LEAF2(p)	(((p)->mp_flags & P_LEAF2) != 0)
+#define IS_OVERFLOW(p)	(((p)->mp_flags & P_OVERFLOW) != 0)
+#define IS_COUNTED(p)	(((p)->mp_flags & P_COUNTED) != 0)
+
+#define EVEN(n)		(((n) + 1u) & ~(size_t)1)
+
+/* ------------------------------------------------------------------------- */
+/* Nodes (branch and leaf entries)                                           */
+/* ------------------------------------------------------------------------- */
+/*
+ *   off 0  u16 lo     leaf: data size bits 0-15   branch: child pgno bits 0-15
+ *   off 2  u16 hi     leaf: data size bits 16-31  branch: child pgno bits 16-31
+ *   off 4  u16 flags  leaf: F_* bits              branch: child pgno bits 32-47
+ *   off 6  u16 ksize  key length
+ *   off 8  [P_COUNTED branch only: u64 subtree count, then the key]
+ *          key bytes; in the padded (DLMDB) layout one pad byte follows an
+ *          odd-length key.  Leaf data follows the (padded) key.
+ *
+ * The padding is a property of the environment (env->pad = 1 for DLMDB
+ * layouts, 0 for stock LMDB) and only moves leaf data; branch nodes end at
+ * the key and are rounded to even size in both layouts.
+ */
+typedef struct MDB_node {
+	uint16_t mn_lo, mn_hi, mn_flags, mn_ksize;
+	uint8_t  mn_data[];
+} MDB_node;
+
+#define NODESZ		8u
+#define F_BIGDATA	0x01
+#define F_SUBDATA	0x02
+#define F_DUPDATA	0x04
+
+#define NODEPTR(p, i)	((MDB_node *)((char *)(p) + (p)->mp_ptrs[i]))
+/* Offset of the key from the node start: counted branch pages hold a count first. */
+#define NODEKOFF(p)	(NODESZ + (((p)->mp_flags & P_COUNTED) >> 4))
+#define NODEKEY(p, n)	((void *)((char *)(n) + NODEKOFF(p)))
+#define NODEKSZ(n)	((n)->mn_ksize)
+#define NODEDSZ(n)	((uint32_t)(n)->mn_lo | ((uint32_t)(n)->mn_hi << 16))
+#define NODEPGNO(n)	((pgno_t)(n)->mn_lo | ((pgno_t)(n)->mn_hi << 16) | \
+			 ((pgno_t)(n)->mn_flags << 32))
+
+static inline void node_set_pgno(MDB_node *n, pgno_t pg)
+{
+	n->mn_lo = (uint16_t)pg;
+	n->mn_hi = (uint16_t)(pg >> 16);
+	n->mn_flags = (uint16_t)(pg >> 32);
+}
+
+static inline void node_set_dsize(MDB_node *n, size_t sz)
+{
+	n->mn_lo = (uint16_t)sz;
+	n->mn_hi = (uint16_t)(sz >> 16);
+}
+
+static inline uint64_t dl_get64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void dl_put64(void *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Database record (48 bytes): meta page, named DBs, dup sub-databases       */
+/* ------------------------------------------------------------------------- */
+/*
+ *   off 0  u32 md_pad             FREE_DBI in meta: page size; DUPFIXED sub-DB: item size
+ *   off 4  u16 md_flags           persistent DB flags (FREE_DBI in meta: never interpreted)
+ *   off 6  u16 md_depth           tree height, 0 = empty
+ *   off 8  u64 md_branch_pages
+ *   off 16 u64 md_leaf_pages
+ *   off 24 u64 md_overflow_pages
+ *   off 32 u64 md_entries
+ *   off 40 u64 md_root            P_INVALID when empty
+ */
+typedef struct MDB_db {
+	uint32_t md_pad;
+	uint16_t md_flags;
+	uint16_t md_depth;
+	pgno_t	md_branch_pages;
+	pgno_t	md_leaf_pages;
+	pgno_t	md_overflow_pages;
+	uint64_t md_entries;
+	pgno_t	md_root;
+} MDB_db;
+
+/* DB flag bits a record may carry. */
+#define DL_PERSISTENT_FLAGS	(MDB_REVERSEKEY|MDB_DUPSORT|MDB_INTEGERKEY| \
+	MDB_DUPFIXED|MDB_INTEGERDUP|MDB_REVERSEDUP|MDB_COUNTED|MDB_PREFIX_COMPRESSION)
+#define DL_STOCK_FLAGS	(MDB_REVERSEKEY|MDB_DUPSORT|MDB_INTEGERKEY| \
+	MDB_DUPFIXED|MDB_INTEGERDUP|MDB_REVERSEDUP)
+
+/* ------------------------------------------------------------------------- */
+/* Meta page body (starts at page offset 16; 136 bytes)                      */
+/* ------------------------------------------------------------------------- */
+/*
+ *   page off 16  u32 mm_magic    0xBEEFC0DE
+ *   page off 20  u32 mm_version  1 (LMDB / old DLMDB) or 2 (newest DLMDB)
+ *   page off 24  u64 mm_address  fixed map address or 0
+ *   page off 32  u64 mm_mapsize  largest map size committed so far
+ *   page off 40  48  FREE_DBI record (md_pad = page size)
+ *   page off 88  48  MAIN_DBI record
+ *   page off 136 u64 mm_last_pg  highest page in use
+ *   page off 144 u64 mm_txnid    transaction that wrote this meta
+ * A commit rewrites only page bytes 32..151.
+ */
+typedef struct MDB_meta {
+	uint32_t mm_magic;
+	uint32_t mm_version;
+	uint64_t mm_address;
+	uint64_t mm_mapsize;
+	MDB_db	mm_dbs[DL_CORE_DBS];
+	pgno_t	mm_last_pg;
+	txnid_t	mm_txnid;
+} MDB_meta;
+
+#define METAOFF		PAGEHDRSZ
+#define METADATA(p)	((MDB_meta *)((char *)(p) + PAGEHDRSZ))
+#define META_WRITE_OFF	32u	/* first byte a commit rewrites */
+#define META_WRITE_LEN	120u	/* bytes 32..151 */
+
+/* ------------------------------------------------------------------------- */
+/* Lock file                                                                 */
+/* ------------------------------------------------------------------------- */
+/*
+ * Same geometry as LMDB 1.0's lock file but with our own format word, so a
+ * stock LMDB process that opens the environment while we hold it fails with
+ * MDB_VERSION_MISMATCH rather than sharing mutexes it cannot understand.
+ *
+ *   off 0   u32 magic 0xBEEFC0DE
+ *   off 4   u32 format word DL_LOCK_FORMAT
+ *   off 8   u64 last committed txnid
+ *   off 16  u32 numreaders (slots ever used, never decremented)
+ *   off 24  pthread_mutex_t reader-table mutex (40 bytes)
+ *   off 64  pthread_mutex_t writer mutex
+ *   off 128 reader slots, 64 bytes each:
+ *           off 0 u64 txnid (TXNID_NONE = idle), off 8 u32 pid (0 = free),
+ *           off 16 u64 thread id
+ */
+#define DL_LOCK_FORMAT	0x444C0002u	/* "DL" + lock layout 2 */
+#define DL_LOCK_HDR	128u
+#define DL_LOCK_SLOT	64u
+
+typedef struct dl_reader {
+	volatile txnid_t r_txnid;
+	volatile uint32_t r_pid;
+	uint32_t r_pad;
+	volatile uint64_t r_tid;
+	char	r_fill[DL_LOCK_SLOT - 24];
+} dl_reader;
+
+typedef struct dl_lockhdr {
+	uint32_t mt_magic;
+	uint32_t mt_format;
+	volatile txnid_t mt_txnid;
+	volatile uint32_t mt_numreaders;
+	uint32_t mt_pad;
+	union { pthread_mutex_t m; char fill[40]; } mt_rmutex;
+	union { pthread_mutex_t m; char fill[40]; } mt_wmutex;
+	char	mt_fill[DL_LOCK_HDR - 104];
+	dl_reader mt_readers[];
+} dl_lockhdr;
+
+/* ------------------------------------------------------------------------- */
+/* Sorted page-number lists (ID lists)                                       */
+/* ------------------------------------------------------------------------- */
+
+typedef struct dl_idl {
+	pgno_t	*ids;
+	size_t	n, cap;
+} dl_idl;
+
+int  dl_idl_push(dl_idl *l, pgno_t id);
+int  dl_idl_reserve(dl_idl *l, size_t extra);
+void dl_idl_sort_desc(dl_idl *l);
+void dl_idl_free(dl_idl *l);
+
+/* ------------------------------------------------------------------------- */
+/* Dirty page table of a write transaction: open addressing on pgno          */
+/* ------------------------------------------------------------------------- */
+
+typedef struct dl_dent {
+	pgno_t	pgno;		/* P_INVALID = empty slot */
+	MDB_page *page;
+	unsigned npages;
+} dl_dent;
+
+/* Entries live in a dense array (cheap to walk at commit); the hash table
+ * maps pgno -> index + 1 (0 = empty slot). */
+typedef struct dl_dirty {
+	uint32_t *tab;
+	size_t	mask;		/* table capacity - 1 (power of two) */
+	dl_dent	*ents;
+	size_t	count, cap;
+} dl_dirty;
+
+/* ------------------------------------------------------------------------- */
+/* Per-handle database info kept in the environment                          */
+/* ------------------------------------------------------------------------- */
+
+typedef struct dl_dbx {
+	char	*name;		/* NULL for slots 0/1 and free slots */
+	size_t	namelen;
+	MDB_cmp_func *cmp;	/* key order */
+	MDB_cmp_func *dcmp;	/* duplicate order */
+	MDB_rel_func *rel;
+	void	*relctx;
+	unsigned flags;		/* persistent flags of the DB */
+	unsigned seq;		/* bumped whenever the slot is reused */
+	int	valid;		/* slot holds an open handle */
+} dl_dbx;
+
+/* txn->dbflags bits */
+#define DB_DIRTY	0x01	/* record changed in this txn */
+#define DB_STALE	0x02	/* record must be (re)loaded from the main DB */
+#define DB_NEW		0x04	/* handle opened in this txn */
+#define DB_VALID	0x08	/* usable in this txn */
+#define DB_USRVALID	0x10	/* not FREE_DBI */
+#define DB_DELETED	0x20	/* dropped with del=1 in this txn */
+#define DB_INCOMPAT	0x40	/* record flags we cannot handle */
+
+/* ------------------------------------------------------------------------- */
+/* Environment                                                               */
+/* ------------------------------------------------------------------------- */
+
+struct MDB_env {
+	int	fd;		/* data file */
+	int	mfd;		/* data file opened O_DSYNC for meta writes */
+	int	lfd;		/* lock file, -1 without */
+	unsigned flags;		/* user-visible env flags */
+	unsigned psize;
+	unsigned pad;		/* 1 = DLMDB padded node layout, 0 = stock */
+	unsigned version;	/* data version of the file */
+	unsigned nodemax;	/* largest node kept on a page */
+	unsigned maxfree1pg;	/* free-list ids per overflow page */
+	uint16_t freeflags;	/* FREE_DBI flags word to carry forward */
+	char	*path;
+	char	*map;
+	size_t	mapsize;	/* bytes mapped */
+	size_t	usermapsize;	/* set by mdb_env_set_mapsize, 0 = none */
+	pgno_t	maxpg;		/* mapsize / psize */
+	volatile pgno_t filepages;	/* data file length in pages, as last seen */
+	unsigned maxreaders;
+	MDB_dbi	maxdbs;		/* handles incl. the two core DBs */
+	MDB_dbi	numdbs;		/* handle slots in use (high-water mark) */
+	dl_dbx	*dbxs;
+	dl_lockhdr *lock;	/* mapped lock file, NULL without */
+	size_t	locksize;
+	int	pidlocked;	/* fcntl byte lock at offset pid held */
+	pthread_key_t tlskey;
+	int	tlskey_ok;
+	pthread_mutex_t wlocal;	/* serialises writers when there is no lock file */
+	MDB_txn	*txn;		/* current write txn of this process */
+	MDB_txn	*wtxn_cache;	/* reusable write txn handle */
+	void	*userctx;
+	MDB_assert_func *assertfn;
+	volatile int interrupted;
+	int	failed;		/* fatal error seen: MDB_PANIC */
+	int	opened;
+	pid_t	pid;
+	/* Recycled single-page buffers (singly linked through their first word). */
+	MDB_page *pagepool;
+	size_t	npool;
+	pthread_mutex_t poolmx;
+};
+
+/* ------------------------------------------------------------------------- */
+/* Transaction                                                               */
+/* ------------------------------------------------------------------------- */
+
+#define TXN_RDONLY	0x01
+#define TXN_ERROR	0x02
+#define TXN_FINISHED	0x04
+#define TXN_DIRTY	0x08	/* something changed: commit writes */
+#define TXN_NOSYNC	0x10
+#define TXN_NOMETASYNC	0x20
+#define TXN_SAVING	0x40	/* free list being saved */
+#define TXN_HASSLOT	0x80	/* owns a NOTLS reader slot */
+
+struct MDB_txn {
+	MDB_env	*env;
+	MDB_txn	*parent;
+	unsigned flags;
+	txnid_t	txnid;
+	pgno_t	next_pgno;	/* first page not in use */
+	pgno_t	fpages;		/* pages of the file readable through the map */
+	dl_reader *slot;
+	unsigned numdbs;
+	MDB_db	*dbs;
+	unsigned char *dbflags;
+	unsigned *dbseq;
+	MDB_cursor **cursors;	/* per-dbi list of open cursors */
+	int	lasterr;
+	/* write transactions */
+	dl_dirty dirty;
+	dl_idl	freed;		/* snapshot pages released by this txn */
+	dl_idl	pool;		/* reusable pages taken from FREE_DBI, sorted desc */
+	dl_idl	loose;		/* pages allocated and freed again in this txn */
+	txnid_t	oldest;		/* oldest snapshot still in use */
+	txnid_t	fl_last;	/* largest FREE_DBI key consumed, 0 = none */
+	int	fl_done;	/* no more reusable records */
+};
+
+/* ------------------------------------------------------------------------- */
+/* Cursor                                                                    */
+/* ------------------------------------------------------------------------- */
+
+#define C_INIT		0x01	/* positioned */
+#define C_EOF		0x02	/* past the last item */
+#define C_DEL		0x04	/* item under the cursor was deleted */
+#define C_RESEEK	0x08	/* tree changed: reposition from keybuf */
+#define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
+#define C_WRITE		0x20	/* belongs to a write txn */
+
+struct MDB_cursor {
+	MDB_cursor *next;
+	MDB_txn	*txn;
+	MDB_dbi	dbi;
+	MDB_db	*db;
+	dl_dbx	*dbx;
+	unsigned flags;
+	int	top;		/* index of the leaf level in pg[]/ki[]; -1 = none */
+	MDB_page *pg[DL_MAXDEPTH];
+	indx_t	ki[DL_MAXDEPTH];
+	void	*xcursor;	/* DUPSORT sub-cursor (later) */
+	unsigned keylen;	/* saved key for C_RESEEK */
+	unsigned char keybuf[DL_MAXKEY + 1];
+};
+
+/* ------------------------------------------------------------------------- */
+/* Internal functions (dl_ prefix: never clash with LMDB's mdb_ names)       */
+/* ------------------------------------------------------------------------- */
+
+/* misc.c: comparators */
+int  dl_cmp_lex(const MDB_val *a, const MDB_val *b);
+int  dl_cmp_rev(const MDB_val *a, const MDB_val *b);
+int  dl_cmp_int(const MDB_val *a, const MDB_val *b);
+int  dl_cmp_u64(const MDB_val *a, const MDB_val *b);
+MDB_cmp_func *dl_default_cmp(unsigned flags);
+MDB_cmp_func *dl_default_dcmp(unsigned flags);
+
+/* os.c */
+int  dl_pread_all(int fd, void *buf, size_t len, off_t off);
+int  dl_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+int  dl_write_pages(MDB_env *env, dl_dent *ents, size_t n);
+int  dl_map(MDB_env *env, size_t size);
+pgno_t dl_file_pages(MDB_env *env);
+void dl_unmap(MDB_env *env);
+
+/* lock.c */
+int  dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl);
+int  dl_lock_downgrade(MDB_env *env);
+void dl_lock_close(MDB_env *env);
+int  dl_reader_acquire(MDB_txn *txn);
+void dl_reader_release_txn(MDB_txn *txn);
+txnid_t dl_oldest_reader(MDB_env *env, txnid_t limit);
+int  dl_wlock(MDB_env *env);
+void dl_wunlock(MDB_env *env);
+
+/* meta.c */
+int  dl_meta_read_file(MDB_env *env, MDB_meta *m0, MDB_meta *m1, int *isnew);
+int  dl_meta_create(MDB_env *env);
+MDB_meta *dl_meta_current(MDB_env *env);
+int  dl_meta_write(MDB_txn *txn);
+
+/* page.c: dirty table, buffers, allocation */
+int  dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret);
+MDB_page *dl_dirty_find(dl_dirty *d, pgno_t pgno, unsigned *npages);
+int  dl_dirty_add(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages);
+int  dl_dirty_del(dl_dirty *d, pgno_t pgno);
+void dl_dirty_free(MDB_env *env, dl_dirty *d);
+MDB_page *dl_buf_get(MDB_env *env, unsigned npages);
+void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
+int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
+int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
+int  dl_page_touch(MDB_cursor *mc, int level);
+int  dl_txn_err(MDB_txn *txn, int rc);
+int  dl_txn_fail(MDB_txn *txn, int rc);
+
+/* freelist.c */
+int  dl_fl_load_more(MDB_txn *txn, int *got);
+int  dl_fl_save(MDB_txn *txn);
+
+/* btree.c */
+int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
+int  dl_search(MDB_cursor *mc, const MDB_val *key, int mode);
+int  dl_search_lowest(MDB_cursor *mc);
+int  dl_search_edge(MDB_cursor *mc, int last);
+MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
+int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
+int  dl_cursor_del0(MDB_cursor *mc);
+int  dl_drop_tree(MDB_cursor *mc);
+
+/* Page header sanity before trusting lower/upper. */
+static inline int dl_page_check(MDB_env *env, MDB_page *mp)
+{
+	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
+	if (lo < PAGEHDRSZ || lo > up || up > env->psize || (lo & 1))
+		return MDB_CORRUPTED;
+	return 0;
+}
+
+/* Lexicographic order, inlined into the search loops for the default case. */
+static inline int dl_lex(const MDB_val *a, const MDB_val *b)
+{
+	size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+	int r = memcmp(a->mv_data, b->mv_data, n);
+	if (r)
+		return r;
+	return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
+}
+
+/*
+ * Check that node n of page mp lies inside the page (even offset, header,
+ * key and, for leaves, the data part), so a damaged file gives MDB_CORRUPTED
+ * instead of a wild read.  Inline: it runs on every search probe.
+ */
+static inline int dl_node_check(MDB_env *env, MDB_page *mp, MDB_node *n, int leaf)
+{
+	size_t off = (size_t)((char *)n - (char *)mp);
+	size_t end;
+	if ((off & 1) || off < MP_LOWER(mp) || off + NODESZ > env->psize)
+		return MDB_CORRUPTED;
+	if (leaf)
+		end = off + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad) +
+			((n->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(n));
+	else
+		end = off + NODEKOFF(mp) + n->mn_ksize;
+	return end > env->psize ? MDB_CORRUPTED : 0;
+}
+
+/* Internal put flag: the node is a named-DB record (F_SUBDATA). */
+#define DL_PUT_SUBDATA	0x80000000u
+
+/* search modes */
+#define DL_PS_KEY	0
+#define DL_PS_FIRST	1
+#define DL_PS_LAST	2
+#define DL_PS_MODIFY	4	/* touch the path for writing */
+
+/* cursor.c */
+void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
+void dl_cursors_save(MDB_cursor *mc);
+int  dl_cursor_reseek(MDB_cursor *mc);
+int  dl_cursor_next_leaf(MDB_cursor *mc);
+int  dl_cursor_prev_leaf(MDB_cursor *mc);
+
+int  dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+int  dl_cursor_first(MDB_cursor *mc, MDB_val *key, MDB_val *data, int last);
+int  dl_cursor_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+int  dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+int  dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+
+/* dupsort.c (reading sorted duplicates) */
+int  dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+int  dl_dup_count(MDB_cursor *mc, mdb_size_t *countp);
+int  dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data);
+
+/* dbi.c */
+int  dl_dbi_check(MDB_txn *txn, MDB_dbi dbi, int user);
+int  dl_db_load(MDB_txn *txn, MDB_dbi dbi);
+int  dl_dbs_flush(MDB_txn *txn);
+void dl_dbi_txn_end(MDB_txn *txn, int committed);
+
+/* txn.c */
+int  dl_txn_bad(MDB_txn *txn);
+
+/* Whether the txn has been interrupted: sets the error state. */
+static inline int dl_check_intr(MDB_txn *txn)
+{
+	if (txn->env->interrupted) {
+		txn->flags |= TXN_ERROR;
+		txn->lasterr = EINTR;
+		return EINTR;
+	}
+	return 0;
+}
+
+#endif /* DLMDB_INTERNAL_H */

@@ -1,0 +1,388 @@
+/*
+ * lock.c - the lock file: reader table, writer mutex, byte-range locks.
+ *
+ * Protocol (format doc §16.5-16.8): the first opener takes an exclusive
+ * fcntl lock on byte 0, initialises the table, then downgrades to a shared
+ * lock it keeps for the life of the environment; later openers wait for a
+ * shared lock and validate the header.  Readers hold an exclusive fcntl lock
+ * on the byte at offset = pid so others can tell live processes from dead
+ * ones.  Mutexes are robust and process-shared so a crashed owner is
+ * recovered.
+ */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int dl_fcntl_lock(int fd, int cmd, short type, off_t off, off_t len)
+{
+	struct flock fl;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = off;
+	fl.l_len = len;
+	for (;;) {
+		if (fcntl(fd, cmd, &fl) == 0)
+			return 0;
+		if (errno != EINTR || cmd == F_SETLK)
+			return errno;
+	}
+}
+
+static int dl_mutex_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int rc = pthread_mutexattr_init(&a);
+	if (rc)
+		return rc;
+	rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	if (!rc)
+		rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	if (!rc)
+		rc = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
+/* Slot cleanup when a thread that used read transactions exits. */
+static void dl_tls_release(void *p)
+{
+	dl_reader *r = p;
+	if (r) {
+		r->r_txnid = TXNID_NONE;
+		__atomic_store_n(&r->r_pid, 0, __ATOMIC_RELEASE);
+	}
+}
+
+int dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl)
+{
+	int rc;
+	struct stat st;
+
+	*excl = 0;
+	env->lfd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, mode);
+	if (env->lfd < 0) {
+		rc = errno;
+		if (rc == EROFS && (env->flags & MDB_RDONLY)) {
+			env->flags |= MDB_NOLOCK;	/* read-only medium: go without */
+			return 0;
+		}
+		return rc;
+	}
+	if (dl_fcntl_lock(env->lfd, F_SETLK, F_WRLCK, 0, 1) == 0) {
+		*excl = 1;
+	} else if ((rc = dl_fcntl_lock(env->lfd, F_SETLKW, F_RDLCK, 0, 1))) {
+		return rc;
+	}
+	if (fstat(env->lfd, &st) < 0)
+		return errno;
+	size_t want = DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders;
+	size_t size = (size_t)st.st_size;
+	if (*excl && size < want) {
+		if (ftruncate(env->lfd, (off_t)want) < 0)
+			return errno;
+		size = want;
+	}
+	if (size < DL_LOCK_HDR + DL_LOCK_SLOT)
+		return MDB_INVALID;
+	/* A bigger existing table wins over the configured reader count. */
+	env->maxreaders = (unsigned)((size - DL_LOCK_HDR) / DL_LOCK_SLOT);
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, env->lfd, 0);
+	if (m == MAP_FAILED)
+		return errno;
+	env->lock = m;
+	env->locksize = size;
+	if (*excl) {
+		memset(m, 0, size);
+		if ((rc = dl_mutex_init(&env->lock->mt_rmutex.m)) ||
+		    (rc = dl_mutex_init(&env->lock->mt_wmutex.m)))
+			return rc;
+		env->lock->mt_magic = DL_MAGIC;
+		env->lock->mt_format = DL_LOCK_FORMAT;
+		env->lock->mt_txnid = 0;
+		env->lock->mt_numreaders = 0;
+	} else {
+		if (env->lock->mt_magic != DL_MAGIC)
+			return MDB_INVALID;
+		if (env->lock->mt_format != DL_LOCK_FORMAT)
+			return MDB_VERSION_MISMATCH;
+	}
+	if ((rc = pthread_key_create(&env->tlskey, dl_tls_release)))
+		return rc;
+	env->tlskey_ok = 1;
+	return 0;
+}
+
+int dl_lock_downgrade(MDB_env *env)
+{
+	return dl_fcntl_lock(env->lfd, F_SETLK, F_RDLCK, 0, 1);
+}
+
+void dl_lock_close(MDB_env *env)
+{
+	if (env->tlskey_ok) {
+		pthread_key_delete(env->tlskey);
+		env->tlskey_ok = 0;
+	}
+	if (env->lock) {
+		/* Release every slot this process still holds. */
+		unsigned n = env->lock->mt_numreaders;
+		for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
+			dl_reader *r = &env->lock->mt_readers[i];
+			if (r->r_pid == (uint32_t)env->pid) {
+				r->r_txnid = TXNID_NONE;
+				r->r_pid = 0;
+			}
+		}
+		munmap(env->lock, env->locksize);
+		env->lock = NULL;
+	}
+	if (env->lfd >= 0) {
+		close(env->lfd);	/* also drops our fcntl locks */
+		env->lfd = -1;
+	}
+}
+
+static int dl_rmutex_lock(MDB_env *env)
+{
+	int rc = pthread_mutex_lock(&env->lock->mt_rmutex.m);
+	if (rc == EOWNERDEAD) {
+		pthread_mutex_consistent(&env->lock->mt_rmutex.m);
+		rc = 0;
+	}
+	return rc;
+}
+
+/* Claim a free slot in the reader table. */
+static int dl_slot_claim(MDB_env *env, dl_reader **ret)
+{
+	dl_lockhdr *lk = env->lock;
+	int rc;
+
+	if (!env->pidlocked) {
+		rc = dl_fcntl_lock(env->lfd, F_SETLK, F_WRLCK, (off_t)env->pid, 1);
+		if (rc)
+			return rc;
+		env->pidlocked = 1;
+	}
+	if ((rc = dl_rmutex_lock(env)))
+		return rc;
+	unsigned n = lk->mt_numreaders, i;
+	for (i = 0; i < n; i++)
+		if (lk->mt_readers[i].r_pid == 0)
+			break;
+	if (i == env->maxreaders) {
+		pthread_mutex_unlock(&lk->mt_rmutex.m);
+		return MDB_READERS_FULL;
+	}
+	dl_reader *r = &lk->mt_readers[i];
+	r->r_pid = 0;
+	r->r_txnid = TXNID_NONE;
+	r->r_tid = (uint64_t)pthread_self();
+	if (i == n)
+		__atomic_store_n(&lk->mt_numreaders, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->r_pid, (uint32_t)env->pid, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lk->mt_rmutex.m);
+	*ret = r;
+	return 0;
+}
+
+/*
+ * Give a read txn its reader slot and publish the snapshot it will use.
+ * Sets txn->txnid; the caller then reads meta page txnid & 1.
+ */
+int dl_reader_acquire(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	dl_reader *r = txn->slot;
+	int rc;
+
+	if (!env->lock) {
+		/* No reader table: use whichever meta is newer. */
+		txn->txnid = dl_meta_current(env)->mm_txnid;
+		return 0;
+	}
+	if (!r) {
+		if (env->flags & MDB_NOTLS) {
+			if ((rc = dl_slot_claim(env, &r)))
+				return rc;
+			txn->flags |= TXN_HASSLOT;
+		} else {
+			r = pthread_getspecific(env->tlskey);
+			if (r) {
+				if (r->r_pid != (uint32_t)env->pid)
+					return MDB_BAD_RSLOT;
+				if (r->r_txnid != TXNID_NONE)
+					return MDB_BAD_RSLOT;
+			} else {
+				if ((rc = dl_slot_claim(env, &r)))
+					return rc;
+				if ((rc = pthread_setspecific(env->tlskey, r))) {
+					r->r_pid = 0;
+					return rc;
+				}
+			}
+		}
+		txn->slot = r;
+	}
+	/* Publish the snapshot id, retrying if a commit raced with us. */
+	txnid_t t;
+	do {
+		t = __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->r_txnid, t, __ATOMIC_SEQ_CST);
+	} while (t != __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_SEQ_CST));
+	txn->txnid = t;
+	return 0;
+}
+
+void dl_reader_release_txn(MDB_txn *txn)
+{
+	dl_reader *r = txn->slot;
+	if (!r)
+		return;
+	__atomic_store_n(&r->r_txnid, TXNID_NONE, __ATOMIC_RELEASE);
+	if (txn->flags & TXN_HASSLOT) {
+		__atomic_store_n(&r->r_pid, 0, __ATOMIC_RELEASE);
+		txn->slot = NULL;
+		txn->flags &= ~TXN_HASSLOT;
+	} else if (!(txn->env->flags & MDB_NOTLS)) {
+		/* The slot stays with the thread. */
+		txn->slot = NULL;
+	}
+}
+
+/* Smallest snapshot id any live reader uses, capped at limit. */
+txnid_t dl_oldest_reader(MDB_env *env, txnid_t limit)
+{
+	txnid_t oldest = limit;
+	if (!env->lock)
+		return oldest;
+	unsigned n = __atomic_load_n(&env->lock->mt_numreaders, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
+		dl_reader *r = &env->lock->mt_readers[i];
+		if (__atomic_load_n(&r->r_pid, __ATOMIC_ACQUIRE)) {
+			txnid_t t = __atomic_load_n(&r->r_txnid, __ATOMIC_ACQUIRE);
+			if (t < oldest)
+				oldest = t;
+		}
+	}
+	return oldest;
+}
+
+static int dl_reader_check0(MDB_env *env, int *dead);
+
+int dl_wlock(MDB_env *env)
+{
+	if (!env->lock)
+		return pthread_mutex_lock(&env->wlocal);
+	int rc = pthread_mutex_lock(&env->lock->mt_wmutex.m);
+	if (rc == EOWNERDEAD) {
+		/* The previous writer died: its txn never published, so the
+		 * newest valid meta is authoritative again. */
+		MDB_meta *m = dl_meta_current(env);
+		env->lock->mt_txnid = m->mm_txnid;
+		dl_reader_check0(env, NULL);
+		pthread_mutex_consistent(&env->lock->mt_wmutex.m);
+		rc = 0;
+	}
+	return rc;
+}
+
+void dl_wunlock(MDB_env *env)
+{
+	if (!env->lock)
+		pthread_mutex_unlock(&env->wlocal);
+	else
+		pthread_mutex_unlock(&env->lock->mt_wmutex.m);
+}
+
+/* Is the process that owns pid still around?  Its pid byte lock tells. */
+static int dl_pid_alive(MDB_env *env, uint32_t pid)
+{
+	struct flock fl;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = pid;
+	fl.l_len = 1;
+	if (fcntl(env->lfd, F_GETLK, &fl) < 0)
+		return 1;	/* cannot tell: assume alive */
+	return fl.l_type != F_UNLCK;
+}
+
+static int dl_reader_check0(MDB_env *env, int *dead)
+{
+	int count = 0;
+	unsigned n = env->lock->mt_numreaders;
+	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
+		uint32_t pid = env->lock->mt_readers[i].r_pid;
+		if (!pid || pid == (uint32_t)env->pid)
+			continue;
+		if (dl_pid_alive(env, pid))
+			continue;
+		if (dl_rmutex_lock(env) == 0) {
+			for (unsigned j = i; j < n; j++) {
+				if (env->lock->mt_readers[j].r_pid == pid) {
+					env->lock->mt_readers[j].r_txnid = TXNID_NONE;
+					env->lock->mt_readers[j].r_pid = 0;
+					count++;
+				}
+			}
+			pthread_mutex_unlock(&env->lock->mt_rmutex.m);
+		}
+	}
+	if (dead)
+		*dead = count;
+	return 0;
+}
+
+int mdb_reader_check(MDB_env *env, int *dead)
+{
+	if (!env)
+		return EINVAL;
+	if (dead)
+		*dead = 0;
+	if (!env->lock)
+		return 0;
+	return dl_reader_check0(env, dead);
+}
+
+int mdb_reader_list(MDB_env *env, MDB_msg_func *func, void *ctx)
+{
+	char buf[64];
+	int rc = 0, first = 1;
+
+	if (!env || !func)
+		return -1;
+	if (!env->lock)
+		return func("(no reader locks)\n", ctx);
+	unsigned n = env->lock->mt_numreaders;
+	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
+		dl_reader *r = &env->lock->mt_readers[i];
+		if (!r->r_pid)
+			continue;
+		if (first) {
+			first = 0;
+			rc = func("    pid     thread     txnid\n", ctx);
+			if (rc < 0)
+				return rc;
+		}
+		txnid_t t = r->r_txnid;
+		if (t == TXNID_NONE)
+			snprintf(buf, sizeof(buf), "%10d %" PRIx64 " -\n",
+			    (int)r->r_pid, (uint64_t)r->r_tid);
+		else
+			snprintf(buf, sizeof(buf), "%10d %" PRIx64 " %" PRIu64 "\n",
+			    (int)r->r_pid, (uint64_t)r->r_tid, (uint64_t)t);
+		rc = func(buf, ctx);
+		if (rc < 0)
+			return rc;
+	}
+	if (first)
+		rc = func("(no active readers)\n", ctx);
+	return rc;
+}

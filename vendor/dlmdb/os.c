@@ -1,0 +1,160 @@
+/*
+ * os.c - file I/O and memory mapping.
+ */
+#include "internal.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int dl_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t r = pread(fd, p, len, off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (r == 0)
+			return ENODATA;	/* short file: caller decides */
+		p += r;
+		len -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+int dl_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t r = pwrite(fd, p, len, off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (r == 0)
+			return EIO;
+		p += r;
+		len -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+/* Write iov[0..cnt) contiguously at off, resuming after partial writes. */
+static int dl_writev_all(int fd, struct iovec *iov, int cnt, off_t off)
+{
+	while (cnt > 0) {
+		ssize_t r = pwritev(fd, iov, cnt, off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (r == 0)
+			return EIO;
+		off += r;
+		while (cnt > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0 && r) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+#define DL_IOV_MAX	64
+#define DL_WRITE_MAX	((size_t)1 << 30)
+
+/*
+ * Write dirty pages (sorted by pgno) to their places in the file, joining
+ * runs of adjacent pages into one pwritev.  P_DIRTY is cleared first: it must
+ * never reach the file on a real page.
+ */
+int dl_write_pages(MDB_env *env, dl_dent *ents, size_t n)
+{
+	struct iovec iov[DL_IOV_MAX];
+	int cnt = 0, rc;
+	off_t start = 0;
+	size_t bytes = 0;
+	pgno_t next = P_INVALID;
+	size_t ps = env->psize;
+
+	for (size_t i = 0; i < n; i++) {
+		MDB_page *mp = ents[i].page;
+		size_t len = (size_t)ents[i].npages * ps;
+		mp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
+		if (cnt && (ents[i].pgno != next || cnt == DL_IOV_MAX ||
+		    bytes + len > DL_WRITE_MAX)) {
+			if ((rc = dl_writev_all(env->fd, iov, cnt, start)))
+				return rc;
+			cnt = 0;
+		}
+		if (!cnt) {
+			start = (off_t)(ents[i].pgno * ps);
+			bytes = 0;
+		}
+		iov[cnt].iov_base = mp;
+		iov[cnt].iov_len = len;
+		cnt++;
+		bytes += len;
+		next = ents[i].pgno + ents[i].npages;
+	}
+	if (cnt)
+		return dl_writev_all(env->fd, iov, cnt, start);
+	return 0;
+}
+
+/*
+ * Current length of the data file in pages.  Reading a mapped page beyond
+ * the end of the file raises SIGBUS, so page access is bounded by this (a
+ * damaged or truncated file then gives an error instead of a crash).
+ */
+pgno_t dl_file_pages(MDB_env *env)
+{
+	struct stat st;
+	if (fstat(env->fd, &st) < 0)
+		return env->filepages;
+	pgno_t n = (pgno_t)st.st_size / env->psize;
+	env->filepages = n;
+	return n;
+}
+
+int dl_map(MDB_env *env, size_t size)
+{
+	int prot = PROT_READ;
+	if ((env->flags & MDB_WRITEMAP) && !(env->flags & MDB_RDONLY)) {
+		prot |= PROT_WRITE;
+		/* A writable shared map needs the file to cover it. */
+		off_t cur = lseek(env->fd, 0, SEEK_END);
+		if (cur >= 0 && (size_t)cur < size && ftruncate(env->fd, (off_t)size) < 0)
+			return errno;
+	}
+	void *m = mmap(NULL, size, prot, MAP_SHARED, env->fd, 0);
+	if (m == MAP_FAILED)
+		return errno;
+	if (env->flags & MDB_NORDAHEAD)
+		madvise(m, size, MADV_RANDOM);
+	env->map = m;
+	env->mapsize = size;
+	env->maxpg = size / env->psize;
+	dl_file_pages(env);
+	return 0;
+}
+
+void dl_unmap(MDB_env *env)
+{
+	if (env->map) {
+		munmap(env->map, env->mapsize);
+		env->map = NULL;
+	}
+}

@@ -1,0 +1,375 @@
+/*
+ * page.c - page access for transactions: the dirty-page table of a write
+ * transaction, recycled page buffers, allocation, freeing and copy-on-write.
+ */
+#include "internal.h"
+
+/* ------------------------------------------------------------------------- */
+/* Dirty table: open addressing keyed by pgno, linear probing, backward-shift */
+/* deletion so lookups never see tombstones.                                 */
+/* ------------------------------------------------------------------------- */
+
+static inline size_t dl_hash(pgno_t pg, size_t mask)
+{
+	return (size_t)((pg * 0x9E3779B97F4A7C15ull) >> 29) & mask;
+}
+
+/* Slot holding pgno, or the empty slot where the probe ended. */
+static inline size_t dl_dirty_slot(const dl_dirty *d, pgno_t pgno)
+{
+	size_t i = dl_hash(pgno, d->mask);
+	while (d->tab[i] && d->ents[d->tab[i] - 1].pgno != pgno)
+		i = (i + 1) & d->mask;
+	return i;
+}
+
+MDB_page *dl_dirty_find(dl_dirty *d, pgno_t pgno, unsigned *npages)
+{
+	if (!d->count)
+		return NULL;
+	size_t i = dl_dirty_slot(d, pgno);
+	if (!d->tab[i])
+		return NULL;
+	dl_dent *e = &d->ents[d->tab[i] - 1];
+	if (npages)
+		*npages = e->npages;
+	return e->page;
+}
+
+static int dl_dirty_rehash(dl_dirty *d, size_t ncap)
+{
+	uint32_t *nt = calloc(ncap, sizeof(uint32_t));
+	if (!nt)
+		return ENOMEM;
+	free(d->tab);
+	d->tab = nt;
+	d->mask = ncap - 1;
+	for (size_t k = 0; k < d->count; k++) {
+		size_t i = dl_hash(d->ents[k].pgno, d->mask);
+		while (d->tab[i])
+			i = (i + 1) & d->mask;
+		d->tab[i] = (uint32_t)(k + 1);
+	}
+	return 0;
+}
+
+int dl_dirty_add(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages)
+{
+	int rc;
+	if (d->count == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 256;
+		dl_dent *ne = realloc(d->ents, ncap * sizeof(dl_dent));
+		if (!ne)
+			return ENOMEM;
+		d->ents = ne;
+		d->cap = ncap;
+	}
+	if (!d->tab || (d->count + 1) * 2 > d->mask + 1) {
+		if ((rc = dl_dirty_rehash(d, d->tab ? (d->mask + 1) * 2 : 512)))
+			return rc;
+	}
+	dl_dent *e = &d->ents[d->count];
+	e->pgno = pgno;
+	e->page = mp;
+	e->npages = npages;
+	size_t i = dl_hash(pgno, d->mask);
+	while (d->tab[i])
+		i = (i + 1) & d->mask;
+	d->tab[i] = (uint32_t)(++d->count);
+	return 0;
+}
+
+int dl_dirty_del(dl_dirty *d, pgno_t pgno)
+{
+	if (!d->count)
+		return MDB_NOTFOUND;
+	size_t i = dl_dirty_slot(d, pgno);
+	if (!d->tab[i])
+		return MDB_NOTFOUND;
+	size_t idx = d->tab[i] - 1;
+	/* Backward-shift deletion keeps probe chains unbroken. */
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & d->mask;
+		if (!d->tab[j])
+			break;
+		size_t h = dl_hash(d->ents[d->tab[j] - 1].pgno, d->mask);
+		if ((i <= j) ? (h <= i || h > j) : (h <= i && h > j)) {
+			d->tab[i] = d->tab[j];
+			i = j;
+		}
+	}
+	d->tab[i] = 0;
+	/* Keep the entry array dense: move the last entry into the hole. */
+	size_t last = d->count - 1;
+	if (idx != last) {
+		d->ents[idx] = d->ents[last];
+		size_t s = dl_dirty_slot(d, d->ents[idx].pgno);
+		d->tab[s] = (uint32_t)(idx + 1);
+	}
+	d->count--;
+	return 0;
+}
+
+/* Return every buffer to the pool and empty the table (keeps its memory). */
+void dl_dirty_free(MDB_env *env, dl_dirty *d)
+{
+	if (!d->tab)
+		return;
+	for (size_t k = 0; k < d->count; k++)
+		dl_buf_put(env, d->ents[k].page, d->ents[k].npages);
+	if (d->count * 8 < d->mask + 1) {
+		/* Few entries in a big table: clear just their slots.  The probe
+		 * must not stop at slots already cleared. */
+		for (size_t k = 0; k < d->count; k++) {
+			size_t i = dl_hash(d->ents[k].pgno, d->mask);
+			while (d->tab[i] != k + 1)
+				i = (i + 1) & d->mask;
+			d->tab[i] = 0;
+		}
+	} else {
+		memset(d->tab, 0, (d->mask + 1) * sizeof(uint32_t));
+	}
+	d->count = 0;
+	/* Let go of what a huge txn blew up, so idle memory stays bounded. */
+	if (d->mask + 1 > 65536) {
+		free(d->tab);
+		d->tab = NULL;
+		d->mask = 0;
+		free(d->ents);
+		d->ents = NULL;
+		d->cap = 0;
+	}
+}
+
+/* ------------------------------------------------------------------------- */
+/* Page buffers                                                              */
+/* ------------------------------------------------------------------------- */
+
+/* Like LMDB, keep every single-page buffer a txn used: re-faulting fresh
+ * heap memory on each commit costs far more than holding it. */
+#define DL_POOL_MAX	((size_t)1 << 22)
+
+MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
+{
+	MDB_page *mp;
+	if (npages == 1 && env->pagepool) {
+		mp = env->pagepool;
+		memcpy(&env->pagepool, mp, sizeof(MDB_page *));
+		env->npool--;
+		return mp;
+	}
+	size_t sz = (size_t)env->psize * npages;
+	mp = malloc(sz);
+	if (mp && !(env->flags & MDB_NOMEMINIT))
+		memset(mp, 0, sz);
+	return mp;
+}
+
+void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages)
+{
+	if (npages == 1 && env->npool < DL_POOL_MAX) {
+		memcpy(mp, &env->pagepool, sizeof(MDB_page *));
+		env->pagepool = mp;
+		env->npool++;
+	} else {
+		free(mp);
+	}
+}
+
+/* ------------------------------------------------------------------------- */
+/* Access                                                                    */
+/* ------------------------------------------------------------------------- */
+
+int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
+{
+	if (pgno < 2 || pgno >= txn->next_pgno)
+		return MDB_PAGE_NOTFOUND;
+	if (txn->dirty.count) {
+		MDB_page *mp = dl_dirty_find(&txn->dirty, pgno, NULL);
+		if (mp) {
+			*ret = mp;
+			return 0;
+		}
+	}
+	if (pgno >= txn->fpages)
+		return MDB_PAGE_NOTFOUND;	/* beyond the end of the file */
+	*ret = (MDB_page *)(txn->env->map + (size_t)pgno * txn->env->psize);
+	return 0;
+}
+
+/* Errors that leave the transaction unusable. */
+int dl_txn_err(MDB_txn *txn, int rc)
+{
+	switch (rc) {
+	case 0:
+	case MDB_NOTFOUND:
+	case MDB_KEYEXIST:
+	case MDB_BAD_VALSIZE:
+	case EINVAL:
+	case EACCES:
+	case MDB_INCOMPATIBLE:
+		break;
+	default:
+		if (!(txn->flags & TXN_RDONLY)) {
+			txn->flags |= TXN_ERROR;
+			if (!txn->lasterr)
+				txn->lasterr = rc;
+		}
+	}
+	return rc;
+}
+
+/* Mark the txn failed whatever the error (e.g. mdb_del on a DB record). */
+int dl_txn_fail(MDB_txn *txn, int rc)
+{
+	if (!(txn->flags & TXN_RDONLY)) {
+		txn->flags |= TXN_ERROR;
+		if (!txn->lasterr)
+			txn->lasterr = rc;
+	}
+	return rc;
+}
+
+/* Remove a run of num consecutive pages from the reusable pool, if present. */
+static pgno_t dl_pool_take(dl_idl *pool, unsigned num)
+{
+	size_t n = pool->n;
+	if (!n)
+		return P_INVALID;
+	if (num == 1) {
+		/* Smallest page first keeps the file compact. */
+		return pool->ids[--pool->n];
+	}
+	/* ids are descending: a run of num pages is ids[i] .. ids[i+num-1]
+	 * with ids[i] - ids[i+num-1] == num - 1. */
+	if (n < num)
+		return P_INVALID;
+	for (size_t lo = n - 1; ; lo--) {
+		size_t hi = lo + 1 - num;
+		if (pool->ids[hi] - pool->ids[lo] == num - 1) {
+			pgno_t pg = pool->ids[lo];
+			memmove(pool->ids + hi, pool->ids + lo + 1,
+			    (n - lo - 1) * sizeof(pgno_t));
+			pool->n -= num;
+			return pg;
+		}
+		if (lo == num - 1)
+			break;
+	}
+	return P_INVALID;
+}
+
+int dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	pgno_t pgno = P_INVALID;
+	int rc;
+
+	if (num == 1 && txn->loose.n) {
+		pgno = txn->loose.ids[--txn->loose.n];
+	} else {
+		for (;;) {
+			pgno = dl_pool_take(&txn->pool, num);
+			if (pgno != P_INVALID)
+				break;
+			if (txn->fl_done || (txn->flags & TXN_SAVING))
+				break;
+			int got = 0;
+			if ((rc = dl_fl_load_more(txn, &got)))
+				return dl_txn_err(txn, rc);
+			if (!got)
+				break;
+		}
+		if (pgno == P_INVALID) {
+			/* Never hand out the map's very last page (format doc §8). */
+			if (txn->next_pgno + num > env->maxpg - 1)
+				return dl_txn_err(txn, MDB_MAP_FULL);
+			pgno = txn->next_pgno;
+			txn->next_pgno += num;
+		}
+	}
+	MDB_page *mp = dl_buf_get(env, num);
+	if (!mp)
+		return dl_txn_err(txn, ENOMEM);
+	mp->mp_pgno = pgno;
+	mp->mp_pad = 0;
+	mp->mp_flags = P_DIRTY;
+	if ((rc = dl_dirty_add(&txn->dirty, pgno, mp, num))) {
+		dl_buf_put(env, mp, num);
+		return dl_txn_err(txn, rc);
+	}
+	txn->flags |= TXN_DIRTY;
+	*ret = mp;
+	return 0;
+}
+
+/*
+ * Release pages.  Pages allocated by this txn are reusable at once (loose);
+ * pages of the snapshot are recorded as freed by this txn.
+ */
+int dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num)
+{
+	unsigned dn;
+	int rc;
+	MDB_page *mp = dl_dirty_find(&txn->dirty, pgno, &dn);
+	txn->flags |= TXN_DIRTY;
+	if (mp) {
+		dl_dirty_del(&txn->dirty, pgno);
+		dl_buf_put(txn->env, mp, dn);
+		if ((rc = dl_idl_reserve(&txn->loose, num)))
+			return rc;
+		for (unsigned i = num; i-- > 0; )
+			txn->loose.ids[txn->loose.n++] = pgno + i;
+		return 0;
+	}
+	if ((rc = dl_idl_reserve(&txn->freed, num)))
+		return rc;
+	for (unsigned i = 0; i < num; i++)
+		txn->freed.ids[txn->freed.n++] = pgno + i;
+	return 0;
+}
+
+static inline int dl_is_dirty(MDB_env *env, MDB_page *mp)
+{
+	return (char *)mp < env->map || (char *)mp >= env->map + env->mapsize;
+}
+
+/*
+ * Copy-on-write the page at mc->pg[level]; the levels above must already be
+ * writable.  Only the used parts of the page are copied.
+ */
+int dl_page_touch(MDB_cursor *mc, int level)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[level], *np;
+	int rc;
+
+	if (dl_is_dirty(env, mp))
+		return 0;
+	if ((rc = dl_page_alloc(mc, 1, &np)))
+		return rc;
+	pgno_t old = mp->mp_pgno, pg = np->mp_pgno;
+	unsigned lower = MP_LOWER(mp), upper = MP_UPPER(mp);
+	if (IS_LEAF2(mp) || lower > upper || upper > env->psize) {
+		memcpy(np, mp, env->psize);
+	} else {
+		memcpy(np, mp, lower);
+		memcpy((char *)np + upper, (char *)mp + upper, env->psize - upper);
+	}
+	np->mp_pgno = pg;
+	np->mp_flags |= P_DIRTY;
+	if ((rc = dl_page_free(txn, old, 1)))
+		return dl_txn_err(txn, rc);
+	mc->pg[level] = np;
+	if (level == 0) {
+		mc->db->md_root = pg;
+	} else {
+		MDB_page *parent = mc->pg[level - 1];
+		node_set_pgno(NODEPTR(parent, mc->ki[level - 1]), pg);
+	}
+	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	return 0;
+}

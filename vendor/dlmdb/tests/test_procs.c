@@ -1,0 +1,295 @@
+/* Several processes on one environment (lmdb-api.md §3.1-3.3, §8;
+ * lmdb-format.md §16): writer exclusion, snapshots kept for readers of other
+ * processes, recovery after a killed writer or reader, MDB_MAP_RESIZED.
+ * Each child opens its own MDB_env (never one inherited through fork). */
+#include "t.h"
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Child-side helpers report failure through the exit status. */
+static MDB_env *child_open(size_t mapsize)
+{
+	MDB_env *env;
+	if (mdb_env_create(&env))
+		_exit(10);
+	if (mapsize && mdb_env_set_mapsize(env, mapsize))
+		_exit(11);
+	if (mdb_env_open(env, t_dir, 0, 0644))
+		_exit(12);
+	return env;
+}
+
+static void say(int fd, char c)
+{
+	if (write(fd, &c, 1) != 1)
+		_exit(13);
+}
+
+static int hear(int fd)
+{
+	char c;
+	return read(fd, &c, 1) == 1 ? c : -1;
+}
+
+static int child_status(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+static void test_writer_exclusion(void)
+{
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(20);
+		close(p[0]);
+		MDB_env *env = child_open(0);
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		if (mdb_txn_begin(env, NULL, 0, &txn) || mdb_dbi_open(txn, NULL, 0, &dbi))
+			_exit(20);
+		say(p[1], 'w'); /* holding the writer lock now */
+		sleep_ms(400);
+		MDB_val k = t_val("from-child"), v = t_val("1");
+		if (mdb_put(txn, dbi, &k, &v, 0) || mdb_txn_commit(txn))
+			_exit(21);
+		mdb_env_close(env);
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK_EQ(hear(p[0]), 'w');
+	/* (t_env_open itself runs an empty write txn, so it may be what waits) */
+	double t0 = now();
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn)); /* must wait for the child */
+	double waited = now() - t0;
+	if (waited < 0.2)
+		T_FAIL("second writer did not wait (%.3fs)", waited);
+	MDB_val k = t_val("from-child"), v;
+	OK(mdb_get(txn, 1, &k, &v));
+	mdb_txn_abort(txn);
+	CHECK_EQ(child_status(pid), 0);
+	close(p[0]);
+	mdb_env_close(env);
+}
+
+static void test_reader_snapshot_across_processes(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 32u << 20, 0);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	static char val[300];
+	memset(val, 'o', sizeof val);
+	for (int i = 0; i < 2000; i++) {
+		char kb[16];
+		snprintf(kb, sizeof kb, "%05d", i);
+		MDB_val k = t_val(kb), v = t_mem(val, sizeof val);
+		OK(mdb_put(txn, 1, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	MDB_txn *rd;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+
+	/* Another process rewrites everything many times; it must not reuse
+	 * the pages of our snapshot. */
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(30);
+		MDB_env *e = child_open(0);
+		static char nv[300];
+		for (int round = 0; round < 30; round++) {
+			MDB_txn *t;
+			MDB_dbi dbi;
+			if (mdb_txn_begin(e, NULL, 0, &t) || mdb_dbi_open(t, NULL, 0, &dbi))
+				_exit(20);
+			memset(nv, 'a' + round % 26, sizeof nv);
+			for (int i = 0; i < 2000; i++) {
+				char kb[16];
+				snprintf(kb, sizeof kb, "%05d", i);
+				MDB_val k = t_val(kb), v = t_mem(nv, sizeof nv);
+				if (round % 7 == 6 && i % 2 == 0) {
+					if (mdb_del(t, dbi, &k, NULL))
+						_exit(21);
+				} else if (mdb_put(t, dbi, &k, &v, 0)) {
+					_exit(22);
+				}
+			}
+			if (mdb_txn_commit(t))
+				_exit(23);
+		}
+		mdb_env_close(e);
+		_exit(0);
+	}
+	CHECK_EQ(child_status(pid), 0);
+	MDB_cursor *cur;
+	REQUIRE_OK(mdb_cursor_open(rd, 1, &cur));
+	MDB_val k, v;
+	int n = 0, bad = 0, rc;
+	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
+		if (v.mv_size != sizeof val || memcmp(v.mv_data, val, sizeof val))
+			bad++;
+		n++;
+	}
+	CHECK_RC(rc, MDB_NOTFOUND);
+	CHECK_EQ(n, 2000);
+	CHECK_EQ(bad, 0);
+	mdb_cursor_close(cur);
+	CHECK_EQ(mdb_txn_id(rd), 1);
+	mdb_txn_reset(rd);
+	OK(mdb_txn_renew(rd));
+	CHECK_EQ(mdb_txn_id(rd), 31);
+	k = t_val("00001");
+	OK(mdb_get(rd, 1, &k, &v));
+	CHECK(v.mv_size == 300 && ((char *)v.mv_data)[0] == 'a' + 29 % 26);
+	mdb_txn_abort(rd);
+	mdb_env_close(env);
+}
+
+static void test_killed_writer(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	OK(t_put1(env, 1, "before", "1"));
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(20);
+		close(p[0]);
+		MDB_env *e = child_open(0);
+		MDB_txn *t;
+		MDB_dbi dbi;
+		if (mdb_txn_begin(e, NULL, 0, &t) || mdb_dbi_open(t, NULL, 0, &dbi))
+			_exit(20);
+		MDB_val k = t_val("never"), v = t_val("committed");
+		if (mdb_put(t, dbi, &k, &v, 0))
+			_exit(21);
+		say(p[1], 'w');
+		pause(); /* killed here, holding the writer lock */
+		_exit(22);
+	}
+	close(p[1]);
+	CHECK_EQ(hear(p[0]), 'w');
+	kill(pid, SIGKILL);
+	CHECK_EQ(child_status(pid), 128 + SIGKILL);
+	close(p[0]);
+	/* The writer lock must be recovered, not deadlock (alarm catches that). */
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(env, NULL, 0, &txn);
+	CHECK_RC(rc, 0);
+	if (rc == 0) {
+		MDB_val k = t_val("after"), v = t_val("2");
+		OK(mdb_put(txn, 1, &k, &v, 0));
+		OK(mdb_txn_commit(txn));
+	}
+	CHECK(t_get_is(env, 1, "before", "1"));
+	CHECK(t_get_is(env, 1, "never", NULL));
+	CHECK(t_get_is(env, 1, "after", "2"));
+	mdb_env_close(env);
+}
+
+static void test_killed_reader(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	OK(t_put1(env, 1, "k", "v"));
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(20);
+		close(p[0]);
+		MDB_env *e = child_open(0);
+		MDB_txn *t;
+		if (mdb_txn_begin(e, NULL, MDB_RDONLY, &t))
+			_exit(20);
+		say(p[1], 'r');
+		pause();
+		_exit(22);
+	}
+	close(p[1]);
+	CHECK_EQ(hear(p[0]), 'r');
+	kill(pid, SIGKILL);
+	CHECK_EQ(child_status(pid), 128 + SIGKILL);
+	close(p[0]);
+	int dead = -1;
+	OK(mdb_reader_check(env, &dead));
+	CHECK_EQ(dead, 1);
+	OK(mdb_reader_check(env, &dead));
+	CHECK_EQ(dead, 0);
+	mdb_env_close(env);
+}
+
+static void test_map_resized_by_other_process(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 1u << 20, 0);
+	REQUIRE(env);
+	OK(t_put1(env, 1, "small", "1"));
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(20);
+		MDB_env *e = child_open(16u << 20);
+		static char big[100000];
+		memset(big, 'b', sizeof big);
+		for (int i = 0; i < 30; i++) {
+			MDB_txn *t;
+			MDB_dbi dbi;
+			char kb[16];
+			snprintf(kb, sizeof kb, "big%02d", i);
+			MDB_val k = t_val(kb), v = t_mem(big, sizeof big);
+			if (mdb_txn_begin(e, NULL, 0, &t) || mdb_dbi_open(t, NULL, 0, &dbi) ||
+			    mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t))
+				_exit(20);
+		}
+		mdb_env_close(e);
+		_exit(0);
+	}
+	CHECK_EQ(child_status(pid), 0);
+	MDB_txn *txn;
+	CHECK_RC(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), MDB_MAP_RESIZED);
+	OK(mdb_env_set_mapsize(env, 0));
+	MDB_envinfo info;
+	OK(mdb_env_info(env, &info));
+	CHECK_EQ(info.me_mapsize, 16u << 20);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_val k = t_val("big29"), v;
+	OK(mdb_get(txn, 1, &k, &v));
+	CHECK_EQ(v.mv_size, 100000);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+int main(void)
+{
+	RUN(test_writer_exclusion);
+	RUN(test_reader_snapshot_across_processes);
+	RUN(test_killed_writer);
+	RUN(test_killed_reader);
+	RUN(test_map_resized_by_other_process);
+	T_DONE();
+}

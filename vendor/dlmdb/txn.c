@@ -1,0 +1,348 @@
+/*
+ * txn.c - transactions: begin, commit (format doc §10.7 order), abort,
+ * reset/renew.
+ */
+#include "internal.h"
+
+#include <unistd.h>
+
+/* One allocation holds the per-DB arrays after the txn struct. */
+static MDB_txn *dl_txn_alloc(MDB_env *env)
+{
+	unsigned n = env->maxdbs;
+	size_t sz = sizeof(MDB_txn) + n * (sizeof(MDB_db) + sizeof(unsigned) +
+		sizeof(MDB_cursor *) + 1);
+	MDB_txn *txn = calloc(1, sz);
+	if (!txn)
+		return NULL;
+	char *p = (char *)(txn + 1);
+	txn->dbs = (MDB_db *)p;
+	p += n * sizeof(MDB_db);
+	txn->cursors = (MDB_cursor **)p;
+	p += n * sizeof(MDB_cursor *);
+	txn->dbseq = (unsigned *)p;
+	p += n * sizeof(unsigned);
+	txn->dbflags = (unsigned char *)p;
+	txn->env = env;
+	return txn;
+}
+
+static void dl_txn_release(MDB_txn *txn)
+{
+	dl_idl_free(&txn->freed);
+	dl_idl_free(&txn->pool);
+	dl_idl_free(&txn->loose);
+	free(txn->dirty.tab);
+	free(txn->dirty.ents);
+	free(txn);
+}
+
+/* Whether persisted flags of a DB are something this engine may touch. */
+static int dl_flags_ok(MDB_env *env, unsigned f)
+{
+	if (f & ~DL_PERSISTENT_FLAGS)
+		return 0;
+	if (f & MDB_PREFIX_COMPRESSION)
+		return 0;	/* not implemented yet */
+	if (!env->pad && (f & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)))
+		return 0;	/* stock layout cannot hold DLMDB structures */
+	return 1;
+}
+
+/* Point the txn at snapshot meta m and set up its DB table. */
+static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
+{
+	MDB_env *env = txn->env;
+	txn->next_pgno = m->mm_last_pg + 1;
+	txn->fpages = env->filepages;
+	if (txn->fpages < txn->next_pgno)
+		txn->fpages = dl_file_pages(env);	/* the file may have grown */
+	txn->dbs[DL_FREE_DBI] = m->mm_dbs[DL_FREE_DBI];
+	txn->dbs[DL_MAIN_DBI] = m->mm_dbs[DL_MAIN_DBI];
+	txn->numdbs = env->numdbs;
+	txn->dbflags[DL_FREE_DBI] = DB_VALID;
+	txn->dbflags[DL_MAIN_DBI] = DB_VALID | DB_USRVALID;
+	if (!dl_flags_ok(env, m->mm_dbs[DL_MAIN_DBI].md_flags))
+		txn->dbflags[DL_MAIN_DBI] |= DB_INCOMPAT;
+	/* Main-DB flags come from the snapshot: keep the comparator in step. */
+	dl_dbx *mx = &env->dbxs[DL_MAIN_DBI];
+	unsigned mf = m->mm_dbs[DL_MAIN_DBI].md_flags;
+	if (mx->flags != mf) {
+		if (mx->cmp == dl_default_cmp(mx->flags))
+			mx->cmp = dl_default_cmp(mf);
+		if (mx->dcmp == dl_default_dcmp(mx->flags))
+			mx->dcmp = dl_default_dcmp(mf);
+		mx->flags = mf;
+	}
+	for (unsigned i = DL_CORE_DBS; i < env->maxdbs; i++) {
+		txn->cursors[i] = NULL;
+		if (i < env->numdbs && env->dbxs[i].valid) {
+			txn->dbflags[i] = DB_VALID | DB_USRVALID | DB_STALE;
+			txn->dbseq[i] = env->dbxs[i].seq;
+		} else {
+			txn->dbflags[i] = 0;
+		}
+	}
+	txn->cursors[0] = txn->cursors[1] = NULL;
+}
+
+static int dl_txn_begin_read(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	int rc = dl_reader_acquire(txn);
+	if (rc)
+		return rc;
+	MDB_meta *m;
+	if (env->lock) {
+		m = METADATA((MDB_page *)(env->map + (txn->txnid & 1) * env->psize));
+		if (m->mm_txnid != txn->txnid)
+			m = dl_meta_current(env);
+	} else {
+		m = dl_meta_current(env);
+	}
+	txn->txnid = m->mm_txnid;
+	dl_txn_setup(txn, m);
+	if (txn->next_pgno > env->maxpg) {
+		dl_reader_release_txn(txn);
+		return MDB_MAP_RESIZED;
+	}
+	txn->flags = (txn->flags & TXN_HASSLOT) | TXN_RDONLY;
+	return 0;
+}
+
+int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (!env || !ret || !env->opened)
+		return EINVAL;
+	if (env->failed)
+		return MDB_PANIC;
+	if (parent) {
+		/* Nested transactions are not implemented yet. */
+		if (parent->flags & TXN_RDONLY)
+			return EINVAL;
+		if (parent->flags & (TXN_ERROR | TXN_FINISHED))
+			return MDB_BAD_TXN;
+		return EINVAL;
+	}
+	if ((flags & MDB_RDONLY) || (env->flags & MDB_RDONLY)) {
+		if (!(flags & MDB_RDONLY))
+			return EACCES;
+		if (!(txn = dl_txn_alloc(env)))
+			return ENOMEM;
+		if ((rc = dl_txn_begin_read(txn))) {
+			dl_reader_release_txn(txn);
+			free(txn);
+			return rc;
+		}
+		*ret = txn;
+		return 0;
+	}
+	if ((rc = dl_wlock(env)))
+		return rc;
+	txn = env->wtxn_cache;
+	env->wtxn_cache = NULL;
+	if (!txn && !(txn = dl_txn_alloc(env))) {
+		dl_wunlock(env);
+		return ENOMEM;
+	}
+	MDB_meta *m = dl_meta_current(env);
+	txn->flags = 0;
+	if (flags & MDB_NOSYNC)
+		txn->flags |= TXN_NOSYNC;
+	if (flags & MDB_NOMETASYNC)
+		txn->flags |= TXN_NOMETASYNC;
+	txn->txnid = m->mm_txnid + 1;
+	txn->lasterr = 0;
+	txn->oldest = 0;
+	txn->fl_last = 0;
+	txn->fl_done = 0;
+	txn->freed.n = txn->pool.n = txn->loose.n = 0;
+	txn->slot = NULL;
+	dl_txn_setup(txn, m);
+	if (txn->next_pgno > env->maxpg) {
+		env->wtxn_cache = txn;
+		dl_wunlock(env);
+		return MDB_MAP_RESIZED;
+	}
+	env->txn = txn;
+	*ret = txn;
+	return 0;
+}
+
+MDB_env *mdb_txn_env(MDB_txn *txn)
+{
+	return txn ? txn->env : NULL;
+}
+
+mdb_size_t mdb_txn_id(MDB_txn *txn)
+{
+	return txn ? (mdb_size_t)txn->txnid : 0;
+}
+
+int dl_txn_bad(MDB_txn *txn)
+{
+	return !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED));
+}
+
+/* Free the cursors of a write txn (they die with it). */
+static void dl_txn_close_cursors(MDB_txn *txn)
+{
+	for (unsigned i = 0; i < txn->numdbs && i < txn->env->maxdbs; i++) {
+		MDB_cursor *c = txn->cursors[i], *next;
+		for (; c; c = next) {
+			next = c->next;
+			free(c->xcursor);
+			free(c);
+		}
+		txn->cursors[i] = NULL;
+	}
+}
+
+/* End a write txn: drop its pages and locks; keep the handle for reuse. */
+static void dl_wtxn_end(MDB_txn *txn, int committed)
+{
+	MDB_env *env = txn->env;
+	dl_txn_close_cursors(txn);
+	dl_dbi_txn_end(txn, committed);
+	dl_dirty_free(env, &txn->dirty);
+	txn->freed.n = txn->pool.n = txn->loose.n = 0;
+	txn->flags = TXN_FINISHED;
+	env->txn = NULL;
+	if (!env->wtxn_cache)
+		env->wtxn_cache = txn;
+	else
+		dl_txn_release(txn);
+	dl_wunlock(env);
+}
+
+static void dl_rtxn_end(MDB_txn *txn, int committed)
+{
+	dl_dbi_txn_end(txn, committed);
+	dl_reader_release_txn(txn);
+}
+
+void mdb_txn_abort(MDB_txn *txn)
+{
+	if (!txn)
+		return;
+	if (txn->flags & TXN_RDONLY) {
+		if (!(txn->flags & TXN_FINISHED))
+			dl_rtxn_end(txn, 0);
+		else if (txn->slot && (txn->flags & TXN_HASSLOT))
+			dl_reader_release_txn(txn);
+		free(txn);
+		return;
+	}
+	if (txn->flags & TXN_FINISHED)
+		return;	/* already ended: the handle belongs to the env cache */
+	dl_wtxn_end(txn, 0);
+}
+
+void mdb_txn_reset(MDB_txn *txn)
+{
+	if (!txn || !(txn->flags & TXN_RDONLY) || (txn->flags & TXN_FINISHED))
+		return;
+	dl_dbi_txn_end(txn, 0);
+	/* A NOTLS slot stays with the handle, idle; a thread slot stays with
+	 * the thread. */
+	if (txn->slot)
+		__atomic_store_n(&txn->slot->r_txnid, TXNID_NONE, __ATOMIC_RELEASE);
+	if (!(txn->flags & TXN_HASSLOT))
+		txn->slot = NULL;
+	txn->flags |= TXN_FINISHED;
+}
+
+int mdb_txn_renew(MDB_txn *txn)
+{
+	if (!txn || !(txn->flags & TXN_RDONLY) || !(txn->flags & TXN_FINISHED))
+		return EINVAL;
+	if (txn->env->failed)
+		return MDB_PANIC;
+	txn->flags &= ~TXN_FINISHED;
+	int rc = dl_txn_begin_read(txn);
+	if (rc)
+		txn->flags |= TXN_FINISHED;
+	return rc;
+}
+
+static int dl_cmp_dent(const void *a, const void *b)
+{
+	pgno_t x = ((const dl_dent *)a)->pgno, y = ((const dl_dent *)b)->pgno;
+	return x < y ? -1 : x > y;
+}
+
+/* Write every dirty page, in pgno order. */
+static int dl_flush_dirty(MDB_txn *txn)
+{
+	dl_dirty *d = &txn->dirty;
+	if (!d->count)
+		return 0;
+	dl_dent *ents = malloc(d->count * sizeof(dl_dent));
+	if (!ents)
+		return ENOMEM;
+	size_t n = d->count;
+	memcpy(ents, d->ents, n * sizeof(dl_dent));
+	qsort(ents, n, sizeof(dl_dent), dl_cmp_dent);
+	int rc = dl_write_pages(txn->env, ents, n);
+	if (!rc && n) {
+		pgno_t end = ents[n - 1].pgno + ents[n - 1].npages;
+		if (end > txn->env->filepages)
+			txn->env->filepages = end;
+	}
+	free(ents);
+	return rc;
+}
+
+int mdb_txn_commit(MDB_txn *txn)
+{
+	int rc;
+	if (!txn)
+		return EINVAL;
+	MDB_env *env = txn->env;
+	if (txn->flags & TXN_RDONLY) {
+		if (!(txn->flags & TXN_FINISHED))
+			dl_rtxn_end(txn, 1);
+		else if (txn->slot && (txn->flags & TXN_HASSLOT))
+			dl_reader_release_txn(txn);
+		free(txn);
+		return 0;
+	}
+	if (txn->flags & TXN_FINISHED)
+		return EINVAL;
+	if (txn != env->txn) {
+		return EINVAL;
+	}
+	if (txn->flags & TXN_ERROR) {
+		dl_wtxn_end(txn, 0);
+		return MDB_BAD_TXN;
+	}
+	if (!(txn->flags & TXN_DIRTY)) {
+		dl_wtxn_end(txn, 1);
+		return 0;
+	}
+	if ((rc = dl_dbs_flush(txn)))
+		goto fail;
+	if ((rc = dl_fl_save(txn)))
+		goto fail;
+	if ((rc = dl_flush_dirty(txn)))
+		goto fail;
+	int nosync = (env->flags & MDB_NOSYNC) || (txn->flags & TXN_NOSYNC);
+	if (!nosync && fdatasync(env->fd) < 0) {
+		rc = errno;
+		goto fail;
+	}
+	if ((rc = dl_meta_write(txn))) {
+		env->failed = 1;
+		goto fail;
+	}
+	if (env->lock)
+		__atomic_store_n(&env->lock->mt_txnid, txn->txnid, __ATOMIC_RELEASE);
+	dl_wtxn_end(txn, 1);
+	return 0;
+fail:
+	dl_wtxn_end(txn, 0);
+	return rc;
+}
