@@ -17,7 +17,10 @@ pub type Pair = (Vec<u8>, Vec<u8>);
 /// Owned key/value pairs in database order.
 pub type Pairs = Vec<Pair>;
 
+pub mod counted;
 pub mod dump;
+pub mod dupwrap;
+pub mod multimap;
 pub mod model;
 pub mod ours;
 pub mod stat;

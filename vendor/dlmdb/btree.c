@@ -36,6 +36,8 @@ static inline void *dl_leaf_data(MDB_env *env, MDB_node *n)
 /* Bytes a node occupies on page mp (without its pointer). */
 static size_t dl_node_size(MDB_env *env, MDB_page *mp, MDB_node *n)
 {
+	if (IS_LEAF2(mp))
+		return mp->mp_pad;
 	if (IS_BRANCH(mp))
 		return EVEN(NODEKOFF(mp) + n->mn_ksize);
 	return EVEN(NODESZ + n->mn_ksize + (n->mn_ksize & env->pad) + dl_leaf_dpart(n));
@@ -130,9 +132,40 @@ static size_t dl_branch_write(unsigned char *dst, const MDB_val *key, pgno_t pg,
 }
 
 /* Make room for a node of len bytes at index idx and return its address. */
+/*
+ * LEAF2 pages (fixed-size duplicates, format doc §7) hold items packed after
+ * the header with no pointer array; lower/upper still follow the counting
+ * convention lower = 16 + 2n, upper = P - n(K - 2).
+ */
+static unsigned char *dl_leaf2_open(MDB_page *mp, unsigned idx)
+{
+	unsigned n = NUMKEYS(mp), k = mp->mp_pad;
+	unsigned char *base = (unsigned char *)mp + PAGEHDRSZ;
+	memmove(base + (size_t)(idx + 1) * k, base + (size_t)idx * k, (size_t)(n - idx) * k);
+	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) + 2);
+	MP_UPPER(mp) = (indx_t)(MP_UPPER(mp) - (k - 2));
+	return base + (size_t)idx * k;
+}
+
+/* Entry i of a leaf or branch page and the bytes it occupies. */
+static inline unsigned char *dl_ent(MDB_page *mp, unsigned i)
+{
+	if (IS_LEAF2(mp))
+		return (unsigned char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+	return (unsigned char *)NODEPTR(mp, i);
+}
+
+/* Bytes an entry costs on a page besides its own size (its pointer). */
+static inline size_t dl_ent_ovh(MDB_page *mp)
+{
+	return IS_LEAF2(mp) ? 0 : sizeof(indx_t);
+}
+
 static unsigned char *dl_page_open(MDB_page *mp, unsigned idx, size_t len)
 {
 	unsigned n = NUMKEYS(mp);
+	if (IS_LEAF2(mp))
+		return dl_leaf2_open(mp, idx);
 	memmove(&mp->mp_ptrs[idx + 1], &mp->mp_ptrs[idx], (n - idx) * sizeof(indx_t));
 	MP_UPPER(mp) = (indx_t)(MP_UPPER(mp) - len);
 	mp->mp_ptrs[idx] = MP_UPPER(mp);
@@ -149,6 +182,15 @@ static void dl_page_insert_raw(MDB_page *mp, unsigned idx, const void *img, size
 static void dl_page_del_raw(MDB_page *mp, unsigned idx, size_t sz)
 {
 	unsigned n = NUMKEYS(mp);
+	if (IS_LEAF2(mp)) {
+		unsigned k = mp->mp_pad;
+		unsigned char *base = (unsigned char *)mp + PAGEHDRSZ;
+		memmove(base + (size_t)idx * k, base + (size_t)(idx + 1) * k,
+		    (size_t)(n - idx - 1) * k);
+		MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) - 2);
+		MP_UPPER(mp) = (indx_t)(MP_UPPER(mp) + (k - 2));
+		return;
+	}
 	indx_t off = mp->mp_ptrs[idx];
 	indx_t up = MP_UPPER(mp);
 	for (unsigned i = 0, j = 0; i < n; i++) {
@@ -334,7 +376,7 @@ int dl_search_lowest(MDB_cursor *mc)
 }
 
 /* Make every page on the cursor's path writable. */
-static int dl_cursor_touch(MDB_cursor *mc)
+int dl_cursor_touch(MDB_cursor *mc)
 {
 	int rc;
 	for (int i = 0; i <= mc->top; i++)
@@ -349,10 +391,10 @@ static int dl_cursor_touch(MDB_cursor *mc)
 /* Splits                                                                    */
 /* ------------------------------------------------------------------------- */
 
-typedef struct dl_ent {
+typedef struct dl_sent {
 	const unsigned char *p;
 	size_t len;
-} dl_ent;
+} dl_sent;
 
 static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	const unsigned char *img, size_t ilen);
@@ -408,10 +450,11 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	size_t ps = env->psize;
 	unsigned n = NUMKEYS(mp), total = n + 1, s, i;
 	int branch = IS_BRANCH(mp);
+	size_t ovh = dl_ent_ovh(mp);
 	int rc;
 
 	unsigned char *tmp = malloc(ps);
-	dl_ent *e = malloc(total * sizeof(dl_ent));
+	dl_sent *e = malloc(total * sizeof(dl_sent));
 	if (!tmp || !e) {
 		free(tmp);
 		free(e);
@@ -426,11 +469,11 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 			e[i].len = ilen;
 		} else {
 			unsigned j = i < idx ? i : i - 1;
-			MDB_node *nd = NODEPTR(tp, j);
-			e[i].p = (unsigned char *)nd;
-			e[i].len = dl_node_size(env, tp, nd);
+			e[i].p = dl_ent(tp, j);
+			e[i].len = IS_LEAF2(tp) ? tp->mp_pad :
+				dl_node_size(env, tp, (MDB_node *)e[i].p);
 		}
-		sum += e[i].len + sizeof(indx_t);
+		sum += e[i].len + ovh;
 	}
 
 	/* Choose how many entries stay left.  Appending at the end keeps the
@@ -444,9 +487,9 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	} else {
 		size_t acc = 0;
 		for (s = 0; s < total; s++) {
-			if (acc + e[s].len + sizeof(indx_t) > sum / 2)
+			if (acc + e[s].len + ovh > sum / 2)
 				break;
-			acc += e[s].len + sizeof(indx_t);
+			acc += e[s].len + ovh;
 		}
 	}
 	unsigned smin = branch ? 2 : 1, smax = branch ? total - 2 : total - 1;
@@ -463,9 +506,9 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	for (int tries = 0; tries < (int)total; tries++) {
 		size_t l = 0, r = 0;
 		for (i = 0; i < s; i++)
-			l += e[i].len + sizeof(indx_t);
+			l += e[i].len + ovh;
 		for (i = s; i < total; i++)
-			r += (branch && i == s ? key0 : e[i].len) + sizeof(indx_t);
+			r += (branch && i == s ? key0 : e[i].len) + ovh;
 		if (l > room && s > smin)
 			s--;
 		else if (r > room && s < smax)
@@ -479,13 +522,13 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	MDB_val sep;
 	{
 		const MDB_node *sn = (const MDB_node *)e[s].p;
-		sep.mv_size = sn->mn_ksize;
+		sep.mv_size = IS_LEAF2(mp) ? mp->mp_pad : sn->mn_ksize;
 		if (sep.mv_size > sizeof(sepbuf)) {
 			free(tmp);
 			free(e);
 			return MDB_BAD_VALSIZE;
 		}
-		size_t ko = branch ? NODEKOFF(mp) : NODESZ;
+		size_t ko = IS_LEAF2(mp) ? 0 : branch ? NODEKOFF(mp) : NODESZ;
 		memcpy(sepbuf, e[s].p + ko, sep.mv_size);
 		sep.mv_data = sepbuf;
 	}
@@ -495,9 +538,11 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		free(e);
 		return rc;
 	}
-	unsigned pflags = mp->mp_flags & (P_BRANCH | P_LEAF | P_COUNTED);
+	unsigned pflags = mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED);
+	uint16_t pad = IS_LEAF2(mp) ? mp->mp_pad : 0;
 	dl_page_init(env, rp, pflags);
 	dl_page_init(env, mp, pflags);
+	rp->mp_pad = mp->mp_pad = pad;
 	for (i = 0; i < s; i++)
 		dl_page_insert_raw(mp, i, e[i].p, e[i].len);
 	for (i = s; i < total; i++) {
@@ -543,16 +588,32 @@ static int dl_reseek_key(MDB_cursor *mc, const MDB_val *key)
  */
 static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
 {
-	unsigned subflag = (flags & DL_PUT_SUBDATA) ? F_SUBDATA : 0;
+	unsigned subflag = ((flags & DL_PUT_SUBDATA) ? F_SUBDATA : 0) |
+		((flags & DL_PUT_DUPDATA) ? F_DUPDATA : 0);
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top];
 	unsigned idx = mc->ki[mc->top];
+	int rc;
+
+	if (IS_LEAF2(mp)) {
+		/* Fixed-size duplicate: the item is the whole entry. */
+		if (key->mv_size != mp->mp_pad)
+			return MDB_BAD_VALSIZE;
+		if (SIZELEFT(mp) >= mp->mp_pad) {
+			memcpy(dl_leaf2_open(mp, idx), key->mv_data, key->mv_size);
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			return 0;
+		}
+		if ((rc = dl_split_insert(mc, mc->top, idx, key->mv_data, key->mv_size)))
+			return rc;
+		return dl_reseek_key(mc, key);
+	}
 	size_t ks = key->mv_size, ds = data->mv_size;
 	size_t kpart = NODESZ + ks + (ks & env->pad);
 	unsigned nflags = 0;
 	MDB_page *omp = NULL;
-	int rc, reserve = (flags & MDB_RESERVE) != 0;
+	int reserve = (flags & MDB_RESERVE) != 0;
 	const void *dpart = reserve ? NULL : data->mv_data;
 	size_t dlen = ds;
 	pgno_t opg;
@@ -705,7 +766,7 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			if (!IS_OVERFLOW(omp))
 				return MDB_CORRUPTED;
 			size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
-			if (dl_is_dirty_page(env, omp) && kpart + ds > env->nodemax &&
+			if (dl_page_owned(txn, omp) && kpart + ds > env->nodemax &&
 			    (uint64_t)omp->mp_u.pages * env->psize >= PAGEHDRSZ + ds) {
 				node_set_dsize(node, ds);
 				if (flags & MDB_RESERVE)
@@ -742,6 +803,31 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return rc;
 	db->md_entries++;
 	return 0;
+}
+
+/*
+ * Replace the node under the (touched) cursor with a new node for key and
+ * data; flags may carry DL_PUT_DUPDATA / DL_PUT_SUBDATA.  Used to rewrite a
+ * key's duplicate set.  The cursor ends on the new node.
+ */
+int dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top];
+	MDB_node *node = NODEPTR(mp, idx);
+	unsigned char kb[DL_MAXKEY + 1];
+	MDB_val k2;
+	int rc;
+	if (key->mv_size > sizeof(kb))
+		return MDB_BAD_VALSIZE;
+	memcpy(kb, key->mv_data, key->mv_size);
+	k2.mv_size = key->mv_size;
+	k2.mv_data = kb;
+	if ((node->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, node)))
+		return rc;
+	dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	return dl_leaf_add(mc, &k2, data, flags);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -817,7 +903,7 @@ static int dl_merge(MDB_cursor *mc, int plevel, MDB_page *dst, MDB_page *src, un
 	unsigned n = NUMKEYS(src), base = NUMKEYS(dst);
 	int rc;
 	for (unsigned i = 0; i < n; i++) {
-		MDB_node *nd = NODEPTR(src, i);
+		MDB_node *nd = IS_LEAF2(src) ? NULL : NODEPTR(src, i);
 		if (IS_BRANCH(src) && i == 0) {
 			unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
 			MDB_val sep;
@@ -825,6 +911,8 @@ static int dl_merge(MDB_cursor *mc, int plevel, MDB_page *dst, MDB_page *src, un
 			uint64_t cnt = IS_COUNTED(src) ? dl_get64((char *)nd + NODESZ) : 0;
 			size_t len = dl_branch_write(img, &sep, NODEPGNO(nd), IS_COUNTED(src), cnt);
 			dl_page_insert_raw(dst, base + i, img, len);
+		} else if (IS_LEAF2(src)) {
+			dl_page_insert_raw(dst, base + i, dl_ent(src, i), src->mp_pad);
 		} else {
 			dl_page_insert_raw(dst, base + i, nd, dl_node_size(env, src, nd));
 		}
@@ -843,6 +931,8 @@ static int dl_merge(MDB_cursor *mc, int plevel, MDB_page *dst, MDB_page *src, un
 static size_t dl_moved_size(MDB_env *env, MDB_page *parent, unsigned sepidx,
 	MDB_page *src, unsigned i, int gains_sep)
 {
+	if (IS_LEAF2(src))
+		return src->mp_pad;
 	MDB_node *nd = NODEPTR(src, i);
 	if (IS_BRANCH(src) && gains_sep) {
 		MDB_node *pn = NODEPTR(parent, sepidx);
@@ -872,10 +962,10 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 		unsigned sepidx = pi + 1;
 		if (NUMKEYS(sib) < 2)
 			return 0;
-		size_t need = dl_moved_size(env, parent, sepidx, sib, 0, 1) + sizeof(indx_t);
+		size_t need = dl_moved_size(env, parent, sepidx, sib, 0, 1) + dl_ent_ovh(mp);
 		if (SIZELEFT(mp) < need)
 			return 0;
-		MDB_node *nd = NODEPTR(sib, 0);
+		MDB_node *nd = IS_LEAF2(sib) ? NULL : NODEPTR(sib, 0);
 		if (branch) {
 			dl_branch_key(parent, sepidx, &sep);
 			uint64_t cnt = counted ? dl_get64((char *)nd + NODESZ) : 0;
@@ -893,7 +983,7 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 			len = dl_branch_write(img, NULL, p1, counted, c1);
 			dl_page_insert_raw(sib, 0, img, len);
 		} else {
-			dl_page_insert_raw(mp, NUMKEYS(mp), nd, dl_node_size(env, sib, nd));
+			dl_page_insert_raw(mp, NUMKEYS(mp), dl_ent(sib, 0), dl_node_size(env, sib, nd));
 			dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
 			dl_leaf_key(sib, 0, &nk);
 			memcpy(kb, nk.mv_data, nk.mv_size);
@@ -905,7 +995,7 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 	unsigned ln = NUMKEYS(sib);
 	if (ln < 2)
 		return 0;
-	MDB_node *nd = NODEPTR(sib, ln - 1);
+	MDB_node *nd = IS_LEAF2(sib) ? NULL : NODEPTR(sib, ln - 1);
 	if (branch) {
 		/* Our node 0 gets the old separator as key; the moved node becomes
 		 * our keyless node 0; its key becomes the new separator. */
@@ -934,9 +1024,9 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 		dl_page_del_raw(sib, ln - 1, dl_node_size(env, sib, nd));
 	} else {
 		size_t sz = dl_node_size(env, sib, nd);
-		if (SIZELEFT(mp) < sz + sizeof(indx_t))
+		if (SIZELEFT(mp) < sz + dl_ent_ovh(mp))
 			return 0;
-		dl_page_insert_raw(mp, 0, nd, sz);
+		dl_page_insert_raw(mp, 0, dl_ent(sib, ln - 1), sz);
 		dl_page_del_raw(sib, ln - 1, sz);
 		dl_leaf_key(mp, 0, &nk);
 		memcpy(kb, nk.mv_data, nk.mv_size);
@@ -988,8 +1078,11 @@ static int dl_rebalance(MDB_cursor *mc, int *changed)
 				}
 				mc->top--;
 				/* A collapsed root that is again a one-child branch
-				 * (cannot normally happen) collapses too. */
-				mp = mc->pg[0];
+				 * (cannot normally happen) collapses too.  Read it by
+				 * number: the stack may hold pages a merge freed. */
+				if ((rc = dl_page_get(txn, db->md_root, &mp)))
+					return rc;
+				mc->pg[0] = mp;
 				if (IS_BRANCH(mp) && NUMKEYS(mp) == 1) {
 					child = NODEPGNO(NODEPTR(mp, 0));
 					if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
@@ -1050,9 +1143,9 @@ static void dl_cursors_on_deleted(MDB_cursor *mc)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_page *mp = mc->pg[mc->top];
-	MDB_node *node = NODEPTR(mp, mc->ki[mc->top]);
-	MDB_val dk = { node->mn_ksize, NODEKEY(mp, node) };
+	MDB_val dk;
 	MDB_cursor *c;
+	dl_leaf_key(mp, mc->ki[mc->top], &dk);
 	int any = 0;
 	for (c = txn->cursors[mc->dbi]; c; c = c->next)
 		if (c != mc && (c->flags & C_RESEEK) && c->keylen == dk.mv_size &&
@@ -1112,22 +1205,29 @@ int dl_cursor_del0(MDB_cursor *mc)
 
 	if (idx >= NUMKEYS(mp))
 		return MDB_NOTFOUND;
-	MDB_node *node = NODEPTR(mp, idx);
-	if ((rc = dl_node_check(env, mp, node, 1)))
-		return rc;
-	if (node->mn_flags & F_DUPDATA)
-		return MDB_INCOMPATIBLE;
+	MDB_node *node = NULL;
+	if (!IS_LEAF2(mp)) {
+		node = NODEPTR(mp, idx);
+		if ((rc = dl_node_check(env, mp, node, 1)))
+			return rc;
+	}
 	dl_cursors_save(mc);
 	dl_cursors_on_deleted(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
 	mp = mc->pg[mc->top];
-	node = NODEPTR(mp, idx);
 	/* Keep the key so the cursor can find its place after a rebalance. */
-	mc->keylen = node->mn_ksize;
-	memcpy(mc->keybuf, NODEKEY(mp, node), node->mn_ksize);
-	if ((node->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, node)))
-		return rc;
+	{
+		MDB_val dk;
+		dl_leaf_key(mp, idx, &dk);
+		mc->keylen = (unsigned)dk.mv_size;
+		memcpy(mc->keybuf, dk.mv_data, dk.mv_size);
+	}
+	if (!IS_LEAF2(mp)) {
+		node = NODEPTR(mp, idx);
+		if ((node->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, node)))
+			return rc;
+	}
 	dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
 	mc->db->md_entries--;
 	if ((rc = dl_rebalance(mc, &changed)))
@@ -1195,6 +1295,17 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 				return rc;
 			if ((nd->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, nd)))
 				return rc;
+			if ((nd->mn_flags & (F_SUBDATA | F_DUPDATA)) == (F_SUBDATA | F_DUPDATA)) {
+				/* A key's duplicate sub-database goes too. */
+				MDB_db rec;
+				if (NODEDSZ(nd) != sizeof(rec))
+					return MDB_CORRUPTED;
+				memcpy(&rec, (char *)nd + NODESZ + nd->mn_ksize +
+				    (nd->mn_ksize & txn->env->pad), sizeof(rec));
+				if (rec.md_root != P_INVALID &&
+				    (rc = dl_drop_page(mc, rec.md_root, depth + 1)))
+					return rc;
+			}
 			if ((nd->mn_flags & (F_SUBDATA | F_DUPDATA)) == F_SUBDATA &&
 			    mc->dbi == DL_MAIN_DBI) {
 				/* Emptying the main DB also frees the named DBs'
@@ -1204,8 +1315,6 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 					return MDB_CORRUPTED;
 				memcpy(&rec, (char *)nd + NODESZ + nd->mn_ksize +
 				    (nd->mn_ksize & txn->env->pad), sizeof(rec));
-				if (rec.md_flags & MDB_DUPSORT)
-					return MDB_INCOMPATIBLE;
 				if (rec.md_root != P_INVALID &&
 				    (rc = dl_drop_page(mc, rec.md_root, depth + 1)))
 					return rc;
@@ -1223,8 +1332,6 @@ int dl_drop_tree(MDB_cursor *mc)
 	MDB_db *db = mc->db;
 	int rc;
 	if (db->md_root != P_INVALID) {
-		if (db->md_flags & MDB_DUPSORT)
-			return MDB_INCOMPATIBLE;	/* duplicate sub-trees: later */
 		dl_cursors_save(mc);
 		if ((rc = dl_drop_page(mc, db->md_root, 0)))
 			return rc;

@@ -21,7 +21,9 @@ static int dl_copy_plain(MDB_env *env, int fd)
 	size_t ps = env->psize;
 	pgno_t last = txn->next_pgno - 1;
 	struct stat st;
-	if (fstat(env->fd, &st) < 0) {
+	if (env->flags & MDB_INMEMORY)
+		st.st_size = (off_t)(env->mapsize);
+	else if (fstat(env->fd, &st) < 0) {
 		rc = errno;
 		goto done;
 	}

@@ -11,6 +11,7 @@
 
 void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 {
+	mc->duplen = ~0u;
 	mc->next = NULL;
 	mc->txn = txn;
 	mc->dbi = dbi;
@@ -22,37 +23,44 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 	mc->keylen = 0;
 }
 
+/* Remember where c is (its key, and its duplicate) so it can find its
+ * place again after the tree changes. */
+void dl_cursor_save_one(MDB_cursor *c)
+{
+	if (!(c->flags & C_INIT) || (c->flags & C_RESEEK))
+		return;
+	c->keylen = 0;
+	if (c->top >= 0 && !(c->flags & C_EOF)) {
+		MDB_page *mp = c->pg[c->top];
+		unsigned i = c->ki[c->top];
+		if (i < NUMKEYS(mp)) {
+			MDB_val k;
+			if (IS_LEAF2(mp)) {
+				k.mv_size = mp->mp_pad;
+				k.mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+			} else {
+				MDB_node *n = NODEPTR(mp, i);
+				k.mv_size = n->mn_ksize;
+				k.mv_data = NODEKEY(mp, n);
+			}
+			if (k.mv_size > DL_MAXKEY + 1)
+				k.mv_size = DL_MAXKEY + 1;
+			memcpy(c->keybuf, k.mv_data, k.mv_size);
+			c->keylen = (unsigned)k.mv_size;
+			if (!c->keylen)
+				c->keylen = ~0u;	/* empty key marker */
+			dl_dup_save(c);
+		}
+	}
+	c->flags |= C_RESEEK;
+}
+
 /* Before the tree of mc's DB changes: remember where the others are. */
 void dl_cursors_save(MDB_cursor *mc)
 {
-	MDB_txn *txn = mc->txn;
-	for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next) {
-		if (c == mc || !(c->flags & C_INIT) || (c->flags & C_RESEEK))
-			continue;
-		c->keylen = 0;
-		if (c->top >= 0 && !(c->flags & C_EOF)) {
-			MDB_page *mp = c->pg[c->top];
-			unsigned i = c->ki[c->top];
-			if (i < NUMKEYS(mp)) {
-				MDB_val k;
-				if (IS_LEAF2(mp)) {
-					k.mv_size = mp->mp_pad;
-					k.mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
-				} else {
-					MDB_node *n = NODEPTR(mp, i);
-					k.mv_size = n->mn_ksize;
-					k.mv_data = NODEKEY(mp, n);
-				}
-				if (k.mv_size > DL_MAXKEY + 1)
-					k.mv_size = DL_MAXKEY + 1;
-				memcpy(c->keybuf, k.mv_data, k.mv_size);
-				c->keylen = (unsigned)k.mv_size;
-				if (!c->keylen)
-					c->keylen = ~0u;	/* empty key marker */
-			}
-		}
-		c->flags |= C_RESEEK;
-	}
+	for (MDB_cursor *c = mc->txn->cursors[mc->dbi]; c; c = c->next)
+		if (c != mc)
+			dl_cursor_save_one(c);
 }
 
 static int dl_cursor_past_end(MDB_cursor *mc)
@@ -93,14 +101,32 @@ int dl_cursor_reseek(MDB_cursor *mc)
 		return rc;
 	dl_leaf_search(mc, &k, &exact);
 	mc->flags |= C_INIT | (keep & C_DEL) | (exact ? 0 : C_DEL);
+	if (exact && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]) &&
+	    (mc->db->md_flags & MDB_DUPSORT)) {
+		rc = dl_dup_restore(mc);
+		if (rc != MDB_NOTFOUND)
+			return rc;
+		/* Its item went and nothing follows it in this key. */
+		mc->flags |= C_DEL;
+		mc->ki[mc->top]++;
+	}
 	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
 		rc = dl_cursor_next_leaf(mc);
 		if (rc == MDB_NOTFOUND) {
 			if ((rc = dl_cursor_past_end(mc)))
 				return rc;
+			return 0;
 		} else if (rc) {
 			return rc;
 		}
+		/* Moved on to another key: its first duplicate. */
+		if (mc->db->md_flags & MDB_DUPSORT) {
+			mc->duplen = ~0u;
+			return dl_dup_restore(mc);
+		}
+	} else if (!exact && (mc->db->md_flags & MDB_DUPSORT)) {
+		mc->duplen = ~0u;
+		return dl_dup_restore(mc);
 	}
 	return 0;
 }
@@ -287,7 +313,7 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 
 static inline int dl_txn_usable(MDB_txn *txn)
 {
-	return !(txn->flags & (TXN_ERROR | TXN_FINISHED));
+	return !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child;
 }
 
 int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
@@ -404,7 +430,7 @@ void mdb_cursor_close(MDB_cursor *mc)
 		if (*pp)
 			*pp = mc->next;
 	}
-	free(mc->xcursor);
+	dl_dup_free(mc->xcursor);
 	free(mc);
 }
 
@@ -454,9 +480,9 @@ static int dl_write_check(MDB_txn *txn, MDB_dbi dbi)
 		return rc;
 	if (txn->dbflags[dbi] & DB_INCOMPAT)
 		return MDB_INCOMPATIBLE;
-	/* Writes to DUPSORT and counted DBs are not implemented yet: refuse
-	 * rather than damage them. */
-	if (txn->dbs[dbi].md_flags & (MDB_DUPSORT | MDB_COUNTED | MDB_PREFIX_COMPRESSION))
+	/* Writes to counted and prefix-compressed DBs are not implemented
+	 * yet: refuse rather than damage them. */
+	if (txn->dbs[dbi].md_flags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION))
 		return MDB_INCOMPATIBLE;
 	return 0;
 }
@@ -469,7 +495,7 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	MDB_txn *txn = mc->txn;
 	if (txn->flags & TXN_ERROR)
 		return txn->lasterr ? txn->lasterr : MDB_BAD_TXN;
-	if (txn->flags & TXN_FINISHED)
+	if ((txn->flags & TXN_FINISHED) || txn->child)
 		return MDB_BAD_TXN;
 	if (txn->flags & TXN_RDONLY)
 		return EACCES;
@@ -479,7 +505,8 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return EINVAL;
 	if ((rc = dl_write_check(txn, mc->dbi)))
 		return rc;
-	if (flags & MDB_MULTIPLE)
+	int dup = (mc->db->md_flags & MDB_DUPSORT) != 0;
+	if ((flags & MDB_MULTIPLE) && !(mc->db->md_flags & MDB_DUPFIXED))
 		return MDB_INCOMPATIBLE;
 	if (key->mv_size == 0 || key->mv_size > DL_MAXKEY)
 		return MDB_BAD_VALSIZE;
@@ -487,6 +514,8 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return MDB_BAD_VALSIZE;
 	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
 		return dl_txn_err(txn, rc);
+	if (dup)
+		return dl_txn_err(txn, dl_dup_cursor_put(mc, key, data, flags));
 	rc = dl_cursor_put0(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND | MDB_CURRENT));
 	return dl_txn_err(txn, rc);
@@ -505,7 +534,6 @@ static int dl_is_subdata(MDB_cursor *mc)
 int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
 {
 	int rc;
-	(void)flags;
 	if (!mc)
 		return EINVAL;
 	MDB_txn *txn = mc->txn;
@@ -524,6 +552,8 @@ int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
 		return MDB_NOTFOUND;
 	if (dl_is_subdata(mc))
 		return dl_txn_fail(txn, MDB_INCOMPATIBLE);
+	if (mc->db->md_flags & MDB_DUPSORT)
+		return dl_txn_err(txn, dl_dup_del(mc, NULL, (flags & MDB_NODUPDATA) != 0));
 	return dl_txn_err(txn, dl_cursor_del0(mc));
 }
 
@@ -586,6 +616,15 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned fla
 	if (data->mv_size > 0xFFFFFFFFu)
 		return MDB_BAD_VALSIZE;
 	dl_cursor_init(&mc, txn, dbi);
+	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
+		if (flags & MDB_RESERVE)
+			return EINVAL;	/* no reserved space among duplicates */
+		mc.xcursor = NULL;
+		rc = dl_dup_put(&mc, key, data, flags & (MDB_NOOVERWRITE |
+		    MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
+		dl_dup_free(mc.xcursor);
+		return dl_txn_err(txn, rc);
+	}
 	rc = dl_cursor_put0(&mc, key, data, flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND));
 	return dl_txn_err(txn, rc);
 }
@@ -594,7 +633,6 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 {
 	MDB_cursor mc;
 	int rc, exact;
-	(void)data;
 	if (!txn || !key)
 		return EINVAL;
 	if ((rc = dl_dbi_check(txn, dbi, 1)))
@@ -616,5 +654,12 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return MDB_NOTFOUND;
 	if (dl_is_subdata(&mc))
 		return dl_txn_fail(txn, MDB_INCOMPATIBLE);
+	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
+		if (data && !data->mv_size && 0)
+			return MDB_BAD_VALSIZE;
+		rc = dl_dup_del(&mc, data, data == NULL);
+		dl_dup_free(mc.xcursor);
+		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
+	}
 	return dl_txn_err(txn, dl_cursor_del0(&mc));
 }

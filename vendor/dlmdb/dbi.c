@@ -96,7 +96,7 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 
 	if (!txn || !dbi || (flags & ~valid))
 		return EINVAL;
-	if (txn->flags & (TXN_ERROR | TXN_FINISHED))
+	if ((txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child)
 		return MDB_BAD_TXN;
 	env = txn->env;
 	if ((rc = dl_check_intr(txn)))

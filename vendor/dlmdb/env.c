@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,17 +168,102 @@ out:
 	return rc;
 }
 
+/*
+ * MDB_INMEMORY (DLMDB): no files.  The map is anonymous memory holding the
+ * two meta pages and every page; commits copy pages into it.  Unless
+ * MDB_NOLOCK, the reader table lives in process memory.
+ */
+static int dl_env_open_mem(MDB_env *env)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	int rc;
+	if (ps < 4096)
+		ps = 4096;
+	if (ps > 32768)
+		ps = 32768;
+	env->psize = (unsigned)ps;
+	env->version = DL_VERSION_DLMDB;
+	env->pad = 1;
+	env->freeflags = P_META;
+	env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
+		DL_DEFAULT_MAPSIZE, 1);
+	env->nodemax = (((env->psize - PAGEHDRSZ) / 2) & ~1u) - 2;
+	env->maxfree1pg = (env->psize - PAGEHDRSZ) / 8 - 1;
+	env->path = strdup("");
+	if (!env->path)
+		return ENOMEM;
+	if ((rc = dl_map(env, env->mapsize)))
+		return rc;
+	for (int i = 0; i < 2; i++) {
+		MDB_page *p = (MDB_page *)(env->map + (size_t)i * env->psize);
+		MDB_meta *m = METADATA(p);
+		p->mp_pgno = (pgno_t)i;
+		p->mp_flags = P_META;
+		m->mm_magic = DL_MAGIC;
+		m->mm_version = env->version;
+		m->mm_mapsize = env->mapsize;
+		m->mm_dbs[DL_FREE_DBI].md_pad = env->psize;
+		m->mm_dbs[DL_FREE_DBI].md_flags = env->freeflags;
+		m->mm_dbs[DL_FREE_DBI].md_root = P_INVALID;
+		m->mm_dbs[DL_MAIN_DBI].md_root = P_INVALID;
+		m->mm_last_pg = 1;
+	}
+	if (!(env->flags & MDB_NOLOCK)) {
+		size_t sz = DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders;
+		dl_lockhdr *lk = calloc(1, sz);
+		if (!lk)
+			return ENOMEM;
+		env->lock = lk;
+		env->locksize = 0;	/* heap memory, not a mapping */
+		pthread_mutex_init(&lk->mt_rmutex.m, NULL);
+		pthread_mutex_init(&lk->mt_wmutex.m, NULL);
+		lk->mt_magic = DL_MAGIC;
+		lk->mt_format = DL_LOCK_FORMAT;
+		if ((rc = pthread_key_create(&env->tlskey, dl_tls_release)))
+			return rc;
+		env->tlskey_ok = 1;
+	}
+	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
+	if (!env->dbxs)
+		return ENOMEM;
+	env->dbxs[DL_FREE_DBI].cmp = dl_cmp_u64;
+	env->dbxs[DL_FREE_DBI].valid = 1;
+	env->dbxs[DL_MAIN_DBI].cmp = dl_cmp_lex;
+	env->dbxs[DL_MAIN_DBI].valid = 1;
+	env->numdbs = DL_CORE_DBS;
+	env->opened = 1;
+	return 0;
+}
+
 int mdb_env_open(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
 {
-	if (!env || !path || env->opened || env->path)
+	if (!env || env->opened || env->path)
+		return EINVAL;
+	if (!path && !((flags | env->flags) & MDB_INMEMORY))
 		return EINVAL;
 	flags |= env->flags;
 	if (flags & ~DL_ENV_FLAGS)
 		return EINVAL;
 	if ((flags & MDB_FORMAT_LMDB) && (flags & MDB_FORMAT_DLMDB_V1))
 		return EINVAL;
-	if (flags & (MDB_INMEMORY | MDB_PREVSNAPSHOT | MDB_FIXEDMAP))
+	if ((flags & MDB_INMEMORY) && (flags & (MDB_RDONLY | MDB_FIXEDMAP | MDB_PREVSNAPSHOT)))
+		return EINVAL;
+	if (flags & (MDB_PREVSNAPSHOT | MDB_FIXEDMAP))
 		return EINVAL;	/* not supported yet */
+	if (flags & MDB_INMEMORY) {
+		flags |= MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC;
+		flags &= ~(MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1);
+		env->flags = flags;
+		int rc = dl_env_open_mem(env);
+		if (rc) {
+			dl_unmap(env);
+			free(env->lock);
+			env->lock = NULL;
+			if (!env->path)
+				env->path = strdup("");
+		}
+		return rc;
+	}
 	if (flags & MDB_RDONLY)
 		flags &= ~MDB_WRITEMAP;
 	env->flags = flags;
@@ -282,6 +368,18 @@ int mdb_env_set_mapsize(MDB_env *env, mdb_size_t size)
 	size = dl_round_map(env, size, m->mm_last_pg);
 	if (size == env->mapsize)
 		return 0;
+	if (env->flags & MDB_INMEMORY) {
+		/* The data lives only in the map: move it, don't drop it. */
+		void *m = mremap(env->map, env->mapsize, size, MREMAP_MAYMOVE);
+		if (m == MAP_FAILED)
+			return errno;
+		env->map = m;
+		env->mapsize = size;
+		env->maxpg = size / env->psize;
+		env->filepages = env->maxpg;
+		env->usermapsize = size;
+		return 0;
+	}
 	dl_unmap(env);
 	int rc = dl_map(env, size);
 	if (rc) {
@@ -392,6 +490,8 @@ int mdb_env_sync(MDB_env *env, int force)
 	if (env->flags & MDB_RDONLY)
 		return EACCES;
 	if (!force && (env->flags & MDB_NOSYNC))
+		return 0;
+	if (env->flags & MDB_INMEMORY)
 		return 0;
 	if (fdatasync(env->fd) < 0)
 		return errno;

@@ -48,12 +48,18 @@ typedef uint16_t indx_t;
  *   off 12 u32  pages   overflow head only: run length (overlays lower/upper)
  *   off 16      ptrs    u16 node offsets from page start, in key order
  */
-typedef struct MDB_page {
+/*
+ * Packed (alignment 1): duplicate sub-pages stored after an odd-length key
+ * in the stock layout are only byte-aligned, and they are read in place so
+ * returned items keep pointing into the map.  On x86-64 and aarch64 the
+ * compiler still emits plain loads.
+ */
+typedef struct __attribute__((packed)) MDB_page {
 	pgno_t	mp_pgno;
 	uint16_t mp_pad;
 	uint16_t mp_flags;
-	union {
-		struct { indx_t lower, upper; } b;
+	union __attribute__((packed)) {
+		struct __attribute__((packed)) { indx_t lower, upper; } b;
 		uint32_t pages;
 	} mp_u;
 	indx_t	mp_ptrs[];
@@ -100,7 +106,7 @@ typedef struct MDB_page {
  * layouts, 0 for stock LMDB) and only moves leaf data; branch nodes end at
  * the key and are rounded to even size in both layouts.
  */
-typedef struct MDB_node {
+typedef struct __attribute__((packed)) MDB_node {
 	uint16_t mn_lo, mn_hi, mn_flags, mn_ksize;
 	uint8_t  mn_data[];
 } MDB_node;
@@ -364,6 +370,8 @@ struct MDB_env {
 struct MDB_txn {
 	MDB_env	*env;
 	MDB_txn	*parent;
+	MDB_txn	*child;		/* active nested txn */
+	dl_idl	ploose;		/* nested: freed pages an ancestor had dirty */
 	unsigned flags;
 	txnid_t	txnid;
 	pgno_t	next_pgno;	/* first page not in use */
@@ -395,6 +403,7 @@ struct MDB_txn {
 #define C_RESEEK	0x08	/* tree changed: reposition from keybuf */
 #define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
 #define C_WRITE		0x20	/* belongs to a write txn */
+#define C_ATEND		0x40	/* DUPSORT: placed by LAST; NEXT answers NOTFOUND (LMDB quirk) */
 
 struct MDB_cursor {
 	MDB_cursor *next;
@@ -409,6 +418,8 @@ struct MDB_cursor {
 	void	*xcursor;	/* DUPSORT sub-cursor (later) */
 	unsigned keylen;	/* saved key for C_RESEEK */
 	unsigned char keybuf[DL_MAXKEY + 1];
+	unsigned duplen;	/* DUPSORT: saved item, ~0u = none */
+	unsigned char dupbuf[DL_MAXKEY + 1];
 };
 
 /* ------------------------------------------------------------------------- */
@@ -434,6 +445,7 @@ void dl_unmap(MDB_env *env);
 /* lock.c */
 int  dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl);
 int  dl_lock_downgrade(MDB_env *env);
+void dl_tls_release(void *p);
 void dl_lock_close(MDB_env *env);
 int  dl_reader_acquire(MDB_txn *txn);
 void dl_reader_release_txn(MDB_txn *txn);
@@ -460,6 +472,9 @@ int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
 int  dl_txn_err(MDB_txn *txn, int rc);
 int  dl_txn_fail(MDB_txn *txn, int rc);
+int  dl_page_owned(MDB_txn *txn, MDB_page *mp);
+MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages, unsigned *oldn);
+void dl_cursor_save_one(MDB_cursor *c);
 
 /* freelist.c */
 int  dl_fl_load_more(MDB_txn *txn, int *got);
@@ -474,6 +489,8 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
 int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_cursor_del0(MDB_cursor *mc);
 int  dl_drop_tree(MDB_cursor *mc);
+int  dl_cursor_touch(MDB_cursor *mc);
+int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 
 /* Page header sanity before trusting lower/upper. */
 static inline int dl_page_check(MDB_env *env, MDB_page *mp)
@@ -515,6 +532,8 @@ static inline int dl_node_check(MDB_env *env, MDB_page *mp, MDB_node *n, int lea
 
 /* Internal put flag: the node is a named-DB record (F_SUBDATA). */
 #define DL_PUT_SUBDATA	0x80000000u
+/* Internal put flag: the node holds duplicates (F_DUPDATA). */
+#define DL_PUT_DUPDATA	0x40000000u
 
 /* search modes */
 #define DL_PS_KEY	0
@@ -539,6 +558,12 @@ int  dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 int  dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 int  dl_dup_count(MDB_cursor *mc, mdb_size_t *countp);
 int  dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data);
+int  dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
+int  dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all);
+void dl_dup_save(MDB_cursor *mc);
+void dl_dup_free(void *xcursor);
+int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
+int  dl_dup_restore(MDB_cursor *mc);
 
 /* dbi.c */
 int  dl_dbi_check(MDB_txn *txn, MDB_dbi dbi, int user);

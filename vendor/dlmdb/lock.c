@@ -49,7 +49,7 @@ static int dl_mutex_init(pthread_mutex_t *m)
 }
 
 /* Slot cleanup when a thread that used read transactions exits. */
-static void dl_tls_release(void *p)
+void dl_tls_release(void *p)
 {
 	dl_reader *r = p;
 	if (r) {
@@ -138,7 +138,10 @@ void dl_lock_close(MDB_env *env)
 				r->r_pid = 0;
 			}
 		}
-		munmap(env->lock, env->locksize);
+		if (env->locksize)
+			munmap(env->lock, env->locksize);
+		else
+			free(env->lock);	/* in-memory env: heap table */
 		env->lock = NULL;
 	}
 	if (env->lfd >= 0) {
@@ -163,7 +166,7 @@ static int dl_slot_claim(MDB_env *env, dl_reader **ret)
 	dl_lockhdr *lk = env->lock;
 	int rc;
 
-	if (!env->pidlocked) {
+	if (!env->pidlocked && env->lfd >= 0) {
 		rc = dl_fcntl_lock(env->lfd, F_SETLK, F_WRLCK, (off_t)env->pid, 1);
 		if (rc)
 			return rc;
@@ -320,7 +323,7 @@ static int dl_reader_check0(MDB_env *env, int *dead)
 	unsigned n = env->lock->mt_numreaders;
 	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 		uint32_t pid = env->lock->mt_readers[i].r_pid;
-		if (!pid || pid == (uint32_t)env->pid)
+		if (!pid || pid == (uint32_t)env->pid || env->lfd < 0)
 			continue;
 		if (dl_pid_alive(env, pid))
 			continue;

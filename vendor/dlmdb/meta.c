@@ -158,6 +158,10 @@ int dl_meta_write(MDB_txn *txn)
 	memcpy(buf + 56, &txn->dbs[DL_MAIN_DBI], sizeof(MDB_db));
 	memcpy(buf + 104, &last, 8);
 	memcpy(buf + 112, &id, 8);
+	if (env->flags & MDB_INMEMORY) {
+		memcpy(env->map + (txn->txnid & 1) * env->psize + META_WRITE_OFF, buf, sizeof(buf));
+		return 0;
+	}
 	int nosync = (env->flags & (MDB_NOSYNC | MDB_NOMETASYNC)) ||
 		(txn->flags & (TXN_NOSYNC | TXN_NOMETASYNC));
 	int fd = (nosync || env->mfd < 0) ? env->fd : env->mfd;

@@ -82,6 +82,16 @@ static int dl_writev_all(int fd, struct iovec *iov, int cnt, off_t off)
  */
 int dl_write_pages(MDB_env *env, dl_dent *ents, size_t n)
 {
+	if (env->flags & MDB_INMEMORY) {
+		/* The anonymous map is the store: copy pages into place. */
+		for (size_t i = 0; i < n; i++) {
+			MDB_page *mp = ents[i].page;
+			mp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
+			memcpy(env->map + ents[i].pgno * env->psize, mp,
+			    (size_t)ents[i].npages * env->psize);
+		}
+		return 0;
+	}
 	struct iovec iov[DL_IOV_MAX];
 	int cnt = 0, rc;
 	off_t start = 0;
@@ -122,6 +132,8 @@ int dl_write_pages(MDB_env *env, dl_dent *ents, size_t n)
 pgno_t dl_file_pages(MDB_env *env)
 {
 	struct stat st;
+	if (env->flags & MDB_INMEMORY)
+		return env->filepages = env->maxpg;
 	if (fstat(env->fd, &st) < 0)
 		return env->filepages;
 	pgno_t n = (pgno_t)st.st_size / env->psize;
@@ -132,6 +144,17 @@ pgno_t dl_file_pages(MDB_env *env)
 int dl_map(MDB_env *env, size_t size)
 {
 	int prot = PROT_READ;
+	if (env->flags & MDB_INMEMORY) {
+		void *am = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (am == MAP_FAILED)
+			return errno;
+		env->map = am;
+		env->mapsize = size;
+		env->maxpg = size / env->psize;
+		env->filepages = env->maxpg;
+		return 0;
+	}
 	if ((env->flags & MDB_WRITEMAP) && !(env->flags & MDB_RDONLY)) {
 		prot |= PROT_WRITE;
 		/* A writable shared map needs the file to cover it. */

@@ -111,6 +111,25 @@ int dl_dirty_del(dl_dirty *d, pgno_t pgno)
 	return 0;
 }
 
+/* Put mp under pgno, returning the page it replaces (NULL if none). */
+MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages, unsigned *oldn)
+{
+	if (d->count) {
+		size_t i = dl_dirty_slot(d, pgno);
+		if (d->tab[i]) {
+			dl_dent *e = &d->ents[d->tab[i] - 1];
+			MDB_page *old = e->page;
+			*oldn = e->npages;
+			e->page = mp;
+			e->npages = npages;
+			return old;
+		}
+	}
+	if (dl_dirty_add(d, pgno, mp, npages))
+		return (MDB_page *)-1;
+	return NULL;
+}
+
 /* Return every buffer to the pool and empty the table (keeps its memory). */
 void dl_dirty_free(MDB_env *env, dl_dirty *d)
 {
@@ -192,6 +211,14 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 			return 0;
 		}
 	}
+	/* Nested txn: pages the ancestors changed shadow the map. */
+	for (MDB_txn *p = txn->parent; p; p = p->parent) {
+		MDB_page *mp = dl_dirty_find(&p->dirty, pgno, NULL);
+		if (mp) {
+			*ret = mp;
+			return 0;
+		}
+	}
 	if (pgno >= txn->fpages)
 		return MDB_PAGE_NOTFOUND;	/* beyond the end of the file */
 	*ret = (MDB_page *)(txn->env->map + (size_t)pgno * txn->env->psize);
@@ -230,6 +257,8 @@ int dl_txn_fail(MDB_txn *txn, int rc)
 	}
 	return rc;
 }
+
+static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno);
 
 /* Remove a run of num consecutive pages from the reusable pool, if present. */
 static pgno_t dl_pool_take(dl_idl *pool, unsigned num)
@@ -315,6 +344,16 @@ int dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num)
 	int rc;
 	MDB_page *mp = dl_dirty_find(&txn->dirty, pgno, &dn);
 	txn->flags |= TXN_DIRTY;
+	if (txn->parent && dl_ancestor_dirty(txn, pgno)) {
+		/* Still the ancestor's page: hand it back when this txn commits. */
+		if (mp) {
+			dl_dirty_del(&txn->dirty, pgno);
+			dl_buf_put(txn->env, mp, dn);
+		}
+		/* Record the run's first page; its length is in the ancestor's
+		 * dirty table. */
+		return dl_idl_push(&txn->ploose, pgno);
+	}
 	if (mp) {
 		dl_dirty_del(&txn->dirty, pgno);
 		dl_buf_put(txn->env, mp, dn);
@@ -336,6 +375,25 @@ static inline int dl_is_dirty(MDB_env *env, MDB_page *mp)
 	return (char *)mp < env->map || (char *)mp >= env->map + env->mapsize;
 }
 
+/* May txn modify mp in place?  Only its own dirty copy, not an ancestor's. */
+int dl_page_owned(MDB_txn *txn, MDB_page *mp)
+{
+	if (!dl_is_dirty(txn->env, mp))
+		return 0;
+	if (!txn->parent)
+		return 1;
+	return dl_dirty_find(&txn->dirty, mp->mp_pgno, NULL) == mp;
+}
+
+/* Whether an ancestor of txn has pgno dirty. */
+static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno)
+{
+	for (MDB_txn *p = txn->parent; p; p = p->parent)
+		if (dl_dirty_find(&p->dirty, pgno, NULL))
+			return 1;
+	return 0;
+}
+
 /*
  * Copy-on-write the page at mc->pg[level]; the levels above must already be
  * writable.  Only the used parts of the page are copied.
@@ -347,8 +405,23 @@ int dl_page_touch(MDB_cursor *mc, int level)
 	MDB_page *mp = mc->pg[level], *np;
 	int rc;
 
-	if (dl_is_dirty(env, mp))
+	if (dl_page_owned(txn, mp))
 		return 0;
+	if (dl_is_dirty(env, mp)) {
+		/* Nested txn: an ancestor's dirty page.  Shadow it under the same
+		 * number so an abort leaves the ancestor's copy untouched. */
+		if (!(np = dl_buf_get(env, 1)))
+			return dl_txn_err(txn, ENOMEM);
+		memcpy(np, mp, env->psize);
+		if ((rc = dl_dirty_add(&txn->dirty, mp->mp_pgno, np, 1))) {
+			dl_buf_put(env, np, 1);
+			return dl_txn_err(txn, rc);
+		}
+		mc->pg[level] = np;
+		txn->dbflags[mc->dbi] |= DB_DIRTY;
+		txn->flags |= TXN_DIRTY;
+		return 0;
+	}
 	if ((rc = dl_page_alloc(mc, 1, &np)))
 		return rc;
 	pgno_t old = mp->mp_pgno, pg = np->mp_pgno;

@@ -129,14 +129,6 @@ int mdb_get_key_rank(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key,
 	return ENOTSUP;
 }
 
-int mdb_cursor_list_dup(MDB_cursor *cursor, const MDB_val **values, mdb_size_t *countp)
-{
-	if (!cursor || !values || !countp)
-		return EINVAL;
-	if (!(cursor->db->md_flags & MDB_DUPSORT))
-		return MDB_INCOMPATIBLE;
-	return ENOTSUP;
-}
 
 /* Profiling counters: dlmdb keeps none, so snapshots are all zero. */
 void mdb_profile_reset(void)

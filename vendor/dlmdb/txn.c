@@ -32,6 +32,7 @@ static void dl_txn_release(MDB_txn *txn)
 	dl_idl_free(&txn->freed);
 	dl_idl_free(&txn->pool);
 	dl_idl_free(&txn->loose);
+	dl_idl_free(&txn->ploose);
 	free(txn->dirty.tab);
 	free(txn->dirty.ents);
 	free(txn);
@@ -110,6 +111,144 @@ static int dl_txn_begin_read(MDB_txn *txn)
 	return 0;
 }
 
+static int dl_idl_copy(dl_idl *dst, const dl_idl *src)
+{
+	dst->n = 0;
+	if (!src->n)
+		return 0;
+	int rc = dl_idl_reserve(dst, src->n);
+	if (rc)
+		return rc;
+	memcpy(dst->ids, src->ids, src->n * sizeof(pgno_t));
+	dst->n = src->n;
+	return 0;
+}
+
+/*
+ * A nested write txn works on a copy of its parent's state: DB records,
+ * free-page lists and allocation point.  Pages it changes are copied into
+ * its own dirty table (an ancestor's dirty page keeps its number); commit
+ * merges everything into the parent, abort just drops it.
+ */
+static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
+{
+	MDB_env *env = parent->env;
+	MDB_txn *txn = dl_txn_alloc(env);
+	int rc;
+	if (!txn)
+		return ENOMEM;
+	txn->parent = parent;
+	txn->flags = parent->flags & (TXN_NOSYNC | TXN_NOMETASYNC);
+	txn->txnid = parent->txnid;
+	txn->next_pgno = parent->next_pgno;
+	txn->fpages = parent->fpages;
+	txn->numdbs = parent->numdbs;
+	memcpy(txn->dbs, parent->dbs, env->maxdbs * sizeof(MDB_db));
+	memcpy(txn->dbseq, parent->dbseq, env->maxdbs * sizeof(unsigned));
+	for (unsigned i = 0; i < env->maxdbs; i++) {
+		txn->dbflags[i] = parent->dbflags[i] & (unsigned char)~DB_NEW;
+		txn->cursors[i] = NULL;
+	}
+	txn->oldest = parent->oldest;
+	txn->fl_last = parent->fl_last;
+	txn->fl_done = parent->fl_done;
+	if ((rc = dl_idl_copy(&txn->freed, &parent->freed)) ||
+	    (rc = dl_idl_copy(&txn->pool, &parent->pool)) ||
+	    (rc = dl_idl_copy(&txn->loose, &parent->loose))) {
+		dl_txn_release(txn);
+		return rc;
+	}
+	/* The parent's cursors find their places again once the child ends. */
+	for (unsigned i = 0; i < parent->numdbs && i < env->maxdbs; i++)
+		for (MDB_cursor *c = parent->cursors[i]; c; c = c->next)
+			dl_cursor_save_one(c);
+	parent->child = txn;
+	env->txn = txn;
+	*ret = txn;
+	return 0;
+}
+
+/* End a nested txn; commit merges its work into the parent. */
+static int dl_txn_end_child(MDB_txn *txn, int commit)
+{
+	MDB_env *env = txn->env;
+	MDB_txn *parent = txn->parent;
+	int rc = 0;
+
+	for (unsigned i = 0; i < txn->numdbs && i < env->maxdbs; i++) {
+		MDB_cursor *c = txn->cursors[i], *next;
+		for (; c; c = next) {
+			next = c->next;
+			dl_dup_free(c->xcursor);
+			free(c);
+		}
+		txn->cursors[i] = NULL;
+	}
+	if (commit && (txn->flags & TXN_ERROR)) {
+		commit = 0;
+		rc = MDB_BAD_TXN;
+	}
+	if (commit) {
+		/* Dirty pages move up, replacing the parent's older copies. */
+		for (size_t i = 0; i < txn->dirty.count; i++) {
+			dl_dent *e = &txn->dirty.ents[i];
+			unsigned oldn = 0;
+			MDB_page *old = dl_dirty_swap(&parent->dirty, e->pgno, e->page, e->npages, &oldn);
+			if (old == (MDB_page *)-1) {
+				rc = ENOMEM;
+				dl_buf_put(env, e->page, e->npages);
+				continue;
+			}
+			if (old)
+				dl_buf_put(env, old, oldn);
+		}
+		txn->dirty.count = 0;
+		if (txn->dirty.tab)
+			memset(txn->dirty.tab, 0, (txn->dirty.mask + 1) * sizeof(uint32_t));
+		/* Pages the parent had dirty and the child freed. */
+		for (size_t i = 0; i < txn->ploose.n && !rc; i++) {
+			pgno_t pg = txn->ploose.ids[i];
+			unsigned n;
+			MDB_page *mp = dl_dirty_find(&parent->dirty, pg, &n);
+			if (mp) {
+				dl_dirty_del(&parent->dirty, pg);
+				dl_buf_put(env, mp, n);
+				for (unsigned j = 0; j < n && !rc; j++)
+					rc = dl_idl_push(&txn->loose, pg + j);
+			} else {
+				rc = dl_idl_push(&parent->ploose, pg);
+			}
+		}
+		if (!rc) {
+			dl_idl t;
+			t = parent->freed; parent->freed = txn->freed; txn->freed = t;
+			t = parent->pool; parent->pool = txn->pool; txn->pool = t;
+			t = parent->loose; parent->loose = txn->loose; txn->loose = t;
+			parent->next_pgno = txn->next_pgno;
+			parent->oldest = txn->oldest;
+			parent->fl_last = txn->fl_last;
+			parent->fl_done = txn->fl_done;
+			parent->numdbs = txn->numdbs;
+			memcpy(parent->dbs, txn->dbs, env->maxdbs * sizeof(MDB_db));
+			memcpy(parent->dbseq, txn->dbseq, env->maxdbs * sizeof(unsigned));
+			for (unsigned i = 0; i < env->maxdbs; i++)
+				parent->dbflags[i] = txn->dbflags[i] | (parent->dbflags[i] & DB_NEW);
+			if (txn->flags & TXN_DIRTY)
+				parent->flags |= TXN_DIRTY;
+		} else {
+			parent->flags |= TXN_ERROR;
+			parent->lasterr = rc;
+		}
+	} else {
+		dl_dirty_free(env, &txn->dirty);
+		dl_dbi_txn_end(txn, 0);	/* handles the child opened close */
+	}
+	parent->child = NULL;
+	env->txn = parent;
+	dl_txn_release(txn);
+	return rc;
+}
+
 int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 {
 	MDB_txn *txn;
@@ -120,12 +259,12 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 	if (env->failed)
 		return MDB_PANIC;
 	if (parent) {
-		/* Nested transactions are not implemented yet. */
 		if (parent->flags & TXN_RDONLY)
 			return EINVAL;
-		if (parent->flags & (TXN_ERROR | TXN_FINISHED))
+		if ((parent->flags & (TXN_ERROR | TXN_FINISHED)) || parent->child ||
+		    (env->flags & MDB_WRITEMAP))
 			return MDB_BAD_TXN;
-		return EINVAL;
+		return dl_txn_begin_child(parent, ret);
 	}
 	if ((flags & MDB_RDONLY) || (env->flags & MDB_RDONLY)) {
 		if (!(flags & MDB_RDONLY))
@@ -194,7 +333,7 @@ static void dl_txn_close_cursors(MDB_txn *txn)
 		MDB_cursor *c = txn->cursors[i], *next;
 		for (; c; c = next) {
 			next = c->next;
-			free(c->xcursor);
+			dl_dup_free(c->xcursor);
 			free(c);
 		}
 		txn->cursors[i] = NULL;
@@ -238,6 +377,12 @@ void mdb_txn_abort(MDB_txn *txn)
 	}
 	if (txn->flags & TXN_FINISHED)
 		return;	/* already ended: the handle belongs to the env cache */
+	if (txn->child)
+		mdb_txn_abort(txn->child);
+	if (txn->parent) {
+		dl_txn_end_child(txn, 0);
+		return;
+	}
 	dl_wtxn_end(txn, 0);
 }
 
@@ -312,6 +457,12 @@ int mdb_txn_commit(MDB_txn *txn)
 	}
 	if (txn->flags & TXN_FINISHED)
 		return EINVAL;
+	if (txn->child && (rc = mdb_txn_commit(txn->child))) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	if (txn->parent)
+		return dl_txn_end_child(txn, 1);
 	if (txn != env->txn) {
 		return EINVAL;
 	}

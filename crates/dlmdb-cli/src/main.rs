@@ -133,6 +133,11 @@ fn run_stat(a: StatArgs) -> Result<()> {
         layout: a.layout,
     };
     let report = stat::collect(&opts)?;
+    if !a.json {
+        for w in &report.warnings {
+            eprintln!("dlmdb: warning: {w}");
+        }
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

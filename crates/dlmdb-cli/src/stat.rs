@@ -2,7 +2,10 @@
 //! into a [`StatReport`], and render it like `mdb_stat` or as JSON.
 
 use anyhow::{bail, Context, Result};
-use dlmdb::{Database, DatabaseFlags, Env, EnvFlags, Layout, RoTxn, Stat, WalkSummary};
+use dlmdb::{
+    Database, DatabaseFlags, Env, EnvFlags, Layout, LayoutProbe, ProbeVerdict, RoTxn, Stat,
+    WalkSummary,
+};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,6 +55,10 @@ pub struct StatReport {
     pub layout: Layout,
     /// Why this layout was chosen.
     pub layout_reason: String,
+    /// File-level layout probe of a version-1 store (`null` for version 2).
+    pub layout_probe: Option<LayoutProbe>,
+    /// Doubts about the layout choice (printed to stderr in text mode).
+    pub warnings: Vec<String>,
     /// Engine version string.
     pub engine: String,
     pub env: EnvSection,
@@ -116,8 +123,26 @@ pub struct DbSection {
     pub walk: Option<WalkSummary>,
 }
 
+/// The environment opened for `stat`, and how its layout was chosen.
+pub struct Opened {
+    pub env: Env,
+    pub data_version: Option<u32>,
+    pub no_subdir: bool,
+    pub reason: String,
+    /// Result of the file-level layout probe (version-1 stores).
+    pub probe: Option<LayoutProbe>,
+    /// Doubts worth telling the user (also in the JSON report).
+    pub warnings: Vec<String>,
+}
+
 /// Open the environment read-only in the layout to use, following `choice`.
-pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<(Env, Option<u32>, String, bool)> {
+///
+/// For version-1 stores `auto` first runs [`dlmdb::probe_layout`], which
+/// tests both layouts against page invariants. If that proves one layout, it
+/// is used; if the file has no odd-length keys both read identically (stock
+/// is used); otherwise stock is tried first and DLMDB-v1 is used when opening
+/// fails or a named-database record does not parse.
+pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
     let meta =
         std::fs::metadata(path).with_context(|| format!("cannot access {}", path.display()))?;
     let no_subdir = meta.is_file();
@@ -138,63 +163,114 @@ pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<(Env, Option<u32>, 
             .open(path)
             .with_context(|| format!("cannot open environment {}", path.display()))
     };
-    match (version, choice) {
-        (Some(2), LayoutChoice::Lmdb) => {
+    let mut warnings = Vec::new();
+    let done =
+        |env: Env, reason: String, probe: Option<LayoutProbe>, warnings: Vec<String>| Opened {
+            env,
+            data_version: version,
+            no_subdir,
+            reason,
+            probe,
+            warnings,
+        };
+    if version == Some(2) {
+        if choice == LayoutChoice::Lmdb {
             bail!(
                 "{} is data version 2 (DLMDB layout); --layout lmdb applies to version-1 stores",
                 data_file.display()
-            )
+            );
         }
-        (Some(2), _) => Ok((
+        return Ok(done(
             open(EnvFlags::empty())?,
-            version,
             "data version 2".into(),
-            no_subdir,
-        )),
-        (_, LayoutChoice::Lmdb) => Ok((
-            open(EnvFlags::empty())?,
-            version,
-            "--layout lmdb".into(),
-            no_subdir,
-        )),
-        (_, LayoutChoice::Dlmdb) => Ok((
-            open(EnvFlags::FORMAT_DLMDB_V1)?,
-            version,
-            "--layout dlmdb".into(),
-            no_subdir,
-        )),
-        (_, LayoutChoice::Auto) => {
-            // The probes use read transactions; reopen afterwards so the
-            // reported environment info is that of a fresh open (as mdb_stat's).
+            None,
+            warnings,
+        ));
+    }
+    let probe = dlmdb::probe_layout(&data_file).ok();
+    let verdict = probe.map(|p| p.verdict());
+    let evidence = |p: &LayoutProbe| {
+        format!(
+            "{} of {} leaf pages inconsistent with stock layout, {} with DLMDB padding",
+            p.stock_bad_pages, p.leaf_pages, p.padded_bad_pages
+        )
+    };
+    match choice {
+        LayoutChoice::Lmdb | LayoutChoice::Dlmdb => {
+            let (flags, want) = if choice == LayoutChoice::Lmdb {
+                (EnvFlags::empty(), Layout::Lmdb)
+            } else {
+                (EnvFlags::FORMAT_DLMDB_V1, Layout::DlmdbV1)
+            };
+            if let (Some(ProbeVerdict::Proven(l)), Some(p)) = (verdict, probe.as_ref()) {
+                if l != want {
+                    warnings.push(format!("layout probe says {l} ({})", evidence(p)));
+                }
+            }
+            let reason = format!(
+                "--layout {}",
+                if want == Layout::Lmdb {
+                    "lmdb"
+                } else {
+                    "dlmdb"
+                }
+            );
+            Ok(done(open(flags)?, reason, probe, warnings))
+        }
+        LayoutChoice::Auto => {
+            if let (Some(v), Some(p)) = (verdict, probe.as_ref()) {
+                let proven = match v {
+                    ProbeVerdict::Proven(Layout::DlmdbV1) => {
+                        Some((EnvFlags::FORMAT_DLMDB_V1, evidence(p)))
+                    }
+                    ProbeVerdict::Proven(_) => Some((EnvFlags::empty(), evidence(p))),
+                    ProbeVerdict::Identical => Some((
+                        EnvFlags::empty(),
+                        "no odd-length keys, both version-1 layouts read it identically"
+                            .to_string(),
+                    )),
+                    ProbeVerdict::Ambiguous | ProbeVerdict::Inconsistent => None,
+                };
+                if let Some((flags, why)) = proven {
+                    let env = open(flags)?;
+                    if let Some(problem) = catalog_problem(&env) {
+                        bail!("{}: {problem} (layout probe: {why})", data_file.display());
+                    }
+                    drop(env);
+                    // Reopen so the environment info is that of a fresh open (as mdb_stat's).
+                    return Ok(done(
+                        open(flags)?,
+                        format!("version 1, {why}"),
+                        probe,
+                        warnings,
+                    ));
+                }
+                warnings.push(format!(
+                    "layout probe is not conclusive ({v:?}: {})",
+                    evidence(p)
+                ));
+            }
             let stock_problem = match open(EnvFlags::empty()) {
                 Ok(env) => catalog_problem(&env),
                 Err(e) => Some(format!("{e:#}")),
             };
             let Some(stock_problem) = stock_problem else {
                 let env = open(EnvFlags::empty())?;
-                return Ok((
-                    env,
-                    version,
-                    "version 1, named-database catalog parses in stock layout".into(),
-                    no_subdir,
-                ));
+                let reason = "version 1, named-database catalog parses in stock layout".to_string();
+                return Ok(done(env, reason, probe, warnings));
             };
-            let probe = open(EnvFlags::FORMAT_DLMDB_V1)
+            let probe_env = open(EnvFlags::FORMAT_DLMDB_V1)
                 .with_context(|| format!("stock layout failed too ({stock_problem})"))?;
-            if let Some(p) = catalog_problem(&probe) {
+            if let Some(p) = catalog_problem(&probe_env) {
                 bail!(
                     "neither layout reads {} cleanly: stock: {stock_problem}; dlmdb-v1: {p}",
                     data_file.display()
                 );
             }
-            drop(probe);
+            drop(probe_env);
             let env = open(EnvFlags::FORMAT_DLMDB_V1)?;
-            Ok((
-                env,
-                version,
-                format!("version 1, stock layout rejected: {stock_problem}"),
-                no_subdir,
-            ))
+            let reason = format!("version 1, stock layout rejected: {stock_problem}");
+            Ok(done(env, reason, probe, warnings))
         }
     }
 }
@@ -300,7 +376,14 @@ pub fn flag_names(f: DatabaseFlags) -> Vec<&'static str> {
 
 /// Collect the report.
 pub fn collect(opts: &StatOptions) -> Result<StatReport> {
-    let (env, data_version, reason, no_subdir) = open_env(&opts.path, opts.layout)?;
+    let Opened {
+        env,
+        data_version,
+        no_subdir,
+        reason,
+        probe,
+        warnings,
+    } = open_env(&opts.path, opts.layout)?;
     // Like mdb_stat: environment info before our own read transaction.
     let info = env.info()?;
     let env_stat = env.stat()?;
@@ -353,6 +436,8 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         data_version,
         layout: env.layout(),
         layout_reason: reason,
+        layout_probe: probe,
+        warnings,
         engine: dlmdb::version().0,
         env: env_section,
         freelist,

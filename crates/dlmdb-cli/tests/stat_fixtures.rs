@@ -141,6 +141,74 @@ fn stat_v2_main_only() {
     );
 }
 
+/// Every fixture with a reference `*.stat.txt`, with the layout `auto` must pick.
+#[test]
+fn stat_every_fixture_matches_reference_output() {
+    let cases = [
+        ("plain.mdb", Layout::DlmdbV1),
+        ("main_only.mdb", Layout::Lmdb),
+        ("dupsort.mdb", Layout::DlmdbV1),
+        ("counted.mdb", Layout::DlmdbV1),
+        ("prefix.mdb", Layout::DlmdbV1),
+        ("stock.mdb", Layout::Lmdb),
+        ("plain.stock.mdb", Layout::Lmdb),
+        ("dupsort.stock.mdb", Layout::Lmdb),
+        ("v2/plain.mdb", Layout::DlmdbV2),
+        ("v2/main_only.mdb", Layout::DlmdbV2),
+        ("v2/dupsort.mdb", Layout::DlmdbV2),
+        ("v2/counted.mdb", Layout::DlmdbV2),
+        ("v2/prefix.mdb", Layout::DlmdbV2),
+    ];
+    for (rel, want) in cases {
+        let expected = rel.replace(".mdb", ".stat.txt");
+        check(rel, &expected, LayoutChoice::Auto, want);
+    }
+}
+
+/// The layout pair: same logical content, only odd-length keys/names differ.
+#[test]
+fn stat_layout_pair_is_told_apart() {
+    for (rel, want) in [
+        ("layout_dlmdb.mdb", Layout::DlmdbV1),
+        ("layout_stock.mdb", Layout::Lmdb),
+    ] {
+        let Some((_tmp, path)) = copy_fixture(rel) else {
+            return;
+        };
+        let report = collect(&opts(path, LayoutChoice::Auto)).unwrap();
+        assert_eq!(report.layout, want, "{rel}: {}", report.layout_reason);
+        let names: Vec<_> = report
+            .databases
+            .iter()
+            .filter_map(|d| d.name.clone())
+            .collect();
+        assert_eq!(names, ["a", "ab", "abc", "abcd"], "{rel}");
+        assert!(
+            report.databases.iter().skip(1).all(|d| d.stat.entries == 9),
+            "{rel}"
+        );
+    }
+}
+
+/// Forcing the wrong layout on a store the probe can classify gives a warning.
+#[test]
+fn stat_forced_wrong_layout_warns() {
+    let Some((_tmp, path)) = copy_fixture("layout_stock.mdb") else {
+        return;
+    };
+    // Refusing would be fine too; if it opens, it must say so.
+    if let Ok(report) = collect(&opts(path, LayoutChoice::Dlmdb)) {
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|w| w.contains("probe says lmdb")),
+            "{:?}",
+            report.warnings
+        );
+    }
+}
+
 #[test]
 fn stat_v2_refuses_layout_lmdb() {
     let Some((_tmp, path)) = copy_fixture("v2/plain.mdb") else {

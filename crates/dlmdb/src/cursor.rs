@@ -47,6 +47,21 @@ fn raw_get(
     Ok(Some((k, d)))
 }
 
+fn raw_list_dup<'a>(c: *mut ffi::MDB_cursor) -> Result<Option<Vec<&'a [u8]>>> {
+    let mut vals: *const ffi::MDB_val = std::ptr::null();
+    let mut n: ffi::mdb_size_t = 0;
+    if !check_found(unsafe { ffi::mdb_cursor_list_dup(c, &mut vals, &mut n) })? {
+        return Ok(None);
+    }
+    if n == 0 || vals.is_null() {
+        return Ok(Some(Vec::new()));
+    }
+    // SAFETY: the engine returned `n` MDB_vals valid until the cursor moves;
+    // the caller's borrow of the cursor bounds 'a.
+    let arr = unsafe { std::slice::from_raw_parts(vals, n) };
+    Ok(Some(arr.iter().map(|v| unsafe { slice(v) }).collect()))
+}
+
 fn raw_count(c: *mut ffi::MDB_cursor) -> Result<u64> {
     let mut n: ffi::mdb_size_t = 0;
     check(unsafe { ffi::mdb_cursor_count(c, &mut n) })?;
@@ -163,6 +178,30 @@ impl<'txn> Cursor<'txn> {
         Iter::new(self.raw, Start::Op(CursorOp::Next), CursorOp::Next)
     }
 
+    /// Iterate over the values of `key` only (DUPSORT: every duplicate in
+    /// order; otherwise at most one item).
+    pub fn iter_dup_of(&mut self, key: &[u8]) -> Iter<'_, 'txn> {
+        Iter::new(self.raw, Start::Key(key.to_vec()), CursorOp::NextDup)
+    }
+
+    /// All values of the current key at once (DLMDB `mdb_cursor_list_dup`).
+    /// `Ok(None)` when the key has a single plain value or the cursor is not
+    /// on an item; [`Error::Incompatible`] for non-DUPSORT databases. The
+    /// slices live until the cursor is used again.
+    pub fn list_dup(&mut self) -> Result<Option<Vec<&[u8]>>> {
+        raw_list_dup(self.raw)
+    }
+
+    /// Move to the item at position `rank` (0-based) of a COUNTED database.
+    pub fn get_rank(&mut self, rank: u64) -> Result<Option<Item<'txn>>> {
+        let (mut k, mut d) = (ffi::MDB_val::default(), ffi::MDB_val::default());
+        if check_found(unsafe { ffi::mdb_cursor_get_rank(self.raw, rank, &mut k, &mut d, 0) })? {
+            Ok(Some(unsafe { (slice(&k), slice(&d)) }))
+        } else {
+            Ok(None)
+        }
+    }
+
     /// Turn the cursor into an owning forward iterator from the first item.
     pub fn into_iter_all(self) -> IntoIter<'txn> {
         IntoIter {
@@ -252,6 +291,16 @@ impl<'txn> RwCursor<'txn> {
         Ok(unsafe { std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len) })
     }
 
+    /// Iterate over the values of `key` only.
+    pub fn iter_dup_of(&mut self, key: &[u8]) -> Iter<'_, '_> {
+        Iter::new(self.raw, Start::Key(key.to_vec()), CursorOp::NextDup)
+    }
+
+    /// All values of the current key at once (see [`Cursor::list_dup`]).
+    pub fn list_dup(&mut self) -> Result<Option<Vec<&[u8]>>> {
+        raw_list_dup(self.raw)
+    }
+
     /// Delete the item under the cursor (`NO_DUP_DATA`: all values of the key).
     pub fn del(&mut self, flags: WriteFlags) -> Result<()> {
         check(unsafe { ffi::mdb_cursor_del(self.raw, flags.bits()) })
@@ -276,12 +325,17 @@ impl<'txn> RwCursor<'txn> {
 enum Start {
     Op(CursorOp),
     Range(Vec<u8>),
+    /// Exactly this key (`MDB_SET_KEY`); a missing key yields nothing.
+    Key(Vec<u8>),
 }
 
 /// Iterator over a borrowed cursor; items live for `'v`.
 pub struct Iter<'c, 'v> {
     raw: *mut ffi::MDB_cursor,
     start: Option<Start>,
+    /// Stop at the first item whose key differs (for `iter_dup_of`: on a
+    /// plain database `MDB_NEXT_DUP` moves on to the next key).
+    only_key: Option<Vec<u8>>,
     step: CursorOp,
     done: bool,
     _cursor: PhantomData<&'c mut ()>,
@@ -290,8 +344,13 @@ pub struct Iter<'c, 'v> {
 
 impl<'c, 'v> Iter<'c, 'v> {
     fn new(raw: *mut ffi::MDB_cursor, start: Start, step: CursorOp) -> Self {
+        let only_key = match &start {
+            Start::Key(k) => Some(k.clone()),
+            _ => None,
+        };
         Iter {
             raw,
+            only_key,
             start: Some(start),
             step,
             done: false,
@@ -311,10 +370,18 @@ impl<'c, 'v> Iterator for Iter<'c, 'v> {
         let r = match self.start.take() {
             Some(Start::Op(op)) => raw_get(self.raw, None, None, op),
             Some(Start::Range(k)) => raw_get(self.raw, Some(&k), None, CursorOp::SetRange),
+            Some(Start::Key(k)) => raw_get(self.raw, Some(&k), None, CursorOp::SetKey),
             None => raw_get(self.raw, None, None, self.step),
         };
         match r {
-            Ok(Some((k, d))) => Some(Ok(unsafe { (slice(&k), slice(&d)) })),
+            Ok(Some((k, d))) => {
+                let item: Item<'v> = unsafe { (slice(&k), slice(&d)) };
+                if self.only_key.as_deref().is_some_and(|want| want != item.0) {
+                    self.done = true;
+                    return None;
+                }
+                Some(Ok(item))
+            }
             Ok(None) => {
                 self.done = true;
                 None

@@ -42,8 +42,8 @@ pub use error::{strerror, Error, Result};
 pub use flags::{
     CountFlags, CursorOp, Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat, WriteFlags,
 };
-pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
 pub use probe::{probe_layout, LayoutProbe, ProbeVerdict};
+pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
 pub use walk::{PageInfo, PageKind, WalkSummary};
 
 /// The raw bindings, re-exported for callers that need something the safe

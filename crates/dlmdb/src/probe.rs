@@ -31,6 +31,8 @@ const F_BIGDATA: u16 = 0x01;
 const F_SUBDATA: u16 = 0x02;
 const F_DUPDATA: u16 = 0x04;
 const MAGIC: u32 = 0xBEEF_C0DE;
+/// Upper bound on pages read (4 GiB of 4 KiB pages), so huge stores stay quick.
+const MAX_SCAN_PAGES: u64 = 1 << 20;
 
 /// What the probe found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -39,7 +41,8 @@ pub struct LayoutProbe {
     pub data_version: u32,
     pub page_size: u32,
     pub last_pgno: u64,
-    /// Leaf pages examined.
+    /// Leaf pages examined (the scan stops early once one layout is
+    /// contradicted by 32 pages and the other by none).
     pub leaf_pages: u64,
     /// Leaf nodes with an odd-length key (the only ones that differ).
     pub odd_key_nodes: u64,
@@ -94,7 +97,12 @@ fn even(x: usize) -> usize {
 
 /// Probe the data file at `data_file` (the file itself, not the directory).
 pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
-    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an LMDB/DLMDB data file");
+    let bad = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not an LMDB/DLMDB data file",
+        )
+    };
     let mut f = File::open(data_file)?;
     let mut head = [0u8; 152];
     f.read_exact(&mut head)?;
@@ -126,7 +134,6 @@ pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
     let last = p.last_pgno.min(file_pages.saturating_sub(1));
     let mut page = vec![0u8; psize];
     let mut pgno = 2u64;
-    f.seek(SeekFrom::Start(2 * psize as u64))?;
     while pgno <= last {
         f.seek(SeekFrom::Start(pgno * psize as u64))?;
         f.read_exact(&mut page)?;
@@ -148,6 +155,12 @@ pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
             p.padded_bad_pages += (!padded_ok) as u64;
         }
         pgno += 1;
+        // Enough evidence: a correct hypothesis never breaks an invariant.
+        let decided = (p.stock_bad_pages >= 32 && p.padded_bad_pages == 0)
+            || (p.padded_bad_pages >= 32 && p.stock_bad_pages == 0);
+        if decided || pgno - 2 >= MAX_SCAN_PAGES {
+            break;
+        }
     }
     Ok(p)
 }
@@ -157,7 +170,7 @@ pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
 fn check_leaf(page: &[u8], area: usize, padded: bool, last_pgno: u64) -> (u64, bool) {
     let lower = u16_at(page, 12) as usize;
     let upper = u16_at(page, 14) as usize;
-    if lower < 16 || lower > upper || upper > area || (lower - 16) % 2 != 0 {
+    if lower < 16 || lower > upper || upper > area || (lower & 1) != 0 {
         return (0, false);
     }
     let n = (lower - 16) / 2;
@@ -190,13 +203,15 @@ fn check_leaf(page: &[u8], area: usize, padded: bool, last_pgno: u64) -> (u64, b
                 (2..=last_pgno).contains(&ov)
             }
             F_SUBDATA | 0x06 => dlen == 48 && plausible_record(d, last_pgno),
-            F_DUPDATA => dlen >= 16 && {
-                let sf = u16_at(d, 10);
-                sf & (P_LEAF | P_SUBP) == (P_LEAF | P_SUBP) && {
-                    let (sl, su) = (u16_at(d, 12) as usize, u16_at(d, 14) as usize);
-                    sl >= 16 && sl <= su && su <= dlen
+            F_DUPDATA => {
+                dlen >= 16 && {
+                    let sf = u16_at(d, 10);
+                    sf & (P_LEAF | P_SUBP) == (P_LEAF | P_SUBP) && {
+                        let (sl, su) = (u16_at(d, 12) as usize, u16_at(d, 14) as usize);
+                        sl >= 16 && sl <= su && su <= dlen
+                    }
                 }
-            },
+            }
             _ => false,
         };
         spans.push((off, even(end) - off));

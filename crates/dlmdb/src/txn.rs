@@ -284,6 +284,53 @@ impl<'env> RoTxn<'env> {
         Ok(n)
     }
 
+    /// Distinct keys between `low` and `high` (`mdb_range_count_keys`).
+    pub fn range_count_keys(
+        &self,
+        db: Database,
+        low: Option<&[u8]>,
+        high: Option<&[u8]>,
+        flags: CountFlags,
+    ) -> Result<u64> {
+        let (l, h) = (low.map(val), high.map(val));
+        let mut n = 0;
+        check(unsafe {
+            ffi::mdb_range_count_keys(
+                self.raw,
+                db.dbi,
+                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                flags.bits(),
+                &mut n,
+            )
+        })?;
+        Ok(n)
+    }
+
+    /// Values (all duplicates) of the keys between `low` and `high`
+    /// (`mdb_range_count_values`, DUPSORT only).
+    pub fn range_count_values(
+        &self,
+        db: Database,
+        low: Option<&[u8]>,
+        high: Option<&[u8]>,
+        flags: CountFlags,
+    ) -> Result<u64> {
+        let (l, h) = (low.map(val), high.map(val));
+        let mut n = 0;
+        check(unsafe {
+            ffi::mdb_range_count_values(
+                self.raw,
+                db.dbi,
+                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                flags.bits(),
+                &mut n,
+            )
+        })?;
+        Ok(n)
+    }
+
     /// The pair at position `rank` (0-based); `Ok(None)` past the end.
     pub fn get_rank(&self, db: Database, rank: u64) -> Result<Option<(&[u8], &[u8])>> {
         let (mut k, mut d) = (ffi::MDB_val::default(), ffi::MDB_val::default());

@@ -52,12 +52,17 @@
 static int t_failures;          /* failed checks in the running test */
 static char t_dir[256];         /* this test's scratch directory */
 static int t_npass, t_nfail;    /* tests, for the closing line */
+static int t_expect_fail;       /* running an XRUN test */
 
+/* Only the first T_MAX_SHOWN failures of a test are printed (only the
+ * first one for an XRUN test). */
+#define T_MAX_SHOWN (t_expect_fail ? 1 : 25)
 #define T_FAIL(...) do { \
-	t_failures++; \
-	fprintf(stderr, "  FAIL %s:%d: ", __FILE__, __LINE__); \
-	fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); \
+	if (++t_failures <= T_MAX_SHOWN) { \
+		fprintf(stderr, "  FAIL %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+	} \
 } while (0)
 
 #define CHECK(cond) do { if (!(cond)) T_FAIL("%s", #cond); } while (0)
@@ -258,11 +263,9 @@ static T_UNUSED MDB_env *t_env_open_at(const char *file, int line, const char *p
 {
 	int rc;
 	MDB_env *env = t_env_open_rc(path, flags, mapsize, maxdbs, &rc);
-	if (!env) {
-		t_failures++;
+	if (!env && ++t_failures <= T_MAX_SHOWN)
 		fprintf(stderr, "  FAIL %s:%d: open %s flags 0x%x: %d (%s)\n", file, line,
 			path, flags, rc, mdb_strerror(rc));
-	}
 	return env;
 }
 
@@ -315,7 +318,6 @@ static T_UNUSED void t_rm_rf(const char *dir)
 }
 
 static int t_nxfail;   /* expected failures (XRUN) */
-static int t_expect_fail;
 
 static T_UNUSED void t_run(const char *name, void (*fn)(void))
 {
@@ -341,9 +343,16 @@ static T_UNUSED void t_run(const char *name, void (*fn)(void))
 		alarm(T_TIMEOUT);
 		t_failures = 0;
 		fn();
+		if (t_failures > T_MAX_SHOWN)
+			fprintf(stderr, "  ... %d more failures not shown\n",
+				t_failures - T_MAX_SHOWN);
 		fflush(stderr);
-		/* exit(), not _exit(): LeakSanitizer runs at exit. */
-		exit(t_failures ? 1 : 0);
+		/* A failed test often returned early (REQUIRE) and left handles
+		 * open: skip the leak check then.  A passing test ends with
+		 * exit(), so LeakSanitizer checks it. */
+		if (t_failures)
+			_exit(1);
+		exit(0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		status = -1;
@@ -378,7 +387,11 @@ static T_UNUSED void t_run(const char *name, void (*fn)(void))
 #define RUN(fn) (t_expect_fail = 0, t_run(#fn, fn))
 /* A test of something not implemented yet: its failure is reported as
  * "xfail" and does not fail the run. */
+#ifdef STOCK_LMDB
+#define XRUN(fn) RUN(fn) /* stock LMDB has every feature: be strict */
+#else
 #define XRUN(fn) (t_expect_fail = 1, t_run(#fn, fn), t_expect_fail = 0)
+#endif
 #define T_DONE() do { \
 	if (t_nxfail) \
 		printf("%d expected failure%s (xfail)\n", t_nxfail, t_nxfail > 1 ? "s" : ""); \

@@ -433,6 +433,9 @@ static void test_strerror(void)
 #ifdef MDB_PROBLEM
 		{ MDB_PROBLEM, "MDB_PROBLEM" },
 #endif
+#ifdef MDB_DBIS_BUSY
+		{ MDB_DBIS_BUSY, "MDB_DBIS_BUSY" },
+#endif
 	};
 	CHECK_EQ(MDB_KEYEXIST, -30799);
 	CHECK_EQ(MDB_BAD_DBI, -30780);

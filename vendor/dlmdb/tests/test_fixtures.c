@@ -344,7 +344,7 @@ static void test_no_misread_stock_dupsort(void)
 int main(void)
 {
 	RUN(test_stock_fixture);
-	XRUN(test_stock_fixture_dupsort); /* DUPSORT: later issue */
+	RUN(test_stock_fixture_dupsort);
 	RUN(test_plain_stock_twin);
 #ifndef STOCK_LMDB
 	RUN(test_plain_fixture_v1);

@@ -60,6 +60,34 @@ static T_UNUSED int build_store(const char *path, unsigned flags)
 			rc = mdb_dbi_open(txn, "intk", MDB_CREATE | MDB_INTEGERKEY, &intk);
 		if (!rc)
 			rc = mdb_dbi_open(txn, "rev", MDB_CREATE | MDB_REVERSEKEY, &rev);
+		MDB_dbi dups, fixed;
+		if (!rc)
+			rc = mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dups);
+		if (!rc)
+			rc = mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &fixed);
+		/* duplicates: a few keys with big sets (sub-databases), many with
+		 * small ones (sub-pages), odd and even lengths */
+		for (int i = 0; rc == 0 && i < 600; i++) {
+			unsigned kid = (unsigned)(t_rand(&s) % 60), item = (unsigned)(t_rand(&s) % 2000);
+			if (kid >= 3)
+				item %= 1 + kid % 9;
+			char kb[32], vb[48];
+			snprintf(kb, sizeof kb, "dk%u%s", kid, kid % 2 ? "x" : "");
+			int vl = snprintf(vb, sizeof vb, "item-%05u%s", item, item % 3 ? "" : "-odd");
+			MDB_val k = t_val(kb), v = t_mem(vb, (size_t)vl);
+			if (t_rand(&s) % 6 == 0) {
+				rc = mdb_del(txn, dups, &k, &v);
+				if (rc == MDB_NOTFOUND)
+					rc = 0;
+			} else {
+				rc = mdb_put(txn, dups, &k, &v, 0);
+			}
+			uint64_t fx = item * 2654435761ull;
+			MDB_val fv = t_mem(&fx, 8);
+			k = t_val(kb);
+			if (rc == 0)
+				rc = mdb_put(txn, fixed, &k, &fv, 0);
+		}
 		for (int i = 0; rc == 0 && i < 400; i++) {
 			unsigned id = (unsigned)(t_rand(&s) % 1500);
 			char kb[64];
@@ -179,7 +207,7 @@ static T_UNUSED void compare_stat_tool(MDB_env *env, const char *statfile)
 		else if (sscanf(line, "  Entries: %llu", &val) == 1 && val != st.ms_entries)
 			T_FAIL("%s: entries %llu (tool) vs %zu", section, val, (size_t)st.ms_entries);
 	}
-	CHECK_EQ(blocks, 6); /* freelist, main, 4 named */
+	CHECK_EQ(blocks, 8); /* freelist, main, 6 named */
 	mdb_txn_abort(txn);
 	fclose(f);
 }
@@ -197,7 +225,7 @@ static void test_stock_tools_read_our_store(void)
 	CHECK_RC(sh("mdb_stat -n -e -f -a %s > %s", db, t_path("stat.txt")), 0);
 	MDB_env *env = open_ro(db, 0);
 	REQUIRE(env);
-	CHECK_EQ(compare_dump_path(env, t_path("all.txt"), NULL, NULL), 4);
+	CHECK_EQ(compare_dump_path(env, t_path("all.txt"), NULL, NULL), 6);
 	CHECK_EQ(compare_dump_path(env, t_path("main.txt"), NULL, NULL), 1);
 	compare_stat_tool(env, t_path("stat.txt"));
 	mdb_env_close(env);
@@ -222,6 +250,12 @@ static void test_stock_writes_our_store(void)
 	for (int i = 0; i < 100; i++)
 		fprintf(f, " zz-from-stock-%03d\n v\n", i);
 	fprintf(f, "DATA=END\n");
+	/* stock adds duplicates to our DUPSORT DB: to a big set, a small set, a new key */
+	fprintf(f, "VERSION=3\nformat=print\ndatabase=dups\ntype=btree\ndupsort=1\nHEADER=END\n");
+	for (int i = 0; i < 300; i++)
+		fprintf(f, " %s\n stock-item-%04d\n", i % 3 == 0 ? "dk0" : i % 3 == 1 ? "dk7x" : "dk-new",
+			i);
+	fprintf(f, "DATA=END\n");
 	fclose(f);
 	CHECK_RC(sh("mdb_load -n -f %s %s 2>/dev/null", t_path("in.txt"), db), 0);
 
@@ -241,6 +275,24 @@ static void test_stock_writes_our_store(void)
 	k = t_val("zz-from-stock-042");
 	OK(mdb_get(txn, odd, &k, &v));
 	CHECK_STR(v, "v");
+	MDB_dbi dups;
+	REQUIRE_OK(mdb_dbi_open(txn, "dups", 0, &dups));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dups, &c));
+	k = t_val("dk-new");
+	v = t_val("stock-item-0002");
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH));
+	size_t cnt = 0;
+	OK(mdb_cursor_count(c, &cnt));
+	CHECK_EQ(cnt, 100);
+	k = t_val("dk7x");
+	v = t_val("stock-item-0298");
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH));
+	/* and we delete a few of stock's items */
+	OK(mdb_cursor_del(c, 0));
+	k = t_val("dk-new");
+	OK(mdb_del(txn, dups, &k, NULL));
+	mdb_cursor_close(c);
 	/* and we write on top */
 	for (int i = 0; i < 300; i += 3) {
 		char kb[32];
@@ -258,7 +310,7 @@ static void test_stock_writes_our_store(void)
 	CHECK_RC(sh("mdb_stat -n -e -f -a %s > %s", db, t_path("stat.txt")), 0);
 	env = open_ro(db, 0);
 	REQUIRE(env);
-	CHECK_EQ(compare_dump_path(env, t_path("all.txt"), NULL, NULL), 5);
+	CHECK_EQ(compare_dump_path(env, t_path("all.txt"), NULL, NULL), 7);
 	mdb_env_close(env);
 	/* stat has one more named DB now: count blocks loosely */
 }

@@ -3,7 +3,8 @@
  * in-memory model, with periodic full scans, reopens and snapshot checks.
  *
  * DLMDB_SEED=<n> picks the seed (default fixed), DLMDB_MODEL_OPS=<n> the
- * number of operations per run (default 50000).  On a mismatch the seed, the
+ * number of operations per run (default 50000), DLMDB_MODEL_PARANOID=<txn>
+ * checks everything after each op from that transaction on.  On a mismatch the seed, the
  * transaction number and the operation are printed so it can be replayed. */
 #include "t.h"
 
@@ -43,6 +44,7 @@ static uint64_t seed, seed0;
 static int txn_no;
 static const char *op_name = "";
 static int mismatches;
+static int last_id = -1;    /* key of the last single-key op, for messages */
 
 #define MISMATCH(...) do { \
 	if (mismatches++ < 10) { \
@@ -378,6 +380,7 @@ static void op_del(MDB_txn *txn)
 {
 	op_name = "del";
 	int id = (int)(t_rand(&seed) % NKEYS);
+	last_id = id;
 	MDB_val k = t_mem(keys[id], keylen[id]);
 	int rc = mdb_del(txn, mdbi, &k, NULL);
 	if (cur.val[id].p) {
@@ -571,13 +574,23 @@ static MDB_env *open_env(unsigned flags)
 	return env;
 }
 
+/* Set by regression tests that replay one known seed. */
+static uint64_t fixed_seed;
+static long fixed_ops;
+
 static void run_model(unsigned create_flags, int key_mode, const char *label)
 {
 	mode = key_mode;
 	const char *s = getenv("DLMDB_SEED");
 	const char *o = getenv("DLMDB_MODEL_OPS");
 	long ops_total = o ? atol(o) : 50000;
+	if (fixed_ops)
+		ops_total = fixed_ops;
+	const char *pz = getenv("DLMDB_MODEL_PARANOID");
+	int paranoid = pz ? atoi(pz) : 0;
 	seed = s ? strtoull(s, NULL, 0) : 0x5eed5eedULL;
+	if (fixed_seed)
+		seed = fixed_seed;
 	if (seed == 0)
 		seed = 1;
 	seed0 = seed;
@@ -610,6 +623,7 @@ static void run_model(unsigned create_flags, int key_mode, const char *label)
 		int n = 1 + (int)(t_rand(&seed) % 120);
 		for (int i = 0; i < n && mismatches == 0; i++, ops++) {
 			uint64_t r = t_rand(&seed) % 100;
+			last_id = -1;
 			if (r < 38)
 				op_put(txn);
 			else if (r < 41)
@@ -624,6 +638,15 @@ static void run_model(unsigned create_flags, int key_mode, const char *label)
 				op_cursor_del(txn);
 			else
 				op_cursor_put_current(txn);
+			/* DLMDB_MODEL_PARANOID=<txn>: full check after every op from
+			 * that txn on, to find the op that breaks things. */
+			if (paranoid && txn_no >= paranoid && mismatches == 0) {
+				const char *what = op_name;
+				full_scan(txn, &cur, "paranoid-scan");
+				if (mismatches)
+					fprintf(stderr, "  (first bad after op %d of txn %d: %s, key %s)\n",
+						i, txn_no, what, kname(last_id));
+			}
 		}
 		if (t_rand(&seed) % 10 == 0) {
 			mdb_txn_abort(txn);
@@ -704,6 +727,16 @@ static void test_model_reverse(void) { run_model(0, KEYS_REVERSE, "v2 REVERSEKEY
 static void test_model_int64(void) { run_model(0, KEYS_INT64, "v2 INTEGERKEY"); }
 static void test_model_long_keys(void) { run_model(0, KEYS_LONG, "v2 long keys"); }
 
+/* Regression: seed 15 once broke a v2 REVERSEKEY tree on a delete (txn 804). */
+static void test_model_reverse_seed15(void)
+{
+	fixed_seed = 15;
+	fixed_ops = 60000;
+	run_model(0, KEYS_REVERSE, "v2 REVERSEKEY seed 15");
+	fixed_seed = 0;
+	fixed_ops = 0;
+}
+
 #ifndef STOCK_LMDB
 static void test_model_lmdb_format(void)
 {
@@ -721,6 +754,10 @@ static void test_model_dlmdb_v1(void)
 {
 	run_model(MDB_FORMAT_DLMDB_V1, KEYS_TEXT, "MDB_FORMAT_DLMDB_V1 text keys");
 }
+static void test_model_dlmdb_v1_reverse(void)
+{
+	run_model(MDB_FORMAT_DLMDB_V1, KEYS_REVERSE, "MDB_FORMAT_DLMDB_V1 REVERSEKEY");
+}
 static void test_model_dlmdb_v1_long_keys(void)
 {
 	run_model(MDB_FORMAT_DLMDB_V1, KEYS_LONG, "MDB_FORMAT_DLMDB_V1 long keys");
@@ -733,11 +770,13 @@ int main(void)
 	RUN(test_model_reverse);
 	RUN(test_model_int64);
 	RUN(test_model_long_keys);
+	RUN(test_model_reverse_seed15);
 #ifndef STOCK_LMDB
 	RUN(test_model_lmdb_format);
 	RUN(test_model_lmdb_reverse);
 	RUN(test_model_lmdb_long_keys);
 	RUN(test_model_dlmdb_v1);
+	RUN(test_model_dlmdb_v1_reverse);
 	RUN(test_model_dlmdb_v1_long_keys);
 #endif
 	T_DONE();

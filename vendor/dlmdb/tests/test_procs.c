@@ -284,6 +284,107 @@ static void test_map_resized_by_other_process(void)
 	mdb_env_close(env);
 }
 
+/* A writer process is SIGKILLed at random moments while committing; after
+ * each kill the environment must open and hold exactly the state of one
+ * committed transaction (the last acknowledged one or the one after it). */
+#define KK 200
+static void kill_writer_state(int c, int *want)
+{
+	for (int j = 0; j < KK; j++)
+		want[j] = 0;
+	for (int i = 1; i <= c; i++)
+		for (int m = 0; m < 50; m++)
+			want[(i * 7 + m * 3) % KK] = i;
+}
+
+static void test_kill_during_commits(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 0);
+	REQUIRE(env);
+	mdb_env_close(env);
+	int base = 0;
+	for (int round = 0; round < 6 && t_failures == 0; round++) {
+		int p[2];
+		REQUIRE(pipe(p) == 0);
+		pid_t pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			alarm(20);
+			close(p[0]);
+			MDB_env *e = child_open(0);
+			char vb[600];
+			for (int i = base + 1;; i++) {
+				MDB_txn *t;
+				MDB_dbi dbi;
+				if (mdb_txn_begin(e, NULL, 0, &t) || mdb_dbi_open(t, NULL, 0, &dbi))
+					_exit(20);
+				for (int m = 0; m < 50; m++) {
+					char kb[16];
+					int j = (i * 7 + m * 3) % KK;
+					snprintf(kb, sizeof kb, "k%03d", j);
+					int len = snprintf(vb, sizeof vb, "%d", i);
+					memset(vb + len, '.', (size_t)((i + j) % 500));
+					MDB_val k = t_val(kb), v = t_mem(vb, (size_t)len + (size_t)((i + j) % 500));
+					if (mdb_put(t, dbi, &k, &v, 0))
+						_exit(21);
+				}
+				MDB_val k = t_val("counter"), v = t_mem(&i, sizeof i);
+				if (mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t))
+					_exit(22);
+				if (write(p[1], &i, sizeof i) != sizeof i)
+					_exit(23);
+			}
+		}
+		close(p[1]);
+		int last = base, x;
+		/* let it run a little, then kill it mid-flight */
+		sleep_ms(20 + round * 15);
+		kill(pid, SIGKILL);
+		while (read(p[0], &x, sizeof x) == sizeof x)
+			last = x;
+		close(p[0]);
+		CHECK_EQ(child_status(pid), 128 + SIGKILL);
+
+		env = t_env_open(t_dir, 0, 0, 0);
+		REQUIRE(env);
+		MDB_txn *txn;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		MDB_val k = t_val("counter"), v;
+		int c = base;
+		if (mdb_get(txn, 1, &k, &v) == 0 && v.mv_size == sizeof c)
+			memcpy(&c, v.mv_data, sizeof c);
+		if (c != last && c != last + 1)
+			T_FAIL("round %d: counter %d, last acknowledged commit %d", round, c, last);
+		int want[KK], bad = 0;
+		kill_writer_state(c, want);
+		for (int j = 0; j < KK; j++) {
+			char kb[16];
+			snprintf(kb, sizeof kb, "k%03d", j);
+			k = t_val(kb);
+			int rc = mdb_get(txn, 1, &k, &v);
+			int got = 0;
+			if (rc == 0) { /* values are not NUL-terminated */
+				char num[16];
+				size_t n = v.mv_size < 15 ? v.mv_size : 15;
+				memcpy(num, v.mv_data, n);
+				num[n] = 0;
+				got = atoi(num);
+			}
+			size_t wl = want[j] ? (size_t)snprintf(NULL, 0, "%d", want[j]) +
+						  (size_t)((want[j] + j) % 500) : 0;
+			if (want[j] ? (rc != 0 || got != want[j] || v.mv_size != wl)
+				    : rc != MDB_NOTFOUND)
+				bad++;
+		}
+		if (bad)
+			T_FAIL("round %d: %d keys differ from the state of commit %d", round, bad, c);
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+		base = c;
+	}
+	fprintf(stderr, "  %d commits survived the kills\n", base);
+}
+
 int main(void)
 {
 	RUN(test_writer_exclusion);
@@ -291,5 +392,6 @@ int main(void)
 	RUN(test_killed_writer);
 	RUN(test_killed_reader);
 	RUN(test_map_resized_by_other_process);
+	RUN(test_kill_during_commits);
 	T_DONE();
 }

@@ -6,6 +6,7 @@
 struct walk_acc {
 	size_t branch, leaf, overflow;     /* the DB's own tree (pi_subtree 0) */
 	size_t sub_pages;                  /* pages of dup sub-databases */
+	size_t sub_branch, sub_leaf, sub_overflow;
 	size_t leaf_entries;               /* items on own-tree leaves */
 	size_t calls;
 	int bad;                           /* structural complaints */
@@ -48,6 +49,12 @@ static int walk_cb(void *ctx, const MDB_pageinfo *pi)
 		a->bad++;
 	if (pi->pi_subtree) {
 		a->sub_pages += n;
+		if (pi->pi_type & MDB_PAGE_OVERFLOW)
+			a->sub_overflow += n;
+		else if (pi->pi_type & MDB_PAGE_BRANCH)
+			a->sub_branch++;
+		else
+			a->sub_leaf++;
 		return 0;
 	}
 	if (pi->pi_type & MDB_PAGE_OVERFLOW)
@@ -62,9 +69,30 @@ static int walk_cb(void *ctx, const MDB_pageinfo *pi)
 	return 0;
 }
 
-/* Walk one DB, compare with mdb_stat. */
+/* Data format version of an open env, from meta page 0 (offset 20). */
+static unsigned data_version(MDB_env *env)
+{
+	const char *path = NULL;
+	unsigned flags = 0;
+	char file[1024];
+	uint32_t v = 0;
+	if (mdb_env_get_path(env, &path) || !path || mdb_env_get_flags(env, &flags))
+		return 0;
+	snprintf(file, sizeof file, "%s%s", path, flags & MDB_NOSUBDIR ? "" : "/data.mdb");
+	int fd = open(file, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &v, 4, 20) != 4)
+		v = 0;
+	close(fd);
+	return v;
+}
+
+/* Walk one DB, compare with mdb_stat.  Page counters of a DUPSORT DB cover
+ * only its own tree in version 1, its tree plus its dup sub-databases in
+ * version 2 (dlmdb-extensions.md N.7). */
 static void walk_and_compare(MDB_txn *txn, MDB_dbi dbi, const char *name, unsigned char *seen,
-			     size_t last_pgno, size_t *total_pages)
+			     size_t last_pgno, size_t *total_pages, unsigned version)
 {
 	struct walk_acc a;
 	memset(&a, 0, sizeof a);
@@ -81,10 +109,16 @@ static void walk_and_compare(MDB_txn *txn, MDB_dbi dbi, const char *name, unsign
 	unsigned fl = 0;
 	if (dbi != 0)
 		mdb_dbi_flags(txn, dbi, &fl);
-	if (a.branch != st.ms_branch_pages || a.leaf != st.ms_leaf_pages ||
-	    a.overflow != st.ms_overflow_pages)
-		T_FAIL("walk %s: branch/leaf/overflow %zu/%zu/%zu, mdb_stat %zu/%zu/%zu", name,
-		       a.branch, a.leaf, a.overflow, (size_t)st.ms_branch_pages,
+	size_t branch = a.branch, leaf = a.leaf, overflow = a.overflow;
+	if ((fl & MDB_DUPSORT) && version == 2) {
+		branch += a.sub_branch;
+		leaf += a.sub_leaf;
+		overflow += a.sub_overflow;
+	}
+	if (branch != st.ms_branch_pages || leaf != st.ms_leaf_pages ||
+	    overflow != st.ms_overflow_pages)
+		T_FAIL("walk %s (v%u): branch/leaf/overflow %zu/%zu/%zu, mdb_stat %zu/%zu/%zu",
+		       name, version, branch, leaf, overflow, (size_t)st.ms_branch_pages,
 		       (size_t)st.ms_leaf_pages, (size_t)st.ms_overflow_pages);
 	if (!(fl & MDB_DUPSORT) && a.leaf_entries != st.ms_entries)
 		T_FAIL("walk %s: %zu entries on leaves, ms_entries %zu", name, a.leaf_entries,
@@ -108,8 +142,9 @@ static void check_accounting(MDB_env *env, const char *const *names, const char 
 	size_t last = (size_t)info.me_last_pgno;
 	unsigned char *seen = calloc(last + 1, 1);
 	size_t total = 0;
-	walk_and_compare(txn, 0, "FREE_DBI", seen, last, &total);
-	walk_and_compare(txn, 1, "MAIN_DBI", seen, last, &total);
+	unsigned version = data_version(env);
+	walk_and_compare(txn, 0, "FREE_DBI", seen, last, &total, version);
+	walk_and_compare(txn, 1, "MAIN_DBI", seen, last, &total, version);
 	for (int i = 0; names && names[i]; i++) {
 		MDB_dbi dbi;
 		int rc = mdb_dbi_open(txn, names[i], 0, &dbi);
@@ -117,7 +152,7 @@ static void check_accounting(MDB_env *env, const char *const *names, const char 
 			T_FAIL("%s: open %s: %d", label, names[i], rc);
 			continue;
 		}
-		walk_and_compare(txn, dbi, names[i], seen, last, &total);
+		walk_and_compare(txn, dbi, names[i], seen, last, &total, version);
 	}
 	/* Free pages from FREE_DBI records: data = [n, pgno...] */
 	size_t nfree = 0, dup_free = 0;
@@ -328,6 +363,72 @@ static void test_walk_fixture_stock_dupsort(void)
 	}
 }
 
+static void test_walk_fixture_dupsort_counted(void)
+{
+	static const char *const dnames[] = { "dups", "dupfixed", "intdup", "revdup", NULL };
+	static const char *const cnames[] = { "counted", "counted_dups", "counted_int",
+					      "counted_dupfixed", NULL };
+	static const struct { const char *file; unsigned flags; const char *const *names; } f[] = {
+		{ "dupsort.mdb", MDB_FORMAT_DLMDB_V1, dnames },
+		{ "v2/dupsort.mdb", 0, dnames },
+		{ "dupsort.stock.mdb", 0, dnames },
+		{ "counted.mdb", MDB_FORMAT_DLMDB_V1, cnames },
+		{ "v2/counted.mdb", 0, cnames },
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		MDB_env *env = open_fixture(f[i].file, f[i].flags);
+		if (!env)
+			continue;
+		check_accounting(env, f[i].names, f[i].file);
+		mdb_env_close(env);
+		unlink(t_path("fixture.mdb-lock"));
+	}
+}
+
+/* DUPSORT churn: sub-pages and sub-databases appear and disappear. */
+static void dupsort_churn(unsigned create_flags)
+{
+	static const char *const names[] = { "dups", "fixed", NULL };
+	MDB_env *env = t_env_open(t_dir, create_flags, 32u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi d[2];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &d[0]));
+	REQUIRE_OK(mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &d[1]));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	uint64_t s = 5;
+	for (int round = 0; round < 30 && t_failures == 0; round++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		for (int i = 0; i < 300; i++) {
+			unsigned k = (unsigned)(t_rand(&s) % 40), x = (unsigned)(t_rand(&s) % 3000);
+			if (k < 4)
+				x = (unsigned)(t_rand(&s) % 3000); /* big sets */
+			else
+				x %= 1 + k;
+			char kb[16], vb[32];
+			snprintf(kb, sizeof kb, "k%02u", k);
+			snprintf(vb, sizeof vb, "%08u", x);
+			int w = (int)(t_rand(&s) % 2);
+			MDB_val key = t_val(kb), val = t_val(vb);
+			int rc = t_rand(&s) % 4 == 0 ? mdb_del(txn, d[w], &key, &val)
+						      : mdb_put(txn, d[w], &key, &val, 0);
+			if (rc && rc != MDB_NOTFOUND) {
+				CHECK_RC(rc, 0);
+				break;
+			}
+		}
+		OK(mdb_txn_commit(txn));
+		if (round % 5 == 4)
+			check_accounting(env, names, "dupsort churn");
+	}
+	mdb_env_close(env);
+}
+
+static void test_walk_accounting_dupsort(void) { dupsort_churn(0); }
+static void test_walk_accounting_dupsort_lmdb(void) { dupsort_churn(MDB_FORMAT_LMDB); }
+static void test_walk_accounting_dupsort_v1(void) { dupsort_churn(MDB_FORMAT_DLMDB_V1); }
+
 int main(void)
 {
 	RUN(test_walk_basics);
@@ -336,5 +437,9 @@ int main(void)
 	RUN(test_walk_accounting_v1);
 	RUN(test_walk_fixture_plain);
 	RUN(test_walk_fixture_stock_dupsort);
+	RUN(test_walk_fixture_dupsort_counted);
+	RUN(test_walk_accounting_dupsort);
+	RUN(test_walk_accounting_dupsort_lmdb);
+	RUN(test_walk_accounting_dupsort_v1);
 	T_DONE();
 }

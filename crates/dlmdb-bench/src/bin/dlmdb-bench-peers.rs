@@ -43,6 +43,9 @@ struct Args {
     /// default 40, or 10 with --quick).
     #[arg(long)]
     min_sample_ms: Option<u64>,
+    /// Also write the JSON report to this file.
+    #[arg(long)]
+    save_json: Option<PathBuf>,
     /// Don't print per-row progress to stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -72,6 +75,9 @@ fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     let rep = run_peers(&opts)?;
+    if let Some(p) = &a.save_json {
+        std::fs::write(p, serde_json::to_string_pretty(&rep)?)?;
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else if a.markdown {

@@ -1,0 +1,1095 @@
+//! Order statistics (`MDB_COUNTED`, issue 5): shared helpers for the
+//! `counted_*` tests.
+//!
+//! * Raw calls of the count and rank functions through `dlmdb-sys` (the
+//!   shared wrapper in `wrap.rs` covers only stock LMDB's API), plus a small
+//!   raw cursor and DUPSORT put/delete helpers.
+//! * [`CountModel`] / [`CountSnap`]: an in-memory model of plain and DUPSORT
+//!   databases whose snapshot answers every rank, key-rank and range-count
+//!   query the way dlmdb-extensions.md §2.4 defines it, error codes included.
+//! * [`check_file`]: a structural checker that parses the data file itself
+//!   (no engine code involved) and verifies, for every tree, that each node
+//!   of a `P_COUNTED` branch page holds the exact entry count of its child
+//!   subtree (spec §3.4-§3.5, invariants C1-C4), that counted DBs have only
+//!   counted branch pages and other DBs none, and that every leaf sits at the
+//!   recorded depth. It trusts nothing stored in the file except structure,
+//!   so it also catches the separator-resize defect of old DLMDB builds
+//!   (spec N.3.4). The CLI's `dlmdb check` can mirror it.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs::File;
+use std::marker::PhantomData;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::ptr;
+
+use dlmdb_sys as ffi;
+
+use crate::model::sort_key;
+use crate::raw::{Res, Txn};
+use crate::Pair;
+
+pub const COUNTED: u32 = 0x80;
+pub const DUPSORT: u32 = 0x04;
+pub const DUPFIXED: u32 = 0x10;
+pub const INTEGERKEY: u32 = 0x08;
+pub const LOWER_INCL: u32 = 0x02;
+pub const UPPER_INCL: u32 = 0x04;
+/// The four inclusivity combinations every range query is checked with.
+pub const FLAG_COMBOS: [u32; 4] = [0, LOWER_INCL, UPPER_INCL, LOWER_INCL | UPPER_INCL];
+pub const EINVAL: i32 = 22;
+
+/// Reason used for every test that needs the engine's counted write paths or
+/// the count/rank functions (they are stubs until issue 5 lands).
+pub const NEEDS_ENGINE: &str = "needs MDB_COUNTED engine support (issue 5)";
+
+fn check(rc: i32) -> Res<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+fn val(b: &[u8]) -> ffi::MDB_val {
+    ffi::MDB_val { mv_size: b.len(), mv_data: b.as_ptr() as *mut _ }
+}
+
+fn empty_val() -> ffi::MDB_val {
+    ffi::MDB_val { mv_size: 0, mv_data: ptr::null_mut() }
+}
+
+/// # Safety
+/// `v` must describe readable memory valid for the current txn.
+unsafe fn owned(v: &ffi::MDB_val) -> Vec<u8> {
+    if v.mv_size == 0 {
+        Vec::new()
+    } else {
+        std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size).to_vec()
+    }
+}
+
+/// `Some(bytes)` -> pointer to an `MDB_val` kept in `slot`; `None` -> NULL.
+fn opt_ptr(b: Option<&[u8]>, slot: &mut ffi::MDB_val) -> *const ffi::MDB_val {
+    match b {
+        Some(b) => {
+            *slot = val(b);
+            slot as *const _
+        }
+        None => ptr::null(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Raw calls (our engine only: stock LMDB has no order statistics)
+// ---------------------------------------------------------------------------
+
+/// `mdb_count_all`.
+pub fn count_all(txn: &impl AsTxn, dbi: u32, flags: u32) -> Res<u64> {
+    let mut out = u64::MAX;
+    // SAFETY: live txn, out pointer valid.
+    check(unsafe { ffi::mdb_count_all(txn.txn_ptr(), dbi, flags, &mut out) })?;
+    Ok(out)
+}
+
+/// Which range-count function to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeFn {
+    /// `mdb_count_range` (entries, plain DBs only).
+    CountRange,
+    /// `mdb_range_count_keys` (distinct keys).
+    Keys,
+    /// `mdb_range_count_values` (entries, DUPSORT DBs only).
+    Values,
+}
+
+impl RangeFn {
+    pub const ALL: [RangeFn; 3] = [RangeFn::CountRange, RangeFn::Keys, RangeFn::Values];
+    pub fn name(self) -> &'static str {
+        match self {
+            RangeFn::CountRange => "mdb_count_range",
+            RangeFn::Keys => "mdb_range_count_keys",
+            RangeFn::Values => "mdb_range_count_values",
+        }
+    }
+}
+
+/// Call one of the range-count functions; `None` bounds are NULL (open).
+pub fn range_count(txn: &impl AsTxn, dbi: u32, f: RangeFn, low: Option<&[u8]>, high: Option<&[u8]>, flags: u32) -> Res<u64> {
+    let (mut ls, mut hs) = (empty_val(), empty_val());
+    let lp = opt_ptr(low, &mut ls);
+    let hp = opt_ptr(high, &mut hs);
+    let mut out = u64::MAX;
+    // SAFETY: live txn; bound pointers are NULL or point at live MDB_vals.
+    let rc = unsafe {
+        match f {
+            RangeFn::CountRange => ffi::mdb_count_range(txn.txn_ptr(), dbi, lp, hp, flags, &mut out),
+            RangeFn::Keys => ffi::mdb_range_count_keys(txn.txn_ptr(), dbi, lp, hp, flags, &mut out),
+            RangeFn::Values => ffi::mdb_range_count_values(txn.txn_ptr(), dbi, lp, hp, flags, &mut out),
+        }
+    };
+    check(rc)?;
+    Ok(out)
+}
+
+/// `mdb_get_rank` returning (key, data).
+pub fn get_rank(txn: &impl AsTxn, dbi: u32, rank: u64) -> Res<Pair> {
+    let (mut k, mut d) = (empty_val(), empty_val());
+    // SAFETY: live txn; outputs copied before any other call.
+    unsafe {
+        check(ffi::mdb_get_rank(txn.txn_ptr(), dbi, rank, &mut k, &mut d))?;
+        Ok((owned(&k), owned(&d)))
+    }
+}
+
+/// `mdb_get_rank` with NULL key and/or data outputs (returns what was asked).
+pub fn get_rank_partial(txn: &impl AsTxn, dbi: u32, rank: u64, want_key: bool, want_data: bool) -> Res<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+    let (mut k, mut d) = (empty_val(), empty_val());
+    let kp: *mut ffi::MDB_val = if want_key { &mut k } else { ptr::null_mut() };
+    let dp: *mut ffi::MDB_val = if want_data { &mut d } else { ptr::null_mut() };
+    // SAFETY: as above; NULL outputs are allowed by the contract.
+    unsafe {
+        check(ffi::mdb_get_rank(txn.txn_ptr(), dbi, rank, kp, dp))?;
+        Ok((want_key.then(|| owned(&k)), want_data.then(|| owned(&d))))
+    }
+}
+
+/// `mdb_get_key_rank`; `data` None is a NULL data argument.
+pub fn get_key_rank(txn: &impl AsTxn, dbi: u32, key: &[u8], data: Option<&[u8]>) -> Res<u64> {
+    let k = val(key);
+    let mut ds = empty_val();
+    let dp = opt_ptr(data, &mut ds);
+    let mut out = u64::MAX;
+    // SAFETY: live txn, valid pointers.
+    check(unsafe { ffi::mdb_get_key_rank(txn.txn_ptr(), dbi, &k, dp, &mut out) })?;
+    Ok(out)
+}
+
+/// `mdb_put` with any flags (the shared wrapper's `put` does the same; kept
+/// here so DUPSORT tests read uniformly).
+pub fn put(txn: &impl AsTxn, dbi: u32, key: &[u8], data: &[u8], flags: u32) -> Res<()> {
+    let mut k = val(key);
+    let mut d = val(data);
+    // SAFETY: live write txn; LMDB copies the bytes.
+    check(unsafe { ffi::mdb_put(txn.txn_ptr(), dbi, &mut k, &mut d, flags) })
+}
+
+/// `md_entries` through `mdb_stat`.
+pub fn entries(txn: &impl AsTxn, dbi: u32) -> Res<u64> {
+    // SAFETY: plain data filled by the engine.
+    unsafe {
+        let mut st: ffi::MDB_stat = std::mem::zeroed();
+        check(ffi::mdb_stat(txn.txn_ptr(), dbi, &mut st))?;
+        Ok(st.ms_entries as u64)
+    }
+}
+
+/// Every pair in cursor order.
+pub fn walk(txn: &impl AsTxn, dbi: u32) -> Res<crate::Pairs> {
+    let mut c = Cursor::open(txn, dbi)?;
+    let mut out = Vec::new();
+    let mut op = ffi::MDB_FIRST;
+    loop {
+        match c.get(op, None, None) {
+            Ok(p) => out.push(p),
+            Err(ffi::MDB_NOTFOUND) => return Ok(out),
+            Err(e) => return Err(e),
+        }
+        op = ffi::MDB_NEXT;
+    }
+}
+
+/// Anything that is a live transaction of our engine.
+pub trait AsTxn {
+    fn txn_ptr(&self) -> *mut ffi::MDB_txn;
+}
+
+impl AsTxn for Txn<'_> {
+    fn txn_ptr(&self) -> *mut ffi::MDB_txn {
+        self.raw()
+    }
+}
+
+/// A nested write transaction (aborted on drop unless committed). While it
+/// lives, the parent must not be used (LMDB rule; not enforced here).
+pub struct ChildTxn<'p> {
+    txn: *mut ffi::MDB_txn,
+    _parent: PhantomData<&'p ()>,
+}
+
+impl<'p> ChildTxn<'p> {
+    pub fn begin(parent: &'p impl AsTxn) -> Res<ChildTxn<'p>> {
+        let mut t = ptr::null_mut();
+        // SAFETY: the parent is a live write txn of this env.
+        unsafe {
+            let env = ffi::mdb_txn_env(parent.txn_ptr());
+            check(ffi::mdb_txn_begin(env, parent.txn_ptr(), 0, &mut t))?;
+        }
+        Ok(ChildTxn { txn: t, _parent: PhantomData })
+    }
+    pub fn commit(mut self) -> Res<()> {
+        let t = std::mem::replace(&mut self.txn, ptr::null_mut());
+        // SAFETY: commit frees the handle whatever the outcome.
+        check(unsafe { ffi::mdb_txn_commit(t) })
+    }
+}
+
+impl AsTxn for ChildTxn<'_> {
+    fn txn_ptr(&self) -> *mut ffi::MDB_txn {
+        self.txn
+    }
+}
+
+impl Drop for ChildTxn<'_> {
+    fn drop(&mut self) {
+        if !self.txn.is_null() {
+            // SAFETY: still live (not committed).
+            unsafe { ffi::mdb_txn_abort(self.txn) }
+        }
+    }
+}
+
+/// `mdb_del` with optional data (DUPSORT: `Some` deletes one duplicate,
+/// `None` the key with all its duplicates). `Ok(false)` on MDB_NOTFOUND.
+pub fn del(txn: &impl AsTxn, dbi: u32, key: &[u8], data: Option<&[u8]>) -> Res<bool> {
+    let mut k = val(key);
+    let mut d = data.map(val);
+    let dp = d.as_mut().map_or(ptr::null_mut(), |d| d as *mut _);
+    // SAFETY: live write txn, valid pointers.
+    match unsafe { ffi::mdb_del(txn.txn_ptr(), dbi, &mut k, dp) } {
+        0 => Ok(true),
+        ffi::MDB_NOTFOUND => Ok(false),
+        e => Err(e),
+    }
+}
+
+/// `mdb_cursor_put(MDB_MULTIPLE)` on a DUPFIXED DB: `items` holds
+/// `items.len() / size` values of `size` bytes. Returns how many were
+/// written (LMDB stores the number in the second `MDB_val`).
+pub fn put_multiple(txn: &impl AsTxn, dbi: u32, key: &[u8], items: &[u8], size: usize) -> Res<usize> {
+    assert!(size > 0 && items.len() % size == 0);
+    let c = Cursor::open(txn, dbi)?;
+    let mut k = val(key);
+    let mut d = [
+        ffi::MDB_val { mv_size: size, mv_data: items.as_ptr() as *mut _ },
+        ffi::MDB_val { mv_size: items.len() / size, mv_data: ptr::null_mut() },
+    ];
+    // SAFETY: MDB_MULTIPLE reads an array of two MDB_vals; both live here.
+    check(unsafe { ffi::mdb_cursor_put(c.cur, &mut k, d.as_mut_ptr(), ffi::MDB_MULTIPLE) })?;
+    Ok(d[1].mv_size)
+}
+
+/// A raw cursor of our engine, closed on drop.
+pub struct Cursor<'t> {
+    cur: *mut ffi::MDB_cursor,
+    _txn: PhantomData<&'t ()>,
+}
+
+impl<'t> Cursor<'t> {
+    pub fn open(txn: &'t impl AsTxn, dbi: u32) -> Res<Cursor<'t>> {
+        let mut cur = ptr::null_mut();
+        // SAFETY: live txn; the cursor borrows it.
+        check(unsafe { ffi::mdb_cursor_open(txn.txn_ptr(), dbi, &mut cur) })?;
+        Ok(Cursor { cur, _txn: PhantomData })
+    }
+
+    /// `mdb_cursor_get_rank` returning the positioned (key, data).
+    pub fn get_rank(&mut self, rank: u64, flags: u32) -> Res<Pair> {
+        let (mut k, mut d) = (empty_val(), empty_val());
+        // SAFETY: live cursor; outputs copied at once.
+        unsafe {
+            check(ffi::mdb_cursor_get_rank(self.cur, rank, &mut k, &mut d, flags))?;
+            Ok((owned(&k), owned(&d)))
+        }
+    }
+
+    /// `mdb_cursor_get_rank` with NULL outputs (position only).
+    pub fn seek_rank(&mut self, rank: u64) -> Res<()> {
+        // SAFETY: NULL outputs are allowed.
+        check(unsafe { ffi::mdb_cursor_get_rank(self.cur, rank, ptr::null_mut(), ptr::null_mut(), 0) })
+    }
+
+    /// `mdb_cursor_key_rank`.
+    pub fn key_rank(&mut self, key: &[u8], data: Option<&[u8]>, flags: u32) -> Res<u64> {
+        let k = val(key);
+        let mut ds = empty_val();
+        let dp = opt_ptr(data, &mut ds);
+        let mut out = u64::MAX;
+        // SAFETY: live cursor, valid pointers.
+        check(unsafe { ffi::mdb_cursor_key_rank(self.cur, &k, dp, flags, &mut out) })?;
+        Ok(out)
+    }
+
+    /// `mdb_cursor_get` with an op; `key`/`data` are inputs where the op
+    /// reads them. Returns the output pair.
+    pub fn get(&mut self, op: ffi::MDB_cursor_op, key: Option<&[u8]>, data: Option<&[u8]>) -> Res<Pair> {
+        let mut k = key.map_or_else(empty_val, val);
+        let mut d = data.map_or_else(empty_val, val);
+        // SAFETY: live cursor; outputs copied at once.
+        unsafe {
+            check(ffi::mdb_cursor_get(self.cur, &mut k, &mut d, op))?;
+            Ok((owned(&k), owned(&d)))
+        }
+    }
+
+    /// `mdb_cursor_count`.
+    pub fn count(&mut self) -> Res<u64> {
+        let mut n = 0;
+        // SAFETY: live cursor.
+        check(unsafe { ffi::mdb_cursor_count(self.cur, &mut n) })?;
+        Ok(n as u64)
+    }
+
+    /// `mdb_cursor_put`.
+    pub fn put(&mut self, key: &[u8], data: &[u8], flags: u32) -> Res<()> {
+        let mut k = val(key);
+        let mut d = val(data);
+        // SAFETY: live cursor in a write txn; LMDB copies the bytes.
+        check(unsafe { ffi::mdb_cursor_put(self.cur, &mut k, &mut d, flags) })
+    }
+
+    /// `mdb_cursor_del`.
+    pub fn del(&mut self, flags: u32) -> Res<()> {
+        // SAFETY: live cursor in a write txn.
+        check(unsafe { ffi::mdb_cursor_del(self.cur, flags) })
+    }
+
+    /// `mdb_cursor_list_dup`: copies of the current key's duplicates.
+    pub fn list_dup(&mut self) -> Res<Vec<Vec<u8>>> {
+        let mut vals: *const ffi::MDB_val = ptr::null();
+        let mut n = 0;
+        // SAFETY: the array is valid until the cursor moves; copied at once.
+        unsafe {
+            check(ffi::mdb_cursor_list_dup(self.cur, &mut vals, &mut n))?;
+            Ok((0..n).map(|i| owned(&*vals.add(i))).collect())
+        }
+    }
+}
+
+impl Drop for Cursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: opened by us, closed once.
+        unsafe { ffi::mdb_cursor_close(self.cur) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Model
+// ---------------------------------------------------------------------------
+
+/// In-memory model of one plain or DUPSORT database, ordered like the
+/// default comparators (keys via [`sort_key`], duplicates bytewise — the
+/// default dup comparator, also for DUPFIXED without INTEGERDUP).
+#[derive(Debug, Clone, Default)]
+pub struct CountModel {
+    pub flags: u32,
+    map: BTreeMap<Vec<u8>, (Vec<u8>, BTreeSet<Vec<u8>>)>,
+    entries: usize,
+}
+
+impl CountModel {
+    pub fn new(flags: u32) -> Self {
+        CountModel { flags, ..Default::default() }
+    }
+    pub fn dupsort(&self) -> bool {
+        self.flags & DUPSORT != 0
+    }
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+    pub fn keys(&self) -> usize {
+        self.map.len()
+    }
+    /// Put: plain DBs replace the value; DUPSORT adds the duplicate. Returns
+    /// true when an entry was added.
+    pub fn put(&mut self, key: &[u8], data: &[u8]) -> bool {
+        let dup = self.dupsort();
+        let e = self.map.entry(sort_key(self.flags, key)).or_insert_with(|| (key.to_vec(), BTreeSet::new()));
+        if !dup && !e.1.is_empty() {
+            e.1.clear();
+            e.1.insert(data.to_vec());
+            return false;
+        }
+        let added = e.1.insert(data.to_vec());
+        if added {
+            self.entries += 1;
+        }
+        added
+    }
+    /// Delete a key with all its duplicates; returns how many entries went.
+    pub fn del_key(&mut self, key: &[u8]) -> usize {
+        match self.map.remove(&sort_key(self.flags, key)) {
+            Some((_, v)) => {
+                self.entries -= v.len();
+                v.len()
+            }
+            None => 0,
+        }
+    }
+    /// Delete one duplicate; true if it existed.
+    pub fn del_pair(&mut self, key: &[u8], data: &[u8]) -> bool {
+        let sk = sort_key(self.flags, key);
+        let Some(e) = self.map.get_mut(&sk) else { return false };
+        if !e.1.remove(data) {
+            return false;
+        }
+        self.entries -= 1;
+        if e.1.is_empty() {
+            self.map.remove(&sk);
+        }
+        true
+    }
+    pub fn contains_key(&self, key: &[u8]) -> bool {
+        self.map.contains_key(&sort_key(self.flags, key))
+    }
+    /// Duplicates of `key` in order (empty if absent).
+    pub fn values(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        self.map.get(&sort_key(self.flags, key)).map(|e| e.1.iter().cloned().collect()).unwrap_or_default()
+    }
+    /// Number of distinct keys sorting before `key`.
+    pub fn key_pos(&self, key: &[u8]) -> usize {
+        self.map.range(..sort_key(self.flags, key)).count()
+    }
+    /// The i-th distinct key.
+    pub fn nth_key(&self, i: usize) -> Option<Vec<u8>> {
+        self.map.values().nth(i).map(|e| e.0.clone())
+    }
+    /// A frozen, indexable view answering the queries.
+    pub fn snap(&self, counted: bool) -> CountSnap {
+        let mut s = CountSnap { flags: self.flags, counted, ..Default::default() };
+        for (sk, (k, vals)) in &self.map {
+            s.sort_keys.push(sk.clone());
+            s.key_start.push(s.entries.len());
+            for v in vals {
+                s.entries.push((k.clone(), v.clone()));
+            }
+        }
+        s.key_start.push(s.entries.len());
+        s
+    }
+    /// Build from pairs in database order (e.g. a fixture dump).
+    pub fn from_pairs(flags: u32, pairs: &[Pair]) -> Self {
+        let mut m = CountModel::new(flags);
+        for (k, v) in pairs {
+            m.put(k, v);
+        }
+        m
+    }
+}
+
+/// Frozen model: every entry in order, with per-key start offsets.
+#[derive(Debug, Clone, Default)]
+pub struct CountSnap {
+    pub flags: u32,
+    /// Whether the modelled DB has `MDB_COUNTED` (else every call must give
+    /// MDB_INCOMPATIBLE after the argument checks).
+    pub counted: bool,
+    pub entries: Vec<Pair>,
+    pub sort_keys: Vec<Vec<u8>>,
+    /// `key_start[i]` = rank of key i's first duplicate; one extra sentinel.
+    pub key_start: Vec<usize>,
+}
+
+impl CountSnap {
+    pub fn dupsort(&self) -> bool {
+        self.flags & DUPSORT != 0
+    }
+    pub fn total(&self) -> u64 {
+        self.entries.len() as u64
+    }
+    pub fn keys(&self) -> u64 {
+        self.sort_keys.len() as u64
+    }
+    /// Index of the key in `sort_keys`, if present.
+    fn key_index(&self, key: &[u8]) -> Result<usize, usize> {
+        let sk = sort_key(self.flags, key);
+        self.sort_keys.binary_search(&sk)
+    }
+
+    /// Expected `mdb_count_all` result.
+    pub fn count_all(&self, flags: u32) -> Res<u64> {
+        if flags & !(LOWER_INCL | UPPER_INCL) != 0 {
+            return Err(EINVAL);
+        }
+        if !self.counted {
+            return Err(ffi::MDB_INCOMPATIBLE);
+        }
+        Ok(self.total())
+    }
+
+    /// Expected `mdb_get_rank` / `mdb_cursor_get_rank` result.
+    pub fn rank(&self, r: u64) -> Res<&Pair> {
+        if !self.counted {
+            return Err(ffi::MDB_INCOMPATIBLE);
+        }
+        self.entries.get(r as usize).ok_or(ffi::MDB_NOTFOUND)
+    }
+
+    /// Expected `mdb_get_key_rank` result (§2.4.7).
+    pub fn key_rank(&self, key: &[u8], data: Option<&[u8]>) -> Res<u64> {
+        if !self.counted {
+            return Err(ffi::MDB_INCOMPATIBLE);
+        }
+        let i = self.key_index(key).map_err(|_| ffi::MDB_NOTFOUND)?;
+        let (a, b) = (self.key_start[i], self.key_start[i + 1]);
+        match data {
+            None => Ok(a as u64),
+            Some(d) => {
+                let vals = &self.entries[a..b];
+                if self.dupsort() {
+                    match vals.binary_search_by(|(_, v)| v.as_slice().cmp(d)) {
+                        Ok(j) => Ok((a + j) as u64),
+                        Err(_) => Err(ffi::MDB_NOTFOUND),
+                    }
+                } else if vals[0].1 == d {
+                    Ok(a as u64)
+                } else {
+                    Err(ffi::MDB_NOTFOUND)
+                }
+            }
+        }
+    }
+
+    /// (entries, distinct keys) sorting before `key`, plus key's own if
+    /// `incl` and it exists — `before(K, incl)` of §2.4.3.
+    pub fn before(&self, key: &[u8], incl: bool) -> (u64, u64) {
+        match self.key_index(key) {
+            Ok(i) if incl => (self.key_start[i + 1] as u64, i as u64 + 1),
+            Ok(i) | Err(i) => (self.key_start[i] as u64, i as u64),
+        }
+    }
+
+    /// Range count per §2.4.3/§2.4.5 arithmetic: entries (`keys` false) or
+    /// distinct keys (`keys` true) with `low ⋈ k ⋈ high`.
+    pub fn range(&self, low: Option<&[u8]>, high: Option<&[u8]>, flags: u32, keys: bool) -> u64 {
+        if let (Some(l), Some(h)) = (low, high) {
+            let (ls, hs) = (sort_key(self.flags, l), sort_key(self.flags, h));
+            if ls > hs {
+                return 0;
+            }
+            if ls == hs && flags & (LOWER_INCL | UPPER_INCL) != (LOWER_INCL | UPPER_INCL) {
+                return 0;
+            }
+        }
+        let pick = |p: (u64, u64)| if keys { p.1 } else { p.0 };
+        let total = if keys { self.keys() } else { self.total() };
+        let u = high.map_or(total, |h| pick(self.before(h, flags & UPPER_INCL != 0)));
+        let l = low.map_or(0, |l| pick(self.before(l, flags & LOWER_INCL == 0)));
+        u.saturating_sub(l)
+    }
+
+    /// Expected result of one of the range functions, error codes included
+    /// (the argument checks of the three tables in §2.4.3-§2.4.5, in order).
+    pub fn range_fn(&self, f: RangeFn, low: Option<&[u8]>, high: Option<&[u8]>, flags: u32) -> Res<u64> {
+        if flags & !(LOWER_INCL | UPPER_INCL) != 0 {
+            return Err(EINVAL);
+        }
+        match f {
+            RangeFn::CountRange => {
+                if !self.counted || self.dupsort() {
+                    return Err(ffi::MDB_INCOMPATIBLE);
+                }
+                Ok(self.range(low, high, flags, false))
+            }
+            RangeFn::Keys => {
+                if !self.counted {
+                    return Err(ffi::MDB_INCOMPATIBLE);
+                }
+                Ok(self.range(low, high, flags, true))
+            }
+            RangeFn::Values => {
+                if !self.dupsort() || !self.counted {
+                    return Err(ffi::MDB_INCOMPATIBLE);
+                }
+                Ok(self.range(low, high, flags, false))
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Structural checker (parses the data file; spec §3.4-§3.5)
+// ---------------------------------------------------------------------------
+
+const P_BRANCH: u16 = 0x01;
+const P_LEAF: u16 = 0x02;
+const P_OVERFLOW: u16 = 0x04;
+const P_META: u16 = 0x08;
+const P_LEAF2: u16 = 0x20;
+const P_SUBP: u16 = 0x40;
+const P_COUNTED: u16 = 0x80;
+const F_SUBDATA: u16 = 0x02;
+const F_DUPDATA: u16 = 0x04;
+/// Page header: pgno u64 @0, mp_pad u16 @8, mp_flags u16 @10, mp_lower u16
+/// @12, mp_upper u16 @14; the node pointer array starts at 16.
+const PAGEHDR: usize = 16;
+/// Node header: mn_lo u16 @0, mn_hi u16 @2, mn_flags u16 @4, mn_ksize u16 @6.
+const NODEHDR: usize = 8;
+const P_INVALID: u64 = u64::MAX;
+const MAGIC: u32 = 0xBEEF_C0DE;
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes([b[o], b[o + 1]])
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+/// An `MDB_db` record (48 bytes): md_pad u32 @0, md_flags u16 @4, md_depth
+/// u16 @6, branch/leaf/overflow page counts u64 @8/@16/@24, md_entries u64
+/// @32, md_root u64 @40.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DbRecord {
+    pub pad: u32,
+    pub flags: u16,
+    pub depth: u16,
+    pub branch_pages: u64,
+    pub leaf_pages: u64,
+    pub overflow_pages: u64,
+    pub entries: u64,
+    pub root: u64,
+}
+
+impl DbRecord {
+    pub fn parse(b: &[u8]) -> Result<DbRecord, String> {
+        if b.len() < 48 {
+            return Err(format!("database record of {} bytes (need 48)", b.len()));
+        }
+        Ok(DbRecord {
+            pad: u32_at(b, 0),
+            flags: u16_at(b, 4),
+            depth: u16_at(b, 6),
+            branch_pages: u64_at(b, 8),
+            leaf_pages: u64_at(b, 16),
+            overflow_pages: u64_at(b, 24),
+            entries: u64_at(b, 32),
+            root: u64_at(b, 40),
+        })
+    }
+}
+
+/// What the checker found in one tree (a DB's own tree; dup sub-DBs are
+/// folded into their owner's numbers, except `subdbs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TreeReport {
+    /// Entries found (sum of leaf contributions), == md_entries.
+    pub entries: u64,
+    /// Leaf nodes of the outer tree (distinct keys).
+    pub keys: u64,
+    pub branch_pages: u64,
+    pub counted_branch_pages: u64,
+    pub leaf_pages: u64,
+    /// Branch nodes whose stored count was verified.
+    pub counts_checked: u64,
+    /// Dup sub-databases (F_SUBDATA|F_DUPDATA nodes) and inline dup sub-pages.
+    pub subdbs: u64,
+    pub subpages: u64,
+}
+
+/// Result of [`check_file`].
+#[derive(Debug, Clone, Default)]
+pub struct FileReport {
+    pub version: u32,
+    pub txnid: u64,
+    pub last_pg: u64,
+    pub main: TreeReport,
+    /// (name, record, report) of every named database.
+    pub dbs: Vec<(Vec<u8>, DbRecord, TreeReport)>,
+}
+
+impl FileReport {
+    pub fn db(&self, name: &str) -> Option<&(Vec<u8>, DbRecord, TreeReport)> {
+        self.dbs.iter().find(|d| d.0 == name.as_bytes())
+    }
+}
+
+struct Image {
+    file: File,
+    psize: usize,
+    last_pg: u64,
+    /// Even key padding in leaf nodes (DLMDB layouts).
+    padded: bool,
+}
+
+/// Context of the tree being walked.
+struct TreeCtx<'a> {
+    what: &'a str,
+    counted: bool,
+    dupfixed: bool,
+    depth: u16,
+    /// Walking a dup sub-database (values are the entries).
+    sub: bool,
+}
+
+impl Image {
+    fn page(&self, pgno: u64) -> Result<Vec<u8>, String> {
+        if pgno > self.last_pg {
+            return Err(format!("page {pgno} beyond last_pg {}", self.last_pg));
+        }
+        let mut buf = vec![0u8; self.psize];
+        self.file
+            .read_exact_at(&mut buf, pgno * self.psize as u64)
+            .map_err(|e| format!("cannot read page {pgno}: {e}"))?;
+        if u64_at(&buf, 0) != pgno {
+            return Err(format!("page {pgno} says it is page {}", u64_at(&buf, 0)));
+        }
+        Ok(buf)
+    }
+
+    /// Node offsets of a page (or sub-page) image `p`, bounds-checked.
+    fn nodes(p: &[u8], what: &str) -> Result<Vec<usize>, String> {
+        let lower = u16_at(p, 12) as usize;
+        if lower < PAGEHDR || lower > p.len() || (lower - PAGEHDR) % 2 != 0 {
+            return Err(format!("{what}: bad mp_lower {lower}"));
+        }
+        let n = (lower - PAGEHDR) / 2;
+        let mut v = Vec::with_capacity(n);
+        for i in 0..n {
+            let o = u16_at(p, PAGEHDR + 2 * i) as usize;
+            if o < lower || o + NODEHDR > p.len() {
+                return Err(format!("{what}: node {i} at bad offset {o}"));
+            }
+            v.push(o);
+        }
+        Ok(v)
+    }
+
+    fn data_off(&self, p: &[u8], o: usize) -> usize {
+        let ks = u16_at(p, o + 6) as usize;
+        o + NODEHDR + if self.padded { (ks + 1) & !1 } else { ks }
+    }
+
+    /// Walk the tree of `rec`; returns its report after checking C1-C4.
+    fn tree(&self, rec: &DbRecord, ctx: &TreeCtx<'_>, seen: &mut HashSet<u64>) -> Result<TreeReport, String> {
+        let mut rep = TreeReport::default();
+        if rec.root == P_INVALID {
+            if rec.entries != 0 || rec.depth != 0 {
+                return Err(format!("{}: empty tree but md_entries {} depth {}", ctx.what, rec.entries, rec.depth));
+            }
+            return Ok(rep);
+        }
+        if rec.depth == 0 {
+            return Err(format!("{}: root {} but md_depth 0", ctx.what, rec.root));
+        }
+        let total = self.walk(rec.root, 0, ctx, seen, &mut rep)?;
+        rep.entries = total;
+        if total != rec.entries {
+            return Err(format!(
+                "{}: md_entries {} but the tree holds {} entries (C2/C4)",
+                ctx.what, rec.entries, total
+            ));
+        }
+        Ok(rep)
+    }
+
+    fn walk(&self, pgno: u64, level: u16, ctx: &TreeCtx<'_>, seen: &mut HashSet<u64>, rep: &mut TreeReport) -> Result<u64, String> {
+        let w = ctx.what;
+        if !seen.insert(pgno) {
+            return Err(format!("{w}: page {pgno} reached twice"));
+        }
+        let p = self.page(pgno)?;
+        let flags = u16_at(&p, 10);
+        if flags & (P_OVERFLOW | P_META | P_SUBP) != 0 {
+            return Err(format!("{w}: page {pgno} has flags {flags:#x} inside a tree"));
+        }
+        if flags & P_LEAF2 != 0 {
+            // LEAF2: no pointer array; mp_lower still grows by 2 per item,
+            // and the items (mp_pad bytes each) follow the header.
+            rep.leaf_pages += 1;
+            let lower = u16_at(&p, 12) as usize;
+            let width = u16_at(&p, 8) as usize;
+            if !(ctx.sub && ctx.dupfixed) || flags & (P_BRANCH | P_COUNTED) != 0 {
+                return Err(format!("{w}: LEAF2 page {pgno} (flags {flags:#x}) outside a DUPFIXED sub-database"));
+            }
+            if level + 1 != ctx.depth {
+                return Err(format!("{w}: leaf page {pgno} at level {level} but md_depth {}", ctx.depth));
+            }
+            if lower < PAGEHDR || (lower - PAGEHDR) % 2 != 0 || PAGEHDR + (lower - PAGEHDR) / 2 * width > p.len() {
+                return Err(format!("{w}: LEAF2 page {pgno}: mp_lower {lower} with item size {width}"));
+            }
+            let n = ((lower - PAGEHDR) / 2) as u64;
+            if n == 0 && level > 0 {
+                return Err(format!("{w}: non-root LEAF2 page {pgno} is empty"));
+            }
+            rep.keys += n;
+            return Ok(n);
+        }
+        let nodes = Self::nodes(&p, &format!("{w}: page {pgno}"))?;
+        if flags & P_BRANCH != 0 {
+            rep.branch_pages += 1;
+            if level + 1 >= ctx.depth {
+                return Err(format!("{w}: branch page {pgno} at level {level} but md_depth {}", ctx.depth));
+            }
+            let counted = flags & P_COUNTED != 0;
+            if counted != ctx.counted {
+                return Err(format!(
+                    "{w}: branch page {pgno} flags {flags:#x}: P_COUNTED {} in a {} tree",
+                    if counted { "set" } else { "missing" },
+                    if ctx.counted { "counted" } else { "non-counted" }
+                ));
+            }
+            if counted {
+                rep.counted_branch_pages += 1;
+            }
+            if nodes.is_empty() {
+                return Err(format!("{w}: branch page {pgno} has no nodes"));
+            }
+            let mut sum = 0u64;
+            for (i, &o) in nodes.iter().enumerate() {
+                if counted && o + 16 > p.len() {
+                    return Err(format!("{w}: branch page {pgno} node {i} truncated"));
+                }
+                let child = u16_at(&p, o) as u64 | (u16_at(&p, o + 2) as u64) << 16 | (u16_at(&p, o + 4) as u64) << 32;
+                let sub = self.walk(child, level + 1, ctx, seen, rep)?;
+                if counted {
+                    let stored = u64_at(&p, o + NODEHDR);
+                    rep.counts_checked += 1;
+                    if stored != sub {
+                        return Err(format!(
+                            "{w}: branch page {pgno} (level {level}) node {i} -> page {child}: stored count {stored} ({stored:#x}) but the subtree holds {sub} entries (C1)"
+                        ));
+                    }
+                }
+                sum += sub;
+            }
+            return Ok(sum);
+        }
+        if flags & P_LEAF == 0 {
+            return Err(format!("{w}: page {pgno} has flags {flags:#x} (neither branch nor leaf)"));
+        }
+        rep.leaf_pages += 1;
+        if level + 1 != ctx.depth {
+            return Err(format!("{w}: leaf page {pgno} at level {level} but md_depth {}", ctx.depth));
+        }
+        if flags & P_COUNTED != 0 {
+            return Err(format!("{w}: leaf page {pgno} carries P_COUNTED ({flags:#x})"));
+        }
+        if nodes.is_empty() && level > 0 {
+            return Err(format!("{w}: non-root leaf page {pgno} is empty"));
+        }
+        let mut sum = 0u64;
+        for (i, &o) in nodes.iter().enumerate() {
+            rep.keys += 1;
+            let nf = u16_at(&p, o + 4);
+            if ctx.sub || nf & F_DUPDATA == 0 {
+                sum += 1;
+                continue;
+            }
+            let dsize = u16_at(&p, o) as usize | (u16_at(&p, o + 2) as usize) << 16;
+            let doff = self.data_off(&p, o);
+            if doff + dsize > p.len() {
+                return Err(format!("{w}: leaf page {pgno} node {i}: data beyond the page"));
+            }
+            let data = &p[doff..doff + dsize];
+            if nf & F_SUBDATA != 0 {
+                let sr = DbRecord::parse(data).map_err(|e| format!("{w}: leaf page {pgno} node {i}: {e}"))?;
+                let what = format!("{w} / dup sub-DB in page {pgno} node {i}");
+                let sctx = TreeCtx { what: &what, counted: ctx.counted, dupfixed: ctx.dupfixed, depth: sr.depth, sub: true };
+                let srep = self.tree(&sr, &sctx, seen)?;
+                if srep.entries == 0 {
+                    return Err(format!("{what}: empty dup sub-database"));
+                }
+                rep.subdbs += 1;
+                rep.branch_pages += srep.branch_pages;
+                rep.counted_branch_pages += srep.counted_branch_pages;
+                rep.leaf_pages += srep.leaf_pages;
+                rep.counts_checked += srep.counts_checked;
+                sum += sr.entries;
+            } else {
+                if data.len() < PAGEHDR {
+                    return Err(format!("{w}: leaf page {pgno} node {i}: dup sub-page of {} bytes", data.len()));
+                }
+                let sf = u16_at(data, 10);
+                if sf & P_SUBP == 0 || sf & P_LEAF == 0 || sf & (P_BRANCH | P_COUNTED) != 0 {
+                    return Err(format!("{w}: leaf page {pgno} node {i}: dup sub-page flags {sf:#x}"));
+                }
+                let lower = u16_at(data, 12) as usize;
+                if lower < PAGEHDR || lower > data.len() {
+                    return Err(format!("{w}: leaf page {pgno} node {i}: sub-page mp_lower {lower}"));
+                }
+                let n = ((lower - PAGEHDR) / 2) as u64;
+                if n == 0 {
+                    return Err(format!("{w}: leaf page {pgno} node {i}: empty dup sub-page"));
+                }
+                rep.subpages += 1;
+                sum += n;
+            }
+        }
+        Ok(sum)
+    }
+}
+
+/// Parse the data file at `path` and check every tree (main DB and all
+/// named DBs). `v1_padded`: a version-1 file uses DLMDB's even key padding
+/// (the `MDB_FORMAT_DLMDB_V1` case); version 2 is always padded. Reads the
+/// newest committed snapshot (the meta with the larger txnid).
+pub fn check_file(path: &Path, v1_padded: bool) -> Result<FileReport, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut hdr = vec![0u8; 256];
+    file.read_exact_at(&mut hdr, 0).map_err(|e| format!("cannot read meta 0: {e}"))?;
+    if u32_at(&hdr, 16) != MAGIC {
+        return Err("meta 0: bad magic (or not a 16-byte-header layout)".into());
+    }
+    let psize = u32_at(&hdr, 40) as usize;
+    if !(512..=65536).contains(&psize) || !psize.is_power_of_two() {
+        return Err(format!("meta 0: page size {psize}"));
+    }
+    let mut m1 = vec![0u8; 256];
+    file.read_exact_at(&mut m1, psize as u64).map_err(|e| format!("cannot read meta 1: {e}"))?;
+    if u32_at(&m1, 16) != MAGIC {
+        return Err("meta 1: bad magic".into());
+    }
+    // Meta: magic u32 @16, version u32 @20, address @24, mapsize @32, FREE
+    // record @40, MAIN record @88, last_pg @136, txnid @144.
+    let meta = if u64_at(&m1, 144) > u64_at(&hdr, 144) { m1 } else { hdr };
+    let version = u32_at(&meta, 20);
+    let padded = match version {
+        2 => true,
+        1 => v1_padded,
+        v => return Err(format!("data version {v}")),
+    };
+    let img = Image { file, psize, last_pg: u64_at(&meta, 136), padded };
+    let main = DbRecord::parse(&meta[88..136])?;
+    let mut rep = FileReport { version, txnid: u64_at(&meta, 144), last_pg: img.last_pg, ..Default::default() };
+    let mut seen = HashSet::new();
+    let mctx = TreeCtx {
+        what: "main DB",
+        counted: main.flags as u32 & COUNTED != 0,
+        dupfixed: main.flags as u32 & DUPFIXED != 0,
+        depth: main.depth,
+        sub: false,
+    };
+    rep.main = img.tree(&main, &mctx, &mut seen)?;
+    if main.flags & 0x100 != 0 {
+        return Err("main DB is prefix-compressed: named-DB names not decoded by this checker".into());
+    }
+    // Named DBs: F_SUBDATA leaf nodes of the main tree (main DB not DUPSORT).
+    if main.flags as u32 & DUPSORT == 0 {
+        for (name, rec) in img.named_records(&main)? {
+            let what = format!("DB {}", crate::show(&name));
+            let ctx = TreeCtx {
+                what: &what,
+                counted: rec.flags as u32 & COUNTED != 0,
+                dupfixed: rec.flags as u32 & DUPFIXED != 0,
+                depth: rec.depth,
+                sub: false,
+            };
+            let r = img.tree(&rec, &ctx, &mut seen)?;
+            rep.dbs.push((name, rec, r));
+        }
+    }
+    Ok(rep)
+}
+
+impl Image {
+    /// (name, record) of every F_SUBDATA node in the main tree's leaves.
+    fn named_records(&self, main: &DbRecord) -> Result<Vec<(Vec<u8>, DbRecord)>, String> {
+        let mut out = Vec::new();
+        if main.root == P_INVALID {
+            return Ok(out);
+        }
+        let mut stack = vec![main.root];
+        let mut leaves = Vec::new();
+        // Depth-first, left to right: collect leaves in key order.
+        while let Some(pg) = stack.pop() {
+            let p = self.page(pg)?;
+            let nodes = Self::nodes(&p, &format!("main DB page {pg}"))?;
+            if u16_at(&p, 10) & P_BRANCH != 0 {
+                for &o in nodes.iter().rev() {
+                    stack.push(u16_at(&p, o) as u64 | (u16_at(&p, o + 2) as u64) << 16 | (u16_at(&p, o + 4) as u64) << 32);
+                }
+            } else {
+                leaves.push((p, nodes));
+            }
+        }
+        for (p, nodes) in leaves {
+            for o in nodes {
+                let nf = u16_at(&p, o + 4);
+                if nf & F_SUBDATA == 0 || nf & F_DUPDATA != 0 {
+                    continue;
+                }
+                let ks = u16_at(&p, o + 6) as usize;
+                let name = p[o + NODEHDR..o + NODEHDR + ks].to_vec();
+                let doff = self.data_off(&p, o);
+                let rec = DbRecord::parse(&p[doff..(doff + 48).min(p.len())])?;
+                out.push((name, rec));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// [`check_file`], panicking with the checker's message on failure.
+pub fn assert_structure(path: &Path, v1_padded: bool, what: &str) -> FileReport {
+    check_file(path, v1_padded).unwrap_or_else(|e| panic!("{what}: structural check of {} failed: {e}", path.display()))
+}
+
+// ---------------------------------------------------------------------------
+// Exhaustive verification against a snapshot
+// ---------------------------------------------------------------------------
+
+fn pair_show(r: &Res<Pair>) -> String {
+    match r {
+        Ok((k, d)) => format!("({}, {})", crate::show(k), crate::show(d)),
+        Err(rc) => format!("Err({rc} {})", crate::raw::strerror(*rc)),
+    }
+}
+
+/// Every rank and every key rank of a counted DB against `snap`:
+/// `mdb_get_rank(r)` and a rising `mdb_cursor_get_rank(r)` on one cursor
+/// return entry r; `mdb_get_key_rank` maps each entry back to r (with data)
+/// and to its key's first rank (without); count_all, rank = total, and the
+/// entry/key range counts of a few windows (bounds at every 97th entry).
+pub fn verify_every_rank(txn: &impl AsTxn, dbi: u32, snap: &CountSnap, what: &str) {
+    let total = snap.total();
+    assert_eq!(count_all(txn, dbi, 0), Ok(total), "{what}: count_all");
+    let mut cur = Cursor::open(txn, dbi).expect("cursor");
+    for (r, (k, d)) in snap.entries.iter().enumerate() {
+        let r = r as u64;
+        let want: Res<Pair> = Ok((k.clone(), d.clone()));
+        let got = get_rank(txn, dbi, r);
+        if got != want {
+            panic!("{what}: get_rank({r}) = {} but expected {}", pair_show(&got), pair_show(&want));
+        }
+        let got = cur.get_rank(r, 0);
+        if got != want {
+            panic!("{what}: rising cursor_get_rank({r}) = {} but expected {}", pair_show(&got), pair_show(&want));
+        }
+        let kr = get_key_rank(txn, dbi, k, Some(d));
+        if kr != Ok(r) {
+            panic!("{what}: get_key_rank({}, {}) = {kr:?} but expected Ok({r})", crate::show(k), crate::show(d));
+        }
+        let first = snap.key_rank(k, None);
+        let kr0 = get_key_rank(txn, dbi, k, None);
+        if kr0 != first {
+            panic!("{what}: get_key_rank({}, NULL) = {kr0:?} but expected {first:?}", crate::show(k));
+        }
+    }
+    assert_eq!(get_rank(txn, dbi, total), Err(ffi::MDB_NOTFOUND), "{what}: rank = total");
+    assert_eq!(cur.get_rank(total, 0), Err(ffi::MDB_NOTFOUND), "{what}: cursor rank = total");
+    // windows
+    let n = snap.entries.len();
+    let bounds: Vec<Option<Vec<u8>>> =
+        std::iter::once(None).chain((0..n).step_by(97).map(|i| Some(snap.entries[i].0.clone()))).chain(std::iter::once(None)).collect();
+    for w in bounds.windows(3) {
+        for (lo, hi) in [(&w[0], &w[2]), (&w[1], &w[2]), (&w[0], &w[1])] {
+            for flags in FLAG_COMBOS {
+                for f in RangeFn::ALL {
+                    let want = snap.range_fn(f, lo.as_deref(), hi.as_deref(), flags);
+                    let got = range_count(txn, dbi, f, lo.as_deref(), hi.as_deref(), flags);
+                    assert_eq!(
+                        got,
+                        want,
+                        "{what}: {}({}, {}, flags {flags})",
+                        f.name(),
+                        lo.as_deref().map_or("NULL".into(), crate::show),
+                        hi.as_deref().map_or("NULL".into(), crate::show)
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1225 @@
+/*
+ * dupsort.c - reading sorted-duplicate (MDB_DUPSORT) databases.
+ *
+ * A key's items live in one of three forms (format doc §8): the node's own
+ * value (single item), an inline sub-page (F_DUPDATA), or a sub-database
+ * (F_DUPDATA|F_SUBDATA).  A cursor on a DUPSORT DB carries a sub-cursor over
+ * the current key's sub-page or sub-database; the items are that tree's keys.
+ *
+ * In the stock layout a sub-page after an odd-length key is only byte
+ * aligned; page and node structs are packed, so it is read in place and
+ * returned items point into the map like any other value.
+ */
+#include "internal.h"
+
+typedef struct dl_xcursor {
+	MDB_cursor mx;		/* walks the duplicates of the current key */
+	MDB_db	db;		/* sub-DB record, or a synthetic one for a sub-page */
+	dl_dbx	dbx;		/* cmp = the parent's duplicate order */
+	int	active;		/* current key has F_DUPDATA */
+	int	subpage;	/* duplicates are in an inline sub-page */
+	MDB_val	*list;		/* mdb_cursor_list_dup result */
+	size_t	listcap;
+} dl_xcursor;
+
+void dl_dup_free(void *p)
+{
+	dl_xcursor *xc = p;
+	if (xc) {
+		free(xc->list);
+		free(xc);
+	}
+}
+
+static dl_xcursor *dl_xc_get(MDB_cursor *mc)
+{
+	if (!mc->xcursor) {
+		dl_xcursor *xc = calloc(1, sizeof(*xc));
+		if (!xc)
+			return NULL;
+		mc->xcursor = xc;
+	}
+	return mc->xcursor;
+}
+
+static inline void *dl_node_dataptr(MDB_env *env, MDB_node *n)
+{
+	return (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
+}
+
+/* Check a sub-page of size sz: header and every node inside it. */
+static int dl_subpage_check(MDB_page *sp, size_t sz)
+{
+	if (sz < PAGEHDRSZ || MP_LOWER(sp) < PAGEHDRSZ || MP_LOWER(sp) > MP_UPPER(sp) ||
+	    MP_UPPER(sp) > sz || !IS_LEAF(sp))
+		return MDB_CORRUPTED;
+	unsigned n = NUMKEYS(sp);
+	if (IS_LEAF2(sp))
+		return PAGEHDRSZ + (size_t)n * sp->mp_pad <= sz ? 0 : MDB_CORRUPTED;
+	for (unsigned i = 0; i < n; i++) {
+		size_t off = sp->mp_ptrs[i];
+		if ((off & 1) || off < MP_LOWER(sp) || off + NODESZ > sz)
+			return MDB_CORRUPTED;
+		MDB_node *nd = (MDB_node *)((char *)sp + off);
+		if (off + NODESZ + nd->mn_ksize > sz)
+			return MDB_CORRUPTED;
+	}
+	return 0;
+}
+
+/* Load the duplicates of the main cursor's current node into its sub-cursor. */
+static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+	int rc;
+
+	xc->active = 0;
+	if ((rc = dl_node_check(env, mp, n, 1)))
+		return rc;
+	if (!(n->mn_flags & F_DUPDATA))
+		return 0;
+	MDB_cursor *mx = &xc->mx;
+	mx->next = NULL;
+	mx->txn = txn;
+	mx->dbi = mc->dbi;
+	mx->db = &xc->db;
+	mx->dbx = &xc->dbx;
+	mx->flags = C_UNTRACKED;
+	mx->top = -1;
+	mx->xcursor = NULL;
+	mx->keylen = 0;
+	xc->dbx.cmp = mc->dbx->dcmp ? mc->dbx->dcmp : dl_cmp_lex;
+	xc->dbx.dcmp = NULL;
+	xc->dbx.flags = 0;
+	void *d = dl_node_dataptr(env, n);
+	size_t sz = NODEDSZ(n);
+	if (n->mn_flags & F_SUBDATA) {
+		if (sz != sizeof(MDB_db))
+			return MDB_CORRUPTED;
+		memcpy(&xc->db, d, sizeof(MDB_db));
+		if (xc->db.md_root == P_INVALID || xc->db.md_root < 2 ||
+		    xc->db.md_root >= txn->next_pgno || !xc->db.md_depth)
+			return MDB_CORRUPTED;
+		xc->subpage = 0;
+	} else {
+		MDB_page *sp = d;
+		if ((rc = dl_subpage_check(sp, sz)))
+			return rc;
+		memset(&xc->db, 0, sizeof(xc->db));
+		xc->db.md_depth = 1;
+		xc->db.md_leaf_pages = 1;
+		xc->db.md_entries = NUMKEYS(sp);
+		xc->db.md_root = P_INVALID;
+		xc->db.md_pad = IS_LEAF2(sp) ? sp->mp_pad : 0;
+		mx->pg[0] = sp;
+		mx->top = 0;
+		mx->ki[0] = 0;
+		xc->subpage = 1;
+		if (!NUMKEYS(sp))
+			return MDB_CORRUPTED;
+	}
+	xc->active = 1;
+	return 0;
+}
+
+static int dl_xfirst(dl_xcursor *xc, int last)
+{
+	MDB_cursor *mx = &xc->mx;
+	mx->flags = last ? (mx->flags | C_ATEND) : (mx->flags & ~C_ATEND);
+	if (xc->subpage) {
+		unsigned n = NUMKEYS(mx->pg[0]);
+		mx->top = 0;
+		mx->ki[0] = (indx_t)(last ? n - 1 : 0);
+		mx->flags |= C_INIT;
+		return 0;
+	}
+	int rc = dl_search_edge(mx, last);
+	if (rc == MDB_NOTFOUND)
+		return MDB_CORRUPTED;	/* a sub-DB is never empty */
+	if (!rc)
+		mx->flags |= C_INIT;
+	return rc;
+}
+
+/*
+ * Step the duplicate position.  As in LMDB, a duplicate cursor that was
+ * placed on the last item by a "last" move, or that ran off the end, has
+ * no next item until it moves backwards or is repositioned.
+ */
+static int dl_xstep(dl_xcursor *xc, int back)
+{
+	MDB_cursor *mx = &xc->mx;
+	MDB_page *mp = mx->pg[mx->top];
+	int rc;
+	if (back) {
+		mx->flags &= ~C_ATEND;
+		if (mx->ki[mx->top] > 0) {
+			mx->ki[mx->top]--;
+			return 0;
+		}
+		return xc->subpage ? MDB_NOTFOUND : dl_cursor_prev_leaf(mx);
+	}
+	if (mx->flags & C_ATEND)
+		return MDB_NOTFOUND;
+	if ((unsigned)mx->ki[mx->top] + 1 < NUMKEYS(mp)) {
+		mx->ki[mx->top]++;
+		return 0;
+	}
+	rc = xc->subpage ? MDB_NOTFOUND : dl_cursor_next_leaf(mx);
+	if (rc == MDB_NOTFOUND)
+		mx->flags |= C_ATEND;
+	return rc;
+}
+
+static int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
+{
+	MDB_val tmp;
+	return dl_cursor_current(&xc->mx, data ? data : &tmp, NULL);
+}
+
+/* Position the sub-cursor on item val (exact) or the first item >= val. */
+static int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
+{
+	MDB_cursor *mx = &xc->mx;
+	int rc, exact;
+	mx->flags &= ~C_ATEND;
+	if (!xc->subpage) {
+		if ((rc = dl_search(mx, val, DL_PS_KEY)))
+			return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+	} else {
+		mx->top = 0;
+	}
+	mx->flags |= C_INIT;
+	MDB_node *n = dl_leaf_search(mx, val, &exact);
+	if (!n) {
+		if (mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top]))
+			return MDB_CORRUPTED;
+		if (!range || xc->subpage)
+			return MDB_NOTFOUND;
+		if ((rc = dl_cursor_next_leaf(mx)))
+			return rc;
+		return 0;
+	}
+	if (!exact && !range)
+		return MDB_NOTFOUND;
+	return 0;
+}
+
+/* Fill data for the main cursor's current position (first/last item). */
+static int dl_dup_enter(MDB_cursor *mc, dl_xcursor *xc, MDB_val *data, int last)
+{
+	int rc = dl_xinit(mc, xc);
+	if (rc)
+		return rc;
+	if (xc->active) {
+		if ((rc = dl_xfirst(xc, last)))
+			return rc;
+		return data ? dl_xcurrent(xc, data) : 0;
+	}
+	if (!data)
+		return 0;
+	MDB_val k;
+	return dl_cursor_current(mc, &k, data);
+}
+
+/* Return a whole LEAF2 page of the sub-cursor and move to its last item. */
+static int dl_dup_page(dl_xcursor *xc, MDB_val *data)
+{
+	MDB_cursor *mx = &xc->mx;
+	MDB_page *mp = mx->pg[mx->top];
+	if (!IS_LEAF2(mp))
+		return MDB_INCOMPATIBLE;
+	unsigned n = NUMKEYS(mp);
+	data->mv_data = (char *)mp + PAGEHDRSZ;
+	data->mv_size = (size_t)n * mp->mp_pad;
+	mx->ki[mx->top] = (indx_t)(n ? n - 1 : 0);
+	return 0;
+}
+
+static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op, int fixed);
+
+int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	dl_xcursor *xc = dl_xc_get(mc);
+	int rc;
+	if (!xc)
+		return ENOMEM;
+	int fixed = (mc->db->md_flags & MDB_DUPFIXED) != 0;
+
+	/* Like LMDB: after MDB_LAST the cursor answers "no next item" until it
+	 * is moved some other way, even if FIRST_DUP moved its duplicate. */
+	switch (op) {
+	case MDB_NEXT:
+	case MDB_NEXT_DUP:
+	case MDB_NEXT_NODUP:
+	case MDB_NEXT_MULTIPLE:
+		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND))
+			return op == MDB_NEXT_MULTIPLE && !fixed ? MDB_INCOMPATIBLE :
+				(op == MDB_NEXT_MULTIPLE && !data ? EINVAL : MDB_NOTFOUND);
+		break;
+	default:
+		break;
+	}
+	rc = dl_dup_get0(mc, xc, key, data, op, fixed);
+	switch (op) {
+	case MDB_FIRST:
+	case MDB_PREV:
+	case MDB_PREV_DUP:
+	case MDB_PREV_NODUP:
+	case MDB_SET:
+	case MDB_SET_KEY:
+	case MDB_SET_RANGE:
+	case MDB_GET_BOTH:
+	case MDB_GET_BOTH_RANGE:
+		if (!rc)
+			mc->flags &= ~C_ATEND;
+		break;
+	case MDB_LAST:
+		if (!rc)
+			mc->flags |= C_ATEND;
+		break;
+	default:
+		break;
+	}
+	return rc;
+}
+
+static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op, int fixed)
+{
+	int rc;
+	switch (op) {
+	case MDB_FIRST:
+	case MDB_LAST:
+		if ((rc = dl_cursor_first(mc, key, NULL, op == MDB_LAST)))
+			return rc;
+		return dl_dup_enter(mc, xc, data, op == MDB_LAST);
+	case MDB_NEXT:
+	case MDB_NEXT_DUP:
+	case MDB_NEXT_NODUP:
+		if (!(mc->flags & C_INIT)) {
+			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
+				return rc;
+			return dl_dup_enter(mc, xc, data, 0);
+		}
+		if ((mc->flags & C_EOF) || mc->top < 0)
+			return MDB_NOTFOUND;
+		if (mc->flags & C_DEL) {
+			/* Just deleted: the following item is already current. */
+			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+				return MDB_NOTFOUND;
+			mc->flags &= ~C_DEL;
+			if (op == MDB_NEXT_DUP && !xc->active)
+				return MDB_NOTFOUND;
+			if ((rc = dl_cursor_current(mc, key, NULL)))
+				return rc;
+			if (!data)
+				return 0;
+			if (xc->active)
+				return dl_xcurrent(xc, data);
+			MDB_val k2;
+			return dl_cursor_current(mc, &k2, data);
+		}
+		if (op != MDB_NEXT_NODUP && xc->active) {
+			rc = dl_xstep(xc, 0);
+			if (rc == 0) {
+				if (key && (rc = dl_cursor_current(mc, key, NULL)))
+					return rc;
+				return data ? dl_xcurrent(xc, data) : 0;
+			}
+			if (rc != MDB_NOTFOUND)
+				return rc;
+		}
+		if (op == MDB_NEXT_DUP)
+			return MDB_NOTFOUND;
+		if ((rc = dl_cursor_next(mc, key, NULL))) {
+			/* Ran off the end: LMDB then refuses NEXT until moved. */
+			if (rc == MDB_NOTFOUND)
+				mc->flags |= C_ATEND;
+			return rc;
+		}
+		return dl_dup_enter(mc, xc, data, 0);
+	case MDB_PREV:
+	case MDB_PREV_DUP:
+	case MDB_PREV_NODUP:
+		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
+			if (op == MDB_PREV_DUP) {
+				/* No current key, so no previous duplicate. */
+				mc->flags |= C_INIT | C_EOF;
+				return MDB_NOTFOUND;
+			}
+			if ((rc = dl_cursor_first(mc, key, NULL, 1)))
+				return rc;
+			return dl_dup_enter(mc, xc, data, 1);
+		}
+		if (mc->top < 0)
+			return MDB_NOTFOUND;
+		if (mc->flags & C_DEL) {
+			mc->flags &= ~C_DEL;
+			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+				/* Deleted the very last item: step onto the new last. */
+				if ((rc = dl_cursor_prev(mc, key, NULL)))
+					return rc;
+				return dl_dup_enter(mc, xc, data, 1);
+			}
+		}
+		if (op != MDB_PREV_NODUP && xc->active) {
+			rc = dl_xstep(xc, 1);
+			if (rc == 0) {
+				if (key && (rc = dl_cursor_current(mc, key, NULL)))
+					return rc;
+				return data ? dl_xcurrent(xc, data) : 0;
+			}
+			if (rc != MDB_NOTFOUND)
+				return rc;
+		}
+		if (op == MDB_PREV_DUP)
+			return MDB_NOTFOUND;
+		if ((rc = dl_cursor_prev(mc, key, NULL)))
+			return rc;
+		return dl_dup_enter(mc, xc, data, 1);
+	case MDB_GET_CURRENT:
+		if (!(mc->flags & C_INIT))
+			return EINVAL;
+		if (mc->flags & C_EOF)
+			return MDB_NOTFOUND;
+		if ((rc = dl_cursor_current(mc, key, NULL)))
+			return rc;
+		mc->flags &= ~C_DEL;
+		if (!data)
+			return 0;
+		if (xc->active)
+			return dl_xcurrent(xc, data);
+		{
+			MDB_val k;
+			return dl_cursor_current(mc, &k, data);
+		}
+	case MDB_SET:
+	case MDB_SET_KEY:
+	case MDB_SET_RANGE:
+		if ((rc = dl_cursor_set(mc, key, NULL, op)))
+			return rc;
+		return dl_dup_enter(mc, xc, data, 0);
+	case MDB_FIRST_DUP:
+	case MDB_LAST_DUP:
+		if (!(mc->flags & C_INIT) || !data)
+			return EINVAL;
+		if ((mc->flags & C_EOF) || mc->top < 0)
+			return MDB_NOTFOUND;
+		if (xc->active) {
+			if ((rc = dl_xfirst(xc, op == MDB_LAST_DUP)))
+				return rc;
+			return dl_xcurrent(xc, data);
+		}
+		return dl_cursor_current(mc, key, data);
+	case MDB_GET_BOTH:
+	case MDB_GET_BOTH_RANGE: {
+		if (!key || !data)
+			return EINVAL;
+		MDB_val want = *data, k2 = *key;
+		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
+			return rc;
+		if ((rc = dl_xinit(mc, xc)))
+			return rc;
+		if (xc->active) {
+			if ((rc = dl_xset(xc, &want, op == MDB_GET_BOTH_RANGE)))
+				return rc;
+			return dl_xcurrent(xc, data);
+		}
+		MDB_val v, kk;
+		if ((rc = dl_cursor_current(mc, &kk, &v)))
+			return rc;
+		int c = mc->dbx->dcmp(&want, &v);
+		if (c == 0 || (c < 0 && op == MDB_GET_BOTH_RANGE)) {
+			*data = v;
+			return 0;
+		}
+		return MDB_NOTFOUND;
+	}
+	case MDB_GET_MULTIPLE:
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
+		if (!data || !(mc->flags & C_INIT))
+			return EINVAL;
+		/* LMDB quirk: nothing is returned when the duplicate position
+		 * sits at the end (placed there by a "last" move). */
+		if ((mc->flags & C_EOF) || !xc->active || ((mc->flags | xc->mx.flags) & C_ATEND))
+			return 0;
+		return dl_dup_page(xc, data);
+	case MDB_NEXT_MULTIPLE:
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
+		if (!data)
+			return EINVAL;
+		if (!(mc->flags & C_INIT)) {
+			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
+				return rc;
+			if ((rc = dl_dup_enter(mc, xc, NULL, 0)))
+				return rc;
+			if (!xc->active)
+				return MDB_NOTFOUND;
+			return dl_dup_page(xc, data);
+		}
+		if ((mc->flags & C_EOF) || !xc->active)
+			return MDB_NOTFOUND;
+		if ((rc = dl_xstep(xc, 0)))
+			return rc;
+		if (key && (rc = dl_cursor_current(mc, key, NULL)))
+			return rc;
+		return dl_dup_page(xc, data);
+	case MDB_PREV_MULTIPLE:
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
+		if (!data)
+			return EINVAL;
+		if (!(mc->flags & C_INIT)) {
+			if ((rc = dl_cursor_first(mc, key, NULL, 1)))
+				return rc;
+			if ((rc = dl_dup_enter(mc, xc, NULL, 1)))
+				return rc;
+		}
+		if (!xc->active || xc->subpage)
+			return MDB_NOTFOUND;
+		if ((rc = dl_cursor_prev_leaf(&xc->mx)))
+			return rc;
+		return dl_dup_page(xc, data);	/* key is not set */
+	default:
+		return EINVAL;
+	}
+}
+
+int dl_dup_count(MDB_cursor *mc, mdb_size_t *countp)
+{
+	dl_xcursor *xc = mc->xcursor;
+	if (!(mc->flags & C_INIT))
+		return EINVAL;
+	if ((mc->flags & C_EOF) || mc->top < 0)
+		return MDB_NOTFOUND;
+	if (mc->flags & C_RESEEK) {
+		int rc = dl_cursor_reseek(mc);
+		if (rc)
+			return rc;
+	}
+	/* Counting also ends LMDB's "after LAST" state. */
+	mc->flags &= ~C_ATEND;
+	if (!xc || !xc->active) {
+		*countp = 1;
+		return 0;
+	}
+	*countp = xc->db.md_entries;
+	return 0;
+}
+
+/*
+ * First item of a F_DUPDATA node, for mdb_get.  Reads the sub-page with
+ * byte copies (it may be misaligned) so the result points into the map.
+ */
+int dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data)
+{
+	MDB_env *env = mc->txn->env;
+	unsigned char *d = dl_node_dataptr(env, node);
+	size_t sz = NODEDSZ(node);
+	if (node->mn_flags & F_SUBDATA) {
+		dl_xcursor xc;
+		int rc;
+		memset(&xc, 0, sizeof(xc));
+		if ((rc = dl_xinit(mc, &xc)))
+			return rc;
+		if ((rc = dl_xfirst(&xc, 0)))
+			return rc;
+		return dl_xcurrent(&xc, data);
+	}
+	MDB_page hdr;
+	if (sz < PAGEHDRSZ + 2)
+		return MDB_CORRUPTED;
+	memcpy(&hdr, d, PAGEHDRSZ);
+	if (MP_LOWER(&hdr) <= PAGEHDRSZ || MP_LOWER(&hdr) > MP_UPPER(&hdr) || MP_UPPER(&hdr) > sz)
+		return MDB_CORRUPTED;
+	if (hdr.mp_flags & P_LEAF2) {
+		if (PAGEHDRSZ + (size_t)hdr.mp_pad > sz)
+			return MDB_CORRUPTED;
+		data->mv_size = hdr.mp_pad;
+		data->mv_data = d + PAGEHDRSZ;
+		return 0;
+	}
+	uint16_t off, ks;
+	memcpy(&off, d + PAGEHDRSZ, 2);
+	if (off < MP_LOWER(&hdr) || (size_t)off + NODESZ > sz)
+		return MDB_CORRUPTED;
+	memcpy(&ks, d + off + 6, 2);
+	if ((size_t)off + NODESZ + ks > sz)
+		return MDB_CORRUPTED;
+	data->mv_size = ks;
+	data->mv_data = d + off + NODESZ;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Writing duplicates                                                        */
+/* ------------------------------------------------------------------------- */
+
+/* Pages a sub-DB record accounts for. */
+static inline pgno_t dl_db_pages(const MDB_db *db)
+{
+	return db->md_branch_pages + db->md_leaf_pages + db->md_overflow_pages;
+}
+
+/*
+ * Data version 2 counts a DUPSORT DB's sub-database pages in its own record
+ * (dlmdb-extensions N.7); version 1 counts only the outer tree.
+ */
+static void dl_dup_pages_delta(MDB_cursor *mc, const MDB_db *before, const MDB_db *after)
+{
+	if (mc->txn->env->version < DL_VERSION_DLMDB)
+		return;
+	mc->db->md_branch_pages += after->md_branch_pages - before->md_branch_pages;
+	mc->db->md_leaf_pages += after->md_leaf_pages - before->md_leaf_pages;
+	mc->db->md_overflow_pages += after->md_overflow_pages - before->md_overflow_pages;
+}
+
+/* Size of an ordinary duplicate node (no data part). */
+static inline size_t dl_dnode_size(MDB_env *env, size_t len)
+{
+	return EVEN(NODESZ + len + (len & env->pad));
+}
+
+static void dl_dnode_write(MDB_env *env, unsigned char *dst, const MDB_val *item)
+{
+	MDB_node *n = (MDB_node *)dst;
+	size_t off = NODESZ + item->mv_size;
+	n->mn_lo = n->mn_hi = 0;
+	n->mn_flags = 0;
+	n->mn_ksize = (uint16_t)item->mv_size;
+	if (item->mv_size)
+		memcpy(dst + NODESZ, item->mv_data, item->mv_size);
+	if (item->mv_size & env->pad)
+		dst[off++] = 0;
+	if (off & 1)
+		dst[off] = 0;
+}
+
+/* Bytes a sub-page holding items needs (kept even, as LMDB does). */
+static size_t dl_subpage_size(MDB_env *env, const MDB_val *items, unsigned n, unsigned fixed)
+{
+	if (fixed)
+		return PAGEHDRSZ + EVEN((size_t)n * fixed);
+	size_t s = PAGEHDRSZ;
+	for (unsigned i = 0; i < n; i++)
+		s += sizeof(indx_t) + dl_dnode_size(env, items[i].mv_size);
+	return s;
+}
+
+/* Lay out a sub-page (format doc §8.2; P_DIRTY must be set) in buf. */
+static void dl_subpage_build(MDB_env *env, unsigned char *buf, size_t sz,
+	const MDB_val *items, unsigned n, unsigned fixed, pgno_t pgno)
+{
+	MDB_page *sp = (MDB_page *)buf;
+	memset(buf, 0, sz);
+	sp->mp_pgno = pgno;
+	sp->mp_flags = P_LEAF | P_DIRTY | P_SUBP | (fixed ? P_LEAF2 : 0);
+	sp->mp_pad = (uint16_t)fixed;
+	MP_LOWER(sp) = (indx_t)(PAGEHDRSZ + 2 * n);
+	if (fixed) {
+		MP_UPPER(sp) = (indx_t)(sz - (size_t)n * (fixed - 2));
+		for (unsigned i = 0; i < n; i++)
+			memcpy(buf + PAGEHDRSZ + (size_t)i * fixed, items[i].mv_data, fixed);
+		return;
+	}
+	size_t off = sz;
+	for (unsigned i = 0; i < n; i++) {
+		off -= dl_dnode_size(env, items[i].mv_size);
+		sp->mp_ptrs[i] = (indx_t)off;
+		dl_dnode_write(env, buf + off, &items[i]);
+	}
+	MP_UPPER(sp) = (indx_t)off;
+}
+
+/* Gather the items of the current sub-page, with val inserted at ins
+ * (ins = ~0u: none) and the item at skip left out (skip = ~0u: none). */
+static int dl_subpage_items(dl_xcursor *xc, MDB_val **ret, unsigned *nret,
+	const MDB_val *val, unsigned ins, unsigned skip)
+{
+	MDB_page *sp = xc->mx.pg[0];
+	unsigned n = NUMKEYS(sp), k = 0;
+	MDB_val *items = malloc((n + 1) * sizeof(MDB_val));
+	if (!items)
+		return ENOMEM;
+	for (unsigned i = 0; i <= n; i++) {
+		if (i == ins)
+			items[k++] = *val;
+		if (i == n)
+			break;
+		if (i == skip)
+			continue;
+		if (IS_LEAF2(sp)) {
+			items[k].mv_size = sp->mp_pad;
+			items[k].mv_data = (char *)sp + PAGEHDRSZ + (size_t)i * sp->mp_pad;
+		} else {
+			MDB_node *nd = NODEPTR(sp, i);
+			items[k].mv_size = nd->mn_ksize;
+			items[k].mv_data = NODEKEY(sp, nd);
+		}
+		k++;
+	}
+	*ret = items;
+	*nret = k;
+	return 0;
+}
+
+/* The sub-DB record a key gets when its set outgrows a sub-page. */
+static void dl_subdb_record(MDB_cursor *mc, MDB_db *rec, unsigned fixed)
+{
+	unsigned f = mc->db->md_flags;
+	memset(rec, 0, sizeof(*rec));
+	rec->md_pad = fixed;
+	if (fixed)
+		rec->md_flags = MDB_DUPFIXED | ((f & MDB_INTEGERDUP) ? MDB_INTEGERKEY : 0);
+	rec->md_flags |= (uint16_t)(f & (MDB_COUNTED | MDB_PREFIX_COMPRESSION));
+	rec->md_root = P_INVALID;
+}
+
+/*
+ * Store items (sorted) as key's duplicate set: an inline sub-page when the
+ * node fits, else a new sub-database.  mc is on key's node, path touched.
+ */
+static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n)
+{
+	MDB_env *env = mc->txn->env;
+	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) ? (unsigned)items[0].mv_size : 0;
+	size_t kpart = NODESZ + key->mv_size + (key->mv_size & env->pad);
+	size_t sz = dl_subpage_size(env, items, n, fixed);
+	int rc;
+
+	if (kpart + sz <= env->nodemax) {
+		unsigned char *buf = malloc(sz);
+		if (!buf)
+			return ENOMEM;
+		dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno);
+		MDB_val d = { sz, buf };
+		rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
+		free(buf);
+		return rc;
+	}
+	/* A sub-database whose root leaf holds every item (they always fit:
+	 * the set was at most half a page before this item). */
+	MDB_page *lp;
+	MDB_db rec, zero;
+	if ((rc = dl_page_alloc(mc, 1, &lp)))
+		return rc;
+	lp->mp_flags = P_LEAF | P_DIRTY | (fixed ? P_LEAF2 : 0);
+	lp->mp_pad = (uint16_t)fixed;
+	MP_LOWER(lp) = PAGEHDRSZ;
+	MP_UPPER(lp) = (indx_t)env->psize;
+	size_t used = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (fixed) {
+			if (used + fixed > env->psize - PAGEHDRSZ)
+				return MDB_PAGE_FULL;
+			memcpy((char *)lp + PAGEHDRSZ + (size_t)i * fixed, items[i].mv_data, fixed);
+			MP_LOWER(lp) = (indx_t)(MP_LOWER(lp) + 2);
+			MP_UPPER(lp) = (indx_t)(MP_UPPER(lp) - (fixed - 2));
+			used += fixed;
+		} else {
+			size_t ns = dl_dnode_size(env, items[i].mv_size);
+			if (used + ns + 2 > env->psize - PAGEHDRSZ)
+				return MDB_PAGE_FULL;
+			MP_UPPER(lp) = (indx_t)(MP_UPPER(lp) - ns);
+			lp->mp_ptrs[i] = MP_UPPER(lp);
+			MP_LOWER(lp) = (indx_t)(MP_LOWER(lp) + 2);
+			dl_dnode_write(env, (unsigned char *)lp + MP_UPPER(lp), &items[i]);
+			used += ns + 2;
+		}
+	}
+	dl_subdb_record(mc, &rec, fixed);
+	rec.md_depth = 1;
+	rec.md_leaf_pages = 1;
+	rec.md_entries = n;
+	rec.md_root = lp->mp_pgno;
+	memset(&zero, 0, sizeof(zero));
+	dl_dup_pages_delta(mc, &zero, &rec);
+	MDB_val d = { sizeof(rec), &rec };
+	return dl_node_replace(mc, key, &d, DL_PUT_DUPDATA | DL_PUT_SUBDATA);
+}
+
+/* Write the sub-cursor's record back into the key's node (page is dirty). */
+static void dl_subdb_writeback(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+	memcpy(dl_node_dataptr(mc->txn->env, n), &xc->db, sizeof(MDB_db));
+}
+
+/* Put mc back on key/item after a change (item NULL: first item). */
+static int dl_dup_reposition(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *key,
+	const MDB_val *item)
+{
+	int rc, exact;
+	mc->flags &= ~(C_EOF | C_DEL | C_RESEEK | C_ATEND);
+	if ((rc = dl_search(mc, key, DL_PS_KEY)))
+		return rc;
+	if (!dl_leaf_search(mc, key, &exact) || !exact)
+		return MDB_PROBLEM;
+	mc->flags |= C_INIT;
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	if (!xc->active)
+		return 0;
+	if (!item)
+		return dl_xfirst(xc, 0);
+	return dl_xset(xc, item, 1);
+}
+
+static int dl_key_copy(const MDB_val *key, unsigned char *buf, MDB_val *out)
+{
+	if (key->mv_size > DL_MAXKEY + 1)
+		return MDB_BAD_VALSIZE;
+	memcpy(buf, key->mv_data, key->mv_size);
+	out->mv_size = key->mv_size;
+	out->mv_data = buf;
+	return 0;
+}
+
+/*
+ * Put into a DUPSORT DB.  flags: MDB_NOOVERWRITE, MDB_NODUPDATA, MDB_APPEND,
+ * MDB_APPENDDUP.  Adding an existing pair is a successful no-op unless
+ * NODUPDATA/APPENDDUP ask for MDB_KEYEXIST.
+ */
+int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_txn *txn = mc->txn;
+	dl_xcursor *xc = dl_xc_get(mc);
+	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) != 0;
+	unsigned char kb[DL_MAXKEY + 2], ib[DL_MAXKEY + 2];
+	MDB_val k, item;
+	int rc, exact;
+
+	if (!xc)
+		return ENOMEM;
+	if (data->mv_size > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	if ((rc = dl_key_copy(key, kb, &k)) || (rc = dl_key_copy(data, ib, &item)))
+		return rc;
+	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
+		return rc;
+
+	/* New key: a plain node holds its single item. */
+	exact = 0;
+	if (mc->db->md_root != P_INVALID) {
+		if (flags & MDB_APPEND) {
+			if ((rc = dl_search_edge(mc, 1)))
+				return rc;
+			MDB_val last;
+			if ((rc = dl_cursor_current(mc, &last, NULL)))
+				return rc;
+			int c = mc->dbx->cmp(&k, &last);
+			/* APPEND wants a new last key; only APPENDDUP may add to it. */
+			if (c < 0 || (c == 0 && !(flags & MDB_APPENDDUP)))
+				return MDB_KEYEXIST;
+			exact = (c == 0);
+		} else {
+			if ((rc = dl_search(mc, &k, DL_PS_KEY)))
+				return rc;
+			MDB_node *nd = dl_leaf_search(mc, &k, &exact);
+			if (!nd && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+				return MDB_CORRUPTED;
+		}
+	}
+	if (!exact) {
+		if ((rc = dl_cursor_put0(mc, &k, &item, flags & MDB_APPEND)))
+			return rc;
+		xc->active = 0;
+		mc->flags &= ~C_ATEND;
+		return 0;
+	}
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	if (flags & MDB_NOOVERWRITE) {
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		if (xc->active) {
+			if ((rc = dl_xfirst(xc, 0)))
+				return rc;
+			if ((rc = dl_xcurrent(xc, data)))
+				return rc;
+		} else {
+			MDB_val kk;
+			if ((rc = dl_cursor_current(mc, &kk, data)))
+				return rc;
+		}
+		return MDB_KEYEXIST;
+	}
+	MDB_val *items = NULL;
+	unsigned n = 0;
+	if (!xc->active) {
+		/* Second item: the plain value becomes a sub-page. */
+		MDB_val old, kk;
+		if ((rc = dl_cursor_current(mc, &kk, &old)))
+			return rc;
+		if (fixed && old.mv_size != item.mv_size)
+			return MDB_BAD_VALSIZE;
+		int c = mc->dbx->dcmp(&item, &old);
+		if (c == 0) {
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
+		}
+		if (c < 0 && (flags & MDB_APPENDDUP))
+			return MDB_KEYEXIST;
+		unsigned char *ob = malloc(old.mv_size + 1);
+		if (!ob)
+			return ENOMEM;
+		memcpy(ob, old.mv_data, old.mv_size);
+		MDB_val pair[2];
+		pair[c < 0 ? 1 : 0].mv_size = old.mv_size;
+		pair[c < 0 ? 1 : 0].mv_data = ob;
+		pair[c < 0 ? 0 : 1] = item;
+		dl_cursors_save(mc);
+		if (!(rc = dl_cursor_touch(mc)))
+			rc = dl_dup_store(mc, &k, pair, 2);
+		free(ob);
+		if (rc)
+			return rc;
+	} else {
+		if (fixed && item.mv_size != xc->db.md_pad && !(xc->subpage &&
+		    !IS_LEAF2(xc->mx.pg[0])))
+			return MDB_BAD_VALSIZE;
+		rc = dl_xset(xc, &item, 1);
+		if (rc && rc != MDB_NOTFOUND)
+			return rc;
+		if (rc == 0) {
+			MDB_val cur;
+			if ((rc = dl_xcurrent(xc, &cur)))
+				return rc;
+			int c = mc->dbx->dcmp(&item, &cur);
+			if (c == 0) {
+				mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+				return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
+			}
+			if (flags & MDB_APPENDDUP)
+				return MDB_KEYEXIST;	/* not after the last item */
+		}
+		int atend = (rc == MDB_NOTFOUND);
+		dl_cursors_save(mc);
+		if ((rc = dl_cursor_touch(mc)))
+			return rc;
+		if (xc->subpage) {
+			/* Rebuild the sub-page with the item in place. */
+			if ((rc = dl_xinit(mc, xc)))	/* the page moved when touched */
+				return rc;
+			unsigned ins = atend ? NUMKEYS(xc->mx.pg[0]) : 0;
+			if (!atend) {
+				if ((rc = dl_xset(xc, &item, 1)))
+					return rc;
+				ins = xc->mx.ki[0];
+			}
+			if ((rc = dl_subpage_items(xc, &items, &n, &item, ins, ~0u)))
+				return rc;
+			/* Copy the items out: the node is rewritten in place. */
+			size_t tot = 0;
+			for (unsigned i = 0; i < n; i++)
+				tot += items[i].mv_size;
+			unsigned char *cp = malloc(tot + 1);
+			if (!cp) {
+				free(items);
+				return ENOMEM;
+			}
+			for (unsigned i = 0, off = 0; i < n; i++) {
+				memcpy(cp + off, items[i].mv_data, items[i].mv_size);
+				items[i].mv_data = cp + off;
+				off += (unsigned)items[i].mv_size;
+			}
+			rc = dl_dup_store(mc, &k, items, n);
+			free(cp);
+			free(items);
+			if (rc)
+				return rc;
+		} else {
+			MDB_db before = xc->db;
+			MDB_val empty = { 0, NULL };
+			xc->mx.flags &= ~(C_INIT | C_EOF | C_DEL);
+			if ((rc = dl_cursor_put0(&xc->mx, &item, &empty, 0)))
+				return rc;
+			dl_dup_pages_delta(mc, &before, &xc->db);
+			dl_subdb_writeback(mc, xc);
+		}
+	}
+	mc->db->md_entries++;
+	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	return dl_dup_reposition(mc, xc, &k, &item);
+}
+
+/*
+ * Delete from a DUPSORT DB at mc's key: one item (data), or the whole key
+ * (all).  Afterwards mc is on the following item, "just deleted".
+ */
+int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
+{
+	MDB_txn *txn = mc->txn;
+	dl_xcursor *xc = dl_xc_get(mc);
+	unsigned char kb[DL_MAXKEY + 2], ib[DL_MAXKEY + 2];
+	MDB_val k, item, kk;
+	int rc;
+
+	if (!xc)
+		return ENOMEM;
+	if ((rc = dl_cursor_current(mc, &kk, NULL)))
+		return rc;
+	if ((rc = dl_key_copy(&kk, kb, &k)))
+		return rc;
+	if (!all && !data && xc->active) {
+		/* The cursor's own item: read it before the sub-cursor is reset. */
+		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
+			return rc;
+	}
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	if (!all && data) {
+		if ((rc = dl_key_copy(data, ib, &item)))
+			return rc;
+		if (xc->active) {
+			if ((rc = dl_xset(xc, &item, 0)))
+				return rc;
+		} else {
+			MDB_val v;
+			if ((rc = dl_cursor_current(mc, &kk, &v)))
+				return rc;
+			if (mc->dbx->dcmp(&item, &v))
+				return MDB_NOTFOUND;
+		}
+	}
+	uint64_t count = !xc->active ? 1 : xc->db.md_entries;
+	if (all || count == 1) {
+		/* The whole key goes, with any sub-database. */
+		if (xc->active && !xc->subpage) {
+			MDB_db before = xc->db;
+			xc->mx.flags &= ~(C_INIT | C_EOF | C_DEL);
+			if ((rc = dl_drop_tree(&xc->mx)))
+				return rc;
+			dl_dup_pages_delta(mc, &before, &xc->db);
+			/* The main path must still be reached afresh. */
+			if ((rc = dl_search(mc, &k, DL_PS_KEY)))
+				return rc;
+			int exact;
+			if (!dl_leaf_search(mc, &k, &exact) || !exact)
+				return MDB_PROBLEM;
+		}
+		xc->active = 0;
+		if ((rc = dl_cursor_del0(mc)))
+			return rc;
+		mc->db->md_entries -= count - 1;
+		/* Now on the following key (if any): on its first item. */
+		if ((mc->flags & C_INIT) && mc->top >= 0 &&
+		    mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])) {
+			if ((rc = dl_xinit(mc, xc)))
+				return rc;
+			if (xc->active && (rc = dl_xfirst(xc, 0)))
+				return rc;
+		}
+		return 0;
+	}
+	dl_cursors_save(mc);
+	if ((rc = dl_cursor_touch(mc)))
+		return rc;
+	if ((rc = dl_xinit(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
+		return rc;
+	if (xc->subpage) {
+		MDB_val *items;
+		unsigned n;
+		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
+			return rc;
+		size_t tot = 0;
+		for (unsigned i = 0; i < n; i++)
+			tot += items[i].mv_size;
+		unsigned char *cp = malloc(tot + 1);
+		if (!cp) {
+			free(items);
+			return ENOMEM;
+		}
+		for (unsigned i = 0, off = 0; i < n; i++) {
+			memcpy(cp + off, items[i].mv_data, items[i].mv_size);
+			items[i].mv_data = cp + off;
+			off += (unsigned)items[i].mv_size;
+		}
+		/* A smaller set always fits inline again; never turn a sub-page
+		 * back into a plain value (format doc §8). */
+		rc = dl_dup_store(mc, &k, items, n);
+		free(cp);
+		free(items);
+		if (rc)
+			return rc;
+	} else {
+		MDB_db before = xc->db;
+		if ((rc = dl_cursor_del0(&xc->mx)))
+			return rc;
+		dl_dup_pages_delta(mc, &before, &xc->db);
+		dl_subdb_writeback(mc, xc);
+	}
+	mc->db->md_entries--;
+	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	/* Land on the following item: same key if one is left after it. */
+	rc = dl_dup_reposition(mc, xc, &k, &item);
+	if (rc == MDB_NOTFOUND) {
+		rc = dl_cursor_next(mc, &kk, NULL);
+		if (rc == MDB_NOTFOUND) {
+			mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
+			xc->active = 0;
+			mc->flags |= C_DEL | C_INIT;
+			return 0;
+		}
+		if (rc)
+			return rc;
+		if ((rc = dl_xinit(mc, xc)) || (xc->active && (rc = dl_xfirst(xc, 0))))
+			return rc;
+	} else if (rc) {
+		return rc;
+	}
+	mc->flags |= C_DEL;
+	return 0;
+}
+
+/* Remember the duplicate position of a cursor whose tree is about to change. */
+void dl_dup_save(MDB_cursor *mc)
+{
+	dl_xcursor *xc = mc->xcursor;
+	MDB_val v;
+	mc->duplen = ~0u;
+	if (!(mc->db->md_flags & MDB_DUPSORT) || !xc || !xc->active)
+		return;
+	if (dl_xcurrent(xc, &v) || v.mv_size > DL_MAXKEY + 1)
+		return;
+	memcpy(mc->dupbuf, v.mv_data, v.mv_size);
+	mc->duplen = (unsigned)v.mv_size;
+}
+
+/* After the main key was found again: find the saved item (or the next). */
+int dl_dup_restore(MDB_cursor *mc)
+{
+	dl_xcursor *xc = dl_xc_get(mc);
+	int rc;
+	if (!xc)
+		return ENOMEM;
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	if (!xc->active)
+		return 0;
+	if (mc->duplen == ~0u)
+		return dl_xfirst(xc, 0);
+	MDB_val v = { mc->duplen, mc->dupbuf };
+	rc = dl_xset(xc, &v, 1);
+	if (rc == 0) {
+		MDB_val cur;
+		if (!dl_xcurrent(xc, &cur) && mc->dbx->dcmp(&v, &cur) != 0)
+			mc->flags |= C_DEL;
+	}
+	return rc;
+}
+
+/* mdb_cursor_put on a DUPSORT DB: adds MDB_CURRENT and MDB_MULTIPLE. */
+int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	int rc;
+	if (flags & MDB_RESERVE)
+		return EINVAL;
+	if (flags & MDB_MULTIPLE) {
+		/* data[0]: item size and first item; data[1].mv_size: count. */
+		size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
+		unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
+		rc = 0;
+		for (; done < cnt; done++) {
+			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
+			rc = dl_dup_put(mc, key, &v, f);
+			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
+				rc = 0;
+			if (rc)
+				break;
+		}
+		data[1].mv_size = done;
+		return rc;
+	}
+	if (flags & MDB_CURRENT) {
+		/* Replace the current item: remove it, then add the new one. */
+		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0)
+			return EINVAL;
+		dl_xcursor *xc = dl_xc_get(mc);
+		if (!xc)
+			return ENOMEM;
+		MDB_val cur, kk;
+		if ((rc = dl_cursor_current(mc, &kk, NULL)))
+			return rc;
+		if (xc->active) {
+			if ((rc = dl_xcurrent(xc, &cur)))
+				return rc;
+			if (mc->dbx->dcmp(&cur, data) == 0)
+				return 0;	/* same item: nothing changes */
+		} else {
+			if ((rc = dl_cursor_current(mc, &kk, &cur)))
+				return rc;
+		}
+		if ((rc = dl_dup_del(mc, &cur, 0)))
+			return rc;
+		mc->flags &= ~C_DEL;
+		return dl_dup_put(mc, key, data, 0);
+	}
+	return dl_dup_put(mc, key, data,
+	    flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
+}
+
+/*
+ * DLMDB: every value of the cursor's current key, in order, as an array the
+ * cursor owns (valid until the cursor is used again, closed or renewed, or
+ * the txn ends).  Values point into the pages; the cursor does not move.
+ */
+int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp)
+{
+	int rc;
+	if (!mc || !values || !countp)
+		return EINVAL;
+	if (mc->txn->flags & (TXN_ERROR | TXN_FINISHED))
+		return MDB_BAD_TXN;
+	if (!(mc->db->md_flags & MDB_DUPSORT))
+		return MDB_INCOMPATIBLE;
+	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
+		return rc;
+	if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0 ||
+	    mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+		return MDB_NOTFOUND;
+	dl_xcursor *xc = dl_xc_get(mc);
+	if (!xc)
+		return ENOMEM;
+	if (!xc->active)
+		return MDB_NOTFOUND;	/* a single value is not listed */
+	size_t n = xc->db.md_entries;
+	if (n > xc->listcap) {
+		MDB_val *l = realloc(xc->list, n * sizeof(MDB_val));
+		if (!l)
+			return ENOMEM;
+		xc->list = l;
+		xc->listcap = n;
+	}
+	/* Walk a scratch copy of the sub-cursor so the position stays. */
+	dl_xcursor tmp = *xc;
+	tmp.mx.db = &tmp.db;
+	tmp.mx.dbx = &tmp.dbx;
+	if ((rc = dl_xfirst(&tmp, 0)))
+		return rc;
+	size_t i = 0;
+	for (;;) {
+		if (i >= n)
+			return MDB_CORRUPTED;
+		if ((rc = dl_xcurrent(&tmp, &xc->list[i])))
+			return rc;
+		i++;
+		rc = dl_xstep(&tmp, 0);
+		if (rc == MDB_NOTFOUND)
+			break;
+		if (rc)
+			return rc;
+	}
+	if (i != n)
+		return MDB_CORRUPTED;
+	*values = xc->list;
+	*countp = n;
+	return 0;
+}

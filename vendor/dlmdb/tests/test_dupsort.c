@@ -1,0 +1,496 @@
+/* Sorted duplicates (MDB_DUPSORT and friends; lmdb-api.md §5, §6).
+ * Every expectation passes against stock liblmdb 0.9.24 (make stock-check). */
+#include "t.h"
+
+static MDB_env *open_dup_env(MDB_dbi *dbi, const char *name, unsigned flags)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 4);
+	if (!env)
+		return NULL;
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (rc == 0) {
+		rc = mdb_dbi_open(txn, name, MDB_CREATE | flags, dbi);
+		if (rc == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+	}
+	if (rc) {
+		T_FAIL("open dup db %s: %d (%s)", name, rc, mdb_strerror(rc));
+		mdb_env_close(env);
+		return NULL;
+	}
+	return env;
+}
+
+static int put2(MDB_txn *txn, MDB_dbi dbi, const char *k, const char *v, unsigned fl)
+{
+	MDB_val key = t_val(k), data = t_val(v);
+	return mdb_put(txn, dbi, &key, &data, fl);
+}
+
+/* The verified trace of lmdb-api.md §5.1. */
+static void test_dup_trace(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "d", MDB_DUPSORT);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	static const char *pairs[][2] = { { "a", "1" }, { "a", "2" }, { "a", "3" }, { "b", "5" },
+					  { "c", "7" }, { "c", "8" }, { "d", "1" }, { "d", "2" } };
+	for (int i = 7; i >= 0; i--)
+		OK(put2(txn, dbi, pairs[i][0], pairs[i][1], 0));
+	OK(mdb_txn_commit(txn));
+
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k, v;
+	OK(mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP));
+	CHECK_STR(k, "a");
+	CHECK_STR(v, "1");
+	OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+	CHECK_STR(v, "2");
+	OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+	CHECK_STR(v, "3");
+	CHECK_RC(mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP), MDB_NOTFOUND);
+	OK(mdb_cursor_get(c, &k, &v, MDB_NEXT_NODUP));
+	CHECK_STR(k, "b");
+	CHECK_STR(v, "5");
+	OK(mdb_cursor_get(c, &k, &v, MDB_PREV_NODUP));
+	CHECK_STR(k, "a");
+	CHECK_STR(v, "3");
+	OK(mdb_cursor_get(c, &k, &v, MDB_PREV_DUP));
+	CHECK_STR(v, "2");
+	MDB_val k0 = t_val("unchanged");
+	OK(mdb_cursor_get(c, &k0, &v, MDB_FIRST_DUP));
+	CHECK_STR(v, "1");
+	CHECK_STR(k0, "unchanged"); /* key not set when the key has several items */
+	size_t count = 0;
+	OK(mdb_cursor_count(c, &count));
+	CHECK_EQ(count, 3);
+	k = t_val("bb");
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET_RANGE));
+	CHECK_STR(k, "c");
+	CHECK_STR(v, "7");
+	k = t_val("a");
+	v = t_val("25");
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH_RANGE));
+	CHECK_STR(v, "3");
+	k = t_val("b");
+	v = t_val("6");
+	CHECK_RC(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH_RANGE), MDB_NOTFOUND);
+	k = t_val("c");
+	v = t_val("8");
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH));
+	CHECK_STR(v, "8");
+	k = t_val("zz");
+	CHECK_RC(mdb_cursor_get(c, &k, &v, MDB_SET_RANGE), MDB_NOTFOUND);
+	OK(mdb_cursor_get(c, &k, &v, MDB_PREV));
+	CHECK_STR(k, "d");
+	CHECK_STR(v, "2");
+	OK(mdb_cursor_get(c, &k, &v, MDB_LAST));
+	CHECK_STR(v, "2");
+	CHECK_RC(mdb_cursor_get(c, &k, &v, MDB_NEXT), MDB_NOTFOUND);
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+	CHECK_STR(k, "d");
+	CHECK_STR(v, "2");
+	OK(mdb_cursor_get(c, &k, &v, MDB_PREV));
+	CHECK_STR(v, "1");
+	OK(mdb_cursor_get(c, &k, &v, MDB_FIRST));
+	CHECK_STR(k, "a");
+	CHECK_STR(v, "1");
+	CHECK_RC(mdb_cursor_get(c, &k, &v, MDB_PREV), MDB_NOTFOUND);
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+	CHECK_STR(v, "1");
+	OK(mdb_cursor_get(c, &k, &v, MDB_LAST_DUP));
+	CHECK_STR(v, "3");
+	/* mdb_get returns the first item. */
+	k = t_val("c");
+	OK(mdb_get(txn, dbi, &k, &v));
+	CHECK_STR(v, "7");
+	MDB_stat st;
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, 8);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void test_dup_write_flags(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "d", MDB_DUPSORT);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	OK(put2(txn, dbi, "a", "2", 0));
+	OK(put2(txn, dbi, "a", "1", 0));
+	OK(put2(txn, dbi, "a", "2", 0)); /* exact pair again: success, no change */
+	MDB_stat st;
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, 2);
+	CHECK_RC(put2(txn, dbi, "a", "2", MDB_NODUPDATA), MDB_KEYEXIST);
+	OK(put2(txn, dbi, "a", "3", MDB_NODUPDATA));
+	MDB_val k = t_val("a"), v = t_val("9");
+	CHECK_RC(mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
+	CHECK_STR(v, "1"); /* the key's first item */
+	/* APPEND / APPENDDUP (§6.3 examples) */
+	OK(put2(txn, dbi, "c", "x", 0));
+	CHECK_RC(put2(txn, dbi, "c", "y", MDB_APPEND), MDB_KEYEXIST);
+	OK(put2(txn, dbi, "d", "1", MDB_APPEND));
+	CHECK_RC(put2(txn, dbi, "d", "0", MDB_APPENDDUP), MDB_KEYEXIST);
+	OK(put2(txn, dbi, "d", "2", MDB_APPENDDUP));
+	CHECK_RC(put2(txn, dbi, "d", "2", MDB_APPENDDUP), MDB_KEYEXIST);
+	/* deletes: one pair, a missing pair, a whole key */
+	k = t_val("a");
+	v = t_val("2");
+	OK(mdb_del(txn, dbi, &k, &v));
+	CHECK_RC(mdb_del(txn, dbi, &k, &v), MDB_NOTFOUND);
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, 5); /* a:{1,3} c:{x} d:{1,2} */
+	OK(mdb_del(txn, dbi, &k, NULL));
+	k = t_val("a");
+	CHECK_RC(mdb_get(txn, dbi, &k, &v), MDB_NOTFOUND);
+	/* deleting the last item of a key removes the key */
+	k = t_val("c");
+	v = t_val("x");
+	OK(mdb_del(txn, dbi, &k, &v));
+	CHECK_RC(mdb_get(txn, dbi, &k, &v), MDB_NOTFOUND);
+	/* DUPSORT items are limited to 511 bytes */
+	char big[512];
+	memset(big, 'v', sizeof big);
+	k = t_val("e");
+	v = t_mem(big, 512);
+	CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
+	v = t_mem(big, 511);
+	OK(mdb_put(txn, dbi, &k, &v, 0));
+	OK(mdb_txn_commit(txn));
+
+	/* cursor_del with NODUPDATA removes every item of the key */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	k = t_val("d");
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	size_t count = 0;
+	OK(mdb_cursor_count(c, &count));
+	CHECK_EQ(count, 2);
+	OK(mdb_cursor_del(c, MDB_NODUPDATA));
+	k = t_val("d");
+	CHECK_RC(mdb_get(txn, dbi, &k, &v), MDB_NOTFOUND);
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, 1);
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+}
+
+/* A key with thousands of items (a sub-database), then shrunk again. */
+static void test_dup_large_sets(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "d", MDB_DUPSORT);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int i = 0; i < 3000; i++) {
+		char v[32];
+		snprintf(v, sizeof v, "item-%05d", (i * 7) % 3000);
+		OK(put2(txn, dbi, "hot", v, 0));
+		if (i % 10 == 0) {
+			char k[16];
+			snprintf(k, sizeof k, "k%04d", i);
+			OK(put2(txn, dbi, k, v, 0));
+			OK(put2(txn, dbi, k, "second", 0));
+		}
+	}
+	OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k = t_val("hot"), v;
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	size_t count = 0;
+	OK(mdb_cursor_count(c, &count));
+	CHECK_EQ(count, 3000);
+	int n = 0, bad = 0, rc;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST_DUP); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP)) {
+		char want[32];
+		snprintf(want, sizeof want, "item-%05d", n++);
+		if (v.mv_size != strlen(want) || memcmp(v.mv_data, want, v.mv_size))
+			bad++;
+	}
+	CHECK_EQ(n, 3000);
+	CHECK_EQ(bad, 0);
+	/* backwards through the set */
+	n = 0;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_LAST_DUP); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_PREV_DUP))
+		n++;
+	CHECK_EQ(n, 3000);
+	k = t_val("hot");
+	v = t_val("item-01500x");
+	OK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH_RANGE));
+	CHECK_STR(v, "item-01501");
+	MDB_stat st;
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, 3000 + 600);
+	/* whole-DB walk counts every pair */
+	n = 0;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+		n++;
+	CHECK_EQ(n, 3600);
+	n = 0;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_NODUP))
+		n++;
+	CHECK_EQ(n, 301);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+
+	/* delete most of the big set: from the front through a cursor, then
+	 * from the back with mdb_del (mixing both in one loop leaves stock
+	 * LMDB's cursor with a stale item count) */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	k = t_val("hot");
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	for (int i = 0; i < 1495; i++) {
+		OK(mdb_cursor_del(c, 0));
+		if (i == 0) {
+			OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+			CHECK_STR(v, "item-00001");
+		}
+	}
+	mdb_cursor_close(c);
+	for (int i = 0; i < 1495; i++) {
+		char vb[32];
+		snprintf(vb, sizeof vb, "item-%05d", 2999 - i);
+		MDB_val kk = t_val("hot"), vv = t_val(vb);
+		OK(mdb_del(txn, dbi, &kk, &vv));
+	}
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	k = t_val("hot");
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	OK(mdb_cursor_count(c, &count));
+	CHECK_EQ(count, 10);
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, 610);
+	mdb_cursor_close(c);
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+}
+
+static void test_dupfixed_multiple(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "f", MDB_DUPSORT | MDB_DUPFIXED);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	/* MDB_MULTIPLE: 5 unsorted 4-byte items in one call (§6.4) */
+	uint32_t items[5] = { 50, 10, 40, 20, 30 };
+	MDB_val k = t_val("m"), mv[2];
+	mv[0].mv_size = 4;
+	mv[0].mv_data = items;
+	mv[1].mv_size = 5;
+	mv[1].mv_data = NULL;
+	OK(mdb_cursor_put(c, &k, mv, MDB_MULTIPLE));
+	CHECK_EQ(mv[1].mv_size, 5);
+	/* and 2000 more, so the set spans several pages */
+	for (uint32_t i = 0; i < 2000; i++) {
+		uint32_t x = 1000 + i;
+		MDB_val kk = t_val("m"), vv = t_mem(&x, 4);
+		OK(mdb_put(txn, dbi, &kk, &vv, 0));
+	}
+	mdb_cursor_close(c);
+	OK(mdb_txn_commit(txn));
+
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	k = t_val("m");
+	MDB_val v;
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	size_t total = 0;
+	int rc = mdb_cursor_get(c, &k, &v, MDB_GET_MULTIPLE);
+	unsigned char prev[4] = { 0 };
+	int sorted = 1;
+	while (rc == 0) {
+		CHECK_EQ(v.mv_size % 4, 0);
+		for (size_t i = 0; i < v.mv_size / 4; i++) {
+			/* no INTEGERDUP: items sort as bytes (memcmp) */
+			const unsigned char *x = (const unsigned char *)v.mv_data + 4 * i;
+			if (total && memcmp(x, prev, 4) <= 0)
+				sorted = 0;
+			memcpy(prev, x, 4);
+			total++;
+		}
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_MULTIPLE);
+	}
+	CHECK_RC(rc, MDB_NOTFOUND);
+	CHECK_EQ(total, 2005);
+	CHECK(sorted);
+	size_t count;
+	OK(mdb_cursor_count(c, &count));
+	CHECK_EQ(count, 2005);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void test_integerdup_reversedup(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi idup, rdup;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	OK(mdb_dbi_open(txn, "i", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP, &idup));
+	OK(mdb_dbi_open(txn, "r", MDB_CREATE | MDB_DUPSORT | MDB_REVERSEDUP, &rdup));
+	static const uint32_t nums[] = { 256, 1, 65536, 0, 255, 0xFFFFFFFFu, 2 };
+	for (size_t i = 0; i < 7; i++) {
+		MDB_val k = t_val("k"), v = t_mem(&nums[i], 4);
+		OK(mdb_put(txn, idup, &k, &v, 0));
+	}
+	static const char *words[] = { "ab", "ba", "ca", "zz1", "a" };
+	for (int i = 0; i < 5; i++)
+		OK(put2(txn, rdup, "k", words[i], 0));
+	OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, idup, &c));
+	static const uint32_t want[] = { 0, 1, 2, 255, 256, 65536, 0xFFFFFFFFu };
+	MDB_val k, v;
+	int i = 0;
+	for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), i++)
+		if (i < 7)
+			CHECK(v.mv_size == 4 && memcmp(v.mv_data, &want[i], 4) == 0);
+	CHECK_EQ(i, 7);
+	mdb_cursor_close(c);
+	REQUIRE_OK(mdb_cursor_open(txn, rdup, &c));
+	static const char *rwant[] = { "zz1", "a", "ba", "ca", "ab" };
+	i = 0;
+	for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), i++)
+		if (i < 5)
+			CHECK_STR(v, rwant[i]);
+	CHECK_EQ(i, 5);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* Randomized: many keys with 1..N items, against a bitmap model. */
+#define DK 60
+#define DV 120
+static void test_dup_random_model(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "rnd", MDB_DUPSORT);
+	REQUIRE(env);
+	static unsigned char has[DK][DV];
+	memset(has, 0, sizeof has);
+	uint64_t s = 99;
+	for (int t = 0; t < 150; t++) {
+		MDB_txn *txn;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		for (int i = 0; i < 200; i++) {
+			int k = (int)(t_rand(&s) % DK), d = (int)(t_rand(&s) % DV);
+			/* skewed: a few keys get big sets */
+			if (k < 3)
+				d = (int)(t_rand(&s) % DV);
+			else
+				d %= 1 + k % 17;
+			char kb[16], vb[64];
+			snprintf(kb, sizeof kb, "key%02d", k);
+			snprintf(vb, sizeof vb, "val-%03d-%.*s", d, d % 40, "................................................");
+			MDB_val key = t_val(kb), val = t_val(vb);
+			int r = (int)(t_rand(&s) % 10);
+			int rc;
+			if (r < 6) {
+				rc = mdb_put(txn, dbi, &key, &val, MDB_NODUPDATA);
+				if (has[k][d] ? rc != MDB_KEYEXIST : rc != 0)
+					T_FAIL("put %s/%s: %d", kb, vb, rc);
+				has[k][d] = 1;
+			} else if (r < 9) {
+				rc = mdb_del(txn, dbi, &key, &val);
+				if (has[k][d] ? rc != 0 : rc != MDB_NOTFOUND)
+					T_FAIL("del %s/%s: %d", kb, vb, rc);
+				has[k][d] = 0;
+			} else {
+				rc = mdb_del(txn, dbi, &key, NULL);
+				int any = 0;
+				for (int j = 0; j < DV; j++)
+					any |= has[k][j];
+				if (any ? rc != 0 : rc != MDB_NOTFOUND)
+					T_FAIL("del key %s: %d", kb, rc);
+				memset(has[k], 0, DV);
+			}
+		}
+		REQUIRE_OK(mdb_txn_commit(txn));
+		if (t_failures)
+			break;
+		if (t % 10 != 9)
+			continue;
+		/* full comparison: walk every pair in order */
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		MDB_cursor *c;
+		REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+		MDB_val key, val;
+		int rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);
+		size_t total = 0;
+		for (int k = 0; k < DK && t_failures == 0; k++) {
+			char vbs[DV][64];
+			int nd = 0;
+			for (int d = 0; d < DV; d++)
+				if (has[k][d])
+					snprintf(vbs[nd++], 64, "val-%03d-%.*s", d, d % 40,
+						 "................................................");
+			/* sorted order of the strings = order of d (fixed-width prefix) */
+			for (int j = 0; j < nd; j++) {
+				char kb[16];
+				snprintf(kb, sizeof kb, "key%02d", k);
+				if (rc != 0 || key.mv_size != strlen(kb) ||
+				    memcmp(key.mv_data, kb, key.mv_size) ||
+				    val.mv_size != strlen(vbs[j]) ||
+				    memcmp(val.mv_data, vbs[j], val.mv_size)) {
+					T_FAIL("txn %d: walk at %s/%s: rc %d", t, kb, vbs[j], rc);
+					break;
+				}
+				if (j == 0) {
+					size_t cnt = 0;
+					OK(mdb_cursor_count(c, &cnt));
+					CHECK_EQ(cnt, nd);
+				}
+				total++;
+				rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
+			}
+		}
+		if (t_failures == 0)
+			CHECK_RC(rc, MDB_NOTFOUND);
+		MDB_stat st;
+		OK(mdb_stat(txn, dbi, &st));
+		CHECK_EQ(st.ms_entries, total);
+		mdb_cursor_close(c);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+}
+
+int main(void)
+{
+	RUN(test_dup_trace);
+	RUN(test_dup_write_flags);
+	RUN(test_dup_large_sets);
+	RUN(test_dupfixed_multiple);
+	RUN(test_integerdup_reversedup);
+	RUN(test_dup_random_model);
+	T_DONE();
+}
