@@ -115,7 +115,14 @@ impl RangeFn {
 }
 
 /// Call one of the range-count functions; `None` bounds are NULL (open).
-pub fn range_count(txn: &impl AsTxn, dbi: u32, f: RangeFn, low: Option<&[u8]>, high: Option<&[u8]>, flags: u32) -> Res<u64> {
+pub fn range_count(
+    txn: &impl AsTxn,
+    dbi: u32,
+    f: RangeFn,
+    low: Option<&[u8]>,
+    high: Option<&[u8]>,
+    flags: u32,
+) -> Res<u64> {
     let (mut ls, mut hs) = (empty_val(), empty_val());
     let lp = opt_ptr(low, &mut ls);
     let hp = opt_ptr(high, &mut hs);
@@ -143,7 +150,13 @@ pub fn get_rank(txn: &impl AsTxn, dbi: u32, rank: u64) -> Res<Pair> {
 }
 
 /// `mdb_get_rank` with NULL key and/or data outputs (returns what was asked).
-pub fn get_rank_partial(txn: &impl AsTxn, dbi: u32, rank: u64, want_key: bool, want_data: bool) -> Res<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+pub fn get_rank_partial(
+    txn: &impl AsTxn,
+    dbi: u32,
+    rank: u64,
+    want_key: bool,
+    want_data: bool,
+) -> Res<(Option<Vec<u8>>, Option<Vec<u8>>)> {
     let (mut k, mut d) = (empty_val(), empty_val());
     let kp: *mut ffi::MDB_val = if want_key { &mut k } else { ptr::null_mut() };
     let dp: *mut ffi::MDB_val = if want_data { &mut d } else { ptr::null_mut() };
@@ -172,6 +185,22 @@ pub fn put(txn: &impl AsTxn, dbi: u32, key: &[u8], data: &[u8], flags: u32) -> R
     let mut d = val(data);
     // SAFETY: live write txn; LMDB copies the bytes.
     check(unsafe { ffi::mdb_put(txn.txn_ptr(), dbi, &mut k, &mut d, flags) })
+}
+
+/// `mdb_put(MDB_RESERVE)` then fill the reserved space with `data`.
+pub fn put_reserve(txn: &impl AsTxn, dbi: u32, key: &[u8], data: &[u8], flags: u32) -> Res<()> {
+    let mut k = val(key);
+    let mut d = ffi::MDB_val { mv_size: data.len(), mv_data: ptr::null_mut() };
+    // SAFETY: on success the engine returns `data.len()` writable bytes
+    // valid until the next update in this txn; they are filled at once.
+    unsafe {
+        check(ffi::mdb_put(txn.txn_ptr(), dbi, &mut k, &mut d, flags | ffi::MDB_RESERVE))?;
+        assert_eq!(d.mv_size, data.len(), "MDB_RESERVE returned a different size");
+        if !data.is_empty() {
+            ptr::copy_nonoverlapping(data.as_ptr(), d.mv_data as *mut u8, data.len());
+        }
+    }
+    Ok(())
 }
 
 /// `md_entries` through `mdb_stat`.
@@ -618,6 +647,7 @@ const P_META: u16 = 0x08;
 const P_LEAF2: u16 = 0x20;
 const P_SUBP: u16 = 0x40;
 const P_COUNTED: u16 = 0x80;
+const F_BIGDATA: u16 = 0x01;
 const F_SUBDATA: u16 = 0x02;
 const F_DUPDATA: u16 = 0x04;
 /// Page header: pgno u64 @0, mp_pad u16 @8, mp_flags u16 @10, mp_lower u16
@@ -687,6 +717,11 @@ pub struct TreeReport {
     /// Dup sub-databases (F_SUBDATA|F_DUPDATA nodes) and inline dup sub-pages.
     pub subdbs: u64,
     pub subpages: u64,
+    /// Of `branch_pages` / `leaf_pages`: the pages of dup sub-databases.
+    pub sub_branch_pages: u64,
+    pub sub_leaf_pages: u64,
+    /// Overflow pages (sum of the runs of F_BIGDATA values).
+    pub overflow_pages: u64,
 }
 
 /// Result of [`check_file`].
@@ -785,7 +820,14 @@ impl Image {
         Ok(rep)
     }
 
-    fn walk(&self, pgno: u64, level: u16, ctx: &TreeCtx<'_>, seen: &mut HashSet<u64>, rep: &mut TreeReport) -> Result<u64, String> {
+    fn walk(
+        &self,
+        pgno: u64,
+        level: u16,
+        ctx: &TreeCtx<'_>,
+        seen: &mut HashSet<u64>,
+        rep: &mut TreeReport,
+    ) -> Result<u64, String> {
         let w = ctx.what;
         if !seen.insert(pgno) {
             return Err(format!("{w}: page {pgno} reached twice"));
@@ -874,6 +916,26 @@ impl Image {
         for (i, &o) in nodes.iter().enumerate() {
             rep.keys += 1;
             let nf = u16_at(&p, o + 4);
+            if nf & F_BIGDATA != 0 {
+                // data = 8-byte page number of an overflow run
+                let doff = self.data_off(&p, o);
+                if doff + 8 > p.len() {
+                    return Err(format!("{w}: leaf page {pgno} node {i}: overflow reference beyond the page"));
+                }
+                let opg = u64_at(&p, doff);
+                if !seen.insert(opg) {
+                    return Err(format!("{w}: overflow page {opg} reached twice"));
+                }
+                let op = self.page(opg)?;
+                if u16_at(&op, 10) & P_OVERFLOW == 0 {
+                    return Err(format!("{w}: leaf page {pgno} node {i}: page {opg} is not an overflow page"));
+                }
+                let n = u32_at(&op, 12) as u64;
+                if n == 0 || opg + n - 1 > self.last_pg {
+                    return Err(format!("{w}: overflow run at {opg} of {n} pages"));
+                }
+                rep.overflow_pages += n;
+            }
             if ctx.sub || nf & F_DUPDATA == 0 {
                 sum += 1;
                 continue;
@@ -887,12 +949,15 @@ impl Image {
             if nf & F_SUBDATA != 0 {
                 let sr = DbRecord::parse(data).map_err(|e| format!("{w}: leaf page {pgno} node {i}: {e}"))?;
                 let what = format!("{w} / dup sub-DB in page {pgno} node {i}");
-                let sctx = TreeCtx { what: &what, counted: ctx.counted, dupfixed: ctx.dupfixed, depth: sr.depth, sub: true };
+                let sctx =
+                    TreeCtx { what: &what, counted: ctx.counted, dupfixed: ctx.dupfixed, depth: sr.depth, sub: true };
                 let srep = self.tree(&sr, &sctx, seen)?;
                 if srep.entries == 0 {
                     return Err(format!("{what}: empty dup sub-database"));
                 }
                 rep.subdbs += 1;
+                rep.sub_branch_pages += srep.branch_pages;
+                rep.sub_leaf_pages += srep.leaf_pages;
                 rep.branch_pages += srep.branch_pages;
                 rep.counted_branch_pages += srep.counted_branch_pages;
                 rep.leaf_pages += srep.leaf_pages;
@@ -999,7 +1064,9 @@ impl Image {
             let nodes = Self::nodes(&p, &format!("main DB page {pg}"))?;
             if u16_at(&p, 10) & P_BRANCH != 0 {
                 for &o in nodes.iter().rev() {
-                    stack.push(u16_at(&p, o) as u64 | (u16_at(&p, o + 2) as u64) << 16 | (u16_at(&p, o + 4) as u64) << 32);
+                    stack.push(
+                        u16_at(&p, o) as u64 | (u16_at(&p, o + 2) as u64) << 16 | (u16_at(&p, o + 4) as u64) << 32,
+                    );
                 }
             } else {
                 leaves.push((p, nodes));
@@ -1020,6 +1087,32 @@ impl Image {
         }
         Ok(out)
     }
+}
+
+/// The page counters stored in each DB record against the pages found.
+/// Version 1 (stock LMDB and old DLMDB) counts the outer tree only; the
+/// newest DLMDB (version 2) counts a DUPSORT DB's sub-database pages too
+/// (spec N.7). Overflow pages are counted in both.
+pub fn check_page_counters(rep: &FileReport) -> Result<(), String> {
+    for (name, rec, tr) in &rep.dbs {
+        let with_sub = rep.version == 2 && rec.flags as u32 & DUPSORT != 0;
+        let (b, l) = if with_sub {
+            (tr.branch_pages, tr.leaf_pages)
+        } else {
+            (tr.branch_pages - tr.sub_branch_pages, tr.leaf_pages - tr.sub_leaf_pages)
+        };
+        let got = (b, l, tr.overflow_pages);
+        let want = (rec.branch_pages, rec.leaf_pages, rec.overflow_pages);
+        if got != want {
+            return Err(format!(
+                "DB {}: record says branch/leaf/overflow {want:?} but the {} holds {got:?} (version {})",
+                crate::show(name),
+                if with_sub { "tree with its sub-databases" } else { "outer tree" },
+                rep.version
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// [`check_file`], panicking with the checker's message on failure.
@@ -1072,8 +1165,10 @@ pub fn verify_every_rank(txn: &impl AsTxn, dbi: u32, snap: &CountSnap, what: &st
     assert_eq!(cur.get_rank(total, 0), Err(ffi::MDB_NOTFOUND), "{what}: cursor rank = total");
     // windows
     let n = snap.entries.len();
-    let bounds: Vec<Option<Vec<u8>>> =
-        std::iter::once(None).chain((0..n).step_by(97).map(|i| Some(snap.entries[i].0.clone()))).chain(std::iter::once(None)).collect();
+    let bounds: Vec<Option<Vec<u8>>> = std::iter::once(None)
+        .chain((0..n).step_by(97).map(|i| Some(snap.entries[i].0.clone())))
+        .chain(std::iter::once(None))
+        .collect();
     for w in bounds.windows(3) {
         for (lo, hi) in [(&w[0], &w[2]), (&w[1], &w[2]), (&w[0], &w[1])] {
             for flags in FLAG_COMBOS {

@@ -34,6 +34,7 @@ fn fresh(v1: bool) -> (tempfile::TempDir, PathBuf, Env) {
 /// Structural check of the committed file plus entry totals per DB.
 fn structure(path: &Path, v1: bool, dbs: &[(&str, &CountModel)], what: &str) {
     let rep = counted::assert_structure(path, v1, what);
+    counted::check_page_counters(&rep).unwrap_or_else(|e| panic!("{what}: {e}"));
     for (name, m) in dbs {
         let (_, rec, tr) = rep.db(name).unwrap_or_else(|| panic!("{what}: DB {name} missing"));
         assert_eq!(tr.entries, m.entries() as u64, "{what}: {name} entries in the file");
@@ -48,7 +49,9 @@ fn open(txn: &Txn<'_>, name: &str, flags: u32) -> u32 {
 
 /// 96-byte keys whose order is the order of `id`.
 fn key96(id: usize) -> Vec<u8> {
-    let mut k = format!("tenant-{:02}/collection-{:<6}/document-{:08}/", id / 1000, ["alpha", "bravo", "delta"][id % 3], id).into_bytes();
+    let mut k =
+        format!("tenant-{:02}/collection-{:<6}/document-{:08}/", id / 1000, ["alpha", "bravo", "delta"][id % 3], id)
+            .into_bytes();
     let mut x = id as u64 * 0x9E37_79B9_7F4A_7C15 + 1;
     while k.len() < 96 {
         x ^= x << 13;
@@ -227,10 +230,17 @@ fn dupsort_shrink(flags: u32) {
             victims.shuffle(&mut rng);
             for v in victims.into_iter().take(m) {
                 if rng.gen_bool(0.5) {
-                    assert_eq!(counted::del(&txn, dbi, &k, Some(&v)), Ok(true), "{what}: del {} {}", show(&k), show(&v));
+                    assert_eq!(
+                        counted::del(&txn, dbi, &k, Some(&v)),
+                        Ok(true),
+                        "{what}: del {} {}",
+                        show(&k),
+                        show(&v)
+                    );
                 } else {
                     let mut c = Cursor::open(&txn, dbi).unwrap();
-                    c.get(ffi::MDB_GET_BOTH, Some(&k), Some(&v)).unwrap_or_else(|rc| panic!("{what}: GET_BOTH {}: {rc}", show(&k)));
+                    c.get(ffi::MDB_GET_BOTH, Some(&k), Some(&v))
+                        .unwrap_or_else(|rc| panic!("{what}: GET_BOTH {}: {rc}", show(&k)));
                     c.del(0).unwrap();
                 }
                 model.del_pair(&k, &v);
@@ -421,7 +431,7 @@ fn cursor_rank_cache_invalidated_by_writes() {
                 }
                 1 => {
                     // insert an entry that sorts before the cursor position
-                    let (k0, _) = snap.entries[0].clone(); // "p!.." sorts before "p0.."; new dups "00001-new" before "v.." 
+                    let (k0, _) = snap.entries[0].clone(); // "p!.." sorts before "p0.."; new dups "00001-new" before "v.."
                     let nv = format!("{step:05}-new").into_bytes();
                     let nk = if m.dupsort() { k0 } else { format!("p!{step:05}").into_bytes() };
                     counted::put(&txn, dbi, &nk, &nv, 0).unwrap();
@@ -441,7 +451,11 @@ fn cursor_rank_cache_invalidated_by_writes() {
             }
             let snap = m.snap(true);
             for rr in [r.saturating_sub(1), r, r + 1] {
-                assert_eq!(c.get_rank(rr, 0).as_ref().ok(), snap.entries.get(rr as usize), "{name} step {step}: rank {rr} after a write");
+                assert_eq!(
+                    c.get_rank(rr, 0).as_ref().ok(),
+                    snap.entries.get(rr as usize),
+                    "{name} step {step}: rank {rr} after a write"
+                );
             }
         }
         counted::verify_every_rank(&txn, dbi, &m.snap(true), &format!("{name} after the cache steps"));

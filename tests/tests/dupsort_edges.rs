@@ -32,11 +32,36 @@
 //!   that later made a foreign `mdb_put` crash stock. Therefore a cursor
 //!   whose exact positioning or cursor put failed is closed at once on both
 //!   sides and reopened unpositioned when next used;
+//! * a second `mdb_cursor_del` right after one (without a successful cursor
+//!   get in between) corrupted stock's tree in our runs (a later MDB_LAST
+//!   crashed in `mdb_xcursor_init1`; sequence: del NODUPDATA, del, count,
+//!   del NODUPDATA -- the cursor's dup sub-cursor is stale after the first
+//!   delete), so a cursor delete needs a successful get since the last one;
 //! * after deleting a single-item key followed by a multi-item key, stock
 //!   may report a stale duplicate position (lmdb-api.md §5.4) -- compared;
 //! * `MDB_APPENDDUP` refused on a plain single value converts the node to a
-//!   one-item duplicate sub-page first (visible through list_dup) --
-//!   compared;
+//!   one-item duplicate sub-page first (visible through list_dup), and this
+//!   path later crashed stock (minimal sequence found by delta debugging,
+//!   seed 2 `dup` DB: fill a key into a sub-DB, commit, cursor put b/4,
+//!   PREV, put NODUPDATA, cursor del, commit, cursor put b/11 APPENDDUP
+//!   (refused), commit, cursor put c/8, cursor del NODUPDATA -> SIGSEGV in
+//!   a later op). APPENDDUP items are therefore generated so that the append
+//!   always succeeds;
+//! * deleting through a cursor after another handle inserted into the same
+//!   duplicate sub-database corrupts stock's tree (minimal sequence, seed 2
+//!   `dup` DB: fill key zz into a sub-DB, commit, MDB_PREV on a new cursor
+//!   (last dup of zz), `mdb_put(zz, "0-pad", NODUPDATA)`, `mdb_cursor_del`;
+//!   a few ops later stock crashes; seed 13 `fix` DB: SET_KEY bb (sub-DB),
+//!   cursor put bb/11 through the other cursor, NEXT_DUP, cursor del, ...,
+//!   crash). So cursor deletes (like MDB_CURRENT and list_dup) only run on
+//!   a cursor positioned by its previous op, with no write through another
+//!   handle since its last absolute positioning (FIRST/LAST/SET*/GET_BOTH*
+//!   or its own cursor put); reads through cursors after foreign writes are
+//!   still compared;
+//! * a cursor that ran a `*_MULTIPLE` op is closed afterwards too (another
+//!   minimal crash sequence, seed 1 `fix` DB, had NEXT_MULTIPLE on a plain
+//!   single value followed by a cursor delete through that cursor, then a
+//!   crash in a later MDB_NEXT of the other cursor);
 //! * `*_MULTIPLE` on a key whose node is a plain single value may return
 //!   pages of a sub-cursor left over from another key (stale state) -- only
 //!   the return code is compared when the key holds a single item;
@@ -105,6 +130,26 @@ fn val(db: &Db, n: u32) -> Vec<u8> {
     }
 }
 
+/// APPENDDUP items: each sorts after every other item ever generated (so
+/// the append is never refused; a refused APPENDDUP on a plain single value
+/// takes a stock path that later crashed stock LMDB -- see the module doc).
+fn app_val(db: &Db, counter: &mut u32) -> Vec<u8> {
+    *counter += 1;
+    let n = *counter;
+    if db.fixed == 4 {
+        (0xffff_0000u32 + n).to_be_bytes().to_vec()
+    } else if db.flags & fl::REVERSEDUP != 0 {
+        // compared from the last byte: '~' first, then the digits from the
+        // most significant one
+        let mut d: Vec<u8> = format!("{n:06}").into_bytes();
+        d.reverse();
+        d.push(b'~');
+        d
+    } else {
+        format!("~{n:06}").into_bytes()
+    }
+}
+
 const KEYS: [&[u8]; 6] = [b"a", b"b", b"bb", b"c", b"d", b"zz"];
 
 fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
@@ -119,6 +164,7 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
         }
     };
     let small = |rng: &mut ChaCha8Rng| rng.gen_range(0..12u32);
+    let mut app = 0u32;
     for _ in 0..n {
         let slot = rng.gen_range(0..2);
         let e = match rng.gen_range(0..100) {
@@ -147,7 +193,8 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     _ => 0,
                 };
                 let x = small(&mut rng);
-                E::CPut { slot, key: key(&mut rng), data: val(db, x), flags }
+                let data = if flags & wf::APPENDDUP != 0 { app_val(db, &mut app) } else { val(db, x) };
+                E::CPut { slot, key: key(&mut rng), data, flags }
             }
             57..=58 => E::CPutCurrentSame { slot },
             59 => {
@@ -166,7 +213,8 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     _ => 0,
                 };
                 let x = small(&mut rng);
-                E::Put { key: key(&mut rng), data: val(db, x), flags }
+                let data = if flags & wf::APPENDDUP != 0 { app_val(db, &mut app) } else { val(db, x) };
+                E::Put { key: key(&mut rng), data, flags }
             }
             82..=87 => {
                 let x = small(&mut rng);
@@ -341,6 +389,12 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
     let mut fresh = [false; 2];
     // slots whose position is unspecified after a failed exact positioning
     let mut unspec = [false; 2];
+    // slots whose last cursor op was a cursor delete (no second delete
+    // until a successful cursor get: see the module doc)
+    let mut deleted = [false; 2];
+    // slots that saw a write through another handle since their last
+    // absolute positioning (their dup position may be stale in stock)
+    let mut tainted = [false; 2];
     for (i, e) in ops.iter().enumerate() {
         let slot_of = match e {
             E::CGet { slot, .. }
@@ -364,6 +418,16 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
                 continue;
             }
         }
+        if let E::CDel { slot, .. } = e {
+            if deleted[*slot] || !fresh[*slot] {
+                continue;
+            }
+        }
+        if let E::CDel { slot, .. } | E::CPutCurrentSame { slot } | E::CList { slot } = e {
+            if tainted[*slot] {
+                continue;
+            }
+        }
         // MDB_CURRENT rewrite: only when the reference is positioned; the
         // current bytes come from the reference.
         let cur_data = if let E::CPutCurrentSame { slot } = e {
@@ -380,6 +444,18 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
         };
         if trace() {
             eprintln!("[{}] #{i}: {e:?}", db.name);
+        }
+        if matches!(e, E::Fill { .. } | E::Thin { .. }) && std::env::var("DLMDB_EDGES_KEEP_CURSORS").is_err() {
+            // see the module doc: bulk writes from another handle close the
+            // cursors first
+            for sl in 0..2 {
+                a.x.cursor_close(sl);
+                b.x.cursor_close(sl);
+                a.open[sl] = false;
+                b.open[sl] = false;
+            }
+            fresh = [false; 2];
+            deleted = [false; 2];
         }
         let oa = a.apply(e, db, cur_data.as_deref());
         let ob = b.apply(e, db, cur_data.as_deref());
@@ -414,6 +490,9 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
                 }
             }
             E::CPut { slot, .. } => unspec[*slot] = oa[0].rc != 0,
+            // *_MULTIPLE leave a page-dependent position; a later cursor
+            // delete through such a cursor preceded a stock crash
+            E::CGet { slot, op: op::GET_MULTIPLE | op::NEXT_MULTIPLE | op::PREV_MULTIPLE, .. } => unspec[*slot] = true,
             E::Drop | E::Commit | E::Abort => unspec = [false; 2],
             _ => {}
         }
@@ -428,6 +507,35 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
                 b.open[sl] = false;
                 unspec[sl] = false;
             }
+        }
+        let writer = match e {
+            E::CPut { slot, .. } | E::CPutCurrentSame { slot } | E::CMultiple { slot, .. } | E::CDel { slot, .. } => Some(Some(*slot)),
+            E::Put { .. } | E::Del { .. } | E::Fill { .. } | E::Thin { .. } => Some(None),
+            _ => None,
+        };
+        if let Some(w) = writer {
+            for sl in 0..2 {
+                if w != Some(sl) {
+                    tainted[sl] = true;
+                }
+            }
+        }
+        match e {
+            E::CGet { slot, op: o, .. }
+                if oa[0].rc == 0
+                    && matches!(*o, op::FIRST | op::LAST | op::SET | op::SET_KEY | op::SET_RANGE | op::GET_BOTH | op::GET_BOTH_RANGE) =>
+            {
+                tainted[*slot] = false
+            }
+            E::CPut { slot, .. } if oa[0].rc == 0 => tainted[*slot] = false,
+            E::Drop | E::Commit | E::Abort => tainted = [false; 2],
+            _ => {}
+        }
+        match e {
+            E::CDel { slot, .. } => deleted[*slot] = true,
+            E::CGet { slot, .. } if oa[0].rc == 0 => deleted[*slot] = false,
+            E::Drop | E::Commit | E::Abort => deleted = [false; 2],
+            _ => {}
         }
         match e {
             E::CGet { slot, op: o, .. } => {
@@ -450,6 +558,9 @@ fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
     for seed in seeds(&[1, 2, 3, 0xed9e]) {
         for db in &DBS {
             let ops = gen(seed ^ (db.flags as u64) << 32, db, 4000);
+            if trace() {
+                eprintln!("=== seed {seed} db {}", db.name);
+            }
             if let Err((i, msg)) = run::<A, B>(db, &ops, b_flags) {
                 let (mut lo, mut hi) = (0usize, i + 1);
                 while lo + 1 < hi {
@@ -475,8 +586,26 @@ fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
     }
 }
 
+/// Debug aid: `DLMDB_EDGES_REPLAY=<file>` holding `<db name> <seed> <i,j,..>`
+/// runs only those ops of that generated sequence (stock against stock).
+fn replay_from_env() -> bool {
+    let Ok(f) = std::env::var("DLMDB_EDGES_REPLAY") else { return false };
+    let text = std::fs::read_to_string(f).unwrap();
+    let mut it = text.split_whitespace();
+    let (name, seed, idx) = (it.next().unwrap(), it.next().unwrap().parse::<u64>().unwrap(), it.next().unwrap_or(""));
+    let db = DBS.iter().find(|d| d.name == name).unwrap();
+    let all = gen(seed ^ (db.flags as u64) << 32, db, 4000);
+    let ops: Vec<E> = idx.split(',').filter(|x| !x.is_empty()).map(|i| all[i.parse::<usize>().unwrap()].clone()).collect();
+    let r = run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(db, &ops, 0);
+    eprintln!("replay result: {r:?}");
+    true
+}
+
 #[test]
 fn stock_self_check() {
+    if replay_from_env() {
+        return;
+    }
     differential::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(0);
 }
 
@@ -528,4 +657,26 @@ fn stock_documented_traces() {
     assert_eq!(step(op::PREV, None, None), "NOTFOUND");
     assert_eq!(step(op::GET_CURRENT, None, None), "a/1");
     let _ = show(b"");
+}
+
+/// Documents (does not impose on our engine) a stock quirk: `MDB_APPENDDUP`
+/// refused on a key holding one plain value still converts the node into a
+/// one-item duplicate sub-page (seen through the emulated list_dup, which
+/// distinguishes the two with MDB_FIRST_DUP).
+#[test]
+fn stock_quirk_refused_appenddup_converts_plain_value() {
+    let db = &DBS[0];
+    let mut s = Side::<dlmdb_tests::dupwrap::stock::Exec>::new(db, 0);
+    assert_eq!(s.x.put(s.dbi, b"k", b"5", 0).rc, 0);
+    assert_eq!(s.ensure(0), 0);
+    assert_eq!(s.x.cget(0, op::SET, Some(b"k"), None).rc, 0);
+    assert_eq!(s.x.clist(0).rc, rc::NOTFOUND, "plain single value");
+    assert_eq!(s.x.put(s.dbi, b"k", b"5", wf::APPENDDUP).rc, rc::KEYEXIST);
+    assert_eq!(s.x.cget(0, op::SET, Some(b"k"), None).rc, 0);
+    assert_eq!(s.x.clist(0).rc, rc::NOTFOUND, "equal item refused before any conversion");
+    assert_eq!(s.x.put(s.dbi, b"k", b"3", wf::APPENDDUP).rc, rc::KEYEXIST);
+    assert_eq!(s.x.cget(0, op::SET, Some(b"k"), None).rc, 0);
+    let l = s.x.clist(0);
+    assert_eq!((l.rc, l.list), (0, Some(vec![b"5".to_vec()])), "converted to a one-item sub-page");
+    assert_eq!(s.x.ccount(0).n, Some(1));
 }

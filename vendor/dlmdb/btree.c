@@ -382,6 +382,8 @@ int dl_cursor_touch(MDB_cursor *mc)
 	for (int i = 0; i <= mc->top; i++)
 		if ((rc = dl_page_touch(mc, i)))
 			return rc;
+	if (mc->db->md_flags & MDB_COUNTED)
+		mc->txn->dbflags[mc->dbi] |= DB_CNTSTALE;
 	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
 	mc->txn->flags |= TXN_DIRTY;
 	return 0;
@@ -802,6 +804,21 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	if ((rc = dl_leaf_add(mc, key, data, flags)))
 		return rc;
 	db->md_entries++;
+	return 0;
+}
+
+/*
+ * Insert a new entry at mc's current (searched) position: make the path
+ * writable, add the entry, count it.  For callers that already searched.
+ */
+int dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	int rc = dl_cursor_touch(mc);
+	if (rc)
+		return rc;
+	if ((rc = dl_leaf_add(mc, key, data, 0)))
+		return rc;
+	mc->db->md_entries++;
 	return 0;
 }
 

@@ -482,7 +482,7 @@ static int dl_write_check(MDB_txn *txn, MDB_dbi dbi)
 		return MDB_INCOMPATIBLE;
 	/* Writes to counted and prefix-compressed DBs are not implemented
 	 * yet: refuse rather than damage them. */
-	if (txn->dbs[dbi].md_flags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION))
+	if (txn->dbs[dbi].md_flags & MDB_PREFIX_COMPRESSION)
 		return MDB_INCOMPATIBLE;
 	return 0;
 }
@@ -619,10 +619,8 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned fla
 	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
 		if (flags & MDB_RESERVE)
 			return EINVAL;	/* no reserved space among duplicates */
-		mc.xcursor = NULL;
-		rc = dl_dup_put(&mc, key, data, flags & (MDB_NOOVERWRITE |
+		rc = dl_dup_put_tmp(txn, dbi, key, data, flags & (MDB_NOOVERWRITE |
 		    MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
-		dl_dup_free(mc.xcursor);
 		return dl_txn_err(txn, rc);
 	}
 	rc = dl_cursor_put0(&mc, key, data, flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND));
@@ -645,6 +643,11 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return rc;
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
+	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
+		/* A named-DB record can't be in a DUPSORT DB: no check needed. */
+		rc = dl_dup_del_key(txn, dbi, key, data);
+		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
+	}
 	dl_cursor_init(&mc, txn, dbi);
 	rc = dl_search(&mc, key, DL_PS_KEY);
 	if (rc)
@@ -654,12 +657,5 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return MDB_NOTFOUND;
 	if (dl_is_subdata(&mc))
 		return dl_txn_fail(txn, MDB_INCOMPATIBLE);
-	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
-		if (data && !data->mv_size && 0)
-			return MDB_BAD_VALSIZE;
-		rc = dl_dup_del(&mc, data, data == NULL);
-		dl_dup_free(mc.xcursor);
-		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
-	}
 	return dl_txn_err(txn, dl_cursor_del0(&mc));
 }

@@ -18,6 +18,7 @@ typedef struct dl_xcursor {
 	dl_dbx	dbx;		/* cmp = the parent's duplicate order */
 	int	active;		/* current key has F_DUPDATA */
 	int	subpage;	/* duplicates are in an inline sub-page */
+	int	xmoved;		/* last dl_xset stepped into the next leaf */
 	MDB_val	*list;		/* mdb_cursor_list_dup result */
 	size_t	listcap;
 } dl_xcursor;
@@ -186,6 +187,7 @@ static int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 	MDB_cursor *mx = &xc->mx;
 	int rc, exact;
 	mx->flags &= ~C_ATEND;
+	xc->xmoved = 0;
 	if (!xc->subpage) {
 		if ((rc = dl_search(mx, val, DL_PS_KEY)))
 			return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
@@ -201,6 +203,7 @@ static int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 			return MDB_NOTFOUND;
 		if ((rc = dl_cursor_next_leaf(mx)))
 			return rc;
+		xc->xmoved = 1;
 		return 0;
 	}
 	if (!exact && !range)
@@ -645,7 +648,10 @@ static int dl_subpage_items(dl_xcursor *xc, MDB_val **ret, unsigned *nret,
 {
 	MDB_page *sp = xc->mx.pg[0];
 	unsigned n = NUMKEYS(sp), k = 0;
-	MDB_val *items = malloc((n + 1) * sizeof(MDB_val));
+	/* Scratch layout: the item array, then room for copies of the items
+	 * (a sub-page's items total less than a page), then the new image. */
+	size_t need = (n + 1) * sizeof(MDB_val) + 3 * (size_t)xc->mx.txn->env->psize;
+	MDB_val *items = dl_txn_scratch(xc->mx.txn, need);
 	if (!items)
 		return ENOMEM;
 	for (unsigned i = 0; i <= n; i++) {
@@ -667,6 +673,24 @@ static int dl_subpage_items(dl_xcursor *xc, MDB_val **ret, unsigned *nret,
 	}
 	*ret = items;
 	*nret = k;
+	return 0;
+}
+
+/*
+ * Copy the items' bytes into the txn scratch area (after the item array),
+ * since the node they live in is about to be rewritten.
+ */
+static int dl_items_detach(MDB_txn *txn, MDB_val *items, unsigned n)
+{
+	unsigned char *cp = (unsigned char *)(items + n);
+	size_t off = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (items[i].mv_size)
+			memmove(cp + off, items[i].mv_data, items[i].mv_size);
+		items[i].mv_data = cp + off;
+		off += items[i].mv_size;
+	}
+	(void)txn;
 	return 0;
 }
 
@@ -694,14 +718,30 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 	size_t sz = dl_subpage_size(env, items, n, fixed);
 	int rc;
 
+	/* Fixed-size sets get room for a few more items (as LMDB does), so
+	 * most later puts insert in place instead of rewriting the node. */
+	if (fixed && kpart + sz + EVEN(4 * fixed) <= env->nodemax)
+		sz += EVEN(4 * fixed);
 	if (kpart + sz <= env->nodemax) {
-		unsigned char *buf = malloc(sz);
-		if (!buf)
-			return ENOMEM;
+		/* Build the image after the items in the scratch area when they
+		 * live there, else in a buffer of its own. */
+		unsigned char *buf, *own = NULL;
+		MDB_txn *txn = mc->txn;
+		if (txn->scratch && (unsigned char *)items >= txn->scratch &&
+		    (unsigned char *)items < txn->scratch + txn->scratchsz) {
+			size_t off = (size_t)((unsigned char *)(items + n) - txn->scratch) + 2 * env->psize;
+			if (off + sz > txn->scratchsz)
+				return MDB_PROBLEM;
+			buf = txn->scratch + off;
+		} else {
+			if (!(own = malloc(sz)))
+				return ENOMEM;
+			buf = own;
+		}
 		dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno);
 		MDB_val d = { sz, buf };
 		rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
-		free(buf);
+		free(own);
 		return rc;
 	}
 	/* A sub-database whose root leaf holds every item (they always fit:
@@ -914,40 +954,117 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 					return rc;
 				ins = xc->mx.ki[0];
 			}
+			MDB_page *sp = xc->mx.pg[0];
+			if (IS_LEAF2(sp) && SIZELEFT(sp) >= sp->mp_pad &&
+			    item.mv_size == sp->mp_pad) {
+				/* Room left in a fixed-size sub-page: insert in place. */
+				unsigned kk = sp->mp_pad, cnt = NUMKEYS(sp);
+				unsigned char *base = (unsigned char *)sp + PAGEHDRSZ;
+				memmove(base + (size_t)(ins + 1) * kk, base + (size_t)ins * kk,
+				    (size_t)(cnt - ins) * kk);
+				memcpy(base + (size_t)ins * kk, item.mv_data, kk);
+				MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) + 2);
+				MP_UPPER(sp) = (indx_t)(MP_UPPER(sp) - (kk - 2));
+				xc->db.md_entries++;
+				xc->mx.ki[0] = (indx_t)ins;
+				xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+				mc->db->md_entries++;
+				txn->dbflags[mc->dbi] |= DB_DIRTY;
+				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+				return 0;
+			}
 			if ((rc = dl_subpage_items(xc, &items, &n, &item, ins, ~0u)))
 				return rc;
-			/* Copy the items out: the node is rewritten in place. */
-			size_t tot = 0;
-			for (unsigned i = 0; i < n; i++)
-				tot += items[i].mv_size;
-			unsigned char *cp = malloc(tot + 1);
-			if (!cp) {
-				free(items);
-				return ENOMEM;
-			}
-			for (unsigned i = 0, off = 0; i < n; i++) {
-				memcpy(cp + off, items[i].mv_data, items[i].mv_size);
-				items[i].mv_data = cp + off;
-				off += (unsigned)items[i].mv_size;
-			}
-			rc = dl_dup_store(mc, &k, items, n);
-			free(cp);
-			free(items);
-			if (rc)
+			if ((rc = dl_items_detach(mc->txn, items, n)))
+				return rc;
+			if ((rc = dl_dup_store(mc, &k, items, n)))
 				return rc;
 		} else {
 			MDB_db before = xc->db;
 			MDB_val empty = { 0, NULL };
-			xc->mx.flags &= ~(C_INIT | C_EOF | C_DEL);
-			if ((rc = dl_cursor_put0(&xc->mx, &item, &empty, 0)))
+			int ex;
+			/* The insertion point is in the leaf the search picks (not
+			 * the next leaf an "item >=" lookup may have moved to). */
+			xc->mx.flags &= ~(C_EOF | C_DEL | C_ATEND);
+			if (xc->xmoved) {
+				if ((rc = dl_search(&xc->mx, &item, DL_PS_KEY)))
+					return rc;
+				dl_leaf_search(&xc->mx, &item, &ex);
+			}
+			if ((rc = dl_cursor_insert(&xc->mx, &item, &empty)))
 				return rc;
+			xc->mx.flags |= C_INIT;
 			dl_dup_pages_delta(mc, &before, &xc->db);
 			dl_subdb_writeback(mc, xc);
+			mc->db->md_entries++;
+			txn->dbflags[mc->dbi] |= DB_DIRTY;
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+			return 0;	/* both cursors already sit on the new item */
 		}
 	}
 	mc->db->md_entries++;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	return dl_dup_reposition(mc, xc, &k, &item);
+	/* The node was rewritten; mc is on it (dl_node_replace).  Find the item. */
+	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	return xc->active ? dl_xset(xc, &item, 0) : 0;
+}
+
+/* mdb_put / mdb_del on a DUPSORT DB: a throwaway cursor on the stack. */
+int dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_cursor mc;
+	dl_xcursor xc;
+	xc.active = 0;
+	xc.list = NULL;
+	xc.listcap = 0;
+	dl_cursor_init(&mc, txn, dbi);
+	mc.xcursor = &xc;
+	return dl_dup_put(&mc, key, data, flags);
+}
+
+/*
+ * Fast path of a cursor delete inside a sub-database that keeps other
+ * items: the sub-cursor is already on the item, and changing the
+ * sub-database's pages leaves the main path alone, so no lookup is redone.
+ */
+static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_val kk;
+	int rc;
+	dl_cursors_save(mc);
+	if ((rc = dl_cursor_touch(mc)))
+		return rc;
+	MDB_db before = xc->db;
+	if ((rc = dl_cursor_del0(&xc->mx)))
+		return rc;
+	dl_dup_pages_delta(mc, &before, &xc->db);
+	dl_subdb_writeback(mc, xc);
+	mc->db->md_entries--;
+	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND);
+	MDB_cursor *mx = &xc->mx;
+	mx->flags &= ~C_DEL;
+	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {
+		mc->flags |= C_DEL | C_INIT;	/* on the following duplicate */
+		return 0;
+	}
+	/* That was the key's last item: the following key's first. */
+	rc = dl_cursor_next(mc, &kk, NULL);
+	if (rc == MDB_NOTFOUND) {
+		mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
+		xc->active = 0;
+		mc->flags |= C_DEL | C_INIT;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	if ((rc = dl_xinit(mc, xc)) || (xc->active && (rc = dl_xfirst(xc, 0))))
+		return rc;
+	mc->flags |= C_DEL;
+	return 0;
 }
 
 /*
@@ -972,6 +1089,9 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		/* The cursor's own item: read it before the sub-cursor is reset. */
 		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
 			return rc;
+		if (!xc->subpage && xc->db.md_entries > 1 && !(mc->flags & C_DEL) &&
+		    (xc->mx.flags & C_INIT))
+			return dl_subdb_del_here(mc, xc);
 	}
 	if ((rc = dl_xinit(mc, xc)))
 		return rc;
@@ -1029,25 +1149,11 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		unsigned n;
 		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
 			return rc;
-		size_t tot = 0;
-		for (unsigned i = 0; i < n; i++)
-			tot += items[i].mv_size;
-		unsigned char *cp = malloc(tot + 1);
-		if (!cp) {
-			free(items);
-			return ENOMEM;
-		}
-		for (unsigned i = 0, off = 0; i < n; i++) {
-			memcpy(cp + off, items[i].mv_data, items[i].mv_size);
-			items[i].mv_data = cp + off;
-			off += (unsigned)items[i].mv_size;
-		}
+		if ((rc = dl_items_detach(txn, items, n)))
+			return rc;
 		/* A smaller set always fits inline again; never turn a sub-page
 		 * back into a plain value (format doc §8). */
-		rc = dl_dup_store(mc, &k, items, n);
-		free(cp);
-		free(items);
-		if (rc)
+		if ((rc = dl_dup_store(mc, &k, items, n)))
 			return rc;
 	} else {
 		MDB_db before = xc->db;
@@ -1222,4 +1328,72 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	*values = xc->list;
 	*countp = n;
 	return 0;
+}
+
+/* Rank support: put the duplicate cursor on the idx-th value of the key. */
+int dl_dup_rank(MDB_cursor *mc, uint64_t idx)
+{
+	dl_xcursor *xc = dl_xc_get(mc);
+	int rc;
+	if (!xc)
+		return ENOMEM;
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	if (!xc->active)
+		return idx ? MDB_CORRUPTED : 0;
+	if (xc->subpage) {
+		if (idx >= NUMKEYS(xc->mx.pg[0]))
+			return MDB_CORRUPTED;
+		xc->mx.top = 0;
+		xc->mx.ki[0] = (indx_t)idx;
+		xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+		return 0;
+	}
+	uint64_t left;
+	if ((rc = dl_rank_descend(&xc->mx, idx, &left)))
+		return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+	if (left)
+		return MDB_CORRUPTED;	/* items in a sub-DB leaf count 1 each */
+	xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+	return 0;
+}
+
+uint64_t dl_bcount(MDB_page *mp, unsigned i);
+
+/* Rank support: index of the duplicate cursor's value within its key. */
+int dl_dup_index(MDB_cursor *mc, uint64_t *idx)
+{
+	dl_xcursor *xc = mc->xcursor;
+	*idx = 0;
+	if (!xc || !xc->active)
+		return 0;
+	MDB_cursor *mx = &xc->mx;
+	uint64_t sum = 0;
+	for (int l = 0; l < mx->top; l++) {
+		if (!IS_COUNTED(mx->pg[l]))
+			return MDB_INCOMPATIBLE;
+		for (unsigned i = 0; i < mx->ki[l]; i++)
+			sum += dl_bcount(mx->pg[l], i);
+	}
+	*idx = sum + mx->ki[mx->top];
+	return 0;
+}
+
+/* mdb_del on a DUPSORT DB: one pair (data) or the whole key (data NULL). */
+int dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+	MDB_cursor mc;
+	dl_xcursor xc;
+	int rc, exact;
+	xc.active = 0;
+	xc.list = NULL;
+	xc.listcap = 0;
+	dl_cursor_init(&mc, txn, dbi);
+	mc.xcursor = &xc;
+	if ((rc = dl_search(&mc, key, DL_PS_KEY)))
+		return rc;
+	if (!dl_leaf_search(&mc, key, &exact) || !exact)
+		return MDB_NOTFOUND;
+	mc.flags |= C_INIT;
+	return dl_dup_del(&mc, data, data == NULL);
 }

@@ -294,6 +294,7 @@ void mdb_env_close(MDB_env *env)
 		dl_idl_free(&t->loose);
 		free(t->dirty.tab);
 		free(t->dirty.ents);
+		free(t->scratch);
 		free(t);
 	}
 	if (env->dbxs) {

@@ -308,6 +308,7 @@ typedef struct dl_dbx {
 #define DB_USRVALID	0x10	/* not FREE_DBI */
 #define DB_DELETED	0x20	/* dropped with del=1 in this txn */
 #define DB_INCOMPAT	0x40	/* record flags we cannot handle */
+#define DB_CNTSTALE	0x80	/* counted DB changed: branch counts need fixing */
 
 /* ------------------------------------------------------------------------- */
 /* Environment                                                               */
@@ -391,6 +392,8 @@ struct MDB_txn {
 	txnid_t	oldest;		/* oldest snapshot still in use */
 	txnid_t	fl_last;	/* largest FREE_DBI key consumed, 0 = none */
 	int	fl_done;	/* no more reusable records */
+	unsigned char *scratch;	/* reusable work memory (duplicate rewrites) */
+	size_t	scratchsz;
 };
 
 /* ------------------------------------------------------------------------- */
@@ -490,6 +493,7 @@ int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 int  dl_cursor_del0(MDB_cursor *mc);
 int  dl_drop_tree(MDB_cursor *mc);
 int  dl_cursor_touch(MDB_cursor *mc);
+int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 
 /* Page header sanity before trusting lower/upper. */
@@ -560,8 +564,14 @@ int  dl_dup_count(MDB_cursor *mc, mdb_size_t *countp);
 int  dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data);
 int  dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all);
+int  dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags);
+int  dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 void dl_dup_save(MDB_cursor *mc);
 void dl_dup_free(void *xcursor);
+int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
+int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
+int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);
+int  dl_count_fix(MDB_txn *txn, MDB_dbi dbi);
 int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_dup_restore(MDB_cursor *mc);
 
@@ -573,6 +583,7 @@ void dl_dbi_txn_end(MDB_txn *txn, int committed);
 
 /* txn.c */
 int  dl_txn_bad(MDB_txn *txn);
+void *dl_txn_scratch(MDB_txn *txn, size_t size);
 
 /* Whether the txn has been interrupted: sets the error state. */
 static inline int dl_check_intr(MDB_txn *txn)

@@ -33,6 +33,7 @@ static void dl_txn_release(MDB_txn *txn)
 	dl_idl_free(&txn->pool);
 	dl_idl_free(&txn->loose);
 	dl_idl_free(&txn->ploose);
+	free(txn->scratch);
 	free(txn->dirty.tab);
 	free(txn->dirty.ents);
 	free(txn);
@@ -321,6 +322,22 @@ mdb_size_t mdb_txn_id(MDB_txn *txn)
 	return txn ? (mdb_size_t)txn->txnid : 0;
 }
 
+/* Work memory owned by the write txn, kept across txns (one writer). */
+void *dl_txn_scratch(MDB_txn *txn, size_t size)
+{
+	if (size > txn->scratchsz) {
+		size_t n = txn->scratchsz ? txn->scratchsz : 16384;
+		while (n < size)
+			n *= 2;
+		unsigned char *p = realloc(txn->scratch, n);
+		if (!p)
+			return NULL;
+		txn->scratch = p;
+		txn->scratchsz = n;
+	}
+	return txn->scratch;
+}
+
 int dl_txn_bad(MDB_txn *txn)
 {
 	return !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED));
@@ -476,6 +493,10 @@ int mdb_txn_commit(MDB_txn *txn)
 	}
 	if ((rc = dl_dbs_flush(txn)))
 		goto fail;
+	/* Counts last: storing DB records may itself change a counted main DB. */
+	for (unsigned i = DL_MAIN_DBI; i < txn->numdbs && i < env->maxdbs; i++)
+		if ((txn->dbflags[i] & DB_CNTSTALE) && (rc = dl_count_fix(txn, i)))
+			goto fail;
 	if ((rc = dl_fl_save(txn)))
 		goto fail;
 	if ((rc = dl_flush_dirty(txn)))

@@ -196,11 +196,13 @@ static T_UNUSED int t_write_file(const char *path, const void *bytes, size_t len
  * SKIP note when the fixture directory is not available. */
 static T_UNUSED const char *t_fixture(const char *name)
 {
-	static char buf[1024];
+	static char ring[8][1024];	/* a few results may be used at once */
+	static int next;
+	char *buf = ring[next++ & 7];
 	const char *dir = getenv("DLMDB_FIXTURES");
 	if (!dir || !*dir)
 		dir = "/work/shared/fixtures";
-	snprintf(buf, sizeof buf, "%s/%s", dir, name);
+	snprintf(buf, sizeof ring[0], "%s/%s", dir, name);
 	if (access(buf, R_OK) != 0) {
 		fprintf(stderr, "  SKIP: fixture %s not found\n", buf);
 		return NULL;

@@ -105,7 +105,8 @@ static void run(unsigned flags, unsigned reopen_flags)
 	REQUIRE(env);
 	int ver[NK] = { 0 }, prev[NK] = { 0 };
 	static unsigned char buf[12000];
-	uint64_t s = 2024;
+	const char *se = getenv("DLMDB_SEED"); /* for soak runs */
+	uint64_t s = se && strtoull(se, NULL, 0) ? strtoull(se, NULL, 0) : 2024;
 	for (int t = 1; t <= 80 && t_failures == 0; t++) {
 		MDB_txn *txn;
 		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));

@@ -339,6 +339,56 @@ static void test_no_misread_stock_dupsort(void)
 {
 	no_misread("dupsort.stock.mdb", 0, "dupsort.dump.txt");
 }
+
+/* Strict: every database of the feature fixtures read exactly. */
+static void exact(const char *mdb, unsigned flags, const char *dump, int ndbs)
+{
+	char d[1024];
+	const char *dp = t_fixture(dump);
+	if (!dp || !t_fixture(mdb))
+		return;
+	snprintf(d, sizeof d, "%s", dp);
+	MDB_env *env = open_fixture(mdb, flags);
+	if (!env)
+		return;
+	int n = compare_dump_path(env, d, NULL, NULL);
+	if (n != ndbs)
+		T_FAIL("%s: %d of %d databases compared", mdb, n, ndbs);
+	mdb_env_close(env);
+	char lock[600];
+	snprintf(lock, sizeof lock, "%s-lock",
+		 t_path(strrchr(mdb, '/') ? strrchr(mdb, '/') + 1 : mdb));
+	unlink(lock);
+}
+
+static void test_dupsort_counted_fixtures_exact(void)
+{
+	exact("dupsort.mdb", MDB_FORMAT_DLMDB_V1, "dupsort.dump.txt", 4);
+	exact("v2/dupsort.mdb", 0, "v2/dupsort.dump.txt", 4);
+	exact("dupsort.stock.mdb", 0, "dupsort.dump.txt", 4);
+	exact("counted.mdb", MDB_FORMAT_DLMDB_V1, "counted.dump.txt", 4);
+	exact("v2/counted.mdb", 0, "v2/counted.dump.txt", 4);
+	exact("stock.mdb", 0, "stock.dump.txt", 3);
+}
+
+static void test_prefix_fixtures_exact(void)
+{
+	exact("prefix.mdb", MDB_FORMAT_DLMDB_V1, "prefix.dump.txt", 4);
+	const char *gz = t_fixture("v2/prefix.dump.txt.gz");
+	if (!gz)
+		return;
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "gzip -dc %s > %s", gz, t_path("prefix-v2.dump.txt"));
+	if (system(cmd) != 0) {
+		T_FAIL("gunzip %s", gz);
+		return;
+	}
+	MDB_env *env = open_fixture("v2/prefix.mdb", 0);
+	if (!env)
+		return;
+	CHECK_EQ(compare_dump_path(env, t_path("prefix-v2.dump.txt"), NULL, NULL), 4);
+	mdb_env_close(env);
+}
 #endif
 
 int main(void)
@@ -355,6 +405,8 @@ int main(void)
 	RUN(test_no_misread_v1_features);
 	RUN(test_no_misread_v2_features);
 	RUN(test_no_misread_stock_dupsort);
+	RUN(test_dupsort_counted_fixtures_exact);
+	XRUN(test_prefix_fixtures_exact); /* prefix compression: later issue */
 #endif
 	T_DONE();
 }

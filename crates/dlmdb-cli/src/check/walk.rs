@@ -1,0 +1,661 @@
+//! The tree walk: visits every page of one B+tree from its record, checks
+//! headers, node bounds, key order, counts and overflow runs, and marks
+//! each page in the shared page map.
+
+use super::page::*;
+use super::{Checker, Interrupted};
+use crate::util::Order;
+use std::cmp::Ordering;
+
+/// How to read one tree.
+#[derive(Debug, Clone)]
+pub struct TreeKind {
+    /// Display name for reports.
+    pub label: String,
+    /// Owner id in the page map.
+    pub owner: u16,
+    /// Order of the keys of this tree.
+    pub order: Order,
+    /// Database flags of the owning database (decide DUPSORT handling).
+    pub db_flags: u16,
+    /// A duplicate tree (keys are values of one key; data parts empty).
+    pub dup_tree: bool,
+    /// Leaves are prefix-compressed.
+    pub prefix: bool,
+    /// Branch pages must carry P_COUNTED.
+    pub counted: bool,
+    /// LEAF2 item size for DUPFIXED duplicate trees.
+    pub leaf2: Option<usize>,
+    /// The main database: F_SUBDATA nodes are named databases.
+    pub is_main: bool,
+    /// The free-page database: values are page lists.
+    pub is_free: bool,
+}
+
+/// What a walk found, to compare with the tree's record.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Tally {
+    pub depth: u16,
+    pub branch_pages: u64,
+    pub leaf_pages: u64,
+    pub overflow_pages: u64,
+    pub entries: u64,
+    /// Pages of duplicate sub-trees below this tree.
+    pub dup_tree_pages: u64,
+    /// Branch and leaf pages among `dup_tree_pages` (data version 2 records
+    /// include them in the owner's counters).
+    #[serde(skip)]
+    pub dup_tree_branch: u64,
+    #[serde(skip)]
+    pub dup_tree_leaf: u64,
+}
+
+/// A named database record found in the main tree.
+pub struct NamedDb {
+    pub name: Vec<u8>,
+    pub record: DbRecord,
+    pub pgno: u64,
+}
+
+/// A free-list record: (txnid, pages, leaf page it was found on).
+pub struct FreeRec {
+    pub txnid: u64,
+    pub pages: Vec<u64>,
+    pub pgno: u64,
+}
+
+pub struct TreeOut {
+    pub tally: Tally,
+    pub named: Vec<NamedDb>,
+    pub free: Vec<FreeRec>,
+}
+
+struct Ctx<'k> {
+    kind: &'k TreeKind,
+    depth: u16,
+    last_key: Option<Vec<u8>>,
+    out: TreeOut,
+}
+
+impl Checker {
+    /// Walk the tree described by `rec`. Problems go to `self.problems`.
+    pub fn walk_tree(&mut self, kind: &TreeKind, rec: &DbRecord) -> Result<TreeOut, Interrupted> {
+        let mut cx = Ctx {
+            kind,
+            depth: rec.depth,
+            last_key: None,
+            out: TreeOut {
+                tally: Tally::default(),
+                named: Vec::new(),
+                free: Vec::new(),
+            },
+        };
+        if rec.root == P_INVALID || rec.depth == 0 {
+            if rec.root != P_INVALID || rec.depth != 0 || rec.entries != 0 || rec.leaf_pages != 0 {
+                self.problem(None, &kind.label, format!(
+                    "inconsistent empty-tree record: root {}, depth {}, entries {}, leaf pages {}",
+                    fmt_pg(rec.root), rec.depth, rec.entries, rec.leaf_pages
+                ));
+            }
+            return Ok(cx.out);
+        }
+        if rec.depth > 32 {
+            self.problem(None, &kind.label, format!("implausible tree depth {}", rec.depth));
+            return Ok(cx.out);
+        }
+        let n = self.visit(&mut cx, rec.root, 1, None, None, None)?;
+        cx.out.tally.depth = rec.depth;
+        let t = cx.out.tally;
+        let label = &kind.label;
+        let mismatch = |what: &str, rec_v: u64, seen: u64| {
+            (rec_v != seen).then(|| format!("record says {rec_v} {what}, the walk found {seen}"))
+        };
+        // Data version 2 (newest DLMDB) counts the pages of duplicate
+        // sub-trees in the owner's record; stock and version 1 do not.
+        let with_dups = self.version == 2
+            && (t.dup_tree_branch | t.dup_tree_leaf) != 0
+            && rec.branch_pages == t.branch_pages + t.dup_tree_branch
+            && rec.leaf_pages == t.leaf_pages + t.dup_tree_leaf;
+        let (wb, wl) = if with_dups {
+            (t.branch_pages + t.dup_tree_branch, t.leaf_pages + t.dup_tree_leaf)
+        } else {
+            (t.branch_pages, t.leaf_pages)
+        };
+        for m in [
+            mismatch("branch pages", rec.branch_pages, wb),
+            mismatch("leaf pages", rec.leaf_pages, wl),
+            mismatch("overflow pages", rec.overflow_pages, t.overflow_pages),
+            mismatch("entries", rec.entries, t.entries),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.problem(Some(rec.root), label, m);
+        }
+        if let Some(n) = n {
+            if n != t.entries {
+                self.problem(Some(rec.root), label, format!("entry total {n} differs from walked entries {}", t.entries));
+            }
+        }
+        Ok(cx.out)
+    }
+
+    /// Visit page `pgno` at `level` (1 = root); keys must lie in
+    /// `[lo, hi)`. Returns the number of entries below (None if unreadable).
+    fn visit(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        pgno: u64,
+        level: u16,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+        parent: Option<u64>,
+    ) -> Result<Option<u64>, Interrupted> {
+        self.tick()?;
+        let label = cx.kind.label.clone();
+        let from = parent.map_or(String::new(), |p| format!(" (referenced from page {p})"));
+        if !self.claim(pgno, cx.kind.owner, &label, &from) {
+            return Ok(None);
+        }
+        let page = match self.file.page(pgno) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                self.problem(Some(pgno), &label, format!("page is beyond the end of the file{from}"));
+                return Ok(None);
+            }
+            Err(e) => {
+                self.problem(Some(pgno), &label, format!("read error: {e}"));
+                return Ok(None);
+            }
+        };
+        let hdr_pgno = u64_at(&page, 0).unwrap_or(0);
+        let flags = u16_at(&page, 10).unwrap_or(0);
+        if hdr_pgno != pgno {
+            self.problem(Some(pgno), &label, format!("header page number is {hdr_pgno}{from}"));
+            return Ok(None);
+        }
+        let is_branch = flags & P_BRANCH != 0;
+        let is_leaf = flags & P_LEAF != 0;
+        if is_branch == is_leaf || flags & (P_OVERFLOW | P_META | P_SUBP) != 0 {
+            self.problem(Some(pgno), &label, format!("page flags {flags:#06x} are not a branch or leaf page{from}"));
+            return Ok(None);
+        }
+        if flags & (P_DIRTY | 0x4000 | 0x8000) != 0 {
+            self.problem(Some(pgno), &label, format!("in-memory flag bits set on disk ({flags:#06x})"));
+        }
+        if is_branch && level >= cx.depth {
+            self.problem(Some(pgno), &label, format!("branch page at level {level} but the tree depth is {}", cx.depth));
+            return Ok(None);
+        }
+        if is_leaf && level != cx.depth {
+            self.problem(Some(pgno), &label, format!("leaf page at level {level} but the tree depth is {}", cx.depth));
+        }
+        if is_branch {
+            cx.out.tally.branch_pages += 1;
+            self.branch(cx, &page, pgno, flags, level, lo, hi)
+        } else {
+            cx.out.tally.leaf_pages += 1;
+            self.leaf(cx, &page, pgno, flags, lo, hi)
+        }
+    }
+
+    /// Check `lower`/`upper` and the pointer array of a node page of size
+    /// `size`; return the node offsets (in key order).
+    fn node_offsets(&mut self, page: &[u8], pgno: u64, label: &str, what: &str) -> Option<Vec<usize>> {
+        let size = page.len();
+        let lower = u16_at(page, 12)? as usize;
+        let upper = u16_at(page, 14)? as usize;
+        if lower < 16 || lower % 2 != 0 || lower > upper || upper > size {
+            self.problem(Some(pgno), label, format!("{what}: bad lower/upper {lower}/{upper} for size {size}"));
+            return None;
+        }
+        let n = (lower - 16) / 2;
+        let mut offs = Vec::with_capacity(n);
+        for i in 0..n {
+            let o = u16_at(page, 16 + 2 * i)? as usize;
+            if o < upper || o % 2 != 0 || o + 8 > size {
+                self.problem(Some(pgno), label, format!("{what}: node {i} offset {o} outside {upper}..{size}"));
+                return None;
+            }
+            offs.push(o);
+        }
+        Some(offs)
+    }
+
+    /// Node extents must not overlap.
+    fn check_overlap(&mut self, mut ext: Vec<(usize, usize, usize)>, pgno: u64, label: &str, what: &str) -> bool {
+        ext.sort_unstable();
+        for w in ext.windows(2) {
+            if w[0].1 > w[1].0 {
+                self.problem(Some(pgno), label, format!("{what}: nodes {} and {} overlap", w[0].2, w[1].2));
+                return false;
+            }
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn branch(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        page: &[u8],
+        pgno: u64,
+        flags: u16,
+        level: u16,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Result<Option<u64>, Interrupted> {
+        let label = cx.kind.label.clone();
+        let Some(offs) = self.node_offsets(page, pgno, &label, "branch page") else {
+            return Ok(None);
+        };
+        if offs.is_empty() {
+            self.problem(Some(pgno), &label, "branch page without nodes".into());
+            return Ok(None);
+        }
+        let counted_page = flags & P_COUNTED != 0;
+        if counted_page != cx.kind.counted {
+            self.problem(Some(pgno), &label, if cx.kind.counted {
+                "branch page of a counted tree lacks P_COUNTED".into()
+            } else {
+                "P_COUNTED branch page in a tree that is not counted".into()
+            });
+        }
+        let kstart = if counted_page { 16 } else { 8 };
+        // (child, count, key)
+        let mut nodes: Vec<(u64, Option<u64>, Vec<u8>)> = Vec::with_capacity(offs.len());
+        let mut ext = Vec::with_capacity(offs.len());
+        for (i, &o) in offs.iter().enumerate() {
+            let ks = u16_at(page, o + 6).unwrap_or(0) as usize;
+            let end = o + kstart + ks;
+            if end > page.len() {
+                self.problem(Some(pgno), &label, format!("branch node {i} (key {ks} bytes) runs past the page end"));
+                return Ok(None);
+            }
+            ext.push((o, o + ((kstart + ks + 1) & !1), i));
+            let child = u16_at(page, o).unwrap() as u64
+                | (u16_at(page, o + 2).unwrap() as u64) << 16
+                | (u16_at(page, o + 4).unwrap() as u64) << 32;
+            let count = counted_page.then(|| u64_at(page, o + 8).unwrap());
+            nodes.push((child, count, page[o + kstart..end].to_vec()));
+        }
+        if !self.check_overlap(ext, pgno, &label, "branch page") {
+            return Ok(None);
+        }
+        let order = cx.kind.order;
+        for i in 1..nodes.len() {
+            let k = &nodes[i].2;
+            if i >= 2 && order.cmp(&nodes[i - 1].2, k) != Ordering::Less {
+                self.problem(Some(pgno), &label, format!("branch separators {} and {} out of order", i - 1, i));
+            }
+            if lo.is_some_and(|l| order.cmp(k, l) == Ordering::Less) || hi.is_some_and(|h| order.cmp(k, h) != Ordering::Less) {
+                self.problem(Some(pgno), &label, format!("branch separator {i} lies outside the parent's key range"));
+            }
+        }
+        let mut total = Some(0u64);
+        for i in 0..nodes.len() {
+            let clo = if i == 0 { lo.map(<[u8]>::to_vec) } else { Some(nodes[i].2.clone()) };
+            let chi = if i + 1 < nodes.len() { Some(nodes[i + 1].2.clone()) } else { hi.map(<[u8]>::to_vec) };
+            let child = nodes[i].0;
+            let below = self.visit(cx, child, level + 1, clo.as_deref(), chi.as_deref(), Some(pgno))?;
+            if let (Some(c), Some(b)) = (nodes[i].1, below) {
+                if c != b {
+                    self.problem(Some(pgno), &label, format!("counted branch node {i} (child {child}) says {c} entries, the subtree holds {b}"));
+                }
+            }
+            total = match (total, below) {
+                (Some(t), Some(b)) => Some(t + b),
+                _ => None,
+            };
+        }
+        Ok(total)
+    }
+
+    fn leaf(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        page: &[u8],
+        pgno: u64,
+        flags: u16,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Result<Option<u64>, Interrupted> {
+        let label = cx.kind.label.clone();
+        if flags & P_LEAF2 != 0 {
+            return Ok(self.leaf2_page(cx, page, pgno, lo, hi, &label));
+        }
+        if cx.kind.leaf2.is_some() {
+            self.problem(Some(pgno), &label, "ordinary leaf page in a DUPFIXED duplicate tree".into());
+        }
+        let Some(offs) = self.node_offsets(page, pgno, &label, "leaf page") else {
+            return Ok(None);
+        };
+        if offs.is_empty() {
+            self.problem(Some(pgno), &label, "empty leaf page".into());
+        }
+        let padded = self.padded;
+        let mut ext = Vec::with_capacity(offs.len());
+        let mut total = 0u64;
+        let mut trunk: Vec<u8> = Vec::new();
+        for (i, &o) in offs.iter().enumerate() {
+            let dsize = u16_at(page, o).unwrap() as u64 | (u16_at(page, o + 2).unwrap() as u64) << 16;
+            let nflags = u16_at(page, o + 4).unwrap();
+            let ks = u16_at(page, o + 6).unwrap() as usize;
+            let kpad = if padded { (ks + 1) & !1 } else { ks };
+            let dstart = o + 8 + kpad;
+            let dlen = if nflags & F_BIGDATA != 0 { 8 } else { dsize as usize };
+            let end = dstart.saturating_add(dlen);
+            if o + 8 + ks > page.len() || end > page.len() {
+                self.problem(Some(pgno), &label, format!("leaf node {i} (key {ks}, data {dsize} bytes, flags {nflags:#x}) runs past the page end"));
+                return Ok(None);
+            }
+            ext.push((o, (end + 1) & !1, i));
+            let raw_key = &page[o + 8..o + 8 + ks];
+            let key = if cx.kind.prefix && i > 0 {
+                match decode_prefixed(&trunk, raw_key) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        self.problem(Some(pgno), &label, format!("leaf node {i}: {e}"));
+                        return Ok(None);
+                    }
+                }
+            } else {
+                raw_key.to_vec()
+            };
+            if i == 0 {
+                trunk = key.clone();
+            }
+            self.key_in_order(cx, &key, lo, hi, pgno, &format!("leaf node {i}"));
+            let data = &page[dstart..end];
+            total += self.leaf_node(cx, pgno, i, nflags, dsize, &key, data)?;
+        }
+        self.check_overlap(ext, pgno, &label, "leaf page");
+        cx.out.tally.entries += total;
+        Ok(Some(total))
+    }
+
+    /// Keys strictly ascending across the whole tree and inside `[lo, hi)`.
+    fn key_in_order(&mut self, cx: &mut Ctx<'_>, key: &[u8], lo: Option<&[u8]>, hi: Option<&[u8]>, pgno: u64, what: &str) {
+        let order = cx.kind.order;
+        let label = &cx.kind.label;
+        if !order.size_ok(key) {
+            self.problem(Some(pgno), label, format!("{what}: {}-byte key in an integer-keyed tree", key.len()));
+        }
+        if let Some(prev) = &cx.last_key {
+            if order.cmp(prev, key) != Ordering::Less {
+                self.problem(Some(pgno), label, format!("{what}: key {} not greater than the previous key {}", short(key), short(prev)));
+            }
+        }
+        if lo.is_some_and(|l| order.cmp(key, l) == Ordering::Less) || hi.is_some_and(|h| order.cmp(key, h) != Ordering::Less) {
+            self.problem(Some(pgno), label, format!("{what}: key {} lies outside the range its parent separators allow", short(key)));
+        }
+        cx.last_key = Some(key.to_vec());
+    }
+
+    /// Check one leaf node's data; return its entry contribution.
+    #[allow(clippy::too_many_arguments)]
+    fn leaf_node(&mut self, cx: &mut Ctx<'_>, pgno: u64, i: usize, nflags: u16, dsize: u64, key: &[u8], data: &[u8]) -> Result<u64, Interrupted> {
+        let kind = cx.kind;
+        let label = &kind.label;
+        let dupsort = kind.db_flags & 0x04 != 0 && !kind.dup_tree;
+        if kind.dup_tree && (nflags != 0 || dsize != 0) {
+            self.problem(Some(pgno), label, format!("duplicate-tree node {i} has flags {nflags:#x} / data {dsize} bytes (expected none)"));
+            return Ok(1);
+        }
+        match nflags {
+            0 => {
+                if dupsort && dsize > 511 {
+                    self.problem(Some(pgno), label, format!("node {i}: duplicate value of {dsize} bytes exceeds 511"));
+                }
+                if kind.is_free {
+                    self.free_record(cx, pgno, key, data.to_vec());
+                }
+                Ok(1)
+            }
+            F_BIGDATA => {
+                let first = u64_at(data, 0).unwrap_or(0);
+                if dupsort {
+                    self.problem(Some(pgno), label, format!("node {i}: overflow value in a DUPSORT database"));
+                }
+                let value = self.overflow(cx, pgno, i, first, dsize, kind.is_free)?;
+                if let Some(v) = value {
+                    self.free_record(cx, pgno, key, v);
+                }
+                Ok(1)
+            }
+            F_SUBDATA => {
+                if !kind.is_main {
+                    self.problem(Some(pgno), label, format!("node {i}: named-database record outside the main database"));
+                    return Ok(1);
+                }
+                match DbRecord::parse(data).filter(|_| dsize == 48) {
+                    Some(r) => cx.out.named.push(NamedDb { name: key.to_vec(), record: r, pgno }),
+                    None => self.problem(Some(pgno), label, format!("node {i}: named-database record of {dsize} bytes (expected 48)")),
+                }
+                Ok(1)
+            }
+            F_DUPDATA => {
+                if !dupsort {
+                    self.problem(Some(pgno), label, format!("node {i}: duplicate sub-page in a database without DUPSORT"));
+                    return Ok(1);
+                }
+                Ok(self.sub_page(cx, pgno, i, data))
+            }
+            x if x == F_DUPDATA | F_SUBDATA => {
+                if !dupsort {
+                    self.problem(Some(pgno), label, format!("node {i}: duplicate sub-database in a database without DUPSORT"));
+                    return Ok(1);
+                }
+                let Some(rec) = DbRecord::parse(data).filter(|_| dsize == 48) else {
+                    self.problem(Some(pgno), label, format!("node {i}: sub-database record of {dsize} bytes (expected 48)"));
+                    return Ok(1);
+                };
+                let dup_flags = kind.db_flags;
+                let sub = TreeKind {
+                    label: format!("{label} (duplicates of key {})", short(key)),
+                    owner: kind.owner,
+                    order: Order::for_dups(dup_flags as u32),
+                    db_flags: dup_flags,
+                    dup_tree: true,
+                    prefix: kind.prefix && dup_flags & 0x10 == 0,
+                    counted: kind.counted,
+                    leaf2: (dup_flags & 0x10 != 0).then_some(rec.pad as usize),
+                    is_main: false,
+                    is_free: false,
+                };
+                let out = self.walk_tree(&sub, &rec)?;
+                let t = out.tally;
+                cx.out.tally.dup_tree_pages += t.branch_pages + t.leaf_pages + t.overflow_pages;
+                cx.out.tally.dup_tree_branch += t.branch_pages;
+                cx.out.tally.dup_tree_leaf += t.leaf_pages;
+                if rec.entries == 0 {
+                    self.problem(Some(pgno), label, format!("node {i}: empty duplicate sub-database"));
+                }
+                Ok(rec.entries)
+            }
+            _ => {
+                self.problem(Some(pgno), label, format!("node {i}: invalid node flags {nflags:#x}"));
+                Ok(1)
+            }
+        }
+    }
+
+    /// An inline duplicate sub-page; returns its item count.
+    fn sub_page(&mut self, cx: &mut Ctx<'_>, pgno: u64, i: usize, data: &[u8]) -> u64 {
+        let label = cx.kind.label.clone();
+        let what = format!("sub-page of node {i}");
+        if data.len() < 16 {
+            self.problem(Some(pgno), &label, format!("{what}: only {} bytes", data.len()));
+            return 1;
+        }
+        let flags = u16_at(data, 10).unwrap();
+        if flags & (P_LEAF | P_SUBP) != (P_LEAF | P_SUBP) || flags & (P_BRANCH | P_OVERFLOW | P_META) != 0 {
+            self.problem(Some(pgno), &label, format!("{what}: flags {flags:#06x} (expected P_LEAF|P_SUBP)"));
+            return 1;
+        }
+        let order = Order::for_dups(cx.kind.db_flags as u32);
+        let mut items: Vec<Vec<u8>> = Vec::new();
+        if flags & P_LEAF2 != 0 {
+            let k = u16_at(data, 8).unwrap() as usize;
+            let lower = u16_at(data, 12).unwrap() as usize;
+            let n = lower.saturating_sub(16) / 2;
+            if k == 0 || lower < 16 || 16 + n * k > data.len() {
+                self.problem(Some(pgno), &label, format!("{what}: fixed items ({n} of {k} bytes) do not fit in {} bytes", data.len()));
+                return n.max(1) as u64;
+            }
+            for j in 0..n {
+                items.push(data[16 + j * k..16 + (j + 1) * k].to_vec());
+            }
+        } else {
+            let Some(offs) = self.node_offsets(data, pgno, &label, &what) else {
+                return 1;
+            };
+            let prefix = cx.kind.prefix;
+            let mut trunk = Vec::new();
+            let mut ext = Vec::new();
+            for (j, &o) in offs.iter().enumerate() {
+                let ks = u16_at(data, o + 6).unwrap() as usize;
+                let dsz = u16_at(data, o).unwrap() as usize | (u16_at(data, o + 2).unwrap() as usize) << 16;
+                let nfl = u16_at(data, o + 4).unwrap();
+                if o + 8 + ks > data.len() || dsz != 0 || nfl != 0 {
+                    self.problem(Some(pgno), &label, format!("{what}: item {j} malformed (key {ks} bytes, data {dsz}, flags {nfl:#x})"));
+                    return offs.len() as u64;
+                }
+                ext.push((o, o + ((8 + ks + 1) & !1), j));
+                let raw = &data[o + 8..o + 8 + ks];
+                let item = if prefix && j > 0 {
+                    match decode_prefixed(&trunk, raw) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            self.problem(Some(pgno), &label, format!("{what}: item {j}: {e}"));
+                            return offs.len() as u64;
+                        }
+                    }
+                } else {
+                    raw.to_vec()
+                };
+                if j == 0 {
+                    trunk = item.clone();
+                }
+                items.push(item);
+            }
+            self.check_overlap(ext, pgno, &label, &what);
+        }
+        if items.is_empty() {
+            self.problem(Some(pgno), &label, format!("{what}: no items"));
+        }
+        for j in 1..items.len() {
+            if order.cmp(&items[j - 1], &items[j]) != Ordering::Less {
+                self.problem(Some(pgno), &label, format!("{what}: items {} and {j} out of order", j - 1));
+                break;
+            }
+        }
+        items.len() as u64
+    }
+
+    /// A LEAF2 page of a DUPFIXED duplicate tree.
+    fn leaf2_page(&mut self, cx: &mut Ctx<'_>, page: &[u8], pgno: u64, lo: Option<&[u8]>, hi: Option<&[u8]>, label: &str) -> Option<u64> {
+        let Some(k) = cx.kind.leaf2 else {
+            self.problem(Some(pgno), label, "LEAF2 page outside a DUPFIXED duplicate tree".into());
+            return None;
+        };
+        let lower = u16_at(page, 12).unwrap() as usize;
+        let n = lower.saturating_sub(16) / 2;
+        if k == 0 || lower < 16 || 16 + n * k > page.len() {
+            self.problem(Some(pgno), label, format!("LEAF2 page: {n} items of {k} bytes do not fit"));
+            return None;
+        }
+        for j in 0..n {
+            let item = page[16 + j * k..16 + (j + 1) * k].to_vec();
+            self.key_in_order(cx, &item, lo, hi, pgno, &format!("LEAF2 item {j}"));
+        }
+        cx.out.tally.entries += n as u64;
+        Some(n as u64)
+    }
+
+    /// Claim an overflow run; with `want_value`, return the value bytes
+    /// (for free-list records, bounded by the run).
+    fn overflow(&mut self, cx: &mut Ctx<'_>, pgno: u64, i: usize, first: u64, dsize: u64, want_value: bool) -> Result<Option<Vec<u8>>, Interrupted> {
+        let label = cx.kind.label.clone();
+        let what = format!("node {i}: overflow run at page {first}");
+        if first < 2 || first > self.last_pg {
+            self.problem(Some(pgno), &label, format!("{what}: page number outside 2..={}", self.last_pg));
+            return Ok(None);
+        }
+        let head = match self.file.page(first) {
+            Ok(Some(p)) => p,
+            _ => {
+                self.problem(Some(pgno), &label, format!("{what}: page beyond the end of the file"));
+                return Ok(None);
+            }
+        };
+        let flags = u16_at(&head, 10).unwrap();
+        let hp = u64_at(&head, 0).unwrap();
+        if flags & P_OVERFLOW == 0 || hp != first {
+            self.problem(Some(first), &label, format!("{what}: not an overflow page (flags {flags:#06x}, header page number {hp}) (from page {pgno})"));
+            self.claim(first, cx.kind.owner, &label, "");
+            return Ok(None);
+        }
+        let n = u32_at(&head, 12).unwrap() as u64;
+        let psize = self.file.psize as u64;
+        let need = (16 + dsize).div_ceil(psize);
+        if n < need || n == 0 {
+            self.problem(Some(first), &label, format!("{what}: run of {n} pages cannot hold {dsize} bytes (needs {need})"));
+        }
+        let n = n.max(1);
+        if first + n - 1 > self.last_pg || first.saturating_add(n) > self.file.pages() {
+            self.problem(Some(first), &label, format!("{what}: run of {n} pages goes past the last page / end of file"));
+            return Ok(None);
+        }
+        for p in first..first + n {
+            self.tick()?;
+            self.claim(p, cx.kind.owner, &label, &format!(" (overflow run from page {pgno})"));
+        }
+        cx.out.tally.overflow_pages += n;
+        if want_value && n >= need {
+            return Ok(self.file.read_at(first * psize + 16, dsize as usize).ok().flatten());
+        }
+        Ok(None)
+    }
+
+    /// Decode one FREE_DBI record (key txnid, value `[n, p1 > p2 > ...]`).
+    fn free_record(&mut self, cx: &mut Ctx<'_>, pgno: u64, key: &[u8], v: Vec<u8>) {
+        let label = cx.kind.label.clone();
+        if key.len() != 8 {
+            self.problem(Some(pgno), &label, format!("free-list key of {} bytes (expected an 8-byte txnid)", key.len()));
+            return;
+        }
+        let txnid = u64::from_le_bytes(key.try_into().unwrap());
+        let Some(n) = u64_at(&v, 0) else {
+            self.problem(Some(pgno), &label, format!("free-list record of txn {txnid}: shorter than 8 bytes"));
+            return;
+        };
+        if n.checked_add(1).and_then(|x| x.checked_mul(8)).is_none_or(|need| need > v.len() as u64) {
+            self.problem(Some(pgno), &label, format!("free-list record of txn {txnid}: count {n} but only {} bytes", v.len()));
+            return;
+        }
+        let pages: Vec<u64> = (0..n as usize).map(|j| u64_at(&v, 8 + 8 * j).unwrap()).collect();
+        if pages.windows(2).any(|w| w[0] <= w[1]) {
+            self.problem(Some(pgno), &label, format!("free-list record of txn {txnid}: page numbers not strictly descending"));
+        }
+        cx.out.free.push(FreeRec { txnid, pages, pgno });
+    }
+}
+
+/// Short printable form of a key for messages.
+pub fn short(k: &[u8]) -> String {
+    let s = crate::util::printable(&k[..k.len().min(48)]);
+    if k.len() > 48 {
+        format!("\"{s}\"...")
+    } else {
+        format!("\"{s}\"")
+    }
+}
+
+pub fn fmt_pg(p: u64) -> String {
+    if p == P_INVALID {
+        "P_INVALID".into()
+    } else {
+        p.to_string()
+    }
+}

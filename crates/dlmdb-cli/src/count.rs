@@ -1,0 +1,299 @@
+//! `dlmdb count` and `dlmdb rank`: DLMDB's order statistics on COUNTED
+//! databases, with an exact cursor-scan fallback for other databases.
+
+use crate::stat::{open_env, LayoutChoice};
+use crate::util::{hex, printable};
+use anyhow::{bail, Context, Result};
+use dlmdb::{CountFlags, Database, DatabaseFlags, RoTxn};
+use std::cmp::Ordering;
+use std::path::PathBuf;
+
+/// How keys and values are given and shown.
+pub fn decode_arg(s: &str, as_hex: bool) -> Result<Vec<u8>> {
+    if as_hex {
+        let mut v = Vec::new();
+        crate::util::hex_decode_into(&mut v, s.as_bytes(), 1)
+            .map_err(|e| anyhow::anyhow!("bad hex {s:?}: {e}"))?;
+        Ok(v)
+    } else {
+        Ok(s.as_bytes().to_vec())
+    }
+}
+
+/// Text form of bytes: hex with `--hex`, else the dump's printable form.
+pub fn show(b: &[u8], as_hex: bool) -> String {
+    if as_hex {
+        hex(b)
+    } else {
+        printable(b)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountMode {
+    /// Entries: every key/value pair (each duplicate counts).
+    Entries,
+    /// Distinct keys.
+    Keys,
+}
+
+#[derive(Debug, Clone)]
+pub struct CountOptions {
+    pub path: PathBuf,
+    pub subdb: Option<String>,
+    pub from: Option<Vec<u8>>,
+    pub to: Option<Vec<u8>>,
+    pub include_from: bool,
+    pub include_to: bool,
+    pub mode: CountMode,
+    pub hex: bool,
+    pub layout: LayoutChoice,
+}
+
+/// The `--json` object of `dlmdb count`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CountReport {
+    /// `null` = main database.
+    pub database: Option<String>,
+    pub mode: CountMode,
+    /// Lower bound as given (`null` = unbounded) and whether it is included.
+    pub from: Option<String>,
+    pub include_from: bool,
+    pub to: Option<String>,
+    pub include_to: bool,
+    pub count: u64,
+    /// `counted` (O(log n) through the engine's count API) or `scan` (cursor walk).
+    pub method: &'static str,
+    /// Why a scan was used, if it was.
+    pub note: Option<String>,
+}
+
+fn db_label(name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("database {n:?}"),
+        None => "the main database".into(),
+    }
+}
+
+pub fn count(opts: &CountOptions) -> Result<CountReport> {
+    let opened = open_env(&opts.path, opts.layout)?;
+    let env = opened.env;
+    let txn = env.read_txn()?;
+    let name = opts.subdb.as_deref();
+    let label = db_label(name);
+    let db = txn
+        .open_db(name)
+        .with_context(|| format!("{}: cannot open {label}", opts.path.display()))?;
+    let flags = txn.db_flags(db)?;
+    let (lo, hi) = (opts.from.as_deref(), opts.to.as_deref());
+    let mut cf = CountFlags::empty();
+    if opts.include_from {
+        cf |= CountFlags::LOWER_INCL;
+    }
+    if opts.include_to {
+        cf |= CountFlags::UPPER_INCL;
+    }
+    let dupsort = flags.contains(DatabaseFlags::DUP_SORT);
+    let (count, method, note) = if flags.contains(DatabaseFlags::COUNTED) {
+        let r = match (opts.mode, dupsort) {
+            (CountMode::Keys, _) => txn.range_count_keys(db, lo, hi, cf),
+            (CountMode::Entries, true) => txn.range_count_values(db, lo, hi, cf),
+            (CountMode::Entries, false) => txn.count_range(db, lo, hi, cf),
+        };
+        let n = r.with_context(|| format!("{}: {label}: count failed", opts.path.display()))?;
+        (n, "counted", None)
+    } else {
+        let n = scan_count(&txn, db, opts)
+            .with_context(|| format!("{}: {label}: scan failed", opts.path.display()))?;
+        (
+            n,
+            "scan",
+            Some(format!(
+                "{label} is not MDB_COUNTED: counted by an exact cursor scan (O(n))"
+            )),
+        )
+    };
+    Ok(CountReport {
+        database: opts.subdb.clone(),
+        mode: opts.mode,
+        from: opts.from.as_deref().map(|b| show(b, opts.hex)),
+        include_from: opts.include_from,
+        to: opts.to.as_deref().map(|b| show(b, opts.hex)),
+        include_to: opts.include_to,
+        count,
+        method,
+        note,
+    })
+}
+
+/// Exact count by walking the range with a cursor (engine comparator).
+fn scan_count(txn: &RoTxn<'_>, db: Database, opts: &CountOptions) -> Result<u64> {
+    let mut cur = txn.cursor(db)?;
+    let iter = match &opts.from {
+        Some(k) => cur.iter_from(k),
+        None => cur.iter(),
+    };
+    let mut n = 0u64;
+    let mut last_key: Option<Vec<u8>> = None;
+    for item in iter {
+        let (k, _) = item?;
+        if let Some(f) = &opts.from {
+            if !opts.include_from && txn.cmp_keys(db, k, f) == Ordering::Equal {
+                continue;
+            }
+        }
+        if let Some(t) = &opts.to {
+            match txn.cmp_keys(db, k, t) {
+                Ordering::Greater => break,
+                Ordering::Equal if !opts.include_to => break,
+                _ => {}
+            }
+        }
+        if opts.mode == CountMode::Keys {
+            if last_key.as_deref() == Some(k) {
+                continue;
+            }
+            last_key = Some(k.to_vec());
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+pub fn render_count(r: &CountReport) -> String {
+    let mut s = format!("{}\n", r.count);
+    if let Some(n) = &r.note {
+        s = format!("{s}# {n}\n");
+    }
+    s
+}
+
+#[derive(Debug, Clone)]
+pub enum RankQuery {
+    /// Entry at this 0-based rank.
+    Rank(u64),
+    /// Rank of a key (first duplicate) or of an exact pair.
+    Key(Vec<u8>, Option<Vec<u8>>),
+}
+
+#[derive(Debug, Clone)]
+pub struct RankOptions {
+    pub path: PathBuf,
+    pub subdb: Option<String>,
+    pub query: RankQuery,
+    pub hex: bool,
+    pub layout: LayoutChoice,
+}
+
+/// The `--json` object of `dlmdb rank`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RankReport {
+    pub database: Option<String>,
+    /// 0-based rank: number of entries sorting before this one.
+    pub rank: u64,
+    /// Key and value, as hex with `--hex`, else in the dump's printable form.
+    pub key: String,
+    pub value: Option<String>,
+    /// Always lowercase hex.
+    pub key_hex: String,
+    pub value_hex: Option<String>,
+    /// `counted` or `scan`.
+    pub method: &'static str,
+    pub note: Option<String>,
+}
+
+pub fn rank(opts: &RankOptions) -> Result<RankReport> {
+    let opened = open_env(&opts.path, opts.layout)?;
+    let env = opened.env;
+    let txn = env.read_txn()?;
+    let name = opts.subdb.as_deref();
+    let label = db_label(name);
+    let p = opts.path.display();
+    let db = txn
+        .open_db(name)
+        .with_context(|| format!("{p}: cannot open {label}"))?;
+    let counted = txn.db_flags(db)?.contains(DatabaseFlags::COUNTED);
+    let note = (!counted).then(|| {
+        format!("{label} is not MDB_COUNTED: answered by an exact cursor scan (O(n))")
+    });
+    let method = if counted { "counted" } else { "scan" };
+    let (rank, key, value): (u64, Vec<u8>, Option<Vec<u8>>) = match &opts.query {
+        RankQuery::Rank(r) => {
+            let found = if counted {
+                txn.get_rank(db, *r)
+                    .with_context(|| format!("{p}: {label}: get_rank failed"))?
+                    .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            } else {
+                let mut cur = txn.cursor(db)?;
+                match cur.iter().nth(*r as usize) {
+                    Some(item) => {
+                        let (k, v) = item?;
+                        Some((k.to_vec(), v.to_vec()))
+                    }
+                    None => None,
+                }
+            };
+            let Some((k, v)) = found else {
+                bail!("{p}: {label}: no entry at rank {r} (MDB_NOTFOUND)");
+            };
+            (*r, k, Some(v))
+        }
+        RankQuery::Key(k, v) => {
+            let found = if counted {
+                txn.get_key_rank(db, k, v.as_deref())
+                    .with_context(|| format!("{p}: {label}: get_key_rank failed"))?
+            } else {
+                scan_rank(&txn, db, k, v.as_deref())?
+            };
+            let Some(r) = found else {
+                bail!(
+                    "{p}: {label}: {} not found (MDB_NOTFOUND)",
+                    match v {
+                        Some(v) => format!("pair {} / {}", show(k, opts.hex), show(v, opts.hex)),
+                        None => format!("key {}", show(k, opts.hex)),
+                    }
+                );
+            };
+            (r, k.clone(), v.clone())
+        }
+    };
+    Ok(RankReport {
+        database: opts.subdb.clone(),
+        rank,
+        key: show(&key, opts.hex),
+        value: value.as_deref().map(|v| show(v, opts.hex)),
+        key_hex: hex(&key),
+        value_hex: value.as_deref().map(hex),
+        method,
+        note,
+    })
+}
+
+fn scan_rank(txn: &RoTxn<'_>, db: Database, key: &[u8], data: Option<&[u8]>) -> Result<Option<u64>> {
+    let mut cur = txn.cursor(db)?;
+    for (i, item) in cur.iter().enumerate() {
+        let (k, v) = item?;
+        match txn.cmp_keys(db, k, key) {
+            Ordering::Less => continue,
+            Ordering::Greater => return Ok(None),
+            Ordering::Equal => match data {
+                None => return Ok(Some(i as u64)),
+                Some(d) if d == v => return Ok(Some(i as u64)),
+                Some(_) => continue,
+            },
+        }
+    }
+    Ok(None)
+}
+
+pub fn render_rank(r: &RankReport) -> String {
+    let mut s = format!("rank: {}\nkey: {}\n", r.rank, r.key);
+    if let Some(v) = &r.value {
+        s.push_str(&format!("value: {v}\n"));
+    }
+    if let Some(n) = &r.note {
+        s.push_str(&format!("# {n}\n"));
+    }
+    s
+}

@@ -1,0 +1,250 @@
+//! Small shared pieces: hex and printable encodings of the dump format,
+//! key orderings per database flags, and store opening for writers.
+
+use std::cmp::Ordering;
+
+/// Two lowercase hex digits for every byte value, so encoding is one table
+/// lookup per byte (dump speed matters on big stores).
+static HEX_PAIRS: [[u8; 2]; 256] = {
+    let digits = b"0123456789abcdef";
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [digits[i >> 4], digits[i & 15]];
+        i += 1;
+    }
+    t
+};
+
+/// Value of an ASCII hex digit, 0xff for anything else.
+static HEX_VAL: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Append `bytes` as lowercase hex.
+pub fn hex_encode_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.extend_from_slice(&HEX_PAIRS[b as usize]);
+    }
+}
+
+/// Lowercase hex string.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut v = Vec::with_capacity(bytes.len() * 2);
+    hex_encode_into(&mut v, bytes);
+    String::from_utf8(v).expect("hex is ASCII")
+}
+
+/// Append `bytes` in the dump's printable form: 0x20..=0x7e as themselves
+/// except `\` doubled, everything else `\hh`. (Debian's 0.9.24 tool does not
+/// double backslashes; the 1.0 line and DLMDB do, and only that form can be
+/// read back unambiguously.)
+pub fn print_encode_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        if b == b'\\' {
+            out.extend_from_slice(b"\\\\");
+        } else if (0x20..=0x7e).contains(&b) {
+            out.push(b);
+        } else {
+            out.push(b'\\');
+            out.extend_from_slice(&HEX_PAIRS[b as usize]);
+        }
+    }
+}
+
+/// Printable form as a string.
+pub fn printable(bytes: &[u8]) -> String {
+    let mut v = Vec::with_capacity(bytes.len());
+    print_encode_into(&mut v, bytes);
+    String::from_utf8(v).expect("printable form is ASCII")
+}
+
+/// Why a record line could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    OddLength(usize),
+    BadHexDigit { column: usize, byte: u8 },
+    BadEscape { column: usize },
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::OddLength(n) => write!(f, "odd number of hex digits ({n})"),
+            DecodeError::BadHexDigit { column, byte } => {
+                write!(f, "invalid hex digit {:?} at column {column}", *byte as char)
+            }
+            DecodeError::BadEscape { column } => write!(
+                f,
+                "invalid escape at column {column} (expected \\\\ or \\ and two hex digits)"
+            ),
+        }
+    }
+}
+
+/// Decode hex digits (either case) into `out`. `col0` is the column of
+/// `text[0]` in the input line (1-based), for messages.
+pub fn hex_decode_into(out: &mut Vec<u8>, text: &[u8], col0: usize) -> Result<(), DecodeError> {
+    if text.len() % 2 != 0 {
+        // Report a bad digit first if there is one: it is the likelier cause.
+        if let Some(i) = text.iter().position(|&b| HEX_VAL[b as usize] == 0xff) {
+            return Err(DecodeError::BadHexDigit {
+                column: col0 + i,
+                byte: text[i],
+            });
+        }
+        return Err(DecodeError::OddLength(text.len()));
+    }
+    out.reserve(text.len() / 2);
+    for (i, pair) in text.chunks_exact(2).enumerate() {
+        let (h, l) = (HEX_VAL[pair[0] as usize], HEX_VAL[pair[1] as usize]);
+        if h == 0xff || l == 0xff {
+            let off = if h == 0xff { 0 } else { 1 };
+            return Err(DecodeError::BadHexDigit {
+                column: col0 + 2 * i + off,
+                byte: pair[off],
+            });
+        }
+        out.push(h << 4 | l);
+    }
+    Ok(())
+}
+
+/// Decode the printable form (`\\` and `\hh` escapes) into `out`.
+pub fn print_decode_into(out: &mut Vec<u8>, text: &[u8], col0: usize) -> Result<(), DecodeError> {
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        if text.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+            continue;
+        }
+        match (text.get(i + 1), text.get(i + 2)) {
+            (Some(&h), Some(&l)) if HEX_VAL[h as usize] != 0xff && HEX_VAL[l as usize] != 0xff => {
+                out.push(HEX_VAL[h as usize] << 4 | HEX_VAL[l as usize]);
+                i += 3;
+            }
+            _ => return Err(DecodeError::BadEscape { column: col0 + i }),
+        }
+    }
+    Ok(())
+}
+
+/// The stock orderings, chosen from database flags (lmdb-format.md §13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// `memcmp` over the common length, shorter first.
+    Lexical,
+    /// Bytes compared from the end backwards, shorter first.
+    Reverse,
+    /// Native (little-endian) unsigned integers of 4 or 8 bytes.
+    Integer,
+}
+
+impl Order {
+    /// Key order of a database with these flags.
+    pub fn for_keys(flags: u32) -> Order {
+        if flags & 0x02 != 0 {
+            Order::Reverse
+        } else if flags & 0x08 != 0 {
+            Order::Integer
+        } else {
+            Order::Lexical
+        }
+    }
+
+    /// Duplicate (value) order of a DUPSORT database with these flags.
+    pub fn for_dups(flags: u32) -> Order {
+        if flags & 0x20 != 0 {
+            Order::Integer
+        } else if flags & 0x40 != 0 {
+            Order::Reverse
+        } else {
+            Order::Lexical
+        }
+    }
+
+    /// Compare two items. Integer items of unequal or unusual size have no
+    /// defined order in LMDB; they are compared by length, then bytes from
+    /// the most significant end, which at least is a total order.
+    pub fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
+        match self {
+            Order::Lexical => a.cmp(b),
+            Order::Reverse => a.iter().rev().cmp(b.iter().rev()),
+            Order::Integer => a.len().cmp(&b.len()).then_with(|| a.iter().rev().cmp(b.iter().rev())),
+        }
+    }
+
+    /// Whether `item` has a size this order is defined for.
+    pub fn size_ok(self, item: &[u8]) -> bool {
+        self != Order::Integer || item.len() == 4 || item.len() == 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip() {
+        let all: Vec<u8> = (0..=255).collect();
+        let mut enc = Vec::new();
+        hex_encode_into(&mut enc, &all);
+        let mut dec = Vec::new();
+        hex_decode_into(&mut dec, &enc, 2).unwrap();
+        assert_eq!(dec, all);
+        let mut up = Vec::new();
+        hex_decode_into(&mut up, b"ABcd", 2).unwrap();
+        assert_eq!(up, [0xab, 0xcd]);
+        assert_eq!(
+            hex_decode_into(&mut up, b"abc", 2),
+            Err(DecodeError::OddLength(3))
+        );
+        assert_eq!(
+            hex_decode_into(&mut up, b"zz", 2),
+            Err(DecodeError::BadHexDigit { column: 2, byte: b'z' })
+        );
+    }
+
+    #[test]
+    fn print_round_trip() {
+        let all: Vec<u8> = (0..=255).collect();
+        let mut enc = Vec::new();
+        print_encode_into(&mut enc, &all);
+        let mut dec = Vec::new();
+        print_decode_into(&mut dec, &enc, 2).unwrap();
+        assert_eq!(dec, all);
+        assert_eq!(printable(b"a\\b\n"), "a\\\\b\\0a");
+        assert!(print_decode_into(&mut dec, b"\\x1", 2).is_err());
+    }
+
+    #[test]
+    fn orders() {
+        assert_eq!(Order::Lexical.cmp(b"ab", b"abc"), Ordering::Less);
+        assert_eq!(Order::Reverse.cmp(b"ba", b"ab"), Ordering::Less);
+        assert_eq!(Order::Reverse.cmp(b"b", b"ab"), Ordering::Less);
+        let (one, two56) = (1u32.to_le_bytes(), 256u32.to_le_bytes());
+        assert_eq!(Order::Integer.cmp(&one, &two56), Ordering::Less);
+        assert_eq!(Order::for_keys(0x0a), Order::Reverse);
+        assert_eq!(Order::for_dups(0x60), Order::Integer);
+    }
+}

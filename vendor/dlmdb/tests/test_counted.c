@@ -1,0 +1,363 @@
+/* MDB_COUNTED databases (dlmdb-extensions.md §2.4): count/rank functions
+ * checked against an in-memory model while the tree is churned (splits,
+ * merges, aborts, reopens).  dlmdb-only (not built for stock-check). */
+#include "t.h"
+
+#define NK 1500   /* key ids; key text "c%05d" sorts like the id */
+#define DV 40     /* dup values per key (DUPSORT run) */
+
+static int dupsort;                  /* which flavour runs */
+static unsigned char has[NK][DV];    /* dupsort: pair present; plain: has[k][0] */
+static int ver[NK];                  /* plain: value version of key k */
+
+static void kname(char *b, int k) { snprintf(b, 16, "c%05d", k); }
+static void dname(char *b, int d) { snprintf(b, 16, "d%04d", d); }
+static void pvalue(char *b, int k, int v) { snprintf(b, 32, "val-%d-%d", k, v); }
+
+static int count_of(int k)
+{
+	int n = 0;
+	for (int d = 0; d < (dupsort ? DV : 1); d++)
+		n += has[k][d];
+	return n;
+}
+
+static uint64_t total(void)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < NK; k++)
+		n += (uint64_t)count_of(k);
+	return n;
+}
+
+/* A bound: key id and whether it is the key itself (exact) or a probe just
+ * after it ("c000125" sorts between c00012 and c00013). */
+struct bound {
+	int k, between, null;
+};
+
+/* Entries (or keys) with key < b, plus those of key == b when incl. */
+static uint64_t before(struct bound b, int incl, int keys_only)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < NK; k++) {
+		int c = count_of(k);
+		if (!c)
+			continue;
+		int less = k < b.k || (b.between && k == b.k);
+		int equal = !b.between && k == b.k;
+		if (less || (equal && incl))
+			n += keys_only ? 1 : (uint64_t)c;
+	}
+	return n;
+}
+
+static uint64_t model_range(struct bound lo, struct bound hi, unsigned flags, int keys_only)
+{
+	if (!lo.null && !hi.null) {
+		/* compare bounds as strings: (k, between) lexicographic */
+		if (lo.k > hi.k || (lo.k == hi.k && lo.between > hi.between))
+			return 0;
+		if (lo.k == hi.k && lo.between == hi.between &&
+		    (flags & (MDB_COUNT_LOWER_INCL | MDB_COUNT_UPPER_INCL)) !=
+			    (MDB_COUNT_LOWER_INCL | MDB_COUNT_UPPER_INCL))
+			return 0;
+	}
+	uint64_t all = keys_only ? before((struct bound){ NK, 0, 0 }, 0, 1) : total();
+	uint64_t U = hi.null ? all : before(hi, (flags & MDB_COUNT_UPPER_INCL) != 0, keys_only);
+	uint64_t L = lo.null ? 0 : before(lo, !(flags & MDB_COUNT_LOWER_INCL), keys_only);
+	return U > L ? U - L : 0;
+}
+
+static struct bound random_bound(uint64_t *s, char *buf, MDB_val *v)
+{
+	struct bound b = { (int)(t_rand(s) % NK), (int)(t_rand(s) % 3 == 0), 0 };
+	if (t_rand(s) % 8 == 0) {
+		b.null = 1;
+		return b;
+	}
+	kname(buf, b.k);
+	if (b.between)
+		strcat(buf, "5");
+	*v = t_val(buf);
+	return b;
+}
+
+/* The entry at rank r of the model: key id and dup index (or version). */
+static int model_at(uint64_t r, int *k_out, int *d_out)
+{
+	for (int k = 0; k < NK; k++) {
+		int c = count_of(k);
+		if (r < (uint64_t)c) {
+			*k_out = k;
+			if (!dupsort) {
+				*d_out = ver[k];
+				return 1;
+			}
+			for (int d = 0; d < DV; d++)
+				if (has[k][d] && r-- == 0) {
+					*d_out = d;
+					return 1;
+				}
+		}
+		r -= (uint64_t)c;
+	}
+	return 0;
+}
+
+static int is_entry(const MDB_val *key, const MDB_val *data, int k, int d)
+{
+	char kb[16], db[32];
+	kname(kb, k);
+	if (dupsort)
+		dname(db, d);
+	else
+		pvalue(db, k, d);
+	return key->mv_size == strlen(kb) && !memcmp(key->mv_data, kb, key->mv_size) &&
+	       data->mv_size == strlen(db) && !memcmp(data->mv_data, db, data->mv_size);
+}
+
+static void check_counts(MDB_txn *txn, MDB_dbi dbi, uint64_t *s, const char *when)
+{
+	uint64_t n = 0, want = total();
+	int rc = mdb_count_all(txn, dbi, 0, &n);
+	if (rc || n != want) {
+		T_FAIL("%s: count_all rc %d n %llu, want %llu", when, rc, (unsigned long long)n,
+		       (unsigned long long)want);
+		return;
+	}
+	/* ranks: random, edges, out of range */
+	MDB_val k, v;
+	for (int i = 0; i < 40 && want; i++) {
+		uint64_t r = i == 0 ? 0 : i == 1 ? want - 1 : t_rand(s) % want;
+		int mk, md;
+		model_at(r, &mk, &md);
+		rc = mdb_get_rank(txn, dbi, r, &k, &v);
+		if (rc || !is_entry(&k, &v, mk, md)) {
+			T_FAIL("%s: get_rank(%llu) rc %d, want key %d", when, (unsigned long long)r, rc,
+			       mk);
+			return;
+		}
+		/* and back: key rank of that entry */
+		uint64_t kr = ~0ull;
+		char kb[16], db[32];
+		kname(kb, mk);
+		MDB_val kk = t_val(kb), dd;
+		if (dupsort) {
+			dname(db, md);
+			dd = t_val(db);
+			rc = mdb_get_key_rank(txn, dbi, &kk, &dd, &kr);
+		} else {
+			rc = mdb_get_key_rank(txn, dbi, &kk, NULL, &kr);
+		}
+		if (rc || kr != r) {
+			T_FAIL("%s: key_rank of rank %llu gave rc %d rank %llu", when,
+			       (unsigned long long)r, rc, (unsigned long long)kr);
+			return;
+		}
+	}
+	rc = mdb_get_rank(txn, dbi, want, &k, &v);
+	if (rc != MDB_NOTFOUND)
+		T_FAIL("%s: get_rank(total) gave %d", when, rc);
+	/* a cursor walking ranks forward, then MDB_NEXT continues from there */
+	MDB_cursor *c;
+	if (want && mdb_cursor_open(txn, dbi, &c) == 0) {
+		for (uint64_t r = t_rand(s) % 7; r + 1 < want; r += 1 + t_rand(s) % (want / 10 + 1)) {
+			int mk, md;
+			model_at(r, &mk, &md);
+			rc = mdb_cursor_get_rank(c, r, &k, &v, 0);
+			if (rc || !is_entry(&k, &v, mk, md)) {
+				T_FAIL("%s: cursor_get_rank(%llu) rc %d", when, (unsigned long long)r, rc);
+				break;
+			}
+			model_at(r + 1, &mk, &md);
+			rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+			if (rc || !is_entry(&k, &v, mk, md)) {
+				T_FAIL("%s: NEXT after cursor_get_rank(%llu) rc %d", when,
+				       (unsigned long long)r, rc);
+				break;
+			}
+		}
+		mdb_cursor_close(c);
+	}
+	/* ranges with every flag combination */
+	for (int i = 0; i < 25; i++) {
+		char lb[16], hb[16];
+		MDB_val lv, hv;
+		struct bound lo = random_bound(s, lb, &lv), hi = random_bound(s, hb, &hv);
+		for (unsigned fl = 0; fl <= 6; fl += 2) {
+			uint64_t got = ~0ull, exp;
+			const MDB_val *lp = lo.null ? NULL : &lv, *hp = hi.null ? NULL : &hv;
+			if (dupsort) {
+				exp = model_range(lo, hi, fl, 0);
+				rc = mdb_range_count_values(txn, dbi, lp, hp, fl, &got);
+				if (rc || got != exp)
+					T_FAIL("%s: range_count_values(%s%s, %s%s, %u) rc %d got %llu want %llu",
+					       when, lo.null ? "NULL" : lb, "", hi.null ? "NULL" : hb, "",
+					       fl, rc, (unsigned long long)got, (unsigned long long)exp);
+				exp = model_range(lo, hi, fl, 1);
+				rc = mdb_range_count_keys(txn, dbi, lp, hp, fl, &got);
+			} else {
+				exp = model_range(lo, hi, fl, 0);
+				rc = mdb_count_range(txn, dbi, lp, hp, fl, &got);
+				if (rc || got != exp)
+					T_FAIL("%s: count_range(%s, %s, %u) rc %d got %llu want %llu", when,
+					       lo.null ? "NULL" : lb, hi.null ? "NULL" : hb, fl, rc,
+					       (unsigned long long)got, (unsigned long long)exp);
+				rc = mdb_range_count_keys(txn, dbi, lp, hp, fl, &got);
+			}
+			if (rc || got != exp)
+				T_FAIL("%s: range_count_keys(%s, %s, %u) rc %d got %llu want %llu", when,
+				       lo.null ? "NULL" : lb, hi.null ? "NULL" : hb, fl, rc,
+				       (unsigned long long)got, (unsigned long long)exp);
+			if (t_failures)
+				return;
+		}
+	}
+}
+
+static void churn(unsigned env_flags, int dup)
+{
+	dupsort = dup;
+	memset(has, 0, sizeof has);
+	memset(ver, 0, sizeof ver);
+	unsigned dbflags = MDB_COUNTED | (dup ? MDB_DUPSORT : 0);
+	MDB_env *env = t_env_open(t_dir, env_flags, 64u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", MDB_CREATE | dbflags, &dbi));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	const char *se = getenv("DLMDB_SEED"); /* for soak runs */
+	uint64_t s = se && strtoull(se, NULL, 0) ? strtoull(se, NULL, 0) : 31;
+	static unsigned char shas[NK][DV];
+	static int sver[NK];
+	for (int t = 1; t <= 40 && t_failures == 0; t++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		memcpy(shas, has, sizeof has);
+		memcpy(sver, ver, sizeof ver);
+		/* sometimes a burst of deletes over a key range (forces merges) */
+		int burst = t % 7 == 3;
+		int n = burst ? 600 : 250;
+		int base = (int)(t_rand(&s) % NK);
+		for (int i = 0; i < n; i++) {
+			int k = burst ? (base + i) % NK : (int)(t_rand(&s) % NK);
+			int d = dup ? (k % 10 == 0 ? (int)(t_rand(&s) % DV) : (int)(t_rand(&s) % 3)) : 0;
+			char kb[16], db[32];
+			kname(kb, k);
+			if (dup)
+				dname(db, d);
+			else
+				pvalue(db, k, t);
+			MDB_val key = t_val(kb), data = t_val(db);
+			int del = burst || t_rand(&s) % 3 == 0;
+			int rc;
+			if (del) {
+				rc = mdb_del(txn, dbi, &key, dup ? &data : NULL);
+				if (rc != (has[k][d] ? 0 : MDB_NOTFOUND))
+					T_FAIL("txn %d: del %s rc %d", t, kb, rc);
+				has[k][d] = 0;
+			} else {
+				rc = mdb_put(txn, dbi, &key, &data, 0);
+				if (rc)
+					T_FAIL("txn %d: put %s rc %d", t, kb, rc);
+				has[k][d] = 1;
+				if (!dup)
+					ver[k] = t;
+			}
+			if (t_failures)
+				break;
+		}
+		char when[32];
+		snprintf(when, sizeof when, "in txn %d", t);
+		if (t % 4 == 0)
+			check_counts(txn, dbi, &s, when); /* on dirty pages */
+		if (t % 6 == 5) {
+			mdb_txn_abort(txn);
+			memcpy(has, shas, sizeof has);
+			memcpy(ver, sver, sizeof ver);
+		} else {
+			OK(mdb_txn_commit(txn));
+		}
+		if (t % 3 == 0) {
+			REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+			snprintf(when, sizeof when, "after txn %d", t);
+			check_counts(txn, dbi, &s, when);
+			mdb_txn_abort(txn);
+		}
+		if (t % 10 == 0) {
+			mdb_env_close(env);
+			env = t_env_open(t_dir, env_flags, 0, 2);
+			REQUIRE(env);
+			REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+			REQUIRE_OK(mdb_dbi_open(txn, "cnt", 0, &dbi));
+			REQUIRE_OK(mdb_txn_commit(txn));
+		}
+	}
+	mdb_env_close(env);
+}
+
+static void test_counted_plain(void) { churn(0, 0); }
+static void test_counted_dupsort(void) { churn(0, 1); }
+static void test_counted_plain_v1(void) { churn(MDB_FORMAT_DLMDB_V1, 0); }
+static void test_counted_dupsort_v1(void) { churn(MDB_FORMAT_DLMDB_V1, 1); }
+
+static void test_counted_errors(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi plain, cnt;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "plain", MDB_CREATE, &plain));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", MDB_CREATE | MDB_COUNTED, &cnt));
+	unsigned fl = 0;
+	OK(mdb_dbi_flags(txn, cnt, &fl));
+	CHECK_EQ(fl, MDB_COUNTED);
+	uint64_t n = 7;
+	OK(mdb_count_all(txn, cnt, 0, &n));
+	CHECK_EQ(n, 0);
+	MDB_val k, v;
+	CHECK_RC(mdb_get_rank(txn, cnt, 0, &k, &v), MDB_NOTFOUND);
+	CHECK_RC(mdb_count_all(txn, plain, 0, &n), MDB_INCOMPATIBLE);
+	CHECK_RC(mdb_get_rank(txn, plain, 0, &k, &v), MDB_INCOMPATIBLE);
+	CHECK_RC(mdb_count_all(txn, cnt, 0x100, &n), EINVAL);
+	CHECK_RC(mdb_count_all(txn, cnt, 0, NULL), EINVAL);
+	CHECK_RC(mdb_range_count_values(txn, cnt, NULL, NULL, 0, &n), MDB_INCOMPATIBLE);
+	k = t_val("a");
+	v = t_val("1");
+	OK(mdb_put(txn, cnt, &k, &v, 0));
+	uint64_t r = 9;
+	OK(mdb_get_key_rank(txn, cnt, &k, NULL, &r));
+	CHECK_EQ(r, 0);
+	MDB_val other = t_val("2");
+	CHECK_RC(mdb_get_key_rank(txn, cnt, &k, &other, &r), MDB_NOTFOUND);
+	MDB_val absent = t_val("b");
+	CHECK_RC(mdb_get_key_rank(txn, cnt, &absent, NULL, &r), MDB_NOTFOUND);
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+
+	/* Stock LMDB cannot read counted branch pages: a stock-format store
+	 * must not get a COUNTED database. */
+	env = t_env_open(t_path("lmdb.db"), MDB_NOSUBDIR | MDB_FORMAT_LMDB, 0, 4);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	CHECK_ERR(mdb_dbi_open(txn, "cnt", MDB_CREATE | MDB_COUNTED, &cnt));
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+int main(void)
+{
+#ifdef STOCK_LMDB
+	T_DONE(); /* dlmdb-only */
+#else
+	RUN(test_counted_errors);
+	RUN(test_counted_plain);
+	RUN(test_counted_dupsort);
+	RUN(test_counted_plain_v1);
+	RUN(test_counted_dupsort_v1);
+	T_DONE();
+#endif
+}
