@@ -23,6 +23,7 @@ pub mod dupwrap;
 pub mod multimap;
 pub mod model;
 pub mod ours;
+pub mod procs;
 pub mod stat;
 pub mod workload;
 

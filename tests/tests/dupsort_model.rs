@@ -5,7 +5,8 @@
 //! Covered: `mdb_put` with 0 / NODUPDATA / NOOVERWRITE / APPENDDUP / APPEND;
 //! `mdb_cursor_put` with MDB_CURRENT on a duplicate (same size, same sort
 //! position) and MDB_MULTIPLE (DUPFIXED); `mdb_del` with and without data;
-//! cursor del (0 and NODUPDATA); `mdb_drop` (empty); `mdb_get`; cursor chains
+//! cursor del (0 and NODUPDATA); `mdb_drop` (empty, and delete + re-create);
+//! `mdb_get`; cursor chains
 //! starting with FIRST / LAST / SET / SET_KEY / SET_RANGE / GET_BOTH /
 //! GET_BOTH_RANGE and continuing with NEXT / PREV / NEXT_DUP / PREV_DUP /
 //! NEXT_NODUP / PREV_NODUP / FIRST_DUP / LAST_DUP / GET_CURRENT /
@@ -102,6 +103,8 @@ enum Op {
     Get { db: usize, k: KPick },
     Chain { db: usize, start: Start, k: KPick, v: VPick, steps: Vec<Step> },
     Drop { db: usize },
+    /// `mdb_drop(del=1)`, re-create the DB with the same flags, commit.
+    DropDelete { db: usize },
     Stat { db: usize },
     Walk { db: usize, forward: bool },
     Commit,
@@ -298,6 +301,7 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                 Op::Chain { db, start, k: gen_kpick(&mut rng), v, steps: gen_steps(&mut rng, db) }
             }
             930 if rng.gen_bool(0.3) => Op::Drop { db },
+            930 if rng.gen_bool(0.2) => Op::DropDelete { db },
             931..=935 => {
                 let cnt = rng.gen_range(20..100);
                 Op::Burst { db, k: rng.gen_range(0..3), vals: (0..cnt).map(|_| rng.gen()).collect() }
@@ -675,6 +679,23 @@ impl<E: DupEngine> Runner<E> {
                 self.cur[*db].clear();
                 Ok(())
             }
+            Op::DropDelete { db } => {
+                expect_rc("drop del=1", self.e.drop_db(self.dbis[*db], true), 0)?;
+                let s = &SPECS[*db];
+                self.dbis[*db] = self
+                    .e
+                    .open_db(Some(s.name.as_bytes()), s.flags | fl::CREATE)
+                    .map_err(|r| format!("re-create {} after drop: {}", s.name, rc_name(r)))?;
+                self.cur[*db].clear();
+                expect_rc("commit after drop del=1", self.e.commit(), 0)?;
+                self.committed = self.cur.clone();
+                // old snapshots may not know the new handle
+                for sl in 0..self.snaps.len() {
+                    self.e.snap_end(sl);
+                    self.snaps[sl] = None;
+                }
+                expect_rc("begin", self.e.begin_rw(), 0)
+            }
             Op::Stat { db } => {
                 let s = self.e.stat(self.dbis[*db]).map_err(|r| format!("stat: {}", rc_name(r)))?;
                 if s.entries != self.cur[*db].entries() {
@@ -824,6 +845,7 @@ fn differential<E: DupEngine>(total_ops: usize) {
                 | Op::Get { db, .. }
                 | Op::Chain { db, .. }
                 | Op::Drop { db }
+                | Op::DropDelete { db }
                 | Op::Stat { db }
                 | Op::Walk { db, .. } => Some(*db),
                 _ => None,

@@ -264,7 +264,8 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	int lo = 0, hi = (int)n - 1, c = 1;
 	unsigned i = 0;
 	MDB_val k;
-	int lex = cmp == dl_cmp_lex;
+	unsigned char kb[DL_MAXKEY + 1];
+	int lex = cmp == dl_cmp_lex, pfx = (mc->flags & C_PREFIX) != 0;
 	*exact = 0;
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
@@ -272,7 +273,12 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 			mc->ki[mc->top] = (indx_t)n;
 			return NULL;
 		}
-		dl_leaf_key(mp, (unsigned)mid, &k);
+		if (!pfx)
+			dl_leaf_key(mp, (unsigned)mid, &k);
+		else if (dl_leaf_keyd(mc, mp, (unsigned)mid, &k, kb)) {
+			mc->ki[mc->top] = (indx_t)n;
+			return NULL;	/* undecodable: caller reports corruption */
+		}
 		c = lex ? dl_lex(key, &k) : cmp(key, &k);
 		if (c == 0) {
 			i = (unsigned)mid;
@@ -588,6 +594,10 @@ static int dl_reseek_key(MDB_cursor *mc, const MDB_val *key)
  * to an overflow run.  On return mc is positioned on the new node and, for
  * MDB_RESERVE, data->mv_data points at the value's space.
  */
+static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp);
+static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx);
+
 static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
 {
 	unsigned subflag = ((flags & DL_PUT_SUBDATA) ? F_SUBDATA : 0) |
@@ -635,6 +645,8 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 		dlen = sizeof(pgno_t);
 	}
 	nflags |= subflag;
+	if (mc->flags & C_PREFIX)
+		return dl_pfx_add(mc, key, ds, nflags, dpart, dlen, reserve ? data : NULL, omp);
 	size_t nsz = EVEN(kpart + dlen);
 	if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
 		unsigned char *dst = dl_page_open(mp, idx, nsz);
@@ -708,7 +720,9 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		if ((rc = dl_search_edge(mc, 1)))
 			return rc;
 		MDB_val last;
-		dl_leaf_key(mc->pg[mc->top], mc->ki[mc->top], &last);
+		unsigned char lb[DL_MAXKEY + 1];
+		if ((rc = dl_leaf_keyd(mc, mc->pg[mc->top], mc->ki[mc->top], &last, lb)))
+			return rc;
 		if (mc->dbx->cmp(key, &last) <= 0)
 			return MDB_KEYEXIST;
 		mc->ki[mc->top]++;
@@ -798,7 +812,12 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		memcpy(kb, key->mv_data, key->mv_size);
 		k2.mv_size = key->mv_size;
 		k2.mv_data = kb;
-		dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+		if ((mc->flags & C_PREFIX) && !IS_LEAF2(mp)) {
+			if ((rc = dl_pfx_del(mc, mp, idx)))
+				return rc;
+		} else {
+			dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+		}
 		return dl_leaf_add(mc, &k2, data, flags);
 	}
 	if ((rc = dl_leaf_add(mc, key, data, flags)))
@@ -843,7 +862,12 @@ int dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned 
 	k2.mv_data = kb;
 	if ((node->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, node)))
 		return rc;
-	dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	if ((mc->flags & C_PREFIX) && !IS_LEAF2(mp)) {
+		if ((rc = dl_pfx_del(mc, mp, idx)))
+			return rc;
+	} else {
+		dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	}
 	return dl_leaf_add(mc, &k2, data, flags);
 }
 
@@ -1052,6 +1076,340 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 	return dl_update_key(mc, plevel, pi, &nk, split);
 }
 
+
+/* ------------------------------------------------------------------------- */
+/* Writing prefix-compressed leaves (dlmdb-extensions §3.8, §3.12)           */
+/* ------------------------------------------------------------------------- */
+/*
+ * A compressed leaf is always rewritten whole from its decoded entries:
+ * node 0 raw, every other key as varint(shared) + suffix against node 0,
+ * mp_pad = the longest decoded key.  Simple, and it keeps every page in the
+ * canonical form the newest DLMDB reader requires.
+ */
+
+typedef struct dl_pent {
+	MDB_val	key;		/* full key */
+	uint16_t flags;		/* node flags */
+	uint32_t dsize;		/* node data size field */
+	const void *data;	/* data part (NULL: leave uninitialised, MDB_RESERVE) */
+	size_t	dlen;		/* data part length */
+} dl_pent;
+
+static size_t dl_varint_put(unsigned char *p, uint64_t s)
+{
+	unsigned char tmp[10];
+	size_t n = 0;
+	do {
+		tmp[n++] = (unsigned char)(s & 0x7f);
+		s >>= 7;
+	} while (s);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(tmp[n - 1 - i] | (i + 1 < n ? 0x80 : 0));
+	return n;
+}
+
+static size_t dl_lcp(const MDB_val *a, const MDB_val *b)
+{
+	size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size, i = 0;
+	const unsigned char *x = a->mv_data, *y = b->mv_data;
+	while (i < n && x[i] == y[i])
+		i++;
+	return i;
+}
+
+/* Encoded key length of e against trunk t (index i). */
+static size_t dl_pfx_enclen(const dl_pent *e, const dl_pent *t, unsigned i)
+{
+	if (!i)
+		return e->key.mv_size;
+	size_t s = dl_lcp(&e->key, &t->key), h = 1;
+	for (size_t v = s; v >= 128; v >>= 7)
+		h++;
+	return h + e->key.mv_size - s;
+}
+
+/* Bytes a page holding ents[0..n) needs. */
+static size_t dl_pfx_size(MDB_env *env, const dl_pent *e, unsigned n)
+{
+	size_t sz = PAGEHDRSZ;
+	for (unsigned i = 0; i < n; i++) {
+		size_t kl = dl_pfx_enclen(&e[i], &e[0], i);
+		sz += sizeof(indx_t) + EVEN(NODESZ + kl + (kl & env->pad) + e[i].dlen);
+	}
+	return sz;
+}
+
+/* Lay ents[0..n) out on leaf mp (flags kept, contents replaced). */
+static void dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n)
+{
+	size_t off = psz, maxk = 0;
+	MP_LOWER(mp) = (indx_t)(PAGEHDRSZ + 2 * n);
+	for (unsigned i = 0; i < n; i++) {
+		size_t s = i ? dl_lcp(&e[i].key, &e[0].key) : 0;
+		size_t kl = dl_pfx_enclen(&e[i], &e[0], i);
+		size_t sz = EVEN(NODESZ + kl + (kl & env->pad) + e[i].dlen);
+		off -= sz;
+		unsigned char *p = (unsigned char *)mp + off;
+		MDB_node *nd = (MDB_node *)p;
+		node_set_dsize(nd, e[i].dsize);
+		nd->mn_flags = e[i].flags;
+		nd->mn_ksize = (uint16_t)kl;
+		size_t k = NODESZ;
+		if (i) {
+			k += dl_varint_put(p + k, s);
+			memcpy(p + k, (const char *)e[i].key.mv_data + s, e[i].key.mv_size - s);
+			k += e[i].key.mv_size - s;
+		} else {
+			memcpy(p + k, e[i].key.mv_data, e[i].key.mv_size);
+			k += e[i].key.mv_size;
+		}
+		if (kl & env->pad)
+			p[k++] = 0;
+		if (e[i].data && e[i].dlen)
+			memcpy(p + k, e[i].data, e[i].dlen);
+		k += e[i].dlen;
+		if (k & 1)
+			p[k] = 0;
+		mp->mp_ptrs[i] = (indx_t)off;
+		if (e[i].key.mv_size > maxk)
+			maxk = e[i].key.mv_size;
+	}
+	MP_UPPER(mp) = (indx_t)off;
+	mp->mp_pad = (uint16_t)maxk;
+}
+
+static void dl_pfx_write(MDB_env *env, MDB_page *mp, const dl_pent *e, unsigned n)
+{
+	dl_pfx_write_sz(env, mp, env->psize, e, n);
+}
+
+/* Duplicate values as compressed leaf entries (no data part). */
+static dl_pent *dl_pfx_items(const MDB_val *items, unsigned n)
+{
+	dl_pent *e = malloc((n ? n : 1) * sizeof(dl_pent));
+	if (!e)
+		return NULL;
+	for (unsigned i = 0; i < n; i++) {
+		e[i].key = items[i];
+		e[i].flags = 0;
+		e[i].dsize = 0;
+		e[i].data = NULL;
+		e[i].dlen = 0;
+	}
+	return e;
+}
+
+/* Bytes (header included) a compressed page of these values needs. */
+size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n)
+{
+	dl_pent *e = dl_pfx_items(items, n);
+	if (!e)
+		return (size_t)-1;
+	size_t sz = dl_pfx_size(env, e, n);
+	free(e);
+	return sz;
+}
+
+/* Lay values out compressed on a page (or sub-page) of psz bytes. */
+int dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items, unsigned n)
+{
+	dl_pent *e = dl_pfx_items(items, n);
+	if (!e)
+		return ENOMEM;
+	dl_pfx_write_sz(env, mp, psz, e, n);
+	free(e);
+	return 0;
+}
+
+/* Decode every entry of compressed leaf mp into ents, copying keys and data
+ * into arena (the page is about to be rewritten). */
+static int dl_pfx_load(MDB_cursor *mc, MDB_page *mp, dl_pent *ents, unsigned char *arena)
+{
+	MDB_env *env = mc->txn->env;
+	unsigned n = NUMKEYS(mp);
+	unsigned char kb[DL_MAXKEY + 1];
+	size_t off = 0;
+	int rc;
+	for (unsigned i = 0; i < n; i++) {
+		MDB_node *nd = NODEPTR(mp, i);
+		MDB_val k;
+		if ((rc = dl_node_check(env, mp, nd, 1)))
+			return rc;
+		if ((rc = dl_leaf_keyd(mc, mp, i, &k, kb)))
+			return rc;
+		memcpy(arena + off, k.mv_data, k.mv_size);
+		ents[i].key.mv_data = arena + off;
+		ents[i].key.mv_size = k.mv_size;
+		off += k.mv_size;
+		ents[i].flags = nd->mn_flags;
+		ents[i].dsize = NODEDSZ(nd);
+		ents[i].dlen = dl_leaf_dpart(nd);
+		memcpy(arena + off, dl_leaf_data(env, nd), ents[i].dlen);
+		ents[i].data = arena + off;
+		off += ents[i].dlen;
+	}
+	return 0;
+}
+
+/* Scratch for a page's worth of entries plus one more. */
+static int dl_pfx_alloc(MDB_env *env, unsigned n, dl_pent **ents, unsigned char **arena)
+{
+	*ents = malloc((n + 2) * sizeof(dl_pent));
+	*arena = malloc(2 * (size_t)env->psize + 2 * (DL_MAXKEY + 1));
+	if (!*ents || !*arena) {
+		free(*ents);
+		free(*arena);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/* Insert (key, node tail) at mc's index of a compressed leaf; splits when
+ * the rewritten page does not fit.  reserve: return the data address. */
+static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top], *rp;
+	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp), s;
+	dl_pent *e;
+	unsigned char *arena;
+	int rc;
+	if ((rc = dl_pfx_alloc(env, n, &e, &arena)))
+		return rc;
+	if ((rc = dl_pfx_load(mc, mp, e, arena)))
+		goto out;
+	unsigned char *kcopy = arena + 2 * (size_t)env->psize;
+	memcpy(kcopy, key->mv_data, key->mv_size);
+	memmove(e + idx + 1, e + idx, (n - idx) * sizeof(dl_pent));
+	e[idx].key.mv_data = kcopy;
+	e[idx].key.mv_size = key->mv_size;
+	e[idx].flags = (uint16_t)nflags;
+	e[idx].dsize = (uint32_t)ds;
+	e[idx].data = dpart;
+	e[idx].dlen = dlen;
+	n++;
+	if (dl_pfx_size(env, e, n) <= env->psize) {
+		dl_pfx_write(env, mp, e, n);
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+	} else {
+		/* Split: appends keep the left page full, else halve by bytes. */
+		s = idx == n - 1 ? n - 1 : n / 2;
+		if (s < 1)
+			s = 1;
+		for (unsigned tries = 0; tries < n; tries++) {
+			if (dl_pfx_size(env, e, s) > env->psize && s > 1)
+				s--;
+			else if (dl_pfx_size(env, e + s, n - s) > env->psize && s < n - 1)
+				s++;
+			else
+				break;
+		}
+		if (dl_pfx_size(env, e, s) > env->psize || dl_pfx_size(env, e + s, n - s) > env->psize) {
+			rc = MDB_PAGE_FULL;
+			goto out;
+		}
+		if ((rc = dl_page_alloc(mc, 1, &rp)))
+			goto out;
+		dl_page_init(env, rp, P_LEAF);
+		dl_pfx_write(env, mp, e, s);
+		dl_pfx_write(env, rp, e + s, n - s);
+		mc->db->md_leaf_pages++;
+		unsigned char sepbuf[DL_MAXKEY + 1];
+		MDB_val sep = { e[s].key.mv_size, sepbuf };
+		memcpy(sepbuf, e[s].key.mv_data, sep.mv_size);
+		if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
+			goto out;
+		if ((rc = dl_reseek_key(mc, key)))
+			goto out;
+	}
+	if (reserve) {
+		MDB_page *lp = mc->pg[mc->top];
+		MDB_node *nd = NODEPTR(lp, mc->ki[mc->top]);
+		reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : dl_leaf_data(env, nd);
+	}
+out:
+	free(e);
+	free(arena);
+	return rc;
+}
+
+/* Remove entry idx of a compressed leaf, re-encoding the rest. */
+static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
+{
+	MDB_env *env = mc->txn->env;
+	unsigned n = NUMKEYS(mp);
+	dl_pent *e;
+	unsigned char *arena;
+	int rc;
+	if ((rc = dl_pfx_alloc(env, n, &e, &arena)))
+		return rc;
+	if (!(rc = dl_pfx_load(mc, mp, e, arena))) {
+		memmove(e + idx, e + idx + 1, (n - idx - 1) * sizeof(dl_pent));
+		if (dl_pfx_size(env, e, n - 1) > env->psize)
+			rc = MDB_PAGE_FULL;	/* only possible with odd comparators */
+		else
+			dl_pfx_write(env, mp, e, n - 1);
+	}
+	free(e);
+	free(arena);
+	return rc;
+}
+
+/*
+ * Rebalance two neighbouring compressed leaves L (child ridx-1) and R
+ * (child ridx) of the page at plevel: merge R into L when the re-encoded
+ * result fits, else move one entry towards mp.  *merged tells which.
+ */
+static int dl_pfx_rebalance(MDB_cursor *mc, int plevel, MDB_page *L, MDB_page *R,
+	unsigned ridx, MDB_page *mp, int *merged, int *split)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *parent = mc->pg[plevel];
+	unsigned nl = NUMKEYS(L), nr = NUMKEYS(R);
+	dl_pent *e;
+	unsigned char *arena, *a2;
+	int rc;
+	*merged = 0;
+	e = malloc((nl + nr + 2) * sizeof(dl_pent));
+	arena = malloc(2 * (size_t)env->psize);
+	a2 = malloc(2 * (size_t)env->psize);
+	if (!e || !arena || !a2) {
+		rc = ENOMEM;
+		goto out;
+	}
+	if ((rc = dl_pfx_load(mc, L, e, arena)) || (rc = dl_pfx_load(mc, R, e + nl, a2)))
+		goto out;
+	unsigned n = nl + nr;
+	if (dl_pfx_size(env, e, n) <= env->psize) {
+		dl_pfx_write(env, L, e, n);
+		mc->db->md_leaf_pages--;
+		if ((rc = dl_page_free(mc->txn, R->mp_pgno, 1)))
+			goto out;
+		dl_page_del_raw(parent, ridx, dl_node_size(env, parent, NODEPTR(parent, ridx)));
+		*merged = 1;
+		goto out;
+	}
+	/* Move one entry across the boundary towards the underfull page. */
+	unsigned s = (mp == L) ? nl + 1 : nl - 1;
+	if (s < 1 || s >= n)
+		goto out;
+	if (dl_pfx_size(env, e, s) > env->psize || dl_pfx_size(env, e + s, n - s) > env->psize)
+		goto out;	/* no room: leave it, the tree stays valid */
+	dl_pfx_write(env, L, e, s);
+	dl_pfx_write(env, R, e + s, n - s);
+	unsigned char kb[DL_MAXKEY + 1];
+	MDB_val nk = { e[s].key.mv_size, kb };
+	memcpy(kb, e[s].key.mv_data, nk.mv_size);
+	rc = dl_update_key(mc, plevel, ridx, &nk, split);
+out:
+	free(e);
+	free(arena);
+	free(a2);
+	return rc;
+}
+
 /*
  * Restore the tree invariants after a node was removed from the leaf at
  * mc->top: collapse or empty the root, merge underfull pages into a
@@ -1132,6 +1490,17 @@ static int dl_rebalance(MDB_cursor *mc, int *changed)
 		/* Merge when everything fits on one page. */
 		MDB_page *L = right ? mp : sib, *R = right ? sib : mp;
 		unsigned ridx = right ? pi + 1 : pi;
+		if ((mc->flags & C_PREFIX) && IS_LEAF(mp) && !IS_LEAF2(mp)) {
+			int merged = 0, split = 0;
+			if ((rc = dl_pfx_rebalance(mc, plevel, L, R, ridx, mp, &merged, &split)))
+				return rc;
+			*changed = 1;
+			if (merged && !split) {
+				level = plevel;
+				continue;
+			}
+			return 0;
+		}
 		size_t extra = 0;
 		if (IS_BRANCH(R))
 			extra = dl_moved_size(env, parent, ridx, R, 0, 1) -
@@ -1162,7 +1531,9 @@ static void dl_cursors_on_deleted(MDB_cursor *mc)
 	MDB_page *mp = mc->pg[mc->top];
 	MDB_val dk;
 	MDB_cursor *c;
-	dl_leaf_key(mp, mc->ki[mc->top], &dk);
+	unsigned char dkb[DL_MAXKEY + 1], nkb[DL_MAXKEY + 1];
+	if (dl_leaf_keyd(mc, mp, mc->ki[mc->top], &dk, dkb))
+		return;
 	int any = 0;
 	for (c = txn->cursors[mc->dbi]; c; c = c->next)
 		if (c != mc && (c->flags & C_RESEEK) && c->keylen == dk.mv_size &&
@@ -1182,14 +1553,8 @@ static void dl_cursors_on_deleted(MDB_cursor *mc)
 	}
 	if (have) {
 		MDB_page *np = tmp.pg[tmp.top];
-		if (IS_LEAF2(np)) {
-			nk.mv_size = np->mp_pad;
-			nk.mv_data = (char *)np + PAGEHDRSZ + (size_t)tmp.ki[tmp.top] * np->mp_pad;
-		} else {
-			MDB_node *nn = NODEPTR(np, tmp.ki[tmp.top]);
-			nk.mv_size = nn->mn_ksize;
-			nk.mv_data = NODEKEY(np, nn);
-		}
+		if (dl_leaf_keyd(&tmp, np, tmp.ki[tmp.top], &nk, nkb))
+			have = 0;
 		if (nk.mv_size > DL_MAXKEY + 1)
 			have = 0;
 	}
@@ -1236,7 +1601,9 @@ int dl_cursor_del0(MDB_cursor *mc)
 	/* Keep the key so the cursor can find its place after a rebalance. */
 	{
 		MDB_val dk;
-		dl_leaf_key(mp, idx, &dk);
+		unsigned char kb[DL_MAXKEY + 1];
+		if ((rc = dl_leaf_keyd(mc, mp, idx, &dk, kb)))
+			return rc;
 		mc->keylen = (unsigned)dk.mv_size;
 		memcpy(mc->keybuf, dk.mv_data, dk.mv_size);
 	}
@@ -1245,7 +1612,12 @@ int dl_cursor_del0(MDB_cursor *mc)
 		if ((node->mn_flags & F_BIGDATA) && (rc = dl_ov_free(mc, node)))
 			return rc;
 	}
-	dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	if ((mc->flags & C_PREFIX) && !IS_LEAF2(mp)) {
+		if ((rc = dl_pfx_del(mc, mp, idx)))
+			return rc;
+	} else {
+		dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	}
 	mc->db->md_entries--;
 	if ((rc = dl_rebalance(mc, &changed)))
 		return rc;

@@ -17,7 +17,8 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 	mc->dbi = dbi;
 	mc->db = &txn->dbs[dbi];
 	mc->dbx = &txn->env->dbxs[dbi];
-	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE);
+	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE) |
+		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
 	mc->top = -1;
 	mc->xcursor = NULL;
 	mc->keylen = 0;
@@ -35,13 +36,10 @@ void dl_cursor_save_one(MDB_cursor *c)
 		unsigned i = c->ki[c->top];
 		if (i < NUMKEYS(mp)) {
 			MDB_val k;
-			if (IS_LEAF2(mp)) {
-				k.mv_size = mp->mp_pad;
-				k.mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
-			} else {
-				MDB_node *n = NODEPTR(mp, i);
-				k.mv_size = n->mn_ksize;
-				k.mv_data = NODEKEY(mp, n);
+			unsigned char kb[DL_MAXKEY + 1];
+			if (dl_leaf_keyd(c, mp, i, &k, kb)) {
+				k.mv_size = 0;
+				k.mv_data = kb;
 			}
 			if (k.mv_size > DL_MAXKEY + 1)
 				k.mv_size = DL_MAXKEY + 1;
@@ -206,8 +204,14 @@ int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 	if (rc)
 		return rc;
 	if (key) {
-		key->mv_size = n->mn_ksize;
-		key->mv_data = NODEKEY(mp, n);
+		if ((mc->flags & C_PREFIX) && i > 0) {
+			/* Valid until the cursor's next operation. */
+			if ((rc = dl_prefix_decode(mp, n, mc->kdec, key)))
+				return rc;
+		} else {
+			key->mv_size = n->mn_ksize;
+			key->mv_data = NODEKEY(mp, n);
+		}
 	}
 	if (data)
 		return dl_node_read(mc, n, data);
@@ -482,8 +486,7 @@ static int dl_write_check(MDB_txn *txn, MDB_dbi dbi)
 		return MDB_INCOMPATIBLE;
 	/* Writes to counted and prefix-compressed DBs are not implemented
 	 * yet: refuse rather than damage them. */
-	if (txn->dbs[dbi].md_flags & MDB_PREFIX_COMPRESSION)
-		return MDB_INCOMPATIBLE;
+
 	return 0;
 }
 

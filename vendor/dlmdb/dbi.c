@@ -34,8 +34,6 @@ static int dl_flags_usable(MDB_env *env, unsigned f)
 {
 	if (f & ~DL_PERSISTENT_FLAGS)
 		return 0;
-	if (f & MDB_PREFIX_COMPRESSION)
-		return 0;	/* not implemented yet: refuse, never misread */
 	if (!env->pad && (f & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)))
 		return 0;
 	return 1;

@@ -21,6 +21,8 @@ typedef struct dl_xcursor {
 	int	xmoved;		/* last dl_xset stepped into the next leaf */
 	MDB_val	*list;		/* mdb_cursor_list_dup result */
 	size_t	listcap;
+	unsigned char *lbuf;	/* decoded values of a prefix DB's list */
+	size_t	lbufcap;
 } dl_xcursor;
 
 void dl_dup_free(void *p)
@@ -28,6 +30,7 @@ void dl_dup_free(void *p)
 	dl_xcursor *xc = p;
 	if (xc) {
 		free(xc->list);
+		free(xc->lbuf);
 		free(xc);
 	}
 }
@@ -88,7 +91,7 @@ static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 	mx->dbi = mc->dbi;
 	mx->db = &xc->db;
 	mx->dbx = &xc->dbx;
-	mx->flags = C_UNTRACKED;
+	mx->flags = C_UNTRACKED | (mc->flags & C_PREFIX);
 	mx->top = -1;
 	mx->xcursor = NULL;
 	mx->keylen = 0;
@@ -606,10 +609,13 @@ static void dl_dnode_write(MDB_env *env, unsigned char *dst, const MDB_val *item
 }
 
 /* Bytes a sub-page holding items needs (kept even, as LMDB does). */
-static size_t dl_subpage_size(MDB_env *env, const MDB_val *items, unsigned n, unsigned fixed)
+static size_t dl_subpage_size(MDB_env *env, const MDB_val *items, unsigned n, unsigned fixed,
+	int pfx)
 {
 	if (fixed)
 		return PAGEHDRSZ + EVEN((size_t)n * fixed);
+	if (pfx)
+		return dl_pfx_items_size(env, items, n);
 	size_t s = PAGEHDRSZ;
 	for (unsigned i = 0; i < n; i++)
 		s += sizeof(indx_t) + dl_dnode_size(env, items[i].mv_size);
@@ -618,13 +624,18 @@ static size_t dl_subpage_size(MDB_env *env, const MDB_val *items, unsigned n, un
 
 /* Lay out a sub-page (format doc §8.2; P_DIRTY must be set) in buf. */
 static void dl_subpage_build(MDB_env *env, unsigned char *buf, size_t sz,
-	const MDB_val *items, unsigned n, unsigned fixed, pgno_t pgno)
+	const MDB_val *items, unsigned n, unsigned fixed, pgno_t pgno, int pfx)
 {
 	MDB_page *sp = (MDB_page *)buf;
 	memset(buf, 0, sz);
 	sp->mp_pgno = pgno;
 	sp->mp_flags = P_LEAF | P_DIRTY | P_SUBP | (fixed ? P_LEAF2 : 0);
 	sp->mp_pad = (uint16_t)fixed;
+	if (pfx && !fixed) {
+		/* Compressed values; mp_pad = longest decoded value. */
+		dl_pfx_items_write(env, sp, sz, items, n);
+		return;
+	}
 	MP_LOWER(sp) = (indx_t)(PAGEHDRSZ + 2 * n);
 	if (fixed) {
 		MP_UPPER(sp) = (indx_t)(sz - (size_t)n * (fixed - 2));
@@ -650,10 +661,13 @@ static int dl_subpage_items(dl_xcursor *xc, MDB_val **ret, unsigned *nret,
 	unsigned n = NUMKEYS(sp), k = 0;
 	/* Scratch layout: the item array, then room for copies of the items
 	 * (a sub-page's items total less than a page), then the new image. */
-	size_t need = (n + 1) * sizeof(MDB_val) + 3 * (size_t)xc->mx.txn->env->psize;
+	size_t need = (n + 1) * sizeof(MDB_val) + 4 * (size_t)xc->mx.txn->env->psize;
 	MDB_val *items = dl_txn_scratch(xc->mx.txn, need);
 	if (!items)
 		return ENOMEM;
+	/* Compressed values are decoded into the last region of the scratch. */
+	unsigned char *dec = (unsigned char *)(items + n + 1) + 3 * (size_t)xc->mx.txn->env->psize;
+	size_t doff = 0;
 	for (unsigned i = 0; i <= n; i++) {
 		if (i == ins)
 			items[k++] = *val;
@@ -664,6 +678,14 @@ static int dl_subpage_items(dl_xcursor *xc, MDB_val **ret, unsigned *nret,
 		if (IS_LEAF2(sp)) {
 			items[k].mv_size = sp->mp_pad;
 			items[k].mv_data = (char *)sp + PAGEHDRSZ + (size_t)i * sp->mp_pad;
+		} else if ((xc->mx.flags & C_PREFIX) && i > 0) {
+			MDB_val v;
+			int rc = dl_prefix_decode(sp, NODEPTR(sp, i), dec + doff, &v);
+			if (rc)
+				return rc;
+			items[k] = v;
+			if (v.mv_data == dec + doff)
+				doff += v.mv_size;
 		} else {
 			MDB_node *nd = NODEPTR(sp, i);
 			items[k].mv_size = nd->mn_ksize;
@@ -715,7 +737,8 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 	MDB_env *env = mc->txn->env;
 	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) ? (unsigned)items[0].mv_size : 0;
 	size_t kpart = NODESZ + key->mv_size + (key->mv_size & env->pad);
-	size_t sz = dl_subpage_size(env, items, n, fixed);
+	int pfx = (mc->flags & C_PREFIX) != 0;
+	size_t sz = dl_subpage_size(env, items, n, fixed, pfx);
 	int rc;
 
 	/* Fixed-size sets get room for a few more items (as LMDB does), so
@@ -738,7 +761,7 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 				return ENOMEM;
 			buf = own;
 		}
-		dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno);
+		dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno, pfx);
 		MDB_val d = { sz, buf };
 		rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
 		free(own);
@@ -755,7 +778,15 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 	MP_LOWER(lp) = PAGEHDRSZ;
 	MP_UPPER(lp) = (indx_t)env->psize;
 	size_t used = 0;
-	for (unsigned i = 0; i < n; i++) {
+	unsigned raw = n;	/* items still to lay out uncompressed */
+	if (pfx && !fixed) {
+		if (dl_pfx_items_size(env, items, n) > env->psize)
+			return MDB_PAGE_FULL;
+		if ((rc = dl_pfx_items_write(env, lp, env->psize, items, n)))
+			return rc;
+		raw = 0;
+	}
+	for (unsigned i = 0; i < raw; i++) {
 		if (fixed) {
 			if (used + fixed > env->psize - PAGEHDRSZ)
 				return MDB_PAGE_FULL;
@@ -1019,6 +1050,8 @@ int dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsig
 	xc.active = 0;
 	xc.list = NULL;
 	xc.listcap = 0;
+	xc.lbuf = NULL;
+	xc.lbufcap = 0;
 	dl_cursor_init(&mc, txn, dbi);
 	mc.xcursor = &xc;
 	return dl_dup_put(&mc, key, data, flags);
@@ -1325,6 +1358,35 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	}
 	if (i != n)
 		return MDB_CORRUPTED;
+	if (mc->flags & C_PREFIX) {
+		/* Decoded values live in per-call scratch: keep copies. */
+		size_t tot = 0, off = 0;
+		for (i = 0; i < n; i++)
+			tot += xc->list[i].mv_size;
+		if (tot > xc->lbufcap) {
+			unsigned char *b = realloc(xc->lbuf, tot);
+			if (!b)
+				return ENOMEM;
+			xc->lbuf = b;
+			xc->lbufcap = tot;
+		}
+		/* Recollect, copying each value as it is decoded. */
+		if ((rc = dl_xfirst(&tmp, 0)))
+			return rc;
+		for (i = 0; i < n; i++) {
+			MDB_val v;
+			if ((rc = dl_xcurrent(&tmp, &v)))
+				return rc;
+			if (off + v.mv_size > tot)
+				return MDB_CORRUPTED;
+			memcpy(xc->lbuf + off, v.mv_data, v.mv_size);
+			xc->list[i].mv_data = xc->lbuf + off;
+			xc->list[i].mv_size = v.mv_size;
+			off += v.mv_size;
+			if (i + 1 < n && (rc = dl_xstep(&tmp, 0)))
+				return rc;
+		}
+	}
 	*values = xc->list;
 	*countp = n;
 	return 0;
@@ -1388,6 +1450,8 @@ int dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	xc.active = 0;
 	xc.list = NULL;
 	xc.listcap = 0;
+	xc.lbuf = NULL;
+	xc.lbufcap = 0;
 	dl_cursor_init(&mc, txn, dbi);
 	mc.xcursor = &xc;
 	if ((rc = dl_search(&mc, key, DL_PS_KEY)))

@@ -407,6 +407,7 @@ struct MDB_txn {
 #define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
 #define C_WRITE		0x20	/* belongs to a write txn */
 #define C_ATEND		0x40	/* DUPSORT: placed by LAST; NEXT answers NOTFOUND (LMDB quirk) */
+#define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
 
 struct MDB_cursor {
 	MDB_cursor *next;
@@ -423,6 +424,7 @@ struct MDB_cursor {
 	unsigned char keybuf[DL_MAXKEY + 1];
 	unsigned duplen;	/* DUPSORT: saved item, ~0u = none */
 	unsigned char dupbuf[DL_MAXKEY + 1];
+	unsigned char kdec[DL_MAXKEY + 1];	/* decoded key returned to the caller */
 };
 
 /* ------------------------------------------------------------------------- */
@@ -493,6 +495,8 @@ int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 int  dl_cursor_del0(MDB_cursor *mc);
 int  dl_drop_tree(MDB_cursor *mc);
 int  dl_cursor_touch(MDB_cursor *mc);
+size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
+int  dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items, unsigned n);
 int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 
@@ -532,6 +536,30 @@ static inline int dl_node_check(MDB_env *env, MDB_page *mp, MDB_node *n, int lea
 	else
 		end = off + NODEKOFF(mp) + n->mn_ksize;
 	return end > env->psize ? MDB_CORRUPTED : 0;
+}
+
+/* prefix.c: DLMDB prefix-compressed leaves (dlmdb-extensions §3.7-3.11) */
+int  dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out);
+
+/*
+ * Full key of leaf entry i.  On a prefix-compressed leaf (cursor flag
+ * C_PREFIX, not LEAF2) entries after node 0 are decoded into buf.
+ */
+static inline int dl_leaf_keyd(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val *k,
+	unsigned char *buf)
+{
+	if (IS_LEAF2(mp)) {
+		k->mv_size = mp->mp_pad;
+		k->mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+		return 0;
+	}
+	MDB_node *n = NODEPTR(mp, i);
+	if (!(mc->flags & C_PREFIX) || i == 0) {
+		k->mv_size = n->mn_ksize;
+		k->mv_data = NODEKEY(mp, n);
+		return 0;
+	}
+	return dl_prefix_decode(mp, n, buf, k);
 }
 
 /* Internal put flag: the node is a named-DB record (F_SUBDATA). */

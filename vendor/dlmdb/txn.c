@@ -44,8 +44,6 @@ static int dl_flags_ok(MDB_env *env, unsigned f)
 {
 	if (f & ~DL_PERSISTENT_FLAGS)
 		return 0;
-	if (f & MDB_PREFIX_COMPRESSION)
-		return 0;	/* not implemented yet */
 	if (!env->pad && (f & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)))
 		return 0;	/* stock layout cannot hold DLMDB structures */
 	return 1;

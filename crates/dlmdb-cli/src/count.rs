@@ -161,12 +161,9 @@ fn scan_count(txn: &RoTxn<'_>, db: Database, opts: &CountOptions) -> Result<u64>
     Ok(n)
 }
 
+/// The count alone (the note, if any, goes to stderr: see `main.rs`).
 pub fn render_count(r: &CountReport) -> String {
-    let mut s = format!("{}\n", r.count);
-    if let Some(n) = &r.note {
-        s = format!("{s}# {n}\n");
-    }
-    s
+    format!("{}\n", r.count)
 }
 
 #[derive(Debug, Clone)]
@@ -192,7 +189,8 @@ pub struct RankReport {
     pub database: Option<String>,
     /// 0-based rank: number of entries sorting before this one.
     pub rank: u64,
-    /// Key and value, as hex with `--hex`, else in the dump's printable form.
+    /// Key and value (for `--key` alone: the key's first value), as hex
+    /// with `--hex`, else in the dump's printable form.
     pub key: String,
     pub value: Option<String>,
     /// Always lowercase hex.
@@ -214,9 +212,8 @@ pub fn rank(opts: &RankOptions) -> Result<RankReport> {
         .open_db(name)
         .with_context(|| format!("{p}: cannot open {label}"))?;
     let counted = txn.db_flags(db)?.contains(DatabaseFlags::COUNTED);
-    let note = (!counted).then(|| {
-        format!("{label} is not MDB_COUNTED: answered by an exact cursor scan (O(n))")
-    });
+    let note = (!counted)
+        .then(|| format!("{label} is not MDB_COUNTED: answered by an exact cursor scan (O(n))"));
     let method = if counted { "counted" } else { "scan" };
     let (rank, key, value): (u64, Vec<u8>, Option<Vec<u8>>) = match &opts.query {
         RankQuery::Rank(r) => {
@@ -255,7 +252,12 @@ pub fn rank(opts: &RankOptions) -> Result<RankReport> {
                     }
                 );
             };
-            (r, k.clone(), v.clone())
+            // Show the value too: the given one, or the key's (first) value.
+            let value = match v {
+                Some(v) => Some(v.clone()),
+                None => txn.get(db, k)?.map(<[u8]>::to_vec),
+            };
+            (r, k.clone(), value)
         }
     };
     Ok(RankReport {
@@ -270,7 +272,12 @@ pub fn rank(opts: &RankOptions) -> Result<RankReport> {
     })
 }
 
-fn scan_rank(txn: &RoTxn<'_>, db: Database, key: &[u8], data: Option<&[u8]>) -> Result<Option<u64>> {
+fn scan_rank(
+    txn: &RoTxn<'_>,
+    db: Database,
+    key: &[u8],
+    data: Option<&[u8]>,
+) -> Result<Option<u64>> {
     let mut cur = txn.cursor(db)?;
     for (i, item) in cur.iter().enumerate() {
         let (k, v) = item?;
@@ -291,9 +298,6 @@ pub fn render_rank(r: &RankReport) -> String {
     let mut s = format!("rank: {}\nkey: {}\n", r.rank, r.key);
     if let Some(v) = &r.value {
         s.push_str(&format!("value: {v}\n"));
-    }
-    if let Some(n) = &r.note {
-        s.push_str(&format!("# {n}\n"));
     }
     s
 }

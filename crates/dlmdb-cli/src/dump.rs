@@ -2,7 +2,7 @@
 //! what `mdb_dump` writes, plus optional header lines for DLMDB's flags.
 
 use crate::stat::{open_env, LayoutChoice};
-use crate::util::{hex_encode_into, print_encode_into};
+use crate::util::{hex_encode_into, print_encode_into_with};
 use anyhow::{bail, Context, Result};
 use dlmdb::{Database, DatabaseFlags, EnvInfo, RoTxn};
 use std::io::Write;
@@ -23,6 +23,8 @@ pub struct DumpOptions {
     /// Leave out the `counted=1` / `prefix_compression=1` lines, so the
     /// output is exactly what a stock tool writes.
     pub stock: bool,
+    /// `-p` without doubling backslashes, as Debian's `mdb_dump` 0.9.24.
+    pub legacy_print: bool,
     pub layout: LayoutChoice,
 }
 
@@ -200,7 +202,7 @@ fn dump_db(
         for part in [k, v] {
             line.push(b' ');
             if opts.print {
-                print_encode_into(&mut line, part);
+                print_encode_into_with(&mut line, part, !opts.legacy_print);
             } else {
                 hex_encode_into(&mut line, part);
             }

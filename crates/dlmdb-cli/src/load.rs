@@ -142,7 +142,12 @@ impl<'a> Iterator for Lines<'a> {
 }
 
 /// Parse and validate a whole input.
-pub fn parse(input: &[u8], opts_subdb: Option<&str>, plain_text: bool, skip_unknown: bool) -> Result<Parsed, InputError> {
+pub fn parse(
+    input: &[u8],
+    opts_subdb: Option<&str>,
+    plain_text: bool,
+    skip_unknown: bool,
+) -> Result<Parsed, InputError> {
     let mut p = Parsed {
         arena: Vec::with_capacity(input.len() / 2 + 64),
         ..Default::default()
@@ -201,9 +206,13 @@ pub fn parse(input: &[u8], opts_subdb: Option<&str>, plain_text: bool, skip_unkn
                 if line.first() == Some(&b' ') {
                     return Err(err(no, "record line before HEADER=END"));
                 }
-                let text = std::str::from_utf8(line).map_err(|_| err(no, "header line is not UTF-8"))?;
+                let text =
+                    std::str::from_utf8(line).map_err(|_| err(no, "header line is not UTF-8"))?;
                 let Some((k, v)) = text.split_once('=') else {
-                    return Err(err(no, format!("expected keyword=value in the header, found {text:?}")));
+                    return Err(err(
+                        no,
+                        format!("expected keyword=value in the header, found {text:?}"),
+                    ));
                 };
                 match k {
                     "VERSION" => match v.parse::<u32>() {
@@ -270,7 +279,10 @@ pub fn parse(input: &[u8], opts_subdb: Option<&str>, plain_text: bool, skip_unkn
                         data_end = true;
                         break;
                     }
-                    return Err(err(no, "expected a record line (starting with a space) or DATA=END"));
+                    return Err(err(
+                        no,
+                        "expected a record line (starting with a space) or DATA=END",
+                    ));
                 }
                 let start = p.arena.len();
                 let body = &line[1..];
@@ -289,13 +301,20 @@ pub fn parse(input: &[u8], opts_subdb: Option<&str>, plain_text: bool, skip_unkn
                         if flags & 0x04 != 0 {
                             check_key(&p.arena[start..], no, "duplicate value")?;
                         }
-                        sec.records.push((kstart, (start - kstart) as u32, (p.arena.len() - start) as u32, kline as u32))
+                        sec.records.push((
+                            kstart,
+                            (start - kstart) as u32,
+                            (p.arena.len() - start) as u32,
+                            kline as u32,
+                        ))
                     }
                 }
             }
             if !data_end {
                 return Err(match pending {
-                    Some((_, kline)) => err(kline, "key without a value line (input ends after it)"),
+                    Some((_, kline)) => {
+                        err(kline, "key without a value line (input ends after it)")
+                    }
                     None => err(lines.no, "input ends before DATA=END (truncated?)"),
                 });
             }
@@ -312,10 +331,19 @@ pub fn parse(input: &[u8], opts_subdb: Option<&str>, plain_text: bool, skip_unkn
 
 fn check_key(k: &[u8], no: usize, what: &str) -> Result<(), InputError> {
     if k.is_empty() {
-        return Err(err(no, format!("empty {what} (LMDB does not store empty keys)")));
+        return Err(err(
+            no,
+            format!("empty {what} (LMDB does not store empty keys)"),
+        ));
     }
     if k.len() > MAX_KEY {
-        return Err(err(no, format!("{what} of {} bytes exceeds the {MAX_KEY}-byte limit", k.len())));
+        return Err(err(
+            no,
+            format!(
+                "{what} of {} bytes exceeds the {MAX_KEY}-byte limit",
+                k.len()
+            ),
+        ));
     }
     Ok(())
 }
@@ -331,18 +359,36 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
     for (i, r) in s.records.iter().enumerate() {
         let k = p.key(r);
         if !korder.size_ok(k) {
-            return Err(err(r.3 as usize, format!("integerkey database needs 4- or 8-byte keys, found {} bytes", k.len())));
+            return Err(err(
+                r.3 as usize,
+                format!(
+                    "integerkey database needs 4- or 8-byte keys, found {} bytes",
+                    k.len()
+                ),
+            ));
         }
         if dupsort {
             let v = p.value(r);
             if !dorder.size_ok(v) {
-                return Err(err(r.3 as usize + 1, format!("integerdup database needs 4- or 8-byte values, found {} bytes", v.len())));
+                return Err(err(
+                    r.3 as usize + 1,
+                    format!(
+                        "integerdup database needs 4- or 8-byte values, found {} bytes",
+                        v.len()
+                    ),
+                ));
             }
             if s.flags & 0x10 != 0 {
                 match fixed {
                     None => fixed = Some(r.2),
                     Some(n) if n != r.2 => {
-                        return Err(err(r.3 as usize + 1, format!("dupfixed database: value of {} bytes, earlier values have {n}", r.2)))
+                        return Err(err(
+                            r.3 as usize + 1,
+                            format!(
+                                "dupfixed database: value of {} bytes, earlier values have {n}",
+                                r.2
+                            ),
+                        ))
                     }
                     _ => {}
                 }
@@ -427,15 +473,23 @@ pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
             input = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
         }
         None => {
-            std::io::stdin().lock().read_to_end(&mut input).context("cannot read standard input")?;
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut input)
+                .context("cannot read standard input")?;
         }
     }
     let src = opts
         .file
         .as_ref()
         .map_or("<stdin>".to_string(), |f| f.display().to_string());
-    let parsed = parse(&input, opts.subdb.as_deref(), opts.plain_text, opts.skip_unknown)
-        .map_err(|e| anyhow!("{src}: {e}; nothing was written to {}", opts.path.display()))?;
+    let parsed = parse(
+        &input,
+        opts.subdb.as_deref(),
+        opts.plain_text,
+        opts.skip_unknown,
+    )
+    .map_err(|e| anyhow!("{src}: {e}; nothing was written to {}", opts.path.display()))?;
     drop(input);
     for w in &parsed.warnings {
         eprintln!("dlmdb: {src}: {w}");
@@ -444,17 +498,47 @@ pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
 }
 
 /// Open (or create) the target and write every section in one transaction.
+/// If PATH did not exist and the write fails, what was created is removed.
 pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
+    let existed = opts.path.exists();
+    let r = write_inner(opts, parsed);
+    if r.is_err() && !existed {
+        if opts.path.is_dir() {
+            let _ = std::fs::remove_dir_all(&opts.path);
+        } else {
+            let _ = std::fs::remove_file(&opts.path);
+            let mut lock = opts.path.clone().into_os_string();
+            lock.push("-lock");
+            let _ = std::fs::remove_file(lock);
+        }
+    }
+    r
+}
+
+fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
     let path = &opts.path;
     let exists = path.exists();
-    let no_subdir = if exists { path.is_file() } else { opts.no_subdir };
+    let no_subdir = if exists {
+        path.is_file()
+    } else {
+        opts.no_subdir
+    };
     if !exists && !no_subdir {
-        std::fs::create_dir_all(path).with_context(|| format!("cannot create directory {}", path.display()))?;
+        std::fs::create_dir_all(path)
+            .with_context(|| format!("cannot create directory {}", path.display()))?;
     }
-    let data_file = if no_subdir { path.clone() } else { path.join("data.mdb") };
+    let data_file = if no_subdir {
+        path.clone()
+    } else {
+        path.join("data.mdb")
+    };
     let existing = std::fs::metadata(&data_file).map(|m| m.len()).unwrap_or(0);
     let created = existing == 0;
-    let mut flags = if no_subdir { EnvFlags::NO_SUB_DIR } else { EnvFlags::empty() };
+    let mut flags = if no_subdir {
+        EnvFlags::NO_SUB_DIR
+    } else {
+        EnvFlags::empty()
+    };
     if created {
         if opts.format == NewFormat::Lmdb {
             flags |= EnvFlags::FORMAT_LMDB;
@@ -463,7 +547,10 @@ pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         match dlmdb::read_data_version(&data_file) {
             Some(2) => {
                 if opts.format == NewFormat::Lmdb {
-                    bail!("{} is a DLMDB version-2 store; --format lmdb only applies to new stores", path.display());
+                    bail!(
+                        "{} is a DLMDB version-2 store; --format lmdb only applies to new stores",
+                        path.display()
+                    );
                 }
             }
             Some(1) => {
@@ -483,7 +570,11 @@ pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         }
     }
     let payload: u64 = parsed.arena.len() as u64
-        + parsed.sections.iter().map(|s| s.records.len() as u64 * 48).sum::<u64>();
+        + parsed
+            .sections
+            .iter()
+            .map(|s| s.records.len() as u64 * 48)
+            .sum::<u64>();
     let need = (existing + 3 * payload + (4 << 20)).div_ceil(1 << 20) << 20;
     let named = parsed.sections.iter().filter(|s| s.name.is_some()).count() as u32;
     let mut env = Env::builder()
@@ -501,25 +592,39 @@ pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
     let bar = if !opts.quiet && std::io::stderr().is_terminal() && total > 10_000 {
         let b = indicatif::ProgressBar::new(total);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} records {per_sec} eta {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} records {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         Some(b)
     } else {
         None
     };
-    let mut txn = env.write_txn().context("cannot begin a write transaction")?;
+    let mut txn = env
+        .write_txn()
+        .context("cannot begin a write transaction")?;
     let mut dbs = Vec::new();
     for s in &parsed.sections {
         let dbname = match &s.name {
             Some(n) => format!("database {n:?}"),
             None => "main database".to_string(),
         };
-        let ctx = |what: &str| format!("{}: {dbname} (input line {}): {what}", path.display(), s.first_line);
+        let ctx = |what: &str| {
+            format!(
+                "{}: {dbname} (input line {}): {what}",
+                path.display(),
+                s.first_line
+            )
+        };
         let want_flags = DatabaseFlags::from_bits_retain(s.flags);
-        let db = txn.create_db(s.name.as_deref(), want_flags).with_context(|| ctx("cannot open or create"))?;
+        let db = txn
+            .create_db(s.name.as_deref(), want_flags)
+            .with_context(|| ctx("cannot open or create"))?;
         let have_flags = txn.db_flags(db)?.bits() & 0x7fff;
-        if have_flags != s.flags && !(s.name.is_none() && have_flags & !s.flags == 0 && s.flags & !have_flags == 0) {
+        if have_flags != s.flags
+            && !(s.name.is_none() && have_flags & !s.flags == 0 && s.flags & !have_flags == 0)
+        {
             bail!(
                 "{}: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
                 ctx("flags differ"),
@@ -539,7 +644,9 @@ pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         };
         let (mut written, mut skipped) = (0u64, 0u64);
         {
-            let mut cur = txn.cursor_mut(db).with_context(|| ctx("cannot open a cursor"))?;
+            let mut cur = txn
+                .cursor_mut(db)
+                .with_context(|| ctx("cannot open a cursor"))?;
             let mut prev_key: &[u8] = &[];
             for (i, r) in s.records.iter().enumerate() {
                 let (k, v) = (parsed.key(r), parsed.value(r));
@@ -621,16 +728,40 @@ mod tests {
     #[test]
     fn malformed_inputs_name_the_line() {
         let cases = [
-            (format!("{HEAD} 6g\n 31\nDATA=END\n"), 8, "invalid hex digit"),
+            (
+                format!("{HEAD} 6g\n 31\nDATA=END\n"),
+                8,
+                "invalid hex digit",
+            ),
             (format!("{HEAD} 616\n 31\nDATA=END\n"), 8, "odd number"),
-            ("VERSION=3\nformat=bytevalue\n 61\n".to_string(), 3, "before HEADER=END"),
-            ("VERSION=3\nformat=bytevalue\n".to_string(), 2, "before HEADER=END"),
-            (format!("VERSION=3\nbogus=1\n{}", &HEAD[10..]), 2, "unknown header keyword"),
+            (
+                "VERSION=3\nformat=bytevalue\n 61\n".to_string(),
+                3,
+                "before HEADER=END",
+            ),
+            (
+                "VERSION=3\nformat=bytevalue\n".to_string(),
+                2,
+                "before HEADER=END",
+            ),
+            (
+                format!("VERSION=3\nbogus=1\n{}", &HEAD[10..]),
+                2,
+                "unknown header keyword",
+            ),
             (format!("{HEAD} 61\nDATA=END\n"), 9, "has no value"),
             (format!("{HEAD} 61\n"), 8, "key without a value"),
             (format!("{HEAD} 61\n 31\n"), 9, "before DATA=END"),
-            (format!("{HEAD} 61\n 31\n 61\n 32\nDATA=END\n"), 10, "duplicate key"),
-            (format!("{HEAD} 62\n 31\n 61\n 32\n 62\n 33\nDATA=END\n"), 12, "duplicate key"),
+            (
+                format!("{HEAD} 61\n 31\n 61\n 32\nDATA=END\n"),
+                10,
+                "duplicate key",
+            ),
+            (
+                format!("{HEAD} 62\n 31\n 61\n 32\n 62\n 33\nDATA=END\n"),
+                12,
+                "duplicate key",
+            ),
             ("VERSION=4\n".to_string(), 1, "unsupported VERSION"),
         ];
         for (input, line, what) in cases {
@@ -642,7 +773,10 @@ mod tests {
 
     #[test]
     fn unknown_keyword_can_be_skipped_and_extras_are_known() {
-        let input = format!("VERSION=3\nbogus=1\ncounted=1\nprefix_compression=1\n{} 61\n 31\nDATA=END\n", &HEAD[10..]);
+        let input = format!(
+            "VERSION=3\nbogus=1\ncounted=1\nprefix_compression=1\n{} 61\n 31\nDATA=END\n",
+            &HEAD[10..]
+        );
         let p = parse(input.as_bytes(), None, false, true).unwrap();
         assert_eq!(p.warnings.len(), 1);
         assert_eq!(p.sections[0].flags, 0x180);

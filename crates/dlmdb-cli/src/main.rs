@@ -34,7 +34,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Show statistics of an environment (like mdb_stat), read-only.
-    #[command(after_help = "Examples:\n  dlmdb stat -a ./db\n  dlmdb stat -e -ff --json ./db/data.mdb\n  dlmdb stat -s users --pages ./db")]
+    #[command(
+        after_help = "Examples:\n  dlmdb stat -a ./db\n  dlmdb stat -e -ff --json ./db/data.mdb\n  dlmdb stat -s users --pages ./db"
+    )]
     Stat(StatArgs),
     /// Write databases in LMDB's dump format (like mdb_dump), read-only.
     #[command(
@@ -56,13 +58,19 @@ leaves the store exactly as it was.",
     )]
     Load(LoadArgs),
     /// Consistent copy of an environment (mdb_env_copy2), also while writers run.
-    #[command(after_help = "Examples:\n  dlmdb copy ./db ./backup\n  dlmdb copy --compact ./db/data.mdb ./small.mdb")]
+    #[command(
+        after_help = "Examples:\n  dlmdb copy ./db ./backup\n  dlmdb copy --compact ./db/data.mdb ./small.mdb"
+    )]
     Copy(CopyArgs),
     /// Count entries or keys in a key range (COUNTED databases: O(log n)).
-    #[command(after_help = "Examples:\n  dlmdb count ./db -s users\n  dlmdb count ./db -s users --from a --to m --include-to\n  dlmdb count ./db -s tags --keys --json\n  dlmdb count ./db -s ids --hex --from 00000001 --to 000000ff")]
+    #[command(
+        after_help = "Examples:\n  dlmdb count ./db -s users\n  dlmdb count ./db -s users --from a --to m --include-to\n  dlmdb count ./db -s tags --keys --json\n  dlmdb count ./db -s ids --hex --from 00000001 --to 000000ff"
+    )]
     Count(CountArgs),
     /// Entry at a rank, or rank of a key / key+value (COUNTED databases: O(log n)).
-    #[command(after_help = "Examples:\n  dlmdb rank ./db -s users --rank 0\n  dlmdb rank ./db -s users --key alice --json\n  dlmdb rank ./db -s tags --key red --value apple")]
+    #[command(
+        after_help = "Examples:\n  dlmdb rank ./db -s users --rank 0\n  dlmdb rank ./db -s users --key alice --json\n  dlmdb rank ./db -s tags --key red --value apple"
+    )]
     Rank(RankArgs),
     /// Verify the integrity of a store by reading its pages independently.
     #[command(
@@ -136,6 +144,10 @@ struct DumpArgs {
     /// Leave out the DLMDB flag lines (counted=1, prefix_compression=1).
     #[arg(long)]
     stock: bool,
+    /// With -p: write `\\` undoubled, exactly as Debian's mdb_dump 0.9.24 does
+    /// (the default doubles it, as LMDB 0.9.25+/1.0 and DLMDB do).
+    #[arg(long, requires = "print")]
+    legacy_print: bool,
     /// Accepted for mdb_dump compatibility (a data file path implies it).
     #[arg(short = 'n', hide = true)]
     _nosubdir: bool,
@@ -193,6 +205,7 @@ struct CopyArgs {
 
 #[derive(clap::Args)]
 struct CountArgs {
+    /// Environment directory or data file.
     path: PathBuf,
     /// Named database (default: the main database).
     #[arg(short = 's', long = "subdb", value_name = "NAME")]
@@ -224,13 +237,16 @@ struct CountArgs {
     /// Keys are given and shown in hex.
     #[arg(long)]
     hex: bool,
+    /// Print the result as JSON.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(clap::Args)]
 struct RankArgs {
+    /// Environment directory or data file.
     path: PathBuf,
+    /// Named database (default: the main database).
     #[arg(short = 's', long = "subdb", value_name = "NAME")]
     subdb: Option<String>,
     /// 0-based rank of the entry to show.
@@ -245,12 +261,14 @@ struct RankArgs {
     /// Keys and values are given and shown in hex.
     #[arg(long)]
     hex: bool,
+    /// Print the result as JSON.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(clap::Args)]
 struct CheckArgs {
+    /// Environment directory or data file.
     path: PathBuf,
     /// Check only this named database (skips the free-list and lost-page accounting).
     #[arg(short = 's', long = "subdb", value_name = "NAME")]
@@ -327,7 +345,14 @@ fn main() {
         } => run_peers(a),
     };
     if let Err(e) = result {
-        eprintln!("dlmdb: {e:#}");
+        // `dlmdb dump ... | head`: the reader went away; not worth a message.
+        let broken_pipe = e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        });
+        if !broken_pipe {
+            eprintln!("dlmdb: {e:#}");
+        }
         std::process::exit(1);
     }
 }
@@ -366,6 +391,7 @@ fn run_dump(a: DumpArgs, layout: LayoutChoice) -> Result<()> {
         list: a.list,
         print: a.print,
         stock: a.stock,
+        legacy_print: a.legacy_print,
         layout,
     };
     let summary = match &a.output {
@@ -453,11 +479,23 @@ fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
     let opts = CountOptions {
         path: a.path,
         subdb: a.subdb,
-        from: a.from.as_deref().map(|s| count::decode_arg(s, a.hex)).transpose()?,
-        to: a.to.as_deref().map(|s| count::decode_arg(s, a.hex)).transpose()?,
+        from: a
+            .from
+            .as_deref()
+            .map(|s| count::decode_arg(s, a.hex))
+            .transpose()?,
+        to: a
+            .to
+            .as_deref()
+            .map(|s| count::decode_arg(s, a.hex))
+            .transpose()?,
         include_from: !a.exclude_from || a.include_from,
         include_to: a.include_to && !a.exclude_to,
-        mode: if a.keys { CountMode::Keys } else { CountMode::Entries },
+        mode: if a.keys {
+            CountMode::Keys
+        } else {
+            CountMode::Entries
+        },
         hex: a.hex,
         layout,
     };
@@ -467,6 +505,9 @@ fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         print!("{}", count::render_count(&r));
+        if let Some(n) = &r.note {
+            eprintln!("dlmdb: note: {n}");
+        }
     }
     Ok(())
 }
@@ -476,7 +517,10 @@ fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
         (Some(r), _) => RankQuery::Rank(r),
         (None, Some(k)) => RankQuery::Key(
             count::decode_arg(k, a.hex)?,
-            a.value.as_deref().map(|v| count::decode_arg(v, a.hex)).transpose()?,
+            a.value
+                .as_deref()
+                .map(|v| count::decode_arg(v, a.hex))
+                .transpose()?,
         ),
         (None, None) => anyhow::bail!("give --rank or --key"),
     };
@@ -491,6 +535,9 @@ fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         print!("{}", count::render_rank(&r));
+        if let Some(n) = &r.note {
+            eprintln!("dlmdb: note: {n}");
+        }
     }
     Ok(())
 }
@@ -503,7 +550,10 @@ extern "C" fn on_sigint(_: libc::c_int) {
 fn run_check(a: CheckArgs, layout: LayoutChoice) -> i32 {
     // SAFETY: the handler only stores to an atomic flag (async-signal-safe).
     unsafe {
-        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
     let opts = CheckOptions {
         path: a.path,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// How to read a version-1 store (version-2 stores are always DLMDB layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LayoutChoice {
-    /// Stock LMDB first; DLMDB-v1 padding if the catalog does not parse.
+    /// Probe the file; if inconclusive, stock LMDB unless its catalog does not parse.
     Auto,
     /// Stock LMDB layout.
     Lmdb,
@@ -118,6 +118,12 @@ pub struct DbSection {
     pub flags: Vec<&'static str>,
     pub flags_bits: u32,
     pub stat: Stat,
+    /// MDB_COUNTED databases: the engine's O(1) total (`mdb_count_all`);
+    /// absent for other databases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counted_entries: Option<u64>,
+    /// The database has DLMDB's MDB_PREFIX_COMPRESSION flag.
+    pub prefix_compression: bool,
     /// Present with `--pages`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub walk: Option<WalkSummary>,
@@ -187,7 +193,9 @@ pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
             warnings,
         ));
     }
-    let probe = dlmdb::probe_layout(&data_file).ok();
+    // Bounded (16 MiB of 4 KiB pages) so commands answer fast on big stores;
+    // an inconclusive probe falls back to the catalog test below.
+    let probe = dlmdb::probe_layout_limited(&data_file, PROBE_PAGES).ok();
     let verdict = probe.map(|p| p.verdict());
     let evidence = |p: &LayoutProbe| {
         format!(
@@ -224,10 +232,14 @@ pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
                         Some((EnvFlags::FORMAT_DLMDB_V1, evidence(p)))
                     }
                     ProbeVerdict::Proven(_) => Some((EnvFlags::empty(), evidence(p))),
-                    ProbeVerdict::Identical => Some((
+                    ProbeVerdict::Identical if p.last_pgno <= PROBE_PAGES + 1 => Some((
                         EnvFlags::empty(),
                         "no odd-length keys, both version-1 layouts read it identically"
                             .to_string(),
+                    )),
+                    ProbeVerdict::Identical => Some((
+                        EnvFlags::empty(),
+                        format!("no odd-length keys in the first {PROBE_PAGES} pages, named-database catalog parses in stock layout"),
                     )),
                     ProbeVerdict::Ambiguous | ProbeVerdict::Inconsistent => None,
                 };
@@ -275,6 +287,9 @@ pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
     }
 }
 
+/// Pages the layout probe reads at most.
+const PROBE_PAGES: u64 = 4096;
+
 /// Check that every main-database record that opens as a database is a
 /// plausible 48-byte `MDB_db` record; return a description of the first problem.
 fn catalog_problem(env: &Env) -> Option<String> {
@@ -285,7 +300,10 @@ fn catalog_problem(env: &Env) -> Option<String> {
         let mut c = txn.cursor(main)?;
         for item in c.iter() {
             let (k, v) = item?;
-            if k.contains(&0) {
+            // Only 48-byte values can be database records (the node's
+            // data size is layout-independent); skipping the rest keeps
+            // this fast on big main databases.
+            if k.contains(&0) || v.len() != 48 {
                 continue;
             }
             let Ok(name) = std::str::from_utf8(k) else {
@@ -461,11 +479,18 @@ fn db_section(
     } else {
         None
     };
+    let counted_entries = if flags.contains(DatabaseFlags::COUNTED) {
+        txn.count_all(db, dlmdb::CountFlags::empty()).ok()
+    } else {
+        None
+    };
     Ok(DbSection {
         name,
         flags: flag_names(flags),
         flags_bits: flags.bits(),
         stat,
+        counted_entries,
+        prefix_compression: flags.contains(DatabaseFlags::PREFIX_COMPRESSION),
         walk,
     })
 }
@@ -581,6 +606,12 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
                 db.flags.join(",")
             };
             let _ = writeln!(out, "  Flags: {flags}");
+            if let Some(n) = db.counted_entries {
+                let _ = writeln!(out, "  Counted entries: {n}");
+            }
+            if db.prefix_compression {
+                out.push_str("  Prefix compression: on\n");
+            }
             let _ = writeln!(
                 out,
                 "  Walked pages: {} branch, {} leaf, {} overflow in {} runs, {} sub-pages, {} sub-tree pages",

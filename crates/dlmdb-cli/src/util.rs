@@ -53,8 +53,14 @@ pub fn hex(bytes: &[u8]) -> String {
 /// double backslashes; the 1.0 line and DLMDB do, and only that form can be
 /// read back unambiguously.)
 pub fn print_encode_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    print_encode_into_with(out, bytes, true)
+}
+
+/// As [`print_encode_into`]; `double_backslash = false` writes `\` as is,
+/// like Debian's `mdb_dump` 0.9.24 (ambiguous when read back).
+pub fn print_encode_into_with(out: &mut Vec<u8>, bytes: &[u8], double_backslash: bool) {
     for &b in bytes {
-        if b == b'\\' {
+        if b == b'\\' && double_backslash {
             out.extend_from_slice(b"\\\\");
         } else if (0x20..=0x7e).contains(&b) {
             out.push(b);
@@ -85,7 +91,11 @@ impl std::fmt::Display for DecodeError {
         match self {
             DecodeError::OddLength(n) => write!(f, "odd number of hex digits ({n})"),
             DecodeError::BadHexDigit { column, byte } => {
-                write!(f, "invalid hex digit {:?} at column {column}", *byte as char)
+                write!(
+                    f,
+                    "invalid hex digit {:?} at column {column}",
+                    *byte as char
+                )
             }
             DecodeError::BadEscape { column } => write!(
                 f,
@@ -98,7 +108,7 @@ impl std::fmt::Display for DecodeError {
 /// Decode hex digits (either case) into `out`. `col0` is the column of
 /// `text[0]` in the input line (1-based), for messages.
 pub fn hex_decode_into(out: &mut Vec<u8>, text: &[u8], col0: usize) -> Result<(), DecodeError> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         // Report a bad digit first if there is one: it is the likelier cause.
         if let Some(i) = text.iter().position(|&b| HEX_VAL[b as usize] == 0xff) {
             return Err(DecodeError::BadHexDigit {
@@ -190,7 +200,10 @@ impl Order {
         match self {
             Order::Lexical => a.cmp(b),
             Order::Reverse => a.iter().rev().cmp(b.iter().rev()),
-            Order::Integer => a.len().cmp(&b.len()).then_with(|| a.iter().rev().cmp(b.iter().rev())),
+            Order::Integer => a
+                .len()
+                .cmp(&b.len())
+                .then_with(|| a.iter().rev().cmp(b.iter().rev())),
         }
     }
 
@@ -221,7 +234,10 @@ mod tests {
         );
         assert_eq!(
             hex_decode_into(&mut up, b"zz", 2),
-            Err(DecodeError::BadHexDigit { column: 2, byte: b'z' })
+            Err(DecodeError::BadHexDigit {
+                column: 2,
+                byte: b'z'
+            })
         );
     }
 

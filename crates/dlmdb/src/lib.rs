@@ -42,7 +42,7 @@ pub use error::{strerror, Error, Result};
 pub use flags::{
     CountFlags, CursorOp, Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat, WriteFlags,
 };
-pub use probe::{probe_layout, LayoutProbe, ProbeVerdict};
+pub use probe::{probe_layout, probe_layout_limited, LayoutProbe, ProbeVerdict};
 pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
 pub use walk::{PageInfo, PageKind, WalkSummary};
 

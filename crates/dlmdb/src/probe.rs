@@ -97,6 +97,13 @@ fn even(x: usize) -> usize {
 
 /// Probe the data file at `data_file` (the file itself, not the directory).
 pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
+    probe_layout_limited(data_file, MAX_SCAN_PAGES)
+}
+
+/// [`probe_layout`] reading at most `max_pages` pages after the metas, for
+/// callers that must answer quickly on big stores (`dlmdb stat`). Fewer
+/// pages can only make the verdict less conclusive, never wrong.
+pub fn probe_layout_limited(data_file: &Path, max_pages: u64) -> std::io::Result<LayoutProbe> {
     let bad = || {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -158,7 +165,7 @@ pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
         // Enough evidence: a correct hypothesis never breaks an invariant.
         let decided = (p.stock_bad_pages >= 32 && p.padded_bad_pages == 0)
             || (p.padded_bad_pages >= 32 && p.stock_bad_pages == 0);
-        if decided || pgno - 2 >= MAX_SCAN_PAGES {
+        if decided || pgno - 2 >= max_pages {
             break;
         }
     }

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	CHECK(mdb_env_create(&env)); CHECK(mdb_env_set_mapsize(env, 1ul << 30)); CHECK(mdb_env_set_maxdbs(env, 4));
 	CHECK(mdb_env_open(env, argv[1], fl, 0644));
 	CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-	CHECK(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT | (fixed ? MDB_DUPFIXED : 0), &dbi));
+	CHECK(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT | (fixed ? MDB_DUPFIXED : 0) | (argc > 6 ? MDB_PREFIX_COMPRESSION : 0) | (argc > 7 ? MDB_COUNTED : 0), &dbi));
 	CHECK(mdb_cursor_open(txn, dbi, &cur));
 	for (long op = 0; op < ops; op++) {
 		int key = (int)(rnd() % NK); if (rnd() % 3) key = (int)(rnd() % 6);

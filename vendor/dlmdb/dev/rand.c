@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	CHECK(mdb_env_set_maxdbs(env, 4));
 	CHECK(mdb_env_open(env, argv[1], fl, 0644));
 	CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-	CHECK(mdb_dbi_open(txn, "t", MDB_CREATE, &dbi));
+	CHECK(mdb_dbi_open(txn, "t", MDB_CREATE | (argc > 5 ? MDB_PREFIX_COMPRESSION : 0) | (argc > 6 ? MDB_COUNTED : 0), &dbi));
 	CHECK(mdb_txn_commit(txn));
 	CHECK(mdb_txn_begin(env, NULL, 0, &txn));
 	int bigmode = (int)(rnd() % 3);

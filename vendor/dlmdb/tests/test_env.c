@@ -553,6 +553,72 @@ static void test_reader_list(void)
 	mdb_env_close(env);
 }
 
+#ifdef MDB_INMEMORY
+/* DLMDB v2 in-memory environments (dlmdb-extensions.md N.5). */
+static void test_inmemory(void)
+{
+	MDB_env *env;
+	REQUIRE_OK(mdb_env_create(&env));
+	CHECK_RC(mdb_env_open(env, NULL, MDB_INMEMORY | MDB_RDONLY, 0644), EINVAL);
+	mdb_env_close(env);
+
+	REQUIRE_OK(mdb_env_create(&env));
+	OK(mdb_env_set_maxdbs(env, 2));
+	OK(mdb_env_set_mapsize(env, 8u << 20));
+	/* the path is ignored: nothing may appear in the directory */
+	REQUIRE_OK(mdb_env_open(env, t_path("ignored"), MDB_INMEMORY, 0644));
+	unsigned fl = 0;
+	OK(mdb_env_get_flags(env, &fl));
+	CHECK((fl & (MDB_INMEMORY | MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC)) ==
+	      (MDB_INMEMORY | MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "named", MDB_CREATE, &dbi));
+	static char big[20000];
+	memset(big, 'm', sizeof big);
+	for (int i = 0; i < 2000; i++) {
+		char kb[16];
+		snprintf(kb, sizeof kb, "k%05d", i);
+		MDB_val k = t_val(kb), v = t_mem(big, i % 100 == 0 ? sizeof big : 40);
+		OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	OK(mdb_txn_commit(txn));
+	/* a snapshot stays stable across a later commit */
+	MDB_txn *rd;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	MDB_val k = t_val("k00001"), v;
+	OK(mdb_del(txn, dbi, &k, NULL));
+	OK(mdb_txn_commit(txn));
+	OK(mdb_get(rd, dbi, &k, &v));
+	CHECK_EQ(v.mv_size, 40);
+	MDB_stat st;
+	OK(mdb_stat(rd, dbi, &st));
+	CHECK_EQ(st.ms_entries, 2000);
+	mdb_txn_abort(rd);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+	CHECK_RC(mdb_get(rd, dbi, &k, &v), MDB_NOTFOUND);
+	k = t_val("k00100");
+	OK(mdb_get(rd, dbi, &k, &v));
+	CHECK_EQ(v.mv_size, sizeof big);
+	mdb_txn_abort(rd);
+	mdb_env_close(env);
+	CHECK(t_file_size(t_path("ignored")) == -1);
+	CHECK(t_file_size(t_path("ignored/data.mdb")) == -1);
+	CHECK(t_file_size(t_path("ignored-lock")) == -1);
+
+	/* data is gone after close */
+	REQUIRE_OK(mdb_env_create(&env));
+	OK(mdb_env_set_maxdbs(env, 2));
+	REQUIRE_OK(mdb_env_open(env, NULL, MDB_INMEMORY, 0644));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+	CHECK_RC(mdb_dbi_open(rd, "named", 0, &dbi), MDB_NOTFOUND);
+	mdb_txn_abort(rd);
+	mdb_env_close(env);
+}
+#endif
+
 int main(void)
 {
 	RUN(test_open_dir_and_files);
@@ -584,5 +650,8 @@ int main(void)
 	RUN(test_version);
 	RUN(test_env_close_null_and_unopened);
 	RUN(test_reader_list);
+#ifdef MDB_INMEMORY
+	RUN(test_inmemory);
+#endif
 	T_DONE();
 }

@@ -145,7 +145,7 @@ impl Checker {
 
     fn tick(&mut self) -> Result<(), Interrupted> {
         self.ticks += 1;
-        if self.ticks % 1024 == 0 {
+        if self.ticks.is_multiple_of(1024) {
             if let Some(b) = &self.bar {
                 b.set_position(self.ticks);
             }
@@ -160,15 +160,27 @@ impl Checker {
     /// of range or already used.
     fn claim(&mut self, pgno: u64, owner: u16, label: &str, from: &str) -> bool {
         if pgno < 2 || pgno > self.last_pg {
-            self.problem(Some(pgno), label, format!("page number outside 2..={}{from}", self.last_pg));
+            self.problem(
+                Some(pgno),
+                label,
+                format!("page number outside 2..={}{from}", self.last_pg),
+            );
             return false;
         }
         let Some(slot) = self.owners.get(pgno as usize).copied() else {
-            self.problem(Some(pgno), label, format!("page is beyond the end of the file{from}"));
+            self.problem(
+                Some(pgno),
+                label,
+                format!("page is beyond the end of the file{from}"),
+            );
             return false;
         };
         if slot != OWNER_NONE {
-            self.problem(Some(pgno), label, format!("page reached a second time{from}; it is already used (owner #{slot})"));
+            self.problem(
+                Some(pgno),
+                label,
+                format!("page reached a second time{from}; it is already used (owner #{slot})"),
+            );
             return false;
         }
         self.owners[pgno as usize] = owner;
@@ -178,7 +190,7 @@ impl Checker {
 
 /// Result of [`run`]: the report, or interrupted.
 pub enum Outcome {
-    Done(CheckReport),
+    Done(Box<CheckReport>),
     Interrupted,
 }
 
@@ -195,7 +207,8 @@ pub fn data_file_of(path: &Path) -> PathBuf {
 pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     use anyhow::Context;
     let data_file = data_file_of(&opts.path);
-    let mut file = DataFile::open(&data_file).with_context(|| format!("cannot open {}", data_file.display()))?;
+    let mut file = DataFile::open(&data_file)
+        .with_context(|| format!("cannot open {}", data_file.display()))?;
     let mut report = CheckReport {
         path: opts.path.display().to_string(),
         data_file: data_file.display().to_string(),
@@ -251,7 +264,7 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
             "no valid meta page: not an LMDB/DLMDB data file, or both meta pages are damaged ({} bytes)",
             file.len
         ));
-        return Ok(Outcome::Done(report));
+        return Ok(Outcome::Done(Box::new(report)));
     }
     file.psize = psize;
     report.page_size = psize as u64;
@@ -262,9 +275,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         match file.read_at(which * psize as u64, psize)? {
             None => meta_problems.push((which, "missing: the file is too short".to_string())),
             Some(b) => match parse_meta(&b, which) {
-                Ok(m) if m.free.pad as usize != psize => {
-                    meta_problems.push((which, format!("page size field {} differs from {psize}", m.free.pad)))
-                }
+                Ok(m) if m.free.pad as usize != psize => meta_problems.push((
+                    which,
+                    format!("page size field {} differs from {psize}", m.free.pad),
+                )),
                 Ok(m) => metas[which as usize] = Some(m),
                 Err(e) => meta_problems.push((which, e)),
             },
@@ -273,12 +287,22 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     let cur = match (metas[0], metas[1]) {
         (Some(a), Some(b)) => {
             if a.version != b.version {
-                meta_problems.push((1, format!("data version {} differs from meta 0's {}", b.version, a.version)));
+                meta_problems.push((
+                    1,
+                    format!(
+                        "data version {} differs from meta 0's {}",
+                        b.version, a.version
+                    ),
+                ));
             }
             if a.txnid == b.txnid && a.txnid != 0 {
                 meta_problems.push((1, format!("both meta pages have txnid {}", a.txnid)));
             }
-            if b.txnid > a.txnid { 1 } else { 0 }
+            if b.txnid > a.txnid {
+                1
+            } else {
+                0
+            }
         }
         (Some(_), None) => 0,
         (None, Some(_)) => 1,
@@ -286,7 +310,7 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
             for (w, e) in meta_problems {
                 fatal(&mut report, format!("meta page {w}: {e}"));
             }
-            return Ok(Outcome::Done(report));
+            return Ok(Outcome::Done(Box::new(report)));
         }
     };
     let meta = metas[cur as usize].unwrap();
@@ -310,7 +334,7 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     }
     .into();
     // Bound the page map: pages far beyond the file cannot be in use.
-    let map_pages = (meta.last_pg + 1).min(file.pages() + (1 << 26));
+    let map_pages = (meta.last_pg + 1).min(file.pages() + (1 << 20));
     if meta.last_pg + 1 > map_pages {
         fatal(&mut report, format!(
             "last page {} is far beyond the end of the file ({} pages); pages past {} are not checked",
@@ -322,8 +346,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     let bar = if opts.progress && meta.last_pg > 100_000 {
         let b = indicatif::ProgressBar::new(meta.last_pg + 1);
         b.set_style(
-            indicatif::ProgressStyle::with_template("checking {bar:40} {pos}/{len} pages {per_sec} eta {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "checking {bar:40} {pos}/{len} pages {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         Some(b)
     } else {
@@ -356,10 +382,15 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     report.problems = std::mem::take(&mut ck.problems);
     report.problems_total = ck.problems_total;
     report.ok = report.problems_total == 0;
-    Ok(Outcome::Done(report))
+    Ok(Outcome::Done(Box::new(report)))
 }
 
-fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut CheckReport) -> Result<(), Interrupted> {
+fn check_trees(
+    ck: &mut Checker,
+    meta: &Meta,
+    opts: &CheckOptions,
+    report: &mut CheckReport,
+) -> Result<(), Interrupted> {
     let space = |name: Option<String>, flags: u16, t: &walk::Tally| DbSpace {
         name,
         flags: flag_names(dlmdb::DatabaseFlags::from_bits_retain(flags as u32)),
@@ -388,11 +419,17 @@ fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut 
     fk.order = Order::Integer;
     fk.is_free = true;
     let free = ck.walk_tree(&fk, &meta.free)?;
-    report.databases.push(space(Some("(free)".into()), 0, &free.tally));
+    report
+        .databases
+        .push(space(Some("(free)".into()), 0, &free.tally));
     // Main database.
     let mflags = meta.main.flags;
     if mflags & !0x1fe != 0 {
-        ck.problem(None, "(main)", format!("unknown main database flag bits {mflags:#x}"));
+        ck.problem(
+            None,
+            "(main)",
+            format!("unknown main database flag bits {mflags:#x}"),
+        );
     }
     let mut mk = kind("(main)".into(), 2, mflags);
     mk.is_main = true;
@@ -410,7 +447,11 @@ fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut 
         found = true;
         let f = nd.record.flags;
         if f & !0x1fe != 0 {
-            ck.problem(Some(nd.pgno), &name, format!("unknown database flag bits {f:#x}"));
+            ck.problem(
+                Some(nd.pgno),
+                &name,
+                format!("unknown database flag bits {f:#x}"),
+            );
         }
         let owner = (3 + idx).min(0xfffd) as u16;
         let t = ck.walk_tree(&kind(name.clone(), owner, f), &nd.record)?;
@@ -418,7 +459,11 @@ fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut 
     }
     if let Some(only) = &opts.subdb {
         if !found {
-            ck.problem(None, only, "no such named database in the main database".into());
+            ck.problem(
+                None,
+                only,
+                "no such named database in the main database".into(),
+            );
         }
         return Ok(());
     }
@@ -428,13 +473,32 @@ fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut 
         for &p in &rec.pages {
             free_pages += 1;
             if p < 2 || p > ck.last_pg {
-                ck.problem(Some(p), "(free)", format!("free-list record of txn {} (leaf page {}) lists page {} outside 2..={}", rec.txnid, rec.pgno, fmt_pg(p), ck.last_pg));
+                ck.problem(
+                    Some(p),
+                    "(free)",
+                    format!(
+                        "free-list record of txn {} (leaf page {}) lists page {} outside 2..={}",
+                        rec.txnid,
+                        rec.pgno,
+                        fmt_pg(p),
+                        ck.last_pg
+                    ),
+                );
                 continue;
             }
-            let Some(slot) = ck.owners.get(p as usize).copied() else { continue };
+            let Some(slot) = ck.owners.get(p as usize).copied() else {
+                continue;
+            };
             match slot {
                 OWNER_NONE => ck.owners[p as usize] = OWNER_FREE,
-                OWNER_FREE => ck.problem(Some(p), "(free)", format!("page listed free twice (again in the record of txn {})", rec.txnid)),
+                OWNER_FREE => ck.problem(
+                    Some(p),
+                    "(free)",
+                    format!(
+                        "page listed free twice (again in the record of txn {})",
+                        rec.txnid
+                    ),
+                ),
                 o => {
                     let user = report
                         .databases
@@ -442,18 +506,38 @@ fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut 
                         .enumerate()
                         .find(|(i, _)| owner_of_index(*i) == o)
                         .map(|(_, d)| d.name.clone().unwrap_or_else(|| "(main)".into()))
-                        .unwrap_or_else(|| if o == OWNER_META { "a meta page".into() } else { format!("tree #{o}") });
-                    ck.problem(Some(p), "(free)", format!("page is on the free list (record of txn {}) but in use by {user}", rec.txnid));
+                        .unwrap_or_else(|| {
+                            if o == OWNER_META {
+                                "a meta page".into()
+                            } else {
+                                format!("tree #{o}")
+                            }
+                        });
+                    ck.problem(
+                        Some(p),
+                        "(free)",
+                        format!(
+                            "page is on the free list (record of txn {}) but in use by {user}",
+                            rec.txnid
+                        ),
+                    );
                 }
             }
         }
     }
     report.free_pages = free_pages;
     report.freelist_records = free.free.len() as u64;
-    let (mut used, mut freed, mut lost) = (0u64, 0u64, Vec::new());
+    // Count lost pages; remember only the first few (a wrecked file could
+    // have millions).
+    let (mut used, mut freed, mut lost, mut lost_first) = (0u64, 0u64, 0u64, Vec::new());
     for (p, &o) in ck.owners.iter().enumerate() {
         match o {
-            OWNER_NONE => lost.push(p as u64),
+            OWNER_NONE => {
+                lost += 1;
+                if lost_first.len() < 20 {
+                    lost_first.push(p as u64);
+                }
+            }
             OWNER_FREE => freed += 1,
             _ => used += 1,
         }
@@ -461,23 +545,30 @@ fn check_trees(ck: &mut Checker, meta: &Meta, opts: &CheckOptions, report: &mut 
     // Pages beyond the map (only when last_pg is absurd) count as lost.
     let beyond = (ck.last_pg + 1).saturating_sub(ck.owners.len() as u64);
     report.used_pages = used;
-    report.lost_pages = lost.len() as u64 + beyond;
+    report.lost_pages = lost + beyond;
     report.accounted_pages = used + freed;
-    if !lost.is_empty() {
-        let list: Vec<String> = lost.iter().take(20).map(u64::to_string).collect();
+    if lost > 0 {
+        let list: Vec<String> = lost_first.iter().map(u64::to_string).collect();
         ck.problem(
-            Some(lost[0]),
+            Some(lost_first[0]),
             "(space)",
             format!(
-                "{} page(s) neither reachable nor free (lost): {}{}",
-                lost.len(),
+                "{lost} page(s) neither reachable nor free (lost): {}{}",
                 list.join(", "),
-                if lost.len() > 20 { ", ..." } else { "" }
+                if lost > 20 { ", ..." } else { "" }
             ),
         );
     }
     if used + freed + beyond != ck.last_pg + 1 {
-        ck.problem(None, "(space)", format!("2 + used + free = {} but last_pg + 1 = {}", used + freed, ck.last_pg + 1));
+        ck.problem(
+            None,
+            "(space)",
+            format!(
+                "2 + used + free = {} but last_pg + 1 = {}",
+                used + freed,
+                ck.last_pg + 1
+            ),
+        );
     }
     Ok(())
 }
@@ -491,15 +582,35 @@ fn owner_of_index(i: usize) -> u16 {
 pub fn render_text(r: &CheckReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let _ = writeln!(s, "{}: {} layout, page size {}, meta {} (txn {}), last page {}, file {} pages",
-        r.data_file, r.layout, r.page_size, r.meta, r.txnid, r.last_pgno, r.file_pages);
+    let _ = writeln!(
+        s,
+        "{}: {} layout, page size {}, meta {} (txn {}), last page {}, file {} pages",
+        r.data_file, r.layout, r.page_size, r.meta, r.txnid, r.last_pgno, r.file_pages
+    );
     if !r.databases.is_empty() {
-        let _ = writeln!(s, "{:<24} {:>8} {:>8} {:>8} {:>8} {:>10} {:>12}  flags", "database", "branch", "leaf", "overflow", "dup-tree", "pages", "entries");
+        let _ = writeln!(
+            s,
+            "{:<24} {:>8} {:>8} {:>8} {:>8} {:>10} {:>12}  flags",
+            "database", "branch", "leaf", "overflow", "dup-tree", "pages", "entries"
+        );
         for d in &r.databases {
             let name = d.name.clone().unwrap_or_else(|| "(main)".into());
-            let _ = writeln!(s, "{:<24} {:>8} {:>8} {:>8} {:>8} {:>10} {:>12}  {}",
-                name, d.branch_pages, d.leaf_pages, d.overflow_pages, d.dup_tree_pages, d.pages, d.entries,
-                if d.flags.is_empty() { "-".to_string() } else { d.flags.join(",") });
+            let _ = writeln!(
+                s,
+                "{:<24} {:>8} {:>8} {:>8} {:>8} {:>10} {:>12}  {}",
+                name,
+                d.branch_pages,
+                d.leaf_pages,
+                d.overflow_pages,
+                d.dup_tree_pages,
+                d.pages,
+                d.entries,
+                if d.flags.is_empty() {
+                    "-".to_string()
+                } else {
+                    d.flags.join(",")
+                }
+            );
         }
     }
     if r.scope == "all" && r.page_size > 0 {
@@ -508,13 +619,131 @@ pub fn render_text(r: &CheckReport) -> String {
     }
     for p in &r.problems {
         match p.page {
-            Some(pg) => { let _ = writeln!(s, "PROBLEM page {pg} [{}]: {}", p.database, p.message); }
-            None => { let _ = writeln!(s, "PROBLEM [{}]: {}", p.database, p.message); }
+            Some(pg) => {
+                let _ = writeln!(s, "PROBLEM page {pg} [{}]: {}", p.database, p.message);
+            }
+            None => {
+                let _ = writeln!(s, "PROBLEM [{}]: {}", p.database, p.message);
+            }
         }
     }
     if r.problems_total as usize > r.problems.len() {
-        let _ = writeln!(s, "... {} more problems not listed", r.problems_total as usize - r.problems.len());
+        let _ = writeln!(
+            s,
+            "... {} more problems not listed",
+            r.problems_total as usize - r.problems.len()
+        );
     }
-    let _ = writeln!(s, "{}", if r.ok { "OK: no problems found".to_string() } else { format!("FAILED: {} problem(s) found", r.problems_total) });
+    let _ = writeln!(
+        s,
+        "{}",
+        if r.ok {
+            "OK: no problems found".to_string()
+        } else {
+            format!("FAILED: {} problem(s) found", r.problems_total)
+        }
+    );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dlmdb::{DatabaseFlags, Env, EnvFlags, WriteFlags};
+
+    fn store(flags: EnvFlags) -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("d.mdb");
+        let env = Env::builder()
+            .flags(flags | EnvFlags::NO_SUB_DIR)
+            .max_dbs(4)
+            .open(&f)
+            .unwrap();
+        let db = env.create_db(Some("abc"), DatabaseFlags::empty()).unwrap();
+        for round in 0..3u8 {
+            let mut txn = env.write_txn().unwrap();
+            for i in 0..2000u32 {
+                let v = vec![round; if i % 500 == 0 { 9000 } else { 20 }];
+                txn.put(db, format!("k{i:06}").as_bytes(), &v, WriteFlags::empty())
+                    .unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        (tmp, f)
+    }
+
+    /// The interrupt flag is process-wide: tests of this module take turns.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn run_on(path: &Path) -> CheckReport {
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let opts = CheckOptions {
+            path: path.to_path_buf(),
+            subdb: None,
+            layout: LayoutChoice::Auto,
+            progress: false,
+        };
+        match run(&opts).unwrap() {
+            Outcome::Done(r) => *r,
+            Outcome::Interrupted => panic!("interrupted"),
+        }
+    }
+
+    #[test]
+    fn clean_stores_in_both_formats() {
+        for fl in [EnvFlags::empty(), EnvFlags::FORMAT_LMDB] {
+            let (_t, f) = store(fl);
+            let r = run_on(&f);
+            assert!(r.ok, "{:?}", r.problems);
+            assert_eq!(r.accounted_pages, r.last_pgno + 1);
+            let abc = r
+                .databases
+                .iter()
+                .find(|d| d.name.as_deref() == Some("abc"))
+                .unwrap();
+            assert_eq!(abc.entries, 2000);
+            assert!(abc.overflow_pages >= 4 * 3);
+        }
+    }
+
+    #[test]
+    fn one_damaged_meta_is_reported_and_the_other_used() {
+        let (_t, f) = store(EnvFlags::empty());
+        let mut b = std::fs::read(&f).unwrap();
+        let cur = run_on(&f).meta as usize;
+        // Damage the other (older) meta: the check still walks the current one.
+        let other = 1 - cur;
+        b[other * 4096 + 16] ^= 0xff;
+        std::fs::write(&f, &b).unwrap();
+        let r = run_on(&f);
+        assert_eq!(r.meta as usize, cur);
+        assert!(!r.ok);
+        assert!(
+            r.problems.iter().any(|p| p.message.contains("bad magic")),
+            "{:?}",
+            r.problems
+        );
+        assert!(r.databases.len() >= 3);
+        // Both damaged: nothing to walk, one fatal problem.
+        b[cur * 4096 + 16] ^= 0xff;
+        std::fs::write(&f, &b).unwrap();
+        let r = run_on(&f);
+        assert!(!r.ok && r.databases.is_empty());
+    }
+
+    #[test]
+    fn interrupt_flag_stops_the_walk() {
+        let (_t, f) = store(EnvFlags::empty());
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        INTERRUPT.store(true, AtOrd::Relaxed);
+        let opts = CheckOptions {
+            path: f.clone(),
+            subdb: None,
+            layout: LayoutChoice::Auto,
+            progress: false,
+        };
+        let out = run(&opts).unwrap();
+        INTERRUPT.store(false, AtOrd::Relaxed);
+        assert!(matches!(out, Outcome::Interrupted));
+    }
 }

@@ -184,14 +184,11 @@ pub fn decode_prefixed(t: &[u8], e: &[u8]) -> Result<Vec<u8>, String> {
         return Err("empty encoded key".into());
     }
     let (s, h) = varint(e).ok_or("prefix varint does not terminate")?;
-    let raw = s > t.len() as u64
-        || h > e.len()
-        || varint_len(s) != h
-        || {
-            let s = s as usize;
-            let suffix = &e[h..];
-            !suffix.is_empty() && s < t.len() && suffix[0] == t[s]
-        };
+    let raw = s > t.len() as u64 || h > e.len() || varint_len(s) != h || {
+        let s = s as usize;
+        let suffix = &e[h..];
+        !suffix.is_empty() && s < t.len() && suffix[0] == t[s]
+    };
     if raw {
         return Ok(e.to_vec());
     }
@@ -217,8 +214,12 @@ mod tests {
     #[test]
     fn prefix_decoding() {
         let t = b"apple";
-        assert_eq!(decode_prefixed(t, b"\x03le").unwrap(), b"apple".to_vec());
-        assert_eq!(decode_prefixed(t, b"\x02ricot").unwrap(), b"apricot".to_vec());
+        assert_eq!(decode_prefixed(t, b"\x04y").unwrap(), b"apply".to_vec());
+        assert_eq!(decode_prefixed(t, b"\x05").unwrap(), b"apple".to_vec());
+        assert_eq!(
+            decode_prefixed(t, b"\x02ricot").unwrap(),
+            b"apricot".to_vec()
+        );
         // shared length beyond the trunk: raw fallback
         assert_eq!(decode_prefixed(t, b"\x09xy").unwrap(), b"\x09xy".to_vec());
         // non-maximal prefix: raw under the newest rule

@@ -92,15 +92,23 @@ impl Checker {
         };
         if rec.root == P_INVALID || rec.depth == 0 {
             if rec.root != P_INVALID || rec.depth != 0 || rec.entries != 0 || rec.leaf_pages != 0 {
-                self.problem(None, &kind.label, format!(
+                self.problem(
+                    None,
+                    &kind.label,
+                    format!(
                     "inconsistent empty-tree record: root {}, depth {}, entries {}, leaf pages {}",
                     fmt_pg(rec.root), rec.depth, rec.entries, rec.leaf_pages
-                ));
+                ),
+                );
             }
             return Ok(cx.out);
         }
         if rec.depth > 32 {
-            self.problem(None, &kind.label, format!("implausible tree depth {}", rec.depth));
+            self.problem(
+                None,
+                &kind.label,
+                format!("implausible tree depth {}", rec.depth),
+            );
             return Ok(cx.out);
         }
         let n = self.visit(&mut cx, rec.root, 1, None, None, None)?;
@@ -117,7 +125,10 @@ impl Checker {
             && rec.branch_pages == t.branch_pages + t.dup_tree_branch
             && rec.leaf_pages == t.leaf_pages + t.dup_tree_leaf;
         let (wb, wl) = if with_dups {
-            (t.branch_pages + t.dup_tree_branch, t.leaf_pages + t.dup_tree_leaf)
+            (
+                t.branch_pages + t.dup_tree_branch,
+                t.leaf_pages + t.dup_tree_leaf,
+            )
         } else {
             (t.branch_pages, t.leaf_pages)
         };
@@ -134,7 +145,11 @@ impl Checker {
         }
         if let Some(n) = n {
             if n != t.entries {
-                self.problem(Some(rec.root), label, format!("entry total {n} differs from walked entries {}", t.entries));
+                self.problem(
+                    Some(rec.root),
+                    label,
+                    format!("entry total {n} differs from walked entries {}", t.entries),
+                );
             }
         }
         Ok(cx.out)
@@ -160,7 +175,11 @@ impl Checker {
         let page = match self.file.page(pgno) {
             Ok(Some(p)) => p,
             Ok(None) => {
-                self.problem(Some(pgno), &label, format!("page is beyond the end of the file{from}"));
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("page is beyond the end of the file{from}"),
+                );
                 return Ok(None);
             }
             Err(e) => {
@@ -171,24 +190,50 @@ impl Checker {
         let hdr_pgno = u64_at(&page, 0).unwrap_or(0);
         let flags = u16_at(&page, 10).unwrap_or(0);
         if hdr_pgno != pgno {
-            self.problem(Some(pgno), &label, format!("header page number is {hdr_pgno}{from}"));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("header page number is {hdr_pgno}{from}"),
+            );
             return Ok(None);
         }
         let is_branch = flags & P_BRANCH != 0;
         let is_leaf = flags & P_LEAF != 0;
         if is_branch == is_leaf || flags & (P_OVERFLOW | P_META | P_SUBP) != 0 {
-            self.problem(Some(pgno), &label, format!("page flags {flags:#06x} are not a branch or leaf page{from}"));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("page flags {flags:#06x} are not a branch or leaf page{from}"),
+            );
             return Ok(None);
         }
         if flags & (P_DIRTY | 0x4000 | 0x8000) != 0 {
-            self.problem(Some(pgno), &label, format!("in-memory flag bits set on disk ({flags:#06x})"));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("in-memory flag bits set on disk ({flags:#06x})"),
+            );
         }
         if is_branch && level >= cx.depth {
-            self.problem(Some(pgno), &label, format!("branch page at level {level} but the tree depth is {}", cx.depth));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!(
+                    "branch page at level {level} but the tree depth is {}",
+                    cx.depth
+                ),
+            );
             return Ok(None);
         }
         if is_leaf && level != cx.depth {
-            self.problem(Some(pgno), &label, format!("leaf page at level {level} but the tree depth is {}", cx.depth));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!(
+                    "leaf page at level {level} but the tree depth is {}",
+                    cx.depth
+                ),
+            );
         }
         if is_branch {
             cx.out.tally.branch_pages += 1;
@@ -201,20 +246,34 @@ impl Checker {
 
     /// Check `lower`/`upper` and the pointer array of a node page of size
     /// `size`; return the node offsets (in key order).
-    fn node_offsets(&mut self, page: &[u8], pgno: u64, label: &str, what: &str) -> Option<Vec<usize>> {
+    fn node_offsets(
+        &mut self,
+        page: &[u8],
+        pgno: u64,
+        label: &str,
+        what: &str,
+    ) -> Option<Vec<usize>> {
         let size = page.len();
         let lower = u16_at(page, 12)? as usize;
         let upper = u16_at(page, 14)? as usize;
-        if lower < 16 || lower % 2 != 0 || lower > upper || upper > size {
-            self.problem(Some(pgno), label, format!("{what}: bad lower/upper {lower}/{upper} for size {size}"));
+        if lower < 16 || !lower.is_multiple_of(2) || lower > upper || upper > size {
+            self.problem(
+                Some(pgno),
+                label,
+                format!("{what}: bad lower/upper {lower}/{upper} for size {size}"),
+            );
             return None;
         }
         let n = (lower - 16) / 2;
         let mut offs = Vec::with_capacity(n);
         for i in 0..n {
             let o = u16_at(page, 16 + 2 * i)? as usize;
-            if o < upper || o % 2 != 0 || o + 8 > size {
-                self.problem(Some(pgno), label, format!("{what}: node {i} offset {o} outside {upper}..{size}"));
+            if o < upper || !o.is_multiple_of(2) || o + 8 > size {
+                self.problem(
+                    Some(pgno),
+                    label,
+                    format!("{what}: node {i} offset {o} outside {upper}..{size}"),
+                );
                 return None;
             }
             offs.push(o);
@@ -223,11 +282,21 @@ impl Checker {
     }
 
     /// Node extents must not overlap.
-    fn check_overlap(&mut self, mut ext: Vec<(usize, usize, usize)>, pgno: u64, label: &str, what: &str) -> bool {
+    fn check_overlap(
+        &mut self,
+        mut ext: Vec<(usize, usize, usize)>,
+        pgno: u64,
+        label: &str,
+        what: &str,
+    ) -> bool {
         ext.sort_unstable();
         for w in ext.windows(2) {
             if w[0].1 > w[1].0 {
-                self.problem(Some(pgno), label, format!("{what}: nodes {} and {} overlap", w[0].2, w[1].2));
+                self.problem(
+                    Some(pgno),
+                    label,
+                    format!("{what}: nodes {} and {} overlap", w[0].2, w[1].2),
+                );
                 return false;
             }
         }
@@ -255,11 +324,15 @@ impl Checker {
         }
         let counted_page = flags & P_COUNTED != 0;
         if counted_page != cx.kind.counted {
-            self.problem(Some(pgno), &label, if cx.kind.counted {
-                "branch page of a counted tree lacks P_COUNTED".into()
-            } else {
-                "P_COUNTED branch page in a tree that is not counted".into()
-            });
+            self.problem(
+                Some(pgno),
+                &label,
+                if cx.kind.counted {
+                    "branch page of a counted tree lacks P_COUNTED".into()
+                } else {
+                    "P_COUNTED branch page in a tree that is not counted".into()
+                },
+            );
         }
         let kstart = if counted_page { 16 } else { 8 };
         // (child, count, key)
@@ -269,7 +342,11 @@ impl Checker {
             let ks = u16_at(page, o + 6).unwrap_or(0) as usize;
             let end = o + kstart + ks;
             if end > page.len() {
-                self.problem(Some(pgno), &label, format!("branch node {i} (key {ks} bytes) runs past the page end"));
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("branch node {i} (key {ks} bytes) runs past the page end"),
+                );
                 return Ok(None);
             }
             ext.push((o, o + ((kstart + ks + 1) & !1), i));
@@ -286,18 +363,43 @@ impl Checker {
         for i in 1..nodes.len() {
             let k = &nodes[i].2;
             if i >= 2 && order.cmp(&nodes[i - 1].2, k) != Ordering::Less {
-                self.problem(Some(pgno), &label, format!("branch separators {} and {} out of order", i - 1, i));
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("branch separators {} and {} out of order", i - 1, i),
+                );
             }
-            if lo.is_some_and(|l| order.cmp(k, l) == Ordering::Less) || hi.is_some_and(|h| order.cmp(k, h) != Ordering::Less) {
-                self.problem(Some(pgno), &label, format!("branch separator {i} lies outside the parent's key range"));
+            if lo.is_some_and(|l| order.cmp(k, l) == Ordering::Less)
+                || hi.is_some_and(|h| order.cmp(k, h) != Ordering::Less)
+            {
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("branch separator {i} lies outside the parent's key range"),
+                );
             }
         }
         let mut total = Some(0u64);
         for i in 0..nodes.len() {
-            let clo = if i == 0 { lo.map(<[u8]>::to_vec) } else { Some(nodes[i].2.clone()) };
-            let chi = if i + 1 < nodes.len() { Some(nodes[i + 1].2.clone()) } else { hi.map(<[u8]>::to_vec) };
+            let clo = if i == 0 {
+                lo.map(<[u8]>::to_vec)
+            } else {
+                Some(nodes[i].2.clone())
+            };
+            let chi = if i + 1 < nodes.len() {
+                Some(nodes[i + 1].2.clone())
+            } else {
+                hi.map(<[u8]>::to_vec)
+            };
             let child = nodes[i].0;
-            let below = self.visit(cx, child, level + 1, clo.as_deref(), chi.as_deref(), Some(pgno))?;
+            let below = self.visit(
+                cx,
+                child,
+                level + 1,
+                clo.as_deref(),
+                chi.as_deref(),
+                Some(pgno),
+            )?;
             if let (Some(c), Some(b)) = (nodes[i].1, below) {
                 if c != b {
                     self.problem(Some(pgno), &label, format!("counted branch node {i} (child {child}) says {c} entries, the subtree holds {b}"));
@@ -325,7 +427,11 @@ impl Checker {
             return Ok(self.leaf2_page(cx, page, pgno, lo, hi, &label));
         }
         if cx.kind.leaf2.is_some() {
-            self.problem(Some(pgno), &label, "ordinary leaf page in a DUPFIXED duplicate tree".into());
+            self.problem(
+                Some(pgno),
+                &label,
+                "ordinary leaf page in a DUPFIXED duplicate tree".into(),
+            );
         }
         let Some(offs) = self.node_offsets(page, pgno, &label, "leaf page") else {
             return Ok(None);
@@ -338,12 +444,17 @@ impl Checker {
         let mut total = 0u64;
         let mut trunk: Vec<u8> = Vec::new();
         for (i, &o) in offs.iter().enumerate() {
-            let dsize = u16_at(page, o).unwrap() as u64 | (u16_at(page, o + 2).unwrap() as u64) << 16;
+            let dsize =
+                u16_at(page, o).unwrap() as u64 | (u16_at(page, o + 2).unwrap() as u64) << 16;
             let nflags = u16_at(page, o + 4).unwrap();
             let ks = u16_at(page, o + 6).unwrap() as usize;
             let kpad = if padded { (ks + 1) & !1 } else { ks };
             let dstart = o + 8 + kpad;
-            let dlen = if nflags & F_BIGDATA != 0 { 8 } else { dsize as usize };
+            let dlen = if nflags & F_BIGDATA != 0 {
+                8
+            } else {
+                dsize as usize
+            };
             let end = dstart.saturating_add(dlen);
             if o + 8 + ks > page.len() || end > page.len() {
                 self.problem(Some(pgno), &label, format!("leaf node {i} (key {ks}, data {dsize} bytes, flags {nflags:#x}) runs past the page end"));
@@ -375,26 +486,64 @@ impl Checker {
     }
 
     /// Keys strictly ascending across the whole tree and inside `[lo, hi)`.
-    fn key_in_order(&mut self, cx: &mut Ctx<'_>, key: &[u8], lo: Option<&[u8]>, hi: Option<&[u8]>, pgno: u64, what: &str) {
+    fn key_in_order(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        key: &[u8],
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+        pgno: u64,
+        what: &str,
+    ) {
         let order = cx.kind.order;
         let label = &cx.kind.label;
         if !order.size_ok(key) {
-            self.problem(Some(pgno), label, format!("{what}: {}-byte key in an integer-keyed tree", key.len()));
+            self.problem(
+                Some(pgno),
+                label,
+                format!("{what}: {}-byte key in an integer-keyed tree", key.len()),
+            );
         }
         if let Some(prev) = &cx.last_key {
             if order.cmp(prev, key) != Ordering::Less {
-                self.problem(Some(pgno), label, format!("{what}: key {} not greater than the previous key {}", short(key), short(prev)));
+                self.problem(
+                    Some(pgno),
+                    label,
+                    format!(
+                        "{what}: key {} not greater than the previous key {}",
+                        short(key),
+                        short(prev)
+                    ),
+                );
             }
         }
-        if lo.is_some_and(|l| order.cmp(key, l) == Ordering::Less) || hi.is_some_and(|h| order.cmp(key, h) != Ordering::Less) {
-            self.problem(Some(pgno), label, format!("{what}: key {} lies outside the range its parent separators allow", short(key)));
+        if lo.is_some_and(|l| order.cmp(key, l) == Ordering::Less)
+            || hi.is_some_and(|h| order.cmp(key, h) != Ordering::Less)
+        {
+            self.problem(
+                Some(pgno),
+                label,
+                format!(
+                    "{what}: key {} lies outside the range its parent separators allow",
+                    short(key)
+                ),
+            );
         }
         cx.last_key = Some(key.to_vec());
     }
 
     /// Check one leaf node's data; return its entry contribution.
     #[allow(clippy::too_many_arguments)]
-    fn leaf_node(&mut self, cx: &mut Ctx<'_>, pgno: u64, i: usize, nflags: u16, dsize: u64, key: &[u8], data: &[u8]) -> Result<u64, Interrupted> {
+    fn leaf_node(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        pgno: u64,
+        i: usize,
+        nflags: u16,
+        dsize: u64,
+        key: &[u8],
+        data: &[u8],
+    ) -> Result<u64, Interrupted> {
         let kind = cx.kind;
         let label = &kind.label;
         let dupsort = kind.db_flags & 0x04 != 0 && !kind.dup_tree;
@@ -405,7 +554,11 @@ impl Checker {
         match nflags {
             0 => {
                 if dupsort && dsize > 511 {
-                    self.problem(Some(pgno), label, format!("node {i}: duplicate value of {dsize} bytes exceeds 511"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: duplicate value of {dsize} bytes exceeds 511"),
+                    );
                 }
                 if kind.is_free {
                     self.free_record(cx, pgno, key, data.to_vec());
@@ -415,7 +568,11 @@ impl Checker {
             F_BIGDATA => {
                 let first = u64_at(data, 0).unwrap_or(0);
                 if dupsort {
-                    self.problem(Some(pgno), label, format!("node {i}: overflow value in a DUPSORT database"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: overflow value in a DUPSORT database"),
+                    );
                 }
                 let value = self.overflow(cx, pgno, i, first, dsize, kind.is_free)?;
                 if let Some(v) = value {
@@ -425,29 +582,53 @@ impl Checker {
             }
             F_SUBDATA => {
                 if !kind.is_main {
-                    self.problem(Some(pgno), label, format!("node {i}: named-database record outside the main database"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: named-database record outside the main database"),
+                    );
                     return Ok(1);
                 }
                 match DbRecord::parse(data).filter(|_| dsize == 48) {
-                    Some(r) => cx.out.named.push(NamedDb { name: key.to_vec(), record: r, pgno }),
-                    None => self.problem(Some(pgno), label, format!("node {i}: named-database record of {dsize} bytes (expected 48)")),
+                    Some(r) => cx.out.named.push(NamedDb {
+                        name: key.to_vec(),
+                        record: r,
+                        pgno,
+                    }),
+                    None => self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: named-database record of {dsize} bytes (expected 48)"),
+                    ),
                 }
                 Ok(1)
             }
             F_DUPDATA => {
                 if !dupsort {
-                    self.problem(Some(pgno), label, format!("node {i}: duplicate sub-page in a database without DUPSORT"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: duplicate sub-page in a database without DUPSORT"),
+                    );
                     return Ok(1);
                 }
                 Ok(self.sub_page(cx, pgno, i, data))
             }
             x if x == F_DUPDATA | F_SUBDATA => {
                 if !dupsort {
-                    self.problem(Some(pgno), label, format!("node {i}: duplicate sub-database in a database without DUPSORT"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: duplicate sub-database in a database without DUPSORT"),
+                    );
                     return Ok(1);
                 }
                 let Some(rec) = DbRecord::parse(data).filter(|_| dsize == 48) else {
-                    self.problem(Some(pgno), label, format!("node {i}: sub-database record of {dsize} bytes (expected 48)"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: sub-database record of {dsize} bytes (expected 48)"),
+                    );
                     return Ok(1);
                 };
                 let dup_flags = kind.db_flags;
@@ -469,12 +650,20 @@ impl Checker {
                 cx.out.tally.dup_tree_branch += t.branch_pages;
                 cx.out.tally.dup_tree_leaf += t.leaf_pages;
                 if rec.entries == 0 {
-                    self.problem(Some(pgno), label, format!("node {i}: empty duplicate sub-database"));
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!("node {i}: empty duplicate sub-database"),
+                    );
                 }
                 Ok(rec.entries)
             }
             _ => {
-                self.problem(Some(pgno), label, format!("node {i}: invalid node flags {nflags:#x}"));
+                self.problem(
+                    Some(pgno),
+                    label,
+                    format!("node {i}: invalid node flags {nflags:#x}"),
+                );
                 Ok(1)
             }
         }
@@ -485,12 +674,22 @@ impl Checker {
         let label = cx.kind.label.clone();
         let what = format!("sub-page of node {i}");
         if data.len() < 16 {
-            self.problem(Some(pgno), &label, format!("{what}: only {} bytes", data.len()));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("{what}: only {} bytes", data.len()),
+            );
             return 1;
         }
         let flags = u16_at(data, 10).unwrap();
-        if flags & (P_LEAF | P_SUBP) != (P_LEAF | P_SUBP) || flags & (P_BRANCH | P_OVERFLOW | P_META) != 0 {
-            self.problem(Some(pgno), &label, format!("{what}: flags {flags:#06x} (expected P_LEAF|P_SUBP)"));
+        if flags & (P_LEAF | P_SUBP) != (P_LEAF | P_SUBP)
+            || flags & (P_BRANCH | P_OVERFLOW | P_META) != 0
+        {
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("{what}: flags {flags:#06x} (expected P_LEAF|P_SUBP)"),
+            );
             return 1;
         }
         let order = Order::for_dups(cx.kind.db_flags as u32);
@@ -500,7 +699,14 @@ impl Checker {
             let lower = u16_at(data, 12).unwrap() as usize;
             let n = lower.saturating_sub(16) / 2;
             if k == 0 || lower < 16 || 16 + n * k > data.len() {
-                self.problem(Some(pgno), &label, format!("{what}: fixed items ({n} of {k} bytes) do not fit in {} bytes", data.len()));
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!(
+                        "{what}: fixed items ({n} of {k} bytes) do not fit in {} bytes",
+                        data.len()
+                    ),
+                );
                 return n.max(1) as u64;
             }
             for j in 0..n {
@@ -515,7 +721,8 @@ impl Checker {
             let mut ext = Vec::new();
             for (j, &o) in offs.iter().enumerate() {
                 let ks = u16_at(data, o + 6).unwrap() as usize;
-                let dsz = u16_at(data, o).unwrap() as usize | (u16_at(data, o + 2).unwrap() as usize) << 16;
+                let dsz = u16_at(data, o).unwrap() as usize
+                    | (u16_at(data, o + 2).unwrap() as usize) << 16;
                 let nfl = u16_at(data, o + 4).unwrap();
                 if o + 8 + ks > data.len() || dsz != 0 || nfl != 0 {
                     self.problem(Some(pgno), &label, format!("{what}: item {j} malformed (key {ks} bytes, data {dsz}, flags {nfl:#x})"));
@@ -546,7 +753,11 @@ impl Checker {
         }
         for j in 1..items.len() {
             if order.cmp(&items[j - 1], &items[j]) != Ordering::Less {
-                self.problem(Some(pgno), &label, format!("{what}: items {} and {j} out of order", j - 1));
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("{what}: items {} and {j} out of order", j - 1),
+                );
                 break;
             }
         }
@@ -554,15 +765,31 @@ impl Checker {
     }
 
     /// A LEAF2 page of a DUPFIXED duplicate tree.
-    fn leaf2_page(&mut self, cx: &mut Ctx<'_>, page: &[u8], pgno: u64, lo: Option<&[u8]>, hi: Option<&[u8]>, label: &str) -> Option<u64> {
+    fn leaf2_page(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        page: &[u8],
+        pgno: u64,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+        label: &str,
+    ) -> Option<u64> {
         let Some(k) = cx.kind.leaf2 else {
-            self.problem(Some(pgno), label, "LEAF2 page outside a DUPFIXED duplicate tree".into());
+            self.problem(
+                Some(pgno),
+                label,
+                "LEAF2 page outside a DUPFIXED duplicate tree".into(),
+            );
             return None;
         };
         let lower = u16_at(page, 12).unwrap() as usize;
         let n = lower.saturating_sub(16) / 2;
         if k == 0 || lower < 16 || 16 + n * k > page.len() {
-            self.problem(Some(pgno), label, format!("LEAF2 page: {n} items of {k} bytes do not fit"));
+            self.problem(
+                Some(pgno),
+                label,
+                format!("LEAF2 page: {n} items of {k} bytes do not fit"),
+            );
             return None;
         }
         for j in 0..n {
@@ -575,17 +802,33 @@ impl Checker {
 
     /// Claim an overflow run; with `want_value`, return the value bytes
     /// (for free-list records, bounded by the run).
-    fn overflow(&mut self, cx: &mut Ctx<'_>, pgno: u64, i: usize, first: u64, dsize: u64, want_value: bool) -> Result<Option<Vec<u8>>, Interrupted> {
+    fn overflow(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        pgno: u64,
+        i: usize,
+        first: u64,
+        dsize: u64,
+        want_value: bool,
+    ) -> Result<Option<Vec<u8>>, Interrupted> {
         let label = cx.kind.label.clone();
         let what = format!("node {i}: overflow run at page {first}");
         if first < 2 || first > self.last_pg {
-            self.problem(Some(pgno), &label, format!("{what}: page number outside 2..={}", self.last_pg));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("{what}: page number outside 2..={}", self.last_pg),
+            );
             return Ok(None);
         }
         let head = match self.file.page(first) {
             Ok(Some(p)) => p,
             _ => {
-                self.problem(Some(pgno), &label, format!("{what}: page beyond the end of the file"));
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("{what}: page beyond the end of the file"),
+                );
                 return Ok(None);
             }
         };
@@ -600,20 +843,37 @@ impl Checker {
         let psize = self.file.psize as u64;
         let need = (16 + dsize).div_ceil(psize);
         if n < need || n == 0 {
-            self.problem(Some(first), &label, format!("{what}: run of {n} pages cannot hold {dsize} bytes (needs {need})"));
+            self.problem(
+                Some(first),
+                &label,
+                format!("{what}: run of {n} pages cannot hold {dsize} bytes (needs {need})"),
+            );
         }
         let n = n.max(1);
         if first + n - 1 > self.last_pg || first.saturating_add(n) > self.file.pages() {
-            self.problem(Some(first), &label, format!("{what}: run of {n} pages goes past the last page / end of file"));
+            self.problem(
+                Some(first),
+                &label,
+                format!("{what}: run of {n} pages goes past the last page / end of file"),
+            );
             return Ok(None);
         }
         for p in first..first + n {
             self.tick()?;
-            self.claim(p, cx.kind.owner, &label, &format!(" (overflow run from page {pgno})"));
+            self.claim(
+                p,
+                cx.kind.owner,
+                &label,
+                &format!(" (overflow run from page {pgno})"),
+            );
         }
         cx.out.tally.overflow_pages += n;
         if want_value && n >= need {
-            return Ok(self.file.read_at(first * psize + 16, dsize as usize).ok().flatten());
+            return Ok(self
+                .file
+                .read_at(first * psize + 16, dsize as usize)
+                .ok()
+                .flatten());
         }
         Ok(None)
     }
@@ -622,21 +882,48 @@ impl Checker {
     fn free_record(&mut self, cx: &mut Ctx<'_>, pgno: u64, key: &[u8], v: Vec<u8>) {
         let label = cx.kind.label.clone();
         if key.len() != 8 {
-            self.problem(Some(pgno), &label, format!("free-list key of {} bytes (expected an 8-byte txnid)", key.len()));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!(
+                    "free-list key of {} bytes (expected an 8-byte txnid)",
+                    key.len()
+                ),
+            );
             return;
         }
         let txnid = u64::from_le_bytes(key.try_into().unwrap());
         let Some(n) = u64_at(&v, 0) else {
-            self.problem(Some(pgno), &label, format!("free-list record of txn {txnid}: shorter than 8 bytes"));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("free-list record of txn {txnid}: shorter than 8 bytes"),
+            );
             return;
         };
-        if n.checked_add(1).and_then(|x| x.checked_mul(8)).is_none_or(|need| need > v.len() as u64) {
-            self.problem(Some(pgno), &label, format!("free-list record of txn {txnid}: count {n} but only {} bytes", v.len()));
+        if n.checked_add(1)
+            .and_then(|x| x.checked_mul(8))
+            .is_none_or(|need| need > v.len() as u64)
+        {
+            self.problem(
+                Some(pgno),
+                &label,
+                format!(
+                    "free-list record of txn {txnid}: count {n} but only {} bytes",
+                    v.len()
+                ),
+            );
             return;
         }
-        let pages: Vec<u64> = (0..n as usize).map(|j| u64_at(&v, 8 + 8 * j).unwrap()).collect();
+        let pages: Vec<u64> = (0..n as usize)
+            .map(|j| u64_at(&v, 8 + 8 * j).unwrap())
+            .collect();
         if pages.windows(2).any(|w| w[0] <= w[1]) {
-            self.problem(Some(pgno), &label, format!("free-list record of txn {txnid}: page numbers not strictly descending"));
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("free-list record of txn {txnid}: page numbers not strictly descending"),
+            );
         }
         cx.out.free.push(FreeRec { txnid, pages, pgno });
     }

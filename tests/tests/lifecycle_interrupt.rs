@@ -1,0 +1,155 @@
+//! `mdb_env_set_interrupt` (issue 4; dlmdb-extensions.md §2.4.9): a sticky
+//! flag; while set, puts, gets, cursor gets and tree searches return EINTR
+//! and fail their txn (later ops MDB_BAD_TXN, commit MDB_BAD_TXN, nothing
+//! becomes visible); txn begin is not checked; a compacting copy fails with
+//! EINTR, a plain copy works; clearing the flag lets new txns work; it is
+//! safe from a signal handler (SIGUSR1 raised during a long write loop).
+//! DLMDB-only: no stock LMDB oracle.
+
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use dlmdb_tests::procs::ours::{self as m, ffi, Cursor, Env};
+
+const MAP: usize = 256 << 20;
+const EINTR: i32 = libc::EINTR;
+
+/// The signal-handler test and the others share the process; keep the
+/// interrupt tests from overlapping (the flag is per env, but a stray
+/// signal is not).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn setup() -> (tempfile::TempDir, Env, u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::open(&dir.path().join("data.mdb"), 0, 2, MAP).unwrap();
+    let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
+    let t = env.rw().unwrap();
+    for i in 0..2000u32 {
+        t.put(dbi, format!("k{i:05}").as_bytes(), b"before", 0).unwrap();
+    }
+    t.commit().unwrap();
+    (dir, env, dbi)
+}
+
+fn set(env: &Env, on: bool) {
+    // SAFETY: live env.
+    assert_eq!(unsafe { ffi::mdb_env_set_interrupt(env.env, on as i32) }, 0);
+}
+
+#[test]
+fn interrupt_null_env() {
+    // SAFETY: NULL is explicitly handled.
+    assert_eq!(unsafe { ffi::mdb_env_set_interrupt(std::ptr::null_mut(), 1) }, libc::EINVAL);
+}
+
+#[test]
+fn interrupt_fails_txns_until_cleared() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (dir, env, dbi) = setup();
+
+    // In flight: a write txn begun before the flag is raised.
+    let t = env.rw().unwrap();
+    t.put(dbi, b"k00001", b"inflight", 0).unwrap();
+    set(&env, true);
+    assert_eq!(t.put(dbi, b"k00002", b"x", 0).err(), Some(EINTR), "put while interrupted");
+    assert_eq!(t.get(dbi, b"k00003").err(), Some(ffi::MDB_BAD_TXN), "get in a failed txn");
+    assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN), "commit of a failed txn");
+
+    // Later txns: begin succeeds, the first access fails.
+    let t = env.rw().unwrap();
+    assert_eq!(t.get(dbi, b"k00004").err(), Some(EINTR), "get in a new write txn");
+    drop(t);
+    let t = env.rw().unwrap();
+    assert_eq!(t.del(dbi, b"k00005", None).err(), Some(EINTR), "del");
+    drop(t);
+    let r = env.ro().unwrap();
+    assert_eq!(r.get(dbi, b"k00006").err(), Some(EINTR), "get in a read txn");
+    assert_eq!(r.get(dbi, b"k00006").err(), Some(ffi::MDB_BAD_TXN), "second get in the failed read txn");
+    r.reset();
+    let r2 = env.ro().unwrap();
+    {
+        let mut c = Cursor::open(&r2, dbi).unwrap();
+        assert_eq!(c.get(None, ffi::MDB_FIRST).err(), Some(EINTR), "cursor get");
+    }
+    drop(r2);
+    assert_eq!(r.renew(), Ok(()), "renew while interrupted (not checked)");
+    drop(r);
+    let t = env.ro().unwrap();
+    // A name without a handle yet needs a search of the main DB.
+    assert_eq!(t.open_db(Some("other"), 0).err(), Some(EINTR), "mdb_dbi_open of a named DB");
+    drop(t);
+
+    // Copies: compacting fails with EINTR, plain works.
+    let c1 = dir.path().join("compact.mdb");
+    assert_eq!(env.copy2(&c1, ffi::MDB_CP_COMPACT).err(), Some(EINTR), "compacting copy while interrupted");
+    let c2 = dir.path().join("plain.mdb");
+    env.copy2(&c2, 0).unwrap();
+
+    // Cleared: everything works again and nothing of the failed txns exists.
+    set(&env, false);
+    let t = env.rw().unwrap();
+    assert_eq!(t.get(dbi, b"k00001").unwrap().as_deref(), Some(&b"before"[..]), "failed txn's put visible");
+    t.put(dbi, b"k00001", b"after", 0).unwrap();
+    t.commit().unwrap();
+    let t = env.ro().unwrap();
+    assert_eq!(t.get(dbi, b"k00001").unwrap().as_deref(), Some(&b"after"[..]));
+    assert_eq!(t.entries(dbi).unwrap(), 2000);
+    drop(t);
+    let c3 = dir.path().join("compact2.mdb");
+    env.copy2(&c3, ffi::MDB_CP_COMPACT).unwrap();
+}
+
+static ENV_PTR: AtomicPtr<ffi::MDB_env> = AtomicPtr::new(std::ptr::null_mut());
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_usr1(_sig: libc::c_int) {
+    let e = ENV_PTR.load(Ordering::SeqCst);
+    if !e.is_null() {
+        // Only stores a flag: async-signal-safe by contract.
+        // SAFETY: the env outlives the handler installation.
+        unsafe { ffi::mdb_env_set_interrupt(e, 1) };
+    }
+    HANDLED.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn interrupt_from_signal_handler() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, env, dbi) = setup();
+    ENV_PTR.store(env.env, Ordering::SeqCst);
+    // SAFETY: installing a handler that only calls mdb_env_set_interrupt and
+    // touches atomics; the previous action is restored below.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_usr1 as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, &mut old), 0);
+    }
+    let t = env.rw().unwrap();
+    let mut done = 0u64;
+    let err = loop {
+        let k = format!("long{done:08}");
+        match t.put(dbi, k.as_bytes(), &[7u8; 300], 0) {
+            Ok(()) => done += 1,
+            Err(e) => break e,
+        }
+        if done == 20_000 {
+            // SAFETY: plain signal to this process; the handler is installed.
+            unsafe { libc::raise(libc::SIGUSR1) };
+        }
+        assert!(done < 2_000_000, "the interrupt never stopped the write loop");
+    };
+    unsafe {
+        libc::sigaction(libc::SIGUSR1, &old, std::ptr::null_mut());
+    }
+    ENV_PTR.store(std::ptr::null_mut(), Ordering::SeqCst);
+    assert_eq!(HANDLED.load(Ordering::SeqCst), 1);
+    assert_eq!(err, EINTR, "write loop stopped with {} instead of EINTR", m::strerror(err));
+    assert_eq!(done, 20_000, "the put right after the signal must fail");
+    assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));
+    set(&env, false);
+    let r = env.ro().unwrap();
+    assert_eq!(r.get(dbi, b"long00000000").unwrap(), None, "interrupted txn left data behind");
+    assert_eq!(r.entries(dbi).unwrap(), 2000);
+}

@@ -1,0 +1,297 @@
+//! Many processes on one environment (issue 4):
+//! * one writer process and three reader processes for a few seconds. Every
+//!   write txn keeps an invariant: 16 counters whose sum is constant, a
+//!   `seq` key equal to the txn id, and a `chk` key holding a digest of all
+//!   other records (filler records come and go, big and small, so pages
+//!   split, merge and get reused). Each reader checks the invariant on every
+//!   snapshot, that its snapshot id equals `seq` (it never sees a half
+//!   committed txn), that ids never go backwards, and that a snapshot held
+//!   while the writer moves on stays identical;
+//! * the writer lock is exclusive across processes: two processes each
+//!   increment a shared counter in write txns and the final count is exact;
+//!   a process holding a write txn blocks another process's write txn until
+//!   it ends (timestamps).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use dlmdb_tests::procs::{self, ours, Fnv};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const MAP: usize = 256 << 20;
+const COUNTERS: usize = 16;
+const TOTAL: u64 = 1_000_000;
+
+fn counter_key(i: usize) -> Vec<u8> {
+    format!("c{i:02}").into_bytes()
+}
+
+/// Digest of every record except `chk`.
+fn checksum(pairs: &[(Vec<u8>, Vec<u8>)]) -> u64 {
+    let mut h = Fnv::default();
+    for (k, v) in pairs {
+        if k != b"chk" {
+            h.field(k);
+            h.field(v);
+        }
+    }
+    h.0
+}
+
+fn u64_of(v: &[u8]) -> u64 {
+    u64::from_le_bytes(v.try_into().expect("8-byte value"))
+}
+
+/// Check the invariant on one snapshot; returns (seq, checksum).
+fn check_snapshot(txn: &ours::Txn, dbi: u32, who: &str) -> (u64, u64) {
+    let pairs = txn.walk(dbi).unwrap_or_else(|e| panic!("{who}: walk: {}", ours::strerror(e)));
+    let get = |k: &[u8]| pairs.iter().find(|p| p.0 == k).map(|p| p.1.clone());
+    let sum: u64 = (0..COUNTERS)
+        .map(|i| u64_of(&get(&counter_key(i)).unwrap_or_else(|| panic!("{who}: counter {i} missing"))))
+        .sum();
+    let id = txn.id();
+    assert_eq!(sum, TOTAL, "{who}: snapshot {id}: counters sum to {sum}");
+    let seq = u64_of(&get(b"seq").unwrap_or_else(|| panic!("{who}: seq missing")));
+    assert_eq!(seq, id, "{who}: snapshot id {id} but seq key {seq} (half-committed or stale view)");
+    let chk = u64_of(&get(b"chk").unwrap_or_else(|| panic!("{who}: chk missing")));
+    let c = checksum(&pairs);
+    assert_eq!(chk, c, "{who}: snapshot {id}: stored checksum {chk:x} but records digest to {c:x}");
+    (seq, c)
+}
+
+/// One invariant-keeping write txn.
+fn write_step(env: &ours::Env, dbi: u32, rng: &mut ChaCha8Rng) -> u64 {
+    let txn = env.rw().expect("writer: begin");
+    let id = txn.id();
+    let i = rng.gen_range(0..COUNTERS);
+    let j = rng.gen_range(0..COUNTERS);
+    let ci = u64_of(&txn.get(dbi, &counter_key(i)).unwrap().unwrap());
+    let cj = u64_of(&txn.get(dbi, &counter_key(j)).unwrap().unwrap());
+    if i != j {
+        let amt = rng.gen_range(0..=ci);
+        txn.put(dbi, &counter_key(i), &(ci - amt).to_le_bytes(), 0).unwrap();
+        txn.put(dbi, &counter_key(j), &(cj + amt).to_le_bytes(), 0).unwrap();
+    }
+    for _ in 0..rng.gen_range(0..30) {
+        let k = format!("f{:03}", rng.gen_range(0..500));
+        if rng.gen_bool(0.3) {
+            txn.del(dbi, k.as_bytes(), None).unwrap();
+        } else {
+            let n = if rng.gen_bool(0.05) { rng.gen_range(4000..20_000) } else { rng.gen_range(0..1500) };
+            let v: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            txn.put(dbi, k.as_bytes(), &v, 0).unwrap();
+        }
+    }
+    txn.put(dbi, b"seq", &id.to_le_bytes(), 0).unwrap();
+    let c = checksum(&txn.walk(dbi).unwrap());
+    txn.put(dbi, b"chk", &c.to_le_bytes(), 0).unwrap();
+    txn.commit().unwrap_or_else(|e| panic!("writer: commit {id}: {}", ours::strerror(e)));
+    id
+}
+
+fn open(path: &str) -> (ours::Env, u32) {
+    let env = ours::Env::open(Path::new(path), 0, 2, MAP).expect("open");
+    let dbi = env.open_dbs(&["inv"]).expect("open db")[0];
+    (env, dbi)
+}
+
+fn role_writer() {
+    let (env, dbi) = open(&procs::param("PATH"));
+    let mut rng = ChaCha8Rng::seed_from_u64(procs::param_u64("SEED"));
+    let end = Instant::now() + Duration::from_millis(procs::param_u64("MS"));
+    let (mut n, mut last) = (0u64, 0u64);
+    while Instant::now() < end {
+        last = write_step(&env, dbi, &mut rng);
+        n += 1;
+    }
+    procs::report(&format!("done {n} {last}"));
+}
+
+fn role_reader() {
+    let who = format!("reader {}", procs::param("ID"));
+    let (env, dbi) = open(&procs::param("PATH"));
+    let end = Instant::now() + Duration::from_millis(procs::param_u64("MS"));
+    let (mut snaps, mut distinct, mut prev, mut held) = (0u64, 0u64, 0u64, 0u64);
+    while Instant::now() < end {
+        let txn = env.ro().expect("reader: begin");
+        let (seq, c) = check_snapshot(&txn, dbi, &who);
+        assert!(seq >= prev, "{who}: snapshot went backwards: {prev} then {seq}");
+        if seq != prev {
+            distinct += 1;
+        }
+        prev = seq;
+        snaps += 1;
+        if snaps % 50 == 0 {
+            // Hold this snapshot while the writer goes on; it must not change.
+            std::thread::sleep(Duration::from_millis(30));
+            let again = check_snapshot(&txn, dbi, &who);
+            assert_eq!(again, (seq, c), "{who}: held snapshot {seq} changed");
+            held += 1;
+        }
+        drop(txn);
+    }
+    procs::report(&format!("done {snaps} {distinct} {held}"));
+}
+
+fn role_incr() {
+    let (env, dbi) = open(&procs::param("PATH"));
+    for _ in 0..procs::param_u64("N") {
+        let txn = env.rw().unwrap();
+        let c = txn.get(dbi, b"counter").unwrap().map_or(0, |v| u64_of(&v));
+        // Widen the race window: a non-exclusive writer would lose updates.
+        std::thread::yield_now();
+        txn.put(dbi, b"counter", &(c + 1).to_le_bytes(), 0).unwrap();
+        txn.commit().unwrap();
+    }
+    procs::report("done");
+}
+
+fn role_holder() {
+    let (env, dbi) = open(&procs::param("PATH"));
+    let txn = env.rw().unwrap();
+    txn.put(dbi, b"holder", b"1", 0).unwrap();
+    procs::report(&format!("holding {}", procs::now_us()));
+    std::thread::sleep(Duration::from_millis(procs::param_u64("MS")));
+    procs::report(&format!("releasing {}", procs::now_us()));
+    txn.commit().unwrap();
+}
+
+fn role_waiter() {
+    let (env, dbi) = open(&procs::param("PATH"));
+    procs::report(&format!("start {}", procs::now_us()));
+    let txn = env.rw().unwrap();
+    procs::report(&format!("got {}", procs::now_us()));
+    let holder = txn.get(dbi, b"holder").unwrap();
+    assert_eq!(holder.as_deref(), Some(&b"1"[..]), "waiter: holder's commit not visible to the next writer");
+    txn.put(dbi, b"waiter", b"1", 0).unwrap();
+    txn.commit().unwrap();
+}
+
+#[test]
+fn child_entry() {
+    match procs::role().as_deref() {
+        Some("writer") => role_writer(),
+        Some("reader") => role_reader(),
+        Some("incr") => role_incr(),
+        Some("holder") => role_holder(),
+        Some("waiter") => role_waiter(),
+        _ => {}
+    }
+}
+
+/// A fresh store with the invariant established (txn 2 is the first with
+/// records; every later txn keeps it).
+fn setup() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.mdb");
+    let env = ours::Env::open(&path, 0, 2, MAP).unwrap();
+    env.create_dbs(&[("inv", 0)]).unwrap();
+    let dbi = env.open_dbs(&["inv"]).unwrap()[0];
+    let txn = env.rw().unwrap();
+    let id = txn.id();
+    for i in 0..COUNTERS {
+        let v = if i == 0 { TOTAL - (COUNTERS as u64 - 1) * 1000 } else { 1000 };
+        txn.put(dbi, &counter_key(i), &v.to_le_bytes(), 0).unwrap();
+    }
+    txn.put(dbi, b"seq", &id.to_le_bytes(), 0).unwrap();
+    let c = checksum(&txn.walk(dbi).unwrap());
+    txn.put(dbi, b"chk", &c.to_le_bytes(), 0).unwrap();
+    txn.commit().unwrap();
+    (dir, path.display().to_string())
+}
+
+fn field(line: &str, i: usize) -> u64 {
+    line.split(' ').nth(i).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("bad report line {line:?}"))
+}
+
+#[test]
+fn one_writer_three_readers() {
+    if procs::role().is_some() {
+        return;
+    }
+    let seed = dlmdb_tests::seeds(&[])[0];
+    eprintln!("one_writer_three_readers: seed {seed} (replay: DLMDB_SEED={seed})");
+    let (_dir, path) = setup();
+    let ms = "4000".to_string();
+    let readers: Vec<_> = (0..3)
+        .map(|i| {
+            procs::spawn(
+                "child_entry",
+                "reader",
+                &[("PATH", path.clone()), ("MS", ms.clone()), ("ID", i.to_string())],
+            )
+        })
+        .collect();
+    let writer = procs::spawn(
+        "child_entry",
+        "writer",
+        &[("PATH", path.clone()), ("MS", ms.clone()), ("SEED", seed.to_string())],
+    );
+    let w = writer.expect("done", Duration::from_secs(60));
+    writer.wait_ok(Duration::from_secs(10));
+    let commits = field(&w, 1);
+    eprintln!("writer: {commits} commits, last txn {}", field(&w, 2));
+    assert!(commits >= 50, "seed {seed}: writer made only {commits} commits");
+    for (i, r) in readers.into_iter().enumerate() {
+        let l = r.expect("done", Duration::from_secs(60));
+        r.wait_ok(Duration::from_secs(10));
+        let (snaps, distinct, held) = (field(&l, 1), field(&l, 2), field(&l, 3));
+        eprintln!("reader {i}: {snaps} snapshots, {distinct} distinct, {held} held");
+        assert!(snaps >= 50 && distinct >= 5, "seed {seed}: reader {i} saw too little ({l})");
+    }
+    // Final state: invariant and page accounting.
+    let p = Path::new(&path);
+    {
+        let (env, dbi) = open(&path);
+        check_snapshot(&env.ro().unwrap(), dbi, "final");
+    }
+    let env = dlmdb_tests::raw::Env::open(p, ours::ffi::MDB_NOSUBDIR, 2, 0).unwrap();
+    dlmdb_tests::raw::check_accounting(&env).unwrap_or_else(|e| panic!("seed {seed}: accounting: {e}"));
+}
+
+#[test]
+fn writer_exclusive_counter() {
+    if procs::role().is_some() {
+        return;
+    }
+    let (_dir, path) = setup();
+    let n = 300u64;
+    let kids: Vec<_> = (0..2)
+        .map(|_| procs::spawn("child_entry", "incr", &[("PATH", path.clone()), ("N", n.to_string())]))
+        .collect();
+    for k in kids {
+        k.expect("done", Duration::from_secs(60));
+        k.wait_ok(Duration::from_secs(10));
+    }
+    let (env, dbi) = open(&path);
+    let t = env.ro().unwrap();
+    let c = u64_of(&t.get(dbi, b"counter").unwrap().expect("counter"));
+    assert_eq!(c, 2 * n, "two writer processes lost updates: counter {c}, expected {}", 2 * n);
+}
+
+#[test]
+fn writer_blocks_other_process() {
+    if procs::role().is_some() {
+        return;
+    }
+    let (_dir, path) = setup();
+    let hold_ms = 700u64;
+    let holder = procs::spawn("child_entry", "holder", &[("PATH", path.clone()), ("MS", hold_ms.to_string())]);
+    let h = holder.expect("holding", Duration::from_secs(30));
+    let waiter = procs::spawn("child_entry", "waiter", &[("PATH", path.clone())]);
+    let ws = waiter.expect("start", Duration::from_secs(30));
+    let wg = waiter.expect("got", Duration::from_secs(30));
+    let hr = holder.expect("releasing", Duration::from_secs(30));
+    holder.wait_ok(Duration::from_secs(10));
+    waiter.wait_ok(Duration::from_secs(10));
+    let (t_hold, t_rel, t_start, t_got) = (field(&h, 1), field(&hr, 1), field(&ws, 1), field(&wg, 1));
+    eprintln!(
+        "holder held {}ms; waiter started {}ms after the hold began and got the lock {}ms after release",
+        (t_rel - t_hold) / 1000,
+        (t_start - t_hold) / 1000,
+        (t_got as i64 - t_rel as i64) / 1000
+    );
+    assert!(t_start < t_rel, "waiter started only after the holder released: test too slow to mean anything");
+    assert!(t_got >= t_rel, "the second process got the write lock at {t_got} before the holder released it at {t_rel}");
+}

@@ -1,0 +1,212 @@
+//! Reader table (issue 4), every expectation run on stock LMDB too:
+//! * a reader process killed with SIGKILL while holding a snapshot leaves
+//!   its slot behind: `mdb_reader_list` still lists it, and pages freed
+//!   after its snapshot are not reused (the file grows under churn);
+//!   `mdb_reader_check` clears exactly that slot, and from then on the
+//!   churn reuses pages (the file stops growing);
+//! * `mdb_reader_list` prints the documented format (lmdb-api.md §4.7);
+//! * `MDB_READERS_FULL` once every slot is taken (threads holding read
+//!   txns with `MDB_NOTLS`), and a slot freed by an abort is reusable;
+//! * without `MDB_NOTLS`, a thread's slot is released when the thread ends.
+
+use std::path::Path;
+use std::time::Duration;
+
+use dlmdb_tests::procs::{self, ours, stock};
+
+const MAP: usize = 256 << 20;
+const KEYS: usize = 200;
+
+fn role_reader() {
+    let path = procs::param("PATH");
+    macro_rules! hold {
+        ($m:ident) => {{
+            let env = $m::Env::open(Path::new(&path), 0, 2, 0).expect("reader: open");
+            let t = env.ro().expect("reader: begin");
+            procs::report(&format!("holding {} {}", t.id(), std::process::id()));
+            std::thread::sleep(Duration::from_secs(120));
+            drop(t);
+        }};
+    }
+    match procs::param("ENGINE").as_str() {
+        "ours" => hold!(ours),
+        _ => hold!(stock),
+    }
+}
+
+#[test]
+fn child_entry() {
+    if procs::role().as_deref() == Some("reader") {
+        role_reader();
+    }
+}
+
+macro_rules! stale_reader_test {
+    ($name:ident, $m:ident, $engine:literal) => {
+        #[test]
+        fn $name() {
+            if procs::role().is_some() {
+                return;
+            }
+            use $m as m;
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("data.mdb");
+            let env = m::Env::open(&path, 0, 2, MAP).unwrap();
+            let dbi = env.create_dbs(&[("churn", 0)]).unwrap()[0];
+            let mut gen = 0u32;
+            let churn = |gen: &mut u32, txns: usize| -> u64 {
+                let before = env.info().0;
+                for _ in 0..txns {
+                    *gen += 1;
+                    let t = env.rw().unwrap();
+                    for k in 0..KEYS {
+                        let v = vec![(*gen % 251) as u8; 1000];
+                        t.put(dbi, format!("k{k:04}").as_bytes(), &v, 0).unwrap();
+                    }
+                    t.commit().unwrap();
+                }
+                env.info().0 - before
+            };
+            churn(&mut gen, 5);
+
+            let child = procs::spawn(
+                "child_entry",
+                "reader",
+                &[("PATH", path.display().to_string()), ("ENGINE", $engine.to_string())],
+            );
+            let line = child.expect("holding", Duration::from_secs(30));
+            let txnid: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
+            let pid = child.pid();
+            assert_eq!(txnid, env.info().1, "{}: reader holds the newest snapshot", $engine);
+
+            // The live reader is listed in the documented format.
+            let (lines, rc) = env.reader_list();
+            assert!(rc >= 0, "reader_list rc {rc}");
+            assert_eq!(lines.first().map(String::as_str), Some("    pid     thread     txnid\n"), "{}: {lines:?}", $engine);
+            let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&format!("{pid:>10} "))).collect();
+            assert_eq!(mine.len(), 1, "{}: reader pid {pid} not listed once: {lines:?}", $engine);
+            let parts: Vec<&str> = mine[0].trim_end_matches('\n').split(' ').filter(|s| !s.is_empty()).collect();
+            assert_eq!(parts.len(), 3, "{}: reader line {:?}", $engine, mine[0]);
+            assert!(u64::from_str_radix(parts[1], 16).is_ok(), "{}: thread id {:?} not hex", $engine, parts[1]);
+            assert_eq!(parts[2], txnid.to_string(), "{}: reader line {:?}", $engine, mine[0]);
+
+            // Kill it: the slot stays until a reader check.
+            let _ = child.kill9();
+            let (lines, _) = env.reader_list();
+            assert!(
+                lines.iter().any(|l| l.starts_with(&format!("{pid:>10} "))),
+                "{}: the dead reader's slot vanished before mdb_reader_check: {lines:?}",
+                $engine
+            );
+
+            // Its snapshot pins every page freed after it: the file grows.
+            let pinned = churn(&mut gen, 30);
+
+            let dead = env.reader_check().unwrap();
+            assert_eq!(dead, 1, "{}: mdb_reader_check cleared {dead} slots, expected 1", $engine);
+            let (lines, _) = env.reader_list();
+            assert!(
+                !lines.iter().any(|l| l.starts_with(&format!("{pid:>10} "))),
+                "{}: dead reader still listed after the check: {lines:?}",
+                $engine
+            );
+            assert_eq!(env.reader_check().unwrap(), 0, "{}: a second check found more dead slots", $engine);
+
+            // Now the pages are reusable: after a warm-up the file stops growing.
+            churn(&mut gen, 30);
+            let free = churn(&mut gen, 30);
+            eprintln!("{}: growth with the stale slot {pinned} pages; after the check {free} pages", $engine);
+            assert!(pinned >= 30 * 40, "{}: only {pinned} pages of growth while pinned: reuse past a live snapshot?", $engine);
+            assert!(free * 10 <= pinned, "{}: still growing after the check ({free} vs {pinned} pages)", $engine);
+        }
+    };
+}
+
+stale_reader_test!(stale_reader_ours, ours, "ours");
+stale_reader_test!(stale_reader_stock, stock, "stock");
+
+macro_rules! readers_full_test {
+    ($name:ident, $m:ident) => {
+        #[test]
+        fn $name() {
+            if procs::role().is_some() {
+                return;
+            }
+            use $m as m;
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("data.mdb");
+            let o = m::Opts { flags: m::ffi::MDB_NOSUBDIR | m::ffi::MDB_NOTLS, maxdbs: 0, mapsize: MAP, maxreaders: 4 };
+            let env = std::sync::Arc::new(m::Env::open_with(Some(&path), o).unwrap());
+            assert_eq!(env.maxreaders(), 4);
+            {
+                let t = env.rw().unwrap();
+                // Stock LMDB sets up the main DB's comparator at its first open.
+                let main = t.open_db(None, 0).unwrap();
+                t.put(main, b"k", b"v", 0).unwrap();
+                t.commit().unwrap();
+            }
+            // Four threads each take a slot and hand their txn back (NOTLS:
+            // the txn, not the thread, owns the slot).
+            let mut held: Vec<m::Txn> = (0..4)
+                .map(|_| {
+                    let env = env.clone();
+                    std::thread::spawn(move || env.ro().unwrap()).join().unwrap()
+                })
+                .collect();
+            let e = env.ro().err();
+            assert_eq!(e, Some(m::ffi::MDB_READERS_FULL), "5th reader with 4 slots");
+            // The held txns still read, from this thread.
+            assert_eq!(held[2].get(1, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+            // One abort frees one slot.
+            held.pop();
+            let t = env.ro().unwrap();
+            assert_eq!(env.ro().err(), Some(m::ffi::MDB_READERS_FULL));
+            // reset keeps the slot; renew reuses it.
+            t.reset();
+            assert_eq!(env.ro().err(), Some(m::ffi::MDB_READERS_FULL), "reset must keep the NOTLS slot");
+            t.renew().unwrap();
+            drop(t);
+            drop(held);
+            for _ in 0..10 {
+                let _a = env.ro().unwrap();
+            }
+        }
+    };
+}
+
+readers_full_test!(readers_full_ours, ours);
+readers_full_test!(readers_full_stock, stock);
+
+macro_rules! thread_exit_test {
+    ($name:ident, $m:ident) => {
+        #[test]
+        fn $name() {
+            if procs::role().is_some() {
+                return;
+            }
+            use $m as m;
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("data.mdb");
+            let o = m::Opts { flags: m::ffi::MDB_NOSUBDIR, maxdbs: 0, mapsize: MAP, maxreaders: 2 };
+            let env = std::sync::Arc::new(m::Env::open_with(Some(&path), o).unwrap());
+            // Twenty short-lived threads, two slots: each thread's slot must
+            // be released when it exits.
+            for i in 0..20 {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let t = env.ro().unwrap_or_else(|e| panic!("thread {i}: {}", m::strerror(e)));
+                    drop(t);
+                })
+                .join()
+                .unwrap();
+            }
+            // Without NOTLS one thread has one read txn at a time.
+            let t = env.ro().unwrap();
+            assert_eq!(env.ro().err(), Some(m::ffi::MDB_BAD_RSLOT));
+            drop(t);
+        }
+    };
+}
+
+thread_exit_test!(thread_slots_released_ours, ours);
+thread_exit_test!(thread_slots_released_stock, stock);
