@@ -16,7 +16,8 @@
 //! `MDB_WRITEMAP` stores must survive it too (they are not power-loss safe,
 //! which this test cannot and does not claim to check).
 //!
-//! `DLMDB_CRASH_ITERS` = kills per variant (default 200; three variants).
+//! `DLMDB_CRASH_ITERS` = kills per variant (default 200; four variants, the
+//! last one with the environment held open by the parent across kills).
 //! `DLMDB_SEED` replays a run (the seed is printed on failure).
 
 use std::path::Path;
@@ -139,36 +140,51 @@ fn parse_report(line: &str) -> Option<(&str, u64, u64)> {
     Some((what, id, d))
 }
 
+/// (last txn id, digest) of the newest snapshot of an open environment.
+fn env_state(env: &ours::Env, what: &str) -> (u64, u64) {
+    let dbis = env.open_dbs(&DBS).unwrap_or_else(|e| panic!("{what}: open dbs: {}", ours::strerror(e)));
+    let txn = env.ro().unwrap_or_else(|e| panic!("{what}: read txn: {}", ours::strerror(e)));
+    let id = txn.id();
+    let d = txn_digest(&txn, &dbis).unwrap_or_else(|e| panic!("{what}: {e}"));
+    if id > 1 {
+        let seq = txn.get(dbis[0], SEQ_KEY).unwrap().unwrap_or_else(|| panic!("{what}: seq key missing"));
+        assert_eq!(seq, id.to_le_bytes(), "{what}: seq key is not the txn id");
+    }
+    (id, d)
+}
+
 /// Open the store in the parent and return (last txn id, digest); then run
 /// the accounting and file checks. Never two environments open at once.
 fn verify_store(path: &Path, flags: u32, what: &str) -> (u64, u64) {
     let (id, d) = {
         let env = ours::Env::open(path, flags, 4, 0).unwrap_or_else(|e| panic!("{what}: reopen: {}", ours::strerror(e)));
-        let dbis = env.open_dbs(&DBS).unwrap_or_else(|e| panic!("{what}: open dbs: {}", ours::strerror(e)));
-        let txn = env.ro().unwrap();
-        let id = txn.id();
-        assert_eq!(id, env.info().1, "{what}: read txn id vs env info");
-        let d = txn_digest(&txn, &dbis).unwrap_or_else(|e| panic!("{what}: {e}"));
-        if id > 1 {
-            let seq = txn.get(dbis[0], SEQ_KEY).unwrap().unwrap_or_else(|| panic!("{what}: seq key missing"));
-            assert_eq!(seq, id.to_le_bytes(), "{what}: seq key is not the txn id");
-        }
-        (id, d)
+        let r = env_state(&env, what);
+        assert_eq!(r.0, env.info().1, "{what}: read txn id vs env info");
+        r
     };
+    accounting(path, flags, what);
+    (id, d)
+}
+
+fn accounting(path: &Path, flags: u32, what: &str) {
     {
         let env = dlmdb_tests::raw::Env::open(path, ours::ffi::MDB_NOSUBDIR | flags, 4, 0).unwrap();
         dlmdb_tests::raw::check_accounting(&env).unwrap_or_else(|e| panic!("{what}: accounting: {e}"));
     }
     // Version 1 here is only ever the stock layout (MDB_FORMAT_LMDB).
     dlmdb_tests::counted::check_file(path, false).unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
-    (id, d)
 }
 
 fn iters() -> usize {
     std::env::var("DLMDB_CRASH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
 }
 
-fn run_variant(name: &str, flags: u32, fixed_seed: u64) {
+/// `hold`: the parent keeps the environment open for the whole run (no
+/// txn), so the lock file survives every kill: the next child must recover
+/// the writer mutex of a child killed inside a write txn (robust mutex) and
+/// live with its stale reader slot. Checks then read through the held env
+/// and the file checker; page accounting runs once at the end.
+fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
     let seed = std::env::var("DLMDB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(fixed_seed);
     let n = iters();
     eprintln!("crash_kill9 {name}: seed {seed}, {n} kills (replay: DLMDB_SEED={seed})");
@@ -181,6 +197,7 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64) {
         env.create_dbs(&db_flags()).unwrap();
     }
     let mut known = verify_store(&path, flags, &format!("{name}: initial"));
+    let held = hold.then(|| ours::Env::open(&path, flags, 4, MAP).unwrap());
     let started = Instant::now();
     let (mut commits, mut in_flight_wins) = (0usize, 0usize);
     for i in 0..n {
@@ -222,7 +239,14 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64) {
                 _ => {}
             }
         }
-        let got = verify_store(&path, flags, &what);
+        let got = match &held {
+            Some(env) => {
+                let r = env_state(env, &what);
+                dlmdb_tests::counted::check_file(&path, false).unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
+                r
+            }
+            None => verify_store(&path, flags, &what),
+        };
         if got == last {
             // fine: the last reported commit is the newest state
         } else if Some(got) == pending {
@@ -243,6 +267,16 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64) {
         started.elapsed().as_secs_f64()
     );
     assert!(commits > n, "{name}: too few commits ({commits}) for {n} kills: the child hardly ran");
+    if let Some(env) = held {
+        // Slots of the dead children: all cleared by the checks the
+        // recovery runs or by this one; none may remain afterwards.
+        env.reader_check().unwrap();
+        let (lines, _) = env.reader_list();
+        let me = format!("{:>10} ", std::process::id());
+        assert!(lines.iter().skip(1).all(|l| l.starts_with(&me)), "{name}: dead readers remain: {lines:?}");
+        drop(env);
+        accounting(&path, flags, &format!("{name}: final"));
+    }
     // A stock-layout store must also read back identically through stock LMDB.
     if flags & ours::ffi::MDB_FORMAT_LMDB != 0 {
         dlmdb_tests::remove_lock(&path);
@@ -264,7 +298,7 @@ fn crash_kill9_default() {
     if procs::role().is_some() {
         return;
     }
-    run_variant("default", 0, 0x4b11_0001);
+    run_variant("default", 0, 0x4b11_0001, false);
 }
 
 #[test]
@@ -272,7 +306,7 @@ fn crash_kill9_nosync_lmdb_format() {
     if procs::role().is_some() {
         return;
     }
-    run_variant("nosync+lmdb-format", ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB, 0x4b11_0002);
+    run_variant("nosync+lmdb-format", ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB, 0x4b11_0002, false);
 }
 
 #[test]
@@ -280,5 +314,13 @@ fn crash_kill9_writemap() {
     if procs::role().is_some() {
         return;
     }
-    run_variant("writemap+nometasync", ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC, 0x4b11_0003);
+    run_variant("writemap+nometasync", ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC, 0x4b11_0003, false);
+}
+
+#[test]
+fn crash_kill9_env_held_open() {
+    if procs::role().is_some() {
+        return;
+    }
+    run_variant("default, env held open", 0, 0x4b11_0004, true);
 }

@@ -1,0 +1,113 @@
+//! A writer process killed with SIGKILL while it holds the writer lock
+//! (inside a write txn), while this process keeps the environment open, so
+//! the lock file is not re-initialised: the next write txn must recover the
+//! lock (robust mutex, lmdb-format.md §16.7) instead of blocking forever,
+//! and nothing of the dead writer's txn is visible. Run on our engine and on
+//! stock LMDB (the oracle).
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use dlmdb_tests::procs::{self, ours, stock};
+
+const MAP: usize = 64 << 20;
+
+fn role_hold_writer() {
+    let path = procs::param("PATH");
+    macro_rules! go {
+        ($m:ident) => {{
+            let env = $m::Env::open(Path::new(&path), 0, 2, MAP).expect("open");
+            let dbi = env.open_dbs(&["d"]).unwrap()[0];
+            // A read txn too, so the dead process also leaves a reader slot.
+            let r = env.ro().unwrap();
+            let t = env.rw().unwrap();
+            for i in 0..500u32 {
+                t.put(dbi, format!("dead{i:04}").as_bytes(), &[9u8; 500], 0).unwrap();
+            }
+            procs::report(&format!("inside {}", r.id()));
+            std::thread::sleep(Duration::from_secs(120));
+            drop(t);
+            drop(r);
+        }};
+    }
+    match procs::param("ENGINE").as_str() {
+        "ours" => go!(ours),
+        _ => go!(stock),
+    }
+}
+
+#[test]
+fn child_entry() {
+    if procs::role().as_deref() == Some("hold_writer") {
+        role_hold_writer();
+    }
+}
+
+macro_rules! dead_writer_test {
+    ($name:ident, $m:ident, $engine:literal) => {
+        #[test]
+        fn $name() {
+            if procs::role().is_some() {
+                return;
+            }
+            use $m as m;
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("data.mdb");
+            let env = std::sync::Arc::new(m::Env::open(&path, 0, 2, MAP).unwrap());
+            let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
+            {
+                let t = env.rw().unwrap();
+                t.put(dbi, b"before", b"1", 0).unwrap();
+                t.commit().unwrap();
+            }
+            let committed = env.info().1;
+            for round in 0..3 {
+                let child = procs::spawn(
+                    "child_entry",
+                    "hold_writer",
+                    &[("PATH", path.display().to_string()), ("ENGINE", $engine.to_string())],
+                );
+                child.expect("inside", Duration::from_secs(30));
+                let _ = child.kill9();
+                // Readers are unaffected.
+                assert_eq!(env.ro().unwrap().get(dbi, b"before").unwrap().as_deref(), Some(&b"1"[..]));
+                // The next writer must get the lock (in a thread, with a deadline).
+                let (tx, rx) = mpsc::channel();
+                let env2 = env.clone();
+                std::thread::spawn(move || {
+                    let r = env2.rw().map(|t| {
+                        let seen = t.get(dbi, b"dead0000").unwrap();
+                        t.put(dbi, format!("after{round}").as_bytes(), b"2", 0).unwrap();
+                        (seen, t.commit())
+                    });
+                    let _ = tx.send(r);
+                });
+                match rx.recv_timeout(Duration::from_secs(20)) {
+                    Ok(Ok((seen, commit))) => {
+                        assert_eq!(seen, None, "{} round {round}: the dead writer's put is visible", $engine);
+                        commit.unwrap_or_else(|e| panic!("{} round {round}: commit after recovery: {}", $engine, m::strerror(e)));
+                    }
+                    Ok(Err(e)) => panic!("{} round {round}: write txn after a dead writer: {}", $engine, m::strerror(e)),
+                    Err(_) => panic!("{} round {round}: write txn still blocked 20 s after the lock owner was killed", $engine),
+                }
+                assert_eq!(env.info().1, committed + round + 1, "{} round {round}: txn ids", $engine);
+            }
+            // The dead processes' reader slots are gone (cleared by the
+            // recovery or by an explicit check; either way none is left).
+            env.reader_check().unwrap();
+            let (lines, _) = env.reader_list();
+            let me = format!("{:>10} ", std::process::id());
+            assert!(
+                lines.iter().skip(1).all(|l| l.starts_with(&me)),
+                "{}: slots of dead processes remain: {lines:?}",
+                $engine
+            );
+            let t = env.ro().unwrap();
+            assert_eq!(t.entries(dbi).unwrap(), 4);
+        }
+    };
+}
+
+dead_writer_test!(dead_writer_lock_recovered_ours, ours, "ours");
+dead_writer_test!(dead_writer_lock_recovered_stock, stock, "stock");
