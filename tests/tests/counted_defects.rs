@@ -102,13 +102,11 @@ fn range_delete_96(v1: bool) {
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn shuffled_96_byte_keys_then_range_delete_v2() {
     range_delete_96(false);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn shuffled_96_byte_keys_then_range_delete_dlmdb_v1() {
     range_delete_96(true);
 }
@@ -117,7 +115,6 @@ fn shuffled_96_byte_keys_then_range_delete_dlmdb_v1() {
 /// thinned by random deletes over several transactions with a few
 /// re-inserts — the pattern that left garbage counts in old DLMDB.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn variable_length_keys_random_deletes() {
     let (_d, path, env) = fresh(false);
     let mut rng = ChaCha8Rng::seed_from_u64(400);
@@ -258,13 +255,11 @@ fn dupsort_shrink(flags: u32) {
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_dupsort_deletes_shrink_subdbs() {
     dupsort_shrink(COUNTED | DUPSORT);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_dupfixed_deletes_shrink_subdbs() {
     dupsort_shrink(COUNTED | DUPSORT | DUPFIXED);
 }
@@ -275,7 +270,6 @@ fn counted_dupfixed_deletes_shrink_subdbs() {
 /// one or two levels up) the separator's size changes, and the nulling of
 /// the index-0 separator after branch-level moves resizes it too.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn separator_resize_on_counted_branches_depth3() {
     let (_d, path, env) = fresh(false);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -369,7 +363,6 @@ fn two_dbs(env: &Env) -> (CountModel, CountModel) {
 /// `mdb_get_rank` answers; and one cursor asked for ranks in any order
 /// (rising, falling, repeated, far jumps) answers the same.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn fresh_cursor_get_rank_answers_like_get_rank() {
     let (_d, _path, env) = fresh(false);
     let (plain, dups) = two_dbs(&env);
@@ -405,7 +398,6 @@ fn fresh_cursor_get_rank_answers_like_get_rank() {
 /// position a cursor by rank, write through that cursor and through the
 /// txn, and ask the same and neighbouring ranks again.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn cursor_rank_cache_invalidated_by_writes() {
     let (_d, _path, env) = fresh(false);
     let (mut plain, mut dups) = two_dbs(&env);

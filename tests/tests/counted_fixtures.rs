@@ -457,61 +457,51 @@ fn dup_sets_of(fx: &Fx) {
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_v1_expectations() {
     expectations_of(&COUNTED_V1);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_v2_expectations() {
     expectations_of(&COUNTED_V2);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_v1_every_rank() {
     every_rank_of(&COUNTED_V1);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_v2_every_rank() {
     every_rank_of(&COUNTED_V2);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_v1_dup_sets() {
     dup_sets_of(&COUNTED_V1);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_v2_dup_sets() {
     dup_sets_of(&COUNTED_V2);
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn prefix_v1_expectations() {
     expectations_of(&PREFIX_V1);
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn prefix_v2_expectations() {
     expectations_of(&PREFIX_V2);
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn prefix_v1_every_rank() {
     every_rank_of(&PREFIX_V1);
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn prefix_v1_dup_sets() {
     dup_sets_of(&PREFIX_V1);
 }
@@ -566,13 +556,11 @@ fn our_store_from_dump(fx: &Fx, env_extra: u32, v1_padded: bool) {
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn our_v2_counted_store_from_dump() {
     our_store_from_dump(&COUNTED_V2, 0, false);
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn our_dlmdb_v1_counted_store_from_dump() {
     our_store_from_dump(&COUNTED_V1, ffi::MDB_FORMAT_DLMDB_V1, true);
 }
@@ -700,13 +688,11 @@ fn structure_of_uncounted_fixtures() {
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn prefix_v2_every_rank() {
     every_rank_of(&PREFIX_V2);
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn prefix_v2_dup_sets() {
     dup_sets_of(&PREFIX_V2);
 }

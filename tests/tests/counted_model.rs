@@ -849,7 +849,6 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
 }
 
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_model_differential() {
     let dir = tempfile::tempdir().unwrap();
     let seeds = dlmdb_tests::seeds(&[1, 0x5eed_c0de]);
@@ -875,7 +874,6 @@ fn uncounted_twin_of_model_ops() {
 /// empty counted DB, the non-counted DB, and counted flags on an existing
 /// named DB (stored flags win; COUNTED cannot be added later).
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_error_codes_and_empty_dbs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.mdb");
@@ -941,7 +939,6 @@ fn counted_error_codes_and_empty_dbs() {
 /// committing merges them; a grandchild works the same; the committed
 /// result is exact in a read txn and in the file.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_nested_txns() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("n.mdb");
@@ -1027,7 +1024,6 @@ fn counted_nested_txns() {
 /// the compacting copy rebuilds the trees, so its branch pages and counts
 /// are new and are checked again by rank queries and the structural checker.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_copies_keep_counts() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("src.mdb");
@@ -1091,7 +1087,6 @@ fn counted_copies_keep_counts() {
 /// candidate bounds (each key, absent keys around them, NULL) with every
 /// flag combination and all three range functions, all ranks and key ranks.
 #[test]
-#[ignore = "needs MDB_COUNTED engine support (issue 5)"]
 fn counted_extreme_keys_all_bound_pairs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.mdb");

@@ -500,7 +500,6 @@ fn stock_self_check_workload_reaches_subdatabases() {
 // ----- our engine -----
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_a_format_lmdb_read_by_stock() {
     for seed in fixed() {
         eprintln!("seed {seed}");
@@ -509,7 +508,6 @@ fn ours_a_format_lmdb_read_by_stock() {
 }
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_b_stock_written_read_and_modified_by_ours() {
     for seed in fixed() {
         eprintln!("seed {seed}");
@@ -525,7 +523,6 @@ fn stock_self_check_b() {
 }
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_c_mdb_load_read_by_ours() {
     for seed in fixed() {
         scenario_c::<Ours>(seed);
@@ -535,7 +532,6 @@ fn ours_c_mdb_load_read_by_ours() {
 /// (d) our default format: version 2, DLMDB layout, counters including
 /// sub-databases.
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_d_default_v2_round_trip() {
     for seed in fixed() {
         let dir = tempfile::tempdir().unwrap();

@@ -282,25 +282,21 @@ fn stock_self_check_stock_mdb_tags() {
 // ----- our engine -----
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_dupsort_v1_dlmdb_layout() {
     check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&DUPSORT_V1);
 }
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_dupsort_stock_layout() {
     check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&DUPSORT_STOCK);
 }
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_dupsort_v2() {
     check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&DUPSORT_V2);
 }
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_stock_mdb_tags() {
     check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&STOCK_TAGS);
 }

@@ -877,7 +877,6 @@ fn stock_self_check() {
 }
 
 #[test]
-#[ignore = "needs DUPSORT engine support (issue 3)"]
 fn ours_model_differential() {
     differential::<dlmdb_tests::dupwrap::ours::Exec>(100_000);
 }

@@ -153,3 +153,66 @@ fn interrupt_from_signal_handler() {
     assert_eq!(r.get(dbi, b"long00000000").unwrap(), None, "interrupted txn left data behind");
     assert_eq!(r.entries(dbi).unwrap(), 2000);
 }
+
+/// After an interrupt failed the txn, `mdb_cursor_put` returns the error
+/// that failed it (EINTR) while `mdb_put` returns MDB_BAD_TXN
+/// (dlmdb-extensions.md §2.5).
+#[test]
+fn interrupt_cursor_put_reports_failing_error() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, env, dbi) = setup();
+    let t = env.rw().unwrap();
+    let mut c = Cursor::open(&t, dbi).unwrap();
+    assert!(c.get(None, ffi::MDB_FIRST).unwrap().is_some());
+    set(&env, true);
+    assert_eq!(t.put(dbi, b"x", b"y", 0).err(), Some(EINTR), "first put after the interrupt");
+    assert_eq!(c.put(b"x", b"y", 0).err(), Some(EINTR), "mdb_cursor_put on the failed txn");
+    assert_eq!(t.put(dbi, b"x", b"y", 0).err(), Some(ffi::MDB_BAD_TXN), "mdb_put on the failed txn");
+    c.forget();
+    assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));
+    set(&env, false);
+    assert_eq!(env.ro().unwrap().get(dbi, b"x").unwrap(), None);
+}
+
+/// Another thread raises the flag while a writer loops: its in-flight txn
+/// fails with EINTR within a few operations, and a new txn after clearing
+/// works.
+#[test]
+fn interrupt_from_another_thread() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_dir, env, dbi) = setup();
+    let env = std::sync::Arc::new(env);
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let raiser = {
+        let env = env.clone();
+        std::thread::spawn(move || {
+            rx.recv().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            set(&env, true);
+        })
+    };
+    let t = env.rw().unwrap();
+    let mut n = 0u64;
+    let start = std::time::Instant::now();
+    let err = loop {
+        if n == 100 {
+            tx.send(()).unwrap();
+        }
+        match t.put(dbi, format!("t{n:09}").as_bytes(), &[1u8; 100], 0) {
+            Ok(()) => n += 1,
+            Err(e) => break e,
+        }
+        assert!(start.elapsed().as_secs() < 20, "the interrupt never reached the writer");
+    };
+    raiser.join().unwrap();
+    assert_eq!(err, EINTR);
+    assert!(n > 100);
+    drop(t);
+    set(&env, false);
+    let t = env.rw().unwrap();
+    t.put(dbi, b"fine", b"1", 0).unwrap();
+    t.commit().unwrap();
+    let r = env.ro().unwrap();
+    assert_eq!(r.get(dbi, b"t000000000").unwrap(), None);
+    assert_eq!(r.get(dbi, b"fine").unwrap().as_deref(), Some(&b"1"[..]));
+}

@@ -10,7 +10,7 @@
 //! * the writer lock is exclusive across processes: two processes each
 //!   increment a shared counter in write txns and the final count is exact;
 //!   a process holding a write txn blocks another process's write txn until
-//!   it ends (timestamps).
+//!   it ends, but not a reader process (timestamps).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -181,9 +181,18 @@ fn role_waiter() {
     txn.commit().unwrap();
 }
 
+fn role_quick_reader() {
+    let (env, dbi) = open(&procs::param("PATH"));
+    let t = env.ro().unwrap();
+    check_snapshot(&t, dbi, "quick reader");
+    assert_eq!(t.get(dbi, b"holder").unwrap(), None, "quick reader sees an uncommitted write");
+    procs::report(&format!("read {}", procs::now_us()));
+}
+
 #[test]
 fn child_entry() {
     match procs::role().as_deref() {
+        Some("quick_reader") => role_quick_reader(),
         Some("writer") => role_writer(),
         Some("reader") => role_reader(),
         Some("incr") => role_incr(),
@@ -292,6 +301,10 @@ fn writer_blocks_other_process() {
     let hold_ms = 700u64;
     let holder = procs::spawn("child_entry", "holder", &[("PATH", path.clone()), ("MS", hold_ms.to_string())]);
     let h = holder.expect("holding", Duration::from_secs(30));
+    // Readers are not blocked by the writer lock.
+    let reader = procs::spawn("child_entry", "quick_reader", &[("PATH", path.clone())]);
+    let rd = reader.expect("read", Duration::from_secs(30));
+    reader.wait_ok(Duration::from_secs(10));
     let waiter = procs::spawn("child_entry", "waiter", &[("PATH", path.clone())]);
     let ws = waiter.expect("start", Duration::from_secs(30));
     let wg = waiter.expect("got", Duration::from_secs(30));
@@ -306,6 +319,8 @@ fn writer_blocks_other_process() {
         (t_got as i64 - t_rel as i64) / 1000
     );
     assert!(t_start < t_rel, "waiter started only after the holder released: test too slow to mean anything");
+    let t_read = field(&rd, 1);
+    assert!(t_read < t_rel, "a reader process was blocked while another process held the write txn");
     assert!(t_got >= t_rel, "the second process got the write lock at {t_got} before the holder released it at {t_rel}");
 }
 

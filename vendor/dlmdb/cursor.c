@@ -383,13 +383,20 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 	case MDB_SET_RANGE:
 		rc = dl_cursor_set(mc, key, data, op);
 		break;
+	/* Duplicate ops on a plain DB: like LMDB, the argument and position
+	 * checks come before the database-type check. */
 	case MDB_FIRST_DUP:
 	case MDB_LAST_DUP:
+	case MDB_GET_MULTIPLE:
+		if (!data || !(mc->flags & C_INIT))
+			return EINVAL;
+		return MDB_INCOMPATIBLE;
 	case MDB_GET_BOTH:
 	case MDB_GET_BOTH_RANGE:
-	case MDB_GET_MULTIPLE:
 	case MDB_NEXT_MULTIPLE:
 	case MDB_PREV_MULTIPLE:
+		if (!data)
+			return EINVAL;
 		return MDB_INCOMPATIBLE;
 	default:
 		return EINVAL;
@@ -493,8 +500,17 @@ static int dl_write_check(MDB_txn *txn, MDB_dbi dbi)
 int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 {
 	int rc;
-	if (!mc)
+	if (!mc || !key || !data)
 		return EINVAL;
+	/* MDB_MULTIPLE: the stored-item count reads 0 on every early failure,
+	 * as in LMDB, so it is cleared before any other check. */
+	size_t mcount = 0;
+	if (flags & MDB_MULTIPLE) {
+		mcount = data[1].mv_size;
+		data[1].mv_size = 0;
+		if (!(mc->db->md_flags & MDB_DUPFIXED))
+			return MDB_INCOMPATIBLE;
+	}
 	MDB_txn *txn = mc->txn;
 	if (txn->flags & TXN_ERROR)
 		return txn->lasterr ? txn->lasterr : MDB_BAD_TXN;
@@ -504,21 +520,20 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return EACCES;
 	if ((rc = dl_check_intr(txn)))
 		return rc;
-	if (!key || !data)
-		return EINVAL;
 	if ((rc = dl_write_check(txn, mc->dbi)))
 		return rc;
 	int dup = (mc->db->md_flags & MDB_DUPSORT) != 0;
-	if ((flags & MDB_MULTIPLE) && !(mc->db->md_flags & MDB_DUPFIXED))
-		return MDB_INCOMPATIBLE;
 	if (key->mv_size == 0 || key->mv_size > DL_MAXKEY)
 		return MDB_BAD_VALSIZE;
 	if (data->mv_size > 0xFFFFFFFFu)
 		return MDB_BAD_VALSIZE;
 	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
 		return dl_txn_err(txn, rc);
-	if (dup)
+	if (dup) {
+		if (flags & MDB_MULTIPLE)
+			data[1].mv_size = mcount;
 		return dl_txn_err(txn, dl_dup_cursor_put(mc, key, data, flags));
+	}
 	rc = dl_cursor_put0(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND | MDB_CURRENT));
 	return dl_txn_err(txn, rc);

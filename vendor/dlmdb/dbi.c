@@ -133,6 +133,7 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 		return MDB_BAD_VALSIZE;
 	/* Already open? */
 	MDB_dbi slot = 0;
+	int reuse = 0;
 	for (MDB_dbi i = DL_CORE_DBS; i < env->numdbs; i++) {
 		dl_dbx *x = &env->dbxs[i];
 		if (!x->valid) {
@@ -141,6 +142,15 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 			continue;
 		}
 		if (x->namelen == len && !memcmp(x->name, name, len)) {
+			if (i < txn->numdbs && (txn->dbflags[i] & DB_DELETED)) {
+				/* Dropped with del=1 earlier in this txn: LMDB
+				 * frees the handle at once, so opening the name
+				 * again gives a fresh handle (here: the same slot,
+				 * reset below). */
+				slot = i;
+				reuse = 1;
+				break;
+			}
 			if ((rc = dl_dbi_check(txn, i, 1)))
 				return rc;
 			*dbi = i;
@@ -195,6 +205,8 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 		return ENOMEM;
 	memcpy(copy, name, len + 1);
 	dl_dbx *x = &env->dbxs[slot];
+	if (reuse)
+		free(x->name);
 	x->name = copy;
 	x->namelen = len;
 	x->flags = rec.md_flags;
@@ -210,7 +222,8 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 		txn->numdbs = slot + 1;
 	txn->dbs[slot] = rec;
 	txn->dbseq[slot] = x->seq;
-	txn->cursors[slot] = NULL;
+	if (!reuse)
+		txn->cursors[slot] = NULL;	/* a reused slot keeps its (unpositioned) cursors */
 	txn->dbflags[slot] = DB_VALID | DB_USRVALID | DB_NEW | (created ? DB_DIRTY : 0);
 	if (!dl_flags_usable(env, rec.md_flags))
 		txn->dbflags[slot] |= DB_INCOMPAT;

@@ -257,15 +257,15 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	int fixed = (mc->db->md_flags & MDB_DUPFIXED) != 0;
 
 	/* Like LMDB: after MDB_LAST the cursor answers "no next item" until it
-	 * is moved some other way, even if FIRST_DUP moved its duplicate. */
+	 * is moved some other way (FIRST_DUP/LAST_DUP count as such a move). */
 	switch (op) {
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
 	case MDB_NEXT_MULTIPLE:
 		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND))
-			return op == MDB_NEXT_MULTIPLE && !fixed ? MDB_INCOMPATIBLE :
-				(op == MDB_NEXT_MULTIPLE && !data ? EINVAL : MDB_NOTFOUND);
+			return op != MDB_NEXT_MULTIPLE ? MDB_NOTFOUND :
+				(!data ? EINVAL : (!fixed ? MDB_INCOMPATIBLE : MDB_NOTFOUND));
 		break;
 	default:
 		break;
@@ -281,6 +281,8 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	case MDB_SET_RANGE:
 	case MDB_GET_BOTH:
 	case MDB_GET_BOTH_RANGE:
+	case MDB_FIRST_DUP:
+	case MDB_LAST_DUP:
 		if (!rc)
 			mc->flags &= ~C_ATEND;
 		break;
@@ -353,7 +355,10 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_PREV_DUP:
 	case MDB_PREV_NODUP:
 		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
-			if (op == MDB_PREV_DUP) {
+			/* LMDB: a never-positioned cursor treats PREV_DUP like
+			 * PREV (it lands on the last item); past the end there
+			 * is no current key and so no previous duplicate. */
+			if (op == MDB_PREV_DUP && (mc->flags & C_INIT)) {
 				/* No current key, so no previous duplicate. */
 				mc->flags |= C_INIT | C_EOF;
 				return MDB_NOTFOUND;
@@ -447,20 +452,21 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		return MDB_NOTFOUND;
 	}
 	case MDB_GET_MULTIPLE:
-		if (!fixed)
-			return MDB_INCOMPATIBLE;
 		if (!data || !(mc->flags & C_INIT))
 			return EINVAL;
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
 		/* LMDB quirk: nothing is returned when the duplicate position
-		 * sits at the end (placed there by a "last" move). */
-		if ((mc->flags & C_EOF) || !xc->active || ((mc->flags | xc->mx.flags) & C_ATEND))
+		 * sits at its end (placed there by a "last" move or by running
+		 * off the end); the main cursor's own state does not matter. */
+		if ((mc->flags & C_EOF) || !xc->active || (xc->mx.flags & C_ATEND))
 			return 0;
 		return dl_dup_page(xc, data);
 	case MDB_NEXT_MULTIPLE:
-		if (!fixed)
-			return MDB_INCOMPATIBLE;
 		if (!data)
 			return EINVAL;
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
 		if (!(mc->flags & C_INIT)) {
 			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
 				return rc;
@@ -478,10 +484,10 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 			return rc;
 		return dl_dup_page(xc, data);
 	case MDB_PREV_MULTIPLE:
-		if (!fixed)
-			return MDB_INCOMPATIBLE;
 		if (!data)
 			return EINVAL;
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
 		if (!(mc->flags & C_INIT)) {
 			if ((rc = dl_cursor_first(mc, key, NULL, 1)))
 				return rc;
@@ -887,10 +893,10 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			if ((rc = dl_cursor_current(mc, &last, NULL)))
 				return rc;
 			int c = mc->dbx->cmp(&k, &last);
-			/* APPEND wants a new last key; only APPENDDUP may add to it. */
-			if (c < 0 || (c == 0 && !(flags & MDB_APPENDDUP)))
+			/* APPEND wants a strictly greater key even on DUPSORT,
+			 * with or without APPENDDUP (lmdb-api.md §6.3, as LMDB). */
+			if (c <= 0)
 				return MDB_KEYEXIST;
-			exact = (c == 0);
 		} else {
 			if ((rc = dl_search(mc, &k, DL_PS_KEY)))
 				return rc;
@@ -1296,10 +1302,30 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 			if ((rc = dl_cursor_current(mc, &kk, &cur)))
 				return rc;
 		}
-		if ((rc = dl_dup_del(mc, &cur, 0)))
+		if (!xc->active) {
+			if ((rc = dl_dup_del(mc, &cur, 0)))
+				return rc;
+			mc->flags &= ~C_DEL;
+			return dl_dup_put(mc, key, data, 0);
+		}
+		/* A duplicate set stays one even when it holds a single item
+		 * (as in LMDB): add the new item first, then remove the old. */
+		unsigned char ob[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
+		MDB_val old = { cur.mv_size, ob }, k2 = { kk.mv_size, kb };
+		if (cur.mv_size > DL_MAXKEY || kk.mv_size > DL_MAXKEY)
+			return MDB_BAD_VALSIZE;
+		memcpy(ob, cur.mv_data, cur.mv_size);
+		memcpy(kb, kk.mv_data, kk.mv_size);
+		if ((rc = dl_dup_put(mc, &k2, data, 0)))
 			return rc;
-		mc->flags &= ~C_DEL;
-		return dl_dup_put(mc, key, data, 0);
+		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
+			return rc;
+		if ((rc = dl_dup_del(mc, &old, 0)))
+			return rc;
+		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)) || (rc = dl_xinit(mc, xc)))
+			return rc;
+		mc->flags &= ~(C_DEL | C_ATEND);
+		return xc->active ? dl_xset(xc, data, 0) : 0;
 	}
 	return dl_dup_put(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));

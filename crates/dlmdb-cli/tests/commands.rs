@@ -141,7 +141,6 @@ fn dump_matches_reference_dumps_of_every_fixture() {
 }
 
 #[test]
-#[ignore = "needs prefix-compressed reads in the engine (MDB_INCOMPATIBLE on prefix DBs today)"]
 fn dump_prefix_fixture_named_databases() {
     let Some(fx) = fixtures() else { return };
     let Some((_t, f)) = fixture_copy("prefix.mdb") else {

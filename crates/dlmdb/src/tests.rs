@@ -306,7 +306,6 @@ fn reset_renew_drop_and_copy() {
 }
 
 #[test]
-#[ignore = "engine: nested transactions not implemented yet (EINVAL)"]
 fn nested_transactions() {
     let dir = tempfile::tempdir().unwrap();
     let env = env_in(&dir, 0);

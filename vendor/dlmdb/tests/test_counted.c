@@ -216,12 +216,12 @@ static void check_counts(MDB_txn *txn, MDB_dbi dbi, uint64_t *s, const char *whe
 	}
 }
 
-static void churn(unsigned env_flags, int dup)
+static void churn_flags(unsigned env_flags, int dup, unsigned extra_dbflags)
 {
 	dupsort = dup;
 	memset(has, 0, sizeof has);
 	memset(ver, 0, sizeof ver);
-	unsigned dbflags = MDB_COUNTED | (dup ? MDB_DUPSORT : 0);
+	unsigned dbflags = MDB_COUNTED | (dup ? MDB_DUPSORT : 0) | extra_dbflags;
 	MDB_env *env = t_env_open(t_dir, env_flags, 64u << 20, 2);
 	REQUIRE(env);
 	MDB_txn *txn;
@@ -298,7 +298,12 @@ static void churn(unsigned env_flags, int dup)
 	mdb_env_close(env);
 }
 
+static void churn(unsigned env_flags, int dup) { churn_flags(env_flags, dup, 0); }
+
 static void test_counted_plain(void) { churn(0, 0); }
+/* with prefix compression (keys "c0xxxx" share prefixes) */
+static void test_counted_prefix(void) { churn_flags(0, 0, MDB_PREFIX_COMPRESSION); }
+static void test_counted_dupsort_prefix(void) { churn_flags(0, 1, MDB_PREFIX_COMPRESSION); }
 static void test_counted_dupsort(void) { churn(0, 1); }
 static void test_counted_plain_v1(void) { churn(MDB_FORMAT_DLMDB_V1, 0); }
 static void test_counted_dupsort_v1(void) { churn(MDB_FORMAT_DLMDB_V1, 1); }
@@ -358,6 +363,8 @@ int main(void)
 	RUN(test_counted_dupsort);
 	RUN(test_counted_plain_v1);
 	RUN(test_counted_dupsort_v1);
+	RUN(test_counted_prefix);
+	RUN(test_counted_dupsort_prefix);
 	T_DONE();
 #endif
 }

@@ -390,10 +390,10 @@ static void test_integerdup_reversedup(void)
 /* Randomized: many keys with 1..N items, against a bitmap model. */
 #define DK 60
 #define DV 120
-static void test_dup_random_model(void)
+static void dup_random_model(unsigned flags)
 {
 	MDB_dbi dbi;
-	MDB_env *env = open_dup_env(&dbi, "rnd", MDB_DUPSORT);
+	MDB_env *env = open_dup_env(&dbi, "rnd", MDB_DUPSORT | flags);
 	REQUIRE(env);
 	static unsigned char has[DK][DV];
 	memset(has, 0, sizeof has);
@@ -471,6 +471,13 @@ static void test_dup_random_model(void)
 					size_t cnt = 0;
 					OK(mdb_cursor_count(c, &cnt));
 					CHECK_EQ(cnt, nd);
+					/* mdb_get gives the first item (uses a temporary
+					 * cursor: the result must outlive it) */
+					MDB_val gk = t_val(kb), gv;
+					if (mdb_get(txn, dbi, &gk, &gv) != 0 ||
+					    gv.mv_size != strlen(vbs[0]) ||
+					    memcmp(gv.mv_data, vbs[0], gv.mv_size))
+						T_FAIL("txn %d: mdb_get %s differs", t, kb);
 				}
 				total++;
 				rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
@@ -487,6 +494,96 @@ static void test_dup_random_model(void)
 	mdb_env_close(env);
 }
 
+static void test_dup_random_model(void) { dup_random_model(0); }
+#ifndef STOCK_LMDB
+/* DLMDB: the same with prefix compression (keys and dup values) and counts. */
+static void test_dup_random_model_prefix(void) { dup_random_model(MDB_PREFIX_COMPRESSION); }
+static void test_dup_random_model_prefix_counted(void)
+{
+	dup_random_model(MDB_PREFIX_COMPRESSION | MDB_COUNTED);
+}
+#endif
+
+#ifndef STOCK_LMDB
+/* DLMDB mdb_cursor_list_dup (dlmdb-extensions.md §2.4.8 and N.5: the newest
+ * DLMDB also lists sets kept in sub-databases). */
+static void list_dup_case(MDB_env *env, const char *name, unsigned flags)
+{
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, name, MDB_CREATE | flags, &dbi));
+	char vb[32];
+	for (int i = 0; i < 3; i++) {
+		snprintf(vb, sizeof vb, "common-prefix-%03d", i);
+		OK(put2(txn, dbi, "small", vb, 0));
+	}
+	OK(put2(txn, dbi, "single", "common-prefix-000", 0));
+	for (int i = 0; i < 1000; i++) {
+		snprintf(vb, sizeof vb, "common-prefix-%03d", i);
+		OK(put2(txn, dbi, "big", vb, 0));
+	}
+	OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	const MDB_val *vals = NULL;
+	mdb_size_t n = 0;
+	CHECK_RC(mdb_cursor_list_dup(c, &vals, &n), MDB_NOTFOUND); /* unpositioned */
+	CHECK_RC(mdb_cursor_list_dup(c, NULL, &n), EINVAL);
+	MDB_val k = t_val("single"), v;
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	CHECK_RC(mdb_cursor_list_dup(c, &vals, &n), MDB_NOTFOUND);
+	static const struct { const char *key; int n; } sets[] = { { "small", 3 }, { "big", 1000 } };
+	for (int s = 0; s < 2; s++) {
+		k = t_val(sets[s].key);
+		OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+		int rc = mdb_cursor_list_dup(c, &vals, &n);
+		if (rc) {
+			T_FAIL("%s: list_dup(%s) rc %d (%s)", name, sets[s].key, rc, mdb_strerror(rc));
+			continue;
+		}
+		CHECK_EQ(n, sets[s].n);
+		int bad = 0;
+		for (mdb_size_t i = 0; i < n && i < (mdb_size_t)sets[s].n; i++) {
+			snprintf(vb, sizeof vb, "common-prefix-%03d", (int)i);
+			if (vals[i].mv_size != strlen(vb) || memcmp(vals[i].mv_data, vb, vals[i].mv_size))
+				bad++;
+		}
+		CHECK_EQ(bad, 0);
+		/* the cursor did not move */
+		OK(mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP));
+		CHECK_STR(v, "common-prefix-001");
+	}
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+}
+
+static void test_list_dup(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 16u << 20, 4);
+	REQUIRE(env);
+	list_dup_case(env, "plain-dups", MDB_DUPSORT);
+	list_dup_case(env, "prefix-dups", MDB_DUPSORT | MDB_PREFIX_COMPRESSION);
+	/* not DUPSORT: incompatible */
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "nodup", MDB_CREATE, &dbi));
+	OK(put2(txn, dbi, "k", "v", 0));
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k, v;
+	OK(mdb_cursor_get(c, &k, &v, MDB_FIRST));
+	const MDB_val *vals;
+	mdb_size_t n;
+	CHECK_RC(mdb_cursor_list_dup(c, &vals, &n), MDB_INCOMPATIBLE);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+#endif
+
 int main(void)
 {
 	RUN(test_dup_trace);
@@ -495,5 +592,10 @@ int main(void)
 	RUN(test_dupfixed_multiple);
 	RUN(test_integerdup_reversedup);
 	RUN(test_dup_random_model);
+#ifndef STOCK_LMDB
+	RUN(test_dup_random_model_prefix);
+	RUN(test_dup_random_model_prefix_counted);
+	XRUN(test_list_dup);
+#endif
 	T_DONE();
 }

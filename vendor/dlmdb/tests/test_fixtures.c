@@ -406,7 +406,7 @@ int main(void)
 	RUN(test_no_misread_v2_features);
 	RUN(test_no_misread_stock_dupsort);
 	RUN(test_dupsort_counted_fixtures_exact);
-	XRUN(test_prefix_fixtures_exact); /* prefix compression: later issue */
+	RUN(test_prefix_fixtures_exact);
 #endif
 	T_DONE();
 }

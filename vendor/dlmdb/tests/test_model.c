@@ -806,9 +806,9 @@ int main(void)
 	RUN(test_model_dlmdb_v1);
 	RUN(test_model_dlmdb_v1_reverse);
 	RUN(test_model_dlmdb_v1_long_keys);
-	XRUN(test_model_prefix);
-	XRUN(test_model_prefix_counted);
-	XRUN(test_model_prefix_v1);
+	RUN(test_model_prefix);
+	RUN(test_model_prefix_counted);
+	RUN(test_model_prefix_v1);
 #endif
 	T_DONE();
 }

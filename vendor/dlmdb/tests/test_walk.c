@@ -363,17 +363,21 @@ static void test_walk_fixture_stock_dupsort(void)
 	}
 }
 
-static void test_walk_fixture_dupsort_counted(void)
+static void test_walk_fixture_dupsort_counted_prefix(void)
 {
 	static const char *const dnames[] = { "dups", "dupfixed", "intdup", "revdup", NULL };
 	static const char *const cnames[] = { "counted", "counted_dups", "counted_int",
 					      "counted_dupfixed", NULL };
+	static const char *const pnames[] = { "prefix", "prefix_dups", "prefix_counted",
+					      "prefix_counted_dups", NULL };
 	static const struct { const char *file; unsigned flags; const char *const *names; } f[] = {
 		{ "dupsort.mdb", MDB_FORMAT_DLMDB_V1, dnames },
 		{ "v2/dupsort.mdb", 0, dnames },
 		{ "dupsort.stock.mdb", 0, dnames },
 		{ "counted.mdb", MDB_FORMAT_DLMDB_V1, cnames },
 		{ "v2/counted.mdb", 0, cnames },
+		{ "prefix.mdb", MDB_FORMAT_DLMDB_V1, pnames },
+		{ "v2/prefix.mdb", 0, pnames },
 	};
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
 		MDB_env *env = open_fixture(f[i].file, f[i].flags);
@@ -386,7 +390,9 @@ static void test_walk_fixture_dupsort_counted(void)
 }
 
 /* DUPSORT churn: sub-pages and sub-databases appear and disappear. */
-static void dupsort_churn(unsigned create_flags)
+static void dupsort_churn_x(unsigned create_flags, unsigned extra);
+static void dupsort_churn(unsigned create_flags) { dupsort_churn_x(create_flags, 0); }
+static void dupsort_churn_x(unsigned create_flags, unsigned extra)
 {
 	static const char *const names[] = { "dups", "fixed", NULL };
 	MDB_env *env = t_env_open(t_dir, create_flags, 32u << 20, 4);
@@ -394,8 +400,9 @@ static void dupsort_churn(unsigned create_flags)
 	MDB_txn *txn;
 	MDB_dbi d[2];
 	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	REQUIRE_OK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &d[0]));
-	REQUIRE_OK(mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &d[1]));
+	REQUIRE_OK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT | extra, &d[0]));
+	REQUIRE_OK(mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED | extra,
+				&d[1]));
 	REQUIRE_OK(mdb_txn_commit(txn));
 	uint64_t s = 5;
 	for (int round = 0; round < 30 && t_failures == 0; round++) {
@@ -428,6 +435,14 @@ static void dupsort_churn(unsigned create_flags)
 static void test_walk_accounting_dupsort(void) { dupsort_churn(0); }
 static void test_walk_accounting_dupsort_lmdb(void) { dupsort_churn(MDB_FORMAT_LMDB); }
 static void test_walk_accounting_dupsort_v1(void) { dupsort_churn(MDB_FORMAT_DLMDB_V1); }
+static void test_walk_accounting_prefix(void)
+{
+	dupsort_churn_x(0, MDB_PREFIX_COMPRESSION);
+}
+static void test_walk_accounting_prefix_counted(void)
+{
+	dupsort_churn_x(0, MDB_PREFIX_COMPRESSION | MDB_COUNTED);
+}
 
 int main(void)
 {
@@ -437,9 +452,11 @@ int main(void)
 	RUN(test_walk_accounting_v1);
 	RUN(test_walk_fixture_plain);
 	RUN(test_walk_fixture_stock_dupsort);
-	RUN(test_walk_fixture_dupsort_counted);
+	RUN(test_walk_fixture_dupsort_counted_prefix);
 	RUN(test_walk_accounting_dupsort);
 	RUN(test_walk_accounting_dupsort_lmdb);
 	RUN(test_walk_accounting_dupsort_v1);
+	RUN(test_walk_accounting_prefix);
+	RUN(test_walk_accounting_prefix_counted);
 	T_DONE();
 }
