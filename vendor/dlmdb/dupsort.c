@@ -317,12 +317,12 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		if ((mc->flags & C_EOF) || mc->top < 0)
 			return MDB_NOTFOUND;
 		if (mc->flags & C_DEL) {
-			/* Just deleted: the following item is already current. */
-			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+			/* Just deleted: the following item is already current.
+			 * LMDB answers NEXT_DUP right after a delete with
+			 * "not found", whatever follows. */
+			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]) || op == MDB_NEXT_DUP)
 				return MDB_NOTFOUND;
 			mc->flags &= ~C_DEL;
-			if (op == MDB_NEXT_DUP && !xc->active)
-				return MDB_NOTFOUND;
 			if ((rc = dl_cursor_current(mc, key, NULL)))
 				return rc;
 			if (!data)
