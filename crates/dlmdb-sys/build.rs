@@ -43,10 +43,15 @@ fn main() {
         .include(&vendor)
         .define("_GNU_SOURCE", None)
         .define("DLMDB_PREFIX_SYMBOLS", None)
-        .opt_level(2)
         .flag_if_supported("-pthread")
         .flag_if_supported("-fno-strict-aliasing")
         .warnings(false);
+    // The optimisation level follows the Cargo profile (cc reads OPT_LEVEL),
+    // exactly as lmdb-master-sys builds stock LMDB, so benchmarks compare
+    // like with like; NDEBUG likewise matches its release builds.
+    if std::env::var("DEBUG").as_deref() != Ok("true") {
+        build.define("NDEBUG", None);
+    }
     if let Ok(extra) = std::env::var("DLMDB_CFLAGS") {
         for f in extra.split_whitespace() {
             build.flag(f);

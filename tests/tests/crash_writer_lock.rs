@@ -167,10 +167,5 @@ macro_rules! stale_header_test {
     };
 }
 
-stale_header_test!(
-    stale_header_txnid_recovered_ours,
-    ours,
-    "ours",
-    #[ignore = "engine bug: lock.c dl_wlock's EOWNERDEAD branch takes dl_meta_current (header-based) instead of the larger-txnid meta (issue 4, helper G report)"]
-);
+stale_header_test!(stale_header_txnid_recovered_ours, ours, "ours");
 stale_header_test!(stale_header_txnid_recovered_stock, stock, "stock");

@@ -693,6 +693,47 @@ static int dl_ov_free(MDB_cursor *mc, MDB_node *n)
 
 
 /*
+ * Cursor put shortcut: a positioned user cursor usually already sits on the
+ * leaf the new key belongs to (sorted loads, updates near the last one).
+ * The key belongs to the current leaf when it lies between the leaf's first
+ * and last keys, or beyond them on the leftmost / rightmost leaf of the
+ * tree.  Then only that leaf is searched, and the cursor's path (valid:
+ * any change by another cursor would have set C_RESEEK) is reused.
+ * Returns 1 when positioned (node/exact set as by dl_leaf_search), 0 to do
+ * the full descent.
+ */
+static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
+{
+	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_UNTRACKED)) != C_INIT ||
+	    mc->top < 0 || (unsigned)mc->top + 1 != mc->db->md_depth ||
+	    mc->pg[0]->mp_pgno != mc->db->md_root)
+		return 0;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned n = NUMKEYS(mp);
+	if (!IS_LEAF(mp) || IS_LEAF2(mp) || n == 0)
+		return 0;
+	MDB_cmp_func *cmp = mc->dbx->cmp;
+	unsigned char kb[DL_MAXKEY + 1];
+	MDB_val k;
+	if (dl_leaf_keyd(mc, mp, 0, &k, kb))
+		return 0;
+	if (cmp(key, &k) < 0) {
+		for (int l = 0; l < mc->top; l++)
+			if (mc->ki[l] != 0)
+				return 0;
+	} else {
+		if (dl_leaf_keyd(mc, mp, n - 1, &k, kb))
+			return 0;
+		if (cmp(key, &k) > 0)
+			for (int l = 0; l < mc->top; l++)
+				if ((unsigned)mc->ki[l] + 1 != NUMKEYS(mc->pg[l]))
+					return 0;
+	}
+	*node = dl_leaf_search(mc, key, exact);
+	return 1;
+}
+
+/*
  * Put for non-DUPSORT databases.  flags: MDB_NOOVERWRITE, MDB_RESERVE,
  * MDB_APPEND, MDB_CURRENT.
  */
@@ -727,9 +768,11 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			return MDB_KEYEXIST;
 		mc->ki[mc->top]++;
 	} else {
-		if ((rc = dl_search(mc, key, DL_PS_KEY)))
-			return rc;
-		node = dl_leaf_search(mc, key, &exact);
+		if (!dl_put_here(mc, key, &node, &exact)) {
+			if ((rc = dl_search(mc, key, DL_PS_KEY)))
+				return rc;
+			node = dl_leaf_search(mc, key, &exact);
+		}
 		if (!node && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 			return MDB_CORRUPTED;
 	}

@@ -5,9 +5,52 @@
 #include "internal.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/*
+ * The output may be a pipe or a terminal (mdb_copy to stdout), so a copy
+ * never seeks: everything goes out with write() strictly in file order.
+ */
+static int dl_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t r = write(fd, p, len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				/* A non-blocking descriptor: wait until it drains. */
+				struct pollfd pf = { fd, POLLOUT, 0 };
+				if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+					return errno;
+				continue;
+			}
+			return errno;
+		}
+		if (r == 0)
+			return EIO;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* n pages of zeros, for the part of a snapshot beyond the file's end. */
+static int dl_write_zeros(int fd, size_t ps, size_t n)
+{
+	void *z = calloc(1, ps);
+	int rc = 0;
+	if (!z)
+		return ENOMEM;
+	while (n-- && !rc)
+		rc = dl_write_all(fd, z, ps);
+	free(z);
+	return rc;
+}
 
 static int dl_copy_plain(MDB_env *env, int fd)
 {
@@ -41,16 +84,16 @@ static int dl_copy_plain(MDB_env *env, int fd)
 		*other = *mine;
 		other->mm_txnid = mine->mm_txnid ? mine->mm_txnid - 1 : 0;
 	}
-	rc = dl_pwrite_all(fd, meta, 2 * ps, 0);
+	rc = dl_write_all(fd, meta, 2 * ps);
 	free(meta);
 	if (rc)
 		goto done;
 	size_t fpages = (size_t)st.st_size / ps;
 	size_t endp = last + 1 < fpages ? last + 1 : fpages;
 	if (endp > 2)
-		rc = dl_pwrite_all(fd, env->map + 2 * ps, (endp - 2) * ps, (off_t)(2 * ps));
-	if (!rc && endp < last + 1 && ftruncate(fd, (off_t)((last + 1) * ps)) < 0)
-		rc = errno;
+		rc = dl_write_all(fd, env->map + 2 * ps, (endp - 2) * ps);
+	if (!rc && endp < last + 1)
+		rc = dl_write_zeros(fd, ps, last + 1 - (endp > 2 ? endp : 2));
 done:
 	mdb_txn_abort(txn);
 	return rc;
@@ -74,8 +117,7 @@ static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *ne
 	if (env->interrupted)
 		return EINTR;
 	*newpg = cx->next;
-	int rc = dl_pwrite_all(cx->fd, buf, (size_t)npages * env->psize,
-	    (off_t)(cx->next * env->psize));
+	int rc = dl_write_all(cx->fd, buf, (size_t)npages * env->psize);
 	cx->next += npages;
 	return rc;
 }
@@ -97,10 +139,12 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
 	MDB_page hdr;
 	memcpy(&hdr, omp, PAGEHDRSZ);
 	hdr.mp_pgno = cx->next;
-	if ((rc = dl_pwrite_all(cx->fd, &hdr, PAGEHDRSZ, (off_t)(cx->next * env->psize))))
+	if (env->interrupted)
+		return EINTR;
+	if ((rc = dl_write_all(cx->fd, &hdr, PAGEHDRSZ)))
 		return rc;
-	rc = dl_pwrite_all(cx->fd, (char *)omp + PAGEHDRSZ,
-	    (size_t)np * env->psize - PAGEHDRSZ, (off_t)(cx->next * env->psize + PAGEHDRSZ));
+	rc = dl_write_all(cx->fd, (char *)omp + PAGEHDRSZ,
+	    (size_t)np * env->psize - PAGEHDRSZ);
 	*newpg = cx->next;
 	cx->next += np;
 	return rc;
@@ -198,6 +242,13 @@ static int dl_free_total(MDB_txn *txn, pgno_t *total)
 	return 0;
 }
 
+/*
+ * The output is written strictly in order, so the metas go first and must
+ * already name the last page.  It is predicted from the snapshot's
+ * accounting (format doc §17.2): every page that is not free is live, and
+ * the walk renumbers live pages from 2 with the main root last.  A walk
+ * that ends elsewhere means the source leaks pages: MDB_INCOMPATIBLE.
+ */
 static int dl_copy_compact(MDB_env *env, int fd)
 {
 	MDB_txn *txn;
@@ -207,19 +258,17 @@ static int dl_copy_compact(MDB_env *env, int fd)
 		return rc;
 	dl_cctx cx = { txn, fd, 2 };
 	MDB_db main = txn->dbs[DL_MAIN_DBI];
+	pgno_t expect = 1;
 	if (main.md_root != P_INVALID) {
 		pgno_t fr;
 		if ((rc = dl_free_total(txn, &fr)))
 			goto done;
-		pgno_t expect = txn->next_pgno - 1 - fr;
-		pgno_t root;
-		if ((rc = dl_copy_tree(&cx, main.md_root, 0, &root)))
-			goto done;
-		if (cx.next - 1 != expect) {
-			rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
+		if (fr > txn->next_pgno - 3) {
+			rc = MDB_CORRUPTED;	/* more free pages than pages */
 			goto done;
 		}
-		main.md_root = root;
+		expect = txn->next_pgno - 1 - fr;
+		main.md_root = expect;
 	}
 	/* Two fresh metas: page 0 empty (txnid 0), page 1 the copied state. */
 	unsigned char *buf = calloc(2, ps);
@@ -245,10 +294,17 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	}
 	MDB_meta *m1 = METADATA((MDB_page *)(buf + ps));
 	m1->mm_dbs[DL_MAIN_DBI] = main;
-	m1->mm_last_pg = cx.next - 1;
+	m1->mm_last_pg = expect;
 	m1->mm_txnid = (main.md_root == P_INVALID && !main.md_flags) ? 0 : 1;
-	rc = dl_pwrite_all(fd, buf, 2 * ps, 0);
+	rc = dl_write_all(fd, buf, 2 * ps);
 	free(buf);
+	if (rc || txn->dbs[DL_MAIN_DBI].md_root == P_INVALID)
+		goto done;
+	pgno_t root;
+	if ((rc = dl_copy_tree(&cx, txn->dbs[DL_MAIN_DBI].md_root, 0, &root)))
+		goto done;
+	if (cx.next - 1 != expect || root != expect)
+		rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
 done:
 	mdb_txn_abort(txn);
 	return rc;

@@ -354,7 +354,24 @@ int mdb_get_rank(MDB_txn *txn, MDB_dbi dbi, uint64_t rank, MDB_val *key, MDB_val
 	if ((rc = mdb_cursor_open(txn, dbi, &mc)))
 		return rc;
 	rc = mdb_cursor_get_rank(mc, rank, key, data, 0);
-	mdb_cursor_close(mc);	/* results point into pages, not the cursor */
+	if (!rc) {
+		/* A prefix-compressed key (or item) is decoded into the cursor,
+		 * which goes away: keep a copy in the txn, valid until the next
+		 * mdb_get_rank (dlmdb-extensions §7). */
+		MDB_val *v[2] = { key, data };
+		for (int i = 0; i < 2; i++) {
+			const char *p = v[i] ? v[i]->mv_data : NULL;
+			if (!p || v[i]->mv_size > DL_MAXKEY + 1)
+				continue;
+			if ((p >= (const char *)mc && p < (const char *)(mc + 1)) ||
+			    dl_dup_owns(mc, p)) {
+				unsigned char *dst = txn->rankbuf + i * (DL_MAXKEY + 1);
+				memmove(dst, p, v[i]->mv_size);
+				v[i]->mv_data = dst;
+			}
+		}
+	}
+	mdb_cursor_close(mc);
 	return rc;
 }
 

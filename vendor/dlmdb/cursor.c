@@ -21,7 +21,20 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
 	mc->top = -1;
 	mc->xcursor = NULL;
+	mc->backup = NULL;
 	mc->keylen = 0;
+}
+
+/* Free a cursor with its sub-cursor and any nested-txn backups. */
+void dl_cursor_free(MDB_cursor *c)
+{
+	while (c->backup) {
+		MDB_cursor *b = c->backup;
+		c->backup = b->backup;
+		free(b);
+	}
+	dl_dup_free(c->xcursor);
+	free(c);
 }
 
 /* Remember where c is (its key, and its duplicate) so it can find its
@@ -441,8 +454,7 @@ void mdb_cursor_close(MDB_cursor *mc)
 		if (*pp)
 			*pp = mc->next;
 	}
-	dl_dup_free(mc->xcursor);
-	free(mc);
+	dl_cursor_free(mc);
 }
 
 int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *mc)

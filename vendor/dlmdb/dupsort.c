@@ -35,6 +35,13 @@ void dl_dup_free(void *p)
 	}
 }
 
+/* Does p point into mc's sub-cursor (e.g. its decoded-item buffer)? */
+int dl_dup_owns(MDB_cursor *mc, const void *p)
+{
+	const char *b = mc->xcursor, *q = p;
+	return b && q >= b && q < b + sizeof(dl_xcursor);
+}
+
 static dl_xcursor *dl_xc_get(MDB_cursor *mc)
 {
 	if (!mc->xcursor) {
@@ -318,11 +325,15 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 			return MDB_NOTFOUND;
 		if (mc->flags & C_DEL) {
 			/* Just deleted: the following item is already current.
-			 * LMDB answers NEXT_DUP right after a delete with
-			 * "not found", whatever follows. */
-			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]) || op == MDB_NEXT_DUP)
+			 * LMDB answers NEXT_DUP right after a whole key went
+			 * with "not found", whatever follows. */
+			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+				return MDB_NOTFOUND;
+			if (op == MDB_NEXT_DUP && (mc->flags & C_KEYDEL))
 				return MDB_NOTFOUND;
 			mc->flags &= ~C_DEL;
+			if (op == MDB_NEXT_DUP && !xc->active)
+				return MDB_NOTFOUND;
 			if ((rc = dl_cursor_current(mc, key, NULL)))
 				return rc;
 			if (!data)
@@ -1167,6 +1178,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		xc->active = 0;
 		if ((rc = dl_cursor_del0(mc)))
 			return rc;
+		mc->flags |= C_KEYDEL;
 		mc->db->md_entries -= count - 1;
 		/* Now on the following key (if any): on its first item. */
 		if ((mc->flags & C_INIT) && mc->top >= 0 &&
@@ -1203,6 +1215,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	}
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	mc->flags &= ~C_KEYDEL;
 	/* Land on the following item: same key if one is left after it. */
 	rc = dl_dup_reposition(mc, xc, &k, &item);
 	if (rc == MDB_NOTFOUND) {
@@ -1343,6 +1356,9 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 		return EINVAL;
 	if (mc->txn->flags & (TXN_ERROR | TXN_FINISHED))
 		return MDB_BAD_TXN;
+	/* A fresh cursor on a named DB: its record is read on first use. */
+	if ((mc->txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(mc->txn, mc->dbi)))
+		return rc;
 	if (!(mc->db->md_flags & MDB_DUPSORT))
 		return MDB_INCOMPATIBLE;
 	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))

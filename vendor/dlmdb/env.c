@@ -146,6 +146,9 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		if ((rc = dl_lock_downgrade(env)))
 			goto out;
 	}
+	/* Version 1: refuse a file whose leaves contradict the chosen layout. */
+	if (env->version == DL_VERSION_LMDB && !isnew && (rc = dl_layout_check(env)))
+		goto out;
 	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
 	if (!env->dbxs) {
 		rc = ENOMEM;
@@ -377,7 +380,7 @@ int mdb_env_set_mapsize(MDB_env *env, mdb_size_t size)
 		env->map = m;
 		env->mapsize = size;
 		env->maxpg = size / env->psize;
-		env->filepages = env->maxpg;
+		dl_fpages_set(env, env->maxpg);
 		env->usermapsize = size;
 		return 0;
 	}

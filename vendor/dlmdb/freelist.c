@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #define DL_SAVE_ROUNDS	64
+#define DL_LOAD_ROUNDS	4096
 
 /* Oldest snapshot still needed; snapshots only move forward, so caching it
  * for the life of the write txn is safe. */
@@ -152,6 +153,62 @@ static int dl_drain_loose(MDB_txn *txn)
 	return 0;
 }
 
+/* Delete every record with key <= fl_last: the consumed ones, plus any
+ * room this save already reserved for the pool under those keys. */
+static int dl_fl_drop_consumed(MDB_cursor *mc)
+{
+	MDB_txn *txn = mc->txn;
+	int rc;
+	while (txn->fl_last) {
+		rc = dl_search_edge(mc, 0);
+		if (rc == MDB_NOTFOUND)
+			return 0;
+		if (rc)
+			return rc;
+		MDB_node *node = NODEPTR(mc->pg[mc->top], 0);
+		if (node->mn_ksize != 8)
+			return MDB_CORRUPTED;
+		if (dl_get64(NODEKEY(mc->pg[mc->top], node)) > txn->fl_last)
+			return 0;
+		if ((rc = dl_cursor_del0(mc)))
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Pages one save round may take: a copied FREE_DBI path per record it
+ * touches (the consumed front, the txn's own record, the pool's), plus a
+ * split or two.
+ */
+static size_t dl_fl_round_need(MDB_txn *txn)
+{
+	return 3 * ((size_t)txn->dbs[DL_FREE_DBI].md_depth + 1) + 2;
+}
+
+/*
+ * Top the pool up from reusable records before a round starts.  Pages the
+ * save needs otherwise come from the end of the file, and a long free list
+ * left behind by an old reader would then never shrink (each commit would
+ * consume one record and add one).  Loading happens only here, between
+ * tree operations, never from an allocation made in the middle of changing
+ * FREE_DBI: a search then could see a half-split tree and skip a record.
+ * Returns 1 in *more when new records were consumed.
+ */
+static int dl_fl_topup(MDB_txn *txn, int *more)
+{
+	int rc = 0, got = 1;
+	*more = 0;
+	size_t need = dl_fl_round_need(txn);
+	while (!txn->fl_done && txn->pool.n + txn->loose.n < need && got) {
+		if ((rc = dl_fl_load_more(txn, &got)))
+			break;
+		if (got)
+			*more = 1;
+	}
+	return rc;
+}
+
 /*
  * Write the free list at commit.  Saving changes FREE_DBI, which itself
  * allocates and frees pages, so records are reserved first and the loop
@@ -162,7 +219,7 @@ int dl_fl_save(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
 	MDB_cursor mc;
-	int rc = 0;
+	int rc = 0, more = 0;
 	size_t t_room = 0, pool_room = 0;
 	unsigned pool_recs = 0;
 	const size_t chunk = env->maxfree1pg;
@@ -171,30 +228,31 @@ int dl_fl_save(MDB_txn *txn)
 	txn->flags |= TXN_SAVING;
 
 	/* 1. Drop the records whose pages this txn took over. */
-	while (txn->fl_last) {
-		rc = dl_search_edge(&mc, 0);
-		if (rc == MDB_NOTFOUND) {
-			rc = 0;
-			break;
-		}
-		if (rc)
-			goto out;
-		MDB_node *node = NODEPTR(mc.pg[mc.top], 0);
-		if (node->mn_ksize != 8) {
-			rc = MDB_CORRUPTED;
-			goto out;
-		}
-		if (dl_get64(NODEKEY(mc.pg[mc.top], node)) > txn->fl_last)
-			break;
-		if ((rc = dl_cursor_del0(&mc)))
-			goto out;
-	}
+	if ((rc = dl_fl_topup(txn, &more)) || (rc = dl_fl_drop_consumed(&mc)))
+		goto out;
 
 	/* 2. Reserve until stable. */
-	for (int round = 0; ; round++) {
+	for (int round = 0, loads = 0; ; round++) {
 		if (round >= DL_SAVE_ROUNDS) {
 			rc = MDB_PROBLEM;
 			goto out;
+		}
+		if ((rc = dl_fl_topup(txn, &more)))
+			goto out;
+		if (more) {
+			/* More records consumed: delete them (and with them the
+			 * pool room reserved so far, which sat under keys now
+			 * <= fl_last), then start over. */
+			if (++loads >= DL_LOAD_ROUNDS) {
+				rc = MDB_PROBLEM;
+				goto out;
+			}
+			if ((rc = dl_fl_drop_consumed(&mc)))
+				goto out;
+			pool_room = 0;
+			pool_recs = 0;
+			round = -1;
+			continue;
 		}
 		if ((rc = dl_drain_loose(txn)))
 			goto out;

@@ -330,14 +330,14 @@ struct MDB_env {
 	size_t	mapsize;	/* bytes mapped */
 	size_t	usermapsize;	/* set by mdb_env_set_mapsize, 0 = none */
 	pgno_t	maxpg;		/* mapsize / psize */
-	volatile pgno_t filepages;	/* data file length in pages, as last seen */
+	pgno_t	filepages;	/* data file length in pages, as last seen (atomic: dl_fpages_*) */
 	unsigned maxreaders;
 	MDB_dbi	maxdbs;		/* handles incl. the two core DBs */
 	MDB_dbi	numdbs;		/* handle slots in use (high-water mark) */
 	dl_dbx	*dbxs;
 	dl_lockhdr *lock;	/* mapped lock file, NULL without */
 	size_t	locksize;
-	int	pidlocked;	/* fcntl byte lock at offset pid held */
+	int	pidlocked;	/* fcntl byte lock at offset pid held (atomic: threads race to set it) */
 	pthread_key_t tlskey;
 	int	tlskey_ok;
 	pthread_mutex_t wlocal;	/* serialises writers when there is no lock file */
@@ -394,6 +394,8 @@ struct MDB_txn {
 	int	fl_done;	/* no more reusable records */
 	unsigned char *scratch;	/* reusable work memory (duplicate rewrites) */
 	size_t	scratchsz;
+	/* mdb_get_rank: decoded key/item outliving its temporary cursor */
+	unsigned char rankbuf[2 * (DL_MAXKEY + 1)];
 };
 
 /* ------------------------------------------------------------------------- */
@@ -408,6 +410,7 @@ struct MDB_txn {
 #define C_WRITE		0x20	/* belongs to a write txn */
 #define C_ATEND		0x40	/* DUPSORT: placed by LAST; NEXT answers NOTFOUND (LMDB quirk) */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
+#define C_KEYDEL	0x100	/* DUPSORT: the C_DEL delete removed the whole key */
 
 struct MDB_cursor {
 	MDB_cursor *next;
@@ -420,6 +423,7 @@ struct MDB_cursor {
 	MDB_page *pg[DL_MAXDEPTH];
 	indx_t	ki[DL_MAXDEPTH];
 	void	*xcursor;	/* DUPSORT sub-cursor (later) */
+	MDB_cursor *backup;	/* nested txn: state to restore if the child aborts */
 	unsigned keylen;	/* saved key for C_RESEEK */
 	unsigned char keybuf[DL_MAXKEY + 1];
 	unsigned duplen;	/* DUPSORT: saved item, ~0u = none */
@@ -480,6 +484,10 @@ int  dl_txn_fail(MDB_txn *txn, int rc);
 int  dl_page_owned(MDB_txn *txn, MDB_page *mp);
 MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages, unsigned *oldn);
 void dl_cursor_save_one(MDB_cursor *c);
+void dl_cursor_free(MDB_cursor *c);
+
+/* layout.c: version-1 layout misread guard at open */
+int  dl_layout_check(MDB_env *env);
 
 /* freelist.c */
 int  dl_fl_load_more(MDB_txn *txn, int *got);
@@ -499,6 +507,21 @@ size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
 int  dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items, unsigned n);
 int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
+
+/*
+ * env->filepages is read by readers starting a txn without any lock while a
+ * committing writer raises it: relaxed atomics are enough, since a stale
+ * value only makes the reader re-check the file size (dl_file_pages).
+ */
+static inline pgno_t dl_fpages_get(MDB_env *env)
+{
+	return __atomic_load_n(&env->filepages, __ATOMIC_RELAXED);
+}
+
+static inline void dl_fpages_set(MDB_env *env, pgno_t n)
+{
+	__atomic_store_n(&env->filepages, n, __ATOMIC_RELAXED);
+}
 
 /* Page header sanity before trusting lower/upper. */
 static inline int dl_page_check(MDB_env *env, MDB_page *mp)
@@ -596,6 +619,7 @@ int  dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsi
 int  dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 void dl_dup_save(MDB_cursor *mc);
 void dl_dup_free(void *xcursor);
+int  dl_dup_owns(MDB_cursor *mc, const void *p);
 int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
 int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
 int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);

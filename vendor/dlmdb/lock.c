@@ -166,11 +166,12 @@ static int dl_slot_claim(MDB_env *env, dl_reader **ret)
 	dl_lockhdr *lk = env->lock;
 	int rc;
 
-	if (!env->pidlocked && env->lfd >= 0) {
+	/* Two threads may both take the (idempotent) fcntl lock: harmless. */
+	if (!__atomic_load_n(&env->pidlocked, __ATOMIC_ACQUIRE) && env->lfd >= 0) {
 		rc = dl_fcntl_lock(env->lfd, F_SETLK, F_WRLCK, (off_t)env->pid, 1);
 		if (rc)
 			return rc;
-		env->pidlocked = 1;
+		__atomic_store_n(&env->pidlocked, 1, __ATOMIC_RELEASE);
 	}
 	if ((rc = dl_rmutex_lock(env)))
 		return rc;
@@ -198,6 +199,49 @@ static int dl_slot_claim(MDB_env *env, dl_reader **ret)
  * Give a read txn its reader slot and publish the snapshot it will use.
  * Sets txn->txnid; the caller then reads meta page txnid & 1.
  */
+static int dl_reader_check0(MDB_env *env, int *dead);
+
+/* Largest txnid of the two meta pages in the map. */
+static txnid_t dl_meta_maxid(MDB_env *env)
+{
+	MDB_meta *m0 = METADATA((MDB_page *)env->map);
+	MDB_meta *m1 = METADATA((MDB_page *)(env->map + env->psize));
+	txnid_t a = __atomic_load_n(&m0->mm_txnid, __ATOMIC_ACQUIRE);
+	txnid_t b = __atomic_load_n(&m1->mm_txnid, __ATOMIC_ACQUIRE);
+	return a > b ? a : b;
+}
+
+/*
+ * Called holding the writer mutex just reported "owner dead".  The dead
+ * writer may have written its meta page but not yet published the txnid
+ * in the header, so the header cannot be trusted: the meta with the larger
+ * txnid is the last commit (format doc §16.7).
+ */
+static void dl_wmutex_recover(MDB_env *env)
+{
+	__atomic_store_n(&env->lock->mt_txnid, dl_meta_maxid(env), __ATOMIC_RELEASE);
+	dl_reader_check0(env, NULL);
+	pthread_mutex_consistent(&env->lock->mt_wmutex.m);
+}
+
+/*
+ * A reader finding a meta page newer than the published txnid sees either
+ * a commit about to publish it, or a writer that died in between.  In the
+ * second case the commit is durable and the next writer will build on it,
+ * so readers must see it now: recover the mutex here (trylock only tells
+ * "owner dead" for a dead owner; a live writer answers EBUSY).
+ */
+static void dl_writer_dead_check(MDB_env *env)
+{
+	if (dl_meta_maxid(env) <= __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_ACQUIRE))
+		return;
+	int rc = pthread_mutex_trylock(&env->lock->mt_wmutex.m);
+	if (rc == EOWNERDEAD)
+		dl_wmutex_recover(env);
+	if (rc == EOWNERDEAD || rc == 0)
+		pthread_mutex_unlock(&env->lock->mt_wmutex.m);
+}
+
 int dl_reader_acquire(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
@@ -232,6 +276,7 @@ int dl_reader_acquire(MDB_txn *txn)
 		}
 		txn->slot = r;
 	}
+	dl_writer_dead_check(env);
 	/* Publish the snapshot id, retrying if a commit raced with us. */
 	txnid_t t;
 	do {
@@ -276,20 +321,13 @@ txnid_t dl_oldest_reader(MDB_env *env, txnid_t limit)
 	return oldest;
 }
 
-static int dl_reader_check0(MDB_env *env, int *dead);
-
 int dl_wlock(MDB_env *env)
 {
 	if (!env->lock)
 		return pthread_mutex_lock(&env->wlocal);
 	int rc = pthread_mutex_lock(&env->lock->mt_wmutex.m);
 	if (rc == EOWNERDEAD) {
-		/* The previous writer died: its txn never published, so the
-		 * newest valid meta is authoritative again. */
-		MDB_meta *m = dl_meta_current(env);
-		env->lock->mt_txnid = m->mm_txnid;
-		dl_reader_check0(env, NULL);
-		pthread_mutex_consistent(&env->lock->mt_wmutex.m);
+		dl_wmutex_recover(env);
 		rc = 0;
 	}
 	return rc;

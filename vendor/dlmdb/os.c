@@ -133,11 +133,14 @@ pgno_t dl_file_pages(MDB_env *env)
 {
 	struct stat st;
 	if (env->flags & MDB_INMEMORY)
-		return env->filepages = env->maxpg;
+	{
+		dl_fpages_set(env, env->maxpg);
+		return env->maxpg;
+	}
 	if (fstat(env->fd, &st) < 0)
-		return env->filepages;
+		return dl_fpages_get(env);
 	pgno_t n = (pgno_t)st.st_size / env->psize;
-	env->filepages = n;
+	dl_fpages_set(env, n);
 	return n;
 }
 
@@ -152,7 +155,7 @@ int dl_map(MDB_env *env, size_t size)
 		env->map = am;
 		env->mapsize = size;
 		env->maxpg = size / env->psize;
-		env->filepages = env->maxpg;
+		dl_fpages_set(env, env->maxpg);
 		return 0;
 	}
 	if ((env->flags & MDB_WRITEMAP) && !(env->flags & MDB_RDONLY)) {

@@ -54,7 +54,7 @@ static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
 {
 	MDB_env *env = txn->env;
 	txn->next_pgno = m->mm_last_pg + 1;
-	txn->fpages = env->filepages;
+	txn->fpages = dl_fpages_get(env);
 	if (txn->fpages < txn->next_pgno)
 		txn->fpages = dl_file_pages(env);	/* the file may have grown */
 	txn->dbs[DL_FREE_DBI] = m->mm_dbs[DL_FREE_DBI];
@@ -89,19 +89,34 @@ static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
 static int dl_txn_begin_read(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
-	int rc = dl_reader_acquire(txn);
-	if (rc)
-		return rc;
 	MDB_meta *m;
-	if (env->lock) {
-		m = METADATA((MDB_page *)(env->map + (txn->txnid & 1) * env->psize));
-		if (m->mm_txnid != txn->txnid)
+	for (;;) {
+		int rc = dl_reader_acquire(txn);
+		if (rc)
+			return rc;
+		if (env->lock) {
+			m = METADATA((MDB_page *)(env->map + (txn->txnid & 1) * env->psize));
+			if (m->mm_txnid != txn->txnid)
+				m = dl_meta_current(env);
+		} else {
 			m = dl_meta_current(env);
-	} else {
-		m = dl_meta_current(env);
+		}
+		txn->txnid = __atomic_load_n(&m->mm_txnid, __ATOMIC_ACQUIRE);
+		dl_txn_setup(txn, m);
+		/* Two commits may land between reading the txnid and copying the
+		 * DB records, rewriting this meta page with txnid + 2: the copy
+		 * would then mix two snapshots.  Seeing the same txnid after the
+		 * copy proves it was not torn; otherwise start over. */
+#if defined(__SANITIZE_THREAD__)
+		/* TSan cannot model fences; it only needs to see an atomic here. */
+		if (__atomic_load_n(&m->mm_txnid, __ATOMIC_SEQ_CST) == txn->txnid)
+			break;
+#else
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&m->mm_txnid, __ATOMIC_RELAXED) == txn->txnid)
+			break;
+#endif
 	}
-	txn->txnid = m->mm_txnid;
-	dl_txn_setup(txn, m);
 	if (txn->next_pgno > env->maxpg) {
 		dl_reader_release_txn(txn);
 		return MDB_MAP_RESIZED;
@@ -157,10 +172,46 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 		dl_txn_release(txn);
 		return rc;
 	}
-	/* The parent's cursors find their places again once the child ends. */
-	for (unsigned i = 0; i < parent->numdbs && i < env->maxdbs; i++)
-		for (MDB_cursor *c = parent->cursors[i]; c; c = c->next)
+	/*
+	 * As in LMDB, the parent's cursors move into the child while it runs
+	 * (mdb_cursor_txn reports the child; using them works on the child's
+	 * view).  Each keeps a copy of its position: an abort puts it back, a
+	 * commit keeps where the child left it.  Positions are saved as keys
+	 * (C_RESEEK) so they survive the page copies either way.
+	 */
+	unsigned nd = parent->numdbs < env->maxdbs ? parent->numdbs : env->maxdbs;
+	for (unsigned i = 0; i < nd; i++)
+		for (MDB_cursor *c = parent->cursors[i]; c; c = c->next) {
+			MDB_cursor *b = malloc(sizeof(*b));
+			if (!b) {
+				/* Drop the copies made so far (marked by txn == NULL). */
+				for (unsigned j = 0; j < nd; j++)
+					for (MDB_cursor *d = parent->cursors[j]; d; d = d->next)
+						if (d->backup && !d->backup->txn) {
+							MDB_cursor *o = d->backup;
+							d->backup = o->backup;
+							free(o);
+						}
+				dl_txn_release(txn);
+				return ENOMEM;
+			}
+			b->txn = NULL;
+			b->backup = c->backup;
+			c->backup = b;
+		}
+	for (unsigned i = 0; i < nd; i++) {
+		for (MDB_cursor *c = parent->cursors[i]; c; c = c->next) {
+			MDB_cursor *b = c->backup;
 			dl_cursor_save_one(c);
+			c->backup = b->backup;
+			memcpy(b, c, sizeof(*b));
+			c->backup = b;
+			c->txn = txn;
+			c->db = &txn->dbs[i];
+		}
+		txn->cursors[i] = parent->cursors[i];
+		parent->cursors[i] = NULL;
+	}
 	parent->child = txn;
 	env->txn = txn;
 	*ret = txn;
@@ -174,18 +225,35 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 	MDB_txn *parent = txn->parent;
 	int rc = 0;
 
+	if (commit && (txn->flags & TXN_ERROR)) {
+		commit = 0;
+		rc = MDB_BAD_TXN;
+	}
+	/* Cursors opened in the child die with it; the parent's go back. */
 	for (unsigned i = 0; i < txn->numdbs && i < env->maxdbs; i++) {
 		MDB_cursor *c = txn->cursors[i], *next;
 		for (; c; c = next) {
 			next = c->next;
-			dl_dup_free(c->xcursor);
-			free(c);
+			if (!c->backup || c->backup->txn != parent) {
+				dl_cursor_free(c);
+				continue;
+			}
+			MDB_cursor *b = c->backup;
+			if (commit) {
+				dl_cursor_save_one(c);
+				c->backup = b->backup;
+			} else {
+				void *xc = c->xcursor;
+				memcpy(c, b, sizeof(*c));	/* includes the older backups */
+				c->xcursor = xc;
+			}
+			free(b);
+			c->txn = parent;
+			c->db = &parent->dbs[c->dbi];
+			c->next = parent->cursors[c->dbi];
+			parent->cursors[c->dbi] = c;
 		}
 		txn->cursors[i] = NULL;
-	}
-	if (commit && (txn->flags & TXN_ERROR)) {
-		commit = 0;
-		rc = MDB_BAD_TXN;
 	}
 	if (commit) {
 		/* Dirty pages move up, replacing the parent's older copies. */
@@ -348,8 +416,7 @@ static void dl_txn_close_cursors(MDB_txn *txn)
 		MDB_cursor *c = txn->cursors[i], *next;
 		for (; c; c = next) {
 			next = c->next;
-			dl_dup_free(c->xcursor);
-			free(c);
+			dl_cursor_free(c);
 		}
 		txn->cursors[i] = NULL;
 	}
@@ -449,8 +516,8 @@ static int dl_flush_dirty(MDB_txn *txn)
 	int rc = dl_write_pages(txn->env, ents, n);
 	if (!rc && n) {
 		pgno_t end = ents[n - 1].pgno + ents[n - 1].npages;
-		if (end > txn->env->filepages)
-			txn->env->filepages = end;
+		if (end > dl_fpages_get(txn->env))
+			dl_fpages_set(txn->env, end);
 	}
 	free(ents);
 	return rc;

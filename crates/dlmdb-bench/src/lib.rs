@@ -15,6 +15,17 @@ mod render;
 mod sysinfo;
 pub mod workload;
 
+// --- extra suites (helper E2): dups / txns / counted ---
+pub mod counted;
+pub mod dups;
+pub mod extra;
+pub mod txns;
+pub use counted::run_counted;
+pub use dups::run_dups;
+pub use extra::{render_suite_markdown, render_suite_text, SuiteOptions, SuiteReport, SuiteRow};
+pub use txns::run_txns;
+// --- end extra suites ---
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};

@@ -285,6 +285,38 @@ struct CheckArgs {
 enum BenchCmd {
     /// Our engine vs stock LMDB on stores the benchmark creates itself.
     Peers(PeersArgs),
+    /// DUPSORT rows vs stock LMDB, and mdb_cursor_list_dup vs an MDB_NEXT_DUP loop.
+    Dups(SuiteArgs),
+    /// Read/write transaction costs and 4 readers + 1 writer, vs stock LMDB.
+    Txns(SuiteArgs),
+    /// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
+    Counted(SuiteArgs),
+}
+
+/// Options shared by `bench dups|txns|counted`.
+#[derive(clap::Args)]
+struct SuiteArgs {
+    /// Small sizes (seconds).
+    #[arg(long)]
+    quick: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print a Markdown table.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Timed rounds per side per row (medians are reported).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Parent directory for scratch environments (default /dev/shm).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// No per-row progress lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Also write the JSON report to this file.
+    #[arg(long, value_name = "FILE")]
+    save_json: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -343,6 +375,15 @@ fn main() {
         Cmd::Bench {
             which: BenchCmd::Peers(a),
         } => run_peers(a),
+        Cmd::Bench {
+            which: BenchCmd::Dups(a),
+        } => run_suite(a, dlmdb_bench::run_dups),
+        Cmd::Bench {
+            which: BenchCmd::Txns(a),
+        } => run_suite(a, dlmdb_bench::run_txns),
+        Cmd::Bench {
+            which: BenchCmd::Counted(a),
+        } => run_suite(a, dlmdb_bench::run_counted),
     };
     if let Err(e) = result {
         // `dlmdb dump ... | head`: the reader went away; not worth a message.
@@ -589,6 +630,22 @@ fn run_check(a: CheckArgs, layout: LayoutChoice) -> i32 {
             }
         }
     }
+}
+
+fn run_suite(a: SuiteArgs, run: fn(&dlmdb_bench::SuiteOptions) -> Result<dlmdb_bench::SuiteReport>) -> Result<()> {
+    let opts = dlmdb_bench::SuiteOptions { quick: a.quick, rounds: a.rounds, dir: a.dir, progress: !a.quiet && !a.json };
+    let rep = run(&opts)?;
+    if let Some(p) = &a.save_json {
+        std::fs::write(p, serde_json::to_string_pretty(&rep)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+    } else if a.markdown {
+        print!("{}", dlmdb_bench::render_suite_markdown(&rep));
+    } else {
+        print!("{}", dlmdb_bench::render_suite_text(&rep));
+    }
+    Ok(())
 }
 
 fn run_peers(a: PeersArgs) -> Result<()> {

@@ -595,7 +595,7 @@ int main(void)
 #ifndef STOCK_LMDB
 	RUN(test_dup_random_model_prefix);
 	RUN(test_dup_random_model_prefix_counted);
-	XRUN(test_list_dup);
+	RUN(test_list_dup);
 #endif
 	T_DONE();
 }
