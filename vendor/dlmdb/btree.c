@@ -218,6 +218,23 @@ static void dl_page_init(MDB_env *env, MDB_page *mp, unsigned flags)
 /* Search                                                                    */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * Node i of mp for a search probe, or NULL if its header or key would lie
+ * outside the page.  Only the key is read while probing, so only the key is
+ * bounded here (cheaper than dl_node_check on every probe); the node a
+ * search finally settles on gets the full dl_node_check.
+ */
+static inline MDB_node *dl_probe(MDB_page *mp, unsigned i, size_t psize)
+{
+	size_t off = mp->mp_ptrs[i];
+	if ((off & 1) || off < MP_LOWER(mp) || off + NODESZ > psize)
+		return NULL;
+	MDB_node *n = (MDB_node *)((char *)mp + off);
+	if (off + NODEKOFF(mp) + n->mn_ksize > psize)
+		return NULL;
+	return n;
+}
+
 /* Index of the child to descend into for key (largest separator <= key). */
 static int dl_branch_search(MDB_cursor *mc, MDB_page *mp, const MDB_val *key, unsigned *idx)
 {
@@ -230,8 +247,8 @@ static int dl_branch_search(MDB_cursor *mc, MDB_page *mp, const MDB_val *key, un
 	int lex = cmp == dl_cmp_lex;
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
-		MDB_node *node = NODEPTR(mp, mid);
-		if (dl_node_check(env, mp, node, 0))
+		MDB_node *node = dl_probe(mp, (unsigned)mid, env->psize);
+		if (!node)
 			return MDB_CORRUPTED;
 		dl_node_key(mp, node, &k);
 		int c = lex ? dl_lex(key, &k) : cmp(key, &k);
@@ -267,13 +284,22 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	unsigned char kb[DL_MAXKEY + 1];
 	int lex = cmp == dl_cmp_lex, pfx = (mc->flags & C_PREFIX) != 0;
 	*exact = 0;
+	int leaf2 = IS_LEAF2(mp);
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
-		if (!IS_LEAF2(mp) && dl_node_check(env, mp, NODEPTR(mp, mid), 1)) {
+		if (!leaf2 && !pfx) {
+			MDB_node *pn = dl_probe(mp, (unsigned)mid, env->psize);
+			if (!pn) {
+				/* NULL with ki inside the page: callers report
+				 * MDB_CORRUPTED. */
+				mc->ki[mc->top] = (indx_t)mid;
+				return NULL;
+			}
+			dl_node_key(mp, pn, &k);
+		} else if (!leaf2 && dl_node_check(env, mp, NODEPTR(mp, mid), 1)) {
 			mc->ki[mc->top] = (indx_t)n;
 			return NULL;
-		}
-		if (!pfx)
+		} else if (!pfx)
 			dl_leaf_key(mp, (unsigned)mid, &k);
 		else if (dl_leaf_keyd(mc, mp, (unsigned)mid, &k, kb)) {
 			mc->ki[mc->top] = (indx_t)n;
@@ -295,8 +321,15 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	mc->ki[mc->top] = (indx_t)i;
 	if (i >= n)
 		return NULL;
+	if (leaf2) {
+		*exact = (c == 0);
+		return (MDB_node *)mp;
+	}
+	MDB_node *res = NODEPTR(mp, i);
+	if (dl_node_check(env, mp, res, 1))
+		return NULL;	/* ki < n: callers report MDB_CORRUPTED */
 	*exact = (c == 0);
-	return IS_LEAF2(mp) ? (MDB_node *)mp : NODEPTR(mp, i);
+	return res;
 }
 
 /*
@@ -636,8 +669,14 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 			return rc;
 		omp->mp_flags = P_OVERFLOW | P_DIRTY;
 		omp->mp_u.pages = np;
+		/* dl_buf_get left the run uninitialised: zero what the value does
+		 * not cover (all of it for MDB_RESERVE), unless MDB_NOMEMINIT. */
 		if (!reserve && ds)
 			memcpy((char *)omp + PAGEHDRSZ, data->mv_data, ds);
+		if (!(env->flags & MDB_NOMEMINIT)) {
+			size_t from = PAGEHDRSZ + (reserve ? 0 : ds);
+			memset((char *)omp + from, 0, (size_t)np * env->psize - from);
+		}
 		mc->db->md_overflow_pages += np;
 		opg = omp->mp_pgno;
 		nflags = F_BIGDATA;
@@ -713,21 +752,39 @@ static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int 
 	if (!IS_LEAF(mp) || IS_LEAF2(mp) || n == 0)
 		return 0;
 	MDB_cmp_func *cmp = mc->dbx->cmp;
+	MDB_env *env = mc->txn->env;
 	unsigned char kb[DL_MAXKEY + 1];
 	MDB_val k;
-	if (dl_leaf_keyd(mc, mp, 0, &k, kb))
+	int c;
+	/* Sorted loads append: try the last key first.  Beyond it, or before
+	 * the first key, the answer is known without a search. */
+	if (dl_node_check(env, mp, NODEPTR(mp, n - 1), 1) ||
+	    dl_leaf_keyd(mc, mp, n - 1, &k, kb))
 		return 0;
-	if (cmp(key, &k) < 0) {
-		for (int l = 0; l < mc->top; l++)
-			if (mc->ki[l] != 0)
-				return 0;
-	} else {
-		if (dl_leaf_keyd(mc, mp, n - 1, &k, kb))
-			return 0;
-		if (cmp(key, &k) > 0)
+	c = cmp == dl_cmp_lex ? dl_lex(key, &k) : cmp(key, &k);
+	if (c >= 0) {
+		if (c > 0)
 			for (int l = 0; l < mc->top; l++)
 				if ((unsigned)mc->ki[l] + 1 != NUMKEYS(mc->pg[l]))
 					return 0;
+		mc->ki[mc->top] = (indx_t)(c > 0 ? n : n - 1);
+		*exact = c == 0;
+		*node = c > 0 ? NULL : NODEPTR(mp, n - 1);
+		return 1;
+	}
+	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1) ||
+	    dl_leaf_keyd(mc, mp, 0, &k, kb))
+		return 0;
+	c = cmp == dl_cmp_lex ? dl_lex(key, &k) : cmp(key, &k);
+	if (c <= 0) {
+		if (c < 0)
+			for (int l = 0; l < mc->top; l++)
+				if (mc->ki[l] != 0)
+					return 0;
+		mc->ki[mc->top] = 0;
+		*exact = c == 0;
+		*node = NODEPTR(mp, 0);
+		return 1;
 	}
 	*node = dl_leaf_search(mc, key, exact);
 	return 1;
@@ -1294,11 +1351,22 @@ static int dl_pfx_load(MDB_cursor *mc, MDB_page *mp, dl_pent *ents, unsigned cha
 	return 0;
 }
 
-/* Scratch for a page's worth of entries plus one more. */
+/*
+ * Bytes dl_pfx_load may copy for a page of n entries: the data parts (at
+ * most a page) and the decoded keys, which are longer than the stored ones
+ * (each at most DL_MAXKEY; raw ones at most a page in total).
+ */
+static size_t dl_pfx_arena(MDB_env *env, unsigned n)
+{
+	return 2 * (size_t)env->psize + (size_t)n * (DL_MAXKEY + 1);
+}
+
+/* Scratch for a page's worth of entries plus one more; the extra key goes
+ * at dl_pfx_arena(env, n). */
 static int dl_pfx_alloc(MDB_env *env, unsigned n, dl_pent **ents, unsigned char **arena)
 {
 	*ents = malloc((n + 2) * sizeof(dl_pent));
-	*arena = malloc(2 * (size_t)env->psize + 2 * (DL_MAXKEY + 1));
+	*arena = malloc(dl_pfx_arena(env, n) + 2 * (DL_MAXKEY + 1));
 	if (!*ents || !*arena) {
 		free(*ents);
 		free(*arena);
@@ -1323,7 +1391,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 		return rc;
 	if ((rc = dl_pfx_load(mc, mp, e, arena)))
 		goto out;
-	unsigned char *kcopy = arena + 2 * (size_t)env->psize;
+	unsigned char *kcopy = arena + dl_pfx_arena(env, n);
 	memcpy(kcopy, key->mv_data, key->mv_size);
 	memmove(e + idx + 1, e + idx, (n - idx) * sizeof(dl_pent));
 	e[idx].key.mv_data = kcopy;
@@ -1416,8 +1484,8 @@ static int dl_pfx_rebalance(MDB_cursor *mc, int plevel, MDB_page *L, MDB_page *R
 	int rc;
 	*merged = 0;
 	e = malloc((nl + nr + 2) * sizeof(dl_pent));
-	arena = malloc(2 * (size_t)env->psize);
-	a2 = malloc(2 * (size_t)env->psize);
+	arena = malloc(dl_pfx_arena(env, nl));
+	a2 = malloc(dl_pfx_arena(env, nr));
 	if (!e || !arena || !a2) {
 		rc = ENOMEM;
 		goto out;

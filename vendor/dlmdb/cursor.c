@@ -333,11 +333,77 @@ static inline int dl_txn_usable(MDB_txn *txn)
 	return !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child;
 }
 
-int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+/*
+ * MDB_NEXT / MDB_PREV within the current leaf of a plain (non-DUPSORT,
+ * uncompressed) DB: the common step of a scan, done here without the
+ * general path's calls.  Returns -1 when the general path must run (leaf
+ * edge, overflow value, unusual cursor or txn state); otherwise the result.
+ */
+static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int back)
+{
+	MDB_txn *txn = mc->txn;
+	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_PREFIX)) != C_INIT ||
+	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
+	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
+	    (mc->db->md_flags & MDB_DUPSORT))
+		return -1;
+	MDB_env *env = txn->env;
+	if (env->interrupted)
+		return -1;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned i = mc->ki[mc->top], n = NUMKEYS(mp);
+	if (back ? (i == 0 || i > n) : i + 1 >= n)
+		return -1;
+	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) != P_LEAF)
+		return -1;
+	i = back ? i - 1 : i + 1;
+	/* The checks of dl_node_check, sharing the size arithmetic. */
+	size_t off = mp->mp_ptrs[i], psize = env->psize;
+	if ((off & 1) || off < MP_LOWER(mp) || off + NODESZ > psize)
+		return -1;	/* the general path reports it */
+	MDB_node *node = (MDB_node *)((char *)mp + off);
+	size_t ks = node->mn_ksize, dsz = NODEDSZ(node);
+	size_t doff = off + NODESZ + ks + (ks & env->pad);
+	unsigned nf = node->mn_flags;
+	if (nf & F_DUPDATA)
+		return -1;
+	char *dptr = (char *)mp + doff;
+	if (nf & F_BIGDATA) {
+		/* Overflow value of a snapshot page (no dirty pages anywhere):
+		 * the checks of dl_node_read, without the dirty-table lookups. */
+		if (doff + sizeof(pgno_t) > psize || txn->dirty.count || txn->parent)
+			return -1;
+		pgno_t pg = dl_get64(dptr);
+		if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
+			return -1;
+		MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
+		uint64_t np = omp->mp_u.pages;
+		if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz ||
+		    pg + np > txn->next_pgno ||
+		    pg + (PAGEHDRSZ + dsz + psize - 1) / psize > txn->fpages)
+			return -1;
+		dptr = (char *)omp + PAGEHDRSZ;
+	} else if (doff + dsz > psize) {
+		return -1;
+	}
+	mc->ki[mc->top] = (indx_t)i;
+	if (key) {
+		key->mv_size = ks;
+		key->mv_data = node->mn_data;
+	}
+	if (data) {
+		data->mv_size = dsz;
+		data->mv_data = dptr;
+	}
+	return 0;
+}
+
+/* Everything but the fast step: kept out of line so that the fast path of
+ * mdb_cursor_get needs no stack frame. */
+static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
 {
 	int rc;
-	if (!mc)
-		return EINVAL;
 	MDB_txn *txn = mc->txn;
 	if (!txn || !dl_txn_usable(txn))
 		return MDB_BAD_TXN;
@@ -417,6 +483,18 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 	if (rc && rc != MDB_NOTFOUND)
 		return dl_txn_err(txn, rc);
 	return rc;
+}
+
+int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	if (!mc)
+		return EINVAL;
+	if (op == MDB_NEXT || op == MDB_PREV) {
+		int rc = dl_step_fast(mc, key, data, op == MDB_PREV);
+		if (rc >= 0)
+			return rc;
+	}
+	return dl_cursor_get_slow(mc, key, data, op);
 }
 
 int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **ret)

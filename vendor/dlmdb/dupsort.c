@@ -676,14 +676,21 @@ static int dl_subpage_items(dl_xcursor *xc, MDB_val **ret, unsigned *nret,
 {
 	MDB_page *sp = xc->mx.pg[0];
 	unsigned n = NUMKEYS(sp), k = 0;
-	/* Scratch layout: the item array, then room for copies of the items
-	 * (a sub-page's items total less than a page), then the new image. */
-	size_t need = (n + 1) * sizeof(MDB_val) + 4 * (size_t)xc->mx.txn->env->psize;
-	MDB_val *items = dl_txn_scratch(xc->mx.txn, need);
+	/*
+	 * Scratch layout: the item array (n + 1 entries), room for copies of
+	 * the items (dl_items_detach), the new sub-page image, and the decoded
+	 * values of a prefix-compressed sub-page.  Decoded values can total far
+	 * more than the sub-page (each up to DL_MAXKEY), hence the bound.
+	 */
+	MDB_txn *txn = xc->mx.txn;
+	size_t psz = txn->env->psize;
+	size_t dbound = psz + ((size_t)n + 2) * (DL_MAXKEY + 1);
+	size_t need = (n + 2) * sizeof(MDB_val) + 2 * dbound + psz;
+	MDB_val *items = dl_txn_scratch(txn, need);
 	if (!items)
 		return ENOMEM;
-	/* Compressed values are decoded into the last region of the scratch. */
-	unsigned char *dec = (unsigned char *)(items + n + 1) + 3 * (size_t)xc->mx.txn->env->psize;
+	txn->scratch_img = (size_t)((unsigned char *)(items + n + 2) - txn->scratch) + dbound;
+	unsigned char *dec = txn->scratch + txn->scratch_img + psz;
 	size_t doff = 0;
 	for (unsigned i = 0; i <= n; i++) {
 		if (i == ins)
@@ -769,8 +776,8 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 		MDB_txn *txn = mc->txn;
 		if (txn->scratch && (unsigned char *)items >= txn->scratch &&
 		    (unsigned char *)items < txn->scratch + txn->scratchsz) {
-			size_t off = (size_t)((unsigned char *)(items + n) - txn->scratch) + 2 * env->psize;
-			if (off + sz > txn->scratchsz)
+			size_t off = txn->scratch_img;	/* set by dl_subpage_items */
+			if (off + sz > txn->scratchsz || sz > env->psize)
 				return MDB_PROBLEM;
 			buf = txn->scratch + off;
 		} else {

@@ -237,16 +237,15 @@ int dl_fl_save(MDB_txn *txn)
 			rc = MDB_PROBLEM;
 			goto out;
 		}
-		if ((rc = dl_fl_topup(txn, &more)))
+		/* Past the load budget, further pages come from the file end. */
+		more = 0;
+		if (loads < DL_LOAD_ROUNDS && (rc = dl_fl_topup(txn, &more)))
 			goto out;
 		if (more) {
 			/* More records consumed: delete them (and with them the
 			 * pool room reserved so far, which sat under keys now
 			 * <= fl_last), then start over. */
-			if (++loads >= DL_LOAD_ROUNDS) {
-				rc = MDB_PROBLEM;
-				goto out;
-			}
+			loads++;
 			if ((rc = dl_fl_drop_consumed(&mc)))
 				goto out;
 			pool_room = 0;

@@ -394,6 +394,7 @@ struct MDB_txn {
 	int	fl_done;	/* no more reusable records */
 	unsigned char *scratch;	/* reusable work memory (duplicate rewrites) */
 	size_t	scratchsz;
+	size_t	scratch_img;	/* offset of the sub-page image region (dl_subpage_items) */
 	/* mdb_get_rank: decoded key/item outliving its temporary cursor */
 	unsigned char rankbuf[2 * (DL_MAXKEY + 1)];
 };

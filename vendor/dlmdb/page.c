@@ -180,7 +180,10 @@ MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 	}
 	size_t sz = (size_t)env->psize * npages;
 	mp = malloc(sz);
-	if (mp && !(env->flags & MDB_NOMEMINIT))
+	/* Multi-page runs are overflow pages: their writer copies the value in
+	 * and zeroes only the slack after it (zeroing the whole run first cost
+	 * more than the copy itself). */
+	if (mp && npages == 1 && !(env->flags & MDB_NOMEMINIT))
 		memset(mp, 0, sz);
 	return mp;
 }

@@ -286,10 +286,13 @@ enum BenchCmd {
     /// Our engine vs stock LMDB on stores the benchmark creates itself.
     Peers(PeersArgs),
     /// DUPSORT rows vs stock LMDB, and mdb_cursor_list_dup vs an MDB_NEXT_DUP loop.
+    #[command(after_help = "Examples:\n  dlmdb bench dups --quick\n  dlmdb bench dups --rounds 7 --markdown --save-json dups.json")]
     Dups(SuiteArgs),
     /// Read/write transaction costs and 4 readers + 1 writer, vs stock LMDB.
+    #[command(after_help = "Examples:\n  dlmdb bench txns --quick\n  dlmdb bench txns --json > txns.json")]
     Txns(SuiteArgs),
     /// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
+    #[command(after_help = "Examples:\n  dlmdb bench counted --quick\n  dlmdb bench counted --rounds 7 --markdown")]
     Counted(SuiteArgs),
 }
 
