@@ -566,7 +566,6 @@ fn our_dlmdb_v1_counted_store_from_dump() {
 }
 
 #[test]
-#[ignore = "needs prefix compression"]
 fn our_v2_prefix_counted_store_from_dump() {
     our_store_from_dump(&PREFIX_V1, 0, false);
 }

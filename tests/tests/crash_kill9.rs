@@ -212,6 +212,13 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
     let held = hold.then(|| ours::Env::open(&path, flags, 4, MAP).unwrap());
     let started = Instant::now();
     let (mut commits, mut in_flight_wins) = (0usize, 0usize);
+    // With the env held open, the lock file outlives every child. A child
+    // killed after its meta write but before publishing the txn id in the
+    // lock header leaves that commit invisible to readers until the next
+    // writer recovers the mutex and re-derives the id from the newest meta
+    // (lmdb-format.md 16.7), i.e. one kill later. Such a commit stays
+    // "unresolved" until it shows up or is superseded by newer commits.
+    let mut unresolved: Option<(u64, u64)> = None;
     for i in 0..n {
         let what = format!("{name} seed {seed} kill #{i}");
         let child = procs::spawn(
@@ -239,6 +246,7 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
         }
         lines.extend(child.kill9());
         let (mut last, mut pending) = (known, None);
+        let commits_before = commits;
         for l in &lines {
             match parse_report(l) {
                 Some(("pre", id, d)) => pending = Some((id, d)),
@@ -263,6 +271,8 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
             // fine: the last reported commit is the newest state
         } else if Some(got) == pending {
             in_flight_wins += 1; // killed after the commit, before its report
+        } else if hold && commits == commits_before && Some(got) == unresolved {
+            in_flight_wins += 1; // an earlier kill's commit, published by recovery
         } else {
             panic!(
                 "{what}: store is txn {} digest {:x}, but the last reported commit is txn {} digest {:x} \
@@ -270,6 +280,12 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
                 got.0, got.1, last.0, last.1
             );
         }
+        unresolved = match pending {
+            Some(p) if got != p => Some(p),
+            Some(_) => None,
+            None if commits > commits_before || Some(got) == unresolved => None,
+            None => unresolved,
+        };
         known = got;
     }
     eprintln!(
@@ -330,7 +346,6 @@ fn crash_kill9_writemap() {
 }
 
 #[test]
-#[ignore = "test gap (helper A3): with the env held open, a commit killed after its meta write but before the header update becomes visible only when the next writer recovers the mutex (format doc 16.7), one kill later; the check must also accept the previous kill's pending commit"]
 fn crash_kill9_env_held_open() {
     if procs::role().is_some() {
         return;

@@ -74,9 +74,16 @@ int dl_node_read(MDB_cursor *mc, MDB_node *n, MDB_val *data)
 	}
 	pgno_t pg = dl_get64(dl_leaf_data(env, n));
 	MDB_page *omp;
-	int rc = dl_page_get(txn, pg, &omp);
-	if (rc)
-		return rc;
+	if (!txn->dirty.count && !txn->parent && pg >= 2 && pg < txn->next_pgno &&
+	    pg < txn->fpages) {
+		/* No dirty pages to look through (read txns): the map page,
+		 * as dl_page_get would find it, without the call. */
+		omp = (MDB_page *)(env->map + (size_t)pg * env->psize);
+	} else {
+		int rc = dl_page_get(txn, pg, &omp);
+		if (rc)
+			return rc;
+	}
 	size_t dsz = NODEDSZ(n);
 	if (!IS_OVERFLOW(omp) || (uint64_t)omp->mp_u.pages * env->psize < PAGEHDRSZ + dsz ||
 	    pg + omp->mp_u.pages > txn->next_pgno)
@@ -224,13 +231,13 @@ static void dl_page_init(MDB_env *env, MDB_page *mp, unsigned flags)
  * bounded here (cheaper than dl_node_check on every probe); the node a
  * search finally settles on gets the full dl_node_check.
  */
-static inline MDB_node *dl_probe(MDB_page *mp, unsigned i, size_t psize)
+static inline MDB_node *dl_probe(MDB_page *mp, unsigned i, size_t psize, size_t koff)
 {
 	size_t off = mp->mp_ptrs[i];
 	if ((off & 1) || off < MP_LOWER(mp) || off + NODESZ > psize)
 		return NULL;
 	MDB_node *n = (MDB_node *)((char *)mp + off);
-	if (off + NODEKOFF(mp) + n->mn_ksize > psize)
+	if (off + koff + n->mn_ksize > psize)
 		return NULL;
 	return n;
 }
@@ -245,9 +252,10 @@ static int dl_branch_search(MDB_cursor *mc, MDB_page *mp, const MDB_val *key, un
 	unsigned res = 0;
 	MDB_val k;
 	int lex = cmp == dl_cmp_lex;
+	size_t psize = env->psize, koff = NODEKOFF(mp);
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
-		MDB_node *node = dl_probe(mp, (unsigned)mid, env->psize);
+		MDB_node *node = dl_probe(mp, (unsigned)mid, psize, koff);
 		if (!node)
 			return MDB_CORRUPTED;
 		dl_node_key(mp, node, &k);
@@ -285,10 +293,11 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	int lex = cmp == dl_cmp_lex, pfx = (mc->flags & C_PREFIX) != 0;
 	*exact = 0;
 	int leaf2 = IS_LEAF2(mp);
+	size_t psize = env->psize, koff = NODEKOFF(mp);
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
 		if (!leaf2 && !pfx) {
-			MDB_node *pn = dl_probe(mp, (unsigned)mid, env->psize);
+			MDB_node *pn = dl_probe(mp, (unsigned)mid, psize, koff);
 			if (!pn) {
 				/* NULL with ki inside the page: callers report
 				 * MDB_CORRUPTED. */
