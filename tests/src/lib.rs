@@ -101,12 +101,17 @@ pub fn skip_note(what: &str) {
 
 /// Seeds for randomized tests: `$DLMDB_SEED` (comma-separated) if set, else
 /// the fixed list plus one time-based seed (printed so it can be replayed).
+/// CI (`CI=true`) runs the fixed list only, so a gate never depends on luck;
+/// local runs keep exploring new seeds.
 pub fn seeds(fixed: &[u64]) -> Vec<u64> {
     if let Ok(s) = std::env::var("DLMDB_SEED") {
         return s
             .split(',')
             .map(|x| x.trim().parse().unwrap_or_else(|_| panic!("bad DLMDB_SEED entry {x:?}")))
             .collect();
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        return fixed.to_vec();
     }
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -493,6 +493,19 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 		int rc = dl_step_fast(mc, key, data, op == MDB_PREV);
 		if (rc >= 0)
 			return rc;
+	} else if (op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) {
+		/* Positioning by key on a plain DB in the usual state: straight
+		 * to dl_cursor_set, as dl_cursor_get_slow would do. */
+		MDB_txn *txn = mc->txn;
+		if (txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
+		    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
+		    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
+		    !(mc->db->md_flags & MDB_DUPSORT)) {
+			int rc = dl_cursor_set(mc, key, data, op);
+			if (rc && rc != MDB_NOTFOUND)
+				return dl_txn_err(txn, rc);
+			return rc;
+		}
 	}
 	return dl_cursor_get_slow(mc, key, data, op);
 }

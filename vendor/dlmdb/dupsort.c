@@ -527,6 +527,9 @@ int dl_dup_count(MDB_cursor *mc, mdb_size_t *countp)
 		if (rc)
 			return rc;
 	}
+	/* Past the last key (e.g. the last key was just deleted). */
+	if (mc->top < 0 || mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+		return MDB_NOTFOUND;
 	/* Counting also ends LMDB's "after LAST" state. */
 	mc->flags &= ~C_ATEND;
 	if (!xc || !xc->active) {
