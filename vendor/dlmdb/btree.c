@@ -60,6 +60,21 @@ static inline void dl_leaf_key(MDB_page *mp, unsigned i, MDB_val *k)
 	}
 }
 
+/*
+ * dl_page_get with its common case inlined: a txn without dirty pages of
+ * its own or of ancestors (every read txn) reads straight from the map.
+ * Same answers as dl_page_get in every case.
+ */
+static inline int dl_pget(MDB_txn *txn, pgno_t pg, MDB_page **ret)
+{
+	if (!txn->dirty.count && !txn->parent && pg >= 2 && pg < txn->next_pgno &&
+	    pg < txn->fpages) {
+		*ret = (MDB_page *)(txn->env->map + (size_t)pg * txn->env->psize);
+		return 0;
+	}
+	return dl_page_get(txn, pg, ret);
+}
+
 /* Value of a leaf node; follows overflow runs. */
 int dl_node_read(MDB_cursor *mc, MDB_node *n, MDB_val *data)
 {
@@ -74,16 +89,9 @@ int dl_node_read(MDB_cursor *mc, MDB_node *n, MDB_val *data)
 	}
 	pgno_t pg = dl_get64(dl_leaf_data(env, n));
 	MDB_page *omp;
-	if (!txn->dirty.count && !txn->parent && pg >= 2 && pg < txn->next_pgno &&
-	    pg < txn->fpages) {
-		/* No dirty pages to look through (read txns): the map page,
-		 * as dl_page_get would find it, without the call. */
-		omp = (MDB_page *)(env->map + (size_t)pg * env->psize);
-	} else {
-		int rc = dl_page_get(txn, pg, &omp);
-		if (rc)
-			return rc;
-	}
+	int rc = dl_pget(txn, pg, &omp);
+	if (rc)
+		return rc;
 	size_t dsz = NODEDSZ(n);
 	if (!IS_OVERFLOW(omp) || (uint64_t)omp->mp_u.pages * env->psize < PAGEHDRSZ + dsz ||
 	    pg + omp->mp_u.pages > txn->next_pgno)
@@ -363,7 +371,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 	pgno_t root = mc->db->md_root;
 	if (root == P_INVALID)
 		return MDB_NOTFOUND;
-	if ((rc = dl_page_get(txn, root, &mp)))
+	if ((rc = dl_pget(txn, root, &mp)))
 		return rc;
 	mc->pg[0] = mp;
 	mc->top = 0;
@@ -390,7 +398,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 		mc->ki[level] = (indx_t)idx;
 		if (++level >= DL_MAXDEPTH)
 			return MDB_CURSOR_FULL;
-		if ((rc = dl_page_get(txn, NODEPGNO(node), &mp)))
+		if ((rc = dl_pget(txn, NODEPGNO(node), &mp)))
 			return rc;
 		mc->pg[level] = mp;
 		mc->top = level;

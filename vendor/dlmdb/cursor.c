@@ -339,6 +339,38 @@ static inline int dl_txn_usable(MDB_txn *txn)
  * general path's calls.  Returns -1 when the general path must run (leaf
  * edge, overflow value, unusual cursor or txn state); otherwise the result.
  */
+/* dl_step_fast's overflow case, out of line so the in-page step needs no
+ * stack frame: the checks of dl_node_read for a snapshot page (no dirty
+ * pages anywhere), without the dirty-table lookups. */
+static __attribute__((noinline)) int dl_step_big(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, size_t doff, size_t dsz)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	size_t psize = env->psize;
+	if (doff + sizeof(pgno_t) > psize || txn->dirty.count || txn->parent)
+		return -1;
+	pgno_t pg = dl_get64((char *)mc->pg[mc->top] + doff);
+	if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
+		return -1;
+	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
+	uint64_t np = omp->mp_u.pages;
+	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz ||
+	    pg + np > txn->next_pgno ||
+	    pg + (PAGEHDRSZ + dsz + psize - 1) / psize > txn->fpages)
+		return -1;
+	mc->ki[mc->top] = (indx_t)i;
+	if (key) {
+		key->mv_size = node->mn_ksize;
+		key->mv_data = node->mn_data;
+	}
+	if (data) {
+		data->mv_size = dsz;
+		data->mv_data = (char *)omp + PAGEHDRSZ;
+	}
+	return 0;
+}
+
 static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int back)
 {
 	MDB_txn *txn = mc->txn;
@@ -367,25 +399,11 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 	unsigned nf = node->mn_flags;
 	if (nf & F_DUPDATA)
 		return -1;
-	char *dptr = (char *)mp + doff;
-	if (nf & F_BIGDATA) {
-		/* Overflow value of a snapshot page (no dirty pages anywhere):
-		 * the checks of dl_node_read, without the dirty-table lookups. */
-		if (doff + sizeof(pgno_t) > psize || txn->dirty.count || txn->parent)
-			return -1;
-		pgno_t pg = dl_get64(dptr);
-		if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
-			return -1;
-		MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
-		uint64_t np = omp->mp_u.pages;
-		if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz ||
-		    pg + np > txn->next_pgno ||
-		    pg + (PAGEHDRSZ + dsz + psize - 1) / psize > txn->fpages)
-			return -1;
-		dptr = (char *)omp + PAGEHDRSZ;
-	} else if (doff + dsz > psize) {
+	if (nf & F_BIGDATA)
+		return dl_step_big(mc, key, data, node, i, doff, dsz);
+	if (doff + dsz > psize)
 		return -1;
-	}
+	char *dptr = (char *)mp + doff;
 	mc->ki[mc->top] = (indx_t)i;
 	if (key) {
 		key->mv_size = ks;
@@ -405,6 +423,18 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 {
 	int rc;
 	MDB_txn *txn = mc->txn;
+	if ((op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) &&
+	    txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
+	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
+	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
+	    !(mc->db->md_flags & MDB_DUPSORT)) {
+		/* Positioning by key on a plain DB in the usual state: the
+		 * checks below would all pass. */
+		rc = dl_cursor_set(mc, key, data, op);
+		if (rc && rc != MDB_NOTFOUND)
+			return dl_txn_err(txn, rc);
+		return rc;
+	}
 	if (!txn || !dl_txn_usable(txn))
 		return MDB_BAD_TXN;
 	if ((rc = dl_check_intr(txn)))
@@ -493,19 +523,6 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 		int rc = dl_step_fast(mc, key, data, op == MDB_PREV);
 		if (rc >= 0)
 			return rc;
-	} else if (op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) {
-		/* Positioning by key on a plain DB in the usual state: straight
-		 * to dl_cursor_set, as dl_cursor_get_slow would do. */
-		MDB_txn *txn = mc->txn;
-		if (txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
-		    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
-		    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
-		    !(mc->db->md_flags & MDB_DUPSORT)) {
-			int rc = dl_cursor_set(mc, key, data, op);
-			if (rc && rc != MDB_NOTFOUND)
-				return dl_txn_err(txn, rc);
-			return rc;
-		}
 	}
 	return dl_cursor_get_slow(mc, key, data, op);
 }
@@ -705,6 +722,13 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	if (IS_LEAF2(mc.pg[mc.top])) {
 		data->mv_size = 0;
 		data->mv_data = NULL;
+		return 0;
+	}
+	if (!(node->mn_flags & (F_DUPDATA | F_BIGDATA))) {
+		/* In-page value (dl_leaf_search checked the node's bounds). */
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = (char *)node + NODESZ + node->mn_ksize +
+			(node->mn_ksize & txn->env->pad);
 		return 0;
 	}
 	if (node->mn_flags & F_DUPDATA)
