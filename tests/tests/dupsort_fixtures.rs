@@ -17,9 +17,8 @@
 //!   (dlmdb-extensions.md N.5, N.7) lists sub-database sets too, and that is
 //!   the contract asserted here, whatever the file's version.
 //!
-//! The same checks run against stock LMDB on the stock-layout files (not
-//! ignored), which validates every expectation; the ours-side tests are
-//! `#[ignore]`d until the engine has DUPSORT.
+//! The same checks run against stock LMDB on the stock-layout files, which
+//! validates every expectation independently of our engine.
 
 use std::collections::BTreeMap;
 

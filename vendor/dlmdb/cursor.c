@@ -325,6 +325,24 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	}
 	if (!exact && op != MDB_SET_RANGE)
 		return MDB_NOTFOUND;
+	MDB_page *mp = mc->pg[mc->top];
+	if (node && !IS_LEAF2(mp) && !(mc->flags & C_PREFIX)) {
+		/* dl_leaf_search already bounds-checked this node: skip the
+		 * second check dl_cursor_current would make. */
+		if (op != MDB_SET) {
+			key->mv_size = node->mn_ksize;
+			key->mv_data = NODEKEY(mp, node);
+		}
+		if (!data)
+			return 0;
+		if (!(node->mn_flags & (F_BIGDATA | F_DUPDATA))) {
+			data->mv_size = NODEDSZ(node);
+			data->mv_data = (char *)node + NODESZ + node->mn_ksize +
+				(node->mn_ksize & mc->txn->env->pad);
+			return 0;
+		}
+		return dl_node_read(mc, node, data);
+	}
 	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
 }
 
@@ -337,40 +355,9 @@ static inline int dl_txn_usable(MDB_txn *txn)
  * MDB_NEXT / MDB_PREV within the current leaf of a plain (non-DUPSORT,
  * uncompressed) DB: the common step of a scan, done here without the
  * general path's calls.  Returns -1 when the general path must run (leaf
- * edge, overflow value, unusual cursor or txn state); otherwise the result.
+ * edge, damaged node, overflow value in a txn with dirty pages, unusual
+ * cursor or txn state); otherwise the result.
  */
-/* dl_step_fast's overflow case, out of line so the in-page step needs no
- * stack frame: the checks of dl_node_read for a snapshot page (no dirty
- * pages anywhere), without the dirty-table lookups. */
-static __attribute__((noinline)) int dl_step_big(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, MDB_node *node, unsigned i, size_t doff, size_t dsz)
-{
-	MDB_txn *txn = mc->txn;
-	MDB_env *env = txn->env;
-	size_t psize = env->psize;
-	if (doff + sizeof(pgno_t) > psize || txn->dirty.count || txn->parent)
-		return -1;
-	pgno_t pg = dl_get64((char *)mc->pg[mc->top] + doff);
-	if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
-		return -1;
-	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
-	uint64_t np = omp->mp_u.pages;
-	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz ||
-	    pg + np > txn->next_pgno ||
-	    pg + (PAGEHDRSZ + dsz + psize - 1) / psize > txn->fpages)
-		return -1;
-	mc->ki[mc->top] = (indx_t)i;
-	if (key) {
-		key->mv_size = node->mn_ksize;
-		key->mv_data = node->mn_data;
-	}
-	if (data) {
-		data->mv_size = dsz;
-		data->mv_data = (char *)omp + PAGEHDRSZ;
-	}
-	return 0;
-}
-
 static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int back)
 {
 	MDB_txn *txn = mc->txn;
@@ -399,11 +386,25 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 	unsigned nf = node->mn_flags;
 	if (nf & F_DUPDATA)
 		return -1;
-	if (nf & F_BIGDATA)
-		return dl_step_big(mc, key, data, node, i, doff, dsz);
-	if (doff + dsz > psize)
-		return -1;
 	char *dptr = (char *)mp + doff;
+	if (nf & F_BIGDATA) {
+		/* Overflow value of a snapshot page (no dirty pages anywhere):
+		 * the checks of dl_node_read, without the dirty-table lookups. */
+		if (doff + sizeof(pgno_t) > psize || txn->dirty.count || txn->parent)
+			return -1;
+		pgno_t pg = dl_get64(dptr);
+		if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
+			return -1;
+		MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
+		uint64_t np = omp->mp_u.pages;
+		if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz ||
+		    pg + np > txn->next_pgno ||
+		    pg + (PAGEHDRSZ + dsz + psize - 1) / psize > txn->fpages)
+			return -1;
+		dptr = (char *)omp + PAGEHDRSZ;
+	} else if (doff + dsz > psize) {
+		return -1;
+	}
 	mc->ki[mc->top] = (indx_t)i;
 	if (key) {
 		key->mv_size = ks;
@@ -416,8 +417,8 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 	return 0;
 }
 
-/* Everything but the fast step: kept out of line so that the fast path of
- * mdb_cursor_get needs no stack frame. */
+/* Everything but the fast step: kept out of line so that mdb_cursor_get's
+ * fast path stays small. */
 static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_cursor_op op)
 {

@@ -255,6 +255,37 @@ static int dl_dup_page(dl_xcursor *xc, MDB_val *data)
 static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
 	MDB_cursor_op op, int fixed);
 
+/*
+ * Key and item after the duplicate position moved within the same key (the
+ * hot path of a NEXT scan).  The key's node was checked when the cursor
+ * reached it and its page has not changed since (else C_RESEEK), so it is
+ * read directly; fixed-size items are read straight off their LEAF2 page.
+ */
+static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (key) {
+		MDB_page *mp = mc->pg[mc->top];
+		if (!(mc->flags & C_PREFIX) && !IS_LEAF2(mp) && mc->ki[mc->top] < NUMKEYS(mp)) {
+			MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+			key->mv_size = n->mn_ksize;
+			key->mv_data = NODEKEY(mp, n);
+		} else if ((rc = dl_cursor_current(mc, key, NULL))) {
+			return rc;
+		}
+	}
+	if (!data)
+		return 0;
+	MDB_cursor *mx = &xc->mx;
+	MDB_page *xp = mx->pg[mx->top];
+	if (IS_LEAF2(xp) && mx->ki[mx->top] < NUMKEYS(xp)) {
+		data->mv_size = xp->mp_pad;
+		data->mv_data = (char *)xp + PAGEHDRSZ + (size_t)mx->ki[mx->top] * xp->mp_pad;
+		return 0;
+	}
+	return dl_xcurrent(xc, data);
+}
+
 int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	dl_xcursor *xc = dl_xc_get(mc);
@@ -345,11 +376,8 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		}
 		if (op != MDB_NEXT_NODUP && xc->active) {
 			rc = dl_xstep(xc, 0);
-			if (rc == 0) {
-				if (key && (rc = dl_cursor_current(mc, key, NULL)))
-					return rc;
-				return data ? dl_xcurrent(xc, data) : 0;
-			}
+			if (rc == 0)
+				return dl_dup_here(mc, xc, key, data);
 			if (rc != MDB_NOTFOUND)
 				return rc;
 		}
@@ -1355,6 +1383,63 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 }
 
 /*
+ * mdb_cursor_list_dup for an inline sub-page, in one linear pass over its
+ * nodes (dl_xinit already checked every node lies inside the sub-page).
+ * Uncompressed items point straight into the page; items of a
+ * prefix-compressed sub-page are decoded into the cursor-owned lbuf, sized
+ * once per call by a bound (each decoded item is at most the trunk plus its
+ * stored bytes) so nothing is reallocated after warm-up.
+ */
+static int dl_list_subpage(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_page *sp = xc->mx.pg[0];
+	unsigned n = NUMKEYS(sp), i;
+	MDB_val *l = xc->list;
+	if (n != xc->db.md_entries)
+		return MDB_CORRUPTED;
+	if (IS_LEAF2(sp)) {
+		size_t w = sp->mp_pad;
+		char *p = (char *)sp + PAGEHDRSZ;
+		for (i = 0; i < n; i++, p += w) {
+			l[i].mv_size = w;
+			l[i].mv_data = p;
+		}
+		return 0;
+	}
+	if (!(mc->flags & C_PREFIX)) {
+		for (i = 0; i < n; i++) {
+			MDB_node *nd = NODEPTR(sp, i);
+			l[i].mv_size = nd->mn_ksize;
+			l[i].mv_data = NODEKEY(sp, nd);
+		}
+		return 0;
+	}
+	MDB_node *t = NODEPTR(sp, 0);
+	size_t tl = t->mn_ksize, need = 0;
+	for (i = 1; i < n; i++)
+		need += NODEPTR(sp, i)->mn_ksize;
+	need += (size_t)(n - 1) * tl;
+	if (need > xc->lbufcap) {
+		unsigned char *b = realloc(xc->lbuf, need);
+		if (!b)
+			return ENOMEM;
+		xc->lbuf = b;
+		xc->lbufcap = need;
+	}
+	l[0].mv_size = tl;
+	l[0].mv_data = NODEKEY(sp, t);
+	unsigned char *out = xc->lbuf;
+	for (i = 1; i < n; i++) {
+		int rc = dl_prefix_decode(sp, NODEPTR(sp, i), out, &l[i]);
+		if (rc)
+			return rc;
+		if (l[i].mv_data == out)
+			out += l[i].mv_size;
+	}
+	return 0;
+}
+
+/*
  * DLMDB: every value of the cursor's current key, in order, as an array the
  * cursor owns (valid until the cursor is used again, closed or renewed, or
  * the txn ends).  Values point into the pages; the cursor does not move.
@@ -1388,6 +1473,13 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 			return ENOMEM;
 		xc->list = l;
 		xc->listcap = n;
+	}
+	if (xc->subpage) {
+		if ((rc = dl_list_subpage(mc, xc)))
+			return rc;
+		*values = xc->list;
+		*countp = n;
+		return 0;
 	}
 	/* Walk a scratch copy of the sub-cursor so the position stays. */
 	dl_xcursor tmp = *xc;

@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 
+#include <stddef.h>
 #include <unistd.h>
 
 /* One allocation holds the per-DB arrays after the txn struct. */
@@ -12,9 +13,14 @@ static MDB_txn *dl_txn_alloc(MDB_env *env)
 	unsigned n = env->maxdbs;
 	size_t sz = sizeof(MDB_txn) + n * (sizeof(MDB_db) + sizeof(unsigned) +
 		sizeof(MDB_cursor *) + 1);
-	MDB_txn *txn = calloc(1, sz);
+	MDB_txn *txn = malloc(sz);
 	if (!txn)
 		return NULL;
+	/* Zero everything but rankbuf (1 KiB, always written before it is
+	 * read): beginning a read txn is a hot path. */
+	size_t rb = offsetof(MDB_txn, rankbuf), re = rb + sizeof(txn->rankbuf);
+	memset(txn, 0, rb);
+	memset((char *)txn + re, 0, sz - re);
 	char *p = (char *)(txn + 1);
 	txn->dbs = (MDB_db *)p;
 	p += n * sizeof(MDB_db);
@@ -74,16 +80,24 @@ static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
 			mx->dcmp = dl_default_dcmp(mf);
 		mx->flags = mf;
 	}
-	for (unsigned i = DL_CORE_DBS; i < env->maxdbs; i++) {
-		txn->cursors[i] = NULL;
-		if (i < env->numdbs && env->dbxs[i].valid) {
+	/* A renewed read txn (already TXN_RDONLY) needs only its open handles
+	 * set: its reset (dl_dbi_txn_end) left every flag past the core DBs 0,
+	 * and read txns never track cursors.  Write txns clear the lot. */
+	unsigned nd = env->numdbs;
+	for (unsigned i = DL_CORE_DBS; i < nd; i++) {
+		if (env->dbxs[i].valid) {
 			txn->dbflags[i] = DB_VALID | DB_USRVALID | DB_STALE;
 			txn->dbseq[i] = env->dbxs[i].seq;
 		} else {
 			txn->dbflags[i] = 0;
 		}
 	}
-	txn->cursors[0] = txn->cursors[1] = NULL;
+	if (txn->flags & TXN_RDONLY)
+		return;
+	for (unsigned i = nd; i < env->maxdbs; i++)
+		txn->dbflags[i] = 0;
+	for (unsigned i = 0; i < env->maxdbs; i++)
+		txn->cursors[i] = NULL;
 }
 
 static int dl_txn_begin_read(MDB_txn *txn)
@@ -338,6 +352,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 			return EACCES;
 		if (!(txn = dl_txn_alloc(env)))
 			return ENOMEM;
+		txn->flags = TXN_RDONLY;	/* zeroed arrays: setup skips clearing */
 		if ((rc = dl_txn_begin_read(txn))) {
 			dl_reader_release_txn(txn);
 			free(txn);

@@ -1,0 +1,231 @@
+/*
+ * test_hotpath.c - the engine's fast paths give the same answers as the
+ * general ones: the cursor-put "already on the right leaf" shortcut, the
+ * in-leaf MDB_NEXT/MDB_PREV step (in-page and overflow values, read and
+ * write txns), and overflow pages written without zeroing the whole run
+ * first (the slack after the value must still be zero on disk).
+ */
+#include "t.h"
+
+#define NK 30000	/* enough 8-byte keys for a 3-level tree */
+
+static void key_of(unsigned i, unsigned char kb[8])
+{
+	for (int b = 0; b < 8; b++)
+		kb[b] = (unsigned char)((uint64_t)i >> (8 * (7 - b)));
+}
+
+static size_t vsize_of(unsigned i)
+{
+	return (i % 97 == 0) ? 5000 + i % 700 : 20 + i % 60;	/* some overflow */
+}
+
+static void val_of(unsigned i, unsigned gen, unsigned char *vb, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		vb[j] = (unsigned char)(i * 31 + j + gen * 7);
+}
+
+/* Walk the whole DB forwards and backwards; compare with have[]/gen[]. */
+static void check_all(MDB_env *env, const unsigned char *have, const unsigned *gen, int rdonly)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	static unsigned char vb[8192];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, rdonly ? MDB_RDONLY : 0, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	for (int dir = 0; dir < 2; dir++) {
+		int bad = 0, seen = 0, rc;
+		int i = dir ? NK - 1 : 0;
+		MDB_cursor_op op = dir ? MDB_PREV : MDB_NEXT;
+		rc = mdb_cursor_get(cur, &k, &v, dir ? MDB_LAST : MDB_FIRST);
+		while (rc == 0) {
+			while (i >= 0 && i < NK && !have[i])
+				i += dir ? -1 : 1;
+			unsigned char kb[8];
+			key_of((unsigned)i, kb);
+			size_t n = vsize_of((unsigned)i) + (gen[i] & 1) * 3;
+			val_of((unsigned)i, gen[i], vb, n);
+			if (i < 0 || i >= NK || k.mv_size != 8 || memcmp(k.mv_data, kb, 8) ||
+			    v.mv_size != n || memcmp(v.mv_data, vb, n))
+				bad++;
+			seen++;
+			i += dir ? -1 : 1;
+			rc = mdb_cursor_get(cur, &k, &v, op);
+		}
+		CHECK_RC(rc, MDB_NOTFOUND);
+		int want = 0;
+		for (int j = 0; j < NK; j++)
+			want += have[j];
+		CHECK_EQ(seen, want);
+		CHECK_EQ(bad, 0);
+	}
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+}
+
+static int put_one(MDB_cursor *cur, unsigned i, unsigned gen)
+{
+	static unsigned char vb[8192];
+	unsigned char kb[8];
+	key_of(i, kb);
+	size_t n = vsize_of(i) + (gen & 1) * 3;
+	val_of(i, gen, vb, n);
+	MDB_val k = { 8, kb }, v = { n, vb };
+	int rc = mdb_cursor_put(cur, &k, &v, 0);
+	if (rc)
+		return rc;
+	/* The cursor sits on the item it wrote. */
+	if (mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT) || k.mv_size != 8 ||
+	    memcmp(k.mv_data, kb, 8) || v.mv_size != n || memcmp(v.mv_data, vb, n))
+		return -1;
+	return 0;
+}
+
+static void test_cursor_put_orders(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, (size_t)256 << 20, 0);
+	REQUIRE(env);
+	static unsigned char have[NK];
+	static unsigned gen[NK];
+	MDB_txn *txn;
+	MDB_cursor *cur, *other;
+	int bad = 0;
+
+	/* Even keys ascending (appends at the right edge). */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	for (unsigned i = 0; i < NK; i += 2) {
+		bad += put_one(cur, i, 0) != 0;
+		have[i] = 1;
+	}
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(bad, 0);
+	MDB_stat st;
+	OK(mdb_env_stat(env, &st));
+	CHECK(st.ms_depth >= 3);
+	check_all(env, have, gen, 1);
+
+	/* Odd keys descending (between existing keys, leaf by leaf). */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	for (int i = NK - 1; i >= 0; i -= 2) {
+		int rc = put_one(cur, (unsigned)i, 0);
+		if (rc && !bad)
+			fprintf(stderr, "first bad put %d -> %d\n", i, rc);
+		bad += rc != 0;
+		have[i] = 1;
+	}
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(bad, 0);
+	check_all(env, have, gen, 1);
+
+	/* Overwrites (same and other size) in runs, a second cursor writing
+	 * elsewhere between them, deletes, and the first/last keys. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &other));
+	uint64_t x = 12345;
+	for (int step = 0; step < 20000; step++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned base = (unsigned)(x >> 33) % NK;
+		for (unsigned j = 0; j < 5 && base + j < NK; j++) {
+			unsigned i = base + j;
+			gen[i] += (x >> 20) & 1 ? 1 : 2;
+			bad += put_one(cur, i, gen[i]) != 0;
+			have[i] = 1;
+		}
+		if (step % 7 == 0) {
+			unsigned i = (unsigned)(x >> 13) % NK;
+			gen[i]++;
+			bad += put_one(other, i, gen[i]) != 0;
+			have[i] = 1;
+		}
+		if (step % 11 == 0) {
+			unsigned i = (unsigned)(x >> 17) % NK;
+			unsigned char kb[8];
+			key_of(i, kb);
+			MDB_val k = { 8, kb };
+			int rc = mdb_del(txn, 1, &k, NULL);
+			CHECK(rc == 0 || (rc == MDB_NOTFOUND && !have[i]));
+			have[i] = 0;
+		}
+		if (step % 500 == 0) {
+			gen[0]++;
+			bad += put_one(cur, 0, gen[0]) != 0;
+			have[0] = 1;
+			gen[NK - 1]++;
+			bad += put_one(cur, NK - 1, gen[NK - 1]) != 0;
+			have[NK - 1] = 1;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	OK(mdb_txn_commit(txn));
+	check_all(env, have, gen, 1);
+	check_all(env, have, gen, 0);	/* write txn: the NEXT/PREV step on its pages */
+	mdb_env_close(env);
+}
+
+/* Slack after an overflow value is zero in the file (no MDB_NOMEMINIT). */
+static void test_overflow_slack_zeroed(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_txn *txn;
+	static unsigned char vb[9000];
+	memset(vb, 0xAB, sizeof vb);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	unsigned char kb[8];
+	key_of(1, kb);
+	MDB_val k = { 8, kb }, v = { 5000, vb };
+	OK(mdb_put(txn, 1, &k, &v, 0));
+	key_of(2, kb);
+	v.mv_size = 6000;
+	OK(mdb_put(txn, 1, &k, &v, MDB_RESERVE));
+	memset(v.mv_data, 0xAB, 100);	/* the rest of the reserved area stays unwritten */
+	OK(mdb_txn_commit(txn));
+	MDB_stat st;
+	OK(mdb_env_stat(env, &st));
+	unsigned psize = st.ms_psize;
+	mdb_env_close(env);
+
+	FILE *f = fopen(t_path("data.mdb"), "rb");
+	REQUIRE(f);
+	unsigned char *pg = malloc(2 * (size_t)psize);
+	REQUIRE(pg);
+	int runs = 0, dirty = 0;
+	long off = 0;
+	for (;;) {
+		if (fseek(f, off, SEEK_SET) || fread(pg, 1, psize, f) != psize)
+			break;
+		uint16_t flags;
+		memcpy(&flags, pg + 10, 2);
+		if (flags & 0x04) {
+			uint32_t np;
+			memcpy(&np, pg + 12, 4);
+			if (np == 2 && fread(pg + psize, 1, psize, f) == psize) {
+				runs++;
+				/* value bytes 0xAB first, then zeros to the run's end */
+				size_t end = 16;
+				while (end < 2 * (size_t)psize && pg[end] == 0xAB)
+					end++;
+				CHECK(end == 16 + 5000 || end == 16 + 100);
+				for (size_t j = end; j < 2 * (size_t)psize; j++)
+					dirty += pg[j] != 0;
+			}
+		}
+		off += psize;
+	}
+	fclose(f);
+	free(pg);
+	CHECK_EQ(runs, 2);
+	CHECK_EQ(dirty, 0);
+}
+
+int main(void)
+{
+	RUN(test_cursor_put_orders);
+	RUN(test_overflow_slack_zeroed);
+	T_DONE();
+}
