@@ -1,38 +1,12 @@
 //! `dlmdb check`: passes every fixture and every store the engine writes;
 //! finds deliberately damaged stores; never crashes; graded exit codes.
 
+mod common;
+
+use common::{bin, fixture_copy};
 use dlmdb::{DatabaseFlags, Env, EnvFlags, WriteFlags};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dlmdb"))
-}
-
-fn fixtures() -> Option<PathBuf> {
-    let dir = match std::env::var_os("DLMDB_FIXTURES") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: fixtures not found at {}", dir.display());
-        None
-    }
-}
-
-fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
-    let src = fixtures()?.join(rel);
-    if !src.is_file() {
-        eprintln!("SKIP: fixture {} not found", src.display());
-        return None;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join(Path::new(rel).file_name().unwrap());
-    std::fs::copy(&src, &dst).unwrap();
-    Some((tmp, dst))
-}
+use std::path::Path;
+use std::process::Output;
 
 fn check(path: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value, Output) {
     let out = bin()

@@ -1,27 +1,8 @@
 //! The `dlmdb` binary end to end: argument parsing, exit codes, JSON output.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dlmdb"))
-}
-
-fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
-    let dir = match std::env::var_os("DLMDB_FIXTURES") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
-    };
-    let src = dir.join(rel);
-    if !src.is_file() {
-        eprintln!("SKIP: fixture {} not found", src.display());
-        return None;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join(Path::new(rel).file_name().unwrap());
-    std::fs::copy(&src, &dst).unwrap();
-    Some((tmp, dst))
-}
+use common::{bin, fixture_copy};
 
 #[test]
 fn help_lists_subcommands() {

@@ -1,38 +1,11 @@
 //! End-to-end tests of `dlmdb dump`, `load`, `copy`, `count`, `rank` on
 //! the reference fixtures, and interop with Debian's lmdb-utils.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{bin, fixture_copy, fixtures};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dlmdb"))
-}
-
-fn fixtures() -> Option<PathBuf> {
-    let dir = match std::env::var_os("DLMDB_FIXTURES") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: fixtures not found at {}", dir.display());
-        None
-    }
-}
-
-/// Copy a fixture data file into a fresh temp dir.
-fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
-    let src = fixtures()?.join(rel);
-    if !src.is_file() {
-        eprintln!("SKIP: fixture {} not found", src.display());
-        return None;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join(Path::new(rel).file_name().unwrap());
-    std::fs::copy(&src, &dst).unwrap();
-    Some((tmp, dst))
-}
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run")

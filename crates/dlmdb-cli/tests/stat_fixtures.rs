@@ -4,30 +4,16 @@
 //! Fixtures: `$DLMDB_FIXTURES`, else `<repo>/../shared/fixtures`. Each file is
 //! copied to a temp dir first (opening creates a lock file beside it).
 
+mod common;
+
+use common::{copy_to_temp, fixtures};
 use dlmdb::Layout;
 use dlmdb_cli::stat::{collect, render_text, LayoutChoice, StatOptions};
-use std::path::{Path, PathBuf};
-
-fn fixtures() -> Option<PathBuf> {
-    let dir = match std::env::var_os("DLMDB_FIXTURES") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: fixtures not found at {}", dir.display());
-        None
-    }
-}
+use std::path::PathBuf;
 
 /// Copy `rel` (relative to the fixtures dir) into a fresh temp dir.
 fn copy_fixture(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
-    let src = fixtures()?.join(rel);
-    let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join(Path::new(rel).file_name().unwrap());
-    std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
-    Some((tmp, dst))
+    Some(copy_to_temp(&fixtures()?.join(rel)))
 }
 
 fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {

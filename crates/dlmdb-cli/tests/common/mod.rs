@@ -1,0 +1,47 @@
+//! Helpers shared by the `dlmdb-cli` integration tests: locating the
+//! reference fixtures and copying them into a temp dir (opening a store
+//! creates a lock file beside it, so the shared fixtures are never opened
+//! in place). Each test binary uses only part of this module.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `dlmdb` binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dlmdb"))
+}
+
+/// `$DLMDB_FIXTURES`, else `<repo>/../shared/fixtures`; `None` (with a
+/// SKIP note) when the directory is absent.
+pub fn fixtures() -> Option<PathBuf> {
+    let dir = match std::env::var_os("DLMDB_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIP: fixtures not found at {}", dir.display());
+        None
+    }
+}
+
+/// Copy `src` into a fresh temp dir, keeping its file name.
+pub fn copy_to_temp(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join(src.file_name().unwrap());
+    std::fs::copy(src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+    (tmp, dst)
+}
+
+/// Copy the fixture `rel` (relative to the fixtures dir) into a fresh temp
+/// dir; `None` (with a SKIP note) when the fixture is missing.
+pub fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let src = fixtures()?.join(rel);
+    if !src.is_file() {
+        eprintln!("SKIP: fixture {} not found", src.display());
+        return None;
+    }
+    Some(copy_to_temp(&src))
+}
