@@ -8,9 +8,22 @@
 
 /// Every engine function the harness calls.
 const NEEDED: &[&str] = &[
-    "mdb_version", "mdb_strerror", "mdb_env_create", "mdb_env_set_mapsize", "mdb_env_open",
-    "mdb_env_close", "mdb_txn_begin", "mdb_txn_commit", "mdb_txn_abort", "mdb_dbi_open",
-    "mdb_put", "mdb_get", "mdb_stat", "mdb_cursor_open", "mdb_cursor_close", "mdb_cursor_put",
+    "mdb_version",
+    "mdb_strerror",
+    "mdb_env_create",
+    "mdb_env_set_mapsize",
+    "mdb_env_open",
+    "mdb_env_close",
+    "mdb_txn_begin",
+    "mdb_txn_commit",
+    "mdb_txn_abort",
+    "mdb_dbi_open",
+    "mdb_put",
+    "mdb_get",
+    "mdb_stat",
+    "mdb_cursor_open",
+    "mdb_cursor_close",
+    "mdb_cursor_put",
     "mdb_cursor_get",
 ];
 
@@ -21,7 +34,9 @@ fn main() {
     if std::env::var("DLMDB_BENCH_LMDB_ONLY").is_ok_and(|v| v == "1") {
         return;
     }
-    let Ok(dir) = std::env::var("DEP_DLMDB_INCLUDE") else { return };
+    let Ok(dir) = std::env::var("DEP_DLMDB_INCLUDE") else {
+        return;
+    };
     println!("cargo:rerun-if-changed={dir}");
     let mut text = String::new();
     if let Ok(rd) = std::fs::read_dir(&dir) {
@@ -49,6 +64,9 @@ fn main() {
     if missing.is_empty() {
         println!("cargo:rustc-cfg=has_dlmdb_engine");
     } else {
-        println!("cargo:warning=dlmdb engine incomplete (no {}); benchmarking LMDB against itself", missing.join(", "));
+        println!(
+            "cargo:warning=dlmdb engine incomplete (no {}); benchmarking LMDB against itself",
+            missing.join(", ")
+        );
     }
 }

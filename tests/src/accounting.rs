@@ -44,7 +44,14 @@ unsafe extern "C" fn collect(ctx: *mut c_void, info: *const ffi::MDB_pageinfo) -
 pub fn walk_pages(txn: &Txn<'_>, dbi: u32) -> Result<Vec<ffi::MDB_pageinfo>, i32> {
     let mut v: Vec<ffi::MDB_pageinfo> = Vec::new();
     // SAFETY: the callback only pushes copies into `v`, which outlives the call.
-    let rc = unsafe { ffi::mdb_page_walk(txn.raw(), dbi, Some(collect), &mut v as *mut _ as *mut c_void) };
+    let rc = unsafe {
+        ffi::mdb_page_walk(
+            txn.raw(),
+            dbi,
+            Some(collect),
+            &mut v as *mut _ as *mut c_void,
+        )
+    };
     if rc == 0 {
         Ok(v)
     } else {
@@ -73,12 +80,18 @@ fn tree_pages(infos: &[ffi::MDB_pageinfo]) -> TreePages {
 /// Decode one FREE_DBI record: `[n, p1 > p2 > ... > pn]` (native u64s).
 pub fn decode_free_record(data: &[u8]) -> Result<Vec<u64>, String> {
     let word = |i: usize| -> Option<u64> {
-        data.get(i * 8..i * 8 + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
+        data.get(i * 8..i * 8 + 8)
+            .map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
     };
     let n = word(0).ok_or("free-list record shorter than 8 bytes")? as usize;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        out.push(word(i + 1).ok_or_else(|| format!("free-list record says {n} pages but has {} bytes", data.len()))?);
+        out.push(word(i + 1).ok_or_else(|| {
+            format!(
+                "free-list record says {n} pages but has {} bytes",
+                data.len()
+            )
+        })?);
     }
     if out.windows(2).any(|w| w[0] <= w[1]) {
         return Err(format!("free-list record not strictly descending: {out:?}"));
@@ -96,19 +109,29 @@ pub fn check_accounting(env: &Env) -> Result<AccountingReport, String> {
     let mut trees = Vec::new();
     let mut tree_total = 0u64;
 
-    let names = txn.named_dbs().map_err(|e| format!("listing named DBs: {e}"))?;
+    let names = txn
+        .named_dbs()
+        .map_err(|e| format!("listing named DBs: {e}"))?;
     let mut dbis: Vec<(String, u32)> = vec![("FREE_DBI".into(), 0), ("MAIN_DBI".into(), 1)];
     for n in &names {
-        let dbi = txn.open_db(Some(n), 0).map_err(|e| format!("open {:?}: {e}", n))?;
+        let dbi = txn
+            .open_db(Some(n), 0)
+            .map_err(|e| format!("open {:?}: {e}", n))?;
         dbis.push((String::from_utf8_lossy(n).into_owned(), dbi));
     }
     for (name, dbi) in &dbis {
         let infos = walk_pages(&txn, *dbi).map_err(|e| format!("page_walk({name}): error {e}"))?;
         let t = tree_pages(&infos);
         let st = txn.stat(*dbi).map_err(|e| format!("stat({name}): {e}"))?;
-        let flags = if *dbi > 1 { txn.db_flags(*dbi).unwrap_or(0) } else { 0 };
+        let flags = if *dbi > 1 {
+            txn.db_flags(*dbi).unwrap_or(0)
+        } else {
+            0
+        };
         let dupsort = flags & ffi::MDB_DUPSORT != 0;
-        if !dupsort && (t.branch, t.leaf, t.overflow) != (st.branch_pages, st.leaf_pages, st.overflow_pages) {
+        if !dupsort
+            && (t.branch, t.leaf, t.overflow) != (st.branch_pages, st.leaf_pages, st.overflow_pages)
+        {
             return Err(format!(
                 "{name}: walk found branch/leaf/overflow {}/{}/{} but the record says {}/{}/{}",
                 t.branch, t.leaf, t.overflow, st.branch_pages, st.leaf_pages, st.overflow_pages
@@ -129,8 +152,12 @@ pub fn check_accounting(env: &Env) -> Result<AccountingReport, String> {
     }
 
     let mut free_total = 0u64;
-    for (k, v) in txn.walk(0, true).map_err(|e| format!("FREE_DBI cursor: {e}"))? {
-        let pages = decode_free_record(&v).map_err(|e| format!("FREE_DBI key {}: {e}", crate::show(&k)))?;
+    for (k, v) in txn
+        .walk(0, true)
+        .map_err(|e| format!("FREE_DBI cursor: {e}"))?
+    {
+        let pages =
+            decode_free_record(&v).map_err(|e| format!("FREE_DBI key {}: {e}", crate::show(&k)))?;
         for pg in pages {
             if pg < 2 || pg > last_pg {
                 return Err(format!("free page {pg} outside 2..={last_pg}"));
@@ -142,11 +169,19 @@ pub fn check_accounting(env: &Env) -> Result<AccountingReport, String> {
         }
     }
     if 2 + tree_total + free_total != last_pg + 1 {
-        let missing: Vec<u64> = (2..=last_pg).filter(|p| !owner.contains_key(p)).take(20).collect();
+        let missing: Vec<u64> = (2..=last_pg)
+            .filter(|p| !owner.contains_key(p))
+            .take(20)
+            .collect();
         return Err(format!(
             "accounting: 2 + {tree_total} tree pages + {free_total} free pages != last_pg {last_pg} + 1; \
              unaccounted pages (first 20): {missing:?}"
         ));
     }
-    Ok(AccountingReport { last_pg, tree_pages: tree_total, free_pages: free_total, trees })
+    Ok(AccountingReport {
+        last_pg,
+        tree_pages: tree_total,
+        free_pages: free_total,
+        trees,
+    })
 }

@@ -43,31 +43,7 @@ pub const EINVAL: i32 = 22;
 /// the count/rank functions (they are stubs until issue 5 lands).
 pub const NEEDS_ENGINE: &str = "needs MDB_COUNTED engine support (issue 5)";
 
-fn check(rc: i32) -> Res<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(rc)
-    }
-}
-
-fn val(b: &[u8]) -> ffi::MDB_val {
-    ffi::MDB_val { mv_size: b.len(), mv_data: b.as_ptr() as *mut _ }
-}
-
-fn empty_val() -> ffi::MDB_val {
-    ffi::MDB_val { mv_size: 0, mv_data: ptr::null_mut() }
-}
-
-/// # Safety
-/// `v` must describe readable memory valid for the current txn.
-unsafe fn owned(v: &ffi::MDB_val) -> Vec<u8> {
-    if v.mv_size == 0 {
-        Vec::new()
-    } else {
-        std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size).to_vec()
-    }
-}
+crate::raw_val_helpers!();
 
 /// `Some(bytes)` -> pointer to an `MDB_val` kept in `slot`; `None` -> NULL.
 fn opt_ptr(b: Option<&[u8]>, slot: &mut ffi::MDB_val) -> *const ffi::MDB_val {
@@ -130,9 +106,13 @@ pub fn range_count(
     // SAFETY: live txn; bound pointers are NULL or point at live MDB_vals.
     let rc = unsafe {
         match f {
-            RangeFn::CountRange => ffi::mdb_count_range(txn.txn_ptr(), dbi, lp, hp, flags, &mut out),
+            RangeFn::CountRange => {
+                ffi::mdb_count_range(txn.txn_ptr(), dbi, lp, hp, flags, &mut out)
+            }
             RangeFn::Keys => ffi::mdb_range_count_keys(txn.txn_ptr(), dbi, lp, hp, flags, &mut out),
-            RangeFn::Values => ffi::mdb_range_count_values(txn.txn_ptr(), dbi, lp, hp, flags, &mut out),
+            RangeFn::Values => {
+                ffi::mdb_range_count_values(txn.txn_ptr(), dbi, lp, hp, flags, &mut out)
+            }
         }
     };
     check(rc)?;
@@ -190,12 +170,25 @@ pub fn put(txn: &impl AsTxn, dbi: u32, key: &[u8], data: &[u8], flags: u32) -> R
 /// `mdb_put(MDB_RESERVE)` then fill the reserved space with `data`.
 pub fn put_reserve(txn: &impl AsTxn, dbi: u32, key: &[u8], data: &[u8], flags: u32) -> Res<()> {
     let mut k = val(key);
-    let mut d = ffi::MDB_val { mv_size: data.len(), mv_data: ptr::null_mut() };
+    let mut d = ffi::MDB_val {
+        mv_size: data.len(),
+        mv_data: ptr::null_mut(),
+    };
     // SAFETY: on success the engine returns `data.len()` writable bytes
     // valid until the next update in this txn; they are filled at once.
     unsafe {
-        check(ffi::mdb_put(txn.txn_ptr(), dbi, &mut k, &mut d, flags | ffi::MDB_RESERVE))?;
-        assert_eq!(d.mv_size, data.len(), "MDB_RESERVE returned a different size");
+        check(ffi::mdb_put(
+            txn.txn_ptr(),
+            dbi,
+            &mut k,
+            &mut d,
+            flags | ffi::MDB_RESERVE,
+        ))?;
+        assert_eq!(
+            d.mv_size,
+            data.len(),
+            "MDB_RESERVE returned a different size"
+        );
         if !data.is_empty() {
             ptr::copy_nonoverlapping(data.as_ptr(), d.mv_data as *mut u8, data.len());
         }
@@ -254,7 +247,10 @@ impl<'p> ChildTxn<'p> {
             let env = ffi::mdb_txn_env(parent.txn_ptr());
             check(ffi::mdb_txn_begin(env, parent.txn_ptr(), 0, &mut t))?;
         }
-        Ok(ChildTxn { txn: t, _parent: PhantomData })
+        Ok(ChildTxn {
+            txn: t,
+            _parent: PhantomData,
+        })
     }
     pub fn commit(mut self) -> Res<()> {
         let t = std::mem::replace(&mut self.txn, ptr::null_mut());
@@ -295,13 +291,25 @@ pub fn del(txn: &impl AsTxn, dbi: u32, key: &[u8], data: Option<&[u8]>) -> Res<b
 /// `mdb_cursor_put(MDB_MULTIPLE)` on a DUPFIXED DB: `items` holds
 /// `items.len() / size` values of `size` bytes. Returns how many were
 /// written (LMDB stores the number in the second `MDB_val`).
-pub fn put_multiple(txn: &impl AsTxn, dbi: u32, key: &[u8], items: &[u8], size: usize) -> Res<usize> {
+pub fn put_multiple(
+    txn: &impl AsTxn,
+    dbi: u32,
+    key: &[u8],
+    items: &[u8],
+    size: usize,
+) -> Res<usize> {
     assert!(size > 0 && items.len() % size == 0);
     let c = Cursor::open(txn, dbi)?;
     let mut k = val(key);
     let mut d = [
-        ffi::MDB_val { mv_size: size, mv_data: items.as_ptr() as *mut _ },
-        ffi::MDB_val { mv_size: items.len() / size, mv_data: ptr::null_mut() },
+        ffi::MDB_val {
+            mv_size: size,
+            mv_data: items.as_ptr() as *mut _,
+        },
+        ffi::MDB_val {
+            mv_size: items.len() / size,
+            mv_data: ptr::null_mut(),
+        },
     ];
     // SAFETY: MDB_MULTIPLE reads an array of two MDB_vals; both live here.
     check(unsafe { ffi::mdb_cursor_put(c.cur, &mut k, d.as_mut_ptr(), ffi::MDB_MULTIPLE) })?;
@@ -319,7 +327,10 @@ impl<'t> Cursor<'t> {
         let mut cur = ptr::null_mut();
         // SAFETY: live txn; the cursor borrows it.
         check(unsafe { ffi::mdb_cursor_open(txn.txn_ptr(), dbi, &mut cur) })?;
-        Ok(Cursor { cur, _txn: PhantomData })
+        Ok(Cursor {
+            cur,
+            _txn: PhantomData,
+        })
     }
 
     /// `mdb_cursor_get_rank` returning the positioned (key, data).
@@ -327,7 +338,9 @@ impl<'t> Cursor<'t> {
         let (mut k, mut d) = (empty_val(), empty_val());
         // SAFETY: live cursor; outputs copied at once.
         unsafe {
-            check(ffi::mdb_cursor_get_rank(self.cur, rank, &mut k, &mut d, flags))?;
+            check(ffi::mdb_cursor_get_rank(
+                self.cur, rank, &mut k, &mut d, flags,
+            ))?;
             Ok((owned(&k), owned(&d)))
         }
     }
@@ -335,7 +348,9 @@ impl<'t> Cursor<'t> {
     /// `mdb_cursor_get_rank` with NULL outputs (position only).
     pub fn seek_rank(&mut self, rank: u64) -> Res<()> {
         // SAFETY: NULL outputs are allowed.
-        check(unsafe { ffi::mdb_cursor_get_rank(self.cur, rank, ptr::null_mut(), ptr::null_mut(), 0) })
+        check(unsafe {
+            ffi::mdb_cursor_get_rank(self.cur, rank, ptr::null_mut(), ptr::null_mut(), 0)
+        })
     }
 
     /// `mdb_cursor_key_rank`.
@@ -351,7 +366,12 @@ impl<'t> Cursor<'t> {
 
     /// `mdb_cursor_get` with an op; `key`/`data` are inputs where the op
     /// reads them. Returns the output pair.
-    pub fn get(&mut self, op: ffi::MDB_cursor_op, key: Option<&[u8]>, data: Option<&[u8]>) -> Res<Pair> {
+    pub fn get(
+        &mut self,
+        op: ffi::MDB_cursor_op,
+        key: Option<&[u8]>,
+        data: Option<&[u8]>,
+    ) -> Res<Pair> {
         let mut k = key.map_or_else(empty_val, val);
         let mut d = data.map_or_else(empty_val, val);
         // SAFETY: live cursor; outputs copied at once.
@@ -418,7 +438,10 @@ pub struct CountModel {
 
 impl CountModel {
     pub fn new(flags: u32) -> Self {
-        CountModel { flags, ..Default::default() }
+        CountModel {
+            flags,
+            ..Default::default()
+        }
     }
     pub fn dupsort(&self) -> bool {
         self.flags & DUPSORT != 0
@@ -433,7 +456,10 @@ impl CountModel {
     /// true when an entry was added.
     pub fn put(&mut self, key: &[u8], data: &[u8]) -> bool {
         let dup = self.dupsort();
-        let e = self.map.entry(sort_key(self.flags, key)).or_insert_with(|| (key.to_vec(), BTreeSet::new()));
+        let e = self
+            .map
+            .entry(sort_key(self.flags, key))
+            .or_insert_with(|| (key.to_vec(), BTreeSet::new()));
         if !dup && !e.1.is_empty() {
             e.1.clear();
             e.1.insert(data.to_vec());
@@ -458,7 +484,9 @@ impl CountModel {
     /// Delete one duplicate; true if it existed.
     pub fn del_pair(&mut self, key: &[u8], data: &[u8]) -> bool {
         let sk = sort_key(self.flags, key);
-        let Some(e) = self.map.get_mut(&sk) else { return false };
+        let Some(e) = self.map.get_mut(&sk) else {
+            return false;
+        };
         if !e.1.remove(data) {
             return false;
         }
@@ -473,7 +501,10 @@ impl CountModel {
     }
     /// Duplicates of `key` in order (empty if absent).
     pub fn values(&self, key: &[u8]) -> Vec<Vec<u8>> {
-        self.map.get(&sort_key(self.flags, key)).map(|e| e.1.iter().cloned().collect()).unwrap_or_default()
+        self.map
+            .get(&sort_key(self.flags, key))
+            .map(|e| e.1.iter().cloned().collect())
+            .unwrap_or_default()
     }
     /// Number of distinct keys sorting before `key`.
     pub fn key_pos(&self, key: &[u8]) -> usize {
@@ -485,7 +516,11 @@ impl CountModel {
     }
     /// A frozen, indexable view answering the queries.
     pub fn snap(&self, counted: bool) -> CountSnap {
-        let mut s = CountSnap { flags: self.flags, counted, ..Default::default() };
+        let mut s = CountSnap {
+            flags: self.flags,
+            counted,
+            ..Default::default()
+        };
         for (sk, (k, vals)) in &self.map {
             s.sort_keys.push(sk.clone());
             s.key_start.push(s.entries.len());
@@ -609,7 +644,13 @@ impl CountSnap {
 
     /// Expected result of one of the range functions, error codes included
     /// (the argument checks of the three tables in §2.4.3-§2.4.5, in order).
-    pub fn range_fn(&self, f: RangeFn, low: Option<&[u8]>, high: Option<&[u8]>, flags: u32) -> Res<u64> {
+    pub fn range_fn(
+        &self,
+        f: RangeFn,
+        low: Option<&[u8]>,
+        high: Option<&[u8]>,
+        flags: u32,
+    ) -> Res<u64> {
         if flags & !(LOWER_INCL | UPPER_INCL) != 0 {
             return Err(EINVAL);
         }
@@ -798,11 +839,19 @@ impl Image {
     }
 
     /// Walk the tree of `rec`; returns its report after checking C1-C4.
-    fn tree(&self, rec: &DbRecord, ctx: &TreeCtx<'_>, seen: &mut HashSet<u64>) -> Result<TreeReport, String> {
+    fn tree(
+        &self,
+        rec: &DbRecord,
+        ctx: &TreeCtx<'_>,
+        seen: &mut HashSet<u64>,
+    ) -> Result<TreeReport, String> {
         let mut rep = TreeReport::default();
         if rec.root == P_INVALID {
             if rec.entries != 0 || rec.depth != 0 {
-                return Err(format!("{}: empty tree but md_entries {} depth {}", ctx.what, rec.entries, rec.depth));
+                return Err(format!(
+                    "{}: empty tree but md_entries {} depth {}",
+                    ctx.what, rec.entries, rec.depth
+                ));
             }
             return Ok(rep);
         }
@@ -835,7 +884,9 @@ impl Image {
         let p = self.page(pgno)?;
         let flags = u16_at(&p, 10);
         if flags & (P_OVERFLOW | P_META | P_SUBP) != 0 {
-            return Err(format!("{w}: page {pgno} has flags {flags:#x} inside a tree"));
+            return Err(format!(
+                "{w}: page {pgno} has flags {flags:#x} inside a tree"
+            ));
         }
         if flags & P_LEAF2 != 0 {
             // LEAF2: no pointer array; mp_lower still grows by 2 per item,
@@ -844,13 +895,23 @@ impl Image {
             let lower = u16_at(&p, 12) as usize;
             let width = u16_at(&p, 8) as usize;
             if !(ctx.sub && ctx.dupfixed) || flags & (P_BRANCH | P_COUNTED) != 0 {
-                return Err(format!("{w}: LEAF2 page {pgno} (flags {flags:#x}) outside a DUPFIXED sub-database"));
+                return Err(format!(
+                    "{w}: LEAF2 page {pgno} (flags {flags:#x}) outside a DUPFIXED sub-database"
+                ));
             }
             if level + 1 != ctx.depth {
-                return Err(format!("{w}: leaf page {pgno} at level {level} but md_depth {}", ctx.depth));
+                return Err(format!(
+                    "{w}: leaf page {pgno} at level {level} but md_depth {}",
+                    ctx.depth
+                ));
             }
-            if lower < PAGEHDR || (lower - PAGEHDR) % 2 != 0 || PAGEHDR + (lower - PAGEHDR) / 2 * width > p.len() {
-                return Err(format!("{w}: LEAF2 page {pgno}: mp_lower {lower} with item size {width}"));
+            if lower < PAGEHDR
+                || (lower - PAGEHDR) % 2 != 0
+                || PAGEHDR + (lower - PAGEHDR) / 2 * width > p.len()
+            {
+                return Err(format!(
+                    "{w}: LEAF2 page {pgno}: mp_lower {lower} with item size {width}"
+                ));
             }
             let n = ((lower - PAGEHDR) / 2) as u64;
             if n == 0 && level > 0 {
@@ -863,14 +924,21 @@ impl Image {
         if flags & P_BRANCH != 0 {
             rep.branch_pages += 1;
             if level + 1 >= ctx.depth {
-                return Err(format!("{w}: branch page {pgno} at level {level} but md_depth {}", ctx.depth));
+                return Err(format!(
+                    "{w}: branch page {pgno} at level {level} but md_depth {}",
+                    ctx.depth
+                ));
             }
             let counted = flags & P_COUNTED != 0;
             if counted != ctx.counted {
                 return Err(format!(
                     "{w}: branch page {pgno} flags {flags:#x}: P_COUNTED {} in a {} tree",
                     if counted { "set" } else { "missing" },
-                    if ctx.counted { "counted" } else { "non-counted" }
+                    if ctx.counted {
+                        "counted"
+                    } else {
+                        "non-counted"
+                    }
                 ));
             }
             if counted {
@@ -884,7 +952,9 @@ impl Image {
                 if counted && o + 16 > p.len() {
                     return Err(format!("{w}: branch page {pgno} node {i} truncated"));
                 }
-                let child = u16_at(&p, o) as u64 | (u16_at(&p, o + 2) as u64) << 16 | (u16_at(&p, o + 4) as u64) << 32;
+                let child = u16_at(&p, o) as u64
+                    | (u16_at(&p, o + 2) as u64) << 16
+                    | (u16_at(&p, o + 4) as u64) << 32;
                 let sub = self.walk(child, level + 1, ctx, seen, rep)?;
                 if counted {
                     let stored = u64_at(&p, o + NODEHDR);
@@ -900,14 +970,21 @@ impl Image {
             return Ok(sum);
         }
         if flags & P_LEAF == 0 {
-            return Err(format!("{w}: page {pgno} has flags {flags:#x} (neither branch nor leaf)"));
+            return Err(format!(
+                "{w}: page {pgno} has flags {flags:#x} (neither branch nor leaf)"
+            ));
         }
         rep.leaf_pages += 1;
         if level + 1 != ctx.depth {
-            return Err(format!("{w}: leaf page {pgno} at level {level} but md_depth {}", ctx.depth));
+            return Err(format!(
+                "{w}: leaf page {pgno} at level {level} but md_depth {}",
+                ctx.depth
+            ));
         }
         if flags & P_COUNTED != 0 {
-            return Err(format!("{w}: leaf page {pgno} carries P_COUNTED ({flags:#x})"));
+            return Err(format!(
+                "{w}: leaf page {pgno} carries P_COUNTED ({flags:#x})"
+            ));
         }
         if nodes.is_empty() && level > 0 {
             return Err(format!("{w}: non-root leaf page {pgno} is empty"));
@@ -920,7 +997,9 @@ impl Image {
                 // data = 8-byte page number of an overflow run
                 let doff = self.data_off(&p, o);
                 if doff + 8 > p.len() {
-                    return Err(format!("{w}: leaf page {pgno} node {i}: overflow reference beyond the page"));
+                    return Err(format!(
+                        "{w}: leaf page {pgno} node {i}: overflow reference beyond the page"
+                    ));
                 }
                 let opg = u64_at(&p, doff);
                 if !seen.insert(opg) {
@@ -928,7 +1007,9 @@ impl Image {
                 }
                 let op = self.page(opg)?;
                 if u16_at(&op, 10) & P_OVERFLOW == 0 {
-                    return Err(format!("{w}: leaf page {pgno} node {i}: page {opg} is not an overflow page"));
+                    return Err(format!(
+                        "{w}: leaf page {pgno} node {i}: page {opg} is not an overflow page"
+                    ));
                 }
                 let n = u32_at(&op, 12) as u64;
                 if n == 0 || opg + n - 1 > self.last_pg {
@@ -943,14 +1024,22 @@ impl Image {
             let dsize = u16_at(&p, o) as usize | (u16_at(&p, o + 2) as usize) << 16;
             let doff = self.data_off(&p, o);
             if doff + dsize > p.len() {
-                return Err(format!("{w}: leaf page {pgno} node {i}: data beyond the page"));
+                return Err(format!(
+                    "{w}: leaf page {pgno} node {i}: data beyond the page"
+                ));
             }
             let data = &p[doff..doff + dsize];
             if nf & F_SUBDATA != 0 {
-                let sr = DbRecord::parse(data).map_err(|e| format!("{w}: leaf page {pgno} node {i}: {e}"))?;
+                let sr = DbRecord::parse(data)
+                    .map_err(|e| format!("{w}: leaf page {pgno} node {i}: {e}"))?;
                 let what = format!("{w} / dup sub-DB in page {pgno} node {i}");
-                let sctx =
-                    TreeCtx { what: &what, counted: ctx.counted, dupfixed: ctx.dupfixed, depth: sr.depth, sub: true };
+                let sctx = TreeCtx {
+                    what: &what,
+                    counted: ctx.counted,
+                    dupfixed: ctx.dupfixed,
+                    depth: sr.depth,
+                    sub: true,
+                };
                 let srep = self.tree(&sr, &sctx, seen)?;
                 if srep.entries == 0 {
                     return Err(format!("{what}: empty dup sub-database"));
@@ -965,19 +1054,28 @@ impl Image {
                 sum += sr.entries;
             } else {
                 if data.len() < PAGEHDR {
-                    return Err(format!("{w}: leaf page {pgno} node {i}: dup sub-page of {} bytes", data.len()));
+                    return Err(format!(
+                        "{w}: leaf page {pgno} node {i}: dup sub-page of {} bytes",
+                        data.len()
+                    ));
                 }
                 let sf = u16_at(data, 10);
                 if sf & P_SUBP == 0 || sf & P_LEAF == 0 || sf & (P_BRANCH | P_COUNTED) != 0 {
-                    return Err(format!("{w}: leaf page {pgno} node {i}: dup sub-page flags {sf:#x}"));
+                    return Err(format!(
+                        "{w}: leaf page {pgno} node {i}: dup sub-page flags {sf:#x}"
+                    ));
                 }
                 let lower = u16_at(data, 12) as usize;
                 if lower < PAGEHDR || lower > data.len() {
-                    return Err(format!("{w}: leaf page {pgno} node {i}: sub-page mp_lower {lower}"));
+                    return Err(format!(
+                        "{w}: leaf page {pgno} node {i}: sub-page mp_lower {lower}"
+                    ));
                 }
                 let n = ((lower - PAGEHDR) / 2) as u64;
                 if n == 0 {
-                    return Err(format!("{w}: leaf page {pgno} node {i}: empty dup sub-page"));
+                    return Err(format!(
+                        "{w}: leaf page {pgno} node {i}: empty dup sub-page"
+                    ));
                 }
                 rep.subpages += 1;
                 sum += n;
@@ -994,7 +1092,8 @@ impl Image {
 pub fn check_file(path: &Path, v1_padded: bool) -> Result<FileReport, String> {
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let mut hdr = vec![0u8; 256];
-    file.read_exact_at(&mut hdr, 0).map_err(|e| format!("cannot read meta 0: {e}"))?;
+    file.read_exact_at(&mut hdr, 0)
+        .map_err(|e| format!("cannot read meta 0: {e}"))?;
     if u32_at(&hdr, 16) != MAGIC {
         return Err("meta 0: bad magic (or not a 16-byte-header layout)".into());
     }
@@ -1003,22 +1102,37 @@ pub fn check_file(path: &Path, v1_padded: bool) -> Result<FileReport, String> {
         return Err(format!("meta 0: page size {psize}"));
     }
     let mut m1 = vec![0u8; 256];
-    file.read_exact_at(&mut m1, psize as u64).map_err(|e| format!("cannot read meta 1: {e}"))?;
+    file.read_exact_at(&mut m1, psize as u64)
+        .map_err(|e| format!("cannot read meta 1: {e}"))?;
     if u32_at(&m1, 16) != MAGIC {
         return Err("meta 1: bad magic".into());
     }
     // Meta: magic u32 @16, version u32 @20, address @24, mapsize @32, FREE
     // record @40, MAIN record @88, last_pg @136, txnid @144.
-    let meta = if u64_at(&m1, 144) > u64_at(&hdr, 144) { m1 } else { hdr };
+    let meta = if u64_at(&m1, 144) > u64_at(&hdr, 144) {
+        m1
+    } else {
+        hdr
+    };
     let version = u32_at(&meta, 20);
     let padded = match version {
         2 => true,
         1 => v1_padded,
         v => return Err(format!("data version {v}")),
     };
-    let img = Image { file, psize, last_pg: u64_at(&meta, 136), padded };
+    let img = Image {
+        file,
+        psize,
+        last_pg: u64_at(&meta, 136),
+        padded,
+    };
     let main = DbRecord::parse(&meta[88..136])?;
-    let mut rep = FileReport { version, txnid: u64_at(&meta, 144), last_pg: img.last_pg, ..Default::default() };
+    let mut rep = FileReport {
+        version,
+        txnid: u64_at(&meta, 144),
+        last_pg: img.last_pg,
+        ..Default::default()
+    };
     let mut seen = HashSet::new();
     let mctx = TreeCtx {
         what: "main DB",
@@ -1029,7 +1143,9 @@ pub fn check_file(path: &Path, v1_padded: bool) -> Result<FileReport, String> {
     };
     rep.main = img.tree(&main, &mctx, &mut seen)?;
     if main.flags & 0x100 != 0 {
-        return Err("main DB is prefix-compressed: named-DB names not decoded by this checker".into());
+        return Err(
+            "main DB is prefix-compressed: named-DB names not decoded by this checker".into(),
+        );
     }
     // Named DBs: F_SUBDATA leaf nodes of the main tree (main DB not DUPSORT).
     if main.flags as u32 & DUPSORT == 0 {
@@ -1065,7 +1181,9 @@ impl Image {
             if u16_at(&p, 10) & P_BRANCH != 0 {
                 for &o in nodes.iter().rev() {
                     stack.push(
-                        u16_at(&p, o) as u64 | (u16_at(&p, o + 2) as u64) << 16 | (u16_at(&p, o + 4) as u64) << 32,
+                        u16_at(&p, o) as u64
+                            | (u16_at(&p, o + 2) as u64) << 16
+                            | (u16_at(&p, o + 4) as u64) << 32,
                     );
                 }
             } else {
@@ -1099,7 +1217,10 @@ pub fn check_page_counters(rep: &FileReport) -> Result<(), String> {
         let (b, l) = if with_sub {
             (tr.branch_pages, tr.leaf_pages)
         } else {
-            (tr.branch_pages - tr.sub_branch_pages, tr.leaf_pages - tr.sub_leaf_pages)
+            (
+                tr.branch_pages - tr.sub_branch_pages,
+                tr.leaf_pages - tr.sub_leaf_pages,
+            )
         };
         let got = (b, l, tr.overflow_pages);
         let want = (rec.branch_pages, rec.leaf_pages, rec.overflow_pages);
@@ -1117,7 +1238,8 @@ pub fn check_page_counters(rep: &FileReport) -> Result<(), String> {
 
 /// [`check_file`], panicking with the checker's message on failure.
 pub fn assert_structure(path: &Path, v1_padded: bool, what: &str) -> FileReport {
-    check_file(path, v1_padded).unwrap_or_else(|e| panic!("{what}: structural check of {} failed: {e}", path.display()))
+    check_file(path, v1_padded)
+        .unwrap_or_else(|e| panic!("{what}: structural check of {} failed: {e}", path.display()))
 }
 
 // ---------------------------------------------------------------------------
@@ -1145,24 +1267,47 @@ pub fn verify_every_rank(txn: &impl AsTxn, dbi: u32, snap: &CountSnap, what: &st
         let want: Res<Pair> = Ok((k.clone(), d.clone()));
         let got = get_rank(txn, dbi, r);
         if got != want {
-            panic!("{what}: get_rank({r}) = {} but expected {}", pair_show(&got), pair_show(&want));
+            panic!(
+                "{what}: get_rank({r}) = {} but expected {}",
+                pair_show(&got),
+                pair_show(&want)
+            );
         }
         let got = cur.get_rank(r, 0);
         if got != want {
-            panic!("{what}: rising cursor_get_rank({r}) = {} but expected {}", pair_show(&got), pair_show(&want));
+            panic!(
+                "{what}: rising cursor_get_rank({r}) = {} but expected {}",
+                pair_show(&got),
+                pair_show(&want)
+            );
         }
         let kr = get_key_rank(txn, dbi, k, Some(d));
         if kr != Ok(r) {
-            panic!("{what}: get_key_rank({}, {}) = {kr:?} but expected Ok({r})", crate::show(k), crate::show(d));
+            panic!(
+                "{what}: get_key_rank({}, {}) = {kr:?} but expected Ok({r})",
+                crate::show(k),
+                crate::show(d)
+            );
         }
         let first = snap.key_rank(k, None);
         let kr0 = get_key_rank(txn, dbi, k, None);
         if kr0 != first {
-            panic!("{what}: get_key_rank({}, NULL) = {kr0:?} but expected {first:?}", crate::show(k));
+            panic!(
+                "{what}: get_key_rank({}, NULL) = {kr0:?} but expected {first:?}",
+                crate::show(k)
+            );
         }
     }
-    assert_eq!(get_rank(txn, dbi, total), Err(ffi::MDB_NOTFOUND), "{what}: rank = total");
-    assert_eq!(cur.get_rank(total, 0), Err(ffi::MDB_NOTFOUND), "{what}: cursor rank = total");
+    assert_eq!(
+        get_rank(txn, dbi, total),
+        Err(ffi::MDB_NOTFOUND),
+        "{what}: rank = total"
+    );
+    assert_eq!(
+        cur.get_rank(total, 0),
+        Err(ffi::MDB_NOTFOUND),
+        "{what}: cursor rank = total"
+    );
     // windows
     let n = snap.entries.len();
     let bounds: Vec<Option<Vec<u8>>> = std::iter::once(None)

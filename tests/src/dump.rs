@@ -15,7 +15,10 @@ pub struct DumpDb {
 
 impl DumpDb {
     pub fn header_value(&self, name: &str) -> Option<&str> {
-        self.header.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.header
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Database flags implied by the header flag lines (stock flag bits only).
@@ -31,7 +34,9 @@ impl DumpDb {
     }
 
     pub fn name_str(&self) -> String {
-        self.name.as_ref().map_or(String::new(), |n| String::from_utf8_lossy(n).into_owned())
+        self.name
+            .as_ref()
+            .map_or(String::new(), |n| String::from_utf8_lossy(n).into_owned())
     }
 }
 
@@ -62,7 +67,9 @@ fn decode_print(line: &str) -> Result<Vec<u8>, String> {
                 out.push(b'\\');
                 i += 2;
             } else {
-                let h = line.get(i + 1..i + 3).ok_or_else(|| format!("short escape in {line:?}"))?;
+                let h = line
+                    .get(i + 1..i + 3)
+                    .ok_or_else(|| format!("short escape in {line:?}"))?;
                 let v = u8::from_str_radix(h, 16).map_err(|_| format!("bad escape in {line:?}"))?;
                 out.push(v);
                 i += 3;
@@ -93,7 +100,9 @@ pub fn parse_dump(text: &str) -> Result<Vec<DumpDb>, String> {
             if l == "HEADER=END" {
                 break;
             }
-            let (k, v) = l.split_once('=').ok_or_else(|| format!("bad header line {l:?}"))?;
+            let (k, v) = l
+                .split_once('=')
+                .ok_or_else(|| format!("bad header line {l:?}"))?;
             if k == "database" {
                 name = Some(v.as_bytes().to_vec());
             }
@@ -113,7 +122,11 @@ pub fn parse_dump(text: &str) -> Result<Vec<DumpDb>, String> {
             let dec = if printable { decode_print } else { decode_hex };
             records.push((dec(k)?, dec(d)?));
         }
-        dbs.push(DumpDb { name, header, records });
+        dbs.push(DumpDb {
+            name,
+            header,
+            records,
+        });
     }
     Ok(dbs)
 }
@@ -140,7 +153,10 @@ where
         s.push_str(&String::from_utf8_lossy(n));
         s.push('\n');
     }
-    s.push_str(&format!("type=btree\nmapsize={}\nmaxreaders={}\n", h.mapsize, h.maxreaders));
+    s.push_str(&format!(
+        "type=btree\nmapsize={}\nmaxreaders={}\n",
+        h.mapsize, h.maxreaders
+    ));
     if h.flags & 0x04 != 0 {
         s.push_str("duplicates=1\n");
     }
@@ -174,7 +190,13 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let h = DumpHeader { name: Some(b"x"), mapsize: 1 << 20, maxreaders: 126, flags: 0x0a, pagesize: 4096 };
+        let h = DumpHeader {
+            name: Some(b"x"),
+            mapsize: 1 << 20,
+            maxreaders: 126,
+            flags: 0x0a,
+            pagesize: 4096,
+        };
         let recs: Vec<(&[u8], &[u8])> = vec![(b"k", b""), (b"\x00\x01", b"zz")];
         let text = render_bytevalue(&h, recs.iter().copied());
         let dbs = parse_dump(&text).unwrap();

@@ -43,9 +43,25 @@ pub mod op {
 
     pub fn name(op: u32) -> &'static str {
         const N: [&str; 19] = [
-            "FIRST", "FIRST_DUP", "GET_BOTH", "GET_BOTH_RANGE", "GET_CURRENT", "GET_MULTIPLE", "LAST",
-            "LAST_DUP", "NEXT", "NEXT_DUP", "NEXT_MULTIPLE", "NEXT_NODUP", "PREV", "PREV_DUP", "PREV_NODUP",
-            "SET", "SET_KEY", "SET_RANGE", "PREV_MULTIPLE",
+            "FIRST",
+            "FIRST_DUP",
+            "GET_BOTH",
+            "GET_BOTH_RANGE",
+            "GET_CURRENT",
+            "GET_MULTIPLE",
+            "LAST",
+            "LAST_DUP",
+            "NEXT",
+            "NEXT_DUP",
+            "NEXT_MULTIPLE",
+            "NEXT_NODUP",
+            "PREV",
+            "PREV_DUP",
+            "PREV_NODUP",
+            "SET",
+            "SET_KEY",
+            "SET_RANGE",
+            "PREV_MULTIPLE",
         ];
         N.get(op as usize).copied().unwrap_or("?")
     }
@@ -102,7 +118,10 @@ pub struct Out {
 
 impl Out {
     pub fn rc(rc: i32) -> Out {
-        Out { rc, ..Out::default() }
+        Out {
+            rc,
+            ..Out::default()
+        }
     }
     /// Short human-readable form for failure messages.
     pub fn show(&self) -> String {
@@ -181,7 +200,14 @@ pub trait DupEngine: Sized {
     fn cput(&mut self, slot: usize, key: &[u8], data: &[u8], flags: u32) -> Out;
     /// `MDB_MULTIPLE` put of `items` (concatenated, `size` bytes each);
     /// `n` = the count the engine reports back in `data[1]`.
-    fn cput_multiple(&mut self, slot: usize, key: &[u8], items: &[u8], size: usize, flags: u32) -> Out;
+    fn cput_multiple(
+        &mut self,
+        slot: usize,
+        key: &[u8],
+        items: &[u8],
+        size: usize,
+        flags: u32,
+    ) -> Out;
     fn cdel(&mut self, slot: usize, flags: u32) -> i32;
     fn ccount(&mut self, slot: usize) -> Out;
     fn clist(&mut self, slot: usize) -> Out;
@@ -200,16 +226,22 @@ pub trait DupEngine: Sized {
 #[doc(hidden)]
 macro_rules! dup_executor {
     ($ffi:ident, $list:path) => {
+        use ::$ffi as ffi;
         use std::path::{Path, PathBuf};
         use std::ptr;
-        use ::$ffi as ffi;
         use $crate::dupwrap::{DStat, DupEngine, Out};
 
         fn ev() -> ffi::MDB_val {
-            ffi::MDB_val { mv_size: 0, mv_data: ptr::null_mut() }
+            ffi::MDB_val {
+                mv_size: 0,
+                mv_data: ptr::null_mut(),
+            }
         }
         fn vv(b: &[u8]) -> ffi::MDB_val {
-            ffi::MDB_val { mv_size: b.len(), mv_data: b.as_ptr() as *mut _ }
+            ffi::MDB_val {
+                mv_size: b.len(),
+                mv_data: b.as_ptr() as *mut _,
+            }
         }
         fn ov(b: Option<&[u8]>) -> ffi::MDB_val {
             b.map_or_else(ev, vv)
@@ -269,7 +301,9 @@ macro_rules! dup_executor {
                 }
             }
             fn open_env(&mut self) -> Result<(), i32> {
-                let cpath = std::ffi::CString::new(self.path.as_os_str().to_string_lossy().as_bytes()).unwrap();
+                let cpath =
+                    std::ffi::CString::new(self.path.as_os_str().to_string_lossy().as_bytes())
+                        .unwrap();
                 // SAFETY: plain FFI on a handle we own; closed on failure.
                 unsafe {
                     let mut env = ptr::null_mut();
@@ -292,8 +326,16 @@ macro_rules! dup_executor {
                 }
                 Ok(())
             }
-            fn walk_txn(txn: *mut ffi::MDB_txn, dbi: u32, forward: bool) -> Result<$crate::Pairs, i32> {
-                let (first, step) = if forward { (ffi::MDB_FIRST, ffi::MDB_NEXT) } else { (ffi::MDB_LAST, ffi::MDB_PREV) };
+            fn walk_txn(
+                txn: *mut ffi::MDB_txn,
+                dbi: u32,
+                forward: bool,
+            ) -> Result<$crate::Pairs, i32> {
+                let (first, step) = if forward {
+                    (ffi::MDB_FIRST, ffi::MDB_NEXT)
+                } else {
+                    (ffi::MDB_LAST, ffi::MDB_PREV)
+                };
                 // SAFETY: local cursor closed before returning; values copied.
                 unsafe {
                     let mut c = ptr::null_mut();
@@ -313,7 +355,11 @@ macro_rules! dup_executor {
                         op = step;
                     };
                     ffi::mdb_cursor_close(c);
-                    if rc == ffi::MDB_NOTFOUND { Ok(out) } else { Err(rc) }
+                    if rc == ffi::MDB_NOTFOUND {
+                        Ok(out)
+                    } else {
+                        Err(rc)
+                    }
                 }
             }
         }
@@ -370,7 +416,9 @@ macro_rules! dup_executor {
             fn begin_ro(&mut self) -> i32 {
                 assert!(self.txn.is_null(), "a txn is already open");
                 // SAFETY: env open.
-                unsafe { ffi::mdb_txn_begin(self.env, ptr::null_mut(), ffi::MDB_RDONLY, &mut self.txn) }
+                unsafe {
+                    ffi::mdb_txn_begin(self.env, ptr::null_mut(), ffi::MDB_RDONLY, &mut self.txn)
+                }
             }
             fn commit(&mut self) -> i32 {
                 self.close_cursors();
@@ -395,31 +443,49 @@ macro_rules! dup_executor {
                 let mut dbi = 0;
                 // SAFETY: live txn.
                 let rc = unsafe { ffi::mdb_dbi_open(self.txn, p, flags as _, &mut dbi) };
-                if rc == 0 { Ok(dbi) } else { Err(rc) }
+                if rc == 0 {
+                    Ok(dbi)
+                } else {
+                    Err(rc)
+                }
             }
             fn db_flags(&mut self, dbi: u32) -> Result<u32, i32> {
                 let mut f = 0;
                 // SAFETY: live txn.
                 let rc = unsafe { ffi::mdb_dbi_flags(self.txn, dbi, &mut f) };
-                if rc == 0 { Ok(f as u32) } else { Err(rc) }
+                if rc == 0 {
+                    Ok(f as u32)
+                } else {
+                    Err(rc)
+                }
             }
             fn put(&mut self, dbi: u32, key: &[u8], data: &[u8], flags: u32) -> Out {
                 let (mut k, mut d) = (vv(key), vv(data));
                 // SAFETY: live write txn; returned data (KEYEXIST) copied at once.
                 unsafe {
                     let rc = ffi::mdb_put(self.txn, dbi, &mut k, &mut d, flags as _);
-                    let data = if rc == ffi::MDB_KEYEXIST && flags & $crate::dupwrap::wf::NOOVERWRITE != 0 {
+                    let data = if rc == ffi::MDB_KEYEXIST
+                        && flags & $crate::dupwrap::wf::NOOVERWRITE != 0
+                    {
                         Some(owned(&d))
                     } else {
                         None
                     };
-                    Out { rc, data, ..Out::default() }
+                    Out {
+                        rc,
+                        data,
+                        ..Out::default()
+                    }
                 }
             }
             fn del(&mut self, dbi: u32, key: &[u8], data: Option<&[u8]>) -> i32 {
                 let mut k = vv(key);
                 let mut d = ov(data);
-                let dp = if data.is_some() { &mut d as *mut _ } else { ptr::null_mut() };
+                let dp = if data.is_some() {
+                    &mut d as *mut _
+                } else {
+                    ptr::null_mut()
+                };
                 // SAFETY: live write txn.
                 unsafe { ffi::mdb_del(self.txn, dbi, &mut k, dp) }
             }
@@ -428,7 +494,11 @@ macro_rules! dup_executor {
                 // SAFETY: live txn; copied at once.
                 unsafe {
                     let rc = ffi::mdb_get(self.txn, dbi, &mut k, &mut d);
-                    Out { rc, data: (rc == 0).then(|| owned(&d)), ..Out::default() }
+                    Out {
+                        rc,
+                        data: (rc == 0).then(|| owned(&d)),
+                        ..Out::default()
+                    }
                 }
             }
             fn drop_db(&mut self, dbi: u32, del: bool) -> i32 {
@@ -471,7 +541,13 @@ macro_rules! dup_executor {
                     }
                 }
             }
-            fn cget(&mut self, slot: usize, op: u32, key: Option<&[u8]>, data: Option<&[u8]>) -> Out {
+            fn cget(
+                &mut self,
+                slot: usize,
+                op: u32,
+                key: Option<&[u8]>,
+                data: Option<&[u8]>,
+            ) -> Out {
                 let c = self.cur(slot);
                 assert!(!c.is_null(), "cursor slot {slot} not open");
                 let (mut k, mut d) = (ov(key), ov(data));
@@ -479,7 +555,12 @@ macro_rules! dup_executor {
                 unsafe {
                     let rc = ffi::mdb_cursor_get(c, &mut k, &mut d, op as _);
                     if rc == 0 {
-                        Out { rc, key: Some(owned(&k)), data: Some(owned(&d)), ..Out::default() }
+                        Out {
+                            rc,
+                            key: Some(owned(&k)),
+                            data: Some(owned(&d)),
+                            ..Out::default()
+                        }
                     } else {
                         Out::rc(rc)
                     }
@@ -492,26 +573,54 @@ macro_rules! dup_executor {
                 // SAFETY: live cursor in a write txn.
                 unsafe {
                     let rc = ffi::mdb_cursor_put(c, &mut k, &mut d, flags as _);
-                    let data = if rc == ffi::MDB_KEYEXIST && flags & $crate::dupwrap::wf::NOOVERWRITE != 0 {
+                    let data = if rc == ffi::MDB_KEYEXIST
+                        && flags & $crate::dupwrap::wf::NOOVERWRITE != 0
+                    {
                         Some(owned(&d))
                     } else {
                         None
                     };
-                    Out { rc, data, ..Out::default() }
+                    Out {
+                        rc,
+                        data,
+                        ..Out::default()
+                    }
                 }
             }
-            fn cput_multiple(&mut self, slot: usize, key: &[u8], items: &[u8], size: usize, flags: u32) -> Out {
+            fn cput_multiple(
+                &mut self,
+                slot: usize,
+                key: &[u8],
+                items: &[u8],
+                size: usize,
+                flags: u32,
+            ) -> Out {
                 let c = self.cur(slot);
                 assert!(!c.is_null(), "cursor slot {slot} not open");
                 let mut k = vv(key);
                 let mut d = [
-                    ffi::MDB_val { mv_size: size, mv_data: items.as_ptr() as *mut _ },
-                    ffi::MDB_val { mv_size: if size == 0 { 0 } else { items.len() / size }, mv_data: ptr::null_mut() },
+                    ffi::MDB_val {
+                        mv_size: size,
+                        mv_data: items.as_ptr() as *mut _,
+                    },
+                    ffi::MDB_val {
+                        mv_size: if size == 0 { 0 } else { items.len() / size },
+                        mv_data: ptr::null_mut(),
+                    },
                 ];
                 // SAFETY: the two-element array is what MDB_MULTIPLE expects.
                 unsafe {
-                    let rc = ffi::mdb_cursor_put(c, &mut k, d.as_mut_ptr(), (flags | $crate::dupwrap::wf::MULTIPLE) as _);
-                    Out { rc, n: Some(d[1].mv_size as u64), ..Out::default() }
+                    let rc = ffi::mdb_cursor_put(
+                        c,
+                        &mut k,
+                        d.as_mut_ptr(),
+                        (flags | $crate::dupwrap::wf::MULTIPLE) as _,
+                    );
+                    Out {
+                        rc,
+                        n: Some(d[1].mv_size as u64),
+                        ..Out::default()
+                    }
                 }
             }
             fn cdel(&mut self, slot: usize, flags: u32) -> i32 {
@@ -526,14 +635,23 @@ macro_rules! dup_executor {
                 let mut n = 0;
                 // SAFETY: live cursor.
                 let rc = unsafe { ffi::mdb_cursor_count(c, &mut n) };
-                Out { rc, n: (rc == 0).then_some(n as u64), ..Out::default() }
+                Out {
+                    rc,
+                    n: (rc == 0).then_some(n as u64),
+                    ..Out::default()
+                }
             }
             fn clist(&mut self, slot: usize) -> Out {
                 let c = self.cur(slot);
                 assert!(!c.is_null(), "cursor slot {slot} not open");
                 // SAFETY: live cursor of the current txn.
                 let (rc, l) = unsafe { $list(self.txn, c) };
-                Out { rc, n: (rc == 0).then_some(l.len() as u64), list: (rc == 0).then_some(l), ..Out::default() }
+                Out {
+                    rc,
+                    n: (rc == 0).then_some(l.len() as u64),
+                    list: (rc == 0).then_some(l),
+                    ..Out::default()
+                }
             }
             fn snap_begin(&mut self, slot: usize) -> i32 {
                 self.snap_end(slot);
@@ -541,7 +659,14 @@ macro_rules! dup_executor {
                     self.snaps.resize(slot + 1, ptr::null_mut());
                 }
                 // SAFETY: env open.
-                unsafe { ffi::mdb_txn_begin(self.env, ptr::null_mut(), ffi::MDB_RDONLY, &mut self.snaps[slot]) }
+                unsafe {
+                    ffi::mdb_txn_begin(
+                        self.env,
+                        ptr::null_mut(),
+                        ffi::MDB_RDONLY,
+                        &mut self.snaps[slot],
+                    )
+                }
             }
             fn snap_end(&mut self, slot: usize) {
                 if let Some(s) = self.snaps.get_mut(slot) {
@@ -575,7 +700,10 @@ pub mod stock {
     ///
     /// # Safety
     /// `txn` and `cur` must be live handles, `cur` opened in `txn`.
-    unsafe fn emulated_list_dup(txn: *mut ffi::MDB_txn, cur: *mut ffi::MDB_cursor) -> (i32, Vec<Vec<u8>>) {
+    unsafe fn emulated_list_dup(
+        txn: *mut ffi::MDB_txn,
+        cur: *mut ffi::MDB_cursor,
+    ) -> (i32, Vec<Vec<u8>>) {
         let dbi = ffi::mdb_cursor_dbi(cur);
         let mut f = 0;
         let rc = ffi::mdb_dbi_flags(txn, dbi, &mut f);
@@ -629,7 +757,10 @@ pub mod ours {
 
     /// # Safety
     /// `cur` must be a live cursor.
-    unsafe fn native_list_dup(_txn: *mut ffi::MDB_txn, cur: *mut ffi::MDB_cursor) -> (i32, Vec<Vec<u8>>) {
+    unsafe fn native_list_dup(
+        _txn: *mut ffi::MDB_txn,
+        cur: *mut ffi::MDB_cursor,
+    ) -> (i32, Vec<Vec<u8>>) {
         let mut vals: *const ffi::MDB_val = ptr::null();
         let mut n = 0;
         let rc = ffi::mdb_cursor_list_dup(cur, &mut vals, &mut n);

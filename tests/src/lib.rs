@@ -10,6 +10,45 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The small `MDB_val` / return-code helpers every raw wrapper here needs,
+/// written once for whichever FFI crate is in scope as `ffi` at the call
+/// site (`dlmdb-sys` and `lmdb-master-sys` have distinct `MDB_val` types).
+/// `$vis` is the visibility of `check`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! raw_val_helpers {
+    ($($vis:tt)*) => {
+        /// `Ok` for a zero return code, else the code itself.
+        $($vis)* fn check(rc: i32) -> Res<()> {
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(rc)
+            }
+        }
+
+        fn val(b: &[u8]) -> ffi::MDB_val {
+            ffi::MDB_val { mv_size: b.len(), mv_data: b.as_ptr() as *mut _ }
+        }
+
+        fn empty_val() -> ffi::MDB_val {
+            ffi::MDB_val { mv_size: 0, mv_data: std::ptr::null_mut() }
+        }
+
+        /// Copy an `MDB_val` returned by the engine into an owned vector.
+        ///
+        /// # Safety
+        /// `v` must describe readable memory that is valid for the current txn.
+        unsafe fn owned(v: &ffi::MDB_val) -> Vec<u8> {
+            if v.mv_size == 0 {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size).to_vec()
+            }
+        }
+    };
+}
+
 mod wrap;
 
 /// An owned key/value pair.
@@ -20,8 +59,8 @@ pub type Pairs = Vec<Pair>;
 pub mod counted;
 pub mod dump;
 pub mod dupwrap;
-pub mod multimap;
 pub mod model;
+pub mod multimap;
 pub mod ours;
 pub mod procs;
 pub mod stat;
@@ -54,7 +93,8 @@ pub fn fixtures_dir() -> PathBuf {
 /// Read a fixture companion file (dump, stat, json) as text.
 pub fn fixture_text(rel: &str) -> String {
     let p = fixtures_dir().join(rel);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read fixture {}: {e}", p.display()))
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("cannot read fixture {}: {e}", p.display()))
 }
 
 /// Copy a fixture data file into a fresh temp dir (opening creates a lock
@@ -65,7 +105,8 @@ pub fn copy_fixture(rel: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let name = Path::new(rel).file_name().unwrap();
     let dst = dir.path().join(name);
-    std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("cannot copy fixture {}: {e}", src.display()));
+    std::fs::copy(&src, &dst)
+        .unwrap_or_else(|e| panic!("cannot copy fixture {}: {e}", src.display()));
     (dir, dst)
 }
 
@@ -81,12 +122,19 @@ pub fn remove_lock(data: &Path) {
 
 /// Whether an external program (e.g. Debian's `mdb_dump`) can be run.
 pub fn have_tool(name: &str) -> bool {
-    Command::new(name).arg("-V").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new(name)
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// Run an external tool; returns (exit success, stdout, stderr).
 pub fn run_tool(name: &str, args: &[&std::ffi::OsStr]) -> (bool, String, String) {
-    let o = Command::new(name).args(args).output().unwrap_or_else(|e| panic!("cannot run {name}: {e}"));
+    let o = Command::new(name)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {name}: {e}"));
     (
         o.status.success(),
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -107,7 +155,11 @@ pub fn seeds(fixed: &[u64]) -> Vec<u64> {
     if let Ok(s) = std::env::var("DLMDB_SEED") {
         return s
             .split(',')
-            .map(|x| x.trim().parse().unwrap_or_else(|_| panic!("bad DLMDB_SEED entry {x:?}")))
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("bad DLMDB_SEED entry {x:?}"))
+            })
             .collect();
     }
     if std::env::var("CI").as_deref() == Ok("true") {
@@ -137,7 +189,11 @@ pub fn show(b: &[u8]) -> String {
 pub fn assert_pairs_eq(what: &str, got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)]) {
     for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
         if g.0 != w.0 {
-            panic!("{what}: pair #{i}: key {} but expected key {}", show(&g.0), show(&w.0));
+            panic!(
+                "{what}: pair #{i}: key {} but expected key {}",
+                show(&g.0),
+                show(&w.0)
+            );
         }
         if g.1 != w.1 {
             panic!(

@@ -34,7 +34,10 @@ pub struct ModelDb {
 
 impl ModelDb {
     pub fn new(flags: u32) -> Self {
-        ModelDb { flags, map: BTreeMap::new() }
+        ModelDb {
+            flags,
+            map: BTreeMap::new(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -46,7 +49,9 @@ impl ModelDb {
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&[u8]> {
-        self.map.get(&sort_key(self.flags, key)).map(|(_, v)| v.as_slice())
+        self.map
+            .get(&sort_key(self.flags, key))
+            .map(|(_, v)| v.as_slice())
     }
 
     /// Insert or replace; returns the previous value.
@@ -117,7 +122,10 @@ mod tests {
         for n in [5u32, 256, 1, u32::MAX, 0] {
             m.put(&n.to_ne_bytes(), b"");
         }
-        let got: Vec<u32> = m.iter().map(|(k, _)| u32::from_ne_bytes(k.try_into().unwrap())).collect();
+        let got: Vec<u32> = m
+            .iter()
+            .map(|(k, _)| u32::from_ne_bytes(k.try_into().unwrap()))
+            .collect();
         assert_eq!(got, vec![0, 1, 5, 256, u32::MAX]);
 
         let mut r = ModelDb::new(REVERSEKEY);

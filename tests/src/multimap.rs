@@ -66,7 +66,10 @@ pub type Pos = (Vec<u8>, Vec<u8>);
 
 impl MultiDb {
     pub fn new(flags: u32) -> Self {
-        MultiDb { flags, map: BTreeMap::new() }
+        MultiDb {
+            flags,
+            map: BTreeMap::new(),
+        }
     }
     pub fn ks(&self, k: &[u8]) -> Vec<u8> {
         sort_key(self.flags, k)
@@ -90,7 +93,8 @@ impl MultiDb {
         self.map.get(ks)
     }
     pub fn has_pair(&self, key: &[u8], d: &[u8]) -> bool {
-        self.set(key).is_some_and(|s| s.dups.contains_key(&self.ds(d)))
+        self.set(key)
+            .is_some_and(|s| s.dups.contains_key(&self.ds(d)))
     }
     pub fn sets(&self) -> impl DoubleEndedIterator<Item = &DupSet> {
         self.map.values()
@@ -133,7 +137,11 @@ impl MultiDb {
         }
         match self.map.get_mut(&ks) {
             None => {
-                let mut s = DupSet { key: key.to_vec(), dups: BTreeMap::new(), dupdata: false };
+                let mut s = DupSet {
+                    key: key.to_vec(),
+                    dups: BTreeMap::new(),
+                    dupdata: false,
+                };
                 s.dups.insert(dsk, d.to_vec());
                 self.map.insert(ks, s);
                 (0, None)
@@ -178,7 +186,9 @@ impl MultiDb {
     /// `mdb_del(key, data)`: expected result code.
     pub fn del(&mut self, key: &[u8], d: Option<&[u8]>) -> i32 {
         let ks = self.ks(key);
-        let Some(s) = self.map.get_mut(&ks) else { return rc::NOTFOUND };
+        let Some(s) = self.map.get_mut(&ks) else {
+            return rc::NOTFOUND;
+        };
         match d {
             None => {
                 self.map.remove(&ks);
@@ -201,7 +211,9 @@ impl MultiDb {
     /// position). Returns false when the position does not exist.
     pub fn replace(&mut self, pos: &Pos, new: &[u8]) -> bool {
         let nds = self.ds(new);
-        let Some(s) = self.map.get_mut(&pos.0) else { return false };
+        let Some(s) = self.map.get_mut(&pos.0) else {
+            return false;
+        };
         if s.dups.remove(&pos.1).is_none() {
             return false;
         }
@@ -225,24 +237,37 @@ impl MultiDb {
     }
     /// First dup of the first key with sort key >= / > `ks`.
     pub fn key_ceil(&self, ks: &[u8], strict: bool) -> Option<Pos> {
-        let lo = if strict { Bound::Excluded(ks.to_vec()) } else { Bound::Included(ks.to_vec()) };
+        let lo = if strict {
+            Bound::Excluded(ks.to_vec())
+        } else {
+            Bound::Included(ks.to_vec())
+        };
         let (k, s) = self.map.range((lo, Bound::Unbounded)).next()?;
         Some((k.clone(), s.dups.keys().next()?.clone()))
     }
     /// Last dup of the last key with sort key < `ks`.
     pub fn key_floor_strict(&self, ks: &[u8]) -> Option<Pos> {
-        let (k, s) = self.map.range((Bound::Unbounded, Bound::Excluded(ks.to_vec()))).next_back()?;
+        let (k, s) = self
+            .map
+            .range((Bound::Unbounded, Bound::Excluded(ks.to_vec())))
+            .next_back()?;
         Some((k.clone(), s.dups.keys().next_back()?.clone()))
     }
     /// Next dup of the same key.
     pub fn next_dup(&self, p: &Pos) -> Option<Pos> {
         let s = self.map.get(&p.0)?;
-        let (d, _) = s.dups.range((Bound::Excluded(p.1.clone()), Bound::Unbounded)).next()?;
+        let (d, _) = s
+            .dups
+            .range((Bound::Excluded(p.1.clone()), Bound::Unbounded))
+            .next()?;
         Some((p.0.clone(), d.clone()))
     }
     pub fn prev_dup(&self, p: &Pos) -> Option<Pos> {
         let s = self.map.get(&p.0)?;
-        let (d, _) = s.dups.range((Bound::Unbounded, Bound::Excluded(p.1.clone()))).next_back()?;
+        let (d, _) = s
+            .dups
+            .range((Bound::Unbounded, Bound::Excluded(p.1.clone())))
+            .next_back()?;
         Some((p.0.clone(), d.clone()))
     }
     pub fn next(&self, p: &Pos) -> Option<Pos> {
@@ -254,7 +279,10 @@ impl MultiDb {
     /// First dup >= `d` (dup order) of key `ks` (GET_BOTH_RANGE).
     pub fn dup_ceil(&self, ks: &[u8], dsk: &[u8]) -> Option<Pos> {
         let s = self.map.get(ks)?;
-        let (d, _) = s.dups.range((Bound::Included(dsk.to_vec()), Bound::Unbounded)).next()?;
+        let (d, _) = s
+            .dups
+            .range((Bound::Included(dsk.to_vec()), Bound::Unbounded))
+            .next()?;
         Some((ks.to_vec(), d.clone()))
     }
     pub fn first_dup_of(&self, ks: &[u8]) -> Option<Pos> {
@@ -278,22 +306,40 @@ mod tests {
             m.put(b"k", d, 0);
         }
         let got: Vec<Vec<u8>> = m.set(b"k").unwrap().values();
-        assert_eq!(got, vec![b"a".to_vec(), b"ba".to_vec(), b"b".to_vec(), b"ab".to_vec()]);
+        assert_eq!(
+            got,
+            vec![b"a".to_vec(), b"ba".to_vec(), b"b".to_vec(), b"ab".to_vec()]
+        );
         let mut i = MultiDb::new(fl::DUPSORT | fl::INTEGERDUP | fl::DUPFIXED);
         for n in [256u32, 1, 7] {
             i.put(b"k", &n.to_ne_bytes(), 0);
         }
-        let got: Vec<u32> = i.set(b"k").unwrap().values().iter().map(|v| u32::from_ne_bytes(v[..].try_into().unwrap())).collect();
+        let got: Vec<u32> = i
+            .set(b"k")
+            .unwrap()
+            .values()
+            .iter()
+            .map(|v| u32::from_ne_bytes(v[..].try_into().unwrap()))
+            .collect();
         assert_eq!(got, vec![1, 7, 256]);
-        assert_eq!(i.put(b"k", &1u32.to_ne_bytes(), wf::NODUPDATA).0, rc::KEYEXIST);
+        assert_eq!(
+            i.put(b"k", &1u32.to_ne_bytes(), wf::NODUPDATA).0,
+            rc::KEYEXIST
+        );
         assert_eq!(i.put(b"k", &1u32.to_ne_bytes(), 0).0, 0);
-        assert_eq!(i.put(b"k", &5u32.to_ne_bytes(), wf::APPENDDUP).0, rc::KEYEXIST);
+        assert_eq!(
+            i.put(b"k", &5u32.to_ne_bytes(), wf::APPENDDUP).0,
+            rc::KEYEXIST
+        );
         assert_eq!(i.put(b"k", &500u32.to_ne_bytes(), wf::APPENDDUP).0, 0);
         let mut p = MultiDb::new(fl::DUPSORT);
         p.put(b"x", b"1", 0);
         assert!(!p.set(b"x").unwrap().dupdata);
         p.put(b"x", b"2", 0);
         p.del(b"x", Some(b"1"));
-        assert!(p.set(b"x").unwrap().dupdata, "stays F_DUPDATA with one dup left");
+        assert!(
+            p.set(b"x").unwrap().dupdata,
+            "stays F_DUPDATA with one dup left"
+        );
     }
 }

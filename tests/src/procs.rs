@@ -32,12 +32,15 @@ pub fn role() -> Option<String> {
 
 /// A child parameter (`DLMDB_CHILD_<name>`); panics if missing.
 pub fn param(name: &str) -> String {
-    std::env::var(format!("DLMDB_CHILD_{name}")).unwrap_or_else(|_| panic!("child parameter {name} missing"))
+    std::env::var(format!("DLMDB_CHILD_{name}"))
+        .unwrap_or_else(|_| panic!("child parameter {name} missing"))
 }
 
 /// A numeric child parameter.
 pub fn param_u64(name: &str) -> u64 {
-    param(name).parse().unwrap_or_else(|_| panic!("child parameter {name} is not a number"))
+    param(name)
+        .parse()
+        .unwrap_or_else(|_| panic!("child parameter {name} is not a number"))
 }
 
 /// Send one report line to the parent (flushed before returning).
@@ -50,7 +53,10 @@ pub fn report(line: &str) {
 
 /// Microseconds since the Unix epoch (comparable across processes).
 pub fn now_us() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64
 }
 
 /// A running child process and its report lines.
@@ -75,7 +81,9 @@ pub fn spawn(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
     for (k, v) in vars {
         cmd.env(format!("DLMDB_CHILD_{k}"), v);
     }
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start child {role}: {e}"));
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start child {role}: {e}"));
     let out = child.stdout.take().unwrap();
     let (tx, rx) = channel();
     std::thread::spawn(move || {
@@ -88,7 +96,11 @@ pub fn spawn(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
             }
         }
     });
-    Child { child, lines: rx, role: role.to_string() }
+    Child {
+        child,
+        lines: rx,
+        role: role.to_string(),
+    }
 }
 
 impl Child {
@@ -135,7 +147,11 @@ impl Child {
             match self.child.try_wait().expect("try_wait") {
                 Some(st) => {
                     let rest: Vec<String> = self.lines.iter().collect();
-                    assert!(st.success(), "child {} failed: {st} (stderr above)", self.role);
+                    assert!(
+                        st.success(),
+                        "child {} failed: {st} (stderr above)",
+                        self.role
+                    );
                     return rest;
                 }
                 None if Instant::now() > end => {
@@ -197,6 +213,41 @@ pub fn digest<'a>(dbs: impl IntoIterator<Item = (&'a str, &'a [crate::Pair])>) -
     h.0
 }
 
+/// A fresh temp dir and the path of a data file `data.mdb` inside it (the
+/// store the test and its children share; keep the dir alive).
+pub fn temp_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.mdb");
+    (dir, path)
+}
+
+/// Start the calling binary's `child_entry` test as a child with `role`,
+/// working on the store at `path` with `engine` ("ours" or "stock"; the
+/// child reads them back as `PATH` and `ENGINE`, see [`on_engine!`]).
+pub fn spawn_on_store(role: &str, path: &std::path::Path, engine: &str) -> Child {
+    spawn(
+        "child_entry",
+        role,
+        &[
+            ("PATH", path.display().to_string()),
+            ("ENGINE", engine.to_string()),
+        ],
+    )
+}
+
+/// In a child: run the caller's one-argument macro `$body` with the engine
+/// module the parent chose in `ENGINE` (`ours`, else `stock`; both must be
+/// in scope at the call site).
+#[macro_export]
+macro_rules! on_engine {
+    ($body:ident) => {
+        match $crate::procs::param("ENGINE").as_str() {
+            "ours" => $body!(ours),
+            _ => $body!(stock),
+        }
+    };
+}
+
 /// Pages in use by the newest snapshot of a data file: `last_pg + 1`,
 /// read from the meta page with the larger txnid (16-byte page header
 /// layouts; last_pg at byte 136, txnid at byte 144 of a meta page).
@@ -229,32 +280,14 @@ macro_rules! procs_raw_wrapper {
         /// Result with a raw return code as the error.
         pub type Res<T> = Result<T, i32>;
 
-        pub fn check(rc: i32) -> Res<()> {
-            if rc == 0 {
-                Ok(())
-            } else {
-                Err(rc)
-            }
-        }
+        $crate::raw_val_helpers!(pub);
 
         pub fn strerror(rc: i32) -> String {
             // SAFETY: mdb_strerror returns a static C string.
-            unsafe { CStr::from_ptr(ffi::mdb_strerror(rc)).to_string_lossy().into_owned() }
-        }
-
-        fn val(b: &[u8]) -> ffi::MDB_val {
-            ffi::MDB_val { mv_size: b.len(), mv_data: b.as_ptr() as *mut _ }
-        }
-        fn empty() -> ffi::MDB_val {
-            ffi::MDB_val { mv_size: 0, mv_data: ptr::null_mut() }
-        }
-        /// # Safety
-        /// `v` must describe readable memory.
-        unsafe fn owned(v: &ffi::MDB_val) -> Vec<u8> {
-            if v.mv_size == 0 {
-                Vec::new()
-            } else {
-                std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size).to_vec()
+            unsafe {
+                CStr::from_ptr(ffi::mdb_strerror(rc))
+                    .to_string_lossy()
+                    .into_owned()
             }
         }
 
@@ -306,13 +339,28 @@ macro_rules! procs_raw_wrapper {
 
             /// Single-file environment (`MDB_NOSUBDIR` added).
             pub fn open(path: &Path, flags: u32, maxdbs: u32, mapsize: usize) -> Res<Env> {
-                Env::open_with(Some(path), Opts { flags: flags | ffi::MDB_NOSUBDIR, maxdbs, mapsize, maxreaders: 0 })
+                Env::open_with(
+                    Some(path),
+                    Opts {
+                        flags: flags | ffi::MDB_NOSUBDIR,
+                        maxdbs,
+                        mapsize,
+                        maxreaders: 0,
+                    },
+                )
             }
 
             pub fn begin(&self, parent: Option<&Txn>, flags: u32) -> Res<Txn> {
                 let mut t = ptr::null_mut();
                 // SAFETY: live env; parent (if any) is a live write txn.
-                check(unsafe { ffi::mdb_txn_begin(self.env, parent.map_or(ptr::null_mut(), |p| p.txn), flags, &mut t) })?;
+                check(unsafe {
+                    ffi::mdb_txn_begin(
+                        self.env,
+                        parent.map_or(ptr::null_mut(), |p| p.txn),
+                        flags,
+                        &mut t,
+                    )
+                })?;
                 Ok(Txn { txn: t })
             }
             pub fn ro(&self) -> Res<Txn> {
@@ -328,7 +376,12 @@ macro_rules! procs_raw_wrapper {
                 unsafe {
                     let mut i: ffi::MDB_envinfo = std::mem::zeroed();
                     assert_eq!(ffi::mdb_env_info(self.env, &mut i), 0);
-                    (i.me_last_pgno as u64, i.me_last_txnid as u64, i.me_mapsize as u64, i.me_numreaders)
+                    (
+                        i.me_last_pgno as u64,
+                        i.me_last_txnid as u64,
+                        i.me_mapsize as u64,
+                        i.me_numreaders,
+                    )
                 }
             }
             pub fn set_mapsize(&self, size: usize) -> Res<()> {
@@ -350,7 +403,9 @@ macro_rules! procs_raw_wrapper {
                 }
                 let mut v: Vec<String> = Vec::new();
                 // SAFETY: the callback only appends to `v`.
-                let rc = unsafe { ffi::mdb_reader_list(self.env, Some(cb), &mut v as *mut _ as *mut c_void) };
+                let rc = unsafe {
+                    ffi::mdb_reader_list(self.env, Some(cb), &mut v as *mut _ as *mut c_void)
+                };
                 (v, rc)
             }
             pub fn copy2(&self, path: &Path, flags: u32) -> Res<()> {
@@ -439,12 +494,19 @@ macro_rules! procs_raw_wrapper {
                 let c = name.map(|n| CString::new(n).unwrap());
                 let mut dbi = 0;
                 // SAFETY: live txn.
-                check(unsafe { ffi::mdb_dbi_open(self.txn, c.as_ref().map_or(ptr::null(), |c| c.as_ptr()), flags, &mut dbi) })?;
+                check(unsafe {
+                    ffi::mdb_dbi_open(
+                        self.txn,
+                        c.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+                        flags,
+                        &mut dbi,
+                    )
+                })?;
                 Ok(dbi)
             }
             pub fn get(&self, dbi: u32, key: &[u8]) -> Res<Option<Vec<u8>>> {
                 let mut k = val(key);
-                let mut d = empty();
+                let mut d = empty_val();
                 // SAFETY: live txn; copied at once.
                 match unsafe { ffi::mdb_get(self.txn, dbi, &mut k, &mut d) } {
                     0 => Ok(Some(unsafe { owned(&d) })),
@@ -463,7 +525,14 @@ macro_rules! procs_raw_wrapper {
                 let mut k = val(key);
                 let mut d = data.map(val);
                 // SAFETY: live write txn.
-                match unsafe { ffi::mdb_del(self.txn, dbi, &mut k, d.as_mut().map_or(ptr::null_mut(), |v| v as *mut _)) } {
+                match unsafe {
+                    ffi::mdb_del(
+                        self.txn,
+                        dbi,
+                        &mut k,
+                        d.as_mut().map_or(ptr::null_mut(), |v| v as *mut _),
+                    )
+                } {
                     0 => Ok(true),
                     ffi::MDB_NOTFOUND => Ok(false),
                     e => Err(e),
@@ -531,8 +600,8 @@ macro_rules! procs_raw_wrapper {
             }
             /// `Ok(None)` for MDB_NOTFOUND.
             pub fn get(&mut self, key: Option<&[u8]>, op: u32) -> Res<Option<$crate::Pair>> {
-                let mut k = key.map_or_else(empty, val);
-                let mut d = empty();
+                let mut k = key.map_or_else(empty_val, val);
+                let mut d = empty_val();
                 // SAFETY: live cursor; results copied at once.
                 match unsafe { ffi::mdb_cursor_get(self.cur, &mut k, &mut d, op as _) } {
                     0 => Ok(Some(unsafe { (owned(&k), owned(&d)) })),

@@ -30,7 +30,9 @@ impl StatReport {
 }
 
 fn num(v: &str) -> u64 {
-    v.trim().parse().unwrap_or_else(|_| panic!("not a number in stat report: {v:?}"))
+    v.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number in stat report: {v:?}"))
 }
 
 pub fn parse_stat(text: &str) -> StatReport {
@@ -39,15 +41,16 @@ pub fn parse_stat(text: &str) -> StatReport {
     let mut cur: Option<TreeStat> = None;
     let mut cur_name: Option<String> = None;
     let mut in_freelist = false;
-    let flush = |r: &mut StatReport, name: &mut Option<String>, st: &mut Option<TreeStat>, fl: bool| {
-        if let Some(s) = st.take() {
-            if fl {
-                r.freelist = s;
-            } else if let Some(n) = name.take() {
-                r.dbs.push((n, s));
+    let flush =
+        |r: &mut StatReport, name: &mut Option<String>, st: &mut Option<TreeStat>, fl: bool| {
+            if let Some(s) = st.take() {
+                if fl {
+                    r.freelist = s;
+                } else if let Some(n) = name.take() {
+                    r.dbs.push((n, s));
+                }
             }
-        }
-    };
+        };
     for line in text.lines() {
         if !line.starts_with(' ') {
             flush(&mut r, &mut cur_name, &mut cur, in_freelist);
@@ -64,7 +67,9 @@ pub fn parse_stat(text: &str) -> StatReport {
             }
             continue;
         }
-        let Some((k, v)) = line.trim().split_once(':') else { continue };
+        let Some((k, v)) = line.trim().split_once(':') else {
+            continue;
+        };
         match (k, cur.as_mut()) {
             ("Map size", _) => r.map_size = num(v),
             ("Page size", _) => r.page_size = num(v),

@@ -46,10 +46,17 @@ pub struct DbSpec {
 
 impl DbSpec {
     pub fn named(name: &str, flags: u32, keys: KeyShape, vals: ValShape) -> Self {
-        DbSpec { name: Some(name.as_bytes().to_vec()), flags, keys, vals }
+        DbSpec {
+            name: Some(name.as_bytes().to_vec()),
+            flags,
+            keys,
+            vals,
+        }
     }
     pub fn label(&self) -> String {
-        self.name.as_ref().map_or("<main>".into(), |n| String::from_utf8_lossy(n).into_owned())
+        self.name
+            .as_ref()
+            .map_or("<main>".into(), |n| String::from_utf8_lossy(n).into_owned())
     }
 }
 
@@ -58,7 +65,12 @@ impl DbSpec {
 /// on odd lengths), big values, plain records in the main DB.
 pub fn standard_specs() -> Vec<DbSpec> {
     vec![
-        DbSpec { name: None, flags: 0, keys: KeyShape::Text, vals: ValShape::Mixed },
+        DbSpec {
+            name: None,
+            flags: 0,
+            keys: KeyShape::Text,
+            vals: ValShape::Mixed,
+        },
         DbSpec::named("text", 0, KeyShape::Text, ValShape::Mixed),
         DbSpec::named("bin", 0, KeyShape::Binary, ValShape::Mixed),
         DbSpec::named("big", 0, KeyShape::Text, ValShape::Big),
@@ -71,9 +83,17 @@ pub fn standard_specs() -> Vec<DbSpec> {
 
 #[derive(Debug, Clone)]
 pub enum Op {
-    Put { db: usize, key: Vec<u8>, val: Vec<u8> },
+    Put {
+        db: usize,
+        key: Vec<u8>,
+        val: Vec<u8>,
+    },
     /// `existed`: whether the model had the key (expected result).
-    Del { db: usize, key: Vec<u8>, existed: bool },
+    Del {
+        db: usize,
+        key: Vec<u8>,
+        existed: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -91,14 +111,18 @@ pub struct Workload {
 }
 
 const WORDS: [&str; 16] = [
-    "alpha", "bravo", "charlie", "delta", "echo", "fox", "golf", "hotel", "india", "juliet", "kilo",
-    "lima", "mike", "nov", "oscar", "papa",
+    "alpha", "bravo", "charlie", "delta", "echo", "fox", "golf", "hotel", "india", "juliet",
+    "kilo", "lima", "mike", "nov", "oscar", "papa",
 ];
 
 pub fn gen_key(rng: &mut ChaCha8Rng, shape: KeyShape) -> Vec<u8> {
     match shape {
         KeyShape::Text => {
-            let mut s = format!("k{}-{}", rng.gen_range(0..100_000u32), WORDS[rng.gen_range(0..16)]);
+            let mut s = format!(
+                "k{}-{}",
+                rng.gen_range(0..100_000u32),
+                WORDS[rng.gen_range(0..16)]
+            );
             for _ in 0..rng.gen_range(0..3) {
                 s.push('-');
                 s.push_str(WORDS[rng.gen_range(0..16)]);
@@ -181,7 +205,13 @@ pub fn generate(seed: u64, specs: Vec<DbSpec>, txns: usize, ops_per_txn: usize) 
     generate_inner(seed, &specs, models, txns, ops_per_txn)
 }
 
-fn generate_inner(seed: u64, specs: &[DbSpec], mut models: Vec<ModelDb>, txns: usize, ops_per_txn: usize) -> Workload {
+fn generate_inner(
+    seed: u64,
+    specs: &[DbSpec],
+    mut models: Vec<ModelDb>,
+    txns: usize,
+    ops_per_txn: usize,
+) -> Workload {
     let specs = specs.to_vec();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::new();
@@ -213,7 +243,8 @@ fn generate_inner(seed: u64, specs: &[DbSpec], mut models: Vec<ModelDb>, txns: u
                 }
                 // overwrite an existing key with a value of another size
                 20..=44 => {
-                    let key = existing(&mut rng, m).unwrap_or_else(|| gen_key(&mut rng, specs[db].keys));
+                    let key =
+                        existing(&mut rng, m).unwrap_or_else(|| gen_key(&mut rng, specs[db].keys));
                     let val = gen_val(&mut rng, specs[db].vals);
                     m.put(&key, &val);
                     ops.push(Op::Put { db, key, val });
@@ -231,7 +262,11 @@ fn generate_inner(seed: u64, specs: &[DbSpec], mut models: Vec<ModelDb>, txns: u
         }
         out.push(TxnOps { ops, commit });
     }
-    Workload { specs, txns: out, models }
+    Workload {
+        specs,
+        txns: out,
+        models,
+    }
 }
 
 /// Writing side of an engine, as the workload needs it. Errors are raw codes.
@@ -292,31 +327,49 @@ pub fn verify<R: KvRead>(r: &R, w: &Workload, who: &str, seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     for (s, m) in w.specs.iter().zip(&w.models) {
         let what = format!("{who}: db {}", s.label());
-        let dbi = r.open_db(s.name.as_deref()).unwrap_or_else(|e| panic!("{what}: open failed: {e}"));
+        let dbi = r
+            .open_db(s.name.as_deref())
+            .unwrap_or_else(|e| panic!("{what}: open failed: {e}"));
         let want = m.pairs();
-        let mut got = r.walk(dbi, true).unwrap_or_else(|e| panic!("{what}: forward walk failed: {e}"));
+        let mut got = r
+            .walk(dbi, true)
+            .unwrap_or_else(|e| panic!("{what}: forward walk failed: {e}"));
         if s.name.is_none() {
             got.retain(|(k, _)| !named.contains(k));
         } else {
-            let f = r.db_flags(dbi).unwrap_or_else(|e| panic!("{what}: flags: {e}"));
+            let f = r
+                .db_flags(dbi)
+                .unwrap_or_else(|e| panic!("{what}: flags: {e}"));
             assert_eq!(f & 0xffff, s.flags, "{what}: stored flags");
-            let n = r.entries(dbi).unwrap_or_else(|e| panic!("{what}: stat: {e}"));
+            let n = r
+                .entries(dbi)
+                .unwrap_or_else(|e| panic!("{what}: stat: {e}"));
             assert_eq!(n, want.len() as u64, "{what}: ms_entries");
         }
         crate::assert_pairs_eq(&format!("{what} (forward walk)"), &got, &want);
-        let mut back = r.walk(dbi, false).unwrap_or_else(|e| panic!("{what}: backward walk failed: {e}"));
+        let mut back = r
+            .walk(dbi, false)
+            .unwrap_or_else(|e| panic!("{what}: backward walk failed: {e}"));
         back.reverse();
         if s.name.is_none() {
             back.retain(|(k, _)| !named.contains(k));
         }
         crate::assert_pairs_eq(&format!("{what} (backward walk)"), &back, &want);
         for (k, v) in want.iter().step_by(7) {
-            let g = r.get(dbi, k).unwrap_or_else(|e| panic!("{what}: get {}: {e}", crate::show(k)));
-            assert!(g.as_deref() == Some(v.as_slice()), "{what}: get {} returned wrong value", crate::show(k));
+            let g = r
+                .get(dbi, k)
+                .unwrap_or_else(|e| panic!("{what}: get {}: {e}", crate::show(k)));
+            assert!(
+                g.as_deref() == Some(v.as_slice()),
+                "{what}: get {} returned wrong value",
+                crate::show(k)
+            );
         }
         for _ in 0..20 {
             let k = gen_key(&mut rng, s.keys);
-            let g = r.get(dbi, &k).unwrap_or_else(|e| panic!("{what}: get {}: {e}", crate::show(&k)));
+            let g = r
+                .get(dbi, &k)
+                .unwrap_or_else(|e| panic!("{what}: get {}: {e}", crate::show(&k)));
             assert_eq!(g.as_deref(), m.get(&k), "{what}: get {}", crate::show(&k));
         }
     }
@@ -324,7 +377,12 @@ pub fn verify<R: KvRead>(r: &R, w: &Workload, who: &str, seed: u64) {
 
 /// Run every transaction of `w`: `begin` starts one, `finish(txn, commit)`
 /// commits or aborts it.
-pub fn run_txns<W: KvWrite>(w: &Workload, who: &str, mut begin: impl FnMut() -> W, mut finish: impl FnMut(W, bool)) {
+pub fn run_txns<W: KvWrite>(
+    w: &Workload,
+    who: &str,
+    mut begin: impl FnMut() -> W,
+    mut finish: impl FnMut(W, bool),
+) {
     for (i, t) in w.txns.iter().enumerate() {
         let mut txn = begin();
         apply_txn(&mut txn, &w.specs, t, &format!("{who} txn #{i}"));

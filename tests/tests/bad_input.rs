@@ -53,8 +53,17 @@ fn le64(b: &[u8], off: usize) -> u64 {
 
 fn current_meta(b: &[u8]) -> Meta {
     let psize = u32::from_le_bytes(b[40..44].try_into().unwrap()) as usize;
-    let off = if le64(b, psize + 144) > le64(b, 144) { psize } else { 0 };
-    Meta { psize, off, root: le64(b, off + 128), last_pg: le64(b, off + 136) }
+    let off = if le64(b, psize + 144) > le64(b, 144) {
+        psize
+    } else {
+        0
+    };
+    Meta {
+        psize,
+        off,
+        root: le64(b, off + 128),
+        last_pg: le64(b, off + 136),
+    }
 }
 
 #[test]
@@ -66,10 +75,22 @@ fn random_bytes_are_invalid() {
     b[10] &= !0x08; // make sure the page-flags word does not claim META by chance
     let p = write_file(dir.path(), "random.mdb", &b);
     let r = open_ours(&p, EnvFlags::empty());
-    assert!(matches!(r, Err(Error::Invalid)), "random bytes: got {:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "random bytes: got {:?}",
+        r.map(|_| ())
+    );
     let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(matches!(r, Err(Error::Invalid)), "random bytes read-only: got {:?}", r.map(|_| ()));
-    assert_eq!(open_stock(&p, 0), Err(lmdb_master_sys::MDB_INVALID), "stock LMDB on random bytes");
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "random bytes read-only: got {:?}",
+        r.map(|_| ())
+    );
+    assert_eq!(
+        open_stock(&p, 0),
+        Err(lmdb_master_sys::MDB_INVALID),
+        "stock LMDB on random bytes"
+    );
 }
 
 #[test]
@@ -78,13 +99,21 @@ fn text_file_is_invalid() {
     let text = "This is not a database, just some text.\n".repeat(300);
     let p = write_file(dir.path(), "text.mdb", text.as_bytes());
     let r = open_ours(&p, EnvFlags::empty());
-    assert!(matches!(r, Err(Error::Invalid)), "text: got {:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "text: got {:?}",
+        r.map(|_| ())
+    );
     assert_eq!(open_stock(&p, 0), Err(lmdb_master_sys::MDB_INVALID));
     // a short text file (less than one meta structure)
     let p = write_file(dir.path(), "short.mdb", b"hello\n");
     let r = open_ours(&p, EnvFlags::READ_ONLY);
     assert!(r.is_err(), "6-byte file opened read-only");
-    assert_eq!(code(&r), open_stock(&p, lmdb_master_sys::MDB_RDONLY).err().unwrap(), "same code as stock");
+    assert_eq!(
+        code(&r),
+        open_stock(&p, lmdb_master_sys::MDB_RDONLY).err().unwrap(),
+        "same code as stock"
+    );
 }
 
 /// An empty data file is a new environment when opened read-write (format
@@ -99,15 +128,28 @@ fn empty_file() {
     assert!(r.is_err(), "empty file opened read-only");
     let s = open_stock(&p, lmdb_master_sys::MDB_RDONLY);
     assert!(s.is_err(), "stock LMDB opened an empty file read-only");
-    eprintln!("empty file read-only: ours {}, stock {}", code(&r), s.unwrap_err());
-    assert_eq!(std::fs::metadata(&p).unwrap().len(), 0, "a read-only open must not write the file");
+    eprintln!(
+        "empty file read-only: ours {}, stock {}",
+        code(&r),
+        s.unwrap_err()
+    );
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().len(),
+        0,
+        "a read-only open must not write the file"
+    );
     drop(r);
-    let env = open_ours(&p, EnvFlags::empty()).expect("empty file opened read-write becomes a new store");
+    let env =
+        open_ours(&p, EnvFlags::empty()).expect("empty file opened read-write becomes a new store");
     env.open_db(None).unwrap();
     let mut t = env.write_txn().unwrap();
-    t.put(Database::MAIN, b"k", b"v", dlmdb::WriteFlags::empty()).unwrap();
+    t.put(Database::MAIN, b"k", b"v", dlmdb::WriteFlags::empty())
+        .unwrap();
     t.commit().unwrap();
-    assert_eq!(env.read_txn().unwrap().get(Database::MAIN, b"k").unwrap(), Some(&b"v"[..]));
+    assert_eq!(
+        env.read_txn().unwrap().get(Database::MAIN, b"k").unwrap(),
+        Some(&b"v"[..])
+    );
 }
 
 /// Read everything we can; returns the first error (None if all succeeded).
@@ -166,14 +208,25 @@ fn truncated_to_1000_bytes() {
     let b = std::fs::read(&src).unwrap();
     let p = write_file(dir.path(), "trunc1000.mdb", &b[..1000]);
     let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(matches!(r, Err(Error::Invalid)), "1000-byte v2 store: got {:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "1000-byte v2 store: got {:?}",
+        r.map(|_| ())
+    );
     // a stock-written version-1 store, where stock LMDB gives the same answer
     let (dir, src) = copy_fixture("stock.mdb");
     let b = std::fs::read(&src).unwrap();
     let p = write_file(dir.path(), "trunc1000.mdb", &b[..1000]);
     let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(matches!(r, Err(Error::Invalid)), "1000-byte v1 store: got {:?}", r.map(|_| ()));
-    assert_eq!(open_stock(&p, lmdb_master_sys::MDB_RDONLY), Err(lmdb_master_sys::MDB_INVALID));
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "1000-byte v1 store: got {:?}",
+        r.map(|_| ())
+    );
+    assert_eq!(
+        open_stock(&p, lmdb_master_sys::MDB_RDONLY),
+        Err(lmdb_master_sys::MDB_INVALID)
+    );
 }
 
 /// 1.5 pages: both meta structures are readable, but every tree page lies
@@ -221,7 +274,11 @@ fn magic_flipped_in_one_meta() {
         flip_magic(&mut b, which);
         let p = write_file(dir.path(), "onemeta.mdb", &b);
         let r = open_ours(&p, EnvFlags::READ_ONLY);
-        assert!(matches!(r, Err(Error::Invalid)), "meta at {which} damaged: got {:?}", r.map(|_| ()));
+        assert!(
+            matches!(r, Err(Error::Invalid)),
+            "meta at {which} damaged: got {:?}",
+            r.map(|_| ())
+        );
     }
 }
 
@@ -235,8 +292,15 @@ fn version_3_is_version_mismatch() {
     }
     let p = write_file(dir.path(), "v3.mdb", &b);
     let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(matches!(r, Err(Error::VersionMismatch)), "got {:?}", r.map(|_| ()));
-    assert_eq!(open_stock(&p, lmdb_master_sys::MDB_RDONLY), Err(lmdb_master_sys::MDB_VERSION_MISMATCH));
+    assert!(
+        matches!(r, Err(Error::VersionMismatch)),
+        "got {:?}",
+        r.map(|_| ())
+    );
+    assert_eq!(
+        open_stock(&p, lmdb_master_sys::MDB_RDONLY),
+        Err(lmdb_master_sys::MDB_VERSION_MISMATCH)
+    );
 }
 
 /// An LMDB 1.0 (mdb.master3) style file: data version 2 but a 24-byte page
@@ -250,13 +314,13 @@ fn version_2_with_24_byte_header_is_invalid() {
     for pg in 0..2usize {
         let o = pg * ps;
         b[o..o + 8].copy_from_slice(&(pg as u64).to_le_bytes()); // pgno
-        // 8..16: txnid 0; 16..18 pad; 18..20 flags = P_META
+                                                                 // 8..16: txnid 0; 16..18 pad; 18..20 flags = P_META
         b[o + 18..o + 20].copy_from_slice(&8u16.to_le_bytes());
         let m = o + 24;
         b[m..m + 4].copy_from_slice(&0xBEEF_C0DEu32.to_le_bytes());
         b[m + 4..m + 8].copy_from_slice(&2u32.to_le_bytes());
         b[m + 16..m + 24].copy_from_slice(&(1u64 << 20).to_le_bytes()); // mapsize
-        // FREE_DBI record at m+24: pad = page size, root = P_INVALID
+                                                                        // FREE_DBI record at m+24: pad = page size, root = P_INVALID
         b[m + 24..m + 28].copy_from_slice(&(ps as u32).to_le_bytes());
         b[m + 64..m + 72].copy_from_slice(&u64::MAX.to_le_bytes());
         // MAIN_DBI record at m+72: root = P_INVALID
@@ -265,9 +329,17 @@ fn version_2_with_24_byte_header_is_invalid() {
     }
     let p = write_file(dir.path(), "master3.mdb", &b);
     let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(matches!(r, Err(Error::Invalid)), "24-byte-header v2 file: got {:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "24-byte-header v2 file: got {:?}",
+        r.map(|_| ())
+    );
     let r = open_ours(&p, EnvFlags::empty());
-    assert!(matches!(r, Err(Error::Invalid)), "24-byte-header v2 file read-write: got {:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(Error::Invalid)),
+        "24-byte-header v2 file read-write: got {:?}",
+        r.map(|_| ())
+    );
 }
 
 /// Patch the current meta's MAIN_DBI root (both metas, so the choice of the
@@ -293,7 +365,8 @@ fn root_beyond_last_page() {
         match open_ours(&p, EnvFlags::READ_ONLY) {
             Err(e) => eprintln!("root {root}: open refused with {e} (ok)"),
             Ok(env) => {
-                let e = read_all(&env).unwrap_or_else(|| panic!("root {root} > last_pg {last}: reads succeeded"));
+                let e = read_all(&env)
+                    .unwrap_or_else(|| panic!("root {root} > last_pg {last}: reads succeeded"));
                 assert!(
                     matches!(e, Error::PageNotFound | Error::Corrupted),
                     "root {root}: expected PageNotFound/Corrupted, got {e}"
@@ -308,7 +381,8 @@ fn root_pointing_at_a_meta_page() {
     for root in [0u64, 1] {
         let (_d, p) = with_main_root(root);
         if let Ok(env) = open_ours(&p, EnvFlags::READ_ONLY) {
-            let e = read_all(&env).unwrap_or_else(|| panic!("root {root} (a meta page): reads succeeded"));
+            let e = read_all(&env)
+                .unwrap_or_else(|| panic!("root {root} (a meta page): reads succeeded"));
             eprintln!("root {root}: {e} (ok)");
         }
     }
@@ -321,14 +395,19 @@ fn damaged_root_page(what: &str, damage: impl Fn(&mut [u8], &Meta)) {
     let mut b = std::fs::read(&src).unwrap();
     let m = current_meta(&b);
     let root = m.root as usize * m.psize;
-    assert_eq!(u16::from_le_bytes(b[root + 10..root + 12].try_into().unwrap()) & 1, 1, "fixture root is a branch page");
+    assert_eq!(
+        u16::from_le_bytes(b[root + 10..root + 12].try_into().unwrap()) & 1,
+        1,
+        "fixture root is a branch page"
+    );
     damage(&mut b[root..root + m.psize], &m);
     let _ = m.off;
     let p = write_file(dir.path(), "damaged.mdb", &b);
     match open_ours(&p, EnvFlags::READ_ONLY) {
         Err(e) => eprintln!("{what}: open refused with {e} (ok)"),
         Ok(env) => {
-            let e = read_all(&env).unwrap_or_else(|| panic!("{what}: reads succeeded on a damaged branch page"));
+            let e = read_all(&env)
+                .unwrap_or_else(|| panic!("{what}: reads succeeded on a damaged branch page"));
             eprintln!("{what}: {e} (ok)");
         }
     }
@@ -400,10 +479,15 @@ fn leaf_with_oversized_key() {
     // first child of the root branch = a leaf
     let n0 = u16::from_le_bytes(b[root + 16..root + 18].try_into().unwrap()) as usize + root;
     let leaf = (le64(&b, n0) & 0xffff_ffff_ffff) as usize * m.psize;
-    assert_eq!(u16::from_le_bytes(b[leaf + 10..leaf + 12].try_into().unwrap()) & 2, 2, "first child is a leaf");
+    assert_eq!(
+        u16::from_le_bytes(b[leaf + 10..leaf + 12].try_into().unwrap()) & 2,
+        2,
+        "first child is a leaf"
+    );
     let lower = u16::from_le_bytes(b[leaf + 12..leaf + 14].try_into().unwrap()) as usize;
     for o in (16..lower).step_by(2) {
-        let node = leaf + u16::from_le_bytes(b[leaf + o..leaf + o + 2].try_into().unwrap()) as usize;
+        let node =
+            leaf + u16::from_le_bytes(b[leaf + o..leaf + o + 2].try_into().unwrap()) as usize;
         b[node + 6..node + 8].copy_from_slice(&0xfff0u16.to_le_bytes()); // ksize
         b[node..node + 4].copy_from_slice(&0x7fff_ffffu32.to_le_bytes()); // data size
     }
@@ -411,7 +495,8 @@ fn leaf_with_oversized_key() {
     match open_ours(&p, EnvFlags::READ_ONLY) {
         Err(e) => eprintln!("oversized leaf key: open refused with {e} (ok)"),
         Ok(env) => {
-            let e = read_all(&env).expect("reads succeeded on a leaf whose nodes run past the page");
+            let e =
+                read_all(&env).expect("reads succeeded on a leaf whose nodes run past the page");
             eprintln!("oversized leaf key: {e} (ok)");
         }
     }
@@ -463,5 +548,8 @@ fn overflow_reference_beyond_last_page() {
     let mut c = txn.cursor(db).unwrap();
     let err = c.iter().find_map(|r| r.err());
     let e = err.expect("walking values whose overflow pages do not exist must fail");
-    assert!(matches!(e, Error::PageNotFound | Error::Corrupted), "got {e}");
+    assert!(
+        matches!(e, Error::PageNotFound | Error::Corrupted),
+        "got {e}"
+    );
 }

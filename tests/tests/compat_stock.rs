@@ -54,15 +54,30 @@ fn write_with_stock(path: &Path, w: &Workload) {
 
 fn verify_with_stock(path: &Path, w: &Workload, seed: u64) {
     remove_lock(path);
-    let env = stock::Env::open(path, stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY, MAXDBS, 0)
-        .unwrap_or_else(|e| panic!("stock LMDB cannot open the store: {} ({e})", stock::strerror(e)));
+    let env = stock::Env::open(
+        path,
+        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
+        MAXDBS,
+        0,
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "stock LMDB cannot open the store: {} ({e})",
+            stock::strerror(e)
+        )
+    });
     let txn = env.begin_ro().expect("stock: begin_ro");
     verify(&txn, w, "stock LMDB reading", seed);
 }
 
 /// Read back through our engine: the safe API and the raw bindings, then the
 /// page accounting check.
-fn verify_with_ours(path: &Path, w: &Workload, seed: u64, flags: EnvFlags) -> raw::AccountingReport {
+fn verify_with_ours(
+    path: &Path,
+    w: &Workload,
+    seed: u64,
+    flags: EnvFlags,
+) -> raw::AccountingReport {
     remove_lock(path);
     {
         let env = ours::open(path, flags | EnvFlags::READ_ONLY, 0, MAXDBS)
@@ -70,12 +85,14 @@ fn verify_with_ours(path: &Path, w: &Workload, seed: u64, flags: EnvFlags) -> ra
         let txn = env.read_txn().expect("ours: read_txn");
         verify(&txn, w, "dlmdb (safe API) reading", seed);
     }
-    let env = raw::Env::open(path, raw_flags(flags) | dlmdb_sys::MDB_RDONLY, MAXDBS, 0).expect("ours raw: open");
+    let env = raw::Env::open(path, raw_flags(flags) | dlmdb_sys::MDB_RDONLY, MAXDBS, 0)
+        .expect("ours raw: open");
     {
         let txn = env.begin_ro().expect("ours raw: begin_ro");
         verify(&txn, w, "dlmdb (raw) reading", seed);
     }
-    raw::check_accounting(&env).unwrap_or_else(|e| panic!("page accounting check failed (seed {seed}): {e}"))
+    raw::check_accounting(&env)
+        .unwrap_or_else(|e| panic!("page accounting check failed (seed {seed}): {e}"))
 }
 
 fn raw_flags(f: EnvFlags) -> u32 {
@@ -85,11 +102,22 @@ fn raw_flags(f: EnvFlags) -> u32 {
 /// The exact text Debian's `mdb_dump -a` must print for the workload's named
 /// databases (in main-DB key order, which is name order).
 fn expected_dump(w: &Workload, mapsize: u64) -> String {
-    let mut named: Vec<_> = w.specs.iter().zip(&w.models).filter(|(s, _)| s.name.is_some()).collect();
+    let mut named: Vec<_> = w
+        .specs
+        .iter()
+        .zip(&w.models)
+        .filter(|(s, _)| s.name.is_some())
+        .collect();
     named.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let mut out = String::new();
     for (s, m) in named {
-        let h = DumpHeader { name: s.name.as_deref(), mapsize, maxreaders: 126, flags: s.flags, pagesize: 4096 };
+        let h = DumpHeader {
+            name: s.name.as_deref(),
+            mapsize,
+            maxreaders: 126,
+            flags: s.flags,
+            pagesize: 4096,
+        };
         out.push_str(&render_bytevalue(&h, m.iter()));
     }
     out
@@ -101,13 +129,20 @@ fn check_mdb_dump(path: &Path, w: &Workload, mapsize: u64, what: &str) {
         return;
     }
     remove_lock(path);
-    let (ok, out, err) = run_tool("mdb_dump", &[OsStr::new("-n"), OsStr::new("-a"), path.as_os_str()]);
+    let (ok, out, err) = run_tool(
+        "mdb_dump",
+        &[OsStr::new("-n"), OsStr::new("-a"), path.as_os_str()],
+    );
     remove_lock(path);
     assert!(ok, "{what}: mdb_dump -a failed: {err}");
     let want = expected_dump(w, mapsize);
     if out != want {
         let (ol, wl): (Vec<_>, Vec<_>) = (out.lines().collect(), want.lines().collect());
-        let i = ol.iter().zip(&wl).position(|(a, b)| a != b).unwrap_or(ol.len().min(wl.len()));
+        let i = ol
+            .iter()
+            .zip(&wl)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ol.len().min(wl.len()));
         let cut = |s: &str| s.chars().take(120).collect::<String>();
         panic!(
             "{what}: mdb_dump -a output differs from the model at line {} ({} vs {} lines):\n got: {}\nwant: {}",
@@ -128,20 +163,50 @@ fn check_mdb_stat(path: &Path, w: &Workload, acc: &raw::AccountingReport, what: 
         return;
     }
     remove_lock(path);
-    let (ok, out, err) = run_tool("mdb_stat", &[OsStr::new("-n"), OsStr::new("-a"), OsStr::new("-e"), OsStr::new("-f"), path.as_os_str()]);
+    let (ok, out, err) = run_tool(
+        "mdb_stat",
+        &[
+            OsStr::new("-n"),
+            OsStr::new("-a"),
+            OsStr::new("-e"),
+            OsStr::new("-f"),
+            path.as_os_str(),
+        ],
+    );
     remove_lock(path);
     assert!(ok, "{what}: mdb_stat failed: {err}");
     let rep = dlmdb_tests::stat::parse_stat(&out);
-    assert_eq!(rep.pages_used, acc.last_pg + 1, "{what}: mdb_stat pages used");
-    assert_eq!(rep.free_pages, acc.free_pages, "{what}: mdb_stat free pages");
+    assert_eq!(
+        rep.pages_used,
+        acc.last_pg + 1,
+        "{what}: mdb_stat pages used"
+    );
+    assert_eq!(
+        rep.free_pages, acc.free_pages,
+        "{what}: mdb_stat free pages"
+    );
     assert_eq!(rep.map_size, MAP as u64, "{what}: mdb_stat map size");
     for (s, m) in w.specs.iter().zip(&w.models) {
         if let Some(n) = &s.name {
             let n = String::from_utf8_lossy(n);
-            let st = rep.db(&n).unwrap_or_else(|| panic!("{what}: mdb_stat does not list {n}"));
-            assert_eq!(st.entries, m.len() as u64, "{what}: mdb_stat entries of {n}");
-            let (_, t) = acc.trees.iter().find(|(tn, _)| *tn == n).expect("tree in accounting report");
-            assert_eq!((st.branch_pages, st.leaf_pages, st.overflow_pages), (t.branch, t.leaf, t.overflow), "{what}: mdb_stat pages of {n}");
+            let st = rep
+                .db(&n)
+                .unwrap_or_else(|| panic!("{what}: mdb_stat does not list {n}"));
+            assert_eq!(
+                st.entries,
+                m.len() as u64,
+                "{what}: mdb_stat entries of {n}"
+            );
+            let (_, t) = acc
+                .trees
+                .iter()
+                .find(|(tn, _)| *tn == n)
+                .expect("tree in accounting report");
+            assert_eq!(
+                (st.branch_pages, st.leaf_pages, st.overflow_pages),
+                (t.branch, t.leaf, t.overflow),
+                "{what}: mdb_stat pages of {n}"
+            );
         }
     }
 }
@@ -155,10 +220,15 @@ fn ours_lmdb_format_read_by_stock() {
         let path = dir.path().join("data.mdb");
         let w = generate(seed, workload::standard_specs(), TXNS, OPS);
         {
-            let env = ours::open(&path, EnvFlags::FORMAT_LMDB, MAP, MAXDBS).expect("ours: create FORMAT_LMDB store");
+            let env = ours::open(&path, EnvFlags::FORMAT_LMDB, MAP, MAXDBS)
+                .expect("ours: create FORMAT_LMDB store");
             ours::write_workload(&env, &w, "dlmdb");
         }
-        assert_eq!(meta_versions(&path), (1, 1), "a FORMAT_LMDB store must have data version 1 in both metas");
+        assert_eq!(
+            meta_versions(&path),
+            (1, 1),
+            "a FORMAT_LMDB store must have data version 1 in both metas"
+        );
         // An existing version-1 store without a flag is read in stock layout.
         let acc = verify_with_ours(&path, &w, seed, EnvFlags::empty());
         verify_with_stock(&path, &w, seed);
@@ -190,13 +260,23 @@ fn stock_written_read_and_modified_by_ours() {
         let w2 = generate_from(seed.wrapping_add(1000), &w1, TXNS, OPS);
         remove_lock(&path);
         {
-            let env = ours::open(&path, EnvFlags::empty(), MAP, MAXDBS).expect("ours: open stock store rw");
+            let env = ours::open(&path, EnvFlags::empty(), MAP, MAXDBS)
+                .expect("ours: open stock store rw");
             ours::write_workload(&env, &w2, "dlmdb on stock file");
         }
-        assert_eq!(meta_versions(&path), (1, 1), "modifying a stock store must keep data version 1");
+        assert_eq!(
+            meta_versions(&path),
+            (1, 1),
+            "modifying a stock store must keep data version 1"
+        );
         verify_with_ours(&path, &w2, seed, EnvFlags::empty());
         verify_with_stock(&path, &w2, seed);
-        check_mdb_dump(&path, &w2, MAP as u64, &format!("seed {seed} (after our writes)"));
+        check_mdb_dump(
+            &path,
+            &w2,
+            MAP as u64,
+            &format!("seed {seed} (after our writes)"),
+        );
 
         // and stock LMDB can keep writing to what we wrote
         let w3 = generate_from(seed.wrapping_add(2000), &w2, 3, OPS);
@@ -230,7 +310,9 @@ fn mdb_load_then_ours_reads() {
         let mut w = generate(seed, workload::standard_specs(), TXNS, OPS);
         // mdb_load fills only what the dump holds: drop the main-DB records
         // from the model (named databases only, as `mdb_dump -a` writes).
-        let keep: Vec<usize> = (0..w.specs.len()).filter(|&i| w.specs[i].name.is_some()).collect();
+        let keep: Vec<usize> = (0..w.specs.len())
+            .filter(|&i| w.specs[i].name.is_some())
+            .collect();
         w.specs = keep.iter().map(|&i| w.specs[i].clone()).collect();
         w.models = keep.iter().map(|&i| w.models[i].clone()).collect();
         let dir = tempfile::tempdir().unwrap();
@@ -241,8 +323,15 @@ fn mdb_load_then_ours_reads() {
         for block in text.split_inclusive("DATA=END\n") {
             let dump_file = dir.path().join("in.dump");
             std::fs::write(&dump_file, block).unwrap();
-            let (ok, _out, err) =
-                run_tool("mdb_load", &[OsStr::new("-n"), OsStr::new("-f"), dump_file.as_os_str(), path.as_os_str()]);
+            let (ok, _out, err) = run_tool(
+                "mdb_load",
+                &[
+                    OsStr::new("-n"),
+                    OsStr::new("-f"),
+                    dump_file.as_os_str(),
+                    path.as_os_str(),
+                ],
+            );
             assert!(ok, "mdb_load failed: {err}");
             remove_lock(&path);
         }

@@ -36,10 +36,19 @@ macro_rules! digest_fn {
             let t = env.ro().unwrap();
             let mut all = Vec::new();
             for n in DBS {
-                let d = t.open_db(Some(n), 0).unwrap_or_else(|e| panic!("open {n}: {}", $m::strerror(e)));
-                all.push((n, t.walk(d).unwrap_or_else(|e| panic!("walk {n}: {}", $m::strerror(e)))));
+                let d = t
+                    .open_db(Some(n), 0)
+                    .unwrap_or_else(|e| panic!("open {n}: {}", $m::strerror(e)));
+                all.push((
+                    n,
+                    t.walk(d)
+                        .unwrap_or_else(|e| panic!("walk {n}: {}", $m::strerror(e))),
+                ));
             }
-            (t.id(), procs::digest(all.iter().map(|(n, p)| (*n, p.as_slice()))))
+            (
+                t.id(),
+                procs::digest(all.iter().map(|(n, p)| (*n, p.as_slice()))),
+            )
         }
     };
 }
@@ -62,7 +71,11 @@ fn write_txn(env: &ours::Env, dbis: &[u32], rng: &mut ChaCha8Rng) -> (u64, u64) 
             }
             55..=79 => {
                 let k = format!("y{:03}", rng.gen_range(0..100));
-                let v = format!("{:04}{}", rng.gen_range(0..500), "d".repeat(rng.gen_range(0..30)));
+                let v = format!(
+                    "{:04}{}",
+                    rng.gen_range(0..500),
+                    "d".repeat(rng.gen_range(0..30))
+                );
                 t.put(dbis[1], k.as_bytes(), v.as_bytes(), 0).unwrap();
             }
             80..=84 => {
@@ -71,7 +84,9 @@ fn write_txn(env: &ours::Env, dbis: &[u32], rng: &mut ChaCha8Rng) -> (u64, u64) 
             }
             85..=95 => {
                 let k = format!("z{:03}", rng.gen_range(0..60));
-                let v: Vec<u8> = (0..rng.gen_range(2000..40_000)).map(|_| rng.gen()).collect();
+                let v: Vec<u8> = (0..rng.gen_range(2000..40_000))
+                    .map(|_| rng.gen())
+                    .collect();
                 t.put(dbis[2], k.as_bytes(), &v, 0).unwrap();
             }
             _ => {
@@ -111,7 +126,11 @@ fn take_copy(env: &ours::Env, kind: Kind, dst: &Path) {
         Kind::Copy2Compact => env.copy2(dst, ours::ffi::MDB_CP_COMPACT),
         Kind::CopyFd | Kind::CopyFd2Compact => {
             use std::os::fd::AsRawFd;
-            let f = std::fs::OpenOptions::new().write(true).create_new(true).open(dst).unwrap();
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(dst)
+                .unwrap();
             if kind == Kind::CopyFd {
                 env.copyfd(f.as_raw_fd())
             } else {
@@ -125,10 +144,12 @@ fn take_copy(env: &ours::Env, kind: Kind, dst: &Path) {
 /// Structural checks of a copy through our engine; returns the accounting.
 fn accounting(path: &Path, what: &str) -> raw::AccountingReport {
     let rep = {
-        let env = raw::Env::open(path, ours::ffi::MDB_NOSUBDIR, 4, 0).unwrap_or_else(|e| panic!("{what}: open: {e}"));
+        let env = raw::Env::open(path, ours::ffi::MDB_NOSUBDIR, 4, 0)
+            .unwrap_or_else(|e| panic!("{what}: open: {e}"));
         raw::check_accounting(&env).unwrap_or_else(|e| panic!("{what}: accounting: {e}"))
     };
-    dlmdb_tests::counted::check_file(path, false).unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
+    dlmdb_tests::counted::check_file(path, false)
+        .unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
     remove_lock(path);
     rep
 }
@@ -165,7 +186,12 @@ fn run(flags: u32, label: &str, seed: u64) {
             n
         })
     };
-    let kinds = [Kind::Copy, Kind::Copy2Compact, Kind::CopyFd, Kind::CopyFd2Compact];
+    let kinds = [
+        Kind::Copy,
+        Kind::Copy2Compact,
+        Kind::CopyFd,
+        Kind::CopyFd2Compact,
+    ];
     let mut copies: Vec<(Kind, PathBuf)> = Vec::new();
     for round in 0..3 {
         for k in kinds {
@@ -186,32 +212,60 @@ fn run(flags: u32, label: &str, seed: u64) {
     for (kind, p) in &copies {
         let what = format!("{label} seed {seed}: {kind:?} {}", p.display());
         let (id, d) = {
-            let e = ours::Env::open(p, 0, 4, 0).unwrap_or_else(|e| panic!("{what}: open: {}", ours::strerror(e)));
+            let e = ours::Env::open(p, 0, 4, 0)
+                .unwrap_or_else(|e| panic!("{what}: open: {}", ours::strerror(e)));
             digest_ours(&e)
         };
         remove_lock(p);
         if stock_format {
-            let e = stock::Env::open(p, 0, 4, 0).unwrap_or_else(|e| panic!("{what}: stock open: {}", stock::strerror(e)));
+            let e = stock::Env::open(p, 0, 4, 0)
+                .unwrap_or_else(|e| panic!("{what}: stock open: {}", stock::strerror(e)));
             let s = digest_stock(&e);
-            assert_eq!(s, (id, d), "{what}: stock LMDB reads (txn, digest) {s:x?}, our engine {:x?}", (id, d));
+            assert_eq!(
+                s,
+                (id, d),
+                "{what}: stock LMDB reads (txn, digest) {s:x?}, our engine {:x?}",
+                (id, d)
+            );
             drop(e);
             remove_lock(p);
         }
         let rep = accounting(p, &what);
         if kind.compact() {
-            assert!(id <= 1, "{what}: compacted copy has txn id {id} (spec §17.2: ids restart at 1)");
-            assert!(snaps.values().any(|&x| x == d), "{what}: compacted copy equals no committed snapshot");
+            assert!(
+                id <= 1,
+                "{what}: compacted copy has txn id {id} (spec §17.2: ids restart at 1)"
+            );
+            assert!(
+                snaps.values().any(|&x| x == d),
+                "{what}: compacted copy equals no committed snapshot"
+            );
             assert_eq!(rep.free_pages, 0, "{what}: compacted copy has free pages");
-            assert_eq!(2 + rep.tree_pages, rep.last_pg + 1, "{what}: compacted copy pages not renumbered without gaps");
+            assert_eq!(
+                2 + rep.tree_pages,
+                rep.last_pg + 1,
+                "{what}: compacted copy pages not renumbered without gaps"
+            );
             let len = std::fs::metadata(p).unwrap().len();
-            assert_eq!(len, (rep.last_pg + 1) * 4096, "{what}: compacted file length");
+            assert_eq!(
+                len,
+                (rep.last_pg + 1) * 4096,
+                "{what}: compacted file length"
+            );
         } else {
-            assert_eq!(snaps.get(&id), Some(&d), "{what}: plain copy of txn {id} does not hold that snapshot");
+            assert_eq!(
+                snaps.get(&id),
+                Some(&d),
+                "{what}: plain copy of txn {id} does not hold that snapshot"
+            );
             assert!(id <= last_written);
             distinct.insert(id);
         }
     }
-    assert!(distinct.len() >= 2, "{label}: all plain copies show the same snapshot; the writer was not running?");
+    assert!(
+        distinct.len() >= 2,
+        "{label}: all plain copies show the same snapshot; the writer was not running?"
+    );
 
     // Stock LMDB's compacting copy of the same snapshot (a plain copy)
     // against ours.
@@ -230,8 +284,14 @@ fn run(flags: u32, label: &str, seed: u64) {
         }
         remove_lock(plain);
         let (po, ps) = (procs::file_pages(&ours_c), procs::file_pages(&stock_c));
-        assert_eq!(po, ps, "{label}: our compacted copy has {po} pages, stock LMDB's {ps}");
-        let (a, b) = (std::fs::read(&ours_c).unwrap(), std::fs::read(&stock_c).unwrap());
+        assert_eq!(
+            po, ps,
+            "{label}: our compacted copy has {po} pages, stock LMDB's {ps}"
+        );
+        let (a, b) = (
+            std::fs::read(&ours_c).unwrap(),
+            std::fs::read(&stock_c).unwrap(),
+        );
         if a != b {
             let first = a.iter().zip(&b).position(|(x, y)| x != y);
             eprintln!("{label}: note: compacted copies differ in bytes (first at {first:?}); contents compared below");
@@ -248,7 +308,10 @@ fn run(flags: u32, label: &str, seed: u64) {
             let e = ours::Env::open(&stock_c, 0, 4, 0).unwrap();
             digest_ours(&e)
         };
-        assert_eq!(d_ours.1, d_stock.1, "{label}: the two compacted copies hold different contents");
+        assert_eq!(
+            d_ours.1, d_stock.1,
+            "{label}: the two compacted copies hold different contents"
+        );
     } else {
         let rep = accounting(&ours_c, "recompacted v2 copy");
         assert_eq!(rep.free_pages, 0);
@@ -256,7 +319,10 @@ fn run(flags: u32, label: &str, seed: u64) {
 }
 
 fn seed() -> u64 {
-    std::env::var("DLMDB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xc0_9101)
+    std::env::var("DLMDB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xc0_9101)
 }
 
 #[test]

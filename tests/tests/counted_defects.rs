@@ -36,28 +36,45 @@ fn structure(path: &Path, v1: bool, dbs: &[(&str, &CountModel)], what: &str) {
     let rep = counted::assert_structure(path, v1, what);
     counted::check_page_counters(&rep).unwrap_or_else(|e| panic!("{what}: {e}"));
     for (name, m) in dbs {
-        let (_, rec, tr) = rep.db(name).unwrap_or_else(|| panic!("{what}: DB {name} missing"));
-        assert_eq!(tr.entries, m.entries() as u64, "{what}: {name} entries in the file");
+        let (_, rec, tr) = rep
+            .db(name)
+            .unwrap_or_else(|| panic!("{what}: DB {name} missing"));
+        assert_eq!(
+            tr.entries,
+            m.entries() as u64,
+            "{what}: {name} entries in the file"
+        );
         assert_eq!(tr.keys, m.keys() as u64, "{what}: {name} keys in the file");
-        assert_eq!(rec.flags as u32 & COUNTED, COUNTED, "{what}: {name} stored flags");
+        assert_eq!(
+            rec.flags as u32 & COUNTED,
+            COUNTED,
+            "{what}: {name} stored flags"
+        );
     }
 }
 
 fn open(txn: &Txn<'_>, name: &str, flags: u32) -> u32 {
-    txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE).unwrap()
+    txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+        .unwrap()
 }
 
 /// 96-byte keys whose order is the order of `id`.
 fn key96(id: usize) -> Vec<u8> {
-    let mut k =
-        format!("tenant-{:02}/collection-{:<6}/document-{:08}/", id / 1000, ["alpha", "bravo", "delta"][id % 3], id)
-            .into_bytes();
+    let mut k = format!(
+        "tenant-{:02}/collection-{:<6}/document-{:08}/",
+        id / 1000,
+        ["alpha", "bravo", "delta"][id % 3],
+        id
+    )
+    .into_bytes();
     let mut x = id as u64 * 0x9E37_79B9_7F4A_7C15 + 1;
     while k.len() < 96 {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        k.push(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(x % 64) as usize]);
+        k.push(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(x % 64) as usize],
+        );
     }
     k
 }
@@ -81,24 +98,56 @@ fn range_delete_96(v1: bool) {
     {
         let txn = env.begin_ro().unwrap();
         let dbi = txn.open_db(Some(b"c"), 0).unwrap();
-        assert!(txn.stat(dbi).unwrap().depth >= 3, "{what}: expected a tree of depth >= 3");
-        counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{what}, after inserts"));
+        assert!(
+            txn.stat(dbi).unwrap().depth >= 3,
+            "{what}: expected a tree of depth >= 3"
+        );
+        counted::verify_every_rank(
+            &txn,
+            dbi,
+            &model.snap(true),
+            &format!("{what}, after inserts"),
+        );
     }
-    structure(&path, v1, &[("c", &model)], &format!("{what}, after inserts"));
+    structure(
+        &path,
+        v1,
+        &[("c", &model)],
+        &format!("{what}, after inserts"),
+    );
     // keys 2,000..=3,999 deleted in one transaction, checked before commit
     let txn = env.begin_rw().unwrap();
     let dbi = open(&txn, "c", COUNTED);
     for id in 2000..4000 {
-        assert_eq!(counted::del(&txn, dbi, &key96(id), None), Ok(true), "{what}: del {id}");
+        assert_eq!(
+            counted::del(&txn, dbi, &key96(id), None),
+            Ok(true),
+            "{what}: del {id}"
+        );
         model.del_key(&key96(id));
     }
     assert_eq!(model.entries(), 5000);
-    counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{what}, range delete inside the write txn"));
+    counted::verify_every_rank(
+        &txn,
+        dbi,
+        &model.snap(true),
+        &format!("{what}, range delete inside the write txn"),
+    );
     txn.commit().unwrap();
-    structure(&path, v1, &[("c", &model)], &format!("{what}, after the range delete"));
+    structure(
+        &path,
+        v1,
+        &[("c", &model)],
+        &format!("{what}, after the range delete"),
+    );
     let txn = env.begin_ro().unwrap();
     let dbi = txn.open_db(Some(b"c"), 0).unwrap();
-    counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{what}, after the range delete"));
+    counted::verify_every_rank(
+        &txn,
+        dbi,
+        &model.snap(true),
+        &format!("{what}, after the range delete"),
+    );
 }
 
 #[test]
@@ -130,7 +179,11 @@ fn variable_length_keys_random_deletes() {
     };
     let mut all: Vec<Vec<u8>> = (0..4000).map(key).collect();
     // a few very short keys as well (odd and even lengths 1..4)
-    all.extend([&b"\x00"[..], b"~", b"~~", b"~~~", b"~~~~"].iter().map(|k| k.to_vec()));
+    all.extend(
+        [&b"\x00"[..], b"~", b"~~", b"~~~", b"~~~~"]
+            .iter()
+            .map(|k| k.to_vec()),
+    );
     all.sort();
     all.dedup();
     {
@@ -143,15 +196,29 @@ fn variable_length_keys_random_deletes() {
         }
         txn.commit().unwrap();
     }
-    structure(&path, false, &[("v", &model)], "variable keys after inserts");
+    structure(
+        &path,
+        false,
+        &[("v", &model)],
+        "variable keys after inserts",
+    );
     for round in 0..6 {
         let what = format!("variable keys, delete round {round}");
         let txn = env.begin_rw().unwrap();
         let dbi = open(&txn, "v", COUNTED);
-        let present: Vec<Vec<u8>> = all.iter().filter(|k| model.contains_key(k)).cloned().collect();
+        let present: Vec<Vec<u8>> = all
+            .iter()
+            .filter(|k| model.contains_key(k))
+            .cloned()
+            .collect();
         for k in present {
             if rng.gen_bool(0.2) {
-                assert_eq!(counted::del(&txn, dbi, &k, None), Ok(true), "{what}: del {}", show(&k));
+                assert_eq!(
+                    counted::del(&txn, dbi, &k, None),
+                    Ok(true),
+                    "{what}: del {}",
+                    show(&k)
+                );
                 model.del_key(&k);
             }
         }
@@ -162,7 +229,12 @@ fn variable_length_keys_random_deletes() {
             }
         }
         if round % 2 == 0 {
-            counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{what} (inside the write txn)"));
+            counted::verify_every_rank(
+                &txn,
+                dbi,
+                &model.snap(true),
+                &format!("{what} (inside the write txn)"),
+            );
         }
         txn.commit().unwrap();
         structure(&path, false, &[("v", &model)], &what);
@@ -203,11 +275,19 @@ fn dupsort_shrink(flags: u32) {
             txn.put(dbi, k, v, 0).unwrap();
             model.put(k, v);
         }
-        counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{what0}: after load (write txn)"));
+        counted::verify_every_rank(
+            &txn,
+            dbi,
+            &model.snap(true),
+            &format!("{what0}: after load (write txn)"),
+        );
         txn.commit().unwrap();
     }
     let rep = counted::assert_structure(&path, false, &what0);
-    assert!(rep.db("d").unwrap().2.subdbs >= 8, "{what0}: expected the big sets in sub-databases");
+    assert!(
+        rep.db("d").unwrap().2.subdbs >= 8,
+        "{what0}: expected the big sets in sub-databases"
+    );
     let mut round = 0;
     while model.entries() > 0 {
         round += 1;
@@ -219,7 +299,11 @@ fn dupsort_shrink(flags: u32) {
             let vals = model.values(&k);
             // big sets lose ~40% per round, small ones one value; a key
             // down to a single value goes whole every third round
-            let m = if vals.len() > 20 { vals.len() * 2 / 5 } else { 1 };
+            let m = if vals.len() > 20 {
+                vals.len() * 2 / 5
+            } else {
+                1
+            };
             if vals.len() == 1 && round % 3 != 0 {
                 continue;
             }
@@ -318,7 +402,11 @@ fn separator_resize_on_counted_branches_depth3() {
             let r: usize = rng.gen_range(0..6);
             let k = key(id);
             if model.contains_key(&k) && pick(id, r) {
-                assert_eq!(counted::del(&txn, dbi, &k, None), Ok(true), "{what}: del {id}");
+                assert_eq!(
+                    counted::del(&txn, dbi, &k, None),
+                    Ok(true),
+                    "{what}: del {id}"
+                );
                 model.del_key(&k);
             }
         }
@@ -375,8 +463,15 @@ fn fresh_cursor_get_rank_answers_like_get_rank() {
         for r in 0..total + 2 {
             let a = counted::get_rank(&txn, dbi, r);
             let b = Cursor::open(&txn, dbi).unwrap().get_rank(r, 0);
-            assert_eq!(a, b, "{name}: fresh cursor_get_rank({r}) differs from get_rank");
-            assert_eq!(a.as_ref().ok(), snap.entries.get(r as usize), "{name}: get_rank({r})");
+            assert_eq!(
+                a, b,
+                "{name}: fresh cursor_get_rank({r}) differs from get_rank"
+            );
+            assert_eq!(
+                a.as_ref().ok(),
+                snap.entries.get(r as usize),
+                "{name}: get_rank({r})"
+            );
         }
         let mut c = Cursor::open(&txn, dbi).unwrap();
         for _ in 0..5000 {
@@ -385,7 +480,11 @@ fn fresh_cursor_get_rank_answers_like_get_rank() {
                 1 => total - 1,
                 _ => rng.gen_range(0..total),
             };
-            assert_eq!(c.get_rank(r, 0).as_ref().ok(), snap.entries.get(r as usize), "{name}: reused cursor rank {r}");
+            assert_eq!(
+                c.get_rank(r, 0).as_ref().ok(),
+                snap.entries.get(r as usize),
+                "{name}: reused cursor rank {r}"
+            );
             if rng.gen_bool(0.1) {
                 // ordinary moves between rank calls are allowed
                 let _ = c.get(ffi::MDB_NEXT, None, None);
@@ -411,7 +510,11 @@ fn cursor_rank_cache_invalidated_by_writes() {
             let r = rng.gen_range(0..total);
             let snap = m.snap(true);
             let (k, v) = snap.entries[r as usize].clone();
-            assert_eq!(c.get_rank(r, 0), Ok((k.clone(), v.clone())), "{name} step {step}: rank {r}");
+            assert_eq!(
+                c.get_rank(r, 0),
+                Ok((k.clone(), v.clone())),
+                "{name} step {step}: rank {r}"
+            );
             match step % 3 {
                 0 => {
                     // delete the entry under the cursor
@@ -425,7 +528,11 @@ fn cursor_rank_cache_invalidated_by_writes() {
                     // insert an entry that sorts before the cursor position
                     let (k0, _) = snap.entries[0].clone(); // "p!.." sorts before "p0.."; new dups "00001-new" before "v.."
                     let nv = format!("{step:05}-new").into_bytes();
-                    let nk = if m.dupsort() { k0 } else { format!("p!{step:05}").into_bytes() };
+                    let nk = if m.dupsort() {
+                        k0
+                    } else {
+                        format!("p!{step:05}").into_bytes()
+                    };
                     counted::put(&txn, dbi, &nk, &nv, 0).unwrap();
                     m.put(&nk, &nv);
                 }
@@ -450,6 +557,11 @@ fn cursor_rank_cache_invalidated_by_writes() {
                 );
             }
         }
-        counted::verify_every_rank(&txn, dbi, &m.snap(true), &format!("{name} after the cache steps"));
+        counted::verify_every_rank(
+            &txn,
+            dbi,
+            &m.snap(true),
+            &format!("{name} after the cache steps"),
+        );
     }
 }

@@ -29,12 +29,31 @@ struct Fx {
     v1: bool,
 }
 
-const COUNTED_V1: Fx = Fx { mdb: "counted.mdb", expect: "counted.expect.json", dump: "counted.dump.txt", v1: true };
-const COUNTED_V2: Fx =
-    Fx { mdb: "v2/counted.mdb", expect: "v2/counted.expect.json", dump: "v2/counted.dump.txt", v1: false };
+const COUNTED_V1: Fx = Fx {
+    mdb: "counted.mdb",
+    expect: "counted.expect.json",
+    dump: "counted.dump.txt",
+    v1: true,
+};
+const COUNTED_V2: Fx = Fx {
+    mdb: "v2/counted.mdb",
+    expect: "v2/counted.expect.json",
+    dump: "v2/counted.dump.txt",
+    v1: false,
+};
 // The v2 prefix dump is stored gzipped; its content equals the v1 dump.
-const PREFIX_V1: Fx = Fx { mdb: "prefix.mdb", expect: "prefix.expect.json", dump: "prefix.dump.txt", v1: true };
-const PREFIX_V2: Fx = Fx { mdb: "v2/prefix.mdb", expect: "v2/prefix.expect.json", dump: "prefix.dump.txt", v1: false };
+const PREFIX_V1: Fx = Fx {
+    mdb: "prefix.mdb",
+    expect: "prefix.expect.json",
+    dump: "prefix.dump.txt",
+    v1: true,
+};
+const PREFIX_V2: Fx = Fx {
+    mdb: "v2/prefix.mdb",
+    expect: "v2/prefix.expect.json",
+    dump: "prefix.dump.txt",
+    v1: false,
+};
 
 fn env_flags(v1: bool) -> u32 {
     ffi::MDB_NOSUBDIR | if v1 { ffi::MDB_FORMAT_DLMDB_V1 } else { 0 }
@@ -42,8 +61,13 @@ fn env_flags(v1: bool) -> u32 {
 
 fn open_fixture(fx: &Fx) -> (tempfile::TempDir, std::path::PathBuf, Env) {
     let (dir, path) = copy_fixture(fx.mdb);
-    let env = Env::open(&path, env_flags(fx.v1) | ffi::MDB_RDONLY, 16, 0)
-        .unwrap_or_else(|rc| panic!("{}: open failed: {rc} {}", fx.mdb, dlmdb_tests::raw::strerror(rc)));
+    let env = Env::open(&path, env_flags(fx.v1) | ffi::MDB_RDONLY, 16, 0).unwrap_or_else(|rc| {
+        panic!(
+            "{}: open failed: {rc} {}",
+            fx.mdb,
+            dlmdb_tests::raw::strerror(rc)
+        )
+    });
     (dir, path, env)
 }
 
@@ -58,13 +82,17 @@ fn dump_blocks(fx: &Fx) -> Vec<DumpDb> {
 fn hex_field(v: &Value, name: &str) -> Option<Vec<u8>> {
     match v.get(name) {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(hex::decode(s).unwrap_or_else(|e| panic!("bad hex in {name}: {e}"))),
+        Some(Value::String(s)) => {
+            Some(hex::decode(s).unwrap_or_else(|e| panic!("bad hex in {name}: {e}")))
+        }
         Some(o) => panic!("{name}: unexpected {o}"),
     }
 }
 
 fn int(v: &Value, name: &str) -> i64 {
-    v.get(name).and_then(Value::as_i64).unwrap_or_else(|| panic!("missing integer field {name} in {v}"))
+    v.get(name)
+        .and_then(Value::as_i64)
+        .unwrap_or_else(|| panic!("missing integer field {name} in {v}"))
 }
 
 fn u(v: &Value, name: &str) -> u64 {
@@ -93,14 +121,27 @@ fn fmt_pair(r: &Result<(Vec<u8>, Vec<u8>), i32>) -> String {
     }
 }
 
-fn assert_pair(what: &str, got: Result<(Vec<u8>, Vec<u8>), i32>, want: Result<(Vec<u8>, Vec<u8>), i32>) {
+fn assert_pair(
+    what: &str,
+    got: Result<(Vec<u8>, Vec<u8>), i32>,
+    want: Result<(Vec<u8>, Vec<u8>), i32>,
+) {
     if got != want {
-        panic!("{what}: got {} but expected {}", fmt_pair(&got), fmt_pair(&want));
+        panic!(
+            "{what}: got {} but expected {}",
+            fmt_pair(&got),
+            fmt_pair(&want)
+        );
     }
 }
 
 fn recorded_pair(v: &Value) -> Result<(Vec<u8>, Vec<u8>), i32> {
-    recorded(v, || (hex_field(v, "key_hex").unwrap_or_default(), hex_field(v, "data_hex").unwrap_or_default()))
+    recorded(v, || {
+        (
+            hex_field(v, "key_hex").unwrap_or_default(),
+            hex_field(v, "data_hex").unwrap_or_default(),
+        )
+    })
 }
 
 /// Every check of `counted.expect.json` for one database. `fixture_file`:
@@ -108,17 +149,33 @@ fn recorded_pair(v: &Value) -> Result<(Vec<u8>, Vec<u8>), i32> {
 /// false for a store our engine wrote with the same content.
 fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file: bool, what: &str) {
     let what = format!("{what} DB {name}");
-    let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap_or_else(|rc| panic!("{what}: open: {rc}"));
+    let dbi = txn
+        .open_db(Some(name.as_bytes()), 0)
+        .unwrap_or_else(|rc| panic!("{what}: open: {rc}"));
     let flags = txn.db_flags(dbi).unwrap();
     assert_eq!(flags as u64, u(exp, "db_flags"), "{what}: stored DB flags");
 
     if fixture_file {
         let st = txn.stat(dbi).unwrap();
         let es = &exp["stat"];
-        let got = (st.depth as u64, st.branch_pages, st.leaf_pages, st.overflow_pages, st.entries);
-        let want =
-            (u(es, "depth"), u(es, "branch_pages"), u(es, "leaf_pages"), u(es, "overflow_pages"), u(es, "entries"));
-        assert_eq!(got, want, "{what}: mdb_stat (depth, branch, leaf, overflow, entries)");
+        let got = (
+            st.depth as u64,
+            st.branch_pages,
+            st.leaf_pages,
+            st.overflow_pages,
+            st.entries,
+        );
+        let want = (
+            u(es, "depth"),
+            u(es, "branch_pages"),
+            u(es, "leaf_pages"),
+            u(es, "overflow_pages"),
+            u(es, "entries"),
+        );
+        assert_eq!(
+            got, want,
+            "{what}: mdb_stat (depth, branch, leaf, overflow, entries)"
+        );
     }
 
     // count_all
@@ -131,11 +188,23 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
     for g in exp["get_rank"].as_array().unwrap() {
         let r = u(g, "rank");
         let want = recorded_pair(g);
-        assert_pair(&format!("{what}: mdb_get_rank({r})"), counted::get_rank(txn, dbi, r), want.clone());
+        assert_pair(
+            &format!("{what}: mdb_get_rank({r})"),
+            counted::get_rank(txn, dbi, r),
+            want.clone(),
+        );
         let fresh_rc = int(g, "fresh_cursor_get_rank_rc") as i32;
-        let want_fresh = if fresh_rc == 0 { want.clone() } else { Err(fresh_rc) };
+        let want_fresh = if fresh_rc == 0 {
+            want.clone()
+        } else {
+            Err(fresh_rc)
+        };
         let mut c = Cursor::open(txn, dbi).unwrap();
-        assert_pair(&format!("{what}: fresh mdb_cursor_get_rank({r})"), c.get_rank(r, 0), want_fresh);
+        assert_pair(
+            &format!("{what}: fresh mdb_cursor_get_rank({r})"),
+            c.get_rank(r, 0),
+            want_fresh,
+        );
     }
 
     // cursor_get_rank stride on one cursor, then GET_CURRENT and NEXT
@@ -144,7 +213,11 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
         let mut c = Cursor::open(txn, dbi).unwrap();
         for s in st["samples"].as_array().unwrap() {
             let r = u(s, "rank");
-            assert_pair(&format!("{what}: stride cursor_get_rank({r})"), c.get_rank(r, 0), recorded_pair(s));
+            assert_pair(
+                &format!("{what}: stride cursor_get_rank({r})"),
+                c.get_rank(r, 0),
+                recorded_pair(s),
+            );
         }
     }
     let pg = &st["position_then_get_current"];
@@ -155,10 +228,17 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
             Ok(()) => 0,
             Err(e) => e,
         };
-        assert_eq!(rc as i64, int(pg, "rc"), "{what}: cursor_get_rank({r}) with NULL outputs");
+        assert_eq!(
+            rc as i64,
+            int(pg, "rc"),
+            "{what}: cursor_get_rank({r}) with NULL outputs"
+        );
         let gc_rc = int(pg, "get_current_rc") as i32;
         let want = if gc_rc == 0 {
-            Ok((hex_field(pg, "key_hex").unwrap_or_default(), hex_field(pg, "data_hex").unwrap_or_default()))
+            Ok((
+                hex_field(pg, "key_hex").unwrap_or_default(),
+                hex_field(pg, "data_hex").unwrap_or_default(),
+            ))
         } else {
             Err(gc_rc)
         };
@@ -182,14 +262,20 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
         let want = recorded(kr, || u(kr, "rank"));
         let cursor_api = kr.get("api").and_then(Value::as_str) == Some("mdb_cursor_key_rank");
         let got = if cursor_api {
-            Cursor::open(txn, dbi).unwrap().key_rank(&key, data.as_deref(), 0)
+            Cursor::open(txn, dbi)
+                .unwrap()
+                .key_rank(&key, data.as_deref(), 0)
         } else {
             counted::get_key_rank(txn, dbi, &key, data.as_deref())
         };
         if got != want {
             panic!(
                 "{what}: {} key {} data {}: got {} expected {}",
-                if cursor_api { "mdb_cursor_key_rank" } else { "mdb_get_key_rank" },
+                if cursor_api {
+                    "mdb_cursor_key_rank"
+                } else {
+                    "mdb_get_key_rank"
+                },
                 show(&key),
                 data.as_deref().map_or("NULL".into(), show),
                 fmt_res(&got),
@@ -200,9 +286,16 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
         let other = if cursor_api {
             counted::get_key_rank(txn, dbi, &key, data.as_deref())
         } else {
-            Cursor::open(txn, dbi).unwrap().key_rank(&key, data.as_deref(), 0)
+            Cursor::open(txn, dbi)
+                .unwrap()
+                .key_rank(&key, data.as_deref(), 0)
         };
-        assert_eq!(other, want, "{what}: the other key-rank API for key {}", show(&key));
+        assert_eq!(
+            other,
+            want,
+            "{what}: the other key-rank API for key {}",
+            show(&key)
+        );
     }
 
     // range counts
@@ -244,19 +337,45 @@ fn check_dup_sets(txn: &Txn<'_>, name: &str, exp: &Value, what: &str) {
         c.get(ffi::MDB_SET_KEY, Some(&key), None)
             .unwrap_or_else(|rc| panic!("{what} {name}: SET_KEY {}: {rc}", show(&key)));
         let n = c.count().unwrap();
-        assert_eq!(n, u(ds, "mdb_cursor_count"), "{what} {name}: mdb_cursor_count of {}", show(&key));
+        assert_eq!(
+            n,
+            u(ds, "mdb_cursor_count"),
+            "{what} {name}: mdb_cursor_count of {}",
+            show(&key)
+        );
         let ld = &ds["list_dup"];
         let got = c.list_dup();
         let rc = int(ld, "rc") as i32;
         match (&got, rc) {
             (Ok(vals), 0) => {
-                assert_eq!(vals.len() as u64, u(ld, "count"), "{what} {name}: list_dup count of {}", show(&key));
-                assert_eq!(Some(&vals[0]), hex_field(ld, "first").as_ref(), "{what} {name}: list_dup first");
-                assert_eq!(vals.last(), hex_field(ld, "last").as_ref(), "{what} {name}: list_dup last");
+                assert_eq!(
+                    vals.len() as u64,
+                    u(ld, "count"),
+                    "{what} {name}: list_dup count of {}",
+                    show(&key)
+                );
+                assert_eq!(
+                    Some(&vals[0]),
+                    hex_field(ld, "first").as_ref(),
+                    "{what} {name}: list_dup first"
+                );
+                assert_eq!(
+                    vals.last(),
+                    hex_field(ld, "last").as_ref(),
+                    "{what} {name}: list_dup last"
+                );
             }
             (Ok(vals), ffi::MDB_INCOMPATIBLE) => {
-                assert_eq!(vals.len() as u64, n, "{what} {name}: list_dup of a sub-DB set of {}", show(&key));
-                assert!(vals.windows(2).all(|w| w[0] < w[1]), "{what} {name}: list_dup order");
+                assert_eq!(
+                    vals.len() as u64,
+                    n,
+                    "{what} {name}: list_dup of a sub-DB set of {}",
+                    show(&key)
+                );
+                assert!(
+                    vals.windows(2).all(|w| w[0] < w[1]),
+                    "{what} {name}: list_dup order"
+                );
             }
             (Err(e), want) if *e == want => {}
             _ => panic!(
@@ -273,7 +392,11 @@ fn check_dup_sets(txn: &Txn<'_>, name: &str, exp: &Value, what: &str) {
 fn check_every_rank(txn: &Txn<'_>, name: &str, flags: u32, pairs: &Pairs, what: &str) {
     let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
     let snap = CountModel::from_pairs(flags, pairs).snap(true);
-    assert_eq!(snap.entries.len(), pairs.len(), "{what} {name}: dump has duplicate pairs?");
+    assert_eq!(
+        snap.entries.len(),
+        pairs.len(),
+        "{what} {name}: dump has duplicate pairs?"
+    );
     let mut cur = Cursor::open(txn, dbi).unwrap();
     for (r, (k, d)) in snap.entries.iter().enumerate() {
         let r = r as u64;
@@ -287,7 +410,12 @@ fn check_every_rank(txn: &Txn<'_>, name: &str, flags: u32, pairs: &Pairs, what: 
             cur.get_rank(r, 0),
             Ok((k.clone(), d.clone())),
         );
-        assert_eq!(counted::get_key_rank(txn, dbi, k, Some(d)), Ok(r), "{what} {name}: key_rank({}, data)", show(k));
+        assert_eq!(
+            counted::get_key_rank(txn, dbi, k, Some(d)),
+            Ok(r),
+            "{what} {name}: key_rank({}, data)",
+            show(k)
+        );
         assert_eq!(
             counted::get_key_rank(txn, dbi, k, None),
             snap.key_rank(k, None),
@@ -296,7 +424,11 @@ fn check_every_rank(txn: &Txn<'_>, name: &str, flags: u32, pairs: &Pairs, what: 
         );
     }
     let n = snap.total();
-    assert_eq!(counted::get_rank(txn, dbi, n), Err(ffi::MDB_NOTFOUND), "{what} {name}: rank = total");
+    assert_eq!(
+        counted::get_rank(txn, dbi, n),
+        Err(ffi::MDB_NOTFOUND),
+        "{what} {name}: rank = total"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -312,14 +444,32 @@ fn read_back_like_dump(fx: &Fx, only_dupsort: bool) {
             continue;
         }
         let name = b.name.clone().expect("named DBs only");
-        let dbi = txn.open_db(Some(&name), 0).unwrap_or_else(|rc| panic!("{}: open {}: {rc}", fx.mdb, show(&name)));
+        let dbi = txn
+            .open_db(Some(&name), 0)
+            .unwrap_or_else(|rc| panic!("{}: open {}: {rc}", fx.mdb, show(&name)));
         let st = txn.stat(dbi).unwrap();
-        assert_eq!(st.entries, b.records.len() as u64, "{}: {} md_entries", fx.mdb, show(&name));
-        let fwd = txn.walk(dbi, true).unwrap_or_else(|rc| panic!("{}: walk {}: {rc}", fx.mdb, show(&name)));
-        dlmdb_tests::assert_pairs_eq(&format!("{} {} forward", fx.mdb, show(&name)), &fwd, &b.records);
+        assert_eq!(
+            st.entries,
+            b.records.len() as u64,
+            "{}: {} md_entries",
+            fx.mdb,
+            show(&name)
+        );
+        let fwd = txn
+            .walk(dbi, true)
+            .unwrap_or_else(|rc| panic!("{}: walk {}: {rc}", fx.mdb, show(&name)));
+        dlmdb_tests::assert_pairs_eq(
+            &format!("{} {} forward", fx.mdb, show(&name)),
+            &fwd,
+            &b.records,
+        );
         let mut back = txn.walk(dbi, false).unwrap();
         back.reverse();
-        dlmdb_tests::assert_pairs_eq(&format!("{} {} backward", fx.mdb, show(&name)), &back, &b.records);
+        dlmdb_tests::assert_pairs_eq(
+            &format!("{} {} backward", fx.mdb, show(&name)),
+            &back,
+            &b.records,
+        );
         checked += 1;
     }
     assert!(checked > 0);
@@ -358,12 +508,33 @@ fn structure_of(fx: &Fx) {
     counted::check_page_counters(&rep).unwrap_or_else(|e| panic!("{}: {e}", fx.mdb));
     let exp = expect_json(fx);
     for (name, e) in exp["dbs"].as_object().unwrap() {
-        let (_, rec, tr) = rep.db(name).unwrap_or_else(|| panic!("{}: DB {name} not found by the checker", fx.mdb));
-        assert_eq!(rec.flags as u64, u(e, "db_flags"), "{} {name}: flags", fx.mdb);
-        assert_eq!(tr.entries, u(&e["count_all"], "naive_pairs"), "{} {name}: entries", fx.mdb);
-        assert_eq!(tr.keys, u(&e["count_all"], "naive_distinct_keys"), "{} {name}: keys", fx.mdb);
+        let (_, rec, tr) = rep
+            .db(name)
+            .unwrap_or_else(|| panic!("{}: DB {name} not found by the checker", fx.mdb));
+        assert_eq!(
+            rec.flags as u64,
+            u(e, "db_flags"),
+            "{} {name}: flags",
+            fx.mdb
+        );
+        assert_eq!(
+            tr.entries,
+            u(&e["count_all"], "naive_pairs"),
+            "{} {name}: entries",
+            fx.mdb
+        );
+        assert_eq!(
+            tr.keys,
+            u(&e["count_all"], "naive_distinct_keys"),
+            "{} {name}: keys",
+            fx.mdb
+        );
         assert!(rec.flags as u32 & COUNTED != 0);
-        assert!(tr.counts_checked > 0, "{} {name}: no counted branch node seen", fx.mdb);
+        assert!(
+            tr.counts_checked > 0,
+            "{} {name}: no counted branch node seen",
+            fx.mdb
+        );
         eprintln!("{} {name}: {tr:?}", fx.mdb);
     }
 }
@@ -411,7 +582,10 @@ fn structure_checker_detects_a_wrong_count() {
         bytes[at] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
         if let Err(e) = counted::check_file(&path, false) {
-            assert!(e.contains("stored count"), "unexpected checker message: {e}");
+            assert!(
+                e.contains("stored count"),
+                "unexpected checker message: {e}"
+            );
             detected = true;
             break;
         }
@@ -526,15 +700,20 @@ fn our_store_from_dump(fx: &Fx, env_extra: u32, v1_padded: bool) {
     let mut wanted = Vec::new();
     for b in &blocks {
         let name = b.name_str();
-        let Some(e) = exp["dbs"].get(&name) else { continue };
+        let Some(e) = exp["dbs"].get(&name) else {
+            continue;
+        };
         let flags = u(e, "db_flags") as u32;
         let mut recs = b.records.clone();
         recs.shuffle(&mut rng);
         for chunk in recs.chunks(700) {
             let txn = env.begin_rw().unwrap();
-            let dbi = txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE).unwrap();
+            let dbi = txn
+                .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+                .unwrap();
             for (k, d) in chunk {
-                counted::put(&txn, dbi, k, d, 0).unwrap_or_else(|rc| panic!("put into {name}: {rc}"));
+                counted::put(&txn, dbi, k, d, 0)
+                    .unwrap_or_else(|rc| panic!("put into {name}: {rc}"));
             }
             txn.commit().unwrap();
         }
@@ -596,25 +775,47 @@ fn model_agrees_with(fx: &Fx) {
     let blocks = dump_blocks(fx);
     for (name, e) in exp["dbs"].as_object().unwrap() {
         let what = format!("model of {} {name}", fx.mdb);
-        let b = blocks.iter().find(|b| b.name_str() == *name).unwrap_or_else(|| panic!("{what}: not in dump"));
+        let b = blocks
+            .iter()
+            .find(|b| b.name_str() == *name)
+            .unwrap_or_else(|| panic!("{what}: not in dump"));
         let flags = u(e, "db_flags") as u32;
         let snap = CountModel::from_pairs(flags, &b.records).snap(true);
         assert_eq!(snap.entries.len(), b.records.len(), "{what}: dump pairs");
-        assert_eq!(snap.entries, b.records, "{what}: model order differs from dump order");
+        assert_eq!(
+            snap.entries, b.records,
+            "{what}: model order differs from dump order"
+        );
         let ca = &e["count_all"];
-        assert_eq!(snap.count_all(0), recorded(ca, || u(ca, "value")), "{what}: count_all");
+        assert_eq!(
+            snap.count_all(0),
+            recorded(ca, || u(ca, "value")),
+            "{what}: count_all"
+        );
         assert_eq!(snap.keys(), u(ca, "naive_distinct_keys"), "{what}: keys");
         for g in e["get_rank"].as_array().unwrap() {
             let r = u(g, "rank");
-            assert_pair(&format!("{what}: rank {r}"), snap.rank(r).cloned(), recorded_pair(g));
+            assert_pair(
+                &format!("{what}: rank {r}"),
+                snap.rank(r).cloned(),
+                recorded_pair(g),
+            );
         }
         let st = &e["cursor_get_rank_stride"];
         for s in st["samples"].as_array().unwrap() {
             let r = u(s, "rank");
-            assert_pair(&format!("{what}: stride rank {r}"), snap.rank(r).cloned(), recorded_pair(s));
+            assert_pair(
+                &format!("{what}: stride rank {r}"),
+                snap.rank(r).cloned(),
+                recorded_pair(s),
+            );
         }
         let r = u(&st["position_then_get_current"], "rank");
-        assert_pair(&format!("{what}: next after {r}"), snap.rank(r + 1).cloned(), recorded_pair(&st["then_next"]));
+        assert_pair(
+            &format!("{what}: next after {r}"),
+            snap.rank(r + 1).cloned(),
+            recorded_pair(&st["then_next"]),
+        );
         for kr in e["key_rank"].as_array().unwrap() {
             let key = hex_field(kr, "key_hex").unwrap();
             let data = hex_field(kr, "data_hex");

@@ -24,8 +24,8 @@ use std::path::Path;
 
 use dlmdb_sys as ffi;
 use dlmdb_tests::counted::{
-    self, AsTxn, ChildTxn, CountModel, CountSnap, Cursor, RangeFn, COUNTED, DUPFIXED, DUPSORT, EINVAL, FLAG_COMBOS,
-    INTEGERKEY,
+    self, AsTxn, ChildTxn, CountModel, CountSnap, Cursor, RangeFn, COUNTED, DUPFIXED, DUPSORT,
+    EINVAL, FLAG_COMBOS, INTEGERKEY,
 };
 use dlmdb_tests::raw::{Env, Res};
 use dlmdb_tests::show;
@@ -78,7 +78,9 @@ fn dbs(with_counted: bool) -> Vec<Db> {
 /// odd and even, shared prefixes), 8-byte native integers for `int`.
 fn key_of(kind: Kind, id: u64) -> Vec<u8> {
     match kind {
-        Kind::Int => (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20).to_ne_bytes().to_vec(),
+        Kind::Int => (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20)
+            .to_ne_bytes()
+            .to_vec(),
         Kind::Plain => {
             let mut k = format!("k{:05}", id).into_bytes();
             let extra = (id * 37 % 300) as usize;
@@ -90,7 +92,9 @@ fn key_of(kind: Kind, id: u64) -> Vec<u8> {
             }
             k
         }
-        Kind::Dups | Kind::DupFixed => format!("key-{:04}/{}", id, "x".repeat((id % 9) as usize)).into_bytes(),
+        Kind::Dups | Kind::DupFixed => {
+            format!("key-{:04}/{}", id, "x".repeat((id % 9) as usize)).into_bytes()
+        }
     }
 }
 
@@ -172,10 +176,20 @@ fn one_op(
             }
         }
         let vals = db.model.values(&k);
-        let whole = !dup || vals.len() == 1 || if vals.len() > 20 { rng.gen_bool(0.03) } else { rng.gen_bool(0.5) };
+        let whole = !dup
+            || vals.len() == 1
+            || if vals.len() > 20 {
+                rng.gen_bool(0.03)
+            } else {
+                rng.gen_bool(0.5)
+            };
         if !whole {
             // single duplicates; in drain batches a run of them (sub-DB shrink)
-            let m = if drain { rng.gen_range(1..=vals.len().min(80)) } else { 1 };
+            let m = if drain {
+                rng.gen_range(1..=vals.len().min(80))
+            } else {
+                1
+            };
             for _ in 0..m {
                 let vals = db.model.values(&k);
                 if vals.is_empty() {
@@ -183,16 +197,28 @@ fn one_op(
                 }
                 let v = vals[rng.gen_range(0..vals.len())].clone();
                 let by_cursor = rng.gen_bool(0.5);
-                db.last_op = format!("delete dup (cursor {by_cursor}) key {} value {}", show(&k), show(&v));
+                db.last_op = format!(
+                    "delete dup (cursor {by_cursor}) key {} value {}",
+                    show(&k),
+                    show(&v)
+                );
                 if !by_cursor {
                     let r = counted::del(txn, dbi, &k, Some(&v));
                     if r != Ok(true) {
-                        fail(seed, batch, format!("{}: del dup {}: {}", ctx("del", &k), show(&v), res_str(&r)));
+                        fail(
+                            seed,
+                            batch,
+                            format!("{}: del dup {}: {}", ctx("del", &k), show(&v), res_str(&r)),
+                        );
                     }
                 } else {
                     let mut c = Cursor::open(txn, dbi).unwrap();
                     if let Err(rc) = c.get(ffi::MDB_GET_BOTH, Some(&k), Some(&v)) {
-                        fail(seed, batch, format!("{}: GET_BOTH: {rc}", ctx("cursor del", &k)));
+                        fail(
+                            seed,
+                            batch,
+                            format!("{}: GET_BOTH: {rc}", ctx("cursor del", &k)),
+                        );
                     }
                     let cur = c.get(ffi::MDB_GET_CURRENT, None, None);
                     if cur != Ok((k.clone(), v.clone())) {
@@ -208,7 +234,11 @@ fn one_op(
                         );
                     }
                     if let Err(rc) = c.del(0) {
-                        fail(seed, batch, format!("{}: cursor_del: {rc}", ctx("cursor del", &k)));
+                        fail(
+                            seed,
+                            batch,
+                            format!("{}: cursor_del: {rc}", ctx("cursor del", &k)),
+                        );
                     }
                 }
                 db.model.del_pair(&k, &v);
@@ -218,7 +248,11 @@ fn one_op(
         // whole keys: by mdb_del(NULL data) or cursor del (NODUPDATA), and
         // in drain batches a contiguous run of following keys as well
         let i = db.model.key_pos(&k);
-        let run = if drain && rng.gen_bool(0.3) { rng.gen_range(5..60) } else { 1 };
+        let run = if drain && rng.gen_bool(0.3) {
+            rng.gen_range(5..60)
+        } else {
+            1
+        };
         let keys: Vec<Vec<u8>> = (0..run).filter_map(|j| db.model.nth_key(i + j)).collect();
         for k in keys {
             if dup && run > 1 && db.model.values(&k).len() > 20 {
@@ -229,19 +263,31 @@ fn one_op(
             if by_cursor {
                 let mut c = Cursor::open(txn, dbi).unwrap();
                 if let Err(rc) = c.get(ffi::MDB_SET_KEY, Some(&k), None) {
-                    fail(seed, batch, format!("{}: SET_KEY: {rc}", ctx("cursor del", &k)));
+                    fail(
+                        seed,
+                        batch,
+                        format!("{}: SET_KEY: {rc}", ctx("cursor del", &k)),
+                    );
                 }
                 let cur = c.get(ffi::MDB_GET_CURRENT, None, None);
                 if cur.as_ref().map(|p| &p.0) != Ok(&k) {
                     fail(
                         seed,
                         batch,
-                        format!("{}: GET_CURRENT after SET_KEY = {}", ctx("cursor del", &k), pair_str(&cur)),
+                        format!(
+                            "{}: GET_CURRENT after SET_KEY = {}",
+                            ctx("cursor del", &k),
+                            pair_str(&cur)
+                        ),
                     );
                 }
                 let flags = if dup { ffi::MDB_NODUPDATA } else { 0 };
                 if let Err(rc) = c.del(flags) {
-                    fail(seed, batch, format!("{}: cursor_del: {rc}", ctx("cursor del", &k)));
+                    fail(
+                        seed,
+                        batch,
+                        format!("{}: cursor_del: {rc}", ctx("cursor del", &k)),
+                    );
                 }
             } else {
                 let r = counted::del(txn, dbi, &k, None);
@@ -259,7 +305,15 @@ fn one_op(
         if !db.model.contains_key(&k) {
             let r = counted::del(txn, dbi, &k, None);
             if r != Ok(false) {
-                fail(seed, batch, format!("{}: expected NOTFOUND, got {}", ctx("absent del", &k), res_str(&r)));
+                fail(
+                    seed,
+                    batch,
+                    format!(
+                        "{}: expected NOTFOUND, got {}",
+                        ctx("absent del", &k),
+                        res_str(&r)
+                    ),
+                );
             }
         }
         return;
@@ -271,7 +325,9 @@ fn one_op(
         for _ in 0..rng.gen_range(1..30) {
             db.append_seq += 1;
             let k = match kind {
-                Kind::Int => (u64::MAX - 1_000_000 + db.append_seq).to_ne_bytes().to_vec(),
+                Kind::Int => (u64::MAX - 1_000_000 + db.append_seq)
+                    .to_ne_bytes()
+                    .to_vec(),
                 _ => format!("z{:08}", db.append_seq).into_bytes(),
             };
             let v = gen_val(rng, kind);
@@ -290,7 +346,11 @@ fn one_op(
         c.get(ffi::MDB_SET_KEY, Some(&k), None)
             .unwrap_or_else(|rc| fail(seed, batch, format!("{}: {rc}", ctx("SET_KEY", &k))));
         if let Err(rc) = c.put(&k, &v, ffi::MDB_CURRENT) {
-            fail(seed, batch, format!("{}: {rc}", ctx("cursor put CURRENT", &k)));
+            fail(
+                seed,
+                batch,
+                format!("{}: {rc}", ctx("cursor put CURRENT", &k)),
+            );
         }
         db.model.put(&k, &v);
         return;
@@ -306,9 +366,22 @@ fn one_op(
             if db.model.values(&k).contains(&v) {
                 continue;
             }
-            let r = if j % 2 == 0 { counted::put(txn, dbi, &k, &v, 0) } else { c.put(&k, &v, 0) };
+            let r = if j % 2 == 0 {
+                counted::put(txn, dbi, &k, &v, 0)
+            } else {
+                c.put(&k, &v, 0)
+            };
             if r.is_err() {
-                fail(seed, batch, format!("{}: value {}: {}", ctx("dup burst put", &k), show(&v), res_str(&r)));
+                fail(
+                    seed,
+                    batch,
+                    format!(
+                        "{}: value {}: {}",
+                        ctx("dup burst put", &k),
+                        show(&v),
+                        res_str(&r)
+                    ),
+                );
             }
             db.model.put(&k, &v);
         }
@@ -330,7 +403,16 @@ fn one_op(
         db.last_op = format!("MULTIPLE key {} {} values", show(&k), fresh.len());
         match counted::put_multiple(txn, dbi, &k, &items, 8) {
             Ok(n) if n == fresh.len() => {}
-            r => fail(seed, batch, format!("{}: {} items: {}", ctx("MDB_MULTIPLE", &k), fresh.len(), res_str(&r))),
+            r => fail(
+                seed,
+                batch,
+                format!(
+                    "{}: {} items: {}",
+                    ctx("MDB_MULTIPLE", &k),
+                    fresh.len(),
+                    res_str(&r)
+                ),
+            ),
         }
         for v in fresh {
             db.model.put(&k, &v);
@@ -347,7 +429,10 @@ fn one_op(
                 if x == u64::MAX {
                     return;
                 }
-                (x + 1 + rng.gen_range(0..1000)).min(u64::MAX).to_be_bytes().to_vec()
+                (x + 1 + rng.gen_range(0..1000))
+                    .min(u64::MAX)
+                    .to_be_bytes()
+                    .to_vec()
             }
             (Kind::DupFixed, None) => gen_val(rng, kind),
             (_, Some(m)) => {
@@ -359,7 +444,11 @@ fn one_op(
         };
         db.last_op = format!("APPENDDUP key {} value {}", show(&k), show(&v));
         if let Err(rc) = counted::put(txn, dbi, &k, &v, ffi::MDB_APPENDDUP) {
-            fail(seed, batch, format!("{}: value {}: {rc}", ctx("APPENDDUP", &k), show(&v)));
+            fail(
+                seed,
+                batch,
+                format!("{}: value {}: {rc}", ctx("APPENDDUP", &k), show(&v)),
+            );
         }
         db.model.put(&k, &v);
         return;
@@ -369,8 +458,16 @@ fn one_op(
     let v = gen_val(rng, kind);
     if dup {
         let exists = db.model.values(&k).contains(&v);
-        let flags = if rng.gen_bool(0.5) { ffi::MDB_NODUPDATA } else { 0 };
-        db.last_op = format!("dup put key {} value {} exists {exists} flags {flags:#x}", show(&k), show(&v));
+        let flags = if rng.gen_bool(0.5) {
+            ffi::MDB_NODUPDATA
+        } else {
+            0
+        };
+        db.last_op = format!(
+            "dup put key {} value {} exists {exists} flags {flags:#x}",
+            show(&k),
+            show(&v)
+        );
         let r = counted::put(txn, dbi, &k, &v, flags);
         let ok = match (exists, flags) {
             (false, _) => r == Ok(()),
@@ -383,7 +480,12 @@ fn one_op(
             fail(
                 seed,
                 batch,
-                format!("{}: value {} exists {exists} flags {flags:#x}: {}", ctx("put", &k), show(&v), res_str(&r)),
+                format!(
+                    "{}: value {} exists {exists} flags {flags:#x}: {}",
+                    ctx("put", &k),
+                    show(&v),
+                    res_str(&r)
+                ),
             );
         }
         db.model.put(&k, &v);
@@ -398,7 +500,15 @@ fn one_op(
         };
         if noover && exists {
             if r != Err(ffi::MDB_KEYEXIST) {
-                fail(seed, batch, format!("{}: NOOVERWRITE on existing key: {}", ctx("put", &k), res_str(&r)));
+                fail(
+                    seed,
+                    batch,
+                    format!(
+                        "{}: NOOVERWRITE on existing key: {}",
+                        ctx("put", &k),
+                        res_str(&r)
+                    ),
+                );
             }
         } else {
             if r != Ok(()) {
@@ -448,11 +558,19 @@ fn verify_db(
     let total = snap.total();
     let got = counted::count_all(txn, dbi, 0);
     if got != Ok(total) {
-        fail(seed, batch, w(format!("count_all {} but model has {total}", res_str(&got))));
+        fail(
+            seed,
+            batch,
+            w(format!("count_all {} but model has {total}", res_str(&got))),
+        );
     }
     let st = counted::entries(txn, dbi).unwrap();
     if st != total {
-        fail(seed, batch, w(format!("md_entries {st} but model has {total}")));
+        fail(
+            seed,
+            batch,
+            w(format!("md_entries {st} but model has {total}")),
+        );
     }
     // random ranks, including out of range
     for _ in 0..40 {
@@ -466,7 +584,15 @@ fn verify_db(
         let want = snap.rank(r).cloned();
         let got = counted::get_rank(txn, dbi, r);
         if got != want {
-            fail(seed, batch, w(format!("get_rank({r}) = {} but model {}", pair_str(&got), pair_str(&want))));
+            fail(
+                seed,
+                batch,
+                w(format!(
+                    "get_rank({r}) = {} but model {}",
+                    pair_str(&got),
+                    pair_str(&want)
+                )),
+            );
         }
     }
     // one cursor: rising sparse samples, repeats, then a fall and rise again
@@ -509,13 +635,21 @@ fn verify_db(
                     fail(
                         seed,
                         batch,
-                        w(format!("NEXT after cursor_get_rank({r}) = {} but model {}", pair_str(&nx), pair_str(&wn))),
+                        w(format!(
+                            "NEXT after cursor_get_rank({r}) = {} but model {}",
+                            pair_str(&nx),
+                            pair_str(&wn)
+                        )),
                     );
                 }
             }
         }
         if c.get_rank(0, 1) != Err(EINVAL) {
-            fail(seed, batch, w("cursor_get_rank with flags 1 must be EINVAL".into()));
+            fail(
+                seed,
+                batch,
+                w("cursor_get_rank with flags 1 must be EINVAL".into()),
+            );
         }
     }
     // key ranks
@@ -547,7 +681,9 @@ fn verify_db(
         for (kk, dd) in cases {
             let want = snap.key_rank(&kk, dd.as_deref());
             let got = counted::get_key_rank(txn, dbi, &kk, dd.as_deref());
-            let gotc = Cursor::open(txn, dbi).unwrap().key_rank(&kk, dd.as_deref(), 0);
+            let gotc = Cursor::open(txn, dbi)
+                .unwrap()
+                .key_rank(&kk, dd.as_deref(), 0);
             if got != want || gotc != want {
                 fail(
                     seed,
@@ -564,14 +700,22 @@ fn verify_db(
             }
         }
         if Cursor::open(txn, dbi).unwrap().key_rank(&k, None, 1) != Err(EINVAL) {
-            fail(seed, batch, w("cursor_key_rank with flags 1 must be EINVAL".into()));
+            fail(
+                seed,
+                batch,
+                w("cursor_key_rank with flags 1 must be EINVAL".into()),
+            );
         }
     }
     // range counts: random bounds (reversed ones included), equal bounds,
     // open bounds, with every flag combination and all three functions
     for q in 0..24 {
         let low = gen_bound(rng, db, snap);
-        let high = if q % 6 == 0 { low.clone() } else { gen_bound(rng, db, snap) };
+        let high = if q % 6 == 0 {
+            low.clone()
+        } else {
+            gen_bound(rng, db, snap)
+        };
         for flags in FLAG_COMBOS {
             for f in RangeFn::ALL {
                 let want = snap.range_fn(f, low.as_deref(), high.as_deref(), flags);
@@ -597,11 +741,23 @@ fn verify_db(
         for f in RangeFn::ALL {
             let got = counted::range_count(txn, dbi, f, None, None, bad);
             if got != Err(EINVAL) {
-                fail(seed, batch, w(format!("{} with flags {bad:#x} = {} (want EINVAL)", f.name(), res_str(&got))));
+                fail(
+                    seed,
+                    batch,
+                    w(format!(
+                        "{} with flags {bad:#x} = {} (want EINVAL)",
+                        f.name(),
+                        res_str(&got)
+                    )),
+                );
             }
         }
         if counted::count_all(txn, dbi, bad) != Err(EINVAL) {
-            fail(seed, batch, w(format!("count_all with flags {bad:#x} must be EINVAL")));
+            fail(
+                seed,
+                batch,
+                w(format!("count_all with flags {bad:#x} must be EINVAL")),
+            );
         }
     }
 }
@@ -611,12 +767,24 @@ fn verify_content(txn: &impl AsTxn, dbi: u32, db: &Db, seed: u64, batch: usize, 
     let snap = db.model.snap(false);
     let st = counted::entries(txn, dbi).unwrap();
     if st != snap.total() {
-        fail(seed, batch, format!("[{where_}] {}: md_entries {st} but model has {}", db.name, snap.total()));
+        fail(
+            seed,
+            batch,
+            format!(
+                "[{where_}] {}: md_entries {st} but model has {}",
+                db.name,
+                snap.total()
+            ),
+        );
     }
-    let got =
-        counted::walk(txn, dbi).unwrap_or_else(|rc| fail(seed, batch, format!("[{where_}] {}: walk: {rc}", db.name)));
+    let got = counted::walk(txn, dbi)
+        .unwrap_or_else(|rc| fail(seed, batch, format!("[{where_}] {}: walk: {rc}", db.name)));
     if got != snap.entries {
-        let i = got.iter().zip(&snap.entries).position(|(a, b)| a != b).unwrap_or(got.len().min(snap.entries.len()));
+        let i = got
+            .iter()
+            .zip(&snap.entries)
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(snap.entries.len()));
         fail(
             seed,
             batch,
@@ -661,11 +829,20 @@ fn verify_uncounted(txn: &impl AsTxn, dbi: u32, seed: u64, batch: usize) {
     if counted::get_key_rank(txn, dbi, b"u0001", None).err() != inc {
         bad.push("get_key_rank");
     }
-    if Cursor::open(txn, dbi).unwrap().key_rank(b"u0001", None, 0).err() != inc {
+    if Cursor::open(txn, dbi)
+        .unwrap()
+        .key_rank(b"u0001", None, 0)
+        .err()
+        != inc
+    {
         bad.push("cursor_key_rank");
     }
     if !bad.is_empty() {
-        fail(seed, batch, format!("non-counted DB: {bad:?} did not return MDB_INCOMPATIBLE"));
+        fail(
+            seed,
+            batch,
+            format!("non-counted DB: {bad:?} did not return MDB_INCOMPATIBLE"),
+        );
     }
 }
 
@@ -679,11 +856,15 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
     {
         let txn = env.begin_rw().unwrap();
         for d in &dbs {
-            dbis.push(txn.open_db(Some(d.name.as_bytes()), d.flags | ffi::MDB_CREATE).unwrap());
+            dbis.push(
+                txn.open_db(Some(d.name.as_bytes()), d.flags | ffi::MDB_CREATE)
+                    .unwrap(),
+            );
         }
         uncounted = txn.open_db(Some(b"uncounted"), ffi::MDB_CREATE).unwrap();
         for i in 0..50u32 {
-            txn.put(uncounted, format!("u{i:04}").as_bytes(), b"x", 0).unwrap();
+            txn.put(uncounted, format!("u{i:04}").as_bytes(), b"x", 0)
+                .unwrap();
         }
         txn.commit().unwrap();
     }
@@ -695,14 +876,21 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
         let drain = batch % 4 == 3;
         let abort = batch % 7 == 5;
         let floors: Vec<usize> = dbs.iter().map(|d| d.model.entries() / 4).collect();
-        let saved: Vec<(CountModel, u64)> = dbs.iter().map(|d| (d.model.clone(), d.append_seq)).collect();
+        let saved: Vec<(CountModel, u64)> = dbs
+            .iter()
+            .map(|d| (d.model.clone(), d.append_seq))
+            .collect();
         let txn = env.begin_rw().unwrap();
         if batch % 16 == 15 {
             let i = rng.gen_range(0..dbs.len());
             // SAFETY: live write txn and a valid handle; 0 = empty the DB.
             let rc = unsafe { ffi::mdb_drop(txn.raw(), dbis[i], 0) };
             if rc != 0 {
-                fail(seed, batch, format!("mdb_drop(empty) of {}: {rc}", dbs[i].name));
+                fail(
+                    seed,
+                    batch,
+                    format!("mdb_drop(empty) of {}: {rc}", dbs[i].name),
+                );
             }
             dbs[i].model = CountModel::new(dbs[i].flags);
             let got = if with_counted {
@@ -711,15 +899,31 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
                 Ok(txn.stat(dbis[i]).unwrap().entries)
             };
             if got != Ok(0) {
-                fail(seed, batch, format!("count_all after drop of {}: {}", dbs[i].name, res_str(&got)));
+                fail(
+                    seed,
+                    batch,
+                    format!("count_all after drop of {}: {}", dbs[i].name, res_str(&got)),
+                );
             }
         }
         // Batches 1, 4, 7, ... run their last third in a nested txn, which
         // is aborted every other time (counts must fall back exactly).
-        let nested_at = if batch % 3 == 1 { OPS_PER_BATCH * 2 / 3 } else { OPS_PER_BATCH };
+        let nested_at = if batch % 3 == 1 {
+            OPS_PER_BATCH * 2 / 3
+        } else {
+            OPS_PER_BATCH
+        };
         for _ in 0..nested_at {
             let i = rng.gen_range(0..dbs.len());
-            one_op(&txn, dbis[i], &mut dbs[i], &mut rng, drain.then_some(floors[i]), seed, batch);
+            one_op(
+                &txn,
+                dbis[i],
+                &mut dbs[i],
+                &mut rng,
+                drain.then_some(floors[i]),
+                seed,
+                batch,
+            );
             ops += 1;
             if paranoid {
                 let w = format!("write txn, after op #{ops}: {}", dbs[i].last_op);
@@ -727,18 +931,38 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
             }
         }
         if nested_at < OPS_PER_BATCH {
-            let before: Vec<(CountModel, u64)> = dbs.iter().map(|d| (d.model.clone(), d.append_seq)).collect();
+            let before: Vec<(CountModel, u64)> = dbs
+                .iter()
+                .map(|d| (d.model.clone(), d.append_seq))
+                .collect();
             match ChildTxn::begin(&txn) {
                 Ok(child) => {
                     for _ in nested_at..OPS_PER_BATCH {
                         let i = rng.gen_range(0..dbs.len());
-                        one_op(&child, dbis[i], &mut dbs[i], &mut rng, drain.then_some(floors[i]), seed, batch);
+                        one_op(
+                            &child,
+                            dbis[i],
+                            &mut dbs[i],
+                            &mut rng,
+                            drain.then_some(floors[i]),
+                            seed,
+                            batch,
+                        );
                         ops += 1;
                     }
                     if with_counted {
                         let d = rng.gen_range(0..dbs.len());
                         let snap = dbs[d].model.snap(true);
-                        verify_db(&child, dbis[d], &dbs[d], &snap, &mut rng, seed, batch, "nested txn");
+                        verify_db(
+                            &child,
+                            dbis[d],
+                            &dbs[d],
+                            &snap,
+                            &mut rng,
+                            seed,
+                            batch,
+                            "nested txn",
+                        );
                     }
                     if batch % 6 == 1 {
                         drop(child);
@@ -747,7 +971,9 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
                             d.append_seq = a;
                         }
                     } else {
-                        child.commit().unwrap_or_else(|rc| fail(seed, batch, format!("nested txn commit: {rc}")));
+                        child.commit().unwrap_or_else(|rc| {
+                            fail(seed, batch, format!("nested txn commit: {rc}"))
+                        });
                     }
                 }
                 // Nested txns have their own test (counted_nested_txns);
@@ -760,7 +986,15 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
                     }
                     for _ in nested_at..OPS_PER_BATCH {
                         let i = rng.gen_range(0..dbs.len());
-                        one_op(&txn, dbis[i], &mut dbs[i], &mut rng, drain.then_some(floors[i]), seed, batch);
+                        one_op(
+                            &txn,
+                            dbis[i],
+                            &mut dbs[i],
+                            &mut rng,
+                            drain.then_some(floors[i]),
+                            seed,
+                            batch,
+                        );
                         ops += 1;
                     }
                 }
@@ -784,18 +1018,20 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
                 d.append_seq = a;
             }
         } else {
-            txn.commit().unwrap_or_else(|rc| fail(seed, batch, format!("commit: {rc}")));
+            txn.commit()
+                .unwrap_or_else(|rc| fail(seed, batch, format!("commit: {rc}")));
         }
-        let rep =
-            counted::check_file(&path, false).unwrap_or_else(|e| fail(seed, batch, format!("structural check: {e}")));
+        let rep = counted::check_file(&path, false)
+            .unwrap_or_else(|e| fail(seed, batch, format!("structural check: {e}")));
         if let Err(e) = counted::check_page_counters(&rep) {
             fail(seed, batch, format!("page counters: {e}"));
         }
         let rtxn = env.begin_ro().unwrap();
         for (d, &dbi) in dbs.iter().zip(&dbis) {
             let snap = d.model.snap(true);
-            let (_, _, tr) =
-                rep.db(d.name).unwrap_or_else(|| fail(seed, batch, format!("checker did not find {}", d.name)));
+            let (_, _, tr) = rep
+                .db(d.name)
+                .unwrap_or_else(|| fail(seed, batch, format!("checker did not find {}", d.name)));
             if tr.entries != snap.total() || tr.keys != snap.keys() {
                 fail(
                     seed,
@@ -842,9 +1078,14 @@ fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
             );
         }
     }
-    let sizes: Vec<String> =
-        dbs.iter().map(|d| format!("{}={}/{}", d.name, d.model.keys(), d.model.entries())).collect();
-    eprintln!("counted model seed {seed}: {ops} ops, final keys/entries {}", sizes.join(" "));
+    let sizes: Vec<String> = dbs
+        .iter()
+        .map(|d| format!("{}={}/{}", d.name, d.model.keys(), d.model.entries()))
+        .collect();
+    eprintln!(
+        "counted model seed {seed}: {ops} ops, final keys/entries {}",
+        sizes.join(" ")
+    );
     assert!(ops >= batches * OPS_PER_BATCH);
 }
 
@@ -880,7 +1121,9 @@ fn counted_error_codes_and_empty_dbs() {
     let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 24).unwrap();
     let txn = env.begin_rw().unwrap();
     let plain = txn.open_db(Some(b"p"), COUNTED | ffi::MDB_CREATE).unwrap();
-    let dups = txn.open_db(Some(b"d"), COUNTED | DUPSORT | ffi::MDB_CREATE).unwrap();
+    let dups = txn
+        .open_db(Some(b"d"), COUNTED | DUPSORT | ffi::MDB_CREATE)
+        .unwrap();
     let unc = txn.open_db(Some(b"u"), ffi::MDB_CREATE).unwrap();
     for (dbi, flags) in [(plain, COUNTED), (dups, COUNTED | DUPSORT)] {
         let snap = CountModel::new(flags).snap(true);
@@ -904,17 +1147,39 @@ fn counted_error_codes_and_empty_dbs() {
             }
         }
         assert_eq!(counted::get_rank(&txn, dbi, 0), Err(ffi::MDB_NOTFOUND));
-        assert_eq!(Cursor::open(&txn, dbi).unwrap().get_rank(0, 0), Err(ffi::MDB_NOTFOUND));
-        assert_eq!(counted::get_key_rank(&txn, dbi, b"a", None), Err(ffi::MDB_NOTFOUND));
+        assert_eq!(
+            Cursor::open(&txn, dbi).unwrap().get_rank(0, 0),
+            Err(ffi::MDB_NOTFOUND)
+        );
+        assert_eq!(
+            counted::get_key_rank(&txn, dbi, b"a", None),
+            Err(ffi::MDB_NOTFOUND)
+        );
     }
     // single-entry plain DB: 1-byte key and value, every equal-bound combo
     txn.put(plain, b"m", b"v", 0).unwrap();
-    assert_eq!(counted::get_rank(&txn, plain, 0), Ok((b"m".to_vec(), b"v".to_vec())));
+    assert_eq!(
+        counted::get_rank(&txn, plain, 0),
+        Ok((b"m".to_vec(), b"v".to_vec()))
+    );
     assert_eq!(counted::get_key_rank(&txn, plain, b"m", None), Ok(0));
     assert_eq!(counted::get_key_rank(&txn, plain, b"m", Some(b"v")), Ok(0));
-    assert_eq!(counted::get_key_rank(&txn, plain, b"m", Some(b"w")), Err(ffi::MDB_NOTFOUND));
+    assert_eq!(
+        counted::get_key_rank(&txn, plain, b"m", Some(b"w")),
+        Err(ffi::MDB_NOTFOUND)
+    );
     for (flags, want) in [(0, 0), (2, 0), (4, 0), (6, 1)] {
-        assert_eq!(counted::range_count(&txn, plain, RangeFn::CountRange, Some(b"m"), Some(b"m"), flags), Ok(want));
+        assert_eq!(
+            counted::range_count(
+                &txn,
+                plain,
+                RangeFn::CountRange,
+                Some(b"m"),
+                Some(b"m"),
+                flags
+            ),
+            Ok(want)
+        );
     }
     // non-counted DB
     txn.put(unc, b"a", b"1", 0).unwrap();
@@ -926,7 +1191,11 @@ fn counted_error_codes_and_empty_dbs() {
     // Reopening with different flags does not add or remove COUNTED.
     let txn = env.begin_rw().unwrap();
     let u2 = txn.open_db(Some(b"u"), COUNTED).unwrap();
-    assert_eq!(txn.db_flags(u2).unwrap() & COUNTED, 0, "COUNTED added to an existing DB");
+    assert_eq!(
+        txn.db_flags(u2).unwrap() & COUNTED,
+        0,
+        "COUNTED added to an existing DB"
+    );
     assert_eq!(counted::count_all(&txn, u2, 0), Err(ffi::MDB_INCOMPATIBLE));
     let p2 = txn.open_db(Some(b"p"), 0).unwrap();
     assert_eq!(txn.db_flags(p2).unwrap() & COUNTED, COUNTED);
@@ -948,7 +1217,10 @@ fn counted_nested_txns() {
         let name = format!("n{flags:x}");
         let mut model = CountModel::new(flags);
         // `t` puts one pair; an existing DUPSORT pair may answer KEYEXIST.
-        let fill = |t: &dyn Fn(&[u8], &[u8]) -> Res<()>, m: &mut CountModel, rng: &mut ChaCha8Rng, n: usize| {
+        let fill = |t: &dyn Fn(&[u8], &[u8]) -> Res<()>,
+                    m: &mut CountModel,
+                    rng: &mut ChaCha8Rng,
+                    n: usize| {
             for _ in 0..n {
                 let k = format!("key{:05}", rng.gen_range(0..3000)).into_bytes();
                 let v = format!("val{:05}", rng.gen_range(0..50)).into_bytes();
@@ -962,26 +1234,53 @@ fn counted_nested_txns() {
             }
         };
         let txn = env.begin_rw().unwrap();
-        let dbi = txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE).unwrap();
-        fill(&|k, v| counted::put(&txn, dbi, k, v, 0), &mut model, &mut rng, 3000);
+        let dbi = txn
+            .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+            .unwrap();
+        fill(
+            &|k, v| counted::put(&txn, dbi, k, v, 0),
+            &mut model,
+            &mut rng,
+            3000,
+        );
         counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{name}: parent"));
         for round in 0..4 {
             let saved = model.clone();
             let child = ChildTxn::begin(&txn).expect("nested txn");
-            fill(&|k, v| counted::put(&child, dbi, k, v, 0), &mut model, &mut rng, 500);
+            fill(
+                &|k, v| counted::put(&child, dbi, k, v, 0),
+                &mut model,
+                &mut rng,
+                500,
+            );
             for _ in 0..400 {
                 if let Some(k) = model.nth_key(rng.gen_range(0..model.keys())) {
                     assert_eq!(counted::del(&child, dbi, &k, None), Ok(true));
                     model.del_key(&k);
                 }
             }
-            counted::verify_every_rank(&child, dbi, &model.snap(true), &format!("{name} round {round}: child"));
+            counted::verify_every_rank(
+                &child,
+                dbi,
+                &model.snap(true),
+                &format!("{name} round {round}: child"),
+            );
             if round % 2 == 1 {
                 // a grandchild, aborted, then the child continues
                 let inner_saved = model.clone();
                 let gc = ChildTxn::begin(&child).expect("grandchild");
-                fill(&|k, v| counted::put(&gc, dbi, k, v, 0), &mut model, &mut rng, 200);
-                counted::verify_every_rank(&gc, dbi, &model.snap(true), &format!("{name} round {round}: grandchild"));
+                fill(
+                    &|k, v| counted::put(&gc, dbi, k, v, 0),
+                    &mut model,
+                    &mut rng,
+                    200,
+                );
+                counted::verify_every_rank(
+                    &gc,
+                    dbi,
+                    &model.snap(true),
+                    &format!("{name} round {round}: grandchild"),
+                );
                 drop(gc);
                 model = inner_saved;
                 counted::verify_every_rank(
@@ -1029,15 +1328,24 @@ fn counted_copies_keep_counts() {
     let path = dir.path().join("src.mdb");
     let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 28).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(12);
-    let specs = [("p", COUNTED), ("d", COUNTED | DUPSORT), ("f", COUNTED | DUPSORT | DUPFIXED)];
+    let specs = [
+        ("p", COUNTED),
+        ("d", COUNTED | DUPSORT),
+        ("f", COUNTED | DUPSORT | DUPFIXED),
+    ];
     let mut models: Vec<CountModel> = specs.iter().map(|s| CountModel::new(s.1)).collect();
     {
         let txn = env.begin_rw().unwrap();
         for ((name, flags), m) in specs.iter().zip(models.iter_mut()) {
-            let dbi = txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE).unwrap();
+            let dbi = txn
+                .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+                .unwrap();
             for _ in 0..6000 {
-                let k =
-                    format!("k{:05}", rng.gen_range(0..if flags & DUPSORT != 0 { 300 } else { 20000 })).into_bytes();
+                let k = format!(
+                    "k{:05}",
+                    rng.gen_range(0..if flags & DUPSORT != 0 { 300 } else { 20000 })
+                )
+                .into_bytes();
                 let v: Vec<u8> = if flags & DUPFIXED != 0 {
                     rng.gen::<u64>().to_be_bytes().to_vec()
                 } else {
@@ -1059,7 +1367,10 @@ fn counted_copies_keep_counts() {
         }
         txn.commit().unwrap();
     }
-    for (flags, file) in [(0u32, "plain-copy.mdb"), (ffi::MDB_CP_COMPACT, "compact-copy.mdb")] {
+    for (flags, file) in [
+        (0u32, "plain-copy.mdb"),
+        (ffi::MDB_CP_COMPACT, "compact-copy.mdb"),
+    ] {
         let dst = dir.path().join(file);
         let cdst = std::ffi::CString::new(dst.to_str().unwrap()).unwrap();
         // The env pointer, borrowed through a txn that is closed again (a
@@ -1069,13 +1380,22 @@ fn counted_copies_keep_counts() {
         let envp = unsafe { ffi::mdb_txn_env(env.begin_ro().unwrap().raw()) };
         // SAFETY: the env outlives the call.
         let rc = unsafe { ffi::mdb_env_copy2(envp, cdst.as_ptr(), flags) };
-        assert_eq!(rc, 0, "mdb_env_copy2 flags {flags}: {}", dlmdb_tests::raw::strerror(rc));
+        assert_eq!(
+            rc,
+            0,
+            "mdb_env_copy2 flags {flags}: {}",
+            dlmdb_tests::raw::strerror(rc)
+        );
         let what = file.to_string();
         let rep = counted::assert_structure(&dst, false, &what);
         let cenv = Env::open(&dst, ffi::MDB_NOSUBDIR | ffi::MDB_RDONLY, 8, 0).unwrap();
         let txn = cenv.begin_ro().unwrap();
         for ((name, _), m) in specs.iter().zip(&models) {
-            assert_eq!(rep.db(name).unwrap().2.entries, m.entries() as u64, "{what}: {name}");
+            assert_eq!(
+                rep.db(name).unwrap().2.entries,
+                m.entries() as u64,
+                "{what}: {name}"
+            );
             let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
             counted::verify_every_rank(&txn, dbi, &m.snap(true), &format!("{what}: {name}"));
         }
@@ -1093,13 +1413,23 @@ fn counted_extreme_keys_all_bound_pairs() {
     let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 24).unwrap();
     let long = vec![0xffu8; 500];
     let keys: Vec<Vec<u8>> = vec![vec![0x00], b"M".to_vec(), long.clone()];
-    let mut cands: Vec<Option<Vec<u8>>> = vec![None, Some(vec![0x00, 0x00]), Some(b"A".to_vec()), Some(b"MM".to_vec())];
+    let mut cands: Vec<Option<Vec<u8>>> = vec![
+        None,
+        Some(vec![0x00, 0x00]),
+        Some(b"A".to_vec()),
+        Some(b"MM".to_vec()),
+    ];
     cands.extend(keys.iter().cloned().map(Some));
     cands.push(Some([long.as_slice(), &[0u8][..]].concat()));
     cands.push(Some(vec![0xff; 499]));
     let txn = env.begin_rw().unwrap();
     for flags in [COUNTED, COUNTED | DUPSORT] {
-        let dbi = txn.open_db(Some(format!("x{flags:x}").as_bytes()), flags | ffi::MDB_CREATE).unwrap();
+        let dbi = txn
+            .open_db(
+                Some(format!("x{flags:x}").as_bytes()),
+                flags | ffi::MDB_CREATE,
+            )
+            .unwrap();
         let mut m = CountModel::new(flags);
         for (n, k) in keys.iter().enumerate() {
             // one key at a time: 1, 2, then 3 keys (and dups on DUPSORT)
@@ -1110,13 +1440,25 @@ fn counted_extreme_keys_all_bound_pairs() {
                 m.put(k, &v);
             }
             let snap = m.snap(true);
-            counted::verify_every_rank(&txn, dbi, &snap, &format!("extreme keys flags {flags:#x}, {} keys", n + 1));
+            counted::verify_every_rank(
+                &txn,
+                dbi,
+                &snap,
+                &format!("extreme keys flags {flags:#x}, {} keys", n + 1),
+            );
             for lo in &cands {
                 for hi in &cands {
                     for fl in FLAG_COMBOS {
                         for f in RangeFn::ALL {
                             let want = snap.range_fn(f, lo.as_deref(), hi.as_deref(), fl);
-                            let got = counted::range_count(&txn, dbi, f, lo.as_deref(), hi.as_deref(), fl);
+                            let got = counted::range_count(
+                                &txn,
+                                dbi,
+                                f,
+                                lo.as_deref(),
+                                hi.as_deref(),
+                                fl,
+                            );
                             assert_eq!(
                                 got,
                                 want,

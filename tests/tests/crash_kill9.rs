@@ -40,7 +40,11 @@ fn db_flags() -> [(&'static str, u32); 3] {
 fn txn_digest(txn: &ours::Txn, dbis: &[u32]) -> Result<u64, String> {
     let mut all = Vec::new();
     for (i, &d) in dbis.iter().enumerate() {
-        all.push((DBS[i], txn.walk(d).map_err(|e| format!("walk {}: {}", DBS[i], ours::strerror(e)))?));
+        all.push((
+            DBS[i],
+            txn.walk(d)
+                .map_err(|e| format!("walk {}: {}", DBS[i], ours::strerror(e)))?,
+        ));
     }
     Ok(procs::digest(all.iter().map(|(n, p)| (*n, p.as_slice()))))
 }
@@ -68,14 +72,19 @@ fn random_op(rng: &mut ChaCha8Rng, txn: &ours::Txn, dbis: &[u32]) {
         // "b": DUPSORT, several values per key.
         45..=69 => {
             let k = format!("k{:02}", rng.gen_range(0..50));
-            let v = format!("v{:03}-{}", rng.gen_range(0..60), "x".repeat(rng.gen_range(0..40)));
+            let v = format!(
+                "v{:03}-{}",
+                rng.gen_range(0..60),
+                "x".repeat(rng.gen_range(0..40))
+            );
             txn.put(dbis[1], k.as_bytes(), v.as_bytes(), 0)
         }
         70..=77 => {
             let k = format!("k{:02}", rng.gen_range(0..50));
             let v = format!("v{:03}-", rng.gen_range(0..60));
             // Deletes a pair only if that exact value exists; mostly a miss.
-            txn.del(dbis[1], k.as_bytes(), Some(v.as_bytes())).map(|_| ())
+            txn.del(dbis[1], k.as_bytes(), Some(v.as_bytes()))
+                .map(|_| ())
         }
         78..=80 => {
             let k = format!("k{:02}", rng.gen_range(0..50));
@@ -108,7 +117,11 @@ fn crasher() {
     for _ in 0..20_000 {
         let txn = env.rw().expect("crasher: begin");
         let id = txn.id();
-        let nops = if rng.gen_bool(0.1) { rng.gen_range(100..400) } else { rng.gen_range(1..40) };
+        let nops = if rng.gen_bool(0.1) {
+            rng.gen_range(100..400)
+        } else {
+            rng.gen_range(1..40)
+        };
         for _ in 0..nops {
             random_op(&mut rng, &txn, &dbis);
         }
@@ -128,10 +141,12 @@ fn crasher() {
             continue;
         }
         // Every committed txn changes something, so every commit uses a new id.
-        txn.put(dbis[0], SEQ_KEY, &id.to_le_bytes(), 0).expect("crasher: seq put");
+        txn.put(dbis[0], SEQ_KEY, &id.to_le_bytes(), 0)
+            .expect("crasher: seq put");
         let d = txn_digest(&txn, &dbis).expect("crasher: digest");
         procs::report(&format!("pre {id} {d:x}"));
-        txn.commit().unwrap_or_else(|e| panic!("crasher: commit {id}: {}", ours::strerror(e)));
+        txn.commit()
+            .unwrap_or_else(|e| panic!("crasher: commit {id}: {}", ours::strerror(e)));
         procs::report(&format!("commit {id} {d:x}"));
     }
 }
@@ -154,12 +169,19 @@ fn parse_report(line: &str) -> Option<(&str, u64, u64)> {
 
 /// (last txn id, digest) of the newest snapshot of an open environment.
 fn env_state(env: &ours::Env, what: &str) -> (u64, u64) {
-    let dbis = env.open_dbs(&DBS).unwrap_or_else(|e| panic!("{what}: open dbs: {}", ours::strerror(e)));
-    let txn = env.ro().unwrap_or_else(|e| panic!("{what}: read txn: {}", ours::strerror(e)));
+    let dbis = env
+        .open_dbs(&DBS)
+        .unwrap_or_else(|e| panic!("{what}: open dbs: {}", ours::strerror(e)));
+    let txn = env
+        .ro()
+        .unwrap_or_else(|e| panic!("{what}: read txn: {}", ours::strerror(e)));
     let id = txn.id();
     let d = txn_digest(&txn, &dbis).unwrap_or_else(|e| panic!("{what}: {e}"));
     if id > 1 {
-        let seq = txn.get(dbis[0], SEQ_KEY).unwrap().unwrap_or_else(|| panic!("{what}: seq key missing"));
+        let seq = txn
+            .get(dbis[0], SEQ_KEY)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{what}: seq key missing"));
         assert_eq!(seq, id.to_le_bytes(), "{what}: seq key is not the txn id");
     }
     (id, d)
@@ -169,7 +191,8 @@ fn env_state(env: &ours::Env, what: &str) -> (u64, u64) {
 /// the accounting and file checks. Never two environments open at once.
 fn verify_store(path: &Path, flags: u32, what: &str) -> (u64, u64) {
     let (id, d) = {
-        let env = ours::Env::open(path, flags, 4, 0).unwrap_or_else(|e| panic!("{what}: reopen: {}", ours::strerror(e)));
+        let env = ours::Env::open(path, flags, 4, 0)
+            .unwrap_or_else(|e| panic!("{what}: reopen: {}", ours::strerror(e)));
         let r = env_state(&env, what);
         assert_eq!(r.0, env.info().1, "{what}: read txn id vs env info");
         r
@@ -181,14 +204,19 @@ fn verify_store(path: &Path, flags: u32, what: &str) -> (u64, u64) {
 fn accounting(path: &Path, flags: u32, what: &str) {
     {
         let env = dlmdb_tests::raw::Env::open(path, ours::ffi::MDB_NOSUBDIR | flags, 4, 0).unwrap();
-        dlmdb_tests::raw::check_accounting(&env).unwrap_or_else(|e| panic!("{what}: accounting: {e}"));
+        dlmdb_tests::raw::check_accounting(&env)
+            .unwrap_or_else(|e| panic!("{what}: accounting: {e}"));
     }
     // Version 1 here is only ever the stock layout (MDB_FORMAT_LMDB).
-    dlmdb_tests::counted::check_file(path, false).unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
+    dlmdb_tests::counted::check_file(path, false)
+        .unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
 }
 
 fn iters() -> usize {
-    std::env::var("DLMDB_CRASH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
+    std::env::var("DLMDB_CRASH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200)
 }
 
 /// `hold`: the parent keeps the environment open for the whole run (no
@@ -197,7 +225,10 @@ fn iters() -> usize {
 /// live with its stale reader slot. Checks then read through the held env
 /// and the file checker; page accounting runs once at the end.
 fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
-    let seed = std::env::var("DLMDB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(fixed_seed);
+    let seed = std::env::var("DLMDB_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(fixed_seed);
     let n = iters();
     eprintln!("crash_kill9 {name}: seed {seed}, {n} kills (replay: DLMDB_SEED={seed})");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -251,7 +282,11 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
             match parse_report(l) {
                 Some(("pre", id, d)) => pending = Some((id, d)),
                 Some(("commit", id, d)) => {
-                    assert_eq!(pending, Some((id, d)), "{what}: commit without matching pre");
+                    assert_eq!(
+                        pending,
+                        Some((id, d)),
+                        "{what}: commit without matching pre"
+                    );
                     last = (id, d);
                     pending = None;
                     commits += 1;
@@ -262,7 +297,8 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
         let got = match &held {
             Some(env) => {
                 let r = env_state(env, &what);
-                dlmdb_tests::counted::check_file(&path, false).unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
+                dlmdb_tests::counted::check_file(&path, false)
+                    .unwrap_or_else(|e| panic!("{what}: check_file: {e}"));
                 r
             }
             None => verify_store(&path, flags, &what),
@@ -294,14 +330,20 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
         known.0,
         started.elapsed().as_secs_f64()
     );
-    assert!(commits > n, "{name}: too few commits ({commits}) for {n} kills: the child hardly ran");
+    assert!(
+        commits > n,
+        "{name}: too few commits ({commits}) for {n} kills: the child hardly ran"
+    );
     if let Some(env) = held {
         // Slots of the dead children: all cleared by the checks the
         // recovery runs or by this one; none may remain afterwards.
         env.reader_check().unwrap();
         let (lines, _) = env.reader_list();
         let me = format!("{:>10} ", std::process::id());
-        assert!(lines.iter().skip(1).all(|l| l.starts_with(&me)), "{name}: dead readers remain: {lines:?}");
+        assert!(
+            lines.iter().skip(1).all(|l| l.starts_with(&me)),
+            "{name}: dead readers remain: {lines:?}"
+        );
         drop(env);
         accounting(&path, flags, &format!("{name}: final"));
     }
@@ -334,7 +376,12 @@ fn crash_kill9_nosync_lmdb_format() {
     if procs::role().is_some() {
         return;
     }
-    run_variant("nosync+lmdb-format", ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB, 0x4b11_0002, false);
+    run_variant(
+        "nosync+lmdb-format",
+        ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB,
+        0x4b11_0002,
+        false,
+    );
 }
 
 #[test]
@@ -342,7 +389,12 @@ fn crash_kill9_writemap() {
     if procs::role().is_some() {
         return;
     }
-    run_variant("writemap+nometasync", ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC, 0x4b11_0003, false);
+    run_variant(
+        "writemap+nometasync",
+        ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC,
+        0x4b11_0003,
+        false,
+    );
 }
 
 #[test]

@@ -23,7 +23,8 @@ fn role_hold_writer() {
             let r = env.ro().unwrap();
             let t = env.rw().unwrap();
             for i in 0..500u32 {
-                t.put(dbi, format!("dead{i:04}").as_bytes(), &[9u8; 500], 0).unwrap();
+                t.put(dbi, format!("dead{i:04}").as_bytes(), &[9u8; 500], 0)
+                    .unwrap();
             }
             procs::report(&format!("inside {}", r.id()));
             std::thread::sleep(Duration::from_secs(120));
@@ -31,10 +32,7 @@ fn role_hold_writer() {
             drop(r);
         }};
     }
-    match procs::param("ENGINE").as_str() {
-        "ours" => go!(ours),
-        _ => go!(stock),
-    }
+    dlmdb_tests::on_engine!(go);
 }
 
 #[test]
@@ -52,8 +50,7 @@ macro_rules! dead_writer_test {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
+            let (_dir, path) = procs::temp_store();
             let env = std::sync::Arc::new(m::Env::open(&path, 0, 2, MAP).unwrap());
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             {
@@ -63,11 +60,7 @@ macro_rules! dead_writer_test {
             }
             let committed = env.info().1;
             for round in 0..3 {
-                let child = procs::spawn(
-                    "child_entry",
-                    "hold_writer",
-                    &[("PATH", path.display().to_string()), ("ENGINE", $engine.to_string())],
-                );
+                let child = procs::spawn_on_store("hold_writer", &path, $engine);
                 child.expect("inside", Duration::from_secs(30));
                 let _ = child.kill9();
                 // Readers are unaffected.
@@ -129,8 +122,7 @@ macro_rules! stale_header_test {
             }
             use std::os::unix::fs::FileExt;
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
+            let (dir, path) = procs::temp_store();
             let env = m::Env::open(&path, 0, 2, MAP).unwrap();
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             for i in 0..5u32 {
@@ -139,11 +131,7 @@ macro_rules! stale_header_test {
                 t.commit().unwrap();
             }
             let newest = env.info().1;
-            let child = procs::spawn(
-                "child_entry",
-                "hold_writer",
-                &[("PATH", path.display().to_string()), ("ENGINE", $engine.to_string())],
-            );
+            let child = procs::spawn_on_store("hold_writer", &path, $engine);
             child.expect("inside", Duration::from_secs(30));
             let _ = child.kill9();
             let lock = std::fs::OpenOptions::new().read(true).write(true).open(dir.path().join("data.mdb-lock")).unwrap();

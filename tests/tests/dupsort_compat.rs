@@ -56,24 +56,58 @@ struct Spec {
 
 fn specs() -> Vec<Spec> {
     vec![
-        Spec { name: "dups", flags: fl::DUPSORT, vals: VShape::Text, int_keys: false },
-        Spec { name: "fixed8", flags: fl::DUPSORT | fl::DUPFIXED, vals: VShape::Fixed8, int_keys: false },
-        Spec { name: "fx3", flags: fl::DUPSORT | fl::DUPFIXED, vals: VShape::Fixed3, int_keys: false },
+        Spec {
+            name: "dups",
+            flags: fl::DUPSORT,
+            vals: VShape::Text,
+            int_keys: false,
+        },
+        Spec {
+            name: "fixed8",
+            flags: fl::DUPSORT | fl::DUPFIXED,
+            vals: VShape::Fixed8,
+            int_keys: false,
+        },
+        Spec {
+            name: "fx3",
+            flags: fl::DUPSORT | fl::DUPFIXED,
+            vals: VShape::Fixed3,
+            int_keys: false,
+        },
         Spec {
             name: "intdup",
             flags: fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY,
             vals: VShape::Int4,
             int_keys: true,
         },
-        Spec { name: "intdup8", flags: fl::DUPSORT | fl::INTEGERDUP, vals: VShape::Int8, int_keys: false },
-        Spec { name: "revdup", flags: fl::DUPSORT | fl::REVERSEDUP, vals: VShape::Text, int_keys: false },
+        Spec {
+            name: "intdup8",
+            flags: fl::DUPSORT | fl::INTEGERDUP,
+            vals: VShape::Int8,
+            int_keys: false,
+        },
+        Spec {
+            name: "revdup",
+            flags: fl::DUPSORT | fl::REVERSEDUP,
+            vals: VShape::Text,
+            int_keys: false,
+        },
     ]
 }
 
 #[derive(Clone, Debug)]
 enum WOp {
-    Put { db: usize, key: Vec<u8>, val: Vec<u8> },
-    Del { db: usize, key: Vec<u8>, val: Option<Vec<u8>>, want: i32 },
+    Put {
+        db: usize,
+        key: Vec<u8>,
+        val: Vec<u8>,
+    },
+    Del {
+        db: usize,
+        key: Vec<u8>,
+        val: Option<Vec<u8>>,
+        want: i32,
+    },
 }
 
 struct WTxn {
@@ -116,11 +150,19 @@ fn gen_val(rng: &mut ChaCha8Rng, s: &Spec, hot: bool) -> Vec<u8> {
             x.to_be_bytes()[1..].to_vec()
         }
         VShape::Int4 => {
-            let x: u32 = if rng.gen_bool(0.02) { u32::MAX - rng.gen_range(0..3) } else { rng.gen_range(0..100_000) };
+            let x: u32 = if rng.gen_bool(0.02) {
+                u32::MAX - rng.gen_range(0..3)
+            } else {
+                rng.gen_range(0..100_000)
+            };
             x.to_ne_bytes().to_vec()
         }
         VShape::Int8 => {
-            let x: u64 = if rng.gen_bool(0.02) { 1 << 32 } else { rng.gen_range(0..1u64 << 40) };
+            let x: u64 = if rng.gen_bool(0.02) {
+                1 << 32
+            } else {
+                rng.gen_range(0..1u64 << 40)
+            };
             x.to_ne_bytes().to_vec()
         }
     }
@@ -135,7 +177,13 @@ fn generate(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize) -> Vec<WT
 }
 
 /// [`generate`], also recording the largest set size reached per DB.
-fn generate_stats(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize, max: &mut [usize]) -> Vec<WTxn> {
+fn generate_stats(
+    seed: u64,
+    models: &mut [MultiDb],
+    ntx: usize,
+    ops: usize,
+    max: &mut [usize],
+) -> Vec<WTxn> {
     let sp = specs();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::new();
@@ -143,13 +191,20 @@ fn generate_stats(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize, max
         let phase = t % 4; // 0 grow, 1 grow more, 2 shrink, 3 delete/regrow
         let commit = t == 0 || !rng.gen_bool(0.15);
         let saved: Vec<MultiDb> = models.to_vec();
-        let mut txn = WTxn { ops: Vec::new(), commit };
+        let mut txn = WTxn {
+            ops: Vec::new(),
+            commit,
+        };
         for _ in 0..ops {
             let db = rng.gen_range(0..sp.len());
             let s = &sp[db];
             let m = &mut models[db];
             let hot = rng.gen_bool(0.6);
-            let kn = if hot { rng.gen_range(0..3) } else { rng.gen_range(3..80) };
+            let kn = if hot {
+                rng.gen_range(0..3)
+            } else {
+                rng.gen_range(3..80)
+            };
             let key = key_for(s, kn);
             let r = rng.gen_range(0..100);
             let del_share = match phase {
@@ -169,7 +224,11 @@ fn generate_stats(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize, max
                     let val = gen_val(&mut rng, s, hot);
                     let (want, _) = m.put(&key, &val, 0);
                     assert_eq!(want, 0);
-                    txn.ops.push(WOp::Put { db, key: key.clone(), val });
+                    txn.ops.push(WOp::Put {
+                        db,
+                        key: key.clone(),
+                        val,
+                    });
                 }
                 max[db] = max[db].max(m.set(&key).map_or(0, |s| s.dups.len()));
                 continue;
@@ -180,7 +239,12 @@ fn generate_stats(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize, max
                     for _ in 0..(-burst) as usize {
                         let v = vals[rng.gen_range(0..vals.len())].clone();
                         let want = m.del(&key, Some(&v));
-                        txn.ops.push(WOp::Del { db, key: key.clone(), val: Some(v), want });
+                        txn.ops.push(WOp::Del {
+                            db,
+                            key: key.clone(),
+                            val: Some(v),
+                            want,
+                        });
                     }
                 }
                 continue;
@@ -190,18 +254,33 @@ fn generate_stats(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize, max
                     if r < 3 || (phase == 3 && r < 8) {
                         // whole key
                         let want = m.del(&key, None);
-                        txn.ops.push(WOp::Del { db, key, val: None, want });
+                        txn.ops.push(WOp::Del {
+                            db,
+                            key,
+                            val: None,
+                            want,
+                        });
                     } else {
                         let vals = set.values();
                         let v = vals[rng.gen_range(0..vals.len())].clone();
                         let want = m.del(&key, Some(&v));
-                        txn.ops.push(WOp::Del { db, key, val: Some(v), want });
+                        txn.ops.push(WOp::Del {
+                            db,
+                            key,
+                            val: Some(v),
+                            want,
+                        });
                     }
                 } else {
                     // absent pair: NOTFOUND
                     let v = gen_val(&mut rng, s, hot);
                     let want = m.del(&key, Some(&v));
-                    txn.ops.push(WOp::Del { db, key, val: Some(v), want });
+                    txn.ops.push(WOp::Del {
+                        db,
+                        key,
+                        val: Some(v),
+                        want,
+                    });
                 }
             } else {
                 let val = gen_val(&mut rng, s, hot);
@@ -226,8 +305,11 @@ fn open_dbs<E: DupEngine>(e: &mut E, create: bool) -> Vec<u32> {
     specs()
         .iter()
         .map(|s| {
-            e.open_db(Some(s.name.as_bytes()), s.flags | if create { fl::CREATE } else { 0 })
-                .unwrap_or_else(|r| panic!("{}: open db {}: {}", E::NAME, s.name, rc_name(r)))
+            e.open_db(
+                Some(s.name.as_bytes()),
+                s.flags | if create { fl::CREATE } else { 0 },
+            )
+            .unwrap_or_else(|r| panic!("{}: open db {}: {}", E::NAME, s.name, rc_name(r)))
         })
         .collect()
 }
@@ -246,11 +328,24 @@ fn write<E: DupEngine>(path: &Path, env_flags: u32, txns: &[WTxn], who: &str) {
             match o {
                 WOp::Put { db, key, val } => {
                     let r = e.put(dbis[*db], key, val, 0);
-                    assert_eq!(r.rc, 0, "{who}: txn {i} op {j}: put {} {}: {}", show(key), show(val), rc_name(r.rc));
+                    assert_eq!(
+                        r.rc,
+                        0,
+                        "{who}: txn {i} op {j}: put {} {}: {}",
+                        show(key),
+                        show(val),
+                        rc_name(r.rc)
+                    );
                 }
                 WOp::Del { db, key, val, want } => {
                     let r = e.del(dbis[*db], key, val.as_deref());
-                    assert_eq!(r, *want, "{who}: txn {i} op {j}: del {} {:?}", show(key), val.as_deref().map(show));
+                    assert_eq!(
+                        r,
+                        *want,
+                        "{who}: txn {i} op {j}: del {} {:?}",
+                        show(key),
+                        val.as_deref().map(show)
+                    );
                 }
             }
         }
@@ -272,7 +367,9 @@ fn verify<E: DupEngine>(path: &Path, env_flags: u32, models: &[MultiDb], who: &s
     for ((s, m), dbi) in specs().iter().zip(models).zip(dbis) {
         let w = format!("{who}: db {}", s.name);
         assert_eq!(e.db_flags(dbi).unwrap() & 0x7e, s.flags, "{w}: flags");
-        let fwd = e.walk(dbi, true).unwrap_or_else(|r| panic!("{w}: walk: {}", rc_name(r)));
+        let fwd = e
+            .walk(dbi, true)
+            .unwrap_or_else(|r| panic!("{w}: walk: {}", rc_name(r)));
         dlmdb_tests::assert_pairs_eq(&format!("{w}: forward walk"), &fwd, &m.pairs());
         let mut back = e.walk(dbi, false).unwrap();
         back.reverse();
@@ -281,17 +378,48 @@ fn verify<E: DupEngine>(path: &Path, env_flags: u32, models: &[MultiDb], who: &s
         assert_eq!(e.cursor_open(0, dbi), 0);
         for set in m.sets() {
             let o = e.cget(0, op::SET_KEY, Some(&set.key), None);
-            assert_eq!((o.rc, o.data.as_deref()), (0, Some(set.first())), "{w}: SET_KEY {}", show(&set.key));
-            assert_eq!(e.ccount(0).n, Some(set.dups.len() as u64), "{w}: count {}", show(&set.key));
+            assert_eq!(
+                (o.rc, o.data.as_deref()),
+                (0, Some(set.first())),
+                "{w}: SET_KEY {}",
+                show(&set.key)
+            );
+            assert_eq!(
+                e.ccount(0).n,
+                Some(set.dups.len() as u64),
+                "{w}: count {}",
+                show(&set.key)
+            );
             let l = e.clist(0);
             if set.dupdata {
-                assert_eq!(l.rc, 0, "{w}: list_dup {}: {}", show(&set.key), rc_name(l.rc));
-                assert_eq!(l.list, Some(set.values()), "{w}: list_dup {}", show(&set.key));
+                assert_eq!(
+                    l.rc,
+                    0,
+                    "{w}: list_dup {}: {}",
+                    show(&set.key),
+                    rc_name(l.rc)
+                );
+                assert_eq!(
+                    l.list,
+                    Some(set.values()),
+                    "{w}: list_dup {}",
+                    show(&set.key)
+                );
             } else {
-                assert_eq!(l.rc, rc::NOTFOUND, "{w}: list_dup on plain single value {}", show(&set.key));
+                assert_eq!(
+                    l.rc,
+                    rc::NOTFOUND,
+                    "{w}: list_dup on plain single value {}",
+                    show(&set.key)
+                );
             }
             let ld = e.cget(0, op::LAST_DUP, None, None);
-            assert_eq!(ld.data.as_deref(), Some(set.last()), "{w}: LAST_DUP {}", show(&set.key));
+            assert_eq!(
+                ld.data.as_deref(),
+                Some(set.last()),
+                "{w}: LAST_DUP {}",
+                show(&set.key)
+            );
         }
         e.cursor_close(0);
     }
@@ -305,9 +433,18 @@ fn expected_dump(models: &[MultiDb]) -> String {
     idx.sort_by_key(|&i| sp[i].name);
     let mut out = String::new();
     for i in idx {
-        let h = DumpHeader { name: Some(sp[i].name.as_bytes()), mapsize: MAP as u64, maxreaders: 126, flags: sp[i].flags, pagesize: 4096 };
+        let h = DumpHeader {
+            name: Some(sp[i].name.as_bytes()),
+            mapsize: MAP as u64,
+            maxreaders: 126,
+            flags: sp[i].flags,
+            pagesize: 4096,
+        };
         let pairs = models[i].pairs();
-        out.push_str(&render_bytevalue(&h, pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))));
+        out.push_str(&render_bytevalue(
+            &h,
+            pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice())),
+        ));
     }
     out
 }
@@ -318,13 +455,20 @@ fn check_mdb_dump(path: &Path, models: &[MultiDb], what: &str) {
         return;
     }
     remove_lock(path);
-    let (ok, out, err) = run_tool("mdb_dump", &[OsStr::new("-n"), OsStr::new("-a"), path.as_os_str()]);
+    let (ok, out, err) = run_tool(
+        "mdb_dump",
+        &[OsStr::new("-n"), OsStr::new("-a"), path.as_os_str()],
+    );
     remove_lock(path);
     assert!(ok, "{what}: mdb_dump -a failed: {err}");
     let want = expected_dump(models);
     if out != want {
         let (ol, wl): (Vec<_>, Vec<_>) = (out.lines().collect(), want.lines().collect());
-        let i = ol.iter().zip(&wl).position(|(a, b)| a != b).unwrap_or(ol.len().min(wl.len()));
+        let i = ol
+            .iter()
+            .zip(&wl)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ol.len().min(wl.len()));
         panic!(
             "{what}: mdb_dump -a differs from the model at line {} ({} vs {} lines):\n got: {:.120}\nwant: {:.120}",
             i + 1,
@@ -345,12 +489,14 @@ fn meta_version(path: &Path) -> u32 {
 fn check_accounting(path: &Path, env_flags: u32, what: &str) {
     remove_lock(path);
     let version = meta_version(path);
-    let env = raw::Env::open(path, env_flags | fl::NOSUBDIR | fl::RDONLY, MAXDBS, 0).expect("raw open");
+    let env =
+        raw::Env::open(path, env_flags | fl::NOSUBDIR | fl::RDONLY, MAXDBS, 0).expect("raw open");
     raw::check_accounting(&env).unwrap_or_else(|e| panic!("{what}: page accounting: {e}"));
     let txn = env.begin_ro().unwrap();
     for s in specs() {
         let dbi = txn.open_db(Some(s.name.as_bytes()), 0).unwrap();
-        let infos = raw::walk_pages(&txn, dbi).unwrap_or_else(|e| panic!("{what}: page_walk {}: {e}", s.name));
+        let infos = raw::walk_pages(&txn, dbi)
+            .unwrap_or_else(|e| panic!("{what}: page_walk {}: {e}", s.name));
         let (mut outer, mut all) = ([0u64; 3], [0u64; 3]);
         for i in &infos {
             if i.pi_pages == 0 {
@@ -388,7 +534,15 @@ fn load_with_mdb_load(path: &Path, models: &[MultiDb]) {
     for block in text.split_inclusive("DATA=END\n") {
         let f = dir.join("in.dump");
         std::fs::write(&f, block).unwrap();
-        let (ok, _, err) = run_tool("mdb_load", &[OsStr::new("-n"), OsStr::new("-f"), f.as_os_str(), path.as_os_str()]);
+        let (ok, _, err) = run_tool(
+            "mdb_load",
+            &[
+                OsStr::new("-n"),
+                OsStr::new("-f"),
+                f.as_os_str(),
+                path.as_os_str(),
+            ],
+        );
         assert!(ok, "mdb_load failed: {err}");
         remove_lock(path);
     }
@@ -397,7 +551,10 @@ fn load_with_mdb_load(path: &Path, models: &[MultiDb]) {
 /// Models of a loaded dump: every key's F_DUPDATA state follows from its
 /// count (mdb_load puts items one by one).
 fn reload_models(models: &[MultiDb]) -> Vec<MultiDb> {
-    models.iter().map(|m| MultiDb::from_pairs(m.flags, &m.pairs())).collect()
+    models
+        .iter()
+        .map(|m| MultiDb::from_pairs(m.flags, &m.pairs()))
+        .collect()
 }
 
 const TXNS: usize = 12;
@@ -410,17 +567,46 @@ fn scenario_a<W: DupEngine, R: DupEngine>(seed: u64, wflags: u32, ours_wrote: bo
     let path = dir.path().join("data.mdb");
     let mut models = new_models();
     let txns = generate(seed, &mut models, TXNS, OPS);
-    write::<W>(&path, wflags, &txns, &format!("seed {seed} {} writing", W::NAME));
-    assert_eq!(meta_version(&path), 1, "a FORMAT_LMDB store has data version 1");
-    verify::<W>(&path, 0, &models, &format!("seed {seed} {} re-reading", W::NAME));
-    verify::<R>(&path, 0, &models, &format!("seed {seed} {} reading", R::NAME));
+    write::<W>(
+        &path,
+        wflags,
+        &txns,
+        &format!("seed {seed} {} writing", W::NAME),
+    );
+    assert_eq!(
+        meta_version(&path),
+        1,
+        "a FORMAT_LMDB store has data version 1"
+    );
+    verify::<W>(
+        &path,
+        0,
+        &models,
+        &format!("seed {seed} {} re-reading", W::NAME),
+    );
+    verify::<R>(
+        &path,
+        0,
+        &models,
+        &format!("seed {seed} {} reading", R::NAME),
+    );
     check_mdb_dump(&path, &models, &format!("seed {seed}"));
     if ours_wrote {
         check_accounting(&path, 0, &format!("seed {seed} after our writes"));
     }
     let more = generate(seed ^ 0x5555, &mut models, 4, OPS);
-    write::<R>(&path, 0, &more, &format!("seed {seed} {} continuing", R::NAME));
-    verify::<W>(&path, 0, &models, &format!("seed {seed} {} reading the continuation", W::NAME));
+    write::<R>(
+        &path,
+        0,
+        &more,
+        &format!("seed {seed} {} continuing", R::NAME),
+    );
+    verify::<W>(
+        &path,
+        0,
+        &models,
+        &format!("seed {seed} {} reading the continuation", W::NAME),
+    );
 }
 
 /// (b) stock writes -> `E` reads -> `E` modifies -> stock and `mdb_dump` read.
@@ -430,13 +616,41 @@ fn scenario_b<E: DupEngine>(seed: u64, ours: bool) {
     let mut models = new_models();
     let txns = generate(seed, &mut models, TXNS, OPS);
     write::<Stock>(&path, 0, &txns, &format!("seed {seed} stock writing"));
-    verify::<E>(&path, 0, &models, &format!("seed {seed} {} reading the stock store", E::NAME));
+    verify::<E>(
+        &path,
+        0,
+        &models,
+        &format!("seed {seed} {} reading the stock store", E::NAME),
+    );
     let more = generate(seed ^ 0xaaaa, &mut models, TXNS, OPS);
-    write::<E>(&path, 0, &more, &format!("seed {seed} {} modifying the stock store", E::NAME));
-    assert_eq!(meta_version(&path), 1, "modifying a stock store keeps data version 1");
-    verify::<Stock>(&path, 0, &models, &format!("seed {seed} stock reading after {}", E::NAME));
-    verify::<E>(&path, 0, &models, &format!("seed {seed} {} re-reading", E::NAME));
-    check_mdb_dump(&path, &models, &format!("seed {seed} after {} modified", E::NAME));
+    write::<E>(
+        &path,
+        0,
+        &more,
+        &format!("seed {seed} {} modifying the stock store", E::NAME),
+    );
+    assert_eq!(
+        meta_version(&path),
+        1,
+        "modifying a stock store keeps data version 1"
+    );
+    verify::<Stock>(
+        &path,
+        0,
+        &models,
+        &format!("seed {seed} stock reading after {}", E::NAME),
+    );
+    verify::<E>(
+        &path,
+        0,
+        &models,
+        &format!("seed {seed} {} re-reading", E::NAME),
+    );
+    check_mdb_dump(
+        &path,
+        &models,
+        &format!("seed {seed} after {} modified", E::NAME),
+    );
     if ours {
         check_accounting(&path, 0, &format!("seed {seed} stock store modified by us"));
     }
@@ -454,7 +668,12 @@ fn scenario_c<E: DupEngine>(seed: u64) {
     generate(seed, &mut models, TXNS, OPS);
     load_with_mdb_load(&path, &models);
     let m2 = reload_models(&models);
-    verify::<E>(&path, 0, &m2, &format!("seed {seed} {} reading an mdb_load store", E::NAME));
+    verify::<E>(
+        &path,
+        0,
+        &m2,
+        &format!("seed {seed} {} reading an mdb_load store", E::NAME),
+    );
 }
 
 fn fixed() -> Vec<u64> {
@@ -491,10 +710,26 @@ fn stock_self_check_workload_reaches_subdatabases() {
         eprintln!("{}: largest set {} dups", s.name, max[i]);
     }
     // 8-byte DUPFIXED items: a 4 KiB page's inline limit is far below 300
-    assert!(max[1] >= 300, "fixed8 hot sets must outgrow a sub-page (got {})", max[1]);
-    assert!(max[3] >= 300, "intdup hot sets must outgrow a sub-page (got {})", max[3]);
-    assert!(max[0] >= 100, "dups hot sets must outgrow a sub-page (got {})", max[0]);
-    assert!(max[5] >= 100, "revdup hot sets must outgrow a sub-page (got {})", max[5]);
+    assert!(
+        max[1] >= 300,
+        "fixed8 hot sets must outgrow a sub-page (got {})",
+        max[1]
+    );
+    assert!(
+        max[3] >= 300,
+        "intdup hot sets must outgrow a sub-page (got {})",
+        max[3]
+    );
+    assert!(
+        max[0] >= 100,
+        "dups hot sets must outgrow a sub-page (got {})",
+        max[0]
+    );
+    assert!(
+        max[5] >= 100,
+        "revdup hot sets must outgrow a sub-page (got {})",
+        max[5]
+    );
 }
 
 // ----- our engine -----
@@ -539,7 +774,11 @@ fn ours_d_default_v2_round_trip() {
         let mut models = new_models();
         let txns = generate(seed, &mut models, TXNS, OPS);
         write::<Ours>(&path, 0, &txns, &format!("seed {seed} ours v2 writing"));
-        assert_eq!(meta_version(&path), 2, "a new default store has data version 2");
+        assert_eq!(
+            meta_version(&path),
+            2,
+            "a new default store has data version 2"
+        );
         verify::<Ours>(&path, 0, &models, &format!("seed {seed} ours v2 reading"));
         check_accounting(&path, 0, &format!("seed {seed} v2 store"));
     }

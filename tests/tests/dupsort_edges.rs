@@ -98,27 +98,84 @@ struct Db {
 }
 
 const DBS: [Db; 4] = [
-    Db { name: "dup", flags: fl::DUPSORT, fixed: 0 },
-    Db { name: "fix", flags: fl::DUPSORT | fl::DUPFIXED, fixed: 4 },
-    Db { name: "rev", flags: fl::DUPSORT | fl::REVERSEDUP, fixed: 0 },
-    Db { name: "plain", flags: 0, fixed: 0 },
+    Db {
+        name: "dup",
+        flags: fl::DUPSORT,
+        fixed: 0,
+    },
+    Db {
+        name: "fix",
+        flags: fl::DUPSORT | fl::DUPFIXED,
+        fixed: 4,
+    },
+    Db {
+        name: "rev",
+        flags: fl::DUPSORT | fl::REVERSEDUP,
+        fixed: 0,
+    },
+    Db {
+        name: "plain",
+        flags: 0,
+        fixed: 0,
+    },
 ];
 
 #[derive(Debug, Clone)]
 enum E {
-    CGet { slot: usize, op: u32, key: Option<Vec<u8>>, data: Option<Vec<u8>> },
-    CPut { slot: usize, key: Vec<u8>, data: Vec<u8>, flags: u32 },
+    CGet {
+        slot: usize,
+        op: u32,
+        key: Option<Vec<u8>>,
+        data: Option<Vec<u8>>,
+    },
+    CPut {
+        slot: usize,
+        key: Vec<u8>,
+        data: Vec<u8>,
+        flags: u32,
+    },
     /// MDB_CURRENT with the bytes GET_CURRENT returns (a same-item rewrite).
-    CPutCurrentSame { slot: usize },
-    CMultiple { slot: usize, key: Vec<u8>, items: Vec<u8> },
-    CDel { slot: usize, flags: u32 },
-    CCount { slot: usize },
-    CList { slot: usize },
-    Put { key: Vec<u8>, data: Vec<u8>, flags: u32 },
-    Del { key: Vec<u8>, data: Option<Vec<u8>> },
-    Get { key: Vec<u8> },
-    Fill { key: Vec<u8>, from: u32, n: u32 },
-    Thin { key: Vec<u8>, from: u32, n: u32, step: u32 },
+    CPutCurrentSame {
+        slot: usize,
+    },
+    CMultiple {
+        slot: usize,
+        key: Vec<u8>,
+        items: Vec<u8>,
+    },
+    CDel {
+        slot: usize,
+        flags: u32,
+    },
+    CCount {
+        slot: usize,
+    },
+    CList {
+        slot: usize,
+    },
+    Put {
+        key: Vec<u8>,
+        data: Vec<u8>,
+        flags: u32,
+    },
+    Del {
+        key: Vec<u8>,
+        data: Option<Vec<u8>>,
+    },
+    Get {
+        key: Vec<u8>,
+    },
+    Fill {
+        key: Vec<u8>,
+        from: u32,
+        n: u32,
+    },
+    Thin {
+        key: Vec<u8>,
+        from: u32,
+        n: u32,
+        step: u32,
+    },
     Drop,
     Stat,
     Commit,
@@ -180,16 +237,29 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                 let o = rng.gen_range(0..19u32);
                 let (k, d) = match o {
                     op::SET | op::SET_KEY | op::SET_RANGE => {
-                        let k = if rng.gen_range(0..60) == 0 { Vec::new() } else { key(&mut rng) };
+                        let k = if rng.gen_range(0..60) == 0 {
+                            Vec::new()
+                        } else {
+                            key(&mut rng)
+                        };
                         (Some(k), None)
                     }
                     op::GET_BOTH | op::GET_BOTH_RANGE => {
-                        let x = if rng.gen_bool(0.2) { rng.gen_range(0..1500) } else { small(&mut rng) };
+                        let x = if rng.gen_bool(0.2) {
+                            rng.gen_range(0..1500)
+                        } else {
+                            small(&mut rng)
+                        };
                         (Some(key(&mut rng)), Some(val(db, x)))
                     }
                     _ => (None, None),
                 };
-                E::CGet { slot, op: o, key: k, data: d }
+                E::CGet {
+                    slot,
+                    op: o,
+                    key: k,
+                    data: d,
+                }
             }
             45..=56 => {
                 let flags = match rng.gen_range(0..8) {
@@ -201,16 +271,38 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     _ => 0,
                 };
                 let x = small(&mut rng);
-                let data = if flags & wf::APPENDDUP != 0 { app_val(db, &mut app) } else { val(db, x) };
-                E::CPut { slot, key: key(&mut rng), data, flags }
+                let data = if flags & wf::APPENDDUP != 0 {
+                    app_val(db, &mut app)
+                } else {
+                    val(db, x)
+                };
+                E::CPut {
+                    slot,
+                    key: key(&mut rng),
+                    data,
+                    flags,
+                }
             }
             57..=58 => E::CPutCurrentSame { slot },
             59 => {
                 let cnt = rng.gen_range(1..30);
-                let items: Vec<u8> = (0..cnt).flat_map(|_| rng.gen_range(0..2000u32).to_be_bytes()).collect();
-                E::CMultiple { slot, key: key(&mut rng), items }
+                let items: Vec<u8> = (0..cnt)
+                    .flat_map(|_| rng.gen_range(0..2000u32).to_be_bytes())
+                    .collect();
+                E::CMultiple {
+                    slot,
+                    key: key(&mut rng),
+                    items,
+                }
             }
-            60..=66 => E::CDel { slot, flags: if rng.gen_range(0..4) == 0 { wf::NODUPDATA } else { 0 } },
+            60..=66 => E::CDel {
+                slot,
+                flags: if rng.gen_range(0..4) == 0 {
+                    wf::NODUPDATA
+                } else {
+                    0
+                },
+            },
             67..=70 => E::CCount { slot },
             71..=73 => E::CList { slot },
             74..=81 => {
@@ -221,16 +313,40 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     _ => 0,
                 };
                 let x = small(&mut rng);
-                let data = if flags & wf::APPENDDUP != 0 { app_val(db, &mut app) } else { val(db, x) };
-                E::Put { key: key(&mut rng), data, flags }
+                let data = if flags & wf::APPENDDUP != 0 {
+                    app_val(db, &mut app)
+                } else {
+                    val(db, x)
+                };
+                E::Put {
+                    key: key(&mut rng),
+                    data,
+                    flags,
+                }
             }
             82..=87 => {
                 let x = small(&mut rng);
-                E::Del { key: key(&mut rng), data: if rng.gen_range(0..5) == 0 { None } else { Some(val(db, x)) } }
+                E::Del {
+                    key: key(&mut rng),
+                    data: if rng.gen_range(0..5) == 0 {
+                        None
+                    } else {
+                        Some(val(db, x))
+                    },
+                }
             }
             88 => E::Get { key: key(&mut rng) },
-            89..=90 => E::Fill { key: key(&mut rng), from: rng.gen_range(0..2000), n: rng.gen_range(50..400) },
-            91 => E::Thin { key: key(&mut rng), from: rng.gen_range(0..1000), n: rng.gen_range(50..400), step: rng.gen_range(1..3) },
+            89..=90 => E::Fill {
+                key: key(&mut rng),
+                from: rng.gen_range(0..2000),
+                n: rng.gen_range(50..400),
+            },
+            91 => E::Thin {
+                key: key(&mut rng),
+                from: rng.gen_range(0..1000),
+                n: rng.gen_range(50..400),
+                step: rng.gen_range(1..3),
+            },
             92 if rng.gen_range(0..4) == 0 => E::Drop,
             92..=93 => E::Stat,
             94..=97 => E::Commit,
@@ -253,12 +369,20 @@ impl<X: DupEngine> Side<X> {
     fn new(db: &Db, env_flags: u32) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.mdb");
-        let mut x = X::open(&path, env_flags | fl::NOSUBDIR, 4, MAP).unwrap_or_else(|r| panic!("{}: open {r}", X::NAME));
+        let mut x = X::open(&path, env_flags | fl::NOSUBDIR, 4, MAP)
+            .unwrap_or_else(|r| panic!("{}: open {r}", X::NAME));
         assert_eq!(x.begin_rw(), 0);
-        let dbi = x.open_db(Some(db.name.as_bytes()), db.flags | fl::CREATE).expect("create db");
+        let dbi = x
+            .open_db(Some(db.name.as_bytes()), db.flags | fl::CREATE)
+            .expect("create db");
         assert_eq!(x.commit(), 0);
         assert_eq!(x.begin_rw(), 0);
-        Side { x, dbi, open: [false; 2], _dir: dir }
+        Side {
+            x,
+            dbi,
+            open: [false; 2],
+            _dir: dir,
+        }
     }
 
     /// Open the slot's cursor if needed; a failure (e.g. MDB_BAD_TXN after
@@ -278,14 +402,24 @@ impl<X: DupEngine> Side<X> {
     fn apply(&mut self, e: &E, db: &Db, cur_data: Option<&[u8]>) -> Vec<Out> {
         let dbi = self.dbi;
         match e {
-            E::CGet { slot, op, key, data } => {
+            E::CGet {
+                slot,
+                op,
+                key,
+                data,
+            } => {
                 let r = self.ensure(*slot);
                 if r != 0 {
                     return vec![Out::rc(r)];
                 }
                 vec![self.x.cget(*slot, *op, key.as_deref(), data.as_deref())]
             }
-            E::CPut { slot, key, data, flags } => {
+            E::CPut {
+                slot,
+                key,
+                data,
+                flags,
+            } => {
                 let r = self.ensure(*slot);
                 if r != 0 {
                     return vec![Out::rc(r)];
@@ -352,7 +486,10 @@ impl<X: DupEngine> Side<X> {
                 for i in (*from..from + n).step_by(*step as usize) {
                     rcs.push(self.x.del(dbi, key, Some(&val(db, i))) as u64);
                 }
-                vec![Out { n: Some(rcs.iter().filter(|&&r| r == 0).count() as u64), ..Out::default() }]
+                vec![Out {
+                    n: Some(rcs.iter().filter(|&&r| r == 0).count() as u64),
+                    ..Out::default()
+                }]
             }
             E::Drop => {
                 self.open = [false; 2]; // drop_db closes the cursors
@@ -361,7 +498,10 @@ impl<X: DupEngine> Side<X> {
             E::Stat => {
                 let s = self.x.stat(dbi).map(|s| s.entries);
                 vec![match s {
-                    Ok(n) => Out { n: Some(n), ..Out::default() },
+                    Ok(n) => Out {
+                        n: Some(n),
+                        ..Out::default()
+                    },
                     Err(r) => Out::rc(r),
                 }]
             }
@@ -390,7 +530,11 @@ fn loose_multiple() -> bool {
 }
 
 /// Run `ops` on A (the reference) and B; Err((op index, message)).
-fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(), (usize, String)> {
+fn run<A: DupEngine, B: DupEngine>(
+    db: &Db,
+    ops: &[E],
+    b_flags: u32,
+) -> Result<(), (usize, String)> {
     let mut a = Side::<A>::new(db, 0);
     let mut b = Side::<B>::new(db, b_flags);
     // slots whose last op was a successful positioning (list_dup allowed)
@@ -478,7 +622,9 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
         if trace() {
             eprintln!("[{}] #{i}: {e:?}", db.name);
         }
-        if matches!(e, E::Fill { .. } | E::Thin { .. }) && std::env::var("DLMDB_EDGES_KEEP_CURSORS").is_err() {
+        if matches!(e, E::Fill { .. } | E::Thin { .. })
+            && std::env::var("DLMDB_EDGES_KEEP_CURSORS").is_err()
+        {
             // see the module doc: bulk writes from another handle close the
             // cursors first
             for sl in 0..2 {
@@ -495,7 +641,11 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
         let multiple = matches!(e, E::CGet { op: o, .. } if matches!(*o, op::GET_MULTIPLE | op::NEXT_MULTIPLE | op::PREV_MULTIPLE));
         let same = if multiple && oa[0].rc == 0 {
             let single = {
-                let slot = if let E::CGet { slot, .. } = e { *slot } else { 0 };
+                let slot = if let E::CGet { slot, .. } = e {
+                    *slot
+                } else {
+                    0
+                };
                 a.x.ccount(slot).n.unwrap_or(0) <= 1
             };
             if single || loose_multiple() {
@@ -509,13 +659,31 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
         if !same {
             let sa: Vec<String> = oa.iter().map(|o| o.show()).collect();
             let sb: Vec<String> = ob.iter().map(|o| o.show()).collect();
-            return Err((i, format!("{e:?}\n   {}: {}\n   {}: {}", A::NAME, sa.join(" | "), B::NAME, sb.join(" | "))));
+            return Err((
+                i,
+                format!(
+                    "{e:?}\n   {}: {}\n   {}: {}",
+                    A::NAME,
+                    sa.join(" | "),
+                    B::NAME,
+                    sb.join(" | ")
+                ),
+            ));
         }
         match e {
-            E::CGet { slot, op: o, .. } if matches!(*o, op::SET | op::SET_KEY | op::SET_RANGE | op::GET_BOTH | op::GET_BOTH_RANGE) => {
+            E::CGet { slot, op: o, .. }
+                if matches!(
+                    *o,
+                    op::SET | op::SET_KEY | op::SET_RANGE | op::GET_BOTH | op::GET_BOTH_RANGE
+                ) =>
+            {
                 unspec[*slot] = oa[0].rc != 0;
             }
-            E::CGet { slot, op: op::FIRST | op::LAST, .. } => {
+            E::CGet {
+                slot,
+                op: op::FIRST | op::LAST,
+                ..
+            } => {
                 if oa[0].rc == 0 || oa[0].rc == rc::NOTFOUND {
                     unspec[*slot] = false;
                 }
@@ -523,12 +691,19 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
             E::CPut { slot, .. } => unspec[*slot] = oa[0].rc != 0,
             // *_MULTIPLE leave a page-dependent position; a later cursor
             // delete through such a cursor preceded a stock crash
-            E::CGet { slot, op: op::GET_MULTIPLE | op::NEXT_MULTIPLE | op::PREV_MULTIPLE, .. } => unspec[*slot] = true,
+            E::CGet {
+                slot,
+                op: op::GET_MULTIPLE | op::NEXT_MULTIPLE | op::PREV_MULTIPLE,
+                ..
+            } => unspec[*slot] = true,
             E::Drop | E::Commit | E::Abort => unspec = [false; 2],
             _ => {}
         }
         let writer = match e {
-            E::CPut { slot, .. } | E::CPutCurrentSame { slot } | E::CMultiple { slot, .. } | E::CDel { slot, .. } => Some(Some(*slot)),
+            E::CPut { slot, .. }
+            | E::CPutCurrentSame { slot }
+            | E::CMultiple { slot, .. }
+            | E::CDel { slot, .. } => Some(Some(*slot)),
             E::Put { .. } | E::Del { .. } | E::Fill { .. } | E::Thin { .. } => Some(None),
             _ => None,
         };
@@ -542,7 +717,16 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
         match e {
             E::CGet { slot, op: o, .. }
                 if oa[0].rc == 0
-                    && matches!(*o, op::FIRST | op::LAST | op::SET | op::SET_KEY | op::SET_RANGE | op::GET_BOTH | op::GET_BOTH_RANGE) =>
+                    && matches!(
+                        *o,
+                        op::FIRST
+                            | op::LAST
+                            | op::SET
+                            | op::SET_KEY
+                            | op::SET_RANGE
+                            | op::GET_BOTH
+                            | op::GET_BOTH_RANGE
+                    ) =>
             {
                 tainted[*slot] = false
             }
@@ -561,9 +745,21 @@ fn run<A: DupEngine, B: DupEngine>(db: &Db, ops: &[E], b_flags: u32) -> Result<(
                 fresh[*slot] = oa[0].rc == 0
                     && matches!(
                         *o,
-                        op::FIRST | op::LAST | op::SET | op::SET_KEY | op::SET_RANGE | op::GET_BOTH | op::GET_BOTH_RANGE
-                            | op::NEXT | op::PREV | op::NEXT_DUP | op::PREV_DUP | op::NEXT_NODUP | op::PREV_NODUP
-                            | op::FIRST_DUP | op::LAST_DUP
+                        op::FIRST
+                            | op::LAST
+                            | op::SET
+                            | op::SET_KEY
+                            | op::SET_RANGE
+                            | op::GET_BOTH
+                            | op::GET_BOTH_RANGE
+                            | op::NEXT
+                            | op::PREV
+                            | op::NEXT_DUP
+                            | op::PREV_DUP
+                            | op::NEXT_NODUP
+                            | op::PREV_NODUP
+                            | op::FIRST_DUP
+                            | op::LAST_DUP
                     );
             }
             E::CCount { .. } | E::CList { .. } | E::Get { .. } | E::Stat => {}
@@ -593,7 +789,11 @@ fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
                     }
                 }
                 let from = hi.saturating_sub(12);
-                let tail: Vec<String> = ops[from..hi].iter().enumerate().map(|(j, o)| format!("#{}: {o:?}", from + j)).collect();
+                let tail: Vec<String> = ops[from..hi]
+                    .iter()
+                    .enumerate()
+                    .map(|(j, o)| format!("#{}: {o:?}", from + j))
+                    .collect();
                 let m = format!(
                     "db {} seed {seed} (DLMDB_SEED={seed}): {} and {} differ at op #{i}: {msg}\n\
                      shortest failing prefix {hi} ops; last ops:\n  {}",
@@ -608,21 +808,36 @@ fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
         }
     }
     if !failures.is_empty() {
-        panic!("{} of the seeded runs differ (each listed above); first:\n{}", failures.len(), failures[0]);
+        panic!(
+            "{} of the seeded runs differ (each listed above); first:\n{}",
+            failures.len(),
+            failures[0]
+        );
     }
 }
 
 /// Debug aid: `DLMDB_EDGES_REPLAY=<file>` holding `<db name> <seed> <i,j,..>`
 /// runs only those ops of that generated sequence (stock against stock).
 fn replay_from_env() -> bool {
-    let Ok(f) = std::env::var("DLMDB_EDGES_REPLAY") else { return false };
+    let Ok(f) = std::env::var("DLMDB_EDGES_REPLAY") else {
+        return false;
+    };
     let text = std::fs::read_to_string(f).unwrap();
     let mut it = text.split_whitespace();
-    let (name, seed, idx) = (it.next().unwrap(), it.next().unwrap().parse::<u64>().unwrap(), it.next().unwrap_or(""));
+    let (name, seed, idx) = (
+        it.next().unwrap(),
+        it.next().unwrap().parse::<u64>().unwrap(),
+        it.next().unwrap_or(""),
+    );
     let db = DBS.iter().find(|d| d.name == name).unwrap();
     let all = gen(seed ^ (db.flags as u64) << 32, db, 4000);
-    let ops: Vec<E> = idx.split(',').filter(|x| !x.is_empty()).map(|i| all[i.parse::<usize>().unwrap()].clone()).collect();
-    let r = run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(db, &ops, 0);
+    let ops: Vec<E> = idx
+        .split(',')
+        .filter(|x| !x.is_empty())
+        .map(|i| all[i.parse::<usize>().unwrap()].clone())
+        .collect();
+    let r =
+        run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(db, &ops, 0);
     eprintln!("replay result: {r:?}");
     true
 }
@@ -638,7 +853,9 @@ fn stock_self_check() {
 #[test]
 #[ignore = "engine: stock LMDB cursor-state quirks after deletes and multi-cursor edits still differ (helper A2 report)"]
 fn ours_vs_stock_op_for_op() {
-    differential::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::ours::Exec>(fl::FORMAT_LMDB);
+    differential::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::ours::Exec>(
+        fl::FORMAT_LMDB,
+    );
 }
 
 /// The harness itself: a few fixed traces from lmdb-api.md §5.1 (verified
@@ -648,14 +865,27 @@ fn ours_vs_stock_op_for_op() {
 fn stock_documented_traces() {
     let db = &DBS[0];
     let mut s = Side::<dlmdb_tests::dupwrap::stock::Exec>::new(db, 0);
-    for (k, d) in [("a", "1"), ("a", "2"), ("a", "3"), ("b", "5"), ("c", "7"), ("c", "8"), ("d", "1"), ("d", "2")] {
+    for (k, d) in [
+        ("a", "1"),
+        ("a", "2"),
+        ("a", "3"),
+        ("b", "5"),
+        ("c", "7"),
+        ("c", "8"),
+        ("d", "1"),
+        ("d", "2"),
+    ] {
         assert_eq!(s.x.put(s.dbi, k.as_bytes(), d.as_bytes(), 0).rc, 0);
     }
     assert_eq!(s.ensure(0), 0);
     let mut step = |o: u32, k: Option<&str>, d: Option<&str>| {
         let r = s.x.cget(0, o, k.map(str::as_bytes), d.map(str::as_bytes));
         if r.rc == 0 {
-            format!("{}/{}", String::from_utf8_lossy(r.key.as_deref().unwrap()), String::from_utf8_lossy(r.data.as_deref().unwrap()))
+            format!(
+                "{}/{}",
+                String::from_utf8_lossy(r.key.as_deref().unwrap()),
+                String::from_utf8_lossy(r.data.as_deref().unwrap())
+            )
         } else if r.rc == rc::NOTFOUND {
             "NOTFOUND".into()
         } else {
@@ -669,7 +899,11 @@ fn stock_documented_traces() {
     assert_eq!(step(op::NEXT_NODUP, None, None), "b/5");
     assert_eq!(step(op::PREV_NODUP, None, None), "a/3");
     assert_eq!(step(op::PREV_DUP, None, None), "a/2");
-    assert_eq!(step(op::FIRST_DUP, None, None), "/1", "FIRST_DUP leaves the key alone");
+    assert_eq!(
+        step(op::FIRST_DUP, None, None),
+        "/1",
+        "FIRST_DUP leaves the key alone"
+    );
     assert_eq!(step(op::SET_RANGE, Some("bb"), None), "c/7");
     assert_eq!(step(op::GET_BOTH_RANGE, Some("a"), Some("25")), "a/3");
     assert_eq!(step(op::GET_BOTH_RANGE, Some("b"), Some("6")), "NOTFOUND");
@@ -698,10 +932,18 @@ fn stock_quirk_refused_appenddup_converts_plain_value() {
     assert_eq!(s.x.clist(0).rc, rc::NOTFOUND, "plain single value");
     assert_eq!(s.x.put(s.dbi, b"k", b"5", wf::APPENDDUP).rc, rc::KEYEXIST);
     assert_eq!(s.x.cget(0, op::SET, Some(b"k"), None).rc, 0);
-    assert_eq!(s.x.clist(0).rc, rc::NOTFOUND, "equal item refused before any conversion");
+    assert_eq!(
+        s.x.clist(0).rc,
+        rc::NOTFOUND,
+        "equal item refused before any conversion"
+    );
     assert_eq!(s.x.put(s.dbi, b"k", b"3", wf::APPENDDUP).rc, rc::KEYEXIST);
     assert_eq!(s.x.cget(0, op::SET, Some(b"k"), None).rc, 0);
     let l = s.x.clist(0);
-    assert_eq!((l.rc, l.list), (0, Some(vec![b"5".to_vec()])), "converted to a one-item sub-page");
+    assert_eq!(
+        (l.rc, l.list),
+        (0, Some(vec![b"5".to_vec()])),
+        "converted to a one-item sub-page"
+    );
     assert_eq!(s.x.ccount(0).n, Some(1));
 }

@@ -87,7 +87,12 @@ fn largest_sets(facts: &serde_json::Value, db: &str) -> Vec<(Vec<u8>, u64)> {
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|s| (hex::decode(s["key_hex"].as_str().unwrap()).unwrap(), s["dups"].as_u64().unwrap()))
+                .map(|s| {
+                    (
+                        hex::decode(s["key_hex"].as_str().unwrap()).unwrap(),
+                        s["dups"].as_u64().unwrap(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -96,15 +101,21 @@ fn largest_sets(facts: &serde_json::Value, db: &str) -> Vec<(Vec<u8>, u64)> {
 fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&serde_json::Value>) {
     let name = db.name_str();
     let who = format!("{} {} db {name}", E::NAME, fx.data);
-    let dbi = e.open_db(db.name.as_deref(), 0).unwrap_or_else(|r| panic!("{who}: open: {}", rc_name(r)));
+    let dbi = e
+        .open_db(db.name.as_deref(), 0)
+        .unwrap_or_else(|r| panic!("{who}: open: {}", rc_name(r)));
     let flags = e.db_flags(dbi).unwrap();
     assert_eq!(flags & 0x7e, db.flags() & 0x7e, "{who}: DB flags");
     let dupfixed = flags & fl::DUPFIXED != 0;
 
     // whole walks
-    let fwd = e.walk(dbi, true).unwrap_or_else(|r| panic!("{who}: forward walk: {}", rc_name(r)));
+    let fwd = e
+        .walk(dbi, true)
+        .unwrap_or_else(|r| panic!("{who}: forward walk: {}", rc_name(r)));
     dlmdb_tests::assert_pairs_eq(&format!("{who}: forward walk"), &fwd, &db.records);
-    let mut back = e.walk(dbi, false).unwrap_or_else(|r| panic!("{who}: backward walk: {}", rc_name(r)));
+    let mut back = e
+        .walk(dbi, false)
+        .unwrap_or_else(|r| panic!("{who}: backward walk: {}", rc_name(r)));
     back.reverse();
     dlmdb_tests::assert_pairs_eq(&format!("{who}: backward walk"), &back, &db.records);
 
@@ -112,10 +123,24 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
     let st = e.stat(dbi).unwrap();
     assert_eq!(st.entries, db.records.len() as u64, "{who}: ms_entries");
     let rep = parse_stat(&fixture_text(fx.stat));
-    let want = rep.db(&name).unwrap_or_else(|| panic!("{who}: not in {}", fx.stat));
+    let want = rep
+        .db(&name)
+        .unwrap_or_else(|| panic!("{who}: not in {}", fx.stat));
     assert_eq!(
-        (st.depth as u64, st.branch_pages, st.leaf_pages, st.overflow_pages, st.entries),
-        (want.depth, want.branch_pages, want.leaf_pages, want.overflow_pages, want.entries),
+        (
+            st.depth as u64,
+            st.branch_pages,
+            st.leaf_pages,
+            st.overflow_pages,
+            st.entries
+        ),
+        (
+            want.depth,
+            want.branch_pages,
+            want.leaf_pages,
+            want.overflow_pages,
+            want.entries
+        ),
         "{who}: stat (depth, branch, leaf, overflow, entries) vs {}",
         fx.stat
     );
@@ -127,10 +152,20 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
     for (k, dups) in &groups {
         let o = e.cget(0, op::SET, Some(k), None);
         assert_eq!(o.rc, 0, "{who}: SET {}", show(k));
-        assert_eq!(o.data.as_deref(), Some(dups[0].as_slice()), "{who}: SET {} data = first dup", show(k));
+        assert_eq!(
+            o.data.as_deref(),
+            Some(dups[0].as_slice()),
+            "{who}: SET {} data = first dup",
+            show(k)
+        );
         let c = e.ccount(0);
         assert_eq!(c.rc, 0, "{who}: count {}", show(k));
-        assert_eq!(c.n, Some(dups.len() as u64), "{who}: mdb_cursor_count {}", show(k));
+        assert_eq!(
+            c.n,
+            Some(dups.len() as u64),
+            "{who}: mdb_cursor_count {}",
+            show(k)
+        );
         counts.insert(k.clone(), dups.len() as u64);
         // list_dup before walking (the call does not move the cursor)
         let l = e.clist(0);
@@ -147,8 +182,20 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
         }
         assert_eq!(&walk, dups, "{who}: NEXT_DUP walk of {}", show(k));
         if dups.len() >= 2 {
-            assert_eq!(l.rc, 0, "{who}: list_dup {} ({} dups): {}", show(k), dups.len(), rc_name(l.rc));
-            assert_eq!(l.list.as_ref(), Some(&walk), "{who}: list_dup {} vs NEXT_DUP walk", show(k));
+            assert_eq!(
+                l.rc,
+                0,
+                "{who}: list_dup {} ({} dups): {}",
+                show(k),
+                dups.len(),
+                rc_name(l.rc)
+            );
+            assert_eq!(
+                l.list.as_ref(),
+                Some(&walk),
+                "{who}: list_dup {} vs NEXT_DUP walk",
+                show(k)
+            );
         } else {
             assert!(
                 l.rc == rc::NOTFOUND || (l.rc == 0 && l.list.as_ref() == Some(&walk)),
@@ -160,9 +207,18 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
         // list_dup after the walk: the cursor is on the last dup; still the whole set
         if dups.len() >= 2 {
             let l2 = e.clist(0);
-            assert_eq!(l2.list.as_ref(), Some(&walk), "{who}: list_dup at the last dup of {}", show(k));
+            assert_eq!(
+                l2.list.as_ref(),
+                Some(&walk),
+                "{who}: list_dup at the last dup of {}",
+                show(k)
+            );
             let cur = e.cget(0, op::GET_CURRENT, None, None);
-            assert_eq!(cur.data.as_ref(), dups.last(), "{who}: list_dup moved the cursor");
+            assert_eq!(
+                cur.data.as_ref(),
+                dups.last(),
+                "{who}: list_dup moved the cursor"
+            );
         }
         // GET_BOTH of every pair, LAST_DUP / FIRST_DUP
         for d in dups {
@@ -171,9 +227,19 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
             assert_eq!(g.data.as_ref(), Some(d), "{who}: GET_BOTH data");
         }
         let ld = e.cget(0, op::LAST_DUP, None, None);
-        assert_eq!((ld.rc, ld.data.as_ref()), (0, dups.last()), "{who}: LAST_DUP {}", show(k));
+        assert_eq!(
+            (ld.rc, ld.data.as_ref()),
+            (0, dups.last()),
+            "{who}: LAST_DUP {}",
+            show(k)
+        );
         let fd = e.cget(0, op::FIRST_DUP, None, None);
-        assert_eq!((fd.rc, fd.data.as_ref()), (0, dups.first()), "{who}: FIRST_DUP {}", show(k));
+        assert_eq!(
+            (fd.rc, fd.data.as_ref()),
+            (0, dups.first()),
+            "{who}: FIRST_DUP {}",
+            show(k)
+        );
         // GET_MULTIPLE loop on DUPFIXED sets with several items
         if dupfixed && dups.len() >= 2 {
             let mut all = Vec::new();
@@ -186,10 +252,19 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
                     break;
                 }
                 assert_eq!(n.rc, 0, "{who}: NEXT_MULTIPLE {}", show(k));
-                assert_eq!(n.key.as_deref(), Some(k.as_slice()), "{who}: NEXT_MULTIPLE key");
+                assert_eq!(
+                    n.key.as_deref(),
+                    Some(k.as_slice()),
+                    "{who}: NEXT_MULTIPLE key"
+                );
                 all.extend(n.data.unwrap());
             }
-            assert_eq!(all, dups.concat(), "{who}: GET_MULTIPLE+NEXT_MULTIPLE of {}", show(k));
+            assert_eq!(
+                all,
+                dups.concat(),
+                "{who}: GET_MULTIPLE+NEXT_MULTIPLE of {}",
+                show(k)
+            );
         }
     }
     // NEXT_NODUP walk: every key once, positioned on its first dup
@@ -203,7 +278,10 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
         assert_eq!(n.rc, 0);
         keys.push((n.key.unwrap(), n.data.unwrap()));
     }
-    let want_keys: Vec<_> = groups.iter().map(|(k, d)| (k.clone(), d[0].clone())).collect();
+    let want_keys: Vec<_> = groups
+        .iter()
+        .map(|(k, d)| (k.clone(), d[0].clone()))
+        .collect();
     assert_eq!(keys, want_keys, "{who}: NEXT_NODUP walk");
     let mut keys = Vec::new();
     let l = e.cget(0, op::LAST, None, None);
@@ -218,7 +296,10 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
         assert_eq!(n.rc, 0);
         keys.push((n.key.unwrap(), n.data.unwrap()));
     }
-    let mut want_keys: Vec<_> = groups.iter().map(|(k, d)| (k.clone(), d.last().unwrap().clone())).collect();
+    let mut want_keys: Vec<_> = groups
+        .iter()
+        .map(|(k, d)| (k.clone(), d.last().unwrap().clone()))
+        .collect();
     want_keys.reverse();
     // from MDB_LAST, PREV_NODUP lands on the last dup of each previous key
     assert_eq!(keys, want_keys, "{who}: PREV_NODUP walk");
@@ -227,16 +308,37 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
     // facts: the big sets, listed in full (newest DLMDB contract)
     if let Some(f) = facts {
         for (k, n) in largest_sets(f, &name) {
-            assert_eq!(counts.get(&k), Some(&n), "{who}: facts dup count of {}", show(&k));
+            assert_eq!(
+                counts.get(&k),
+                Some(&n),
+                "{who}: facts dup count of {}",
+                show(&k)
+            );
             assert_eq!(e.cursor_open(0, dbi), 0);
             let o = e.cget(0, op::SET, Some(&k), None);
             assert_eq!(o.rc, 0);
-            assert_eq!(e.ccount(0).n, Some(n), "{who}: facts mdb_cursor_count of {}", show(&k));
+            assert_eq!(
+                e.ccount(0).n,
+                Some(n),
+                "{who}: facts mdb_cursor_count of {}",
+                show(&k)
+            );
             let l = e.clist(0);
-            assert_eq!(l.rc, 0, "{who}: list_dup of the sub-database set {}: {}", show(&k), rc_name(l.rc));
+            assert_eq!(
+                l.rc,
+                0,
+                "{who}: list_dup of the sub-database set {}: {}",
+                show(&k),
+                rc_name(l.rc)
+            );
             assert_eq!(l.n, Some(n), "{who}: list_dup count of {}", show(&k));
             let want = &groups.iter().find(|(gk, _)| *gk == k).unwrap().1;
-            assert_eq!(l.list.as_ref(), Some(want), "{who}: list_dup values of {}", show(&k));
+            assert_eq!(
+                l.list.as_ref(),
+                Some(want),
+                "{who}: list_dup values of {}",
+                show(&k)
+            );
             e.cursor_close(0);
         }
     }
@@ -247,8 +349,9 @@ fn check_fixture<E: DupEngine>(fx: &Fixture) {
     let mut e = E::open(&path, fx.env_flags | fl::NOSUBDIR | fl::RDONLY, 16, 0)
         .unwrap_or_else(|r| panic!("{}: cannot open {}: {}", E::NAME, fx.data, rc_name(r)));
     let dbs = parse_dump(&fixture_text(fx.dump)).expect("dump parses");
-    let facts: Option<serde_json::Value> =
-        fx.facts.map(|f| serde_json::from_str(&fixture_text(f)).expect("facts parse"));
+    let facts: Option<serde_json::Value> = fx
+        .facts
+        .map(|f| serde_json::from_str(&fixture_text(f)).expect("facts parse"));
     assert_eq!(e.begin_ro(), 0);
     let mut n = 0;
     for db in &dbs {

@@ -47,11 +47,31 @@ struct Spec {
 }
 
 const SPECS: [Spec; 5] = [
-    Spec { name: "d", flags: fl::DUPSORT, fixed: 0 },
-    Spec { name: "f8", flags: fl::DUPSORT | fl::DUPFIXED, fixed: 8 },
-    Spec { name: "i4", flags: fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY, fixed: 4 },
-    Spec { name: "i8", flags: fl::DUPSORT | fl::INTEGERDUP, fixed: 0 },
-    Spec { name: "r", flags: fl::DUPSORT | fl::REVERSEDUP, fixed: 0 },
+    Spec {
+        name: "d",
+        flags: fl::DUPSORT,
+        fixed: 0,
+    },
+    Spec {
+        name: "f8",
+        flags: fl::DUPSORT | fl::DUPFIXED,
+        fixed: 8,
+    },
+    Spec {
+        name: "i4",
+        flags: fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY,
+        fixed: 4,
+    },
+    Spec {
+        name: "i8",
+        flags: fl::DUPSORT | fl::INTEGERDUP,
+        fixed: 0,
+    },
+    Spec {
+        name: "r",
+        flags: fl::DUPSORT | fl::REVERSEDUP,
+        fixed: 0,
+    },
 ];
 
 #[derive(Debug, Clone)]
@@ -91,22 +111,65 @@ enum Step {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Put { db: usize, k: KPick, v: VPick, flags: u32 },
-    PutCurrent { db: usize, k: KPick, v: VPick },
-    Multiple { db: usize, k: KPick, vals: Vec<u64> },
-    Del { db: usize, k: KPick, v: Option<VPick> },
+    Put {
+        db: usize,
+        k: KPick,
+        v: VPick,
+        flags: u32,
+    },
+    PutCurrent {
+        db: usize,
+        k: KPick,
+        v: VPick,
+    },
+    Multiple {
+        db: usize,
+        k: KPick,
+        vals: Vec<u64>,
+    },
+    Del {
+        db: usize,
+        k: KPick,
+        v: Option<VPick>,
+    },
     /// `mdb_put` of many new values on one hot key (grows sets past the
     /// sub-page limit).
-    Burst { db: usize, k: u32, vals: Vec<u64> },
+    Burst {
+        db: usize,
+        k: u32,
+        vals: Vec<u64>,
+    },
     /// `mdb_del` of many existing values of one hot key.
-    Shrink { db: usize, k: u32, picks: Vec<usize> },
-    Get { db: usize, k: KPick },
-    Chain { db: usize, start: Start, k: KPick, v: VPick, steps: Vec<Step> },
-    Drop { db: usize },
+    Shrink {
+        db: usize,
+        k: u32,
+        picks: Vec<usize>,
+    },
+    Get {
+        db: usize,
+        k: KPick,
+    },
+    Chain {
+        db: usize,
+        start: Start,
+        k: KPick,
+        v: VPick,
+        steps: Vec<Step>,
+    },
+    Drop {
+        db: usize,
+    },
     /// `mdb_drop(del=1)`, re-create the DB with the same flags, commit.
-    DropDelete { db: usize },
-    Stat { db: usize },
-    Walk { db: usize, forward: bool },
+    DropDelete {
+        db: usize,
+    },
+    Stat {
+        db: usize,
+    },
+    Walk {
+        db: usize,
+        forward: bool,
+    },
     Commit,
     Abort,
     SnapTake(usize),
@@ -165,7 +228,9 @@ fn from_sort(m: &MultiDb, sk: &[u8]) -> Vec<u8> {
 
 fn resolve_key(m: &MultiDb, db: usize, k: &KPick) -> Vec<u8> {
     match k {
-        KPick::Existing(i) if m.key_count() > 0 => m.nth_set(i % m.key_count()).unwrap().key.clone(),
+        KPick::Existing(i) if m.key_count() > 0 => {
+            m.nth_set(i % m.key_count()).unwrap().key.clone()
+        }
         KPick::Existing(i) => key_for(db, *i as u32 % 50),
         KPick::New(n) => key_for(db, *n),
         KPick::AfterLast => match m.sets().next_back() {
@@ -246,7 +311,11 @@ fn gen_steps(rng: &mut ChaCha8Rng, db: usize) -> Vec<Step> {
             79..=85 => Step::List,
             86..=90 if SPECS[db].fixed > 0 => Step::MultiScan,
             91..=93 if SPECS[db].fixed > 0 => Step::PrevMultiScan,
-            94..=98 => Step::Del(if rng.gen_range(0..5) == 0 { wf::NODUPDATA } else { 0 }),
+            94..=98 => Step::Del(if rng.gen_range(0..5) == 0 {
+                wf::NODUPDATA
+            } else {
+                0
+            }),
             _ => Step::Op(op::GET_CURRENT),
         };
         v.push(s);
@@ -268,21 +337,53 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                     3 => wf::APPEND,
                     _ => 0,
                 };
-                let v = if rng.gen_bool(0.7) { VPick::New(rng.gen()) } else { gen_vpick(&mut rng) };
-                Op::Put { db, k: gen_kpick(&mut rng), v, flags }
+                let v = if rng.gen_bool(0.7) {
+                    VPick::New(rng.gen())
+                } else {
+                    gen_vpick(&mut rng)
+                };
+                Op::Put {
+                    db,
+                    k: gen_kpick(&mut rng),
+                    v,
+                    flags,
+                }
             }
-            430..=454 => Op::PutCurrent { db, k: KPick::Existing(rng.gen()), v: VPick::Existing(rng.gen()) },
+            430..=454 => Op::PutCurrent {
+                db,
+                k: KPick::Existing(rng.gen()),
+                v: VPick::Existing(rng.gen()),
+            },
             455..=484 => {
                 let db = if rng.gen() { 1 } else { 2 }; // the DUPFIXED ones
                 let cnt = rng.gen_range(1..120);
-                Op::Multiple { db, k: gen_kpick(&mut rng), vals: (0..cnt).map(|_| rng.gen()).collect() }
+                Op::Multiple {
+                    db,
+                    k: gen_kpick(&mut rng),
+                    vals: (0..cnt).map(|_| rng.gen()).collect(),
+                }
             }
             485..=544 => {
-                let v = if rng.gen_bool(0.97) { Some(VPick::Existing(rng.gen())) } else { None };
-                let v = if rng.gen_bool(0.05) { Some(gen_vpick(&mut rng)) } else { v };
-                Op::Del { db, k: gen_kpick(&mut rng), v }
+                let v = if rng.gen_bool(0.97) {
+                    Some(VPick::Existing(rng.gen()))
+                } else {
+                    None
+                };
+                let v = if rng.gen_bool(0.05) {
+                    Some(gen_vpick(&mut rng))
+                } else {
+                    v
+                };
+                Op::Del {
+                    db,
+                    k: gen_kpick(&mut rng),
+                    v,
+                }
             }
-            545..=569 => Op::Get { db, k: gen_kpick(&mut rng) },
+            545..=569 => Op::Get {
+                db,
+                k: gen_kpick(&mut rng),
+            },
             570..=929 => {
                 let start = match rng.gen_range(0..7) {
                     0 => Start::First,
@@ -298,20 +399,37 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                 } else {
                     gen_vpick(&mut rng)
                 };
-                Op::Chain { db, start, k: gen_kpick(&mut rng), v, steps: gen_steps(&mut rng, db) }
+                Op::Chain {
+                    db,
+                    start,
+                    k: gen_kpick(&mut rng),
+                    v,
+                    steps: gen_steps(&mut rng, db),
+                }
             }
             930 if rng.gen_bool(0.3) => Op::Drop { db },
             930 if rng.gen_bool(0.2) => Op::DropDelete { db },
             931..=935 => {
                 let cnt = rng.gen_range(20..100);
-                Op::Burst { db, k: rng.gen_range(0..3), vals: (0..cnt).map(|_| rng.gen()).collect() }
+                Op::Burst {
+                    db,
+                    k: rng.gen_range(0..3),
+                    vals: (0..cnt).map(|_| rng.gen()).collect(),
+                }
             }
             936..=940 => {
                 let cnt = rng.gen_range(20..120);
-                Op::Shrink { db, k: rng.gen_range(0..3), picks: (0..cnt).map(|_| rng.gen()).collect() }
+                Op::Shrink {
+                    db,
+                    k: rng.gen_range(0..3),
+                    picks: (0..cnt).map(|_| rng.gen()).collect(),
+                }
             }
             930..=944 => Op::Stat { db },
-            945..=950 => Op::Walk { db, forward: rng.gen() },
+            945..=950 => Op::Walk {
+                db,
+                forward: rng.gen(),
+            },
             951..=970 => Op::Commit,
             971..=977 => Op::Abort,
             978..=984 => Op::SnapTake(rng.gen_range(0..2)),
@@ -348,22 +466,37 @@ fn expect_rc(what: &str, got: i32, want: i32) -> R {
     if got == want {
         Ok(())
     } else {
-        Err(format!("{what}: rc {} want {}", rc_name(got), rc_name(want)))
+        Err(format!(
+            "{what}: rc {} want {}",
+            rc_name(got),
+            rc_name(want)
+        ))
     }
 }
 
 impl<E: DupEngine> Runner<E> {
     fn new(path: &Path, env_flags: u32) -> Result<Self, String> {
-        let mut e = E::open(path, env_flags | fl::NOSUBDIR | fl::NOTLS, MAXDBS, MAP).map_err(|r| format!("open: {}", rc_name(r)))?;
+        let mut e = E::open(path, env_flags | fl::NOSUBDIR | fl::NOTLS, MAXDBS, MAP)
+            .map_err(|r| format!("open: {}", rc_name(r)))?;
         assert_eq!(e.begin_rw(), 0);
         let mut dbis = Vec::new();
         for s in &SPECS {
-            dbis.push(e.open_db(Some(s.name.as_bytes()), s.flags | fl::CREATE).map_err(|r| format!("create {}: {}", s.name, rc_name(r)))?);
+            dbis.push(
+                e.open_db(Some(s.name.as_bytes()), s.flags | fl::CREATE)
+                    .map_err(|r| format!("create {}: {}", s.name, rc_name(r)))?,
+            );
         }
         expect_rc("commit of DB creation", e.commit(), 0)?;
         expect_rc("begin", e.begin_rw(), 0)?;
         let m: Vec<MultiDb> = SPECS.iter().map(|s| MultiDb::new(s.flags)).collect();
-        Ok(Runner { e, dbis, cur: m.clone(), committed: m, snaps: vec![None, None], max_set: vec![0; SPECS.len()] })
+        Ok(Runner {
+            e,
+            dbis,
+            cur: m.clone(),
+            committed: m,
+            snaps: vec![None, None],
+            max_set: vec![0; SPECS.len()],
+        })
     }
 
     fn chain(&mut self, db: usize, start: Start, k: &KPick, v: &VPick, steps: &[Step]) -> R {
@@ -377,12 +510,30 @@ impl<E: DupEngine> Runner<E> {
             let (k, d) = m.at(p).unwrap();
             (k.to_vec(), d.to_vec())
         };
-        let ok = |k: Vec<u8>, d: Vec<u8>| Out { rc: 0, key: Some(k), data: Some(d), ..Out::default() };
+        let ok = |k: Vec<u8>, d: Vec<u8>| Out {
+            rc: 0,
+            key: Some(k),
+            data: Some(d),
+            ..Out::default()
+        };
         // start
         let (o, want, mut pos): (Out, Out, Option<Pos>) = match start {
             Start::First | Start::Last => {
-                let p = if matches!(start, Start::First) { m.first_pos() } else { m.last_pos() };
-                let o = self.e.cget(0, if matches!(start, Start::First) { op::FIRST } else { op::LAST }, None, None);
+                let p = if matches!(start, Start::First) {
+                    m.first_pos()
+                } else {
+                    m.last_pos()
+                };
+                let o = self.e.cget(
+                    0,
+                    if matches!(start, Start::First) {
+                        op::FIRST
+                    } else {
+                        op::LAST
+                    },
+                    None,
+                    None,
+                );
                 match p {
                     Some(p) => {
                         let (k, d) = pair(m, &p);
@@ -392,7 +543,16 @@ impl<E: DupEngine> Runner<E> {
                 }
             }
             Start::Set | Start::SetKey => {
-                let o = self.e.cget(0, if matches!(start, Start::Set) { op::SET } else { op::SET_KEY }, Some(&key), None);
+                let o = self.e.cget(
+                    0,
+                    if matches!(start, Start::Set) {
+                        op::SET
+                    } else {
+                        op::SET_KEY
+                    },
+                    Some(&key),
+                    None,
+                );
                 match m.first_dup_of(&ks) {
                     Some(p) => {
                         let (k, d) = pair(m, &p);
@@ -413,7 +573,16 @@ impl<E: DupEngine> Runner<E> {
             }
             Start::GetBoth | Start::GetBothRange => {
                 let range = matches!(start, Start::GetBothRange);
-                let o = self.e.cget(0, if range { op::GET_BOTH_RANGE } else { op::GET_BOTH }, Some(&key), Some(&val));
+                let o = self.e.cget(
+                    0,
+                    if range {
+                        op::GET_BOTH_RANGE
+                    } else {
+                        op::GET_BOTH
+                    },
+                    Some(&key),
+                    Some(&val),
+                );
                 let ds = m.ds(&val);
                 let p = if range {
                     m.dup_ceil(&ks, &ds)
@@ -438,10 +607,13 @@ impl<E: DupEngine> Runner<E> {
             let Some(p) = pos.clone() else { break };
             let m = &self.cur[db];
             let set = m.set_at(&p.0).unwrap();
-            let w = format!("{what} step {i} {st:?}", st = match st {
-                Step::Op(o) => op::name(*o).to_string(),
-                s => format!("{s:?}"),
-            });
+            let w = format!(
+                "{what} step {i} {st:?}",
+                st = match st {
+                    Step::Op(o) => op::name(*o).to_string(),
+                    s => format!("{s:?}"),
+                }
+            );
             match *st {
                 Step::Op(o) => {
                     let got = self.e.cget(0, o, None, None);
@@ -463,7 +635,11 @@ impl<E: DupEngine> Runner<E> {
                             let (k, d) = pair(m, q);
                             // FIRST_DUP/LAST_DUP leave the key alone on a
                             // duplicate structure; a plain node sets it.
-                            let k = if matches!(o, op::FIRST_DUP | op::LAST_DUP) && set.dupdata { Vec::new() } else { k };
+                            let k = if matches!(o, op::FIRST_DUP | op::LAST_DUP) && set.dupdata {
+                                Vec::new()
+                            } else {
+                                k
+                            };
                             ok(k, d)
                         }
                     };
@@ -472,13 +648,26 @@ impl<E: DupEngine> Runner<E> {
                 }
                 Step::Count => {
                     let got = self.e.ccount(0);
-                    expect(&w, &got, &Out { rc: 0, n: Some(set.dups.len() as u64), ..Out::default() })?;
+                    expect(
+                        &w,
+                        &got,
+                        &Out {
+                            rc: 0,
+                            n: Some(set.dups.len() as u64),
+                            ..Out::default()
+                        },
+                    )?;
                 }
                 Step::List => {
                     let got = self.e.clist(0);
                     let want = if set.dupdata {
                         let l = set.values();
-                        Out { rc: 0, n: Some(l.len() as u64), list: Some(l), ..Out::default() }
+                        Out {
+                            rc: 0,
+                            n: Some(l.len() as u64),
+                            list: Some(l),
+                            ..Out::default()
+                        }
                     } else {
                         Out::rc(rc::NOTFOUND)
                     };
@@ -496,7 +685,11 @@ impl<E: DupEngine> Runner<E> {
                     // reset by PREV_NODUP/FIRST_DUP onto a plain node; seen
                     // with mdb.master, seed 1). That is arguably a stock bug;
                     // the data of that case is not checked.
-                    let mut all = if set.dupdata { g.data.unwrap_or_default() } else { Vec::new() };
+                    let mut all = if set.dupdata {
+                        g.data.unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
                     loop {
                         let n = self.e.cget(0, op::NEXT_MULTIPLE, None, None);
                         if n.rc == rc::NOTFOUND {
@@ -504,7 +697,10 @@ impl<E: DupEngine> Runner<E> {
                         }
                         expect_rc(&format!("{w}: NEXT_MULTIPLE"), n.rc, 0)?;
                         if n.key.as_deref() != Some(set.key.as_slice()) {
-                            return Err(format!("{w}: NEXT_MULTIPLE key {:?}", n.key.as_deref().map(show)));
+                            return Err(format!(
+                                "{w}: NEXT_MULTIPLE key {:?}",
+                                n.key.as_deref().map(show)
+                            ));
                         }
                         let d = n.data.unwrap_or_default();
                         if d.is_empty() || d.len() % SPECS[db].fixed != 0 {
@@ -512,9 +708,17 @@ impl<E: DupEngine> Runner<E> {
                         }
                         all.extend(d);
                     }
-                    let want = if set.dupdata { set.values().concat() } else { Vec::new() };
+                    let want = if set.dupdata {
+                        set.values().concat()
+                    } else {
+                        Vec::new()
+                    };
                     if all != want {
-                        return Err(format!("{w}: GET_MULTIPLE+NEXT_MULTIPLE gave {} bytes, want {}", all.len(), want.len()));
+                        return Err(format!(
+                            "{w}: GET_MULTIPLE+NEXT_MULTIPLE gave {} bytes, want {}",
+                            all.len(),
+                            want.len()
+                        ));
                     }
                     // after the loop the cursor is on the key's last dup
                     pos = m.last_dup_of(&p.0);
@@ -545,7 +749,9 @@ impl<E: DupEngine> Runner<E> {
                     // a dup sub-cursor left over from another key (stale
                     // sub-cursor state, arguably a stock bug, seen with
                     // mdb.master seed 2): not checked.
-                    if set.dupdata && !(all.starts_with(&got) && (got.len() < all.len() || all.is_empty())) {
+                    if set.dupdata
+                        && !(all.starts_with(&got) && (got.len() < all.len() || all.is_empty()))
+                    {
                         return Err(format!(
                             "{w}: PREV_MULTIPLE chunks ({} bytes) are not a proper prefix of the set ({} bytes)",
                             got.len(),
@@ -592,7 +798,15 @@ impl<E: DupEngine> Runner<E> {
                 }
                 let got = self.e.put(self.dbis[*db], &key, &val, *flags);
                 let (want_rc, want_data) = m.put(&key, &val, *flags);
-                expect(&format!("put {} {} flags {flags:#x}", show(&key), show(&val)), &got, &Out { rc: want_rc, data: want_data, ..Out::default() })
+                expect(
+                    &format!("put {} {} flags {flags:#x}", show(&key), show(&val)),
+                    &got,
+                    &Out {
+                        rc: want_rc,
+                        data: want_data,
+                        ..Out::default()
+                    },
+                )
             }
             Op::PutCurrent { db, k, v } => {
                 let m = &self.cur[*db];
@@ -612,13 +826,35 @@ impl<E: DupEngine> Runner<E> {
                 };
                 expect_rc("cursor_open", self.e.cursor_open(0, self.dbis[*db]), 0)?;
                 let g = self.e.cget(0, op::GET_BOTH, Some(&key), Some(&val));
-                expect_rc(&format!("GET_BOTH before CURRENT {} {}", show(&key), show(&val)), g.rc, 0)?;
+                expect_rc(
+                    &format!("GET_BOTH before CURRENT {} {}", show(&key), show(&val)),
+                    g.rc,
+                    0,
+                )?;
                 let got = self.e.cput(0, &key, &new, wf::CURRENT);
-                expect_rc(&format!("cursor put CURRENT {} {} -> {}", show(&key), show(&val), show(&new)), got.rc, 0)?;
+                expect_rc(
+                    &format!(
+                        "cursor put CURRENT {} {} -> {}",
+                        show(&key),
+                        show(&val),
+                        show(&new)
+                    ),
+                    got.rc,
+                    0,
+                )?;
                 let cur = self.e.cget(0, op::GET_CURRENT, None, None);
                 self.e.cursor_close(0);
                 self.cur[*db].replace(&p, &new);
-                expect(&format!("GET_CURRENT after CURRENT put {}", show(&key)), &cur, &Out { rc: 0, key: Some(key), data: Some(new), ..Out::default() })
+                expect(
+                    &format!("GET_CURRENT after CURRENT put {}", show(&key)),
+                    &cur,
+                    &Out {
+                        rc: 0,
+                        key: Some(key),
+                        data: Some(new),
+                        ..Out::default()
+                    },
+                )
             }
             Op::Multiple { db, k, vals } => {
                 let m = &mut self.cur[*db];
@@ -631,7 +867,15 @@ impl<E: DupEngine> Runner<E> {
                 for it in &items {
                     m.put(&key, it, 0);
                 }
-                expect(&format!("MDB_MULTIPLE put {} x{}", show(&key), items.len()), &got, &Out { rc: 0, n: Some(items.len() as u64), ..Out::default() })
+                expect(
+                    &format!("MDB_MULTIPLE put {} x{}", show(&key), items.len()),
+                    &got,
+                    &Out {
+                        rc: 0,
+                        n: Some(items.len() as u64),
+                        ..Out::default()
+                    },
+                )
             }
             Op::Del { db, k, v } => {
                 let m = &mut self.cur[*db];
@@ -639,7 +883,11 @@ impl<E: DupEngine> Runner<E> {
                 let val = v.as_ref().map(|v| resolve_val(m, *db, &key, v));
                 let got = self.e.del(self.dbis[*db], &key, val.as_deref());
                 let want = m.del(&key, val.as_deref());
-                expect_rc(&format!("del {} {:?}", show(&key), val.as_deref().map(show)), got, want)
+                expect_rc(
+                    &format!("del {} {:?}", show(&key), val.as_deref().map(show)),
+                    got,
+                    want,
+                )
             }
             Op::Burst { db, k, vals } => {
                 let key = key_for(*db, *k);
@@ -647,19 +895,29 @@ impl<E: DupEngine> Runner<E> {
                     let val = val_for(*db, *r);
                     let got = self.e.put(self.dbis[*db], &key, &val, 0);
                     let (want, _) = self.cur[*db].put(&key, &val, 0);
-                    expect_rc(&format!("burst put {} {}", show(&key), show(&val)), got.rc, want)?;
+                    expect_rc(
+                        &format!("burst put {} {}", show(&key), show(&val)),
+                        got.rc,
+                        want,
+                    )?;
                 }
                 Ok(())
             }
             Op::Shrink { db, k, picks } => {
                 let key = key_for(*db, *k);
                 for p in picks {
-                    let Some(set) = self.cur[*db].set(&key) else { break };
+                    let Some(set) = self.cur[*db].set(&key) else {
+                        break;
+                    };
                     let vals = set.values();
                     let val = vals[p % vals.len()].clone();
                     let got = self.e.del(self.dbis[*db], &key, Some(&val));
                     let want = self.cur[*db].del(&key, Some(&val));
-                    expect_rc(&format!("shrink del {} {}", show(&key), show(&val)), got, want)?;
+                    expect_rc(
+                        &format!("shrink del {} {}", show(&key), show(&val)),
+                        got,
+                        want,
+                    )?;
                 }
                 Ok(())
             }
@@ -668,12 +926,22 @@ impl<E: DupEngine> Runner<E> {
                 let key = resolve_key(m, *db, k);
                 let got = self.e.get(self.dbis[*db], &key);
                 let want = match m.set(&key) {
-                    Some(s) => Out { rc: 0, data: Some(s.first().to_vec()), ..Out::default() },
+                    Some(s) => Out {
+                        rc: 0,
+                        data: Some(s.first().to_vec()),
+                        ..Out::default()
+                    },
                     None => Out::rc(rc::NOTFOUND),
                 };
                 expect(&format!("get {}", show(&key)), &got, &want)
             }
-            Op::Chain { db, start, k, v, steps } => self.chain(*db, *start, k, v, steps),
+            Op::Chain {
+                db,
+                start,
+                k,
+                v,
+                steps,
+            } => self.chain(*db, *start, k, v, steps),
             Op::Drop { db } => {
                 expect_rc("drop", self.e.drop_db(self.dbis[*db], false), 0)?;
                 self.cur[*db].clear();
@@ -697,20 +965,35 @@ impl<E: DupEngine> Runner<E> {
                 expect_rc("begin", self.e.begin_rw(), 0)
             }
             Op::Stat { db } => {
-                let s = self.e.stat(self.dbis[*db]).map_err(|r| format!("stat: {}", rc_name(r)))?;
+                let s = self
+                    .e
+                    .stat(self.dbis[*db])
+                    .map_err(|r| format!("stat: {}", rc_name(r)))?;
                 if s.entries != self.cur[*db].entries() {
-                    return Err(format!("stat {}: entries {} want {}", SPECS[*db].name, s.entries, self.cur[*db].entries()));
+                    return Err(format!(
+                        "stat {}: entries {} want {}",
+                        SPECS[*db].name,
+                        s.entries,
+                        self.cur[*db].entries()
+                    ));
                 }
                 Ok(())
             }
             Op::Walk { db, forward } => {
-                let mut got = self.e.walk(self.dbis[*db], *forward).map_err(|r| format!("walk: {}", rc_name(r)))?;
+                let mut got = self
+                    .e
+                    .walk(self.dbis[*db], *forward)
+                    .map_err(|r| format!("walk: {}", rc_name(r)))?;
                 if !forward {
                     got.reverse();
                 }
                 let want = self.cur[*db].pairs();
                 if got != want {
-                    return Err(first_diff(&format!("walk {} forward={forward}", SPECS[*db].name), &got, &want));
+                    return Err(first_diff(
+                        &format!("walk {} forward={forward}", SPECS[*db].name),
+                        &got,
+                        &want,
+                    ));
                 }
                 Ok(())
             }
@@ -730,12 +1013,21 @@ impl<E: DupEngine> Runner<E> {
                 Ok(())
             }
             Op::SnapCheck(s) => {
-                let Some(models) = self.snaps[*s].take() else { return Ok(()) };
+                let Some(models) = self.snaps[*s].take() else {
+                    return Ok(());
+                };
                 for (db, m) in models.iter().enumerate() {
-                    let got = self.e.snap_walk(*s, self.dbis[db]).map_err(|r| format!("snapshot walk: {}", rc_name(r)))?;
+                    let got = self
+                        .e
+                        .snap_walk(*s, self.dbis[db])
+                        .map_err(|r| format!("snapshot walk: {}", rc_name(r)))?;
                     let want = m.pairs();
                     if got != want {
-                        return Err(first_diff(&format!("snapshot {s} db {}", SPECS[db].name), &got, &want));
+                        return Err(first_diff(
+                            &format!("snapshot {s} db {}", SPECS[db].name),
+                            &got,
+                            &want,
+                        ));
                     }
                 }
                 self.e.snap_end(*s);
@@ -745,10 +1037,15 @@ impl<E: DupEngine> Runner<E> {
                 expect_rc("commit before reopen", self.e.commit(), 0)?;
                 self.committed = self.cur.clone();
                 self.snaps = vec![None, None];
-                self.e.reopen().map_err(|r| format!("reopen: {}", rc_name(r)))?;
+                self.e
+                    .reopen()
+                    .map_err(|r| format!("reopen: {}", rc_name(r)))?;
                 expect_rc("begin", self.e.begin_rw(), 0)?;
                 for (i, s) in SPECS.iter().enumerate() {
-                    self.dbis[i] = self.e.open_db(Some(s.name.as_bytes()), 0).map_err(|r| format!("reopen db {}: {}", s.name, rc_name(r)))?;
+                    self.dbis[i] = self
+                        .e
+                        .open_db(Some(s.name.as_bytes()), 0)
+                        .map_err(|r| format!("reopen db {}: {}", s.name, rc_name(r)))?;
                 }
                 // handles opened in a write txn reach read txns only once
                 // that txn commits
@@ -773,9 +1070,23 @@ impl<E: DupEngine> Runner<E> {
 }
 
 fn first_diff(what: &str, got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)]) -> String {
-    let i = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
-    let f = |p: Option<&(Vec<u8>, Vec<u8>)>| p.map_or("<end>".to_string(), |(k, v)| format!("{} / {}", show(k), show(v)));
-    format!("{what}: {} pairs vs {} expected; first difference at #{i}: got {} want {}", got.len(), want.len(), f(got.get(i)), f(want.get(i)))
+    let i = got
+        .iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.len().min(want.len()));
+    let f = |p: Option<&(Vec<u8>, Vec<u8>)>| {
+        p.map_or("<end>".to_string(), |(k, v)| {
+            format!("{} / {}", show(k), show(v))
+        })
+    };
+    format!(
+        "{what}: {} pairs vs {} expected; first difference at #{i}: got {} want {}",
+        got.len(),
+        want.len(),
+        f(got.get(i)),
+        f(want.get(i))
+    )
 }
 
 fn env_flags_for<E: DupEngine>(seed: u64) -> u32 {
@@ -809,10 +1120,19 @@ fn run<E: DupEngine>(seed: u64, ops: &[Op], final_check: bool) -> Result<(), (us
             .cur
             .iter()
             .zip(&SPECS)
-            .map(|(m, s)| format!("{}: {} keys, largest set {} (max seen {})", s.name, m.key_count(), m.sets().map(|x| x.dups.len()).max().unwrap_or(0), r.max_set[SPECS.iter().position(|x| x.name == s.name).unwrap()]))
+            .map(|(m, s)| {
+                format!(
+                    "{}: {} keys, largest set {} (max seen {})",
+                    s.name,
+                    m.key_count(),
+                    m.sets().map(|x| x.dups.len()).max().unwrap_or(0),
+                    r.max_set[SPECS.iter().position(|x| x.name == s.name).unwrap()]
+                )
+            })
             .collect();
         eprintln!("  final state: {}", sizes.join("; "));
-        r.final_check().map_err(|e| (ops.len(), format!("final check: {e}")))?;
+        r.final_check()
+            .map_err(|e| (ops.len(), format!("final check: {e}")))?;
     }
     Ok(())
 }
@@ -834,7 +1154,11 @@ fn differential<E: DupEngine>(total_ops: usize) {
                     lo = mid;
                 }
             }
-            let shortest = if run::<E>(seed, &ops[..hi], false).is_err() { hi } else { i + 1 };
+            let shortest = if run::<E>(seed, &ops[..hi], false).is_err() {
+                hi
+            } else {
+                i + 1
+            };
             let db_of = |o: &Op| match o {
                 Op::Put { db, .. }
                 | Op::PutCurrent { db, .. }

@@ -9,7 +9,9 @@
 use dlmdb::{Database, DatabaseFlags, Env, EnvFlags, RoTxn, WriteFlags};
 use dlmdb_tests::dump::{parse_dump, DumpDb};
 use dlmdb_tests::stat::{parse_stat, TreeStat};
-use dlmdb_tests::{assert_pairs_eq, copy_fixture, fixture_text, ours, raw, remove_lock, show, stock};
+use dlmdb_tests::{
+    assert_pairs_eq, copy_fixture, fixture_text, ours, raw, remove_lock, show, stock,
+};
 
 struct Fixture {
     file: &'static str,
@@ -25,7 +27,14 @@ const V1: EnvFlags = EnvFlags::FORMAT_DLMDB_V1;
 const NONE: EnvFlags = EnvFlags::empty();
 
 fn fx(file: &'static str, flags: EnvFlags, dump: &'static str) -> Fixture {
-    Fixture { file, flags, dump, stat: None, main_dump: None, facts: None }
+    Fixture {
+        file,
+        flags,
+        dump,
+        stat: None,
+        main_dump: None,
+        facts: None,
+    }
 }
 
 fn fixture(name: &str) -> Fixture {
@@ -42,7 +51,10 @@ fn fixture(name: &str) -> Fixture {
             ..fx("main_only.mdb", V1, "main_only.dump.txt")
         },
         "main_only_p" => fx("main_only.mdb", V1, "main_only.dump-p.txt"),
-        "plain_stock" => Fixture { stat: Some("plain.stock.stat.txt"), ..fx("plain.stock.mdb", NONE, "plain.dump.txt") },
+        "plain_stock" => Fixture {
+            stat: Some("plain.stock.stat.txt"),
+            ..fx("plain.stock.mdb", NONE, "plain.dump.txt")
+        },
         "stock" => Fixture {
             stat: Some("stock.stat.txt"),
             main_dump: Some("stock.main-dump.txt"),
@@ -66,7 +78,8 @@ fn fixture(name: &str) -> Fixture {
 }
 
 fn open_ro(path: &std::path::Path, flags: EnvFlags) -> Env {
-    ours::open(path, flags | EnvFlags::READ_ONLY, 0, 32).unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
+    ours::open(path, flags | EnvFlags::READ_ONLY, 0, 32)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
 }
 
 fn name_of(db: &DumpDb) -> Option<&str> {
@@ -76,19 +89,34 @@ fn name_of(db: &DumpDb) -> Option<&str> {
 fn walk(txn: &RoTxn<'_>, db: Database, forward: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut c = txn.cursor(db).expect("cursor");
     let it = if forward { c.iter() } else { c.iter_rev() };
-    it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).expect("cursor step")).collect()
+    it.map(|r| {
+        r.map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .expect("cursor step")
+    })
+    .collect()
 }
 
 /// Compare one database with its dump block: flags, both walk directions,
 /// point lookups, SET_RANGE from every key.
 fn check_db_against_dump(txn: &RoTxn<'_>, block: &DumpDb, what: &str) {
     let db = match name_of(block) {
-        Some(n) => txn.open_db(Some(n)).unwrap_or_else(|e| panic!("{what}: open db {n:?}: {e}")),
-        None => txn.open_db(None).unwrap_or_else(|e| panic!("{what}: open main db: {e}")),
+        Some(n) => txn
+            .open_db(Some(n))
+            .unwrap_or_else(|e| panic!("{what}: open db {n:?}: {e}")),
+        None => txn
+            .open_db(None)
+            .unwrap_or_else(|e| panic!("{what}: open main db: {e}")),
     };
     if block.name.is_some() {
-        let flags = txn.db_flags(db).unwrap_or_else(|e| panic!("{what}: flags: {e}")).bits();
-        assert_eq!(flags & 0x7e, block.flags(), "{what}: stored flags {flags:#x}");
+        let flags = txn
+            .db_flags(db)
+            .unwrap_or_else(|e| panic!("{what}: flags: {e}"))
+            .bits();
+        assert_eq!(
+            flags & 0x7e,
+            block.flags(),
+            "{what}: stored flags {flags:#x}"
+        );
     }
     let got = walk(txn, db, true);
     assert_pairs_eq(&format!("{what} forward"), &got, &block.records);
@@ -96,16 +124,32 @@ fn check_db_against_dump(txn: &RoTxn<'_>, block: &DumpDb, what: &str) {
     back.reverse();
     assert_pairs_eq(&format!("{what} backward"), &back, &block.records);
     for (i, (k, v)) in block.records.iter().enumerate() {
-        let g = txn.get(db, k).unwrap_or_else(|e| panic!("{what}: get {}: {e}", show(k)));
-        assert!(g == Some(v.as_slice()), "{what}: get {} gave a wrong value", show(k));
+        let g = txn
+            .get(db, k)
+            .unwrap_or_else(|e| panic!("{what}: get {}: {e}", show(k)));
+        assert!(
+            g == Some(v.as_slice()),
+            "{what}: get {} gave a wrong value",
+            show(k)
+        );
         if i % 5 == 0 {
             let mut c = txn.cursor(db).unwrap();
-            let r = c.set_range(k).unwrap_or_else(|e| panic!("{what}: set_range: {e}"));
-            assert_eq!(r.map(|(a, b)| (a.to_vec(), b.to_vec())), Some((k.clone(), v.clone())), "{what}: set_range");
+            let r = c
+                .set_range(k)
+                .unwrap_or_else(|e| panic!("{what}: set_range: {e}"));
+            assert_eq!(
+                r.map(|(a, b)| (a.to_vec(), b.to_vec())),
+                Some((k.clone(), v.clone())),
+                "{what}: set_range"
+            );
         }
     }
     let st = txn.stat(db).unwrap();
-    assert_eq!(st.entries as usize, block.records.len(), "{what}: ms_entries");
+    assert_eq!(
+        st.entries as usize,
+        block.records.len(),
+        "{what}: ms_entries"
+    );
 }
 
 fn tree(s: &dlmdb::Stat) -> TreeStat {
@@ -130,16 +174,27 @@ fn check_fixture(name: &str) {
             skipped_dupsort.push(block.name_str());
             continue;
         }
-        check_db_against_dump(&txn, block, &format!("{}: db {:?}", f.file, block.name_str()));
+        check_db_against_dump(
+            &txn,
+            block,
+            &format!("{}: db {:?}", f.file, block.name_str()),
+        );
     }
     if !skipped_dupsort.is_empty() {
-        eprintln!("note: {}: DUPSORT databases {skipped_dupsort:?} skipped (later issue)", f.file);
+        eprintln!(
+            "note: {}: DUPSORT databases {skipped_dupsort:?} skipped (later issue)",
+            f.file
+        );
     }
 
     if let Some(md) = f.main_dump {
         let main = parse_dump(&fixture_text(md)).unwrap();
         assert_eq!(main.len(), 1);
-        assert_pairs_eq(&format!("{}: main DB (catalog)", f.file), &walk(&txn, Database::MAIN, true), &main[0].records);
+        assert_pairs_eq(
+            &format!("{}: main DB (catalog)", f.file),
+            &walk(&txn, Database::MAIN, true),
+            &main[0].records,
+        );
     }
 
     if let Some(st) = f.stat {
@@ -148,33 +203,80 @@ fn check_fixture(name: &str) {
         assert_eq!(info.map_size, rep.map_size, "{}: map size", f.file);
         assert_eq!(info.last_pgno + 1, rep.pages_used, "{}: pages used", f.file);
         assert_eq!(info.last_txnid, rep.last_txnid, "{}: last txnid", f.file);
-        assert_eq!(txn.stat(Database::MAIN).unwrap().page_size as u64, rep.page_size, "{}: page size", f.file);
-        assert_eq!(tree(&txn.stat(Database::FREE).unwrap()), rep.freelist, "{}: freelist stat", f.file);
-        let free: u64 = txn.freelist().expect("freelist").iter().map(|r| r.pages.len() as u64).sum();
+        assert_eq!(
+            txn.stat(Database::MAIN).unwrap().page_size as u64,
+            rep.page_size,
+            "{}: page size",
+            f.file
+        );
+        assert_eq!(
+            tree(&txn.stat(Database::FREE).unwrap()),
+            rep.freelist,
+            "{}: freelist stat",
+            f.file
+        );
+        let free: u64 = txn
+            .freelist()
+            .expect("freelist")
+            .iter()
+            .map(|r| r.pages.len() as u64)
+            .sum();
         assert_eq!(free, rep.free_pages, "{}: free pages", f.file);
         for (dbname, want) in &rep.dbs {
-            if dump.iter().any(|b| b.is_dupsort() && b.name_str() == *dbname) {
+            if dump
+                .iter()
+                .any(|b| b.is_dupsort() && b.name_str() == *dbname)
+            {
                 continue;
             }
-            let db = if dbname.is_empty() { Database::MAIN } else { txn.open_db(Some(dbname)).unwrap() };
-            assert_eq!(tree(&txn.stat(db).unwrap()), *want, "{}: stat of {dbname:?}", f.file);
+            let db = if dbname.is_empty() {
+                Database::MAIN
+            } else {
+                txn.open_db(Some(dbname)).unwrap()
+            };
+            assert_eq!(
+                tree(&txn.stat(db).unwrap()),
+                *want,
+                "{}: stat of {dbname:?}",
+                f.file
+            );
         }
     }
 
     if let Some(facts) = f.facts {
         let j: serde_json::Value = serde_json::from_str(&fixture_text(facts)).unwrap();
         let info = env.info().unwrap();
-        assert_eq!(info.last_pgno, j["last_pgno"].as_u64().unwrap(), "{}: facts last_pgno", f.file);
-        assert_eq!(info.last_txnid, j["last_txnid"].as_u64().unwrap(), "{}: facts last_txnid", f.file);
+        assert_eq!(
+            info.last_pgno,
+            j["last_pgno"].as_u64().unwrap(),
+            "{}: facts last_pgno",
+            f.file
+        );
+        assert_eq!(
+            info.last_txnid,
+            j["last_txnid"].as_u64().unwrap(),
+            "{}: facts last_txnid",
+            f.file
+        );
         for (dbname, d) in j["dbs"].as_object().unwrap() {
             if d["db_flags"].as_u64().unwrap() & 0x04 != 0 {
                 continue;
             }
-            let db = if dbname.is_empty() { Database::MAIN } else { txn.open_db(Some(dbname)).unwrap() };
+            let db = if dbname.is_empty() {
+                Database::MAIN
+            } else {
+                txn.open_db(Some(dbname)).unwrap()
+            };
             let st = txn.stat(db).unwrap();
             let s = &d["stat"];
             assert_eq!(
-                (st.depth as u64, st.branch_pages, st.leaf_pages, st.overflow_pages, st.entries),
+                (
+                    st.depth as u64,
+                    st.branch_pages,
+                    st.leaf_pages,
+                    st.overflow_pages,
+                    st.entries
+                ),
                 (
                     s["depth"].as_u64().unwrap(),
                     s["branch_pages"].as_u64().unwrap(),
@@ -186,16 +288,29 @@ fn check_fixture(name: &str) {
                 f.file
             );
             let pairs = walk(&txn, db, true);
-            assert_eq!(pairs.len() as u64, d["walk_pairs"].as_u64().unwrap(), "{}: walk_pairs {dbname}", f.file);
+            assert_eq!(
+                pairs.len() as u64,
+                d["walk_pairs"].as_u64().unwrap(),
+                "{}: walk_pairs {dbname}",
+                f.file
+            );
             for (end, p) in [("first", pairs.first()), ("last", pairs.last())] {
                 if let (Some((k, v)), Some(kh)) = (p, d[end]["key_hex"].as_str()) {
                     assert_eq!(hex::encode(k), kh, "{}: {end} key of {dbname}", f.file);
-                    assert_eq!(v.len() as u64, d[end]["data_len"].as_u64().unwrap(), "{}: {end} data_len", f.file);
+                    assert_eq!(
+                        v.len() as u64,
+                        d[end]["data_len"].as_u64().unwrap(),
+                        "{}: {end} data_len",
+                        f.file
+                    );
                 }
             }
             // the counted-only calls on uncounted databases
             let rc = d["count_all_on_uncounted"]["rc"].as_i64().unwrap() as i32;
-            let got = txn.count_all(db, dlmdb::CountFlags::empty()).map(|_| 0).unwrap_or_else(|e| e.code());
+            let got = txn
+                .count_all(db, dlmdb::CountFlags::empty())
+                .map(|_| 0)
+                .unwrap_or_else(|e| e.code());
             assert_eq!(got, rc, "{}: mdb_count_all on uncounted {dbname:?}", f.file);
         }
     }
@@ -250,9 +365,19 @@ fn main_only_reads_without_layout_flag_and_with_stock() {
         check_db_against_dump(&txn, &dump[0], "main_only.mdb without flag");
     }
     remove_lock(&path);
-    let env = stock::Env::open(&path, stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY, 4, 0).unwrap();
+    let env = stock::Env::open(
+        &path,
+        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
+        4,
+        0,
+    )
+    .unwrap();
     let txn = env.begin_ro().unwrap();
-    assert_pairs_eq("main_only.mdb by stock LMDB", &txn.walk(1, true).unwrap(), &dump[0].records);
+    assert_pairs_eq(
+        "main_only.mdb by stock LMDB",
+        &txn.walk(1, true).unwrap(),
+        &dump[0].records,
+    );
 }
 
 /// The page accounting invariant (format spec §12.2) holds on every fixture
@@ -269,8 +394,13 @@ fn fixtures_page_accounting() {
         ("v2/main_only.mdb", NONE),
     ] {
         let (_dir, path) = copy_fixture(file);
-        let env = raw::Env::open(&path, flags.bits() | dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY, 32, 0)
-            .unwrap_or_else(|e| panic!("{file}: open: {e}"));
+        let env = raw::Env::open(
+            &path,
+            flags.bits() | dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY,
+            32,
+            0,
+        )
+        .unwrap_or_else(|e| panic!("{file}: open: {e}"));
         if let Err(e) = raw::check_accounting(&env) {
             panic!("{file}: {e}");
         }
@@ -282,7 +412,13 @@ fn fixtures_page_accounting() {
 #[test]
 fn fixture_stock_page_accounting_with_dupsort() {
     let (_dir, path) = copy_fixture("stock.mdb");
-    let env = raw::Env::open(&path, dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY, 32, 0).unwrap();
+    let env = raw::Env::open(
+        &path,
+        dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY,
+        32,
+        0,
+    )
+    .unwrap();
     if let Err(e) = raw::check_accounting(&env) {
         panic!("stock.mdb: {e}");
     }
@@ -293,7 +429,10 @@ fn read_named(env: &Env, name: &str) -> Result<dlmdb_tests::Pairs, dlmdb::Error>
     let txn = env.read_txn()?;
     let db = txn.open_db(Some(name))?;
     let mut c = txn.cursor(db)?;
-    let v: Result<Vec<_>, _> = c.iter().map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec()))).collect();
+    let v: Result<Vec<_>, _> = c
+        .iter()
+        .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())))
+        .collect();
     v
 }
 
@@ -305,7 +444,11 @@ fn read_named(env: &Env, name: &str) -> Result<dlmdb_tests::Pairs, dlmdb::Error>
 fn assert_error_or_exact(env: &Env, name: &str, want: &[(Vec<u8>, Vec<u8>)], what: &str) {
     match read_named(env, name) {
         Err(e) => eprintln!("{what}: db {name:?} refused with {e} (ok)"),
-        Ok(got) => assert!(got == want, "{what}: db {name:?} silently returned wrong content ({} pairs)", got.len()),
+        Ok(got) => assert!(
+            got == want,
+            "{what}: db {name:?} silently returned wrong content ({} pairs)",
+            got.len()
+        ),
     }
 }
 
@@ -328,7 +471,10 @@ fn misread_guard_dlmdb_v1_file_without_flag() {
             assert_error_or_exact(&env, &n, &block.records, "plain.mdb without flag");
         }
     }
-    assert!(odd >= 2, "plain.mdb should have odd-length names (big, empty)");
+    assert!(
+        odd >= 2,
+        "plain.mdb should have odd-length names (big, empty)"
+    );
 }
 
 #[test]
@@ -345,7 +491,12 @@ fn misread_guard_stock_file_with_dlmdb_v1_flag() {
     for block in &dump {
         let n = block.name_str();
         if n.len() % 2 == 1 {
-            assert_error_or_exact(&env, &n, &block.records, "layout_stock.mdb with DLMDB_V1 flag");
+            assert_error_or_exact(
+                &env,
+                &n,
+                &block.records,
+                "layout_stock.mdb with DLMDB_V1 flag",
+            );
         }
     }
 }
@@ -358,7 +509,12 @@ fn v2_file_with_dlmdb_v1_flag() {
     let (_dir, path) = copy_fixture("v2/plain.mdb");
     if let Ok(env) = ours::open(&path, EnvFlags::READ_ONLY | V1, 0, 32) {
         for block in &dump {
-            assert_error_or_exact(&env, &block.name_str(), &block.records, "v2/plain.mdb with V1 flag");
+            assert_error_or_exact(
+                &env,
+                &block.name_str(),
+                &block.records,
+                "v2/plain.mdb with V1 flag",
+            );
         }
     }
 }
@@ -367,7 +523,12 @@ fn v2_file_with_dlmdb_v1_flag() {
 #[test]
 fn stock_refuses_v2_fixture() {
     let (_dir, path) = copy_fixture("v2/plain.mdb");
-    let r = stock::Env::open(&path, stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY, 32, 0);
+    let r = stock::Env::open(
+        &path,
+        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
+        32,
+        0,
+    );
     assert_eq!(r.err(), Some(lmdb_master_sys::MDB_VERSION_MISMATCH));
 }
 
@@ -386,13 +547,16 @@ fn write_dump_content_and_check(flags: EnvFlags, want_version: u32) {
             let mut txn = env.write_txn().unwrap();
             for block in &dump {
                 let n = name_of(block).unwrap();
-                let db = txn.create_db(Some(n), DatabaseFlags::from_bits_retain(block.flags())).unwrap();
+                let db = txn
+                    .create_db(Some(n), DatabaseFlags::from_bits_retain(block.flags()))
+                    .unwrap();
                 let len = block.records.len();
                 for i in 0..len {
                     let j = (i * 7919 + 13) % len; // permutation: len values are not multiples of 7919
                     if j % 2 == part {
                         let (k, v) = &block.records[j];
-                        txn.put(db, k, v, WriteFlags::empty()).unwrap_or_else(|e| panic!("put into {n}: {e}"));
+                        txn.put(db, k, v, WriteFlags::empty())
+                            .unwrap_or_else(|e| panic!("put into {n}: {e}"));
                     }
                 }
             }
@@ -400,26 +564,53 @@ fn write_dump_content_and_check(flags: EnvFlags, want_version: u32) {
         }
     }
     let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), want_version, "data version of meta 0");
-    assert_eq!(u32::from_le_bytes(bytes[4096 + 20..4096 + 24].try_into().unwrap()), want_version, "meta 1");
+    assert_eq!(
+        u32::from_le_bytes(bytes[20..24].try_into().unwrap()),
+        want_version,
+        "data version of meta 0"
+    );
+    assert_eq!(
+        u32::from_le_bytes(bytes[4096 + 20..4096 + 24].try_into().unwrap()),
+        want_version,
+        "meta 1"
+    );
     {
         let env = open_ro(&path, flags);
         let txn = env.read_txn().unwrap();
         for block in &dump {
-            check_db_against_dump(&txn, block, &format!("our {want_version} store: db {:?}", block.name_str()));
+            check_db_against_dump(
+                &txn,
+                block,
+                &format!("our {want_version} store: db {:?}", block.name_str()),
+            );
         }
     }
     remove_lock(&path);
     {
-        let env = raw::Env::open(&path, flags.bits() | dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY, 32, 0).unwrap();
+        let env = raw::Env::open(
+            &path,
+            flags.bits() | dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY,
+            32,
+            0,
+        )
+        .unwrap();
         if let Err(e) = raw::check_accounting(&env) {
             panic!("our store ({flags:?}): {e}");
         }
     }
     if want_version == 2 {
         remove_lock(&path);
-        let r = stock::Env::open(&path, stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY, 32, 0);
-        assert_eq!(r.err(), Some(lmdb_master_sys::MDB_VERSION_MISMATCH), "stock LMDB must refuse a version-2 store");
+        let r = stock::Env::open(
+            &path,
+            stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
+            32,
+            0,
+        );
+        assert_eq!(
+            r.err(),
+            Some(lmdb_master_sys::MDB_VERSION_MISMATCH),
+            "stock LMDB must refuse a version-2 store"
+        );
     }
 }
 
@@ -444,7 +635,13 @@ fn accounting_check_detects_a_leaked_page() {
         b[off + 136..off + 144].copy_from_slice(&(last + 1).to_le_bytes());
     }
     std::fs::write(&path, &b).unwrap();
-    let env = raw::Env::open(&path, dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY, 32, 0).unwrap();
+    let env = raw::Env::open(
+        &path,
+        dlmdb_sys::MDB_NOSUBDIR | dlmdb_sys::MDB_RDONLY,
+        32,
+        0,
+    )
+    .unwrap();
     let r = raw::check_accounting(&env);
     assert!(r.is_err(), "a leaked page went unnoticed: {r:?}");
     eprintln!("leak detected: {}", r.unwrap_err());

@@ -12,12 +12,21 @@ use dlmdb_tests::procs::ours::{self as m, ffi, Env, Opts};
 const MAP: usize = 64 << 20;
 
 fn open_mem(extra: u32, maxdbs: u32) -> Result<Env, i32> {
-    Env::open_with(None, Opts { flags: ffi::MDB_INMEMORY | extra, maxdbs, mapsize: MAP, maxreaders: 0 })
+    Env::open_with(
+        None,
+        Opts {
+            flags: ffi::MDB_INMEMORY | extra,
+            maxdbs,
+            mapsize: MAP,
+            maxreaders: 0,
+        },
+    )
 }
 
 #[test]
 fn inmemory_basic_and_forced_flags() {
-    let env = open_mem(0, 4).unwrap_or_else(|e| panic!("INMEMORY with NULL path: {}", m::strerror(e)));
+    let env =
+        open_mem(0, 4).unwrap_or_else(|e| panic!("INMEMORY with NULL path: {}", m::strerror(e)));
     let f = env.get_flags();
     for (flag, name) in [
         (ffi::MDB_INMEMORY, "INMEMORY"),
@@ -49,18 +58,33 @@ fn inmemory_path_ignored_and_contents_gone_at_close() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.mdb");
     {
-        let env = Env::open_with(Some(&path), Opts { flags: ffi::MDB_INMEMORY | ffi::MDB_NOSUBDIR, maxdbs: 4, mapsize: MAP, maxreaders: 0 })
-            .unwrap();
+        let env = Env::open_with(
+            Some(&path),
+            Opts {
+                flags: ffi::MDB_INMEMORY | ffi::MDB_NOSUBDIR,
+                maxdbs: 4,
+                mapsize: MAP,
+                maxreaders: 0,
+            },
+        )
+        .unwrap();
         let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
         let t = env.rw().unwrap();
         t.put(dbi, b"k", b"v", 0).unwrap();
         t.commit().unwrap();
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert!(names.is_empty(), "MDB_INMEMORY created files: {names:?}");
     }
     let env = open_mem(0, 4).unwrap();
     let t = env.ro().unwrap();
-    assert_eq!(t.open_db(Some("d"), 0).err(), Some(ffi::MDB_NOTFOUND), "a new in-memory env still has the old DB");
+    assert_eq!(
+        t.open_db(Some("d"), 0).err(),
+        Some(ffi::MDB_NOTFOUND),
+        "a new in-memory env still has the old DB"
+    );
     let main = t.open_db(None, 0).unwrap();
     assert_eq!(t.entries(main).unwrap(), 0);
     assert_eq!(env.info().1, 0, "a new in-memory env has committed txns");
@@ -68,8 +92,16 @@ fn inmemory_path_ignored_and_contents_gone_at_close() {
 
 #[test]
 fn inmemory_rejected_flag_combinations() {
-    for (flag, name) in [(ffi::MDB_RDONLY, "RDONLY"), (ffi::MDB_FIXEDMAP, "FIXEDMAP"), (ffi::MDB_PREVSNAPSHOT, "PREVSNAPSHOT")] {
-        assert_eq!(open_mem(flag, 0).err(), Some(libc::EINVAL), "MDB_INMEMORY | MDB_{name}");
+    for (flag, name) in [
+        (ffi::MDB_RDONLY, "RDONLY"),
+        (ffi::MDB_FIXEDMAP, "FIXEDMAP"),
+        (ffi::MDB_PREVSNAPSHOT, "PREVSNAPSHOT"),
+    ] {
+        assert_eq!(
+            open_mem(flag, 0).err(),
+            Some(libc::EINVAL),
+            "MDB_INMEMORY | MDB_{name}"
+        );
     }
 }
 
@@ -84,7 +116,8 @@ fn inmemory_concurrent_readers_one_writer() {
     {
         let t = env.rw().unwrap();
         for i in 0..N {
-            t.put(dbi, &[b'c', i as u8], &100u64.to_le_bytes(), 0).unwrap();
+            t.put(dbi, &[b'c', i as u8], &100u64.to_le_bytes(), 0)
+                .unwrap();
         }
         t.put(dbi, b"seq", &t.id().to_le_bytes(), 0).unwrap();
         t.commit().unwrap();
@@ -101,10 +134,23 @@ fn inmemory_concurrent_readers_one_writer() {
                     let t = env.ro().unwrap();
                     let mut sum = 0;
                     for i in 0..N {
-                        sum += u64::from_le_bytes(t.get(dbi, &[b'c', i as u8]).unwrap().unwrap().try_into().unwrap());
+                        sum += u64::from_le_bytes(
+                            t.get(dbi, &[b'c', i as u8])
+                                .unwrap()
+                                .unwrap()
+                                .try_into()
+                                .unwrap(),
+                        );
                     }
-                    assert_eq!(sum, 100 * N, "reader {r}: snapshot {} sums to {sum}", t.id());
-                    let seq = u64::from_le_bytes(t.get(dbi, b"seq").unwrap().unwrap().try_into().unwrap());
+                    assert_eq!(
+                        sum,
+                        100 * N,
+                        "reader {r}: snapshot {} sums to {sum}",
+                        t.id()
+                    );
+                    let seq = u64::from_le_bytes(
+                        t.get(dbi, b"seq").unwrap().unwrap().try_into().unwrap(),
+                    );
                     // The snapshot is the one its id names or, when two
                     // commits race the txn begin, a newer one from the same
                     // meta page (id + 2k), as in stock LMDB (see
@@ -133,7 +179,13 @@ fn inmemory_concurrent_readers_one_writer() {
             t.put(dbi, &[b'c', b], &(vb + 1).to_le_bytes(), 0).unwrap();
         }
         t.put(dbi, b"seq", &t.id().to_le_bytes(), 0).unwrap();
-        t.put(dbi, format!("f{:04}", round % 500).as_bytes(), &vec![1u8; (round % 700) as usize], 0).unwrap();
+        t.put(
+            dbi,
+            format!("f{:04}", round % 500).as_bytes(),
+            &vec![1u8; (round % 700) as usize],
+            0,
+        )
+        .unwrap();
         if round == 1000 {
             // While the write txn is open a new snapshot shows the old data.
             let env2 = env.clone();
@@ -143,13 +195,19 @@ fn inmemory_concurrent_readers_one_writer() {
             })
             .join()
             .unwrap();
-            assert_eq!(old, Some(vec![1u8; 500]), "open write txn visible to a reader (round 500 wrote 500 bytes)");
+            assert_eq!(
+                old,
+                Some(vec![1u8; 500]),
+                "open write txn visible to a reader (round 500 wrote 500 bytes)"
+            );
         }
         t.commit().unwrap();
     }
     stop.store(true, Ordering::Relaxed);
     for (i, r) in readers.into_iter().enumerate() {
-        let n = r.join().unwrap_or_else(|_| panic!("reader thread {i} failed"));
+        let n = r
+            .join()
+            .unwrap_or_else(|_| panic!("reader thread {i} failed"));
         assert!(n > 10, "reader {i} took only {n} snapshots");
     }
 }
@@ -158,7 +216,8 @@ fn inmemory_concurrent_readers_one_writer() {
 /// still works for one thread.
 #[test]
 fn inmemory_nolock() {
-    let env = open_mem(ffi::MDB_NOLOCK, 2).unwrap_or_else(|e| panic!("INMEMORY|NOLOCK: {}", m::strerror(e)));
+    let env = open_mem(ffi::MDB_NOLOCK, 2)
+        .unwrap_or_else(|e| panic!("INMEMORY|NOLOCK: {}", m::strerror(e)));
     let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
     for i in 0..100u32 {
         let t = env.rw().unwrap();

@@ -25,7 +25,8 @@ fn setup() -> (tempfile::TempDir, Env, u32) {
     let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
     let t = env.rw().unwrap();
     for i in 0..2000u32 {
-        t.put(dbi, format!("k{i:05}").as_bytes(), b"before", 0).unwrap();
+        t.put(dbi, format!("k{i:05}").as_bytes(), b"before", 0)
+            .unwrap();
     }
     t.commit().unwrap();
     (dir, env, dbi)
@@ -39,7 +40,10 @@ fn set(env: &Env, on: bool) {
 #[test]
 fn interrupt_null_env() {
     // SAFETY: NULL is explicitly handled.
-    assert_eq!(unsafe { ffi::mdb_env_set_interrupt(std::ptr::null_mut(), 1) }, libc::EINVAL);
+    assert_eq!(
+        unsafe { ffi::mdb_env_set_interrupt(std::ptr::null_mut(), 1) },
+        libc::EINVAL
+    );
 }
 
 #[test]
@@ -51,20 +55,44 @@ fn interrupt_fails_txns_until_cleared() {
     let t = env.rw().unwrap();
     t.put(dbi, b"k00001", b"inflight", 0).unwrap();
     set(&env, true);
-    assert_eq!(t.put(dbi, b"k00002", b"x", 0).err(), Some(EINTR), "put while interrupted");
-    assert_eq!(t.get(dbi, b"k00003").err(), Some(ffi::MDB_BAD_TXN), "get in a failed txn");
-    assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN), "commit of a failed txn");
+    assert_eq!(
+        t.put(dbi, b"k00002", b"x", 0).err(),
+        Some(EINTR),
+        "put while interrupted"
+    );
+    assert_eq!(
+        t.get(dbi, b"k00003").err(),
+        Some(ffi::MDB_BAD_TXN),
+        "get in a failed txn"
+    );
+    assert_eq!(
+        t.commit().err(),
+        Some(ffi::MDB_BAD_TXN),
+        "commit of a failed txn"
+    );
 
     // Later txns: begin succeeds, the first access fails.
     let t = env.rw().unwrap();
-    assert_eq!(t.get(dbi, b"k00004").err(), Some(EINTR), "get in a new write txn");
+    assert_eq!(
+        t.get(dbi, b"k00004").err(),
+        Some(EINTR),
+        "get in a new write txn"
+    );
     drop(t);
     let t = env.rw().unwrap();
     assert_eq!(t.del(dbi, b"k00005", None).err(), Some(EINTR), "del");
     drop(t);
     let r = env.ro().unwrap();
-    assert_eq!(r.get(dbi, b"k00006").err(), Some(EINTR), "get in a read txn");
-    assert_eq!(r.get(dbi, b"k00006").err(), Some(ffi::MDB_BAD_TXN), "second get in the failed read txn");
+    assert_eq!(
+        r.get(dbi, b"k00006").err(),
+        Some(EINTR),
+        "get in a read txn"
+    );
+    assert_eq!(
+        r.get(dbi, b"k00006").err(),
+        Some(ffi::MDB_BAD_TXN),
+        "second get in the failed read txn"
+    );
     r.reset();
     let r2 = env.ro().unwrap();
     {
@@ -76,23 +104,38 @@ fn interrupt_fails_txns_until_cleared() {
     drop(r);
     let t = env.ro().unwrap();
     // A name without a handle yet needs a search of the main DB.
-    assert_eq!(t.open_db(Some("other"), 0).err(), Some(EINTR), "mdb_dbi_open of a named DB");
+    assert_eq!(
+        t.open_db(Some("other"), 0).err(),
+        Some(EINTR),
+        "mdb_dbi_open of a named DB"
+    );
     drop(t);
 
     // Copies: compacting fails with EINTR, plain works.
     let c1 = dir.path().join("compact.mdb");
-    assert_eq!(env.copy2(&c1, ffi::MDB_CP_COMPACT).err(), Some(EINTR), "compacting copy while interrupted");
+    assert_eq!(
+        env.copy2(&c1, ffi::MDB_CP_COMPACT).err(),
+        Some(EINTR),
+        "compacting copy while interrupted"
+    );
     let c2 = dir.path().join("plain.mdb");
     env.copy2(&c2, 0).unwrap();
 
     // Cleared: everything works again and nothing of the failed txns exists.
     set(&env, false);
     let t = env.rw().unwrap();
-    assert_eq!(t.get(dbi, b"k00001").unwrap().as_deref(), Some(&b"before"[..]), "failed txn's put visible");
+    assert_eq!(
+        t.get(dbi, b"k00001").unwrap().as_deref(),
+        Some(&b"before"[..]),
+        "failed txn's put visible"
+    );
     t.put(dbi, b"k00001", b"after", 0).unwrap();
     t.commit().unwrap();
     let t = env.ro().unwrap();
-    assert_eq!(t.get(dbi, b"k00001").unwrap().as_deref(), Some(&b"after"[..]));
+    assert_eq!(
+        t.get(dbi, b"k00001").unwrap().as_deref(),
+        Some(&b"after"[..])
+    );
     assert_eq!(t.entries(dbi).unwrap(), 2000);
     drop(t);
     let c3 = dir.path().join("compact2.mdb");
@@ -138,19 +181,31 @@ fn interrupt_from_signal_handler() {
             // SAFETY: plain signal to this process; the handler is installed.
             unsafe { libc::raise(libc::SIGUSR1) };
         }
-        assert!(done < 2_000_000, "the interrupt never stopped the write loop");
+        assert!(
+            done < 2_000_000,
+            "the interrupt never stopped the write loop"
+        );
     };
     unsafe {
         libc::sigaction(libc::SIGUSR1, &old, std::ptr::null_mut());
     }
     ENV_PTR.store(std::ptr::null_mut(), Ordering::SeqCst);
     assert_eq!(HANDLED.load(Ordering::SeqCst), 1);
-    assert_eq!(err, EINTR, "write loop stopped with {} instead of EINTR", m::strerror(err));
+    assert_eq!(
+        err,
+        EINTR,
+        "write loop stopped with {} instead of EINTR",
+        m::strerror(err)
+    );
     assert_eq!(done, 20_000, "the put right after the signal must fail");
     assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));
     set(&env, false);
     let r = env.ro().unwrap();
-    assert_eq!(r.get(dbi, b"long00000000").unwrap(), None, "interrupted txn left data behind");
+    assert_eq!(
+        r.get(dbi, b"long00000000").unwrap(),
+        None,
+        "interrupted txn left data behind"
+    );
     assert_eq!(r.entries(dbi).unwrap(), 2000);
 }
 
@@ -165,9 +220,21 @@ fn interrupt_cursor_put_reports_failing_error() {
     let mut c = Cursor::open(&t, dbi).unwrap();
     assert!(c.get(None, ffi::MDB_FIRST).unwrap().is_some());
     set(&env, true);
-    assert_eq!(t.put(dbi, b"x", b"y", 0).err(), Some(EINTR), "first put after the interrupt");
-    assert_eq!(c.put(b"x", b"y", 0).err(), Some(EINTR), "mdb_cursor_put on the failed txn");
-    assert_eq!(t.put(dbi, b"x", b"y", 0).err(), Some(ffi::MDB_BAD_TXN), "mdb_put on the failed txn");
+    assert_eq!(
+        t.put(dbi, b"x", b"y", 0).err(),
+        Some(EINTR),
+        "first put after the interrupt"
+    );
+    assert_eq!(
+        c.put(b"x", b"y", 0).err(),
+        Some(EINTR),
+        "mdb_cursor_put on the failed txn"
+    );
+    assert_eq!(
+        t.put(dbi, b"x", b"y", 0).err(),
+        Some(ffi::MDB_BAD_TXN),
+        "mdb_put on the failed txn"
+    );
     c.forget();
     assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));
     set(&env, false);
@@ -202,7 +269,10 @@ fn interrupt_from_another_thread() {
             Ok(()) => n += 1,
             Err(e) => break e,
         }
-        assert!(start.elapsed().as_secs() < 20, "the interrupt never reached the writer");
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "the interrupt never reached the writer"
+        );
     };
     raiser.join().unwrap();
     assert_eq!(err, EINTR);

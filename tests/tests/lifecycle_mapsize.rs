@@ -25,16 +25,14 @@ fn role_grower() {
             let dbi = env.open_dbs(&["d"]).expect("grower: db")[0];
             let t = env.rw().unwrap();
             for i in 0..2500u32 {
-                t.put(dbi, format!("g{i:05}").as_bytes(), &vec![7u8; 4000], 0).expect("grower: put");
+                t.put(dbi, format!("g{i:05}").as_bytes(), &vec![7u8; 4000], 0)
+                    .expect("grower: put");
             }
             t.commit().expect("grower: commit");
             procs::report(&format!("done {}", env.info().0));
         }};
     }
-    match procs::param("ENGINE").as_str() {
-        "ours" => grow!(ours),
-        _ => grow!(stock),
-    }
+    dlmdb_tests::on_engine!(grow);
 }
 
 #[test]
@@ -52,8 +50,7 @@ macro_rules! mapsize_tests {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
+            let (_dir, path) = procs::temp_store();
             let env = m::Env::open(&path, 0, 2, 1 << 20).unwrap();
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             let fill = |n: u32| -> Result<(), i32> {
@@ -63,11 +60,21 @@ macro_rules! mapsize_tests {
                 }
                 t.commit()
             };
-            assert_eq!(fill(2000).err(), Some(m::ffi::MDB_MAP_FULL), "{}: 4 MB into a 1 MB map", $engine);
+            assert_eq!(
+                fill(2000).err(),
+                Some(m::ffi::MDB_MAP_FULL),
+                "{}: 4 MB into a 1 MB map",
+                $engine
+            );
             // Nothing of the failed txn is visible.
             assert_eq!(env.ro().unwrap().entries(dbi).unwrap(), 0);
             env.set_mapsize(16 << 20).unwrap();
-            assert_eq!(env.info().2, 16 << 20, "{}: map size after set_mapsize", $engine);
+            assert_eq!(
+                env.info().2,
+                16 << 20,
+                "{}: map size after set_mapsize",
+                $engine
+            );
             fill(2000).unwrap_or_else(|e| panic!("{}: after growing: {}", $engine, m::strerror(e)));
             assert_eq!(env.ro().unwrap().entries(dbi).unwrap(), 2000);
             drop(env);
@@ -82,8 +89,7 @@ macro_rules! mapsize_tests {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
+            let (_dir, path) = procs::temp_store();
             let env = m::Env::open(&path, 0, 2, 2 << 20).unwrap();
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             {
@@ -91,19 +97,33 @@ macro_rules! mapsize_tests {
                 t.put(dbi, b"first", b"1", 0).unwrap();
                 t.commit().unwrap();
             }
-            let child = procs::spawn(
-                "child_entry",
-                "grower",
-                &[("PATH", path.display().to_string()), ("ENGINE", $engine.to_string())],
-            );
+            let child = procs::spawn_on_store("grower", &path, $engine);
             let line = child.expect("done", Duration::from_secs(60));
             child.wait_ok(Duration::from_secs(30));
             let last_pg: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
-            assert!((last_pg + 1) * 4096 > 2 << 20, "grower did not write past 2 MB");
-            assert_eq!(env.ro().err(), Some(m::ffi::MDB_MAP_RESIZED), "{}: reader after another process grew the map", $engine);
-            assert_eq!(env.rw().err(), Some(m::ffi::MDB_MAP_RESIZED), "{}: writer after another process grew the map", $engine);
+            assert!(
+                (last_pg + 1) * 4096 > 2 << 20,
+                "grower did not write past 2 MB"
+            );
+            assert_eq!(
+                env.ro().err(),
+                Some(m::ffi::MDB_MAP_RESIZED),
+                "{}: reader after another process grew the map",
+                $engine
+            );
+            assert_eq!(
+                env.rw().err(),
+                Some(m::ffi::MDB_MAP_RESIZED),
+                "{}: writer after another process grew the map",
+                $engine
+            );
             env.set_mapsize(0).unwrap();
-            assert_eq!(env.info().2, BIG as u64, "{}: set_mapsize(0) adopts the stored size", $engine);
+            assert_eq!(
+                env.info().2,
+                BIG as u64,
+                "{}: set_mapsize(0) adopts the stored size",
+                $engine
+            );
             let t = env.ro().unwrap();
             assert_eq!(t.entries(dbi).unwrap(), 2501);
             assert_eq!(t.get(dbi, b"g02499").unwrap(), Some(vec![7u8; 4000]));
@@ -119,14 +139,14 @@ macro_rules! mapsize_tests {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
+            let (_dir, path) = procs::temp_store();
             {
                 let env = m::Env::open(&path, 0, 2, BIG).unwrap();
                 let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
                 let t = env.rw().unwrap();
                 for i in 0..800u32 {
-                    t.put(dbi, format!("k{i:05}").as_bytes(), &vec![3u8; 4000], 0).unwrap();
+                    t.put(dbi, format!("k{i:05}").as_bytes(), &vec![3u8; 4000], 0)
+                        .unwrap();
                 }
                 t.commit().unwrap();
             }
@@ -135,12 +155,25 @@ macro_rules! mapsize_tests {
                 // data reads back, but there is no room for a new page.
                 let env = m::Env::open(&path, 0, 2, 1 << 20).unwrap();
                 let (last_pg, _, map, _) = env.info();
-                assert!(map >= (last_pg + 1) * 4096, "{}: map {map} smaller than the used {} pages", $engine, last_pg + 1);
+                assert!(
+                    map >= (last_pg + 1) * 4096,
+                    "{}: map {map} smaller than the used {} pages",
+                    $engine,
+                    last_pg + 1
+                );
                 let dbi = env.open_dbs(&["d"]).unwrap()[0];
-                assert_eq!(env.ro().unwrap().get(dbi, b"k00799").unwrap(), Some(vec![3u8; 4000]));
+                assert_eq!(
+                    env.ro().unwrap().get(dbi, b"k00799").unwrap(),
+                    Some(vec![3u8; 4000])
+                );
                 let t = env.rw().unwrap();
                 let r = t.put(dbi, b"small", b"x", 0).and_then(|_| t.commit());
-                assert_eq!(r.err(), Some(m::ffi::MDB_MAP_FULL), "{}: write into a map raised only to the used size", $engine);
+                assert_eq!(
+                    r.err(),
+                    Some(m::ffi::MDB_MAP_FULL),
+                    "{}: write into a map raised only to the used size",
+                    $engine
+                );
                 (last_pg + 1) as usize * 4096
             };
             {
@@ -154,12 +187,29 @@ macro_rules! mapsize_tests {
                 t.commit().unwrap();
             }
             let env = m::Env::open(&path, 0, 2, 0).unwrap();
-            assert_eq!(env.info().2, BIG as u64, "{}: the stored map size was decreased", $engine);
+            assert_eq!(
+                env.info().2,
+                BIG as u64,
+                "{}: the stored map size was decreased",
+                $engine
+            );
             let dbi = env.open_dbs(&["d"]).unwrap()[0];
             assert_eq!(env.ro().unwrap().entries(dbi).unwrap(), 801);
         }
     };
 }
 
-mapsize_tests!(ours, "ours", set_mapsize_then_grow_ours, map_resized_by_other_process_ours, larger_stored_map_kept_ours);
-mapsize_tests!(stock, "stock", set_mapsize_then_grow_stock, map_resized_by_other_process_stock, larger_stored_map_kept_stock);
+mapsize_tests!(
+    ours,
+    "ours",
+    set_mapsize_then_grow_ours,
+    map_resized_by_other_process_ours,
+    larger_stored_map_kept_ours
+);
+mapsize_tests!(
+    stock,
+    "stock",
+    set_mapsize_then_grow_stock,
+    map_resized_by_other_process_stock,
+    larger_stored_map_kept_stock
+);

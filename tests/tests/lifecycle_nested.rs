@@ -24,7 +24,11 @@ type Level = BTreeMap<String, Db>;
 const MAP: usize = 512 << 20;
 
 fn gen_val(rng: &mut ChaCha8Rng) -> Vec<u8> {
-    let n = if rng.gen_bool(0.05) { rng.gen_range(3000..30_000) } else { rng.gen_range(0..200) };
+    let n = if rng.gen_bool(0.05) {
+        rng.gen_range(3000..30_000)
+    } else {
+        rng.gen_range(0..200)
+    };
     (0..n).map(|_| rng.gen()).collect()
 }
 
@@ -198,7 +202,10 @@ macro_rules! parent_cursor_test {
                 }
                 let mut cur = m::Cursor::open(&top, dbi).unwrap();
                 let at = b"k100".to_vec();
-                assert_eq!(cur.get(Some(&at), m::ffi::MDB_SET_KEY).unwrap().unwrap().0, at);
+                assert_eq!(
+                    cur.get(Some(&at), m::ffi::MDB_SET_KEY).unwrap().unwrap().0,
+                    at
+                );
                 let mut child_model = model.clone();
                 {
                     let child = env.begin(Some(&top), 0).unwrap();
@@ -221,7 +228,11 @@ macro_rules! parent_cursor_test {
                     }
                 }
                 let want = if commit { &child_model } else { &model };
-                let what = format!("{}: parent cursor after child {}", stringify!($name), if commit { "commit" } else { "abort" });
+                let what = format!(
+                    "{}: parent cursor after child {}",
+                    stringify!($name),
+                    if commit { "commit" } else { "abort" }
+                );
                 let cur_pair = cur.get(None, m::ffi::MDB_GET_CURRENT).unwrap().unwrap();
                 assert_eq!(cur_pair.0, at, "{what}: cursor moved");
                 assert_eq!(&cur_pair.1, &want[&at], "{what}: value under the cursor");
@@ -229,8 +240,11 @@ macro_rules! parent_cursor_test {
                 while let Some(p) = cur.get(None, m::ffi::MDB_NEXT).unwrap() {
                     rest.push(p);
                 }
-                let expect: Vec<_> =
-                    want.range(at.clone()..).skip(1).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let expect: Vec<_> = want
+                    .range(at.clone()..)
+                    .skip(1)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 dlmdb_tests::assert_pairs_eq(&what, &rest, &expect);
                 let back = cur.get(None, m::ffi::MDB_FIRST).unwrap().unwrap();
                 assert_eq!(&back.0, want.keys().next().unwrap(), "{what}: FIRST");
@@ -258,13 +272,21 @@ macro_rules! begin_rules_test {
             let env = m::Env::open(&path, 0, 4, MAP).unwrap();
             if $strict {
                 let ro = env.ro().unwrap();
-                assert_eq!(env.begin(Some(&ro), 0).err(), Some(libc::EINVAL), "child of a read-only txn (lmdb-api.md §3.6)");
+                assert_eq!(
+                    env.begin(Some(&ro), 0).err(),
+                    Some(libc::EINVAL),
+                    "child of a read-only txn (lmdb-api.md §3.6)"
+                );
                 drop(ro);
             }
             let top = env.rw().unwrap();
             let child = env.begin(Some(&top), 0).unwrap();
             if $strict {
-                assert_eq!(env.begin(Some(&top), 0).err(), Some(m::ffi::MDB_BAD_TXN), "second child of one parent");
+                assert_eq!(
+                    env.begin(Some(&top), 0).err(),
+                    Some(m::ffi::MDB_BAD_TXN),
+                    "second child of one parent"
+                );
             }
             let grandchild = env.begin(Some(&child), 0).unwrap();
             grandchild.commit().unwrap();
@@ -276,7 +298,11 @@ macro_rules! begin_rules_test {
             let path = dir.path().join("data.mdb");
             let env = m::Env::open(&path, m::ffi::MDB_WRITEMAP, 4, MAP).unwrap();
             let top = env.rw().unwrap();
-            assert_eq!(env.begin(Some(&top), 0).err(), Some(m::ffi::MDB_BAD_TXN), "nested txn with MDB_WRITEMAP");
+            assert_eq!(
+                env.begin(Some(&top), 0).err(),
+                Some(m::ffi::MDB_BAD_TXN),
+                "nested txn with MDB_WRITEMAP"
+            );
             drop(top);
         }
     };

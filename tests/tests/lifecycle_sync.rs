@@ -37,17 +37,15 @@ fn role_nosync_writer() {
             let dbi = env.open_dbs(&["d"]).unwrap()[0];
             for i in 0..50u32 {
                 let t = env.rw().unwrap();
-                t.put(dbi, format!("k{i:03}").as_bytes(), &vec![i as u8; 3000], 0).unwrap();
+                t.put(dbi, format!("k{i:03}").as_bytes(), &vec![i as u8; 3000], 0)
+                    .unwrap();
                 t.commit().unwrap();
             }
             procs::report(&format!("committed {}", env.info().1));
             std::thread::sleep(Duration::from_secs(60));
         }};
     }
-    match procs::param("ENGINE").as_str() {
-        "ours" => go!(ours),
-        _ => go!(stock),
-    }
+    dlmdb_tests::on_engine!(go);
 }
 
 #[test]
@@ -74,17 +72,37 @@ macro_rules! sync_tests {
                 (m::ffi::MDB_NOMEMINIT, "NOMEMINIT"),
             ] {
                 assert_eq!(env.get_flags() & f, 0, "{}: {name} set initially", $engine);
-                env.set_flags(f, true).unwrap_or_else(|e| panic!("{}: set {name}: {e}", $engine));
-                assert_ne!(env.get_flags() & f, 0, "{}: {name} not reported after setting", $engine);
+                env.set_flags(f, true)
+                    .unwrap_or_else(|e| panic!("{}: set {name}: {e}", $engine));
+                assert_ne!(
+                    env.get_flags() & f,
+                    0,
+                    "{}: {name} not reported after setting",
+                    $engine
+                );
                 let t = env.rw().unwrap();
                 let main = t.open_db(None, 0).unwrap();
                 t.put(main, name.as_bytes(), b"v", 0).unwrap();
                 t.commit().unwrap();
                 env.set_flags(f, false).unwrap();
-                assert_eq!(env.get_flags() & f, 0, "{}: {name} still reported after clearing", $engine);
+                assert_eq!(
+                    env.get_flags() & f,
+                    0,
+                    "{}: {name} still reported after clearing",
+                    $engine
+                );
             }
-            for (f, name) in [(m::ffi::MDB_RDONLY, "RDONLY"), (m::ffi::MDB_WRITEMAP, "WRITEMAP"), (m::ffi::MDB_NOTLS, "NOTLS")] {
-                assert_eq!(env.set_flags(f, true).err(), Some(libc::EINVAL), "{}: set_flags({name})", $engine);
+            for (f, name) in [
+                (m::ffi::MDB_RDONLY, "RDONLY"),
+                (m::ffi::MDB_WRITEMAP, "WRITEMAP"),
+                (m::ffi::MDB_NOTLS, "NOTLS"),
+            ] {
+                assert_eq!(
+                    env.set_flags(f, true).err(),
+                    Some(libc::EINVAL),
+                    "{}: set_flags({name})",
+                    $engine
+                );
             }
         }
 
@@ -98,7 +116,10 @@ macro_rules! sync_tests {
                 (0, "default"),
                 (m::ffi::MDB_NOSYNC, "NOSYNC"),
                 (m::ffi::MDB_NOMETASYNC, "NOMETASYNC"),
-                (m::ffi::MDB_WRITEMAP | m::ffi::MDB_MAPASYNC, "WRITEMAP|MAPASYNC"),
+                (
+                    m::ffi::MDB_WRITEMAP | m::ffi::MDB_MAPASYNC,
+                    "WRITEMAP|MAPASYNC",
+                ),
                 (m::ffi::MDB_WRITEMAP | m::ffi::MDB_NOSYNC, "WRITEMAP|NOSYNC"),
             ] {
                 let dir = tempfile::tempdir().unwrap();
@@ -110,13 +131,32 @@ macro_rules! sync_tests {
                     t.put(main, b"k", &[5u8; 5000], 0).unwrap();
                     t.commit().unwrap();
                     let id = env.info().1;
-                    assert_eq!(disk_txnid(&path), id, "{} {name}: committed meta not in the file", $engine);
-                    env.sync(false).unwrap_or_else(|e| panic!("{} {name}: sync(0): {}", $engine, m::strerror(e)));
-                    env.sync(true).unwrap_or_else(|e| panic!("{} {name}: sync(1): {}", $engine, m::strerror(e)));
+                    assert_eq!(
+                        disk_txnid(&path),
+                        id,
+                        "{} {name}: committed meta not in the file",
+                        $engine
+                    );
+                    env.sync(false).unwrap_or_else(|e| {
+                        panic!("{} {name}: sync(0): {}", $engine, m::strerror(e))
+                    });
+                    env.sync(true).unwrap_or_else(|e| {
+                        panic!("{} {name}: sync(1): {}", $engine, m::strerror(e))
+                    });
                 }
                 let env = m::Env::open(&path, m::ffi::MDB_RDONLY, 0, 0).unwrap();
-                assert_eq!(env.sync(true).err(), Some(libc::EACCES), "{} {name}: sync on a read-only env", $engine);
-                assert_eq!(env.sync(false).err(), Some(libc::EACCES), "{} {name}: sync(0) on a read-only env", $engine);
+                assert_eq!(
+                    env.sync(true).err(),
+                    Some(libc::EACCES),
+                    "{} {name}: sync on a read-only env",
+                    $engine
+                );
+                assert_eq!(
+                    env.sync(false).err(),
+                    Some(libc::EACCES),
+                    "{} {name}: sync(0) on a read-only env",
+                    $engine
+                );
                 let t = env.ro().unwrap();
                 let main = t.open_db(None, 0).unwrap();
                 assert_eq!(t.get(main, b"k").unwrap(), Some(vec![5u8; 5000]));
@@ -129,7 +169,11 @@ macro_rules! sync_tests {
                 return;
             }
             use $m as m;
-            for flags in [m::ffi::MDB_NOSYNC, m::ffi::MDB_WRITEMAP | m::ffi::MDB_MAPASYNC, m::ffi::MDB_NOMETASYNC] {
+            for flags in [
+                m::ffi::MDB_NOSYNC,
+                m::ffi::MDB_WRITEMAP | m::ffi::MDB_MAPASYNC,
+                m::ffi::MDB_NOMETASYNC,
+            ] {
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("data.mdb");
                 {
@@ -148,9 +192,19 @@ macro_rules! sync_tests {
                 let line = child.expect("committed", Duration::from_secs(60));
                 let id: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
                 let _ = child.kill9();
-                assert_eq!(disk_txnid(&path), id, "{} flags {flags:#x}: meta on disk", $engine);
+                assert_eq!(
+                    disk_txnid(&path),
+                    id,
+                    "{} flags {flags:#x}: meta on disk",
+                    $engine
+                );
                 let env = m::Env::open(&path, 0, 2, 0).unwrap();
-                assert_eq!(env.info().1, id, "{} flags {flags:#x}: txn lost by a process kill", $engine);
+                assert_eq!(
+                    env.info().1,
+                    id,
+                    "{} flags {flags:#x}: txn lost by a process kill",
+                    $engine
+                );
                 let dbi = env.open_dbs(&["d"]).unwrap()[0];
                 let t = env.ro().unwrap();
                 assert_eq!(t.entries(dbi).unwrap(), 50);
@@ -160,5 +214,17 @@ macro_rules! sync_tests {
     };
 }
 
-sync_tests!(ours, "ours", sync_flags_runtime_ours, env_sync_modes_ours, nosync_commit_survives_kill_ours);
-sync_tests!(stock, "stock", sync_flags_runtime_stock, env_sync_modes_stock, nosync_commit_survives_kill_stock);
+sync_tests!(
+    ours,
+    "ours",
+    sync_flags_runtime_ours,
+    env_sync_modes_ours,
+    nosync_commit_survives_kill_ours
+);
+sync_tests!(
+    stock,
+    "stock",
+    sync_flags_runtime_stock,
+    env_sync_modes_stock,
+    nosync_commit_survives_kill_stock
+);

@@ -16,12 +16,20 @@ fn value(i: usize, len: usize) -> Vec<u8> {
 fn fill_until_full(env: &dlmdb::Env) -> usize {
     let mut txn = env.write_txn().unwrap();
     for i in 0..10_000 {
-        match txn.put(Database::MAIN, format!("fill-{i:06}").as_bytes(), &value(i, 3000), WriteFlags::empty()) {
+        match txn.put(
+            Database::MAIN,
+            format!("fill-{i:06}").as_bytes(),
+            &value(i, 3000),
+            WriteFlags::empty(),
+        ) {
             Ok(()) => {}
             Err(Error::MapFull) => {
                 // the transaction is now in error state: later calls fail
                 let r = txn.put(Database::MAIN, b"after", b"x", WriteFlags::empty());
-                assert!(matches!(r, Err(Error::BadTxn)), "put after MAP_FULL: expected BadTxn, got {r:?}");
+                assert!(
+                    matches!(r, Err(Error::BadTxn)),
+                    "put after MAP_FULL: expected BadTxn, got {r:?}"
+                );
                 let r = txn.commit();
                 assert!(r.is_err(), "commit after MAP_FULL must fail");
                 return i;
@@ -44,7 +52,13 @@ fn map_full_aborts_cleanly_and_env_keeps_working() {
         {
             let mut t = env.write_txn().unwrap();
             for i in 0..20 {
-                t.put(Database::MAIN, format!("keep-{i:02}").as_bytes(), &value(i, 100), WriteFlags::empty()).unwrap();
+                t.put(
+                    Database::MAIN,
+                    format!("keep-{i:02}").as_bytes(),
+                    &value(i, 100),
+                    WriteFlags::empty(),
+                )
+                .unwrap();
             }
             t.commit().unwrap();
         }
@@ -53,31 +67,62 @@ fn map_full_aborts_cleanly_and_env_keeps_working() {
         let check_kept = |env: &dlmdb::Env| {
             let t = env.read_txn().unwrap();
             for i in 0..20 {
-                let v = t.get(Database::MAIN, format!("keep-{i:02}").as_bytes()).unwrap();
-                assert_eq!(v, Some(&value(i, 100)[..]), "committed value keep-{i:02} after MAP_FULL");
+                let v = t
+                    .get(Database::MAIN, format!("keep-{i:02}").as_bytes())
+                    .unwrap();
+                assert_eq!(
+                    v,
+                    Some(&value(i, 100)[..]),
+                    "committed value keep-{i:02} after MAP_FULL"
+                );
             }
-            assert_eq!(t.get(Database::MAIN, b"fill-000000").unwrap(), None, "aborted data must not be visible");
+            assert_eq!(
+                t.get(Database::MAIN, b"fill-000000").unwrap(),
+                None,
+                "aborted data must not be visible"
+            );
             assert_eq!(t.stat(Database::MAIN).unwrap().entries, 20);
         };
         check_kept(&env);
         // the environment still accepts small writes
         {
             let mut t = env.write_txn().unwrap();
-            t.put(Database::MAIN, b"small", b"ok", WriteFlags::empty()).unwrap();
+            t.put(Database::MAIN, b"small", b"ok", WriteFlags::empty())
+                .unwrap();
             t.commit().unwrap();
         }
-        assert_eq!(env.read_txn().unwrap().get(Database::MAIN, b"small").unwrap(), Some(&b"ok"[..]));
+        assert_eq!(
+            env.read_txn()
+                .unwrap()
+                .get(Database::MAIN, b"small")
+                .unwrap(),
+            Some(&b"ok"[..])
+        );
         // one value larger than the whole map
         {
             let mut t = env.write_txn().unwrap();
-            let r = t.put(Database::MAIN, b"huge", &vec![7u8; 2 * SMALL_MAP], WriteFlags::empty());
-            assert!(matches!(r, Err(Error::MapFull)), "value bigger than the map: got {r:?}");
+            let r = t.put(
+                Database::MAIN,
+                b"huge",
+                &vec![7u8; 2 * SMALL_MAP],
+                WriteFlags::empty(),
+            );
+            assert!(
+                matches!(r, Err(Error::MapFull)),
+                "value bigger than the map: got {r:?}"
+            );
         }
         // a larger map lets the same write through
         env.set_map_size(8 * SMALL_MAP).unwrap();
         {
             let mut t = env.write_txn().unwrap();
-            t.put(Database::MAIN, b"huge", &vec![7u8; 2 * SMALL_MAP], WriteFlags::empty()).unwrap();
+            t.put(
+                Database::MAIN,
+                b"huge",
+                &vec![7u8; 2 * SMALL_MAP],
+                WriteFlags::empty(),
+            )
+            .unwrap();
             t.commit().unwrap();
         }
         drop(env);
@@ -91,9 +136,16 @@ fn map_full_aborts_cleanly_and_env_keeps_working() {
 fn check_kept_after_reopen(env: &dlmdb::Env) {
     let t = env.read_txn().unwrap();
     for i in 0..20 {
-        assert_eq!(t.get(Database::MAIN, format!("keep-{i:02}").as_bytes()).unwrap(), Some(&value(i, 100)[..]));
+        assert_eq!(
+            t.get(Database::MAIN, format!("keep-{i:02}").as_bytes())
+                .unwrap(),
+            Some(&value(i, 100)[..])
+        );
     }
-    assert_eq!(t.get(Database::MAIN, b"huge").unwrap().map(|v| v.len()), Some(2 * SMALL_MAP));
+    assert_eq!(
+        t.get(Database::MAIN, b"huge").unwrap().map(|v| v.len()),
+        Some(2 * SMALL_MAP)
+    );
     assert_eq!(t.get(Database::MAIN, b"small").unwrap(), Some(&b"ok"[..]));
 }
 
@@ -111,7 +163,11 @@ fn stock_map_full_code_matches() {
             break;
         }
     }
-    assert_eq!(rc, dlmdb_sys::MDB_MAP_FULL, "stock code for a full map is the one our Error::MapFull maps to");
+    assert_eq!(
+        rc,
+        dlmdb_sys::MDB_MAP_FULL,
+        "stock code for a full map is the one our Error::MapFull maps to"
+    );
     assert_eq!(Error::MapFull.code(), rc);
 }
 
@@ -125,18 +181,31 @@ fn bad_valsize_keys() {
     let k512 = vec![b'k'; 512];
     let k511 = vec![b'k'; 511];
     let r = t.put(Database::MAIN, b"", b"v", WriteFlags::empty());
-    assert!(matches!(r, Err(Error::BadValSize)), "put with empty key: {r:?}");
+    assert!(
+        matches!(r, Err(Error::BadValSize)),
+        "put with empty key: {r:?}"
+    );
     let r = t.put(Database::MAIN, &k512, b"v", WriteFlags::empty());
-    assert!(matches!(r, Err(Error::BadValSize)), "put with 512-byte key: {r:?}");
+    assert!(
+        matches!(r, Err(Error::BadValSize)),
+        "put with 512-byte key: {r:?}"
+    );
     let r = t.get(Database::MAIN, b"");
-    assert!(matches!(r, Err(Error::BadValSize)), "get with empty key: {r:?}");
+    assert!(
+        matches!(r, Err(Error::BadValSize)),
+        "get with empty key: {r:?}"
+    );
     let r = t.del(Database::MAIN, b"", None);
-    assert!(matches!(r, Err(Error::BadValSize)), "del with empty key: {r:?}");
+    assert!(
+        matches!(r, Err(Error::BadValSize)),
+        "del with empty key: {r:?}"
+    );
     // over-long keys are simply not found by get (lmdb-api.md §4.5)
     let r = t.get(Database::MAIN, &k512);
     assert!(matches!(r, Ok(None)), "get with 512-byte key: {r:?}");
     // BAD_VALSIZE does not poison the transaction
-    t.put(Database::MAIN, &k511, b"max", WriteFlags::empty()).expect("511-byte key is allowed");
+    t.put(Database::MAIN, &k511, b"max", WriteFlags::empty())
+        .expect("511-byte key is allowed");
     t.commit().expect("commit after BAD_VALSIZE errors");
     let r = env.read_txn().unwrap();
     assert_eq!(r.get(Database::MAIN, &k511).unwrap(), Some(&b"max"[..]));
@@ -144,7 +213,13 @@ fn bad_valsize_keys() {
 
     // the same codes from stock LMDB
     let sdir = tempfile::tempdir().unwrap();
-    let senv = stock::Env::open(&sdir.path().join("s.mdb"), stock::MDB_NOSUBDIR, 4, SMALL_MAP).unwrap();
+    let senv = stock::Env::open(
+        &sdir.path().join("s.mdb"),
+        stock::MDB_NOSUBDIR,
+        4,
+        SMALL_MAP,
+    )
+    .unwrap();
     let st = senv.begin_rw().unwrap();
     st.open_db(None, 0).unwrap();
     assert_eq!(st.put(1, b"", b"v", 0), Err(dlmdb_sys::MDB_BAD_VALSIZE));
@@ -162,7 +237,10 @@ fn dbs_full() {
         t.create_db(Some("a"), DatabaseFlags::empty()).unwrap();
         t.create_db(Some("b"), DatabaseFlags::empty()).unwrap();
         let r = t.create_db(Some("c"), DatabaseFlags::empty());
-        assert!(matches!(r, Err(Error::DbsFull)), "third named DB with max_dbs 2: {r:?}");
+        assert!(
+            matches!(r, Err(Error::DbsFull)),
+            "third named DB with max_dbs 2: {r:?}"
+        );
         t.commit().expect("commit after DBS_FULL");
     }
     let t = env.read_txn().unwrap();
@@ -172,9 +250,18 @@ fn dbs_full() {
     drop(t);
 
     let sdir = tempfile::tempdir().unwrap();
-    let senv = stock::Env::open(&sdir.path().join("s.mdb"), stock::MDB_NOSUBDIR, 2, SMALL_MAP).unwrap();
+    let senv = stock::Env::open(
+        &sdir.path().join("s.mdb"),
+        stock::MDB_NOSUBDIR,
+        2,
+        SMALL_MAP,
+    )
+    .unwrap();
     let st = senv.begin_rw().unwrap();
     st.open_db(Some(b"a"), 0x40000).unwrap();
     st.open_db(Some(b"b"), 0x40000).unwrap();
-    assert_eq!(st.open_db(Some(b"c"), 0x40000), Err(dlmdb_sys::MDB_DBS_FULL));
+    assert_eq!(
+        st.open_db(Some(b"c"), 0x40000),
+        Err(dlmdb_sys::MDB_DBS_FULL)
+    );
 }

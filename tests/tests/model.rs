@@ -89,26 +89,71 @@ enum Step {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Put { db: usize, key: KeySel, val: Val, flag: PutFlag },
-    PutCurrent { db: usize, key: KeySel, val: Val },
+    Put {
+        db: usize,
+        key: KeySel,
+        val: Val,
+        flag: PutFlag,
+    },
+    PutCurrent {
+        db: usize,
+        key: KeySel,
+        val: Val,
+    },
     /// Plain put through a write cursor; the cursor must sit on the new item.
-    CursorPut { db: usize, key: KeySel, val: Val },
-    Del { db: usize, key: KeySel },
-    CursorDel { db: usize, key: KeySel },
+    CursorPut {
+        db: usize,
+        key: KeySel,
+        val: Val,
+    },
+    Del {
+        db: usize,
+        key: KeySel,
+    },
+    CursorDel {
+        db: usize,
+        key: KeySel,
+    },
     /// SET_RANGE, then up to `n` times: cursor delete + NEXT (the follower).
-    DelRun { db: usize, key: KeySel, n: u8 },
+    DelRun {
+        db: usize,
+        key: KeySel,
+        n: u8,
+    },
     /// Delete every item through one cursor; the tree must end up empty.
-    Drain { db: usize },
+    Drain {
+        db: usize,
+    },
     /// A nested transaction running `ops`, then committed into the parent
     /// or aborted (spec §3.6).
-    Nested { ops: Vec<Op>, commit: bool },
+    Nested {
+        ops: Vec<Op>,
+        commit: bool,
+    },
     /// Cursor A sits on an existing key; the transaction then puts (`put`
     /// Some) or deletes key `b` without using A; A must follow (spec §3.5,
     /// §5.4): GET_CURRENT/NEXT/PREV relative to its item.
-    TwoCursors { db: usize, a: KeySel, b: KeySel, put: Option<Val>, step: Step },
-    Get { db: usize, key: KeySel },
-    Walk { db: usize, forward: bool },
-    Seek { db: usize, key: KeySel, how: Seek, steps: Vec<bool> },
+    TwoCursors {
+        db: usize,
+        a: KeySel,
+        b: KeySel,
+        put: Option<Val>,
+        step: Step,
+    },
+    Get {
+        db: usize,
+        key: KeySel,
+    },
+    Walk {
+        db: usize,
+        forward: bool,
+    },
+    Seek {
+        db: usize,
+        key: KeySel,
+        how: Seek,
+        steps: Vec<bool>,
+    },
     Commit,
     Abort,
     SnapTake,
@@ -138,7 +183,9 @@ fn key_for(shape: Shape, n: u32) -> Vec<u8> {
         }
         Shape::Int8 => ((n as u64) * 0x1_0000_0001).to_ne_bytes().to_vec(),
         Shape::Int4 => n.wrapping_mul(104729).to_ne_bytes().to_vec(),
-        Shape::Rev => format!("{}.h{}.{}", n % 7, n, ["com", "org", "net"][n as usize % 3]).into_bytes(),
+        Shape::Rev => {
+            format!("{}.h{}.{}", n % 7, n, ["com", "org", "net"][n as usize % 3]).into_bytes()
+        }
     }
 }
 
@@ -161,7 +208,10 @@ fn gen_val(rng: &mut ChaCha8Rng) -> Val {
         5..=99 => rng.gen_range(1900..3000),
         _ => rng.gen_range(0..400),
     };
-    Val { len, seed: rng.gen() }
+    Val {
+        len,
+        seed: rng.gen(),
+    }
 }
 
 fn gen_key(rng: &mut ChaCha8Rng) -> KeySel {
@@ -189,7 +239,12 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
     // the random phase runs on trees of depth 2-4
     for j in 0..(n / 6).min(6000) {
         let db = j % DBS.len();
-        ops.push(Op::Put { db, key: KeySel::Num(rng.gen_range(0..3000)), val: gen_val(&mut rng), flag: PutFlag::Plain });
+        ops.push(Op::Put {
+            db,
+            key: KeySel::Num(rng.gen_range(0..3000)),
+            val: gen_val(&mut rng),
+            flag: PutFlag::Plain,
+        });
         if j % 400 == 399 {
             ops.push(Op::Commit);
         }
@@ -198,33 +253,109 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
     while ops.len() < n {
         let db = rng.gen_range(0..DBS.len());
         let op = match rng.gen_range(0..1000) {
-            0..=279 => Op::Put { db, key: gen_key(&mut rng), val: gen_val(&mut rng), flag: PutFlag::Plain },
-            280..=329 => Op::Put { db, key: gen_key(&mut rng), val: gen_val(&mut rng), flag: PutFlag::NoOverwrite },
+            0..=279 => Op::Put {
+                db,
+                key: gen_key(&mut rng),
+                val: gen_val(&mut rng),
+                flag: PutFlag::Plain,
+            },
+            280..=329 => Op::Put {
+                db,
+                key: gen_key(&mut rng),
+                val: gen_val(&mut rng),
+                flag: PutFlag::NoOverwrite,
+            },
             330..=364 => {
-                let key = if rng.gen_bool(0.8) { KeySel::AfterLast(rng.gen_range(1..4)) } else { gen_key(&mut rng) };
-                Op::Put { db, key, val: gen_val(&mut rng), flag: PutFlag::Append }
+                let key = if rng.gen_bool(0.8) {
+                    KeySel::AfterLast(rng.gen_range(1..4))
+                } else {
+                    gen_key(&mut rng)
+                };
+                Op::Put {
+                    db,
+                    key,
+                    val: gen_val(&mut rng),
+                    flag: PutFlag::Append,
+                }
             }
-            365..=399 => Op::Put { db, key: gen_key(&mut rng), val: gen_val(&mut rng), flag: PutFlag::Reserve },
-            400..=429 => Op::PutCurrent { db, key: KeySel::Existing(rng.gen()), val: gen_val(&mut rng) },
-            430..=449 => Op::CursorPut { db, key: gen_key(&mut rng), val: gen_val(&mut rng) },
-            450..=539 => Op::Del { db, key: gen_del_key(&mut rng) },
-            540..=569 => Op::Get { db, key: gen_key(&mut rng) },
-            570..=589 => Op::CursorDel { db, key: KeySel::Existing(rng.gen()) },
-            590..=599 => Op::Get { db, key: gen_key(&mut rng) },
-            600..=609 => Op::DelRun { db, key: gen_key(&mut rng), n: rng.gen_range(1..8) },
-            610..=614 => Op::Get { db, key: gen_key(&mut rng) },
-            615..=754 => Op::Get { db, key: gen_key(&mut rng) },
-            755..=759 => Op::Walk { db, forward: rng.gen() },
+            365..=399 => Op::Put {
+                db,
+                key: gen_key(&mut rng),
+                val: gen_val(&mut rng),
+                flag: PutFlag::Reserve,
+            },
+            400..=429 => Op::PutCurrent {
+                db,
+                key: KeySel::Existing(rng.gen()),
+                val: gen_val(&mut rng),
+            },
+            430..=449 => Op::CursorPut {
+                db,
+                key: gen_key(&mut rng),
+                val: gen_val(&mut rng),
+            },
+            450..=539 => Op::Del {
+                db,
+                key: gen_del_key(&mut rng),
+            },
+            540..=569 => Op::Get {
+                db,
+                key: gen_key(&mut rng),
+            },
+            570..=589 => Op::CursorDel {
+                db,
+                key: KeySel::Existing(rng.gen()),
+            },
+            590..=599 => Op::Get {
+                db,
+                key: gen_key(&mut rng),
+            },
+            600..=609 => Op::DelRun {
+                db,
+                key: gen_key(&mut rng),
+                n: rng.gen_range(1..8),
+            },
+            610..=614 => Op::Get {
+                db,
+                key: gen_key(&mut rng),
+            },
+            615..=754 => Op::Get {
+                db,
+                key: gen_key(&mut rng),
+            },
+            755..=759 => Op::Walk {
+                db,
+                forward: rng.gen(),
+            },
             760..=869 => {
                 let how = [Seek::Set, Seek::SetKey, Seek::SetRange][rng.gen_range(0..3)];
                 let steps = (0..rng.gen_range(0..6)).map(|_| rng.gen()).collect();
-                Op::Seek { db, key: gen_key(&mut rng), how, steps }
+                Op::Seek {
+                    db,
+                    key: gen_key(&mut rng),
+                    how,
+                    steps,
+                }
             }
             870..=914 => {
-                let b = if rng.gen_bool(0.25) { KeySel::Existing(rng.gen()) } else { gen_key(&mut rng) };
-                let put = if rng.gen_bool(0.5) { Some(gen_val(&mut rng)) } else { None };
+                let b = if rng.gen_bool(0.25) {
+                    KeySel::Existing(rng.gen())
+                } else {
+                    gen_key(&mut rng)
+                };
+                let put = if rng.gen_bool(0.5) {
+                    Some(gen_val(&mut rng))
+                } else {
+                    None
+                };
                 let step = [Step::Current, Step::Next, Step::Prev][rng.gen_range(0..3)];
-                Op::TwoCursors { db, a: KeySel::Existing(rng.gen()), b, put, step }
+                Op::TwoCursors {
+                    db,
+                    a: KeySel::Existing(rng.gen()),
+                    b,
+                    put,
+                    step,
+                }
             }
             915 if rng.gen_range(0..8) == 0 => Op::Drain { db },
             916..=947 => Op::Commit,
@@ -237,17 +368,43 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
                     .map(|_| {
                         let db = rng.gen_range(0..DBS.len());
                         match rng.gen_range(0..6) {
-                            0 | 1 => Op::Put { db, key: gen_key(&mut rng), val: gen_val(&mut rng), flag: PutFlag::Plain },
-                            2 => Op::Del { db, key: gen_del_key(&mut rng) },
-                            3 => Op::CursorDel { db, key: KeySel::Existing(rng.gen()) },
-                            4 => Op::PutCurrent { db, key: KeySel::Existing(rng.gen()), val: gen_val(&mut rng) },
-                            _ => Op::Seek { db, key: gen_key(&mut rng), how: Seek::SetRange, steps: vec![true, false, false] },
+                            0 | 1 => Op::Put {
+                                db,
+                                key: gen_key(&mut rng),
+                                val: gen_val(&mut rng),
+                                flag: PutFlag::Plain,
+                            },
+                            2 => Op::Del {
+                                db,
+                                key: gen_del_key(&mut rng),
+                            },
+                            3 => Op::CursorDel {
+                                db,
+                                key: KeySel::Existing(rng.gen()),
+                            },
+                            4 => Op::PutCurrent {
+                                db,
+                                key: KeySel::Existing(rng.gen()),
+                                val: gen_val(&mut rng),
+                            },
+                            _ => Op::Seek {
+                                db,
+                                key: gen_key(&mut rng),
+                                how: Seek::SetRange,
+                                steps: vec![true, false, false],
+                            },
                         }
                     })
                     .collect();
-                Op::Nested { ops, commit: rng.gen_bool(0.6) }
+                Op::Nested {
+                    ops,
+                    commit: rng.gen_bool(0.6),
+                }
             }
-            _ => Op::Get { db, key: gen_key(&mut rng) },
+            _ => Op::Get {
+                db,
+                key: gen_key(&mut rng),
+            },
         };
         ops.push(op);
     }
@@ -280,7 +437,9 @@ fn resolve(sel: &KeySel, db: usize, m: &ModelDb) -> Option<Vec<u8>> {
             }
         }
         KeySel::AfterLast(b) => {
-            let Some((last, _)) = m.last() else { return Some(key_for(shape, *b as u32)) };
+            let Some((last, _)) = m.last() else {
+                return Some(key_for(shape, *b as u32));
+            };
             let mut k = last.to_vec();
             match shape {
                 Shape::Int8 => {
@@ -310,14 +469,25 @@ fn resolve(sel: &KeySel, db: usize, m: &ModelDb) -> Option<Vec<u8>> {
 fn walk_txn(txn: &RoTxn<'_>, db: Database, forward: bool) -> Result<dlmdb_tests::Pairs, String> {
     let mut c = txn.cursor(db).map_err(|e| format!("cursor open: {e}"))?;
     let it = if forward { c.iter() } else { c.iter_rev() };
-    it.map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())).map_err(|e| format!("cursor step: {e}"))).collect()
+    it.map(|r| {
+        r.map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .map_err(|e| format!("cursor step: {e}"))
+    })
+    .collect()
 }
 
 fn compare_walk(got: &[(Vec<u8>, Vec<u8>)], m: &ModelDb, forward: bool) -> Result<(), String> {
-    let want: Vec<(Vec<u8>, Vec<u8>)> =
-        if forward { m.pairs() } else { m.pairs().into_iter().rev().collect() };
+    let want: Vec<(Vec<u8>, Vec<u8>)> = if forward {
+        m.pairs()
+    } else {
+        m.pairs().into_iter().rev().collect()
+    };
     if got.len() != want.len() {
-        return Err(format!("walk returned {} pairs, model has {}", got.len(), want.len()));
+        return Err(format!(
+            "walk returned {} pairs, model has {}",
+            got.len(),
+            want.len()
+        ));
     }
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         if g != w {
@@ -335,10 +505,16 @@ fn compare_walk(got: &[(Vec<u8>, Vec<u8>)], m: &ModelDb, forward: bool) -> Resul
 
 fn verify_all(txn: &RoTxn<'_>, dbs: &[Database], models: &Models) -> Result<(), String> {
     for (i, m) in models.iter().enumerate() {
-        compare_walk(&walk_txn(txn, dbs[i], true)?, m, true).map_err(|e| format!("db {}: {e}", DBS[i].0))?;
+        compare_walk(&walk_txn(txn, dbs[i], true)?, m, true)
+            .map_err(|e| format!("db {}: {e}", DBS[i].0))?;
         let st = txn.stat(dbs[i]).map_err(|e| format!("stat: {e}"))?;
         if st.entries != m.len() as u64 {
-            return Err(format!("db {}: ms_entries {} but model has {}", DBS[i].0, st.entries, m.len()));
+            return Err(format!(
+                "db {}: ms_entries {} but model has {}",
+                DBS[i].0,
+                st.entries,
+                m.len()
+            ));
         }
     }
     Ok(())
@@ -352,9 +528,13 @@ fn open_dbs(env: &Env) -> Result<Vec<Database>, String> {
     let txn = env.write_txn().map_err(|e| format!("begin: {e}"))?;
     let mut v = Vec::new();
     for (name, flags, _) in DBS {
-        v.push(txn.create_db(Some(name), DatabaseFlags::from_bits_retain(flags)).map_err(|e| format!("create {name}: {e}"))?);
+        v.push(
+            txn.create_db(Some(name), DatabaseFlags::from_bits_retain(flags))
+                .map_err(|e| format!("create {name}: {e}"))?,
+        );
     }
-    txn.commit().map_err(|e| format!("commit after create: {e}"))?;
+    txn.commit()
+        .map_err(|e| format!("commit after create: {e}"))?;
     Ok(v)
 }
 
@@ -374,10 +554,17 @@ impl RawCursor {
         Ok(RawCursor(c))
     }
 
-    fn get(&mut self, key: Option<&[u8]>, op: CursorOp) -> Result<Option<dlmdb_tests::Pair>, String> {
+    fn get(
+        &mut self,
+        key: Option<&[u8]>,
+        op: CursorOp,
+    ) -> Result<Option<dlmdb_tests::Pair>, String> {
         let mut k = dlmdb::sys::MDB_val::default();
         if let Some(key) = key {
-            k = dlmdb::sys::MDB_val { mv_size: key.len(), mv_data: key.as_ptr() as *mut _ };
+            k = dlmdb::sys::MDB_val {
+                mv_size: key.len(),
+                mv_data: key.as_ptr() as *mut _,
+            };
         }
         let mut d = dlmdb::sys::MDB_val::default();
         // SAFETY: the cursor is live; returned values are copied at once.
@@ -409,16 +596,21 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
     match op {
         Op::Put { db, key, val, flag } => {
             let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
             let v = val_bytes(*val);
             let d = dbs[*db];
             match flag {
                 PutFlag::Plain => {
-                    txn.put(d, &k, &v, WriteFlags::empty()).map_err(|e| format!("put: {e}"))?;
+                    txn.put(d, &k, &v, WriteFlags::empty())
+                        .map_err(|e| format!("put: {e}"))?;
                     m.put(&k, &v);
                 }
                 PutFlag::NoOverwrite => {
-                    let r = txn.put_no_overwrite(d, &k, &v).map_err(|e| format!("put NOOVERWRITE: {e}"))?;
+                    let r = txn
+                        .put_no_overwrite(d, &k, &v)
+                        .map_err(|e| format!("put NOOVERWRITE: {e}"))?;
                     match (r, m.get(&k)) {
                         (None, None) => {
                             m.put(&k, &v);
@@ -444,13 +636,24 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                             m.put(&k, &v);
                         }
                         (Err(dlmdb::Error::KeyExist), false) => {}
-                        (r, ok) => return Err(format!("put APPEND {}: got {r:?}, expected ok={ok}", show(&k))),
+                        (r, ok) => {
+                            return Err(format!(
+                                "put APPEND {}: got {r:?}, expected ok={ok}",
+                                show(&k)
+                            ))
+                        }
                     }
                 }
                 PutFlag::Reserve => {
-                    let buf = txn.reserve(d, &k, v.len(), WriteFlags::empty()).map_err(|e| format!("reserve: {e}"))?;
+                    let buf = txn
+                        .reserve(d, &k, v.len(), WriteFlags::empty())
+                        .map_err(|e| format!("reserve: {e}"))?;
                     if buf.len() != v.len() {
-                        return Err(format!("reserve returned {} bytes, asked {}", buf.len(), v.len()));
+                        return Err(format!(
+                            "reserve returned {} bytes, asked {}",
+                            buf.len(),
+                            v.len()
+                        ));
                     }
                     buf.copy_from_slice(&v);
                     m.put(&k, &v);
@@ -459,15 +662,25 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         }
         Op::PutCurrent { db, key, val } => {
             let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
             let v = val_bytes(*val);
-            let mut c = txn.cursor_mut(dbs[*db]).map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = txn
+                .cursor_mut(dbs[*db])
+                .map_err(|e| format!("cursor_mut: {e}"))?;
             let found = c.set(&k).map_err(|e| format!("SET_KEY: {e}"))?;
             if found != m.get(&k).map(|b| (k.as_slice(), b)) {
-                return Err(format!("SET_KEY {} before CURRENT put: wrong item", show(&k)));
+                return Err(format!(
+                    "SET_KEY {} before CURRENT put: wrong item",
+                    show(&k)
+                ));
             }
-            c.put_current(&k, &v).map_err(|e| format!("cursor put CURRENT: {e}"))?;
-            let now = c.current().map_err(|e| format!("GET_CURRENT after put: {e}"))?;
+            c.put_current(&k, &v)
+                .map_err(|e| format!("cursor put CURRENT: {e}"))?;
+            let now = c
+                .current()
+                .map_err(|e| format!("GET_CURRENT after put: {e}"))?;
             if now != Some((k.as_slice(), v.as_slice())) {
                 return Err("GET_CURRENT after CURRENT put: wrong item".into());
             }
@@ -475,25 +688,40 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         }
         Op::Del { db, key } => {
             let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
-            let found = txn.del(dbs[*db], &k, None).map_err(|e| format!("del: {e}"))?;
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
+            let found = txn
+                .del(dbs[*db], &k, None)
+                .map_err(|e| format!("del: {e}"))?;
             let had = m.del(&k).is_some();
             if found != had {
-                return Err(format!("del {}: engine found={found}, model had={had}", show(&k)));
+                return Err(format!(
+                    "del {}: engine found={found}, model had={had}",
+                    show(&k)
+                ));
             }
         }
         Op::CursorDel { db, key } => {
             let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
             let following = m.after(&k).map(|(a, b)| (a.to_vec(), b.to_vec()));
-            let mut c = txn.cursor_mut(dbs[*db]).map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = txn
+                .cursor_mut(dbs[*db])
+                .map_err(|e| format!("cursor_mut: {e}"))?;
             if c.set(&k).map_err(|e| format!("SET_KEY: {e}"))?.is_none() {
                 return Err(format!("SET_KEY {} (existing) not found", show(&k)));
             }
-            c.del(WriteFlags::empty()).map_err(|e| format!("cursor del: {e}"))?;
+            c.del(WriteFlags::empty())
+                .map_err(|e| format!("cursor del: {e}"))?;
             m.del(&k);
             // after a cursor delete, NEXT returns the item that followed
-            let next = c.next().map_err(|e| format!("NEXT after cursor del: {e}"))?.map(|(a, b)| (a.to_vec(), b.to_vec()));
+            let next = c
+                .next()
+                .map_err(|e| format!("NEXT after cursor del: {e}"))?
+                .map(|(a, b)| (a.to_vec(), b.to_vec()));
             if next != following {
                 return Err(format!(
                     "NEXT after cursor del of {}: got {:?}, expected {:?}",
@@ -505,35 +733,62 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         }
         Op::CursorPut { db, key, val } => {
             let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
             let v = val_bytes(*val);
-            let mut c = txn.cursor_mut(dbs[*db]).map_err(|e| format!("cursor_mut: {e}"))?;
-            c.put(&k, &v, WriteFlags::empty()).map_err(|e| format!("cursor put: {e}"))?;
-            let now = c.current().map_err(|e| format!("GET_CURRENT after cursor put: {e}"))?;
+            let mut c = txn
+                .cursor_mut(dbs[*db])
+                .map_err(|e| format!("cursor_mut: {e}"))?;
+            c.put(&k, &v, WriteFlags::empty())
+                .map_err(|e| format!("cursor put: {e}"))?;
+            let now = c
+                .current()
+                .map_err(|e| format!("GET_CURRENT after cursor put: {e}"))?;
             if now != Some((k.as_slice(), v.as_slice())) {
-                return Err(format!("GET_CURRENT after cursor put of {}: wrong item", show(&k)));
+                return Err(format!(
+                    "GET_CURRENT after cursor put of {}: wrong item",
+                    show(&k)
+                ));
             }
             m.put(&k, &v);
             let want_next = m.after(&k).map(|(a, b)| (a.to_vec(), b.to_vec()));
-            let next = c.next().map_err(|e| format!("NEXT after cursor put: {e}"))?.map(|(a, b)| (a.to_vec(), b.to_vec()));
+            let next = c
+                .next()
+                .map_err(|e| format!("NEXT after cursor put: {e}"))?
+                .map(|(a, b)| (a.to_vec(), b.to_vec()));
             if next != want_next {
                 return Err(format!("NEXT after cursor put of {}: wrong item", show(&k)));
             }
         }
         Op::DelRun { db, key, n } => {
             let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
-            let mut c = txn.cursor_mut(dbs[*db]).map_err(|e| format!("cursor_mut: {e}"))?;
-            let mut at = c.set_range(&k).map_err(|e| format!("SET_RANGE: {e}"))?.map(|(a, b)| (a.to_vec(), b.to_vec()));
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
+            let mut c = txn
+                .cursor_mut(dbs[*db])
+                .map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut at = c
+                .set_range(&k)
+                .map_err(|e| format!("SET_RANGE: {e}"))?
+                .map(|(a, b)| (a.to_vec(), b.to_vec()));
             if at.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice())) != m.ceil(&k) {
-                return Err(format!("SET_RANGE {} before delete run: wrong item", show(&k)));
+                return Err(format!(
+                    "SET_RANGE {} before delete run: wrong item",
+                    show(&k)
+                ));
             }
             for j in 0..*n {
                 let Some((dk, _)) = at.take() else { break };
-                c.del(WriteFlags::empty()).map_err(|e| format!("delete run #{j}: {e}"))?;
+                c.del(WriteFlags::empty())
+                    .map_err(|e| format!("delete run #{j}: {e}"))?;
                 m.del(&dk);
                 let want = m.after(&dk).map(|(a, b)| (a.to_vec(), b.to_vec()));
-                at = c.next().map_err(|e| format!("NEXT in delete run: {e}"))?.map(|(a, b)| (a.to_vec(), b.to_vec()));
+                at = c
+                    .next()
+                    .map_err(|e| format!("NEXT in delete run: {e}"))?
+                    .map(|(a, b)| (a.to_vec(), b.to_vec()));
                 if at != want {
                     return Err(format!(
                         "delete run #{j}: NEXT after deleting {} gave {:?}, expected {:?}",
@@ -546,13 +801,19 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         }
         Op::Drain { db } => {
             let m = &mut cur[*db];
-            let mut c = txn.cursor_mut(dbs[*db]).map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = txn
+                .cursor_mut(dbs[*db])
+                .map_err(|e| format!("cursor_mut: {e}"))?;
             let mut n = 0usize;
             let mut at = c.first().map_err(|e| format!("FIRST: {e}"))?.is_some();
             while at {
-                c.del(WriteFlags::empty()).map_err(|e| format!("drain delete #{n}: {e}"))?;
+                c.del(WriteFlags::empty())
+                    .map_err(|e| format!("drain delete #{n}: {e}"))?;
                 n += 1;
-                at = c.next().map_err(|e| format!("NEXT while draining: {e}"))?.is_some();
+                at = c
+                    .next()
+                    .map_err(|e| format!("NEXT while draining: {e}"))?
+                    .is_some();
             }
             drop(c);
             if n != m.len() {
@@ -560,13 +821,30 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
             *m = ModelDb::new(m.flags);
             let st = txn.stat(dbs[*db]).map_err(|e| format!("stat: {e}"))?;
-            if (st.depth, st.branch_pages, st.leaf_pages, st.overflow_pages, st.entries) != (0, 0, 0, 0, 0) {
+            if (
+                st.depth,
+                st.branch_pages,
+                st.leaf_pages,
+                st.overflow_pages,
+                st.entries,
+            ) != (0, 0, 0, 0, 0)
+            {
                 return Err(format!("drained DB is not an empty tree: {st:?}"));
             }
         }
-        Op::TwoCursors { db, a, b, put, step } => {
-            let Some(ka) = resolve(a, *db, &cur[*db]) else { return Ok(()) };
-            let Some(kb) = resolve(b, *db, &cur[*db]) else { return Ok(()) };
+        Op::TwoCursors {
+            db,
+            a,
+            b,
+            put,
+            step,
+        } => {
+            let Some(ka) = resolve(a, *db, &cur[*db]) else {
+                return Ok(());
+            };
+            let Some(kb) = resolve(b, *db, &cur[*db]) else {
+                return Ok(());
+            };
             let mut a_cur = RawCursor::open(txn, dbs[*db])?;
             if a_cur.get(Some(&ka), CursorOp::SetKey)?.map(|p| p.0) != Some(ka.clone()) {
                 return Err(format!("cursor A: SET_KEY {} failed", show(&ka)));
@@ -575,21 +853,30 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             let deleted_a = match put {
                 Some(v) => {
                     let v = val_bytes(*v);
-                    txn.put(dbs[*db], &kb, &v, WriteFlags::empty()).map_err(|e| format!("put beside cursor A: {e}"))?;
+                    txn.put(dbs[*db], &kb, &v, WriteFlags::empty())
+                        .map_err(|e| format!("put beside cursor A: {e}"))?;
                     m.put(&kb, &v);
                     false
                 }
                 None => {
-                    let found = txn.del(dbs[*db], &kb, None).map_err(|e| format!("del beside cursor A: {e}"))?;
+                    let found = txn
+                        .del(dbs[*db], &kb, None)
+                        .map_err(|e| format!("del beside cursor A: {e}"))?;
                     if found != m.del(&kb).is_some() {
-                        return Err(format!("del {} beside cursor A: found={found} disagrees with model", show(&kb)));
+                        return Err(format!(
+                            "del {} beside cursor A: found={found} disagrees with model",
+                            show(&kb)
+                        ));
                     }
                     found && kb == ka
                 }
             };
             let (got, want) = match step {
                 Step::Current if deleted_a => return Ok(()),
-                Step::Current => (a_cur.get(None, CursorOp::GetCurrent)?, m.get(&ka).map(|v| (ka.as_slice(), v))),
+                Step::Current => (
+                    a_cur.get(None, CursorOp::GetCurrent)?,
+                    m.get(&ka).map(|v| (ka.as_slice(), v)),
+                ),
                 Step::Next => (a_cur.get(None, CursorOp::Next)?, m.after(&ka)),
                 Step::Prev => (a_cur.get(None, CursorOp::Prev)?, m.before(&ka)),
             };
@@ -607,7 +894,9 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         }
         Op::Get { db, key } => {
             let m = &cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
             let g = txn.get(dbs[*db], &k).map_err(|e| format!("get: {e}"))?;
             if g != m.get(&k) {
                 return Err(format!(
@@ -621,16 +910,25 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         Op::Walk { db, forward } => {
             compare_walk(&walk_txn(txn, dbs[*db], *forward)?, &cur[*db], *forward)?;
         }
-        Op::Seek { db, key, how, steps } => {
+        Op::Seek {
+            db,
+            key,
+            how,
+            steps,
+        } => {
             let m = &cur[*db];
-            let Some(k) = resolve(key, *db, m) else { return Ok(()) };
+            let Some(k) = resolve(key, *db, m) else {
+                return Ok(());
+            };
             let mut c = txn.cursor(dbs[*db]).map_err(|e| format!("cursor: {e}"))?;
             let (op, want) = match how {
                 Seek::Set => (CursorOp::Set, m.get(&k).map(|v| (k.as_slice(), v))),
                 Seek::SetKey => (CursorOp::SetKey, m.get(&k).map(|v| (k.as_slice(), v))),
                 Seek::SetRange => (CursorOp::SetRange, m.ceil(&k)),
             };
-            let got = c.get(Some(&k), None, op).map_err(|e| format!("{op:?}: {e}"))?;
+            let got = c
+                .get(Some(&k), None, op)
+                .map_err(|e| format!("{op:?}: {e}"))?;
             if got != want {
                 return Err(format!(
                     "{op:?} {}: got {:?}, model {:?}",
@@ -639,7 +937,9 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                     want.map(|p| show(p.0))
                 ));
             }
-            let Some((mut at, _)) = got else { return Ok(()) };
+            let Some((mut at, _)) = got else {
+                return Ok(());
+            };
             for &fwd in steps {
                 let g = if fwd { c.next() } else { c.prev() }.map_err(|e| format!("step: {e}"))?;
                 let w = if fwd { m.after(at) } else { m.before(at) };
@@ -663,7 +963,8 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             {
                 let mut child = txn.nested().map_err(|e| format!("begin nested txn: {e}"))?;
                 for (j, o) in ops.iter().enumerate() {
-                    apply(&mut child, dbs, &mut child_model, o).map_err(|e| format!("nested op #{j} {o:?}: {e}"))?;
+                    apply(&mut child, dbs, &mut child_model, o)
+                        .map_err(|e| format!("nested op #{j} {o:?}: {e}"))?;
                 }
                 if *commit {
                     child.commit().map_err(|e| format!("nested commit: {e}"))?;
@@ -677,8 +978,13 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             // the parent sees exactly the merged (or unchanged) state
             for (i, m) in cur.iter().enumerate() {
                 if i == ops.len() % DBS.len() {
-                    compare_walk(&walk_txn(txn, dbs[i], true)?, m, true)
-                        .map_err(|e| format!("after nested {}: db {}: {e}", if *commit { "commit" } else { "abort" }, DBS[i].0))?;
+                    compare_walk(&walk_txn(txn, dbs[i], true)?, m, true).map_err(|e| {
+                        format!(
+                            "after nested {}: db {}: {e}",
+                            if *commit { "commit" } else { "abort" },
+                            DBS[i].0
+                        )
+                    })?;
                 }
             }
         }
@@ -724,7 +1030,9 @@ fn run(seed: u64, ops: &[Op], report: bool) -> Result<(), (usize, String)> {
                 }
                 Op::SnapTake => {
                     if snaps.len() < 3 {
-                        let t = env.read_txn().map_err(|e| (i, format!("snapshot read_txn: {e}")))?;
+                        let t = env
+                            .read_txn()
+                            .map_err(|e| (i, format!("snapshot read_txn: {e}")))?;
                         snaps.push((t, committed.clone()));
                     }
                 }
@@ -739,11 +1047,16 @@ fn run(seed: u64, ops: &[Op], report: bool) -> Result<(), (usize, String)> {
                 }
                 _ => {
                     if txn.is_none() {
-                        txn = Some(env.write_txn().map_err(|e| (i, format!("write_txn: {e}")))?);
+                        txn = Some(
+                            env.write_txn()
+                                .map_err(|e| (i, format!("write_txn: {e}")))?,
+                        );
                     }
                     let t = txn.as_mut().unwrap();
                     let r = catch_unwind(AssertUnwindSafe(|| apply(t, &dbs, &mut cur, op)))
-                        .unwrap_or_else(|p| Err(format!("panic: {:?}", p.downcast_ref::<String>())));
+                        .unwrap_or_else(|p| {
+                            Err(format!("panic: {:?}", p.downcast_ref::<String>()))
+                        });
                     r.map_err(|e| (i, e))?;
                 }
             }
@@ -793,7 +1106,10 @@ fn differential(nested: bool) {
     let mut failures = Vec::new();
     for seed in seeds {
         let ops = generate(seed, n, nested);
-        eprintln!("model: seed {seed}, {n} ops, layout {:?}, nested txns {nested}", layout_for(seed));
+        eprintln!(
+            "model: seed {seed}, {n} ops, layout {:?}, nested txns {nested}",
+            layout_for(seed)
+        );
         let t0 = std::time::Instant::now();
         let Err((at, msg)) = run(seed, &ops, true) else {
             eprintln!("model: seed {seed} ok in {:?}", t0.elapsed());
@@ -812,8 +1128,15 @@ fn differential(nested: bool) {
                 Ok(()) => lo = mid + 1,
             }
         }
-        let tail: Vec<String> = ops[hi.saturating_sub(15)..hi].iter().map(|o| format!("{o:?}")).collect();
-        let test = if nested { "model_differential_nested" } else { "model_differential" };
+        let tail: Vec<String> = ops[hi.saturating_sub(15)..hi]
+            .iter()
+            .map(|o| format!("{o:?}"))
+            .collect();
+        let test = if nested {
+            "model_differential_nested"
+        } else {
+            "model_differential"
+        };
         let report = format!(
             "seed {seed}: first failure at op #{at}: {msg}\n  shortest failing prefix: {hi} ops \
              (replay: DLMDB_SEED={seed} DLMDB_MODEL_OPS={hi} cargo test --release -p dlmdb-tests --test model {test}); \
@@ -823,7 +1146,11 @@ fn differential(nested: bool) {
         eprintln!("{report}");
         failures.push(report);
     }
-    assert!(failures.is_empty(), "model test failed:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "model test failed:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// The main differential run (no nested transactions).

@@ -58,10 +58,14 @@ fn check_seq(id: u64, seq: u64, who: &str) {
 
 /// Check the invariant on one snapshot; returns (seq, checksum).
 fn check_snapshot(txn: &ours::Txn, dbi: u32, who: &str) -> (u64, u64) {
-    let pairs = txn.walk(dbi).unwrap_or_else(|e| panic!("{who}: walk: {}", ours::strerror(e)));
+    let pairs = txn
+        .walk(dbi)
+        .unwrap_or_else(|e| panic!("{who}: walk: {}", ours::strerror(e)));
     let get = |k: &[u8]| pairs.iter().find(|p| p.0 == k).map(|p| p.1.clone());
     let sum: u64 = (0..COUNTERS)
-        .map(|i| u64_of(&get(&counter_key(i)).unwrap_or_else(|| panic!("{who}: counter {i} missing"))))
+        .map(|i| {
+            u64_of(&get(&counter_key(i)).unwrap_or_else(|| panic!("{who}: counter {i} missing")))
+        })
         .sum();
     let id = txn.id();
     assert_eq!(sum, TOTAL, "{who}: snapshot {id}: counters sum to {sum}");
@@ -69,7 +73,10 @@ fn check_snapshot(txn: &ours::Txn, dbi: u32, who: &str) -> (u64, u64) {
     check_seq(id, seq, who);
     let chk = u64_of(&get(b"chk").unwrap_or_else(|| panic!("{who}: chk missing")));
     let c = checksum(&pairs);
-    assert_eq!(chk, c, "{who}: snapshot {id}: stored checksum {chk:x} but records digest to {c:x}");
+    assert_eq!(
+        chk, c,
+        "{who}: snapshot {id}: stored checksum {chk:x} but records digest to {c:x}"
+    );
     (seq, c)
 }
 
@@ -83,15 +90,21 @@ fn write_step(env: &ours::Env, dbi: u32, rng: &mut ChaCha8Rng) -> u64 {
     let cj = u64_of(&txn.get(dbi, &counter_key(j)).unwrap().unwrap());
     if i != j {
         let amt = rng.gen_range(0..=ci);
-        txn.put(dbi, &counter_key(i), &(ci - amt).to_le_bytes(), 0).unwrap();
-        txn.put(dbi, &counter_key(j), &(cj + amt).to_le_bytes(), 0).unwrap();
+        txn.put(dbi, &counter_key(i), &(ci - amt).to_le_bytes(), 0)
+            .unwrap();
+        txn.put(dbi, &counter_key(j), &(cj + amt).to_le_bytes(), 0)
+            .unwrap();
     }
     for _ in 0..rng.gen_range(0..30) {
         let k = format!("f{:03}", rng.gen_range(0..500));
         if rng.gen_bool(0.3) {
             txn.del(dbi, k.as_bytes(), None).unwrap();
         } else {
-            let n = if rng.gen_bool(0.05) { rng.gen_range(4000..20_000) } else { rng.gen_range(0..1500) };
+            let n = if rng.gen_bool(0.05) {
+                rng.gen_range(4000..20_000)
+            } else {
+                rng.gen_range(0..1500)
+            };
             let v: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
             txn.put(dbi, k.as_bytes(), &v, 0).unwrap();
         }
@@ -99,7 +112,8 @@ fn write_step(env: &ours::Env, dbi: u32, rng: &mut ChaCha8Rng) -> u64 {
     txn.put(dbi, b"seq", &id.to_le_bytes(), 0).unwrap();
     let c = checksum(&txn.walk(dbi).unwrap());
     txn.put(dbi, b"chk", &c.to_le_bytes(), 0).unwrap();
-    txn.commit().unwrap_or_else(|e| panic!("writer: commit {id}: {}", ours::strerror(e)));
+    txn.commit()
+        .unwrap_or_else(|e| panic!("writer: commit {id}: {}", ours::strerror(e)));
     id
 }
 
@@ -129,7 +143,10 @@ fn role_reader() {
     while Instant::now() < end {
         let txn = env.ro().expect("reader: begin");
         let (seq, c) = check_snapshot(&txn, dbi, &who);
-        assert!(seq >= prev, "{who}: snapshot went backwards: {prev} then {seq}");
+        assert!(
+            seq >= prev,
+            "{who}: snapshot went backwards: {prev} then {seq}"
+        );
         if seq != prev {
             distinct += 1;
         }
@@ -176,7 +193,11 @@ fn role_waiter() {
     let txn = env.rw().unwrap();
     procs::report(&format!("got {}", procs::now_us()));
     let holder = txn.get(dbi, b"holder").unwrap();
-    assert_eq!(holder.as_deref(), Some(&b"1"[..]), "waiter: holder's commit not visible to the next writer");
+    assert_eq!(
+        holder.as_deref(),
+        Some(&b"1"[..]),
+        "waiter: holder's commit not visible to the next writer"
+    );
     txn.put(dbi, b"waiter", b"1", 0).unwrap();
     txn.commit().unwrap();
 }
@@ -185,7 +206,11 @@ fn role_quick_reader() {
     let (env, dbi) = open(&procs::param("PATH"));
     let t = env.ro().unwrap();
     check_snapshot(&t, dbi, "quick reader");
-    assert_eq!(t.get(dbi, b"holder").unwrap(), None, "quick reader sees an uncommitted write");
+    assert_eq!(
+        t.get(dbi, b"holder").unwrap(),
+        None,
+        "quick reader sees an uncommitted write"
+    );
     procs::report(&format!("read {}", procs::now_us()));
 }
 
@@ -213,7 +238,11 @@ fn setup() -> (tempfile::TempDir, String) {
     let txn = env.rw().unwrap();
     let id = txn.id();
     for i in 0..COUNTERS {
-        let v = if i == 0 { TOTAL - (COUNTERS as u64 - 1) * 1000 } else { 1000 };
+        let v = if i == 0 {
+            TOTAL - (COUNTERS as u64 - 1) * 1000
+        } else {
+            1000
+        };
         txn.put(dbi, &counter_key(i), &v.to_le_bytes(), 0).unwrap();
     }
     txn.put(dbi, b"seq", &id.to_le_bytes(), 0).unwrap();
@@ -224,7 +253,10 @@ fn setup() -> (tempfile::TempDir, String) {
 }
 
 fn field(line: &str, i: usize) -> u64 {
-    line.split(' ').nth(i).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("bad report line {line:?}"))
+    line.split(' ')
+        .nth(i)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad report line {line:?}"))
 }
 
 #[test]
@@ -241,26 +273,40 @@ fn one_writer_three_readers() {
             procs::spawn(
                 "child_entry",
                 "reader",
-                &[("PATH", path.clone()), ("MS", ms.clone()), ("ID", i.to_string())],
+                &[
+                    ("PATH", path.clone()),
+                    ("MS", ms.clone()),
+                    ("ID", i.to_string()),
+                ],
             )
         })
         .collect();
     let writer = procs::spawn(
         "child_entry",
         "writer",
-        &[("PATH", path.clone()), ("MS", ms.clone()), ("SEED", seed.to_string())],
+        &[
+            ("PATH", path.clone()),
+            ("MS", ms.clone()),
+            ("SEED", seed.to_string()),
+        ],
     );
     let w = writer.expect("done", Duration::from_secs(60));
     writer.wait_ok(Duration::from_secs(10));
     let commits = field(&w, 1);
     eprintln!("writer: {commits} commits, last txn {}", field(&w, 2));
-    assert!(commits >= 50, "seed {seed}: writer made only {commits} commits");
+    assert!(
+        commits >= 50,
+        "seed {seed}: writer made only {commits} commits"
+    );
     for (i, r) in readers.into_iter().enumerate() {
         let l = r.expect("done", Duration::from_secs(60));
         r.wait_ok(Duration::from_secs(10));
         let (snaps, distinct, held) = (field(&l, 1), field(&l, 2), field(&l, 3));
         eprintln!("reader {i}: {snaps} snapshots, {distinct} distinct, {held} held");
-        assert!(snaps >= 50 && distinct >= 5, "seed {seed}: reader {i} saw too little ({l})");
+        assert!(
+            snaps >= 50 && distinct >= 5,
+            "seed {seed}: reader {i} saw too little ({l})"
+        );
     }
     // Final state: invariant and page accounting.
     let p = Path::new(&path);
@@ -269,7 +315,8 @@ fn one_writer_three_readers() {
         check_snapshot(&env.ro().unwrap(), dbi, "final");
     }
     let env = dlmdb_tests::raw::Env::open(p, ours::ffi::MDB_NOSUBDIR, 2, 0).unwrap();
-    dlmdb_tests::raw::check_accounting(&env).unwrap_or_else(|e| panic!("seed {seed}: accounting: {e}"));
+    dlmdb_tests::raw::check_accounting(&env)
+        .unwrap_or_else(|e| panic!("seed {seed}: accounting: {e}"));
 }
 
 #[test]
@@ -280,7 +327,13 @@ fn writer_exclusive_counter() {
     let (_dir, path) = setup();
     let n = 300u64;
     let kids: Vec<_> = (0..2)
-        .map(|_| procs::spawn("child_entry", "incr", &[("PATH", path.clone()), ("N", n.to_string())]))
+        .map(|_| {
+            procs::spawn(
+                "child_entry",
+                "incr",
+                &[("PATH", path.clone()), ("N", n.to_string())],
+            )
+        })
         .collect();
     for k in kids {
         k.expect("done", Duration::from_secs(60));
@@ -289,7 +342,12 @@ fn writer_exclusive_counter() {
     let (env, dbi) = open(&path);
     let t = env.ro().unwrap();
     let c = u64_of(&t.get(dbi, b"counter").unwrap().expect("counter"));
-    assert_eq!(c, 2 * n, "two writer processes lost updates: counter {c}, expected {}", 2 * n);
+    assert_eq!(
+        c,
+        2 * n,
+        "two writer processes lost updates: counter {c}, expected {}",
+        2 * n
+    );
 }
 
 #[test]
@@ -299,7 +357,11 @@ fn writer_blocks_other_process() {
     }
     let (_dir, path) = setup();
     let hold_ms = 700u64;
-    let holder = procs::spawn("child_entry", "holder", &[("PATH", path.clone()), ("MS", hold_ms.to_string())]);
+    let holder = procs::spawn(
+        "child_entry",
+        "holder",
+        &[("PATH", path.clone()), ("MS", hold_ms.to_string())],
+    );
     let h = holder.expect("holding", Duration::from_secs(30));
     // Readers are not blocked by the writer lock.
     let reader = procs::spawn("child_entry", "quick_reader", &[("PATH", path.clone())]);
@@ -311,17 +373,27 @@ fn writer_blocks_other_process() {
     let hr = holder.expect("releasing", Duration::from_secs(30));
     holder.wait_ok(Duration::from_secs(10));
     waiter.wait_ok(Duration::from_secs(10));
-    let (t_hold, t_rel, t_start, t_got) = (field(&h, 1), field(&hr, 1), field(&ws, 1), field(&wg, 1));
+    let (t_hold, t_rel, t_start, t_got) =
+        (field(&h, 1), field(&hr, 1), field(&ws, 1), field(&wg, 1));
     eprintln!(
         "holder held {}ms; waiter started {}ms after the hold began and got the lock {}ms after release",
         (t_rel - t_hold) / 1000,
         (t_start - t_hold) / 1000,
         (t_got as i64 - t_rel as i64) / 1000
     );
-    assert!(t_start < t_rel, "waiter started only after the holder released: test too slow to mean anything");
+    assert!(
+        t_start < t_rel,
+        "waiter started only after the holder released: test too slow to mean anything"
+    );
     let t_read = field(&rd, 1);
-    assert!(t_read < t_rel, "a reader process was blocked while another process held the write txn");
-    assert!(t_got >= t_rel, "the second process got the write lock at {t_got} before the holder released it at {t_rel}");
+    assert!(
+        t_read < t_rel,
+        "a reader process was blocked while another process held the write txn"
+    );
+    assert!(
+        t_got >= t_rel,
+        "the second process got the write lock at {t_got} before the holder released it at {t_rel}"
+    );
 }
 
 /// Threads of one process and NOSYNC commits, so that commits are fast

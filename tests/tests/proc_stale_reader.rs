@@ -28,10 +28,7 @@ fn role_reader() {
             drop(t);
         }};
     }
-    match procs::param("ENGINE").as_str() {
-        "ours" => hold!(ours),
-        _ => hold!(stock),
-    }
+    dlmdb_tests::on_engine!(hold);
 }
 
 #[test]
@@ -49,8 +46,7 @@ macro_rules! stale_reader_test {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
+            let (_dir, path) = procs::temp_store();
             let env = m::Env::open(&path, 0, 2, MAP).unwrap();
             let dbi = env.create_dbs(&[("churn", 0)]).unwrap()[0];
             let mut gen = 0u32;
@@ -69,26 +65,55 @@ macro_rules! stale_reader_test {
             };
             churn(&mut gen, 5);
 
-            let child = procs::spawn(
-                "child_entry",
-                "reader",
-                &[("PATH", path.display().to_string()), ("ENGINE", $engine.to_string())],
-            );
+            let child = procs::spawn_on_store("reader", &path, $engine);
             let line = child.expect("holding", Duration::from_secs(30));
             let txnid: u64 = line.split(' ').nth(1).unwrap().parse().unwrap();
             let pid = child.pid();
-            assert_eq!(txnid, env.info().1, "{}: reader holds the newest snapshot", $engine);
+            assert_eq!(
+                txnid,
+                env.info().1,
+                "{}: reader holds the newest snapshot",
+                $engine
+            );
 
             // The live reader is listed in the documented format.
             let (lines, rc) = env.reader_list();
             assert!(rc >= 0, "reader_list rc {rc}");
-            assert_eq!(lines.first().map(String::as_str), Some("    pid     thread     txnid\n"), "{}: {lines:?}", $engine);
-            let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&format!("{pid:>10} "))).collect();
-            assert_eq!(mine.len(), 1, "{}: reader pid {pid} not listed once: {lines:?}", $engine);
-            let parts: Vec<&str> = mine[0].trim_end_matches('\n').split(' ').filter(|s| !s.is_empty()).collect();
+            assert_eq!(
+                lines.first().map(String::as_str),
+                Some("    pid     thread     txnid\n"),
+                "{}: {lines:?}",
+                $engine
+            );
+            let mine: Vec<&String> = lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{pid:>10} ")))
+                .collect();
+            assert_eq!(
+                mine.len(),
+                1,
+                "{}: reader pid {pid} not listed once: {lines:?}",
+                $engine
+            );
+            let parts: Vec<&str> = mine[0]
+                .trim_end_matches('\n')
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .collect();
             assert_eq!(parts.len(), 3, "{}: reader line {:?}", $engine, mine[0]);
-            assert!(u64::from_str_radix(parts[1], 16).is_ok(), "{}: thread id {:?} not hex", $engine, parts[1]);
-            assert_eq!(parts[2], txnid.to_string(), "{}: reader line {:?}", $engine, mine[0]);
+            assert!(
+                u64::from_str_radix(parts[1], 16).is_ok(),
+                "{}: thread id {:?} not hex",
+                $engine,
+                parts[1]
+            );
+            assert_eq!(
+                parts[2],
+                txnid.to_string(),
+                "{}: reader line {:?}",
+                $engine,
+                mine[0]
+            );
 
             // Kill it: the slot stays until a reader check.
             let _ = child.kill9();
@@ -103,21 +128,41 @@ macro_rules! stale_reader_test {
             let pinned = churn(&mut gen, 30);
 
             let dead = env.reader_check().unwrap();
-            assert_eq!(dead, 1, "{}: mdb_reader_check cleared {dead} slots, expected 1", $engine);
+            assert_eq!(
+                dead, 1,
+                "{}: mdb_reader_check cleared {dead} slots, expected 1",
+                $engine
+            );
             let (lines, _) = env.reader_list();
             assert!(
                 !lines.iter().any(|l| l.starts_with(&format!("{pid:>10} "))),
                 "{}: dead reader still listed after the check: {lines:?}",
                 $engine
             );
-            assert_eq!(env.reader_check().unwrap(), 0, "{}: a second check found more dead slots", $engine);
+            assert_eq!(
+                env.reader_check().unwrap(),
+                0,
+                "{}: a second check found more dead slots",
+                $engine
+            );
 
             // Now the pages are reusable: after a warm-up the file stops growing.
             churn(&mut gen, 30);
             let free = churn(&mut gen, 30);
-            eprintln!("{}: growth with the stale slot {pinned} pages; after the check {free} pages", $engine);
-            assert!(pinned >= 30 * 40, "{}: only {pinned} pages of growth while pinned: reuse past a live snapshot?", $engine);
-            assert!(free * 10 <= pinned, "{}: still growing after the check ({free} vs {pinned} pages)", $engine);
+            eprintln!(
+                "{}: growth with the stale slot {pinned} pages; after the check {free} pages",
+                $engine
+            );
+            assert!(
+                pinned >= 30 * 40,
+                "{}: only {pinned} pages of growth while pinned: reuse past a live snapshot?",
+                $engine
+            );
+            assert!(
+                free * 10 <= pinned,
+                "{}: still growing after the check ({free} vs {pinned} pages)",
+                $engine
+            );
         }
     };
 }
@@ -133,9 +178,13 @@ macro_rules! readers_full_test {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
-            let o = m::Opts { flags: m::ffi::MDB_NOSUBDIR | m::ffi::MDB_NOTLS, maxdbs: 0, mapsize: MAP, maxreaders: 4 };
+            let (_dir, path) = procs::temp_store();
+            let o = m::Opts {
+                flags: m::ffi::MDB_NOSUBDIR | m::ffi::MDB_NOTLS,
+                maxdbs: 0,
+                mapsize: MAP,
+                maxreaders: 4,
+            };
             let env = std::sync::Arc::new(m::Env::open_with(Some(&path), o).unwrap());
             assert_eq!(env.maxreaders(), 4);
             {
@@ -150,7 +199,9 @@ macro_rules! readers_full_test {
             let mut held: Vec<m::Txn> = (0..4)
                 .map(|_| {
                     let env = env.clone();
-                    std::thread::spawn(move || env.ro().unwrap()).join().unwrap()
+                    std::thread::spawn(move || env.ro().unwrap())
+                        .join()
+                        .unwrap()
                 })
                 .collect();
             let e = env.ro().err();
@@ -163,7 +214,11 @@ macro_rules! readers_full_test {
             assert_eq!(env.ro().err(), Some(m::ffi::MDB_READERS_FULL));
             // reset keeps the slot; renew reuses it.
             t.reset();
-            assert_eq!(env.ro().err(), Some(m::ffi::MDB_READERS_FULL), "reset must keep the NOTLS slot");
+            assert_eq!(
+                env.ro().err(),
+                Some(m::ffi::MDB_READERS_FULL),
+                "reset must keep the NOTLS slot"
+            );
             t.renew().unwrap();
             drop(t);
             drop(held);
@@ -185,16 +240,22 @@ macro_rules! thread_exit_test {
                 return;
             }
             use $m as m;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("data.mdb");
-            let o = m::Opts { flags: m::ffi::MDB_NOSUBDIR, maxdbs: 0, mapsize: MAP, maxreaders: 2 };
+            let (_dir, path) = procs::temp_store();
+            let o = m::Opts {
+                flags: m::ffi::MDB_NOSUBDIR,
+                maxdbs: 0,
+                mapsize: MAP,
+                maxreaders: 2,
+            };
             let env = std::sync::Arc::new(m::Env::open_with(Some(&path), o).unwrap());
             // Twenty short-lived threads, two slots: each thread's slot must
             // be released when it exits.
             for i in 0..20 {
                 let env = env.clone();
                 std::thread::spawn(move || {
-                    let t = env.ro().unwrap_or_else(|e| panic!("thread {i}: {}", m::strerror(e)));
+                    let t = env
+                        .ro()
+                        .unwrap_or_else(|e| panic!("thread {i}: {}", m::strerror(e)));
                     drop(t);
                 })
                 .join()

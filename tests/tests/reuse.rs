@@ -19,7 +19,12 @@ const MAP: usize = 256 << 20;
 fn specs() -> Vec<DbSpec> {
     vec![
         DbSpec::named("churn", 0, KeyShape::Text, ValShape::Mixed),
-        DbSpec::named("ints", dlmdb_tests::model::INTEGERKEY, KeyShape::Int8, ValShape::Mixed),
+        DbSpec::named(
+            "ints",
+            dlmdb_tests::model::INTEGERKEY,
+            KeyShape::Int8,
+            ValShape::Mixed,
+        ),
         DbSpec::named("blobs", 0, KeyShape::Binary, ValShape::Big),
     ]
 }
@@ -32,11 +37,16 @@ fn run_ours(path: &Path, w: &Workload) -> u64 {
 
 fn run_stock(path: &Path, w: &Workload) -> u64 {
     let env = stock::Env::open(path, stock::MDB_NOSUBDIR, 8, MAP).unwrap();
-    workload::run_txns(w, "stock churn", || env.begin_rw().unwrap(), |t, c| {
-        if c {
-            t.commit().unwrap()
-        }
-    });
+    workload::run_txns(
+        w,
+        "stock churn",
+        || env.begin_rw().unwrap(),
+        |t, c| {
+            if c {
+                t.commit().unwrap()
+            }
+        },
+    );
     env.info().unwrap().0
 }
 
@@ -65,8 +75,13 @@ fn churn_reuses_free_pages_like_stock() {
 fn roll_back_last_meta(path: &Path) {
     let mut b = std::fs::read(path).unwrap();
     let psize = u32::from_le_bytes(b[40..44].try_into().unwrap()) as usize;
-    let txn = |b: &[u8], off: usize| u64::from_le_bytes(b[off + 144..off + 152].try_into().unwrap());
-    let newest = if txn(&b, psize) > txn(&b, 0) { psize } else { 0 };
+    let txn =
+        |b: &[u8], off: usize| u64::from_le_bytes(b[off + 144..off + 152].try_into().unwrap());
+    let newest = if txn(&b, psize) > txn(&b, 0) {
+        psize
+    } else {
+        0
+    };
     b[newest + 144..newest + 152].copy_from_slice(&0u64.to_le_bytes());
     std::fs::write(path, &b).unwrap();
     remove_lock(path);
@@ -74,14 +89,24 @@ fn roll_back_last_meta(path: &Path) {
 
 fn verify_ours(path: &Path, layout: EnvFlags, w: &Workload, what: &str) {
     // FORMAT_LMDB only matters when creating; DLMDB_V1 selects the layout
-    let env = ours::open(path, (layout - EnvFlags::FORMAT_LMDB) | EnvFlags::READ_ONLY, 0, 8).unwrap_or_else(|e| panic!("{what}: open: {e}"));
+    let env = ours::open(
+        path,
+        (layout - EnvFlags::FORMAT_LMDB) | EnvFlags::READ_ONLY,
+        0,
+        8,
+    )
+    .unwrap_or_else(|e| panic!("{what}: open: {e}"));
     let txn = env.read_txn().unwrap();
     workload::verify(&txn, w, what, 1);
 }
 
 #[test]
 fn previous_snapshot_survives_the_last_commit() {
-    for layout in [EnvFlags::empty(), EnvFlags::FORMAT_LMDB, EnvFlags::FORMAT_DLMDB_V1] {
+    for layout in [
+        EnvFlags::empty(),
+        EnvFlags::FORMAT_LMDB,
+        EnvFlags::FORMAT_DLMDB_V1,
+    ] {
         let before = generate(21, specs(), 60, 40);
         // one more transaction, always committed (the first of a generated run is)
         let last = generate_from(22, &before, 1, 60);
@@ -93,14 +118,24 @@ fn previous_snapshot_survives_the_last_commit() {
             ours::write_workload(&env, &last, "last");
         }
         remove_lock(&path);
-        verify_ours(&path, layout, &last, &format!("{layout:?}: newest snapshot"));
+        verify_ours(
+            &path,
+            layout,
+            &last,
+            &format!("{layout:?}: newest snapshot"),
+        );
         let copy = dir.path().join("rolled-back.mdb");
         std::fs::copy(&path, &copy).unwrap();
         roll_back_last_meta(&copy);
         let layout_ro = layout - EnvFlags::FORMAT_LMDB; // only a creation flag
         let env = ours::open(&copy, layout_ro | EnvFlags::READ_ONLY, 0, 8).unwrap();
         let txn = env.read_txn().unwrap();
-        workload::verify(&txn, &before, &format!("{layout:?}: previous snapshot after losing the newest meta"), 1);
+        workload::verify(
+            &txn,
+            &before,
+            &format!("{layout:?}: previous snapshot after losing the newest meta"),
+            1,
+        );
     }
 }
 
@@ -115,21 +150,37 @@ fn previous_snapshot_premise_holds_for_stock() {
     {
         let env = stock::Env::open(&path, stock::MDB_NOSUBDIR, 8, MAP).unwrap();
         for w in [&before, &last] {
-            workload::run_txns(w, "stock", || env.begin_rw().unwrap(), |t, c| {
-                if c {
-                    t.commit().unwrap()
-                }
-            });
+            workload::run_txns(
+                w,
+                "stock",
+                || env.begin_rw().unwrap(),
+                |t, c| {
+                    if c {
+                        t.commit().unwrap()
+                    }
+                },
+            );
         }
     }
     roll_back_last_meta(&path);
-    let env = stock::Env::open(&path, stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY, 8, 0).unwrap();
+    let env = stock::Env::open(
+        &path,
+        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
+        8,
+        0,
+    )
+    .unwrap();
     let txn = env.begin_ro().unwrap();
     workload::verify(&txn, &before, "stock: previous snapshot", 1);
     drop(txn);
     drop(env);
     // and our engine reads the rolled-back stock file the same way
-    verify_ours(&path, EnvFlags::empty(), &before, "dlmdb reading rolled-back stock file");
+    verify_ours(
+        &path,
+        EnvFlags::empty(),
+        &before,
+        "dlmdb reading rolled-back stock file",
+    );
 }
 
 /// A reader opened early keeps seeing its snapshot while 200 transactions
@@ -152,7 +203,10 @@ fn long_lived_reader_keeps_its_snapshot() {
     ours::write_workload(&env, &more, "churn after the reader");
     let after = env.info().unwrap().last_pgno;
     eprintln!("last_pg with reader {grown}, after 200 more txns without {after}");
-    assert!(after <= grown + grown / 2 + 16, "file kept growing after the reader ended: {grown} -> {after}");
+    assert!(
+        after <= grown + grown / 2 + 16,
+        "file kept growing after the reader ended: {grown} -> {after}"
+    );
     let txn = env.read_txn().unwrap();
     workload::verify(&txn, &more, "after churn", 3);
 }

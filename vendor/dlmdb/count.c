@@ -365,6 +365,11 @@ int mdb_get_rank(MDB_txn *txn, MDB_dbi dbi, uint64_t rank, MDB_val *key, MDB_val
 				continue;
 			if ((p >= (const char *)mc && p < (const char *)(mc + 1)) ||
 			    dl_dup_owns(mc, p)) {
+				if (!txn->rankbuf &&
+				    !(txn->rankbuf = malloc(2 * (DL_MAXKEY + 1)))) {
+					rc = ENOMEM;
+					break;
+				}
 				unsigned char *dst = txn->rankbuf + i * (DL_MAXKEY + 1);
 				memmove(dst, p, v[i]->mv_size);
 				v[i]->mv_data = dst;

@@ -500,6 +500,9 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	case MDB_GET_MULTIPLE:
 		if (!data || !(mc->flags & C_INIT))
 			return EINVAL;
+		/* LMDB forgets the "just deleted" state here even though the op
+		 * fails: a following NEXT moves past the current item. */
+		mc->flags &= ~C_DEL;
 		return MDB_INCOMPATIBLE;
 	case MDB_GET_BOTH:
 	case MDB_GET_BOTH_RANGE:

@@ -286,6 +286,46 @@ static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	return dl_xcurrent(xc, data);
 }
 
+/*
+ * An op on a cursor whose delete removed its key's last duplicate
+ * (C_DUPEND): it sits on the key past the end of its duplicates, with the
+ * sub-cursor on the new last one.  Returns -1 for ops that behave as usual
+ * once the state is dropped.
+ */
+static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op)
+{
+	int rc;
+	switch (op) {
+	case MDB_GET_CURRENT:
+	case MDB_NEXT_DUP:
+		/* Nothing here and no next duplicate; the state stays. */
+		mc->flags |= C_DUPEND;
+		return MDB_NOTFOUND;
+	case MDB_NEXT:
+	case MDB_NEXT_NODUP:
+		mc->flags &= ~C_DEL;
+		if ((rc = dl_cursor_next(mc, key, NULL))) {
+			if (rc == MDB_NOTFOUND)
+				mc->flags |= C_ATEND;
+			return rc;
+		}
+		return dl_dup_enter(mc, xc, data, 0);
+	case MDB_PREV:
+	case MDB_PREV_DUP:
+		/* The previous item is the key's (new) last duplicate. */
+		mc->flags &= ~C_DEL;
+		if (!xc->active)
+			return -1;
+		if (key && (rc = dl_cursor_current(mc, key, NULL)))
+			return rc;
+		return data ? dl_xcurrent(xc, data) : 0;
+	default:
+		mc->flags &= ~C_DEL;
+		return -1;
+	}
+}
+
 int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	dl_xcursor *xc = dl_xc_get(mc);
@@ -293,6 +333,30 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	if (!xc)
 		return ENOMEM;
 	int fixed = (mc->db->md_flags & MDB_DUPFIXED) != 0;
+
+	/* Only a duplicate was deleted and the key stays: LMDB's NEXT_NODUP
+	 * then moves on to the next key rather than to the following item. */
+	/* LMDB keeps the "just deleted" state across FIRST_DUP (a following
+	 * NEXT returns that first item again; NEXT_NODUP moves on). */
+	if (op == MDB_FIRST_DUP &&
+	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
+		mc->flags &= ~(C_DUPDEL | C_DUPEND);
+		rc = dl_dup_get0(mc, xc, key, data, op, fixed);
+		if (!rc)
+			mc->flags = (mc->flags & ~C_ATEND) | (xc->active ? C_DEL | C_DUPDEL : 0);
+		return rc;
+	}
+	if (mc->flags & C_DUPDEL) {
+		if (op == MDB_NEXT_NODUP && (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL))
+			mc->flags &= ~C_DEL;
+		mc->flags &= ~C_DUPDEL;
+	}
+	if (mc->flags & C_DUPEND) {
+		int dupend = (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL);
+		mc->flags &= ~C_DUPEND;
+		if (dupend && (rc = dl_dup_get_dupend(mc, xc, key, data, op)) != -1)
+			return rc;
+	}
 
 	/* Like LMDB: after MDB_LAST the cursor answers "no next item" until it
 	 * is moved some other way (FIRST_DUP/LAST_DUP count as such a move). */
@@ -337,7 +401,7 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
 	MDB_cursor_op op, int fixed)
 {
-	int rc;
+	int rc, wasdel;
 	switch (op) {
 	case MDB_FIRST:
 	case MDB_LAST:
@@ -360,8 +424,15 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 			 * with "not found", whatever follows. */
 			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 				return MDB_NOTFOUND;
-			if (op == MDB_NEXT_DUP && (mc->flags & C_KEYDEL))
+			if (op == MDB_NEXT_DUP && (mc->flags & C_KEYDEL)) {
+				/* LMDB: a following NEXT still returns that key's
+				 * first duplicate, but NEXT_NODUP moves on. */
+				if (xc->active)
+					mc->flags = (mc->flags & ~C_KEYDEL) | C_DUPDEL;
+				else
+					mc->flags &= ~C_DEL;
 				return MDB_NOTFOUND;
+			}
 			mc->flags &= ~C_DEL;
 			if (op == MDB_NEXT_DUP && !xc->active)
 				return MDB_NOTFOUND;
@@ -408,7 +479,12 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		}
 		if (mc->top < 0)
 			return MDB_NOTFOUND;
+		wasdel = (mc->flags & C_DEL) != 0;
 		if (mc->flags & C_DEL) {
+			/* LMDB: the deleted item was the last one: no current key,
+			 * so no previous duplicate either. */
+			if (op == MDB_PREV_DUP && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+				return MDB_NOTFOUND;
 			mc->flags &= ~C_DEL;
 			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
 				/* Deleted the very last item: step onto the new last. */
@@ -429,8 +505,12 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		}
 		if (op == MDB_PREV_DUP)
 			return MDB_NOTFOUND;
-		if ((rc = dl_cursor_prev(mc, key, NULL)))
+		if ((rc = dl_cursor_prev(mc, key, NULL))) {
+			/* LMDB: a refused PREV_NODUP keeps the "just deleted" state. */
+			if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel)
+				mc->flags |= C_DEL | (xc->active ? C_DUPDEL : 0);
 			return rc;
+		}
 		return dl_dup_enter(mc, xc, data, 1);
 	case MDB_GET_CURRENT:
 		if (!(mc->flags & C_INIT))
@@ -458,6 +538,8 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_LAST_DUP:
 		if (!(mc->flags & C_INIT) || !data)
 			return EINVAL;
+		/* As in LMDB, these end the "just deleted" state (see below). */
+		mc->flags &= ~C_DEL;
 		if ((mc->flags & C_EOF) || mc->top < 0)
 			return MDB_NOTFOUND;
 		if (xc->active) {
@@ -493,6 +575,9 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_GET_MULTIPLE:
 		if (!data || !(mc->flags & C_INIT))
 			return EINVAL;
+		/* LMDB forgets the "just deleted" state even when refusing: a
+		 * following NEXT moves past the current item. */
+		mc->flags &= ~C_DEL;
 		if (!fixed)
 			return MDB_INCOMPATIBLE;
 		/* LMDB quirk: nothing is returned when the duplicate position
@@ -1136,22 +1221,15 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	MDB_cursor *mx = &xc->mx;
 	mx->flags &= ~C_DEL;
 	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {
-		mc->flags |= C_DEL | C_INIT;	/* on the following duplicate */
+		mc->flags |= C_DEL | C_DUPDEL | C_INIT;	/* on the following duplicate */
 		return 0;
 	}
-	/* That was the key's last item: the following key's first. */
-	rc = dl_cursor_next(mc, &kk, NULL);
-	if (rc == MDB_NOTFOUND) {
-		mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
-		xc->active = 0;
-		mc->flags |= C_DEL | C_INIT;
-		return 0;
-	}
-	if (rc)
+	/* That was the key's last duplicate: like LMDB, stay on the key with
+	 * the duplicate position past its end (C_DUPEND; see dl_dup_get). */
+	(void)kk;
+	if ((rc = dl_xfirst(xc, 1)))
 		return rc;
-	if ((rc = dl_xinit(mc, xc)) || (xc->active && (rc = dl_xfirst(xc, 0))))
-		return rc;
-	mc->flags |= C_DEL;
+	mc->flags |= C_DEL | C_DUPEND | C_INIT;
 	return 0;
 }
 
@@ -1169,6 +1247,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 
 	if (!xc)
 		return ENOMEM;
+	mc->flags &= ~(C_DUPEND | C_DUPDEL);
 	if ((rc = dl_cursor_current(mc, &kk, NULL)))
 		return rc;
 	if ((rc = dl_key_copy(&kk, kb, &k)))
@@ -1254,24 +1333,20 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
 	mc->flags &= ~C_KEYDEL;
-	/* Land on the following item: same key if one is left after it. */
+	/* Land on the following item of the key; when none is left after it,
+	 * stay on the key past its last duplicate (C_DUPEND), as LMDB does. */
 	rc = dl_dup_reposition(mc, xc, &k, &item);
 	if (rc == MDB_NOTFOUND) {
-		rc = dl_cursor_next(mc, &kk, NULL);
-		if (rc == MDB_NOTFOUND) {
-			mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
-			xc->active = 0;
-			mc->flags |= C_DEL | C_INIT;
-			return 0;
-		}
-		if (rc)
+		if (!xc->active)
+			return MDB_PROBLEM;
+		if ((rc = dl_xfirst(xc, 1)))
 			return rc;
-		if ((rc = dl_xinit(mc, xc)) || (xc->active && (rc = dl_xfirst(xc, 0))))
-			return rc;
+		mc->flags |= C_DEL | C_DUPEND | C_INIT;
+		return 0;
 	} else if (rc) {
 		return rc;
 	}
-	mc->flags |= C_DEL;
+	mc->flags |= C_DEL | C_DUPDEL;
 	return 0;
 }
 

@@ -395,8 +395,10 @@ struct MDB_txn {
 	unsigned char *scratch;	/* reusable work memory (duplicate rewrites) */
 	size_t	scratchsz;
 	size_t	scratch_img;	/* offset of the sub-page image region (dl_subpage_items) */
-	/* mdb_get_rank: decoded key/item outliving its temporary cursor */
-	unsigned char rankbuf[2 * (DL_MAXKEY + 1)];
+	/* mdb_get_rank: decoded key/item outliving its temporary cursor;
+	 * 2 * (DL_MAXKEY + 1) bytes allocated on first use (a pointer, not an
+	 * array, keeps the txn small enough for malloc's fast path) */
+	unsigned char *rankbuf;
 };
 
 /* ------------------------------------------------------------------------- */
@@ -412,6 +414,9 @@ struct MDB_txn {
 #define C_ATEND		0x40	/* DUPSORT: placed by LAST; NEXT answers NOTFOUND (LMDB quirk) */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
 #define C_KEYDEL	0x100	/* DUPSORT: the C_DEL delete removed the whole key */
+#define C_DUPEND	0x200	/* DUPSORT, with C_DEL: the deleted item was its key's last
+				   duplicate; the cursor stays on the key, past its end */
+#define C_DUPDEL	0x400	/* DUPSORT, with C_DEL: only a duplicate went, the key stays */
 
 struct MDB_cursor {
 	MDB_cursor *next;

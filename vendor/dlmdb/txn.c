@@ -4,7 +4,6 @@
  */
 #include "internal.h"
 
-#include <stddef.h>
 #include <unistd.h>
 
 /* One allocation holds the per-DB arrays after the txn struct. */
@@ -16,14 +15,11 @@ static MDB_txn *dl_txn_alloc(MDB_env *env)
 	MDB_txn *txn = malloc(sz);
 	if (!txn)
 		return NULL;
-	/* Zero everything but rankbuf (1 KiB, always written before it is
-	 * read): beginning a read txn is a hot path. */
-	size_t rb = offsetof(MDB_txn, rankbuf), re = rb + sizeof(txn->rankbuf);
-	/* Hide the constant size: gcc would inline `rep stos`, whose start-up
-	 * cost is most of this memset; libc's vector memset is quicker. */
-	__asm__("" : "+r"(rb));
-	memset(txn, 0, rb);
-	memset((char *)txn + re, 0, sz - re);
+	/* Not calloc, which skips malloc's per-thread cache: beginning a read
+	 * txn is a hot path.  The empty asm stops gcc fusing malloc + memset
+	 * back into calloc. */
+	__asm__("" : "+r"(txn));
+	memset(txn, 0, sz);
 	char *p = (char *)(txn + 1);
 	txn->dbs = (MDB_db *)p;
 	p += n * sizeof(MDB_db);
@@ -45,6 +41,7 @@ static void dl_txn_release(MDB_txn *txn)
 	free(txn->scratch);
 	free(txn->dirty.tab);
 	free(txn->dirty.ents);
+	free(txn->rankbuf);
 	free(txn);
 }
 
@@ -472,6 +469,7 @@ void mdb_txn_abort(MDB_txn *txn)
 			dl_rtxn_end(txn, 0);
 		else if (txn->slot && (txn->flags & TXN_HASSLOT))
 			dl_reader_release_txn(txn);
+		free(txn->rankbuf);
 		free(txn);
 		return;
 	}
@@ -552,6 +550,7 @@ int mdb_txn_commit(MDB_txn *txn)
 			dl_rtxn_end(txn, 1);
 		else if (txn->slot && (txn->flags & TXN_HASSLOT))
 			dl_reader_release_txn(txn);
+		free(txn->rankbuf);
 		free(txn);
 		return 0;
 	}

@@ -21,7 +21,9 @@ use std::ptr;
 
 use anyhow::{bail, ensure, Result};
 
-use crate::extra::{self, k, Eng, EnvGuard, OursE, Pair, SuiteOptions, SuiteReport, SuiteRow, Target};
+use crate::extra::{
+    self, k, Eng, EnvGuard, OursE, Pair, SuiteOptions, SuiteReport, SuiteRow, Target,
+};
 
 struct Cfg {
     entries: usize,
@@ -49,7 +51,12 @@ fn queries(c: &Cfg) -> Vec<Query> {
             let start = g.next() as usize % c.entries;
             let stop = (start + c.span).min(c.entries - 1);
             let rank = (g.next() as usize % c.entries) as u64;
-            Query { low: key(start), high: key(stop), keys: (stop - start + 1) as u64, rank }
+            Query {
+                low: key(start),
+                high: key(stop),
+                keys: (stop - start + 1) as u64,
+                rank,
+            }
         })
         .collect()
 }
@@ -58,7 +65,14 @@ const MAP: usize = 1 << 30;
 
 /// One count_bench build: fresh env, one write txn, all puts + commit timed.
 /// Returns the open env (for the query phases) and the timed ns.
-fn build(root: &Path, tag: &str, c: &Cfg, order: &[usize], dup: bool, counted: bool) -> Result<(EnvGuard<OursE>, u32, u128)> {
+fn build(
+    root: &Path,
+    tag: &str,
+    c: &Cfg,
+    order: &[usize],
+    dup: bool,
+    counted: bool,
+) -> Result<(EnvGuard<OursE>, u32, u128)> {
     let g = EnvGuard::<OursE>::open(&root.join(tag), k::MDB_NOLOCK, 4, MAP)?;
     let t = OursE::txn_begin(g.env, ptr::null_mut(), 0)?;
     let mut flags = k::MDB_CREATE | k::MDB_PREFIX_COMPRESSION;
@@ -78,7 +92,9 @@ fn build(root: &Path, tag: &str, c: &Cfg, order: &[usize], dup: bool, counted: b
     };
     // Pre-format the bytes so the timed loop is puts only.
     let keys: Vec<Vec<u8>> = order.iter().map(|&i| key(i)).collect();
-    let dvals: Vec<Vec<u8>> = (0..c.dups).map(|d| format!("val{d:08}").into_bytes()).collect();
+    let dvals: Vec<Vec<u8>> = (0..c.dups)
+        .map(|d| format!("val{d:08}").into_bytes())
+        .collect();
     let t0 = std::time::Instant::now();
     let r = (|| -> Result<()> {
         for (n, kk) in keys.iter().enumerate() {
@@ -107,19 +123,40 @@ fn check_total(env: extra::Env, dbi: u32, want: u64, counted: bool) -> Result<()
     let n = OursE::entries(t, dbi);
     let mut all = want;
     // SAFETY: live read txn on our engine. (Uncounted DBs refuse count_all.)
-    let rc = if counted { unsafe { dlmdb_sys::mdb_count_all(t as *mut _, dbi, 0, &mut all) } } else { 0 };
+    let rc = if counted {
+        unsafe { dlmdb_sys::mdb_count_all(t as *mut _, dbi, 0, &mut all) }
+    } else {
+        0
+    };
     OursE::txn_abort(t);
     let n = n?;
     ensure!(n == want, "ms_entries {n}, expected {want}");
-    ensure!(rc == 0 && all == want, "mdb_count_all rc {rc} = {all}, expected {want}");
+    ensure!(
+        rc == 0 && all == want,
+        "mdb_count_all rc {rc} = {all}, expected {want}"
+    );
     Ok(())
 }
 
 /// Insert-cost row: `2 x rounds` alternating plain/counted builds.
 fn insert_row(root: &Path, opts: &SuiteOptions, c: &Cfg, order: &[usize], dup: bool) -> SuiteRow {
-    let ops = if dup { (c.entries * c.dups) as u64 } else { c.entries as u64 };
-    let name = if dup { "dup_insert counted vs plain" } else { "insert counted vs plain" };
-    let mut p = Pair::new(name, "self", "counted", "plain", if dup { "value" } else { "entry" });
+    let ops = if dup {
+        (c.entries * c.dups) as u64
+    } else {
+        c.entries as u64
+    };
+    let name = if dup {
+        "dup_insert counted vs plain"
+    } else {
+        "insert counted vs plain"
+    };
+    let mut p = Pair::new(
+        name,
+        "self",
+        "counted",
+        "plain",
+        if dup { "value" } else { "entry" },
+    );
     // Warm-ups (discarded), as count_bench does.
     for counted in [false, true] {
         if let Err(e) = build(root, "warm", c, order, dup, counted) {
@@ -131,18 +168,23 @@ fn insert_row(root: &Path, opts: &SuiteOptions, c: &Cfg, order: &[usize], dup: b
         for turn in 0..2 {
             seq += 1;
             let counted = (turn == 0) == (r % 2 == 1);
-            let res = build(root, &format!("ins{seq}"), c, order, dup, counted).and_then(|(g, dbi, ns)| {
-                if r == 0 {
-                    check_total(g.env, dbi, ops, counted)?;
-                }
-                Ok(ns)
-            });
+            let res = build(root, &format!("ins{seq}"), c, order, dup, counted).and_then(
+                |(g, dbi, ns)| {
+                    if r == 0 {
+                        check_total(g.env, dbi, ops, counted)?;
+                    }
+                    Ok(ns)
+                },
+            );
             p.add(counted, res, ops);
         }
     }
     let mut row = p.finish(Target::RatioAtMost(1.03));
     if let Some(x) = row.ratio {
-        row.note = Some(format!("counted overhead {:+.2}% (target <= 3%)", (x - 1.0) * 100.0));
+        row.note = Some(format!(
+            "counted overhead {:+.2}% (target <= 3%)",
+            (x - 1.0) * 100.0
+        ));
     }
     row
 }
@@ -171,12 +213,22 @@ fn compare(
     if let [Some(x), Some(y)] = &ans {
         if x != y {
             let i = x.iter().zip(y).position(|(p, q)| p != q).unwrap_or(0);
-            p.fail(anyhow::anyhow!("answers differ at query {i}: {} {:?} vs {} {:?}", p.b_label, x.get(i), p.a_label, y.get(i)));
+            p.fail(anyhow::anyhow!(
+                "answers differ at query {i}: {} {:?} vs {} {:?}",
+                p.b_label,
+                x.get(i),
+                p.a_label,
+                y.get(i)
+            ));
         }
     }
 }
 
-fn with_txn<T>(env: extra::Env, dbi: u32, f: impl FnOnce(extra::Txn, extra::Cur) -> Result<T>) -> Result<(u128, T)> {
+fn with_txn<T>(
+    env: extra::Env,
+    dbi: u32,
+    f: impl FnOnce(extra::Txn, extra::Cur) -> Result<T>,
+) -> Result<(u128, T)> {
     let t0 = std::time::Instant::now();
     let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
     let c = match OursE::cursor_open(t, dbi) {
@@ -194,7 +246,10 @@ fn with_txn<T>(env: extra::Env, dbi: u32, f: impl FnOnce(extra::Txn, extra::Cur)
 }
 
 fn mval(b: &[u8]) -> dlmdb_sys::MDB_val {
-    dlmdb_sys::MDB_val { mv_size: b.len() as _, mv_data: b.as_ptr() as *mut _ }
+    dlmdb_sys::MDB_val {
+        mv_size: b.len() as _,
+        mv_data: b.as_ptr() as *mut _,
+    }
 }
 
 fn naive_range(env: extra::Env, dbi: u32, qs: &[Query]) -> Result<(u128, Vec<u64>)> {
@@ -234,7 +289,14 @@ fn counted_range(env: extra::Env, dbi: u32, qs: &[Query], dup: bool) -> Result<(
                 }
             };
             if rc != 0 {
-                bail!("{} failed ({rc})", if dup { "mdb_range_count_values" } else { "mdb_count_range" });
+                bail!(
+                    "{} failed ({rc})",
+                    if dup {
+                        "mdb_range_count_values"
+                    } else {
+                        "mdb_count_range"
+                    }
+                );
             }
             out.push(n);
         }
@@ -285,7 +347,15 @@ fn rank_api(env: extra::Env, dbi: u32, ranks: &[u64], how: u8) -> Result<(u128, 
                     dlmdb_sys::mdb_get_rank(t as *mut _, dbi, r, &mut kk, &mut d)
                 }
             };
-            ensure!(rc == 0, "{} failed ({rc})", if how == 0 { "mdb_cursor_get_rank" } else { "mdb_get_rank" });
+            ensure!(
+                rc == 0,
+                "{} failed ({rc})",
+                if how == 0 {
+                    "mdb_cursor_get_rank"
+                } else {
+                    "mdb_get_rank"
+                }
+            );
             out.push(key_index(slice(&kk))?);
         }
         Ok(out)
@@ -293,7 +363,10 @@ fn rank_api(env: extra::Env, dbi: u32, ranks: &[u64], how: u8) -> Result<(u128, 
 }
 
 fn key_index(kk: &[u8]) -> Result<u64> {
-    let s = std::str::from_utf8(kk).ok().and_then(|s| s.strip_prefix('k')).and_then(|s| s.parse().ok());
+    let s = std::str::from_utf8(kk)
+        .ok()
+        .and_then(|s| s.strip_prefix('k'))
+        .and_then(|s| s.parse().ok());
     match s {
         Some(i) => Ok(i),
         None => bail!("unexpected key {:?}", String::from_utf8_lossy(kk)),
@@ -308,7 +381,9 @@ fn naive_rank(env: extra::Env, dbi: u32, ranks: &[u64]) -> Result<(u128, Vec<u64
             for _ in 0..r {
                 cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT)?;
             }
-            let Some((kk, _)) = cur else { bail!("rank {r} past the end") };
+            let Some((kk, _)) = cur else {
+                bail!("rank {r} past the end")
+            };
             out.push(key_index(kk)?);
         }
         Ok(out)
@@ -319,9 +394,19 @@ fn naive_rank(env: extra::Env, dbi: u32, ranks: &[u64]) -> Result<(u128, Vec<u64
 pub fn run_counted(opts: &SuiteOptions) -> Result<SuiteReport> {
     extra::run_suite("counted", opts, |root, emit| {
         let c = if opts.quick {
-            Cfg { entries: 20_000, queries: 200, span: 2_000, dups: 20 }
+            Cfg {
+                entries: 20_000,
+                queries: 200,
+                span: 2_000,
+                dups: 20,
+            }
         } else {
-            Cfg { entries: 100_000, queries: 200, span: 10_000, dups: 20 }
+            Cfg {
+                entries: 100_000,
+                queries: 200,
+                span: 10_000,
+                dups: 20,
+            }
         };
         let order = extra::count_bench_order(c.entries);
         let qs = queries(&c);
@@ -333,18 +418,44 @@ pub fn run_counted(opts: &SuiteOptions) -> Result<SuiteReport> {
 
         // Counted build kept open for the query rows.
         let kept = build(root, "kept", &c, &order, false, true);
-        let mut pr = Pair::new(format!("range_count/{tag}/span{}", c.span), "self", "mdb_count_range", "cursor scan", "query");
-        let mut pc = Pair::new(format!("rank/{tag}"), "self", "mdb_cursor_get_rank", "naive walk", "lookup");
-        let mut pg = Pair::new(format!("rank_get/{tag}"), "self", "mdb_get_rank", "naive walk", "lookup");
+        let mut pr = Pair::new(
+            format!("range_count/{tag}/span{}", c.span),
+            "self",
+            "mdb_count_range",
+            "cursor scan",
+            "query",
+        );
+        let mut pc = Pair::new(
+            format!("rank/{tag}"),
+            "self",
+            "mdb_cursor_get_rank",
+            "naive walk",
+            "lookup",
+        );
+        let mut pg = Pair::new(
+            format!("rank_get/{tag}"),
+            "self",
+            "mdb_get_rank",
+            "naive walk",
+            "lookup",
+        );
         match &kept {
             Ok((g, dbi, _)) => {
                 let (env, dbi) = (g.env, *dbi);
                 let want: Vec<u64> = qs.iter().map(|q| q.keys).collect();
-                compare(&mut pr, opts.rounds, qs.len() as u64, || counted_range(env, dbi, &qs, false), || naive_range(env, dbi, &qs));
+                compare(
+                    &mut pr,
+                    opts.rounds,
+                    qs.len() as u64,
+                    || counted_range(env, dbi, &qs, false),
+                    || naive_range(env, dbi, &qs),
+                );
                 // Known answers too (dense keys), not only agreement.
                 match counted_range(env, dbi, &qs, false) {
                     Ok((_, got)) if got == want => {}
-                    Ok(_) => pr.fail(anyhow::anyhow!("mdb_count_range answers differ from the key arithmetic")),
+                    Ok(_) => pr.fail(anyhow::anyhow!(
+                        "mdb_count_range answers differ from the key arithmetic"
+                    )),
                     Err(e) => pr.fail(e),
                 }
                 let ranks: Vec<u64> = qs.iter().map(|q| q.rank).collect();
@@ -386,7 +497,10 @@ pub fn run_counted(opts: &SuiteOptions) -> Result<SuiteReport> {
                     for &ns in &naive_ns {
                         p.add(false, Ok(ns), sampled.len() as u64);
                     }
-                    p.note = Some(format!("naive walk sampled over the first {} ranks", sampled.len()));
+                    p.note = Some(format!(
+                        "naive walk sampled over the first {} ranks",
+                        sampled.len()
+                    ));
                 }
             }
             Err(e) => {
@@ -405,16 +519,29 @@ pub fn run_counted(opts: &SuiteOptions) -> Result<SuiteReport> {
         emit(row);
 
         let kept = build(root, "kept_dup", &c, &order, true, true);
-        let mut pd =
-            Pair::new(format!("dup_range_count/{tag}x{}/span{}", c.dups, c.span), "self", "mdb_range_count_values", "cursor + mdb_cursor_count", "query");
+        let mut pd = Pair::new(
+            format!("dup_range_count/{tag}x{}/span{}", c.dups, c.span),
+            "self",
+            "mdb_range_count_values",
+            "cursor + mdb_cursor_count",
+            "query",
+        );
         match &kept {
             Ok((g, dbi, _)) => {
                 let (env, dbi) = (g.env, *dbi);
-                compare(&mut pd, opts.rounds, qs.len() as u64, || counted_range(env, dbi, &qs, true), || cursor_dup_range(env, dbi, &qs));
+                compare(
+                    &mut pd,
+                    opts.rounds,
+                    qs.len() as u64,
+                    || counted_range(env, dbi, &qs, true),
+                    || cursor_dup_range(env, dbi, &qs),
+                );
                 let want: Vec<u64> = qs.iter().map(|q| q.keys * c.dups as u64).collect();
                 match counted_range(env, dbi, &qs, true) {
                     Ok((_, got)) if got == want => {}
-                    Ok(_) => pd.fail(anyhow::anyhow!("mdb_range_count_values answers differ from the key arithmetic")),
+                    Ok(_) => pd.fail(anyhow::anyhow!(
+                        "mdb_range_count_values answers differ from the key arithmetic"
+                    )),
                     Err(e) => pd.fail(e),
                 }
             }

@@ -98,8 +98,16 @@ impl Dataset {
             let id = 2 * i as u64;
             fill_record_bytes(id, KEY_SALT, &mut keys[i * key_size..(i + 1) * key_size]);
             let seek_id = id.saturating_sub(1);
-            fill_record_bytes(seek_id, KEY_SALT, &mut seek[i * key_size..(i + 1) * key_size]);
-            fill_record_bytes(id, VAL_SALT, &mut values[i * value_size..(i + 1) * value_size]);
+            fill_record_bytes(
+                seek_id,
+                KEY_SALT,
+                &mut seek[i * key_size..(i + 1) * key_size],
+            );
+            fill_record_bytes(
+                id,
+                VAL_SALT,
+                &mut values[i * value_size..(i + 1) * value_size],
+            );
         }
         let mut perm: Vec<u32> = (0..entries as u32).collect();
         let mut rng = SplitMix::new(seed);
@@ -111,9 +119,18 @@ impl Dataset {
             entries,
             key_size,
             value_size,
-            keys: Table { buf: keys, stride: key_size },
-            values: Table { buf: values, stride: value_size },
-            seek_keys: Table { buf: seek, stride: key_size },
+            keys: Table {
+                buf: keys,
+                stride: key_size,
+            },
+            values: Table {
+                buf: values,
+                stride: value_size,
+            },
+            seek_keys: Table {
+                buf: seek,
+                stride: key_size,
+            },
             perm,
         }
     }

@@ -22,7 +22,9 @@ use std::ptr;
 
 use anyhow::{ensure, Result};
 
-use crate::extra::{self, k, Eng, EnvGuard, LmdbE, OursE, Pair, SuiteOptions, SuiteReport, SuiteRow, Target};
+use crate::extra::{
+    self, k, Eng, EnvGuard, LmdbE, OursE, Pair, SuiteOptions, SuiteReport, SuiteRow, Target,
+};
 
 const PEER_BAR: f64 = 1.25;
 
@@ -50,13 +52,31 @@ fn fixed_val(i: usize, d: usize) -> [u8; 8] {
 impl Data {
     fn new(nkeys: usize, dups: usize, nlookups: usize) -> Data {
         let mut r = extra::Sm64(0x0D09_5EED);
-        let keys = (0..nkeys).map(|i| format!("key-{i:012}").into_bytes()).collect();
-        let lookups = (0..nlookups).map(|_| r.below(nkeys as u64) as usize).collect();
-        let both = (0..nlookups).map(|_| (r.below(nkeys as u64) as usize, r.below(dups as u64) as usize)).collect();
-        let mut insert_order: Vec<(u32, u32)> =
-            (0..nkeys).flat_map(|i| (0..dups).map(move |d| (i as u32, d as u32))).collect();
+        let keys = (0..nkeys)
+            .map(|i| format!("key-{i:012}").into_bytes())
+            .collect();
+        let lookups = (0..nlookups)
+            .map(|_| r.below(nkeys as u64) as usize)
+            .collect();
+        let both = (0..nlookups)
+            .map(|_| {
+                (
+                    r.below(nkeys as u64) as usize,
+                    r.below(dups as u64) as usize,
+                )
+            })
+            .collect();
+        let mut insert_order: Vec<(u32, u32)> = (0..nkeys)
+            .flat_map(|i| (0..dups).map(move |d| (i as u32, d as u32)))
+            .collect();
         r.shuffle(&mut insert_order);
-        Data { keys, dups, lookups, both, insert_order }
+        Data {
+            keys,
+            dups,
+            lookups,
+            both,
+            insert_order,
+        }
     }
     fn values(&self) -> u64 {
         (self.keys.len() * self.dups) as u64
@@ -95,7 +115,11 @@ fn check_entries<E: Eng>(env: extra::Env, dbi: u32, want: u64) -> Result<()> {
     let n = E::entries(t, dbi);
     E::txn_abort(t);
     let n = n?;
-    ensure!(n == want, "{}: DB holds {n} entries, expected {want}", E::LABEL);
+    ensure!(
+        n == want,
+        "{}: DB holds {n} entries, expected {want}",
+        E::LABEL
+    );
     Ok(())
 }
 
@@ -139,12 +163,18 @@ fn next_dup_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
         let mut cur = E::cursor_get(c, &d.keys[i], &[], k::MDB_SET)?;
         ensure!(cur.is_some(), "{}: key {i} missing", E::LABEL);
         while let Some((_, v)) = cur {
-            sum = sum.wrapping_mul(31).wrapping_add(v[v.len() - 1] as u64 + v.len() as u64);
+            sum = sum
+                .wrapping_mul(31)
+                .wrapping_add(v[v.len() - 1] as u64 + v.len() as u64);
             n += 1;
             cur = E::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
         }
     }
-    ensure!(n == (d.lookups.len() * d.dups) as u64, "{}: NEXT_DUP read {n} values", E::LABEL);
+    ensure!(
+        n == (d.lookups.len() * d.dups) as u64,
+        "{}: NEXT_DUP read {n} values",
+        E::LABEL
+    );
     Ok(sum)
 }
 
@@ -164,16 +194,31 @@ fn get_multiple_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
     let mut sum = 0u64;
     let mut n = 0u64;
     for &i in &d.lookups {
-        ensure!(E::cursor_get(c, &d.keys[i], &[], k::MDB_SET)?.is_some(), "{}: key {i} missing", E::LABEL);
+        ensure!(
+            E::cursor_get(c, &d.keys[i], &[], k::MDB_SET)?.is_some(),
+            "{}: key {i} missing",
+            E::LABEL
+        );
         let mut cur = E::cursor_get(c, &[], &[], k::MDB_GET_MULTIPLE)?;
         while let Some((_, chunk)) = cur {
-            ensure!(chunk.len() % 8 == 0, "{}: GET_MULTIPLE chunk of {} bytes", E::LABEL, chunk.len());
+            ensure!(
+                chunk.len() % 8 == 0,
+                "{}: GET_MULTIPLE chunk of {} bytes",
+                E::LABEL,
+                chunk.len()
+            );
             n += (chunk.len() / 8) as u64;
-            sum = sum.wrapping_add(u64::from_be_bytes(chunk[chunk.len() - 8..].try_into().unwrap()));
+            sum = sum.wrapping_add(u64::from_be_bytes(
+                chunk[chunk.len() - 8..].try_into().unwrap(),
+            ));
             cur = E::cursor_get(c, &[], &[], k::MDB_NEXT_MULTIPLE)?;
         }
     }
-    ensure!(n == (d.lookups.len() * d.dups) as u64, "{}: GET_MULTIPLE returned {n} values", E::LABEL);
+    ensure!(
+        n == (d.lookups.len() * d.dups) as u64,
+        "{}: GET_MULTIPLE returned {n} values",
+        E::LABEL
+    );
     Ok(sum)
 }
 
@@ -182,7 +227,11 @@ type PassFn = fn(extra::Cur, &Data) -> Result<u64>;
 /// Run the DUPSORT suite.
 pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
     extra::run_suite("dups", opts, |root, emit| {
-        let (nkeys, nlook) = if opts.quick { (5_000, 10_000) } else { (50_000, 100_000) };
+        let (nkeys, nlook) = if opts.quick {
+            (5_000, 10_000)
+        } else {
+            (50_000, 100_000)
+        };
         let d = Data::new(nkeys, 20, nlook);
         let kname = |n: usize| crate_human(n);
 
@@ -193,7 +242,11 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
             for turn in 0..2 {
                 seq += 1;
                 let ours = (turn == 0) == (r % 2 == 0);
-                let res = if ours { insert_sample::<OursE>(root, seq, &d, r == 0) } else { insert_sample::<LmdbE>(root, seq, &d, r == 0) };
+                let res = if ours {
+                    insert_sample::<OursE>(root, seq, &d, r == 0)
+                } else {
+                    insert_sample::<LmdbE>(root, seq, &d, r == 0)
+                };
                 p.add(ours, res, d.values());
             }
         }
@@ -203,9 +256,27 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
         let go = OursLoaded::new(root, &d);
         let gl = LmdbLoaded::new(root, &d);
         let rows: [(&str, PassFn, PassFn, bool, &str); 3] = [
-            ("dup_next_dup", next_dup_pass::<OursE>, next_dup_pass::<LmdbE>, false, "key (20 values each)"),
-            ("dup_get_both", get_both_pass::<OursE>, get_both_pass::<LmdbE>, false, "lookup"),
-            ("dupfixed_get_multiple", get_multiple_pass::<OursE>, get_multiple_pass::<LmdbE>, true, "key (20 values each)"),
+            (
+                "dup_next_dup",
+                next_dup_pass::<OursE>,
+                next_dup_pass::<LmdbE>,
+                false,
+                "key (20 values each)",
+            ),
+            (
+                "dup_get_both",
+                get_both_pass::<OursE>,
+                get_both_pass::<LmdbE>,
+                false,
+                "lookup",
+            ),
+            (
+                "dupfixed_get_multiple",
+                get_multiple_pass::<OursE>,
+                get_multiple_pass::<LmdbE>,
+                true,
+                "key (20 values each)",
+            ),
         ];
         for (name, fo, fl, fixed, unit) in rows {
             let mut p = Pair::peer(format!("{name}/{}", kname(nlook)), unit);
@@ -216,9 +287,17 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
                         for turn in 0..2 {
                             let ours = (turn == 0) == (r % 2 == 0);
                             let res = if ours {
-                                read_pass::<OursE>(o.g.env, if fixed { o.fixed } else { o.dbi }, |c| fo(c, &d))
+                                read_pass::<OursE>(
+                                    o.g.env,
+                                    if fixed { o.fixed } else { o.dbi },
+                                    |c| fo(c, &d),
+                                )
                             } else {
-                                read_pass::<LmdbE>(l.g.env, if fixed { l.fixed } else { l.dbi }, |c| fl(c, &d))
+                                read_pass::<LmdbE>(
+                                    l.g.env,
+                                    if fixed { l.fixed } else { l.dbi },
+                                    |c| fl(c, &d),
+                                )
                             };
                             let res = res.map(|(ns, s)| {
                                 sums[ours as usize] = Some(s);
@@ -228,7 +307,9 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
                         }
                         if let [Some(a), Some(b)] = sums {
                             if a != b {
-                                p.fail(anyhow::anyhow!("checksums differ: lmdb {a:#x} vs ours {b:#x}"));
+                                p.fail(anyhow::anyhow!(
+                                    "checksums differ: lmdb {a:#x} vs ours {b:#x}"
+                                ));
                             }
                         }
                     }
@@ -302,7 +383,10 @@ fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
                 // read before the cursor moves again.
                 let rc = unsafe { dlmdb_sys::mdb_cursor_list_dup(c as *mut _, &mut vals, &mut n) };
                 ensure!(rc == 0, "mdb_cursor_list_dup failed ({rc})");
-                ensure!(n as usize == ITER_DUPS, "mdb_cursor_list_dup returned {n} values");
+                ensure!(
+                    n as usize == ITER_DUPS,
+                    "mdb_cursor_list_dup returned {n} values"
+                );
                 // SAFETY: `n` valid MDB_vals owned by the cursor.
                 let vs = unsafe { std::slice::from_raw_parts(vals, n as usize) };
                 for v in vs {
@@ -361,7 +445,11 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
     let r = (|| -> Result<()> {
         let flags = k::MDB_NOSYNC | k::MDB_NOMETASYNC | k::MDB_NOLOCK;
         let g = EnvGuard::<OursE>::open(&root.join("ours-dup-iter"), flags, 4, 512 << 20)?;
-        let extra_flags = if dlmdb_flags { k::MDB_COUNTED | k::MDB_PREFIX_COMPRESSION } else { 0 };
+        let extra_flags = if dlmdb_flags {
+            k::MDB_COUNTED | k::MDB_PREFIX_COMPRESSION
+        } else {
+            0
+        };
         let dbi = extra::create_db::<OursE>(g.env, "bench", k::MDB_DUPSORT | extra_flags)?;
         // Population as dup_iter_bench: txns of 4096 puts.
         let total = ITER_KEYS * ITER_DUPS;
@@ -387,7 +475,13 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
         for r in 0..opts.rounds {
             for turn in 0..2 {
                 let a = (turn == 0) == (r % 2 == 0);
-                let res = extra::timed(|| if a { list_dup_pass(g.env, dbi) } else { next_dup_loop_pass(g.env, dbi) });
+                let res = extra::timed(|| {
+                    if a {
+                        list_dup_pass(g.env, dbi)
+                    } else {
+                        next_dup_loop_pass(g.env, dbi)
+                    }
+                });
                 let res = res.map(|(ns, s)| {
                     sums[a as usize] = Some(s);
                     ns
@@ -405,7 +499,15 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
     }
     p.note = Some(format!(
         "dup_iter_bench: {ITER_KEYS} keys x {ITER_DUPS} dups, {ITER_RUNS} runs per sample{}",
-        if dlmdb_flags { ", DB flags DUPSORT|COUNTED|PREFIX_COMPRESSION" } else { ", diagnostic variant: DUPSORT only" }
+        if dlmdb_flags {
+            ", DB flags DUPSORT|COUNTED|PREFIX_COMPRESSION"
+        } else {
+            ", diagnostic variant: DUPSORT only"
+        }
     ));
-    p.finish(if dlmdb_flags { Target::SpeedupAtLeast(1.5) } else { Target::None })
+    p.finish(if dlmdb_flags {
+        Target::SpeedupAtLeast(1.5)
+    } else {
+        Target::None
+    })
 }

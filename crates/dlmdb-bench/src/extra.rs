@@ -83,12 +83,19 @@ pub trait Eng: Send + Sync + 'static {
     fn cursor_open(txn: Txn, dbi: u32) -> Result<Cur>;
     fn cursor_close(cur: Cur);
     /// `mdb_cursor_get`; `key`/`val` are inputs where the op reads them.
-    fn cursor_get<'a>(cur: Cur, key: &[u8], val: &[u8], op: u32) -> Result<Option<(&'a [u8], &'a [u8])>>;
+    fn cursor_get<'a>(
+        cur: Cur,
+        key: &[u8],
+        val: &[u8],
+        op: u32,
+    ) -> Result<Option<(&'a [u8], &'a [u8])>>;
     fn cursor_count(cur: Cur) -> Result<u64>;
 }
 
 pub(crate) fn c_path(dir: &Path) -> Result<std::ffi::CString> {
-    let Some(s) = dir.to_str() else { bail!("path is not UTF-8: {}", dir.display()) };
+    let Some(s) = dir.to_str() else {
+        bail!("path is not UTF-8: {}", dir.display())
+    };
     Ok(std::ffi::CString::new(s)?)
 }
 
@@ -296,7 +303,11 @@ impl<E: Eng> EnvGuard<E> {
         let _ = std::fs::remove_dir_all(dir);
         std::fs::create_dir_all(dir)?;
         let env = E::env_open(dir, flags, maxdbs, map_size)?;
-        Ok(EnvGuard { env, dir: dir.to_path_buf(), _e: std::marker::PhantomData })
+        Ok(EnvGuard {
+            env,
+            dir: dir.to_path_buf(),
+            _e: std::marker::PhantomData,
+        })
     }
 }
 
@@ -383,12 +394,19 @@ pub struct SuiteOptions {
 
 impl Default for SuiteOptions {
     fn default() -> Self {
-        SuiteOptions { quick: false, rounds: 5, dir: None, progress: false }
+        SuiteOptions {
+            quick: false,
+            rounds: 5,
+            dir: None,
+            progress: false,
+        }
     }
 }
 
 pub(crate) fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 pub(crate) fn median(v: &[f64]) -> Option<f64> {
@@ -398,7 +416,11 @@ pub(crate) fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 { s[m] } else { (s[m - 1] + s[m]) / 2.0 })
+    Some(if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    })
 }
 
 /// Target kinds for [`Pair::finish`].
@@ -443,10 +465,15 @@ impl Pair {
     /// Record a sample (ns total for `ops` ops) or the first error.
     pub fn add(&mut self, side_a: bool, r: Result<u128>, ops: u64) {
         match r {
-            Ok(ns) => (if side_a { &mut self.a } else { &mut self.b }).push(ns as f64 / ops.max(1) as f64),
+            Ok(ns) => {
+                (if side_a { &mut self.a } else { &mut self.b }).push(ns as f64 / ops.max(1) as f64)
+            }
             Err(e) => {
                 if self.error.is_none() {
-                    self.error = Some(format!("{} side: {e:#}", if side_a { &self.a_label } else { &self.b_label }));
+                    self.error = Some(format!(
+                        "{} side: {e:#}",
+                        if side_a { &self.a_label } else { &self.b_label }
+                    ));
                 }
             }
         }
@@ -457,7 +484,11 @@ impl Pair {
         }
     }
     pub fn finish(self, t: Target) -> SuiteRow {
-        let (a, b) = if self.error.is_some() { (None, None) } else { (median(&self.a), median(&self.b)) };
+        let (a, b) = if self.error.is_some() {
+            (None, None)
+        } else {
+            (median(&self.a), median(&self.b))
+        };
         let ratio = match (a, b) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),
             _ => None,
@@ -474,7 +505,9 @@ impl Pair {
         let (target, met) = match t {
             Target::None => (None, None),
             Target::RatioAtMost(x) => (Some(format!("ratio <= {x}")), ratio.map(|r| r <= x)),
-            Target::SpeedupAtLeast(x) => (Some(format!("speedup >= {x}x")), speedup.map(|s| s >= x)),
+            Target::SpeedupAtLeast(x) => {
+                (Some(format!("speedup >= {x}x")), speedup.map(|s| s >= x))
+            }
         };
         SuiteRow {
             name: self.name,
@@ -529,7 +562,9 @@ pub(crate) fn run_suite(
     let loadavg_start = loadavg();
     let parent = scratch_parent(opts);
     std::fs::create_dir_all(&parent)?;
-    let scratch = tempfile::Builder::new().prefix(&format!("dlmdb-bench-{suite}-")).tempdir_in(&parent)?;
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("dlmdb-bench-{suite}-"))
+        .tempdir_in(&parent)?;
     let mut rows = Vec::new();
     let progress = opts.progress;
     body(scratch.path(), &mut |r: SuiteRow| {
@@ -542,7 +577,12 @@ pub(crate) fn run_suite(
         suite: suite.to_string(),
         ours_version: OursE::version(),
         lmdb_version: LmdbE::version(),
-        build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.to_string(),
+        build_profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .to_string(),
         quick: opts.quick,
         rounds: opts.rounds,
         dir: parent.display().to_string(),
@@ -720,7 +760,9 @@ impl GlibcRand {
             let prev = r[i - 1];
             let hi = prev / 127773;
             let lo = prev % 127773;
-            let mut t = 16807i32.wrapping_mul(lo).wrapping_sub(2836i32.wrapping_mul(hi));
+            let mut t = 16807i32
+                .wrapping_mul(lo)
+                .wrapping_sub(2836i32.wrapping_mul(hi));
             if t < 0 {
                 t = t.wrapping_add(2147483647);
             }
@@ -762,7 +804,12 @@ mod smoke {
     use super::*;
 
     fn opts(dir: &Path) -> SuiteOptions {
-        SuiteOptions { quick: true, rounds: 1, dir: Some(dir.to_path_buf()), progress: false }
+        SuiteOptions {
+            quick: true,
+            rounds: 1,
+            dir: Some(dir.to_path_buf()),
+            progress: false,
+        }
     }
 
     /// Every quick suite runs and no row reports an error (wrong answers
@@ -771,12 +818,19 @@ mod smoke {
     #[test]
     fn quick_suites_have_no_row_errors() {
         let dir = tempfile::tempdir().unwrap();
-        for rep in [crate::txns::run_txns(&opts(dir.path())), crate::dups::run_dups(&opts(dir.path()))] {
+        for rep in [
+            crate::txns::run_txns(&opts(dir.path())),
+            crate::dups::run_dups(&opts(dir.path())),
+        ] {
             let rep = rep.unwrap();
             assert!(!rep.rows.is_empty());
             for r in &rep.rows {
                 assert!(r.error.is_none(), "{}: {:?}", r.name, r.error);
-                assert!(r.a_ns_per_op.is_some() && r.b_ns_per_op.is_some(), "{}", r.name);
+                assert!(
+                    r.a_ns_per_op.is_some() && r.b_ns_per_op.is_some(),
+                    "{}",
+                    r.name
+                );
             }
             assert!(render_suite_markdown(&rep).contains("| row |"));
             serde_json::to_string(&rep).unwrap();

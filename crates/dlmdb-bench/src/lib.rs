@@ -9,6 +9,7 @@
 //! [`run_peers`], [`render_text`], [`render_markdown`]; the report is
 //! `serde::Serialize` for `--json`.
 
+pub mod args;
 pub mod data;
 pub mod engine;
 mod render;
@@ -35,6 +36,7 @@ use data::Dataset;
 use engine::{Backend, EnvConfig, Lmdb, Ours};
 use workload::Workload;
 
+pub use args::PeersArgs;
 pub use render::{render_markdown, render_text};
 
 /// What to run. `Default` = the full suite, 5 rounds, durable env flags.
@@ -166,7 +168,11 @@ struct Config {
 }
 
 fn configs(quick: bool) -> Vec<Config> {
-    let c = |entries, key_size, value_size| Config { entries, key_size, value_size };
+    let c = |entries, key_size, value_size| Config {
+        entries,
+        key_size,
+        value_size,
+    };
     if quick {
         return vec![c(10_000, 8, 100), c(10_000, 64, 100), c(1_000, 8, 8192)];
     }
@@ -193,7 +199,13 @@ fn human(n: usize) -> String {
 }
 
 fn row_name(w: Workload, c: &Config) -> String {
-    format!("{}/k{}/v{}/{}", w.name(), c.key_size, c.value_size, human(c.entries))
+    format!(
+        "{}/k{}/v{}/{}",
+        w.name(),
+        c.key_size,
+        c.value_size,
+        human(c.entries)
+    )
 }
 
 fn matches(filter: &Option<String>, name: &str) -> bool {
@@ -201,7 +213,10 @@ fn matches(filter: &Option<String>, name: &str) -> bool {
         None => true,
         Some(f) => {
             let name = name.to_ascii_lowercase();
-            f.split(',').map(str::trim).filter(|s| !s.is_empty()).any(|s| name.contains(&s.to_ascii_lowercase()))
+            f.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .any(|s| name.contains(&s.to_ascii_lowercase()))
         }
     }
 }
@@ -213,7 +228,11 @@ fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 { s[m] } else { (s[m - 1] + s[m]) / 2.0 })
+    Some(if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    })
 }
 
 /// Per-engine sample collector: the first error stops that engine's rounds.
@@ -235,8 +254,16 @@ impl Samples {
 }
 
 fn make_row(w: Workload, c: &Config, ours: Samples, lmdb: Samples, reps: usize) -> PeersRow {
-    let o = if ours.error.is_some() { None } else { median(&ours.ns_per_op) };
-    let l = if lmdb.error.is_some() { None } else { median(&lmdb.ns_per_op) };
+    let o = if ours.error.is_some() {
+        None
+    } else {
+        median(&ours.ns_per_op)
+    };
+    let l = if lmdb.error.is_some() {
+        None
+    } else {
+        median(&lmdb.ns_per_op)
+    };
     let min = |v: &[f64]| v.iter().copied().min_by(|a, b| a.total_cmp(b));
     let (omin, lmin) = (o.and(min(&ours.ns_per_op)), l.and(min(&lmdb.ns_per_op)));
     PeersRow {
@@ -279,14 +306,25 @@ fn calibrate(one_ns: u128, min_ns: u128) -> usize {
 }
 
 /// One read sample: `reps` passes of `w` (calibrated on first use).
-fn read_sample<B: Backend>(w: Workload, b: &mut B, d: &Dataset, reps: &mut usize, min_ns: u128) -> Result<(u128, u64)> {
+fn read_sample<B: Backend>(
+    w: Workload,
+    b: &mut B,
+    d: &Dataset,
+    reps: &mut usize,
+    min_ns: u128,
+) -> Result<(u128, u64)> {
     let (mut total, sum) = workload::run_read(w, b, d)?;
     if *reps == 0 {
         *reps = calibrate(total, min_ns);
     }
     for _ in 1..*reps {
         let (ns, s) = workload::run_read(w, b, d)?;
-        anyhow::ensure!(s == sum, "{}: {} checksum changed between passes", B::LABEL, w.name());
+        anyhow::ensure!(
+            s == sum,
+            "{}: {} checksum changed between passes",
+            B::LABEL,
+            w.name()
+        );
         total += ns;
     }
     Ok((total, sum))
@@ -303,7 +341,13 @@ impl Runner<'_> {
 
     /// One timed write sample for engine `B`: `reps` fresh envs, each loaded
     /// by `w` and discarded; returns the summed ns. Env setup is untimed.
-    fn write_sample<B: Backend>(&mut self, w: Workload, d: &Dataset, reps: usize, check: bool) -> Result<u128> {
+    fn write_sample<B: Backend>(
+        &mut self,
+        w: Workload,
+        d: &Dataset,
+        reps: usize,
+        check: bool,
+    ) -> Result<u128> {
         let mut total = 0;
         for rep in 0..reps {
             let dir = self.fresh_dir(B::LABEL)?;
@@ -348,7 +392,13 @@ impl Runner<'_> {
 
     /// Take one sample; the very first sample of a row (reps == 0) also
     /// calibrates how many repetitions make a sample last `min_sample_ns`.
-    fn sample_write<B: Backend>(&mut self, w: Workload, d: &Dataset, reps: &mut usize, check: bool) -> Result<u128> {
+    fn sample_write<B: Backend>(
+        &mut self,
+        w: Workload,
+        d: &Dataset,
+        reps: &mut usize,
+        check: bool,
+    ) -> Result<u128> {
         if *reps == 0 {
             let ns = self.write_sample::<B>(w, d, 1, check)?;
             *reps = calibrate(ns, self.min_sample_ns);
@@ -374,8 +424,16 @@ impl Runner<'_> {
 
     fn read_rows(&mut self, ws: &[Workload], c: &Config, d: &Dataset, out: &mut Vec<PeersRow>) {
         let (so0, sl0) = self.initial_samples();
-        let mut ours = if so0.skip { Err(String::from("skipped")) } else { self.loaded::<Ours>(d).map_err(|e| format!("{e:#}")) };
-        let mut lmdb = if sl0.skip { Err(String::from("skipped")) } else { self.loaded::<Lmdb>(d).map_err(|e| format!("{e:#}")) };
+        let mut ours = if so0.skip {
+            Err(String::from("skipped"))
+        } else {
+            self.loaded::<Ours>(d).map_err(|e| format!("{e:#}"))
+        };
+        let mut lmdb = if sl0.skip {
+            Err(String::from("skipped"))
+        } else {
+            self.loaded::<Lmdb>(d).map_err(|e| format!("{e:#}"))
+        };
         for &w in ws {
             let (mut so, mut sl) = self.initial_samples();
             if !so.skip {
@@ -410,7 +468,10 @@ impl Runner<'_> {
             }
             if let (Some(a), Some(b)) = (sums[1], sums[0]) {
                 if a != b && so.error.is_none() {
-                    so.error = Some(format!("{}: checksum differs from LMDB ({a:#x} vs {b:#x})", w.name()));
+                    so.error = Some(format!(
+                        "{}: checksum differs from LMDB ({a:#x} vs {b:#x})",
+                        w.name()
+                    ));
                 }
             }
             let row = make_row(w, c, so, sl, reps);
@@ -470,19 +531,34 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         .with_context(|| format!("creating a scratch dir in {}", parent.display()))?;
     let mut runner = Runner {
         opts,
-        env: EnvConfig { map_size: opts.map_size, env_flags: opts.env_flags, ours_extra_flags: opts.ours_extra_flags },
+        env: EnvConfig {
+            map_size: opts.map_size,
+            env_flags: opts.env_flags,
+            ours_extra_flags: opts.ours_extra_flags,
+        },
         root: scratch.path(),
         seq: 0,
-        min_sample_ns: opts.min_sample_ns.map(u128::from).unwrap_or(if opts.quick { 10_000_000 } else { 40_000_000 }),
+        min_sample_ns: opts.min_sample_ns.map(u128::from).unwrap_or(if opts.quick {
+            10_000_000
+        } else {
+            40_000_000
+        }),
     };
     let mut rows = Vec::new();
     for c in configs(opts.quick) {
-        let selected: Vec<Workload> =
-            Workload::ALL.into_iter().filter(|&w| matches(&opts.filter, &row_name(w, &c))).collect();
+        let selected: Vec<Workload> = Workload::ALL
+            .into_iter()
+            .filter(|&w| matches(&opts.filter, &row_name(w, &c)))
+            .collect();
         if selected.is_empty() {
             continue;
         }
-        let d = Dataset::new(c.entries, c.key_size, c.value_size, 0x5EED_0000 + c.entries as u64);
+        let d = Dataset::new(
+            c.entries,
+            c.key_size,
+            c.value_size,
+            0x5EED_0000 + c.entries as u64,
+        );
         for &w in selected.iter().filter(|w| w.is_write()) {
             let row = runner.write_row(w, &c, &d);
             runner.progress(&row);
@@ -499,7 +575,12 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         ours_version: Ours::version(),
         lmdb_version: Lmdb::version(),
         ours_is_lmdb: engine::OURS_IS_LMDB,
-        build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.to_string(),
+        build_profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .to_string(),
         quick: opts.quick,
         rounds: opts.rounds,
         batch_size: workload::BATCH,
@@ -509,7 +590,9 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         dir_fs: sysinfo::fs_type(&parent).unwrap_or_else(|| "?".into()),
         dir,
         machine: MachineInfo {
-            nproc: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            nproc: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(0),
             cpu_model: sysinfo::cpu_model(),
             kernel: sysinfo::kernel(),
             loadavg_start,

@@ -54,7 +54,10 @@ fn header_facts(rep: &PeersReport) -> Vec<String> {
         v.push("NOTE: built without the dlmdb engine; \"ours\" is stock LMDB (self-test)".into());
     }
     if rep.build_profile != "release" {
-        v.push(format!("WARNING: {} build; numbers are not meaningful (use --release)", rep.build_profile));
+        v.push(format!(
+            "WARNING: {} build; numbers are not meaningful (use --release)",
+            rep.build_profile
+        ));
     }
     v
 }
@@ -65,7 +68,11 @@ pub fn render_text(rep: &PeersReport) -> String {
     for l in header_facts(rep) {
         let _ = writeln!(s, "{l}");
     }
-    let _ = writeln!(s, "{:<26} {:>10} {:>10} {:>6} {:>6}", "row (ns/op, median)", "ours", "lmdb", "ratio", "r(min)");
+    let _ = writeln!(
+        s,
+        "{:<26} {:>10} {:>10} {:>6} {:>6}",
+        "row (ns/op, median)", "ours", "lmdb", "ratio", "r(min)"
+    );
     for r in &rep.rows {
         let _ = writeln!(s, "{}", row_line(r));
     }
@@ -79,7 +86,10 @@ pub fn render_markdown(rep: &PeersReport) -> String {
         let _ = writeln!(s, "- {l}");
     }
     let _ = writeln!(s);
-    let _ = writeln!(s, "| row | ours ns/op | LMDB ns/op | ours/LMDB | ratio of best rounds |");
+    let _ = writeln!(
+        s,
+        "| row | ours ns/op | LMDB ns/op | ours/LMDB | ratio of best rounds |"
+    );
     let _ = writeln!(s, "|---|---:|---:|---:|---:|");
     for r in &rep.rows {
         let mut ratio_cell = ratio(r.ratio);

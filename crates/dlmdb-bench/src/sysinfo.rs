@@ -18,7 +18,9 @@ pub fn cpu_model() -> String {
 }
 
 pub fn kernel() -> String {
-    read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_else(|| "?".into())
+    read("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "?".into())
 }
 
 /// The first three fields of /proc/loadavg.
@@ -36,7 +38,9 @@ pub fn fs_type(path: &Path) -> Option<String> {
     let mut best: Option<(usize, String)> = None;
     for line in mounts.lines() {
         let mut f = line.split_whitespace();
-        let (Some(_dev), Some(mnt), Some(ty)) = (f.next(), f.next(), f.next()) else { continue };
+        let (Some(_dev), Some(mnt), Some(ty)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
         if path.starts_with(mnt) && !matches!(&best, Some((len, _)) if mnt.len() <= *len) {
             best = Some((mnt.len(), ty.to_string()));
         }

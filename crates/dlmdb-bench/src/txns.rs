@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Result};
 
-use crate::extra::{self, k, Eng, EnvGuard, LmdbE, OursE, Pair, SharedEnv, SuiteOptions, SuiteReport, Target};
+use crate::extra::{
+    self, k, Eng, EnvGuard, LmdbE, OursE, Pair, SharedEnv, SuiteOptions, SuiteReport, Target,
+};
 
 const PEER_BAR: f64 = 1.25;
 
@@ -49,7 +51,12 @@ fn preload<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<()> {
     E::txn_commit(t)
 }
 
-fn open_env<E: Eng>(root: &Path, tag: &str, flags: u32, preload_n: u64) -> Result<(EnvGuard<E>, u32)> {
+fn open_env<E: Eng>(
+    root: &Path,
+    tag: &str,
+    flags: u32,
+    preload_n: u64,
+) -> Result<(EnvGuard<E>, u32)> {
     let g = EnvGuard::<E>::open(&root.join(format!("{}-{tag}", E::LABEL)), flags, 4, 1 << 30)?;
     let dbi = extra::create_db::<E>(g.env, "t", 0)?;
     preload::<E>(g.env, dbi, preload_n)?;
@@ -135,7 +142,11 @@ fn mixed<E: Eng>(env: extra::Env, dbi: u32, nkeys: u64, dur: Duration, seed: u64
                         match E::get(t, dbi, &key(i)) {
                             Ok(Some(v)) if v.len() == 32 && v[..8] == key(i) => {}
                             Ok(other) => {
-                                bad = Some(anyhow::anyhow!("{}: bad value for key {i}: {:?}", E::LABEL, other.map(|v| v.len())));
+                                bad = Some(anyhow::anyhow!(
+                                    "{}: bad value for key {i}: {:?}",
+                                    E::LABEL,
+                                    other.map(|v| v.len())
+                                ));
                                 break;
                             }
                             Err(e) => {
@@ -180,13 +191,22 @@ fn mixed<E: Eng>(env: extra::Env, dbi: u32, nkeys: u64, dur: Duration, seed: u64
         }));
         std::thread::sleep(dur);
         stop.store(true, Ordering::Relaxed);
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("thread panicked")))).collect()
+        hs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("thread panicked")))
+            })
+            .collect()
     });
     let secs = t0.elapsed().as_secs_f64();
     for r in res {
         r?;
     }
-    Ok(Mixed { gets: gets.load(Ordering::Relaxed), commits: commits.load(Ordering::Relaxed), secs })
+    Ok(Mixed {
+        gets: gets.load(Ordering::Relaxed),
+        commits: commits.load(Ordering::Relaxed),
+        secs,
+    })
 }
 
 /// Run the transaction/reader suite.
@@ -230,7 +250,10 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
         }
 
         // Write commit rows: a fresh env per sample, new keys appended.
-        for (name, flags, n) in [("rw_put_commit/sync", 0u32, n_sync), ("rw_put_commit/nosync", k::MDB_NOSYNC, n_nosync)] {
+        for (name, flags, n) in [
+            ("rw_put_commit/sync", 0u32, n_sync),
+            ("rw_put_commit/nosync", k::MDB_NOSYNC, n_nosync),
+        ] {
             let mut p = Pair::peer(name, "commit");
             let mut seq = 0;
             for r in 0..opts.rounds {
@@ -269,9 +292,11 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
                 let tag = format!("m{seq}");
                 let seed = 0xABCD + r as u64;
                 let res = if ours {
-                    open_env::<OursE>(root, &tag, 0, nkeys).and_then(|(g, d)| mixed::<OursE>(g.env, d, nkeys, dur, seed))
+                    open_env::<OursE>(root, &tag, 0, nkeys)
+                        .and_then(|(g, d)| mixed::<OursE>(g.env, d, nkeys, dur, seed))
                 } else {
-                    open_env::<LmdbE>(root, &tag, 0, nkeys).and_then(|(g, d)| mixed::<LmdbE>(g.env, d, nkeys, dur, seed))
+                    open_env::<LmdbE>(root, &tag, 0, nkeys)
+                        .and_then(|(g, d)| mixed::<LmdbE>(g.env, d, nkeys, dur, seed))
                 };
                 match res {
                     Ok(m) => {

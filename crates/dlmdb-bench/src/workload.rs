@@ -62,7 +62,10 @@ impl Workload {
     /// Write rows build a fresh environment each round; read rows share one
     /// loaded environment per engine.
     pub fn is_write(self) -> bool {
-        matches!(self, Workload::SeqPut | Workload::RandPut | Workload::CursorPut)
+        matches!(
+            self,
+            Workload::SeqPut | Workload::RandPut | Workload::CursorPut
+        )
     }
 }
 
@@ -106,7 +109,8 @@ fn cursor_put_all<B: Backend>(b: &mut B, d: &Dataset) -> Result<()> {
 fn fold(acc: u64, k: &[u8], v: &[u8]) -> u64 {
     let kb = k.last().copied().unwrap_or(0) as u64;
     let vb = v.first().copied().unwrap_or(0) as u64;
-    acc.wrapping_mul(31).wrapping_add(k.len() as u64 ^ (v.len() as u64) << 20 ^ kb << 8 ^ vb)
+    acc.wrapping_mul(31)
+        .wrapping_add(k.len() as u64 ^ (v.len() as u64) << 20 ^ kb << 8 ^ vb)
 }
 
 /// Run a write workload on a freshly opened, empty backend. Returns elapsed ns.
@@ -123,7 +127,13 @@ pub fn run_write<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<u128
     b.begin(true)?;
     let n = b.entries()?;
     b.abort();
-    ensure!(n == d.entries as u64, "{}: {} left {n} entries, expected {}", B::LABEL, w.name(), d.entries);
+    ensure!(
+        n == d.entries as u64,
+        "{}: {} left {n} entries, expected {}",
+        B::LABEL,
+        w.name(),
+        d.entries
+    );
     Ok(ns)
 }
 
@@ -171,7 +181,9 @@ fn read_inner<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<(u128, 
             b.cursor_open()?;
             t0 = Instant::now();
             for &r in &d.perm {
-                if let Some((k, v)) = b.cursor_get(CursorOp::SetRange, d.seek_keys.get(r as usize))? {
+                if let Some((k, v)) =
+                    b.cursor_get(CursorOp::SetRange, d.seek_keys.get(r as usize))?
+                {
                     acc = fold(acc, k, v);
                     seen += 1;
                 }
@@ -181,7 +193,13 @@ fn read_inner<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<(u128, 
     }
     let ns = t0.elapsed().as_nanos();
     black_box(acc);
-    ensure!(seen == d.entries, "{}: {} found {seen} records, expected {}", B::LABEL, w.name(), d.entries);
+    ensure!(
+        seen == d.entries,
+        "{}: {} found {seen} records, expected {}",
+        B::LABEL,
+        w.name(),
+        d.entries
+    );
     Ok((ns, acc))
 }
 
@@ -206,14 +224,26 @@ fn verify_inner<B: Backend>(b: &mut B, d: &Dataset) -> Result<()> {
         i += 1;
         op = CursorOp::Next;
     }
-    ensure!(i == d.entries, "cursor walk saw {i} of {} records", d.entries);
+    ensure!(
+        i == d.entries,
+        "cursor walk saw {i} of {} records",
+        d.entries
+    );
     // Point lookups and seeks on a sample spread over the whole key range.
     let step = (d.entries / 2000).max(1);
     for i in (0..d.entries).step_by(step) {
         let got = b.get(d.keys.get(i))?.map(|v| v.to_vec());
-        ensure!(got.as_deref() == Some(d.values.get(i)), "mdb_get of key #{i} wrong");
-        let got = b.cursor_get(CursorOp::SetRange, d.seek_keys.get(i))?.map(|(k, _)| k.to_vec());
-        ensure!(got.as_deref() == Some(d.keys.get(i)), "SET_RANGE to record #{i} wrong");
+        ensure!(
+            got.as_deref() == Some(d.values.get(i)),
+            "mdb_get of key #{i} wrong"
+        );
+        let got = b
+            .cursor_get(CursorOp::SetRange, d.seek_keys.get(i))?
+            .map(|(k, _)| k.to_vec());
+        ensure!(
+            got.as_deref() == Some(d.keys.get(i)),
+            "SET_RANGE to record #{i} wrong"
+        );
     }
     Ok(())
 }

@@ -284,15 +284,21 @@ struct CheckArgs {
 #[derive(Subcommand)]
 enum BenchCmd {
     /// Our engine vs stock LMDB on stores the benchmark creates itself.
-    Peers(PeersArgs),
+    Peers(dlmdb_bench::PeersArgs),
     /// DUPSORT rows vs stock LMDB, and mdb_cursor_list_dup vs an MDB_NEXT_DUP loop.
-    #[command(after_help = "Examples:\n  dlmdb bench dups --quick\n  dlmdb bench dups --rounds 7 --markdown --save-json dups.json")]
+    #[command(
+        after_help = "Examples:\n  dlmdb bench dups --quick\n  dlmdb bench dups --rounds 7 --markdown --save-json dups.json"
+    )]
     Dups(SuiteArgs),
     /// Read/write transaction costs and 4 readers + 1 writer, vs stock LMDB.
-    #[command(after_help = "Examples:\n  dlmdb bench txns --quick\n  dlmdb bench txns --json > txns.json")]
+    #[command(
+        after_help = "Examples:\n  dlmdb bench txns --quick\n  dlmdb bench txns --json > txns.json"
+    )]
     Txns(SuiteArgs),
     /// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
-    #[command(after_help = "Examples:\n  dlmdb bench counted --quick\n  dlmdb bench counted --rounds 7 --markdown")]
+    #[command(
+        after_help = "Examples:\n  dlmdb bench counted --quick\n  dlmdb bench counted --rounds 7 --markdown"
+    )]
     Counted(SuiteArgs),
 }
 
@@ -322,48 +328,6 @@ struct SuiteArgs {
     save_json: Option<PathBuf>,
 }
 
-#[derive(clap::Args)]
-struct PeersArgs {
-    /// Small sizes only (seconds).
-    #[arg(long)]
-    quick: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
-    /// Print a Markdown table.
-    #[arg(long, conflicts_with = "json")]
-    markdown: bool,
-    /// Only rows whose name contains one of these comma-separated substrings.
-    #[arg(long)]
-    filter: Option<String>,
-    /// Timed rounds per engine per row.
-    #[arg(long, default_value_t = 5)]
-    rounds: usize,
-    /// Parent directory for scratch environments (default /dev/shm if tmpfs).
-    #[arg(long)]
-    dir: Option<PathBuf>,
-    /// Skip the untimed content verification.
-    #[arg(long)]
-    no_verify: bool,
-    /// Extra mdb_env_open flags for both engines (e.g. 0x10000 = MDB_NOSYNC).
-    #[arg(long, value_parser = parse_u32, default_value = "0")]
-    env_flags: u32,
-    /// Extra mdb_env_open flags for our engine only (e.g. 0x40000000 = MDB_FORMAT_LMDB).
-    #[arg(long, value_parser = parse_u32, default_value = "0")]
-    ours_flags: u32,
-    /// No per-row progress on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-}
-
-fn parse_u32(s: &str) -> Result<u32, String> {
-    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u32::from_str_radix(h, 16),
-        None => s.parse(),
-    };
-    r.map_err(|e| e.to_string())
-}
-
 fn main() {
     let cli = Cli::parse();
     let layout = cli.layout;
@@ -377,7 +341,7 @@ fn main() {
         Cmd::Check(a) => std::process::exit(run_check(a, layout)),
         Cmd::Bench {
             which: BenchCmd::Peers(a),
-        } => run_peers(a),
+        } => a.run(),
         Cmd::Bench {
             which: BenchCmd::Dups(a),
         } => run_suite(a, dlmdb_bench::run_dups),
@@ -635,11 +599,20 @@ fn run_check(a: CheckArgs, layout: LayoutChoice) -> i32 {
     }
 }
 
-fn run_suite(a: SuiteArgs, run: fn(&dlmdb_bench::SuiteOptions) -> Result<dlmdb_bench::SuiteReport>) -> Result<()> {
-    let opts = dlmdb_bench::SuiteOptions { quick: a.quick, rounds: a.rounds, dir: a.dir, progress: !a.quiet && !a.json };
+fn run_suite(
+    a: SuiteArgs,
+    run: fn(&dlmdb_bench::SuiteOptions) -> Result<dlmdb_bench::SuiteReport>,
+) -> Result<()> {
+    let opts = dlmdb_bench::SuiteOptions {
+        quick: a.quick,
+        rounds: a.rounds,
+        dir: a.dir,
+        progress: !a.quiet && !a.json,
+    };
     let rep = run(&opts)?;
     if let Some(p) = &a.save_json {
-        std::fs::write(p, serde_json::to_string_pretty(&rep)?).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
+        std::fs::write(p, serde_json::to_string_pretty(&rep)?)
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
@@ -647,29 +620,6 @@ fn run_suite(a: SuiteArgs, run: fn(&dlmdb_bench::SuiteOptions) -> Result<dlmdb_b
         print!("{}", dlmdb_bench::render_suite_markdown(&rep));
     } else {
         print!("{}", dlmdb_bench::render_suite_text(&rep));
-    }
-    Ok(())
-}
-
-fn run_peers(a: PeersArgs) -> Result<()> {
-    let opts = dlmdb_bench::PeersOptions {
-        quick: a.quick,
-        filter: a.filter,
-        rounds: a.rounds,
-        dir: a.dir,
-        verify: !a.no_verify,
-        env_flags: a.env_flags,
-        ours_extra_flags: a.ours_flags,
-        progress: !a.quiet && !a.json,
-        ..Default::default()
-    };
-    let rep = dlmdb_bench::run_peers(&opts)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
-    } else if a.markdown {
-        print!("{}", dlmdb_bench::render_markdown(&rep));
-    } else {
-        print!("{}", dlmdb_bench::render_text(&rep));
     }
     Ok(())
 }

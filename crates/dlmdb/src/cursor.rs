@@ -6,7 +6,7 @@
 
 use crate::error::{check, check_found, Error, Result};
 use crate::flags::{CursorOp, Database, WriteFlags};
-use crate::txn::{slice, val};
+use crate::txn::{reserve_val, reserved, slice, val};
 use dlmdb_sys as ffi;
 use std::marker::PhantomData;
 
@@ -126,70 +126,78 @@ macro_rules! movement_helpers {
     };
 }
 
+/// Methods both cursor kinds share; `$lt` is how long returned values live
+/// (`'txn` for [`Cursor`], the cursor borrow `'_` for [`RwCursor`]).
+macro_rules! shared_methods {
+    ($lt:lifetime) => {
+        pub(crate) fn open(txn: *mut ffi::MDB_txn, db: Database) -> Result<Self> {
+            Ok(Self {
+                raw: open_raw(txn, db)?,
+                _txn: PhantomData,
+                _not_send: PhantomData,
+            })
+        }
+
+        /// The raw handle, for use with `dlmdb-sys`.
+        pub fn raw(&self) -> *mut ffi::MDB_cursor {
+            self.raw
+        }
+
+        /// Run `op` (with `key`/`data` input where the op needs it).
+        /// `Ok(None)` means `MDB_NOTFOUND`.
+        pub fn get(
+            &mut self,
+            key: Option<&[u8]>,
+            data: Option<&[u8]>,
+            op: CursorOp,
+        ) -> Result<Option<Item<$lt>>> {
+            Ok(raw_get(self.raw, key, data, op)?.map(|(k, d)| unsafe { (slice(&k), slice(&d)) }))
+        }
+
+        movement_helpers!($lt, &mut Self);
+
+        /// Number of values of the current key (DUPSORT only).
+        pub fn count(&self) -> Result<u64> {
+            raw_count(self.raw)
+        }
+
+        /// Iterate from the first item.
+        pub fn iter(&mut self) -> Iter<'_, $lt> {
+            Iter::new(self.raw, Start::Op(CursorOp::First), CursorOp::Next)
+        }
+
+        /// Iterate from the first key >= `key`.
+        pub fn iter_from(&mut self, key: &[u8]) -> Iter<'_, $lt> {
+            Iter::new(self.raw, Start::Range(key.to_vec()), CursorOp::Next)
+        }
+
+        /// Iterate backwards from the last item.
+        pub fn iter_rev(&mut self) -> Iter<'_, $lt> {
+            Iter::new(self.raw, Start::Op(CursorOp::Last), CursorOp::Prev)
+        }
+
+        /// Iterate over the values of `key` only (DUPSORT: every duplicate in
+        /// order; otherwise at most one item).
+        pub fn iter_dup_of(&mut self, key: &[u8]) -> Iter<'_, $lt> {
+            Iter::new(self.raw, Start::Key(key.to_vec()), CursorOp::NextDup)
+        }
+
+        /// All values of the current key at once (DLMDB `mdb_cursor_list_dup`).
+        /// `Ok(None)` when the key has a single plain value or the cursor is not
+        /// on an item; [`Error::Incompatible`] for non-DUPSORT databases. The
+        /// slices live until the cursor is used again.
+        pub fn list_dup(&mut self) -> Result<Option<Vec<&[u8]>>> {
+            raw_list_dup(self.raw)
+        }
+    };
+}
+
 impl<'txn> Cursor<'txn> {
-    pub(crate) fn open(txn: *mut ffi::MDB_txn, db: Database) -> Result<Self> {
-        Ok(Cursor {
-            raw: open_raw(txn, db)?,
-            _txn: PhantomData,
-            _not_send: PhantomData,
-        })
-    }
-
-    /// The raw handle, for use with `dlmdb-sys`.
-    pub fn raw(&self) -> *mut ffi::MDB_cursor {
-        self.raw
-    }
-
-    /// Run `op` (with `key`/`data` input where the op needs it).
-    /// `Ok(None)` means `MDB_NOTFOUND`.
-    pub fn get(
-        &mut self,
-        key: Option<&[u8]>,
-        data: Option<&[u8]>,
-        op: CursorOp,
-    ) -> Result<Option<Item<'txn>>> {
-        Ok(raw_get(self.raw, key, data, op)?.map(|(k, d)| unsafe { (slice(&k), slice(&d)) }))
-    }
-
-    movement_helpers!('txn, &mut Self);
-
-    /// Number of values of the current key (DUPSORT only).
-    pub fn count(&self) -> Result<u64> {
-        raw_count(self.raw)
-    }
-
-    /// Iterate from the first item.
-    pub fn iter(&mut self) -> Iter<'_, 'txn> {
-        Iter::new(self.raw, Start::Op(CursorOp::First), CursorOp::Next)
-    }
-
-    /// Iterate from the first key >= `key`.
-    pub fn iter_from(&mut self, key: &[u8]) -> Iter<'_, 'txn> {
-        Iter::new(self.raw, Start::Range(key.to_vec()), CursorOp::Next)
-    }
-
-    /// Iterate backwards from the last item.
-    pub fn iter_rev(&mut self) -> Iter<'_, 'txn> {
-        Iter::new(self.raw, Start::Op(CursorOp::Last), CursorOp::Prev)
-    }
+    shared_methods!('txn);
 
     /// Iterate from the current position onwards (the item after it).
     pub fn iter_next(&mut self) -> Iter<'_, 'txn> {
         Iter::new(self.raw, Start::Op(CursorOp::Next), CursorOp::Next)
-    }
-
-    /// Iterate over the values of `key` only (DUPSORT: every duplicate in
-    /// order; otherwise at most one item).
-    pub fn iter_dup_of(&mut self, key: &[u8]) -> Iter<'_, 'txn> {
-        Iter::new(self.raw, Start::Key(key.to_vec()), CursorOp::NextDup)
-    }
-
-    /// All values of the current key at once (DLMDB `mdb_cursor_list_dup`).
-    /// `Ok(None)` when the key has a single plain value or the cursor is not
-    /// on an item; [`Error::Incompatible`] for non-DUPSORT databases. The
-    /// slices live until the cursor is used again.
-    pub fn list_dup(&mut self) -> Result<Option<Vec<&[u8]>>> {
-        raw_list_dup(self.raw)
     }
 
     /// Move to the item at position `rank` (0-based) of a COUNTED database.
@@ -228,35 +236,7 @@ impl Drop for RwCursor<'_> {
 }
 
 impl<'txn> RwCursor<'txn> {
-    pub(crate) fn open(txn: *mut ffi::MDB_txn, db: Database) -> Result<Self> {
-        Ok(RwCursor {
-            raw: open_raw(txn, db)?,
-            _txn: PhantomData,
-            _not_send: PhantomData,
-        })
-    }
-
-    /// The raw handle, for use with `dlmdb-sys`.
-    pub fn raw(&self) -> *mut ffi::MDB_cursor {
-        self.raw
-    }
-
-    /// Run `op`; `Ok(None)` means `MDB_NOTFOUND`.
-    pub fn get(
-        &mut self,
-        key: Option<&[u8]>,
-        data: Option<&[u8]>,
-        op: CursorOp,
-    ) -> Result<Option<Item<'_>>> {
-        Ok(raw_get(self.raw, key, data, op)?.map(|(k, d)| unsafe { (slice(&k), slice(&d)) }))
-    }
-
-    movement_helpers!('_, &mut Self);
-
-    /// Number of values of the current key (DUPSORT only).
-    pub fn count(&self) -> Result<u64> {
-        raw_count(self.raw)
-    }
+    shared_methods!('_);
 
     /// Store `key`/`data` through the cursor; it is left on the new item.
     pub fn put(&mut self, key: &[u8], data: &[u8], flags: WriteFlags) -> Result<()> {
@@ -273,10 +253,7 @@ impl<'txn> RwCursor<'txn> {
     /// Reserve `len` bytes for `key` through the cursor and return them.
     pub fn reserve(&mut self, key: &[u8], len: usize, flags: WriteFlags) -> Result<&mut [u8]> {
         let mut k = val(key);
-        let mut d = ffi::MDB_val {
-            mv_size: len,
-            mv_data: std::ptr::null_mut(),
-        };
+        let mut d = reserve_val(len);
         check(unsafe {
             ffi::mdb_cursor_put(
                 self.raw,
@@ -285,40 +262,14 @@ impl<'txn> RwCursor<'txn> {
                 (flags | WriteFlags::RESERVE).bits(),
             )
         })?;
-        if len == 0 {
-            return Ok(&mut []);
-        }
-        Ok(unsafe { std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len) })
-    }
-
-    /// Iterate over the values of `key` only.
-    pub fn iter_dup_of(&mut self, key: &[u8]) -> Iter<'_, '_> {
-        Iter::new(self.raw, Start::Key(key.to_vec()), CursorOp::NextDup)
-    }
-
-    /// All values of the current key at once (see [`Cursor::list_dup`]).
-    pub fn list_dup(&mut self) -> Result<Option<Vec<&[u8]>>> {
-        raw_list_dup(self.raw)
+        // SAFETY: the engine returned `len` writable bytes valid until the
+        // cursor is used again (the borrow of `self`).
+        Ok(unsafe { reserved(&d, len) })
     }
 
     /// Delete the item under the cursor (`NO_DUP_DATA`: all values of the key).
     pub fn del(&mut self, flags: WriteFlags) -> Result<()> {
         check(unsafe { ffi::mdb_cursor_del(self.raw, flags.bits()) })
-    }
-
-    /// Iterate from the first item.
-    pub fn iter(&mut self) -> Iter<'_, '_> {
-        Iter::new(self.raw, Start::Op(CursorOp::First), CursorOp::Next)
-    }
-
-    /// Iterate from the first key >= `key`.
-    pub fn iter_from(&mut self, key: &[u8]) -> Iter<'_, '_> {
-        Iter::new(self.raw, Start::Range(key.to_vec()), CursorOp::Next)
-    }
-
-    /// Iterate backwards from the last item.
-    pub fn iter_rev(&mut self) -> Iter<'_, '_> {
-        Iter::new(self.raw, Start::Op(CursorOp::Last), CursorOp::Prev)
     }
 }
 

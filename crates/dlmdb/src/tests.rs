@@ -11,6 +11,26 @@ fn env_in(dir: &TempDir, max_dbs: u32) -> Env {
         .expect("open env")
 }
 
+/// A fresh store in a temp dir and its main database.
+fn main_env() -> (TempDir, Env, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env_in(&dir, 0);
+    let main = env.open_db(None).unwrap();
+    (dir, env, main)
+}
+
+/// Put every `(key, value)` pair with no flags.
+fn put_all<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    txn: &mut RwTxn<'_>,
+    db: Database,
+    pairs: impl IntoIterator<Item = (K, V)>,
+) {
+    for (k, v) in pairs {
+        txn.put(db, k.as_ref(), v.as_ref(), WriteFlags::empty())
+            .unwrap();
+    }
+}
+
 #[test]
 fn error_codes_round_trip() {
     for code in [
@@ -56,9 +76,7 @@ fn put_get_commit_reopen() {
 
 #[test]
 fn abort_discards() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = env_in(&dir, 0);
-    let main = env.open_db(None).unwrap();
+    let (_dir, env, main) = main_env();
     {
         let mut txn = env.write_txn().unwrap();
         txn.put(main, b"k", b"v", WriteFlags::empty()).unwrap();
@@ -74,11 +92,11 @@ fn named_databases_and_cursor_iteration() {
     let env = env_in(&dir, 4);
     let db = env.create_db(Some("nums"), DatabaseFlags::empty()).unwrap();
     let mut txn = env.write_txn().unwrap();
-    for i in 0..500u32 {
-        let k = format!("key{i:05}");
-        txn.put(db, k.as_bytes(), &i.to_le_bytes(), WriteFlags::empty())
-            .unwrap();
-    }
+    put_all(
+        &mut txn,
+        db,
+        (0..500u32).map(|i| (format!("key{i:05}"), i.to_le_bytes())),
+    );
     txn.commit().unwrap();
 
     let txn = env.read_txn().unwrap();
@@ -136,9 +154,7 @@ fn errors_and_flags() {
 
 #[test]
 fn reserve_and_cursor_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = env_in(&dir, 0);
-    let main = env.open_db(None).unwrap();
+    let (_dir, env, main) = main_env();
     let mut txn = env.write_txn().unwrap();
     txn.reserve(main, b"r", 5, WriteFlags::empty())
         .unwrap()
@@ -160,9 +176,7 @@ fn reserve_and_cursor_writes() {
 
 #[test]
 fn page_walk_matches_stat() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = env_in(&dir, 0);
-    let main = env.open_db(None).unwrap();
+    let (_dir, env, main) = main_env();
     let mut txn = env.write_txn().unwrap();
     for i in 0..3000u32 {
         let v = vec![b'v'; (i % 50) as usize + if i % 500 == 0 { 9000 } else { 0 }];
@@ -217,15 +231,11 @@ fn probe_classifies_stores_we_write() {
             .unwrap();
         let db = env.create_db(Some("odd"), DatabaseFlags::empty()).unwrap();
         let mut txn = env.write_txn().unwrap();
-        for i in 0..200u32 {
-            txn.put(
-                db,
-                format!("k{i:04}").as_bytes(),
-                b"abc",
-                WriteFlags::empty(),
-            )
-            .unwrap();
-        }
+        put_all(
+            &mut txn,
+            db,
+            (0..200u32).map(|i| (format!("k{i:04}"), b"abc")),
+        );
         txn.commit().unwrap();
         let p = probe_layout(&env.data_file()).unwrap();
         assert_eq!(p.verdict(), want, "{flags:?}: {p:?}");
@@ -241,15 +251,11 @@ fn probe_even_keys_only_is_identical() {
         .unwrap();
     let main = env.open_db(None).unwrap();
     let mut txn = env.write_txn().unwrap();
-    for i in 0..100u32 {
-        txn.put(
-            main,
-            format!("{i:04}").as_bytes(),
-            b"odd",
-            WriteFlags::empty(),
-        )
-        .unwrap();
-    }
+    put_all(
+        &mut txn,
+        main,
+        (0..100u32).map(|i| (format!("{i:04}"), b"odd")),
+    );
     txn.commit().unwrap();
     let p = probe_layout(&env.data_file()).unwrap();
     assert_eq!(p.verdict(), ProbeVerdict::Identical, "{p:?}");
@@ -329,19 +335,13 @@ fn nested_transactions() {
 
 #[test]
 fn compacting_copy() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = env_in(&dir, 0);
-    let main = env.open_db(None).unwrap();
+    let (_dir, env, main) = main_env();
     let mut w = env.write_txn().unwrap();
-    for i in 0..1000u32 {
-        w.put(
-            main,
-            format!("{i:05}").as_bytes(),
-            b"x",
-            WriteFlags::empty(),
-        )
-        .unwrap();
-    }
+    put_all(
+        &mut w,
+        main,
+        (0..1000u32).map(|i| (format!("{i:05}"), b"x")),
+    );
     w.commit().unwrap();
     let dst = tempfile::tempdir().unwrap();
     env.copy(dst.path(), true).unwrap();
@@ -352,13 +352,9 @@ fn compacting_copy() {
 
 #[test]
 fn iter_dup_of_on_plain_db_yields_one_item() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = env_in(&dir, 0);
-    let main = env.open_db(None).unwrap();
+    let (_dir, env, main) = main_env();
     let mut w = env.write_txn().unwrap();
-    for k in [&b"a"[..], b"b", b"c"] {
-        w.put(main, k, b"v", WriteFlags::empty()).unwrap();
-    }
+    put_all(&mut w, main, [b"a", b"b", b"c"].map(|k| (k, b"v")));
     w.commit().unwrap();
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(main).unwrap();
@@ -412,20 +408,14 @@ fn dupsort_iteration_helpers() {
 /// Readers in several threads keep stable snapshots while a writer commits.
 #[test]
 fn concurrent_readers_see_stable_snapshots() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = env_in(&dir, 0);
-    let main = env.open_db(None).unwrap();
+    let (_dir, env, main) = main_env();
     {
         let mut w = env.write_txn().unwrap();
-        for i in 0..1000u32 {
-            w.put(
-                main,
-                &i.to_be_bytes(),
-                &0u32.to_le_bytes(),
-                WriteFlags::empty(),
-            )
-            .unwrap();
-        }
+        put_all(
+            &mut w,
+            main,
+            (0..1000u32).map(|i| (i.to_be_bytes(), 0u32.to_le_bytes())),
+        );
         w.commit().unwrap();
     }
     std::thread::scope(|s| {
@@ -446,15 +436,11 @@ fn concurrent_readers_see_stable_snapshots() {
         }
         for gen in 1..=20u32 {
             let mut w = env.write_txn().unwrap();
-            for i in 0..1000u32 {
-                w.put(
-                    main,
-                    &i.to_be_bytes(),
-                    &gen.to_le_bytes(),
-                    WriteFlags::empty(),
-                )
-                .unwrap();
-            }
+            put_all(
+                &mut w,
+                main,
+                (0..1000u32).map(|i| (i.to_be_bytes(), gen.to_le_bytes())),
+            );
             w.commit().unwrap();
         }
     });

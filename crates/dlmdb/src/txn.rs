@@ -35,6 +35,26 @@ pub(crate) unsafe fn slice<'a>(v: &ffi::MDB_val) -> &'a [u8] {
     }
 }
 
+/// Input `MDB_val` asking the engine to reserve `len` bytes (`MDB_RESERVE`).
+pub(crate) fn reserve_val(len: usize) -> ffi::MDB_val {
+    ffi::MDB_val {
+        mv_size: len,
+        mv_data: std::ptr::null_mut(),
+    }
+}
+
+/// Writable view of the space a successful `MDB_RESERVE` put returned in `d`.
+///
+/// # Safety
+/// `d` must be the output of that put, pointing at `len` writable bytes valid for `'a`.
+pub(crate) unsafe fn reserved<'a>(d: &ffi::MDB_val, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        &mut []
+    } else {
+        std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len)
+    }
+}
+
 /// One free-list record of the free-page database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FreeRecord {
@@ -254,6 +274,38 @@ impl<'env> RoTxn<'env> {
 
     // ---- DLMDB order statistics (COUNTED databases) ----
 
+    /// Shared body of the three bounded counting calls, which take the same
+    /// arguments: optional low/high bounds (null = unbounded) and flags.
+    fn bounded_count(
+        &self,
+        call: unsafe extern "C" fn(
+            *mut ffi::MDB_txn,
+            ffi::MDB_dbi,
+            *const ffi::MDB_val,
+            *const ffi::MDB_val,
+            std::os::raw::c_uint,
+            *mut u64,
+        ) -> c_int,
+        db: Database,
+        low: Option<&[u8]>,
+        high: Option<&[u8]>,
+        flags: CountFlags,
+    ) -> Result<u64> {
+        let (l, h) = (low.map(val), high.map(val));
+        let mut n = 0;
+        check(unsafe {
+            call(
+                self.raw,
+                db.dbi,
+                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
+                flags.bits(),
+                &mut n,
+            )
+        })?;
+        Ok(n)
+    }
+
     /// Number of items (`flags` empty) in `db` (`mdb_count_all`).
     pub fn count_all(&self, db: Database, flags: CountFlags) -> Result<u64> {
         let mut n = 0;
@@ -269,19 +321,7 @@ impl<'env> RoTxn<'env> {
         high: Option<&[u8]>,
         flags: CountFlags,
     ) -> Result<u64> {
-        let (l, h) = (low.map(val), high.map(val));
-        let mut n = 0;
-        check(unsafe {
-            ffi::mdb_count_range(
-                self.raw,
-                db.dbi,
-                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
-                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
-                flags.bits(),
-                &mut n,
-            )
-        })?;
-        Ok(n)
+        self.bounded_count(ffi::mdb_count_range, db, low, high, flags)
     }
 
     /// Distinct keys between `low` and `high` (`mdb_range_count_keys`).
@@ -292,19 +332,7 @@ impl<'env> RoTxn<'env> {
         high: Option<&[u8]>,
         flags: CountFlags,
     ) -> Result<u64> {
-        let (l, h) = (low.map(val), high.map(val));
-        let mut n = 0;
-        check(unsafe {
-            ffi::mdb_range_count_keys(
-                self.raw,
-                db.dbi,
-                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
-                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
-                flags.bits(),
-                &mut n,
-            )
-        })?;
-        Ok(n)
+        self.bounded_count(ffi::mdb_range_count_keys, db, low, high, flags)
     }
 
     /// Values (all duplicates) of the keys between `low` and `high`
@@ -316,19 +344,7 @@ impl<'env> RoTxn<'env> {
         high: Option<&[u8]>,
         flags: CountFlags,
     ) -> Result<u64> {
-        let (l, h) = (low.map(val), high.map(val));
-        let mut n = 0;
-        check(unsafe {
-            ffi::mdb_range_count_values(
-                self.raw,
-                db.dbi,
-                l.as_ref().map_or(std::ptr::null(), |v| v as *const _),
-                h.as_ref().map_or(std::ptr::null(), |v| v as *const _),
-                flags.bits(),
-                &mut n,
-            )
-        })?;
-        Ok(n)
+        self.bounded_count(ffi::mdb_range_count_values, db, low, high, flags)
     }
 
     /// The pair at position `rank` (0-based); `Ok(None)` past the end.
@@ -483,10 +499,7 @@ impl<'env> RwTxn<'env> {
         flags: WriteFlags,
     ) -> Result<&mut [u8]> {
         let mut k = val(key);
-        let mut d = ffi::MDB_val {
-            mv_size: len,
-            mv_data: std::ptr::null_mut(),
-        };
+        let mut d = reserve_val(len);
         check(unsafe {
             ffi::mdb_put(
                 self.inner.raw,
@@ -496,11 +509,8 @@ impl<'env> RwTxn<'env> {
                 (flags | WriteFlags::RESERVE).bits(),
             )
         })?;
-        if len == 0 {
-            return Ok(&mut []);
-        }
         // SAFETY: the engine returned `len` writable bytes valid until the next update.
-        Ok(unsafe { std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len) })
+        Ok(unsafe { reserved(&d, len) })
     }
 
     /// Delete `key` (for DUPSORT with `data`: only that pair). Returns

@@ -66,9 +66,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < N; i++) { mdb_txn_reset(t); E(mdb_txn_renew(t)); }
 		printf("reset_renew: %.2f ns\n", (now() - t0) * 1e9 / N);
 		mdb_txn_abort(t);
+		if (getenv("A5_RRONLY")) N = 0;
 		t0 = now();
 		for (int i = 0; i < N; i++) { E(mdb_txn_begin(env, NULL, MDB_RDONLY, &t)); mdb_txn_abort(t); }
-		printf("begin_abort: %.2f ns\n", (now() - t0) * 1e9 / N);
+		if (N) printf("begin_abort: %.2f ns\n", (now() - t0) * 1e9 / N);
 	}
 	mdb_env_close(env);
 	char cmd[100]; snprintf(cmd, sizeof cmd, "rm -rf %s", dir); if (system(cmd)) return 1;
