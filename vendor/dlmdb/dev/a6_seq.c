@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 		case 'x': rc = mdb_cursor_del(c[slot], a[1] ? atoi(a[1]) : 0); break;
 		case 'n': { size_t m = 0; rc = mdb_cursor_count(c[slot], &m); printf("%-14s rc=%d n=%zu\n", argv[i], rc, m); continue; }
 		case 'C': mdb_cursor_close(c[0]); mdb_cursor_close(c[1]); rc = mdb_txn_commit(t);
-			mdb_txn_begin(env, NULL, 0, &t); mdb_cursor_open(t, dbi, &c[0]); mdb_cursor_open(t, dbi, &c[1]); break;
+			{ int r1 = mdb_txn_begin(env, NULL, 0, &t), r2 = mdb_cursor_open(t, dbi, &c[0]), r3 = mdb_cursor_open(t, dbi, &c[1]); if (r1 || r2 || r3) printf("reopen %d %d %d\n", r1, r2, r3); } break;
 		case 'g': {
 			k = v(a[2]); d = v(a[3]);
 			rc = mdb_cursor_get(c[slot], &k, &d, atoi(a[1]));
