@@ -306,8 +306,9 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	case MDB_NEXT_NODUP:
 		mc->flags &= ~C_DEL;
 		if ((rc = dl_cursor_next(mc, key, NULL))) {
+			/* No next key: still past the end of this one. */
 			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_ATEND;
+				mc->flags |= C_DEL | C_DUPEND;
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 0);
@@ -343,7 +344,7 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		mc->flags &= ~(C_DUPDEL | C_DUPEND);
 		rc = dl_dup_get0(mc, xc, key, data, op, fixed);
 		if (!rc)
-			mc->flags = (mc->flags & ~C_ATEND) | (xc->active ? C_DEL | C_DUPDEL : 0);
+			mc->flags = (mc->flags & ~(C_ATEND | C_KEYDEL)) | (xc->active ? C_DEL | C_DUPDEL : 0);
 		return rc;
 	}
 	if (mc->flags & C_DUPDEL) {
@@ -1453,8 +1454,14 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 		mc->flags &= ~(C_DEL | C_ATEND);
 		return xc->active ? dl_xset(xc, data, 0) : 0;
 	}
-	return dl_dup_put(mc, key, data,
+	rc = dl_dup_put(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
+	/* LMDB leaves an appended duplicate "at the end" (GET_MULTIPLE then
+	 * returns nothing; NEXT_DUP finds nothing either way). */
+	dl_xcursor *axc = mc->xcursor;
+	if (!rc && (flags & MDB_APPENDDUP) && axc && axc->active)
+		axc->mx.flags |= C_ATEND;
+	return rc;
 }
 
 /*

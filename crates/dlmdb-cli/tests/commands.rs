@@ -21,6 +21,23 @@ fn ok(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
+/// Run `cmd` with `input` on its stdin; assert it succeeds (`what` names it).
+fn ok_with_input(cmd: &mut Command, input: &[u8], what: &str) {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Replace temp paths so snapshots are stable.
 fn redact(s: &str, tmp: &Path) -> String {
     s.replace(&tmp.display().to_string(), "[TMP]")
@@ -267,19 +284,10 @@ fn interop_round_trips_with_mdb_load_and_mdb_dump() {
             .path()
             .join(format!("stock-{}", fixture.replace('/', "_")));
         std::fs::create_dir(&stock_dir).unwrap();
-        let mut child = Command::new("mdb_load")
-            .arg(&stock_dir)
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(&dump).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "mdb_load of dlmdb dump ({fixture}): {}",
-            String::from_utf8_lossy(&out.stderr)
+        ok_with_input(
+            Command::new("mdb_load").arg(&stock_dir),
+            &dump,
+            &format!("mdb_load of dlmdb dump ({fixture})"),
         );
         let back = ok(Command::new("mdb_dump").arg("-a").arg(&stock_dir));
         let stock_view = ok(bin().args(["dump", "-a", "--stock"]).arg(&f));
@@ -293,19 +301,10 @@ fn interop_round_trips_with_mdb_load_and_mdb_dump() {
         let ours_dir = tmp
             .path()
             .join(format!("ours-{}", fixture.replace('/', "_")));
-        let mut child = bin()
-            .args(["load", "-q"])
-            .arg(&ours_dir)
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(&theirs).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "dlmdb load of mdb_dump ({fixture}): {}",
-            String::from_utf8_lossy(&out.stderr)
+        ok_with_input(
+            bin().args(["load", "-q"]).arg(&ours_dir),
+            &theirs,
+            &format!("dlmdb load of mdb_dump ({fixture})"),
         );
         let again = ok(bin().args(["dump", "-a"]).arg(&ours_dir));
         assert_eq!(
