@@ -329,6 +329,12 @@ struct SuiteArgs {
 }
 
 fn main() {
+    // Like other Unix filters, stop quietly when the reader of stdout goes
+    // away (`dlmdb dump ... | head`) instead of panicking on EPIPE.
+    // SAFETY: restoring the default disposition of a signal is always sound.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let layout = cli.layout;
     let result = match cli.cmd {

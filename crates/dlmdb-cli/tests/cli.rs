@@ -103,3 +103,33 @@ fn stat_text_on_stock_fixture() {
     assert!(s.starts_with("layout: lmdb\nStatus of accounts\n"), "{s}");
     assert!(s.contains("  Entries: 1540\n"), "{s}");
 }
+
+#[test]
+fn dump_into_a_closed_pipe_ends_quietly() {
+    // A reader that goes away early (`dlmdb dump big | head`) must not make
+    // the tool panic; it stops the way other Unix filters do.
+    let Some((_tmp, f)) = fixture_copy("plain.dump.txt") else {
+        return;
+    };
+    let store = f.with_extension("store");
+    let load = bin()
+        .args(["load", "-n", "-f"])
+        .arg(&f)
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    let mut child = bin()
+        .args(["dump", "-a", "-n"])
+        .arg(&store)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -584,12 +584,177 @@ static void test_list_dup(void)
 }
 #endif
 
+/* DUPFIXED items of odd size (1, 3, 5, 7 bytes) under odd and even key
+ * lengths: LEAF2 items are packed with no padding (lmdb-format.md §7) while
+ * node keys are padded in the DLMDB layouts (dlmdb-extensions.md §3.2), so
+ * the sub-page sizes must be computed the same way by writer and reader.
+ * Covers inline sub-pages (few items) and promotion to a sub-database. */
+static void odd_item(unsigned char *out, size_t isz, unsigned i)
+{
+	/* a distinct big-endian value per i, spread so insertion is unsorted */
+	unsigned x = (i * 2654435761u) % (isz == 1 ? 256u : 1000003u);
+	for (size_t b = 0; b < isz; b++)
+		out[isz - 1 - b] = b < 4 ? (unsigned char)(x >> (8 * b)) : (unsigned char)0xA5;
+}
+
+static int odd_cmp_sz;
+static int odd_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, (size_t)odd_cmp_sz);
+}
+
+static void odd_verify(MDB_env *env, MDB_dbi dbi, const char *key, size_t isz,
+		       const unsigned char *want, size_t n, const char *what)
+{
+	MDB_txn *txn;
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k = t_val(key), v;
+	int rc = mdb_cursor_get(c, &k, &v, MDB_SET);
+	if (rc) {
+		T_FAIL("%s: MDB_SET: %d (%s)", what, rc, mdb_strerror(rc));
+		goto out;
+	}
+	size_t cnt = 0;
+	OK(mdb_cursor_count(c, &cnt));
+	CHECK_EQ(cnt, n);
+	/* GET_MULTIPLE / NEXT_MULTIPLE walk */
+	size_t got = 0;
+	rc = mdb_cursor_get(c, &k, &v, MDB_GET_MULTIPLE);
+	while (rc == 0) {
+		CHECK_EQ(v.mv_size % isz, 0);
+		if (got + v.mv_size / isz > n ||
+		    memcmp(v.mv_data, want + got * isz, v.mv_size) != 0) {
+			T_FAIL("%s: GET_MULTIPLE chunk at %zu differs", what, got);
+			goto out;
+		}
+		got += v.mv_size / isz;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_MULTIPLE);
+	}
+	CHECK_RC(rc, MDB_NOTFOUND);
+	if (got != n)
+		T_FAIL("%s: GET_MULTIPLE saw %zu items, want %zu", what, got, n);
+	/* FIRST_DUP / NEXT_DUP walk */
+	got = 0;
+	k = t_val(key);
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	rc = mdb_cursor_get(c, &k, &v, MDB_FIRST_DUP);
+	while (rc == 0) {
+		if (got >= n || v.mv_size != isz || memcmp(v.mv_data, want + got * isz, isz)) {
+			T_FAIL("%s: NEXT_DUP item %zu differs", what, got);
+			goto out;
+		}
+		got++;
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP);
+	}
+	CHECK_RC(rc, MDB_NOTFOUND);
+	if (got != n)
+		T_FAIL("%s: NEXT_DUP saw %zu items, want %zu", what, got, n);
+out:
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+}
+
+static void test_dupfixed_odd_sizes(void)
+{
+#ifdef STOCK_LMDB
+	static const unsigned layouts[] = { 0 };
+	static const unsigned counted[] = { 0 };
+#else
+	static const unsigned layouts[] = { 0, MDB_FORMAT_DLMDB_V1, MDB_FORMAT_LMDB };
+	static const unsigned counted[] = { 0, MDB_COUNTED };
+#endif
+	static const size_t isizes[] = { 1, 3, 5, 7, 2, 4 };
+	static const char *keys[] = { "k", "kk", "kkk", "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk" };
+	static const size_t counts[] = { 2, 40, 250, 1500 };
+	unsigned char *vals = malloc(1500 * 8), *want = malloc(1500 * 8);
+	REQUIRE(vals && want);
+	unsigned file = 0;
+	for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++)
+	for (size_t ci = 0; ci < sizeof counted / sizeof *counted; ci++) {
+#ifndef STOCK_LMDB
+		if (counted[ci] && layouts[li] == MDB_FORMAT_LMDB)
+			continue;	/* stock format has no COUNTED databases */
+#endif
+		char fname[32];
+		snprintf(fname, sizeof fname, "odd%u.db", file++);
+		MDB_env *env = t_env_open(t_path(fname), MDB_NOSUBDIR | layouts[li], 64u << 20, 128);
+		REQUIRE(env);
+		for (size_t si = 0; si < sizeof isizes / sizeof *isizes; si++)
+		for (size_t ki = 0; ki < sizeof keys / sizeof *keys; ki++)
+		for (size_t ni = 0; ni < sizeof counts / sizeof *counts; ni++) {
+			size_t isz = isizes[si], n = counts[ni];
+			if (isz == 1 && n > 256)
+				n = 256;
+			char dname[32], what[96];
+			snprintf(dname, sizeof dname, "d%zu_%zu_%zu", isz, ki, ni);
+			snprintf(what, sizeof what, "layout 0x%x counted 0x%x size %zu key %zu n %zu",
+				 layouts[li], counted[ci], isz, strlen(keys[ki]), n);
+			MDB_txn *txn;
+			MDB_dbi dbi;
+			REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+			REQUIRE_OK(mdb_dbi_open(txn, dname, MDB_CREATE | MDB_DUPSORT |
+						MDB_DUPFIXED | counted[ci], &dbi));
+			/* neighbours on both sides so the dup node sits mid-page */
+			OK(put2(txn, dbi, "a", "bcdefgh" + 7 - isz, 0));
+			OK(put2(txn, dbi, "z", "bcdefgh" + 7 - isz, 0));
+			int rc = 0;
+			for (size_t i = 0; i < n && !rc; i++) {
+				odd_item(vals + i * isz, isz, (unsigned)i);
+				MDB_val k = t_val(keys[ki]), v = t_mem(vals + i * isz, isz);
+				rc = mdb_put(txn, dbi, &k, &v, 0);
+				if (rc)
+					T_FAIL("%s: put #%zu: %d (%s)", what, i, rc, mdb_strerror(rc));
+				/* commit midway so later puts work on a committed set */
+				if (!rc && i == n / 2) {
+					rc = mdb_txn_commit(txn);
+					if (!rc)
+						rc = mdb_txn_begin(env, NULL, 0, &txn);
+					if (rc)
+						T_FAIL("%s: commit: %d", what, rc);
+				}
+			}
+			if (rc) {
+				mdb_txn_abort(txn);
+				continue;
+			}
+			REQUIRE_OK(mdb_txn_commit(txn));
+			memcpy(want, vals, n * isz);
+			odd_cmp_sz = (int)isz;
+			qsort(want, n, isz, odd_cmp);
+			odd_verify(env, dbi, keys[ki], isz, want, n, what);
+			/* delete every third item, verify, then the neighbours still read */
+			REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+			size_t m = 0;
+			for (size_t i = 0; i < n; i++) {
+				MDB_val k = t_val(keys[ki]), v = t_mem(want + i * isz, isz);
+				if (i % 3 == 1)
+					OK(mdb_del(txn, dbi, &k, &v));
+				else
+					memmove(want + m++ * isz, want + i * isz, isz);
+			}
+			REQUIRE_OK(mdb_txn_commit(txn));
+			odd_verify(env, dbi, keys[ki], isz, want, m, what);
+			REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+			MDB_val k = t_val("z"), v;
+			OK(mdb_get(txn, dbi, &k, &v));
+			CHECK_VAL(v, "bcdefgh" + 7 - isz, isz);
+			mdb_txn_abort(txn);
+		}
+		mdb_env_close(env);
+	}
+	free(vals);
+	free(want);
+}
+
 int main(void)
 {
 	RUN(test_dup_trace);
 	RUN(test_dup_write_flags);
 	RUN(test_dup_large_sets);
 	RUN(test_dupfixed_multiple);
+	RUN(test_dupfixed_odd_sizes);
 	RUN(test_integerdup_reversedup);
 	RUN(test_dup_random_model);
 #ifndef STOCK_LMDB
