@@ -61,12 +61,11 @@ static inline void *dl_node_dataptr(MDB_env *env, MDB_node *n)
 /* Check a sub-page of size sz: header and every node inside it. */
 static int dl_subpage_check(MDB_page *sp, size_t sz)
 {
-	if (sz < PAGEHDRSZ || MP_LOWER(sp) < PAGEHDRSZ || MP_LOWER(sp) > MP_UPPER(sp) ||
-	    MP_UPPER(sp) > sz || !IS_LEAF(sp))
+	if (sz < PAGEHDRSZ || !IS_LEAF(sp) || !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
 		return MDB_CORRUPTED;
 	unsigned n = NUMKEYS(sp);
 	if (IS_LEAF2(sp))
-		return PAGEHDRSZ + (size_t)n * sp->mp_pad <= sz ? 0 : MDB_CORRUPTED;
+		return 0;	/* items packed, checked by dl_bounds_ok */
 	for (unsigned i = 0; i < n; i++) {
 		size_t off = sp->mp_ptrs[i];
 		if ((off & 1) || off < MP_LOWER(sp) || off + NODESZ > sz)
@@ -677,7 +676,8 @@ int dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data)
 	if (sz < PAGEHDRSZ + 2)
 		return MDB_CORRUPTED;
 	memcpy(&hdr, d, PAGEHDRSZ);
-	if (MP_LOWER(&hdr) <= PAGEHDRSZ || MP_LOWER(&hdr) > MP_UPPER(&hdr) || MP_UPPER(&hdr) > sz)
+	if (MP_LOWER(&hdr) <= PAGEHDRSZ ||
+	    !dl_bounds_ok(&hdr, sz, (hdr.mp_flags & P_LEAF2) ? hdr.mp_pad : 0))
 		return MDB_CORRUPTED;
 	if (hdr.mp_flags & P_LEAF2) {
 		if (PAGEHDRSZ + (size_t)hdr.mp_pad > sz)

@@ -529,13 +529,28 @@ static inline void dl_fpages_set(MDB_env *env, pgno_t n)
 	__atomic_store_n(&env->filepages, n, __ATOMIC_RELAXED);
 }
 
-/* Page header sanity before trusting lower/upper. */
-static inline int dl_page_check(MDB_env *env, MDB_page *mp)
+/*
+ * Are lower/upper sane for a page (or inline sub-page) of sz bytes?
+ * A LEAF2 page keeps LMDB's accounting: each packed item moves lower up by 2
+ * and upper down by (item size - 2), so only upper - lower is meaningful
+ * (the free bytes) and with 1-byte items upper legitimately ends past sz
+ * (lmdb-format.md §7).  So for LEAF2 check the items plus the free space fit.
+ */
+static inline int dl_bounds_ok(const MDB_page *mp, size_t sz, size_t ksize)
 {
 	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
-	if (lo < PAGEHDRSZ || lo > up || up > env->psize || (lo & 1))
-		return MDB_CORRUPTED;
-	return 0;
+	if (lo < PAGEHDRSZ || lo > up || (lo & 1))
+		return 0;
+	if (mp->mp_flags & P_LEAF2)
+		return PAGEHDRSZ + (size_t)NUMKEYS(mp) * ksize + (up - lo) <= sz;
+	return up <= sz;
+}
+
+/* Page header sanity before trusting lower/upper.  (A LEAF2 page's item
+ * size is not known here: assume the smallest, 1 byte.) */
+static inline int dl_page_check(MDB_env *env, MDB_page *mp)
+{
+	return dl_bounds_ok(mp, env->psize, 1) ? 0 : MDB_CORRUPTED;
 }
 
 /* Lexicographic order, inlined into the search loops for the default case. */

@@ -58,8 +58,7 @@ static int dl_data_sane(MDB_env *env, MDB_page *mp, MDB_node *nd, unsigned pad, 
 			return 0;
 		memcpy(&sp, dp, PAGEHDRSZ);
 		unsigned f = sp.mp_flags & ~(unsigned)(P_DIRTY | P_LEAF2);
-		return f == (P_LEAF | P_SUBP) && MP_LOWER(&sp) >= PAGEHDRSZ &&
-			MP_LOWER(&sp) <= MP_UPPER(&sp) && MP_UPPER(&sp) <= d;
+		return f == (P_LEAF | P_SUBP) && dl_bounds_ok(&sp, d, (sp.mp_flags & P_LEAF2) ? sp.mp_pad : 0);
 	}
 	return 1;
 }

@@ -31,7 +31,7 @@ static int dl_walk_subpage(dl_walk *w, MDB_page *leaf, MDB_node *n, unsigned lev
 	if (sz < PAGEHDRSZ)
 		return MDB_CORRUPTED;
 	memcpy(&hdr, (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad), PAGEHDRSZ);
-	if (MP_LOWER(sp) > MP_UPPER(sp) || MP_UPPER(sp) > sz)
+	if (!dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
 		return MDB_CORRUPTED;
 	pi.pi_pgno = leaf->mp_pgno;
 	pi.pi_parent = leaf->mp_pgno;
