@@ -489,12 +489,11 @@ void mdb_txn_reset(MDB_txn *txn)
 	if (!txn || !(txn->flags & TXN_RDONLY) || (txn->flags & TXN_FINISHED))
 		return;
 	dl_dbi_txn_end(txn, 0);
-	/* A NOTLS slot stays with the handle, idle; a thread slot stays with
-	 * the thread. */
+	/* A NOTLS slot stays with the handle, idle.  A thread slot stays with
+	 * the thread; the handle keeps a pointer to it only as a hint for
+	 * renew (abort/commit of a reset txn never touch it). */
 	if (txn->slot)
 		__atomic_store_n(&txn->slot->r_txnid, TXNID_NONE, __ATOMIC_RELEASE);
-	if (!(txn->flags & TXN_HASSLOT))
-		txn->slot = NULL;
 	txn->flags |= TXN_FINISHED;
 }
 
@@ -504,6 +503,17 @@ int mdb_txn_renew(MDB_txn *txn)
 		return EINVAL;
 	if (txn->env->failed)
 		return MDB_PANIC;
+	/* The thread slot kept by reset is still ours to use when it is idle
+	 * and was claimed by this thread in this process: exactly what the
+	 * thread-local lookup would return, minus its cost.  Otherwise (another
+	 * txn of this thread holds it, or the handle moved threads) take the
+	 * normal path, which reports the misuse. */
+	dl_reader *r = txn->slot;
+	if (r && !(txn->flags & TXN_HASSLOT) &&
+	    (__atomic_load_n(&r->r_txnid, __ATOMIC_RELAXED) != TXNID_NONE ||
+	     __atomic_load_n(&r->r_pid, __ATOMIC_RELAXED) != (uint32_t)txn->env->pid ||
+	     __atomic_load_n(&r->r_tid, __ATOMIC_RELAXED) != (uint64_t)pthread_self()))
+		txn->slot = NULL;
 	txn->flags &= ~TXN_FINISHED;
 	int rc = dl_txn_begin_read(txn);
 	if (rc)
@@ -593,7 +603,9 @@ int mdb_txn_commit(MDB_txn *txn)
 		goto fail;
 	}
 	if (env->lock)
-		__atomic_store_n(&env->lock->mt_txnid, txn->txnid, __ATOMIC_RELEASE);
+		/* seq_cst: one half of the reader handshake (see
+		 * dl_reader_acquire); runs once per commit. */
+		__atomic_store_n(&env->lock->mt_txnid, txn->txnid, __ATOMIC_SEQ_CST);
 	dl_wtxn_end(txn, 1);
 	return 0;
 fail:
