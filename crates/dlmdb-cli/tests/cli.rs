@@ -118,7 +118,11 @@ fn dump_into_a_closed_pipe_ends_quietly() {
         .arg(&store)
         .output()
         .unwrap();
-    assert!(load.status.success(), "{}", String::from_utf8_lossy(&load.stderr));
+    assert!(
+        load.status.success(),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
     let mut child = bin()
         .args(["dump", "-a", "-n"])
         .arg(&store)
