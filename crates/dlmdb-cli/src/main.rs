@@ -117,6 +117,9 @@ struct StatArgs {
     /// Add a page-walk summary to each database.
     #[arg(long)]
     pages: bool,
+    /// Also show sizes in KiB/MiB/GiB next to byte and page figures.
+    #[arg(short = 'H', long = "human")]
+    human: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -380,6 +383,7 @@ fn run_stat(a: StatArgs, layout: LayoutChoice) -> Result<()> {
         freelist: a.freelist,
         readers: a.readers,
         pages: a.pages,
+        human: a.human,
         layout,
     };
     let report = stat::collect(&opts)?;

@@ -37,6 +37,8 @@ pub struct StatOptions {
     pub readers: bool,
     /// Page-walk summary per database (`--pages`).
     pub pages: bool,
+    /// Append sizes in KiB/MiB/GiB to byte and page figures (`-H`).
+    pub human: bool,
     pub layout: LayoutChoice,
 }
 
@@ -529,11 +531,51 @@ fn freelist_section(txn: &RoTxn<'_>, level: u8) -> Result<FreelistSection> {
     })
 }
 
-fn stat_lines(out: &mut String, s: &Stat) {
+/// `8589934592` -> `8.0 GiB`: binary units, one decimal above bytes.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// ` (8.0 GiB)` after a figure when `-H` asked for sizes, else nothing.
+fn size_note(human: bool, bytes: u64) -> String {
+    if human {
+        format!(" ({})", human_bytes(bytes))
+    } else {
+        String::new()
+    }
+}
+
+fn stat_lines(out: &mut String, s: &Stat, human: bool) {
+    let page = u64::from(s.page_size);
     let _ = writeln!(out, "  Tree depth: {}", s.depth);
-    let _ = writeln!(out, "  Branch pages: {}", s.branch_pages);
-    let _ = writeln!(out, "  Leaf pages: {}", s.leaf_pages);
-    let _ = writeln!(out, "  Overflow pages: {}", s.overflow_pages);
+    let _ = writeln!(
+        out,
+        "  Branch pages: {}{}",
+        s.branch_pages,
+        size_note(human, s.branch_pages * page)
+    );
+    let _ = writeln!(
+        out,
+        "  Leaf pages: {}{}",
+        s.leaf_pages,
+        size_note(human, s.leaf_pages * page)
+    );
+    let _ = writeln!(
+        out,
+        "  Overflow pages: {}{}",
+        s.overflow_pages,
+        size_note(human, s.overflow_pages * page)
+    );
     let _ = writeln!(out, "  Entries: {}", s.entries);
 }
 
@@ -549,10 +591,20 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
         } else {
             let _ = writeln!(out, "  Map address: {:#x}", e.map_address);
         }
-        let _ = writeln!(out, "  Map size: {}", e.map_size);
+        let _ = writeln!(
+            out,
+            "  Map size: {}{}",
+            e.map_size,
+            size_note(opts.human, e.map_size)
+        );
         let _ = writeln!(out, "  Page size: {}", e.page_size);
         let _ = writeln!(out, "  Max pages: {}", e.max_pages);
-        let _ = writeln!(out, "  Number of pages used: {}", e.pages_used);
+        let _ = writeln!(
+            out,
+            "  Number of pages used: {}{}",
+            e.pages_used,
+            size_note(opts.human, e.pages_used * u64::from(e.page_size))
+        );
         let _ = writeln!(out, "  Last transaction ID: {}", e.last_txnid);
         let _ = writeln!(out, "  Max readers: {}", e.max_readers);
         let _ = writeln!(out, "  Number of readers used: {}", e.readers_used);
@@ -563,7 +615,7 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
     }
     if let Some(f) = &r.freelist {
         out.push_str("Freelist Status\n");
-        stat_lines(&mut out, &f.stat);
+        stat_lines(&mut out, &f.stat, opts.human);
         if opts.freelist >= 2 {
             for rec in &f.records {
                 let _ = writeln!(
@@ -589,7 +641,12 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
                 }
             }
         }
-        let _ = writeln!(out, "  Free pages: {}", f.free_pages);
+        let _ = writeln!(
+            out,
+            "  Free pages: {}{}",
+            f.free_pages,
+            size_note(opts.human, f.free_pages * u64::from(r.env.page_size))
+        );
     }
     for db in &r.databases {
         match &db.name {
@@ -598,7 +655,7 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
                 let _ = writeln!(out, "Status of {n}");
             }
         }
-        stat_lines(&mut out, &db.stat);
+        stat_lines(&mut out, &db.stat, opts.human);
         if let Some(w) = &db.walk {
             let flags = if db.flags.is_empty() {
                 "none".to_string()

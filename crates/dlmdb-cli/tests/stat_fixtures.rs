@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{copy_to_temp, fixtures};
+use common::{copy_to_temp, fixture_copy, fixtures};
 use dlmdb::Layout;
 use dlmdb_cli::stat::{collect, render_text, LayoutChoice, StatOptions};
 use std::path::PathBuf;
@@ -25,6 +25,7 @@ fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
         freelist: 1,
         readers: false,
         pages: false,
+        human: false,
         layout,
     }
 }
@@ -257,4 +258,33 @@ fn stat_json_has_documented_fields() {
     assert_eq!(kv["stat"]["depth"], 3);
     let ik = dbs.iter().find(|d| d["name"] == "intkey32").unwrap();
     assert_eq!(ik["flags"], serde_json::json!(["integerkey"]));
+}
+
+#[test]
+fn human_sizes_follow_the_figures() {
+    let Some((_tmp, path)) = fixture_copy("v2/plain.mdb") else {
+        return;
+    };
+    let mut o = opts(path, LayoutChoice::Auto);
+    o.human = true;
+    let report = dlmdb_cli::stat::collect(&o).unwrap();
+    let text = dlmdb_cli::stat::render_text(&report, &o);
+    let map = text
+        .lines()
+        .find(|l| l.starts_with("  Map size: "))
+        .unwrap();
+    let expected = dlmdb_cli::stat::human_bytes(report.env.map_size);
+    assert!(map.ends_with(&format!(" ({expected})")), "{map}");
+    let used = text
+        .lines()
+        .find(|l| l.starts_with("  Number of pages used: "))
+        .unwrap();
+    let bytes = report.env.pages_used * u64::from(report.env.page_size);
+    assert!(
+        used.ends_with(&format!(" ({})", dlmdb_cli::stat::human_bytes(bytes))),
+        "{used}"
+    );
+    assert_eq!(dlmdb_cli::stat::human_bytes(1023), "1023 B");
+    assert_eq!(dlmdb_cli::stat::human_bytes(8 << 20), "8.0 MiB");
+    assert_eq!(dlmdb_cli::stat::human_bytes(3 << 29), "1.5 GiB");
 }
