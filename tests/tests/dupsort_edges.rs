@@ -547,6 +547,11 @@ fn run<A: DupEngine, B: DupEngine>(
     // slots that saw a write through another handle since their last
     // absolute positioning (their dup position may be stale in stock)
     let mut tainted = [false; 2];
+    // each slot's current key, as its last op reported it
+    let mut cur_key: [Option<Vec<u8>>; 2] = [None, None];
+    // slots that deleted through themselves since their last absolute
+    // positioning
+    let mut del_since_abs = [false; 2];
     for (i, e) in ops.iter().enumerate() {
         // On DUPSORT DBs a cursor that saw a write through another handle
         // is closed too: stock's reads through it were not even
@@ -595,6 +600,15 @@ fn run<A: DupEngine, B: DupEngine>(
                 continue;
             }
         }
+        // The stock list_dup emulation reads the position with GET_CURRENT,
+        // which in stock ends a "just deleted" state that FIRST_DUP and
+        // LAST_DUP leave in place; so no list_dup after a cursor delete
+        // until an absolute positioning.
+        if let E::CList { slot } = e {
+            if del_since_abs[*slot] {
+                continue;
+            }
+        }
         if let E::CDel { slot, .. } = e {
             if deleted[*slot] || !fresh[*slot] {
                 continue;
@@ -636,8 +650,29 @@ fn run<A: DupEngine, B: DupEngine>(
             fresh = [false; 2];
             deleted = [false; 2];
         }
+        // Stock's stale duplicate cursor (see the module doc): note
+        // whether a cursor delete removes a key holding one plain value.
+        // (No GET_CURRENT here: in stock even that ends a cursor's "just
+        // deleted" state, so the probes use a scratch cursor.)
+        let deleting_plain = match e {
+            E::CDel { slot, .. } if db.flags & fl::DUPSORT != 0 => cur_key[*slot]
+                .clone()
+                .filter(|k| !has_dup_node(&mut a, k, op::SET)),
+            _ => None,
+        };
         let oa = a.apply(e, db, cur_data.as_deref());
         let ob = b.apply(e, db, cur_data.as_deref());
+        if trace() {
+            let sa: Vec<String> = oa.iter().map(|o| o.show()).collect();
+            let sb: Vec<String> = ob.iter().map(|o| o.show()).collect();
+            eprintln!(
+                "      {}: {}\n      {}: {}",
+                A::NAME,
+                sa.join(" | "),
+                B::NAME,
+                sb.join(" | ")
+            );
+        }
         let multiple = matches!(e, E::CGet { op: o, .. } if matches!(*o, op::GET_MULTIPLE | op::NEXT_MULTIPLE | op::PREV_MULTIPLE));
         let same = if multiple && oa[0].rc == 0 {
             let single = {
@@ -734,6 +769,54 @@ fn run<A: DupEngine, B: DupEngine>(
             E::Drop | E::Commit | E::Abort => tainted = [false; 2],
             _ => {}
         }
+        if let (E::CDel { slot, .. }, Some(k)) = (e, &deleting_plain) {
+            // the cursor now sits on the key after k: stale if it has dups
+            if oa[0].rc == 0 && has_dup_node(&mut a, k, op::SET_RANGE) {
+                unspec[*slot] = true;
+            }
+        }
+        match e {
+            E::CGet { slot, op: o, .. }
+                if oa[0].rc == 0
+                    && !matches!(
+                        *o,
+                        op::FIRST_DUP
+                            | op::LAST_DUP
+                            | op::GET_MULTIPLE
+                            | op::NEXT_MULTIPLE
+                            | op::PREV_MULTIPLE
+                    ) =>
+            {
+                cur_key[*slot] = oa[0].key.clone();
+            }
+            // the duplicate-only moves stay on the key
+            E::CGet { .. } if oa[0].rc == 0 => {}
+            E::CPut { slot, key, .. } if oa[0].rc == 0 => cur_key[*slot] = Some(key.clone()),
+            E::CGet { slot, .. } | E::CPut { slot, .. } | E::CDel { slot, .. } => {
+                cur_key[*slot] = None
+            }
+            _ => {}
+        }
+        match e {
+            E::CDel { slot, .. } => del_since_abs[*slot] = true,
+            E::CGet { slot, op: o, .. }
+                if oa[0].rc == 0
+                    && matches!(
+                        *o,
+                        op::FIRST
+                            | op::LAST
+                            | op::SET
+                            | op::SET_KEY
+                            | op::SET_RANGE
+                            | op::GET_BOTH
+                            | op::GET_BOTH_RANGE
+                    ) =>
+            {
+                del_since_abs[*slot] = false
+            }
+            E::CPut { slot, .. } if oa[0].rc == 0 => del_since_abs[*slot] = false,
+            _ => {}
+        }
         match e {
             E::CDel { slot, .. } => deleted[*slot] = true,
             E::CGet { slot, .. } if oa[0].rc == 0 => deleted[*slot] = false,
@@ -769,11 +852,63 @@ fn run<A: DupEngine, B: DupEngine>(
     Ok(())
 }
 
+/// Debug aid (`DLMDB_EDGES_MIN=1`): shrink a failing sequence by dropping
+/// chunks of ops while it still fails, then print the survivors' indices
+/// (usable with `DLMDB_EDGES_REPLAY`).
+fn minimize<A: DupEngine, B: DupEngine>(db: &Db, seed: u64, ops: &[E], b_flags: u32) {
+    let mut keep: Vec<usize> = (0..ops.len()).collect();
+    let fails = |idx: &[usize]| {
+        let sub: Vec<E> = idx.iter().map(|&i| ops[i].clone()).collect();
+        run::<A, B>(db, &sub, b_flags).is_err()
+    };
+    let mut chunk = keep.len() / 2;
+    while chunk >= 1 {
+        let mut start = 0;
+        while start < keep.len() {
+            let end = (start + chunk).min(keep.len());
+            let trial: Vec<usize> = keep[..start].iter().chain(&keep[end..]).copied().collect();
+            if !trial.is_empty() && fails(&trial) {
+                keep = trial;
+            } else {
+                start = end;
+            }
+        }
+        chunk /= 2;
+    }
+    let list: Vec<String> = keep.iter().map(|i| i.to_string()).collect();
+    eprintln!(
+        "minimal ({} ops): {} {seed} {}",
+        keep.len(),
+        db.name,
+        list.join(",")
+    );
+    for &i in &keep {
+        eprintln!("  #{i}: {:?}", ops[i]);
+    }
+}
+
+/// Whether the key found by `how` (SET: `key` itself, SET_RANGE: the first
+/// key from `key` on) holds a duplicate set (node with sub-page or sub-DB)
+/// rather than one plain value, asked through a scratch cursor (slot 2) so
+/// the compared cursors are untouched.
+fn has_dup_node<X: DupEngine>(side: &mut Side<X>, key: &[u8], how: u32) -> bool {
+    const PROBE: usize = 2;
+    if side.x.cursor_open(PROBE, side.dbi) != 0 {
+        return false;
+    }
+    let dup = side.x.cget(PROBE, how, Some(key), None).rc == 0 && side.x.clist(PROBE).rc == 0;
+    side.x.cursor_close(PROBE);
+    dup
+}
+
 /// Every (seed, DB) run is tried; all first differences are reported.
 fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
     let mut failures = Vec::new();
     for seed in seeds(&[1, 2, 3, 0xed9e]) {
         for db in &DBS {
+            if std::env::var("DLMDB_EDGES_DB").is_ok_and(|only| only != db.name) {
+                continue;
+            }
             let ops = gen(seed ^ (db.flags as u64) << 32, db, 4000);
             if trace() {
                 eprintln!("=== seed {seed} db {}", db.name);
@@ -787,6 +922,9 @@ fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
                     } else {
                         lo = mid;
                     }
+                }
+                if std::env::var("DLMDB_EDGES_MIN").is_ok_and(|v| v == "1") {
+                    minimize::<A, B>(db, seed, &ops[..hi], b_flags);
                 }
                 let from = hi.saturating_sub(12);
                 let tail: Vec<String> = ops[from..hi]
@@ -836,8 +974,15 @@ fn replay_from_env() -> bool {
         .filter(|x| !x.is_empty())
         .map(|i| all[i.parse::<usize>().unwrap()].clone())
         .collect();
-    let r =
-        run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(db, &ops, 0);
+    let r = if it.next() == Some("ours") {
+        run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::ours::Exec>(
+            db,
+            &ops,
+            fl::FORMAT_LMDB,
+        )
+    } else {
+        run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(db, &ops, 0)
+    };
     eprintln!("replay result: {r:?}");
     true
 }

@@ -538,7 +538,15 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	 * left page full (sequential loads); otherwise split by bytes. */
 	size_t room = ps - PAGEHDRSZ;
 	size_t key0 = branch ? EVEN(NODEKOFF(mp)) : 0;	/* size of a keyless branch node */
-	if (idx == n && !branch) {
+	if (IS_LEAF2(mp)) {
+		/* Fixed-size duplicates: GET_MULTIPLE and NEXT/PREV_MULTIPLE
+		 * hand these pages out whole, so they must be split exactly
+		 * where LMDB splits them: an APPENDDUP insert starts a new page
+		 * of its own; any other insert divides the old items at
+		 * (n + 1) / 2, the new one joining the side it sorts into. */
+		unsigned half = (n + 1) / 2;
+		s = (mc->flags & C_APPENDING) ? n : (idx < half ? half + 1 : half);
+	} else if (idx == n && !branch) {
 		s = n;
 	} else if (idx == n && branch && n >= 2) {
 		s = n - 1;
@@ -1565,6 +1573,8 @@ static int dl_rebalance(MDB_cursor *mc, int *changed)
 				db->md_branch_pages = 0;
 				mc->top = -1;
 				*changed = 1;
+				if (db == &txn->dbs[mc->dbi])
+					dl_cursors_unposition(txn, mc->dbi, mc);
 			} else if (IS_BRANCH(mp) && n == 1) {
 				/* Root with one child: the child becomes the root. */
 				pgno_t child = NODEPGNO(NODEPTR(mp, 0));

@@ -66,6 +66,23 @@ void dl_cursor_save_one(MDB_cursor *c)
 	c->flags |= C_RESEEK;
 }
 
+/* The DB's tree went away (emptied or dropped): as in LMDB, every other
+ * cursor on it becomes unpositioned, so its next relative move starts
+ * from the first (or last) item again rather than "past the end".  A
+ * cursor whose item was the one deleted keeps C_DEL: LMDB's next NEXT_DUP
+ * through it still answers "not found" before starting over. */
+void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
+{
+	for (MDB_cursor *c = txn->cursors[dbi]; c; c = c->next) {
+		if (c == except)
+			continue;
+		c->flags &= ~(C_INIT | C_EOF | C_RESEEK | C_ATEND |
+		    C_KEYDEL | C_DUPEND | C_DUPDEL);
+		c->top = -1;
+		c->keylen = 0;
+	}
+}
+
 /* Before the tree of mc's DB changes: remember where the others are. */
 void dl_cursors_save(MDB_cursor *mc)
 {
@@ -361,7 +378,7 @@ static inline int dl_txn_usable(MDB_txn *txn)
 static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int back)
 {
 	MDB_txn *txn = mc->txn;
-	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_PREFIX)) != C_INIT ||
+	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_PREFIX | C_ATEND)) != C_INIT ||
 	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
@@ -454,24 +471,45 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 			return dl_txn_err(txn, rc);
 		return rc;
 	}
+	/* C_ATEND mirrors LMDB's end marker on a plain DB: set when the cursor
+	 * reached the last item by MDB_LAST, an MDB_APPEND put or a NEXT that
+	 * ran off the end; any move back or repositioning ends it. */
+	if (op != MDB_GET_CURRENT && op != MDB_NEXT && op != MDB_NEXT_DUP &&
+	    op != MDB_NEXT_NODUP)
+		mc->flags &= ~C_ATEND;
 	switch (op) {
 	case MDB_FIRST:
 		rc = dl_cursor_first(mc, key, data, 0);
 		break;
 	case MDB_LAST:
 		rc = dl_cursor_first(mc, key, data, 1);
+		if (!rc)
+			mc->flags |= C_ATEND;
 		break;
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
+		/* LMDB checks its end marker before the "just deleted" state:
+		 * on the last item of its page, whatever came there after the
+		 * marker was set, the answer is "not found". */
+		if ((mc->flags & (C_INIT | C_ATEND | C_DEL)) == (C_INIT | C_ATEND | C_DEL) &&
+		    mc->top >= 0 && mc->ki[mc->top] + 1u >= NUMKEYS(mc->pg[mc->top])) {
+			mc->flags &= ~C_DEL;
+			return MDB_NOTFOUND;
+		}
 		/* Every key has one item: after a delete there is no "next
 		 * duplicate" of the deleted key. */
-		if (op == MDB_NEXT_DUP && (mc->flags & (C_INIT | C_DEL)) == (C_INIT | C_DEL)) {
-			if (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+		if (op == MDB_NEXT_DUP && (mc->flags & C_DEL)) {
+			if (!(mc->flags & C_INIT) ||
+			    (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])))
 				mc->flags &= ~C_DEL;
 			return MDB_NOTFOUND;
 		}
 		rc = dl_cursor_next(mc, key, data);
+		if (rc == MDB_NOTFOUND)
+			mc->flags |= C_ATEND;
+		else
+			mc->flags &= ~C_ATEND;
 		break;
 	case MDB_PREV:
 	case MDB_PREV_DUP:
@@ -660,6 +698,12 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	}
 	rc = dl_cursor_put0(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND | MDB_CURRENT));
+	/* LMDB's APPEND goes through its "last item" move, which leaves the
+	 * end marker set (see dl_cursor_get_slow); MDB_CURRENT does not move. */
+	if (flags & MDB_APPEND)
+		mc->flags |= C_ATEND;
+	else if (!(flags & MDB_CURRENT))
+		mc->flags &= ~C_ATEND;
 	return dl_txn_err(txn, rc);
 }
 

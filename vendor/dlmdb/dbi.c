@@ -216,6 +216,7 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 	x->relctx = NULL;
 	x->seq++;
 	x->valid = 1;
+	env->dbgen++;
 	if (slot >= env->numdbs)
 		env->numdbs = slot + 1;
 	if (slot >= txn->numdbs)
@@ -225,6 +226,7 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 	if (!reuse)
 		txn->cursors[slot] = NULL;	/* a reused slot keeps its (unpositioned) cursors */
 	txn->dbflags[slot] = DB_VALID | DB_USRVALID | DB_NEW | (created ? DB_DIRTY : 0);
+	txn->flags |= TXN_NEWDBI;
 	if (!dl_flags_usable(env, rec.md_flags))
 		txn->dbflags[slot] |= DB_INCOMPAT;
 	*dbi = slot;
@@ -239,6 +241,7 @@ static void dl_dbi_free_slot(MDB_env *env, MDB_dbi dbi)
 	x->namelen = 0;
 	x->valid = 0;
 	x->seq++;
+	env->dbgen++;
 }
 
 /* Txn end: handles opened by an aborted txn go away; deletions of a
@@ -353,11 +356,7 @@ int mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del)
 	dl_cursor_init(&mc, txn, dbi);
 	if ((rc = dl_drop_tree(&mc)))
 		return dl_txn_err(txn, rc);
-	/* Cursors of the dropped DB become unpositioned. */
-	for (MDB_cursor *c = txn->cursors[dbi]; c; c = c->next) {
-		c->flags &= ~(C_INIT | C_EOF | C_DEL | C_RESEEK);
-		c->top = -1;
-	}
+	dl_cursors_unposition(txn, dbi, NULL);
 	if (del && dbi >= DL_CORE_DBS) {
 		dl_dbx *x = &env->dbxs[dbi];
 		MDB_val key = { x->namelen, x->name };

@@ -311,12 +311,24 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 0);
+	case MDB_PREV_NODUP:
+		/* No earlier key: LMDB leaves the duplicate position (past the
+		 * key's last duplicate) exactly as it was. */
+		mc->flags &= ~C_DEL;
+		if ((rc = dl_cursor_prev(mc, key, NULL))) {
+			if (rc == MDB_NOTFOUND)
+				mc->flags |= C_DEL | C_DUPEND;
+			return rc;
+		}
+		return dl_dup_enter(mc, xc, data, 1);
 	case MDB_PREV:
 	case MDB_PREV_DUP:
-		/* The previous item is the key's (new) last duplicate. */
+		/* The previous item is the key's (new) last duplicate; moving
+		 * back onto it clears the duplicate position's end marker. */
 		mc->flags &= ~C_DEL;
 		if (!xc->active)
 			return -1;
+		xc->mx.flags &= ~C_ATEND;
 		if (key && (rc = dl_cursor_current(mc, key, NULL)))
 			return rc;
 		return data ? dl_xcurrent(xc, data) : 0;
@@ -334,12 +346,29 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		return ENOMEM;
 	int fixed = (mc->db->md_flags & MDB_DUPFIXED) != 0;
 
+	/* LMDB defines NEXT_MULTIPLE as a NEXT_DUP step followed by handing
+	 * back the whole page the duplicate position landed on, so it shares
+	 * every NEXT_DUP rule (after deletes, after MDB_LAST, unpositioned). */
+	if (op == MDB_NEXT_MULTIPLE) {
+		MDB_val item;
+		if (!data)
+			return EINVAL;
+		if (!fixed)
+			return MDB_INCOMPATIBLE;
+		if ((rc = dl_dup_get(mc, key, &item, MDB_NEXT_DUP)))
+			return rc;
+		return xc->active ? dl_dup_page(xc, data) : MDB_NOTFOUND;
+	}
+
 	/* Only a duplicate was deleted and the key stays: LMDB's NEXT_NODUP
 	 * then moves on to the next key rather than to the following item. */
-	/* LMDB keeps the "just deleted" state across FIRST_DUP (a following
-	 * NEXT returns that first item again; NEXT_NODUP moves on). */
-	if (op == MDB_FIRST_DUP &&
+	/* LMDB keeps the "just deleted" state of the duplicate position across
+	 * FIRST_DUP and LAST_DUP (a following NEXT returns that item again;
+	 * NEXT_NODUP moves on), unless the cursor sits past the last key. */
+	if ((op == MDB_FIRST_DUP || op == MDB_LAST_DUP) &&
 	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
+		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+			return data ? MDB_NOTFOUND : EINVAL;
 		mc->flags &= ~(C_DUPDEL | C_DUPEND);
 		rc = dl_dup_get0(mc, xc, key, data, op, fixed);
 		if (!rc)
@@ -364,10 +393,8 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
-	case MDB_NEXT_MULTIPLE:
 		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND))
-			return op != MDB_NEXT_MULTIPLE ? MDB_NOTFOUND :
-				(!data ? EINVAL : (!fixed ? MDB_INCOMPATIBLE : MDB_NOTFOUND));
+			return MDB_NOTFOUND;
 		break;
 	default:
 		break;
@@ -412,6 +439,12 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
 		if (!(mc->flags & C_INIT)) {
+			/* Unpositioned because the tree emptied under it while it
+			 * sat on the deleted item: one "not found" first. */
+			if (op == MDB_NEXT_DUP && (mc->flags & C_DEL)) {
+				mc->flags &= ~C_DEL;
+				return MDB_NOTFOUND;
+			}
 			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
 				return rc;
 			return dl_dup_enter(mc, xc, data, 0);
@@ -432,6 +465,21 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 				else
 					mc->flags &= ~C_DEL;
 				return MDB_NOTFOUND;
+			}
+			/* LMDB tests the duplicate position's end marker (left
+			 * by LAST_DUP) before its "just deleted" state. */
+			if (xc->active && (xc->mx.flags & C_ATEND) && !(mc->flags & C_KEYDEL)) {
+				if (op == MDB_NEXT_DUP) {
+					mc->flags |= C_DUPDEL;
+					return MDB_NOTFOUND;
+				}
+				mc->flags &= ~C_DEL;
+				if ((rc = dl_cursor_next(mc, key, NULL))) {
+					if (rc == MDB_NOTFOUND)
+						mc->flags |= C_ATEND;
+					return rc;
+				}
+				return dl_dup_enter(mc, xc, data, 0);
 			}
 			mc->flags &= ~C_DEL;
 			if (op == MDB_NEXT_DUP && !xc->active)
@@ -481,13 +529,11 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 			return MDB_NOTFOUND;
 		wasdel = (mc->flags & C_DEL) != 0;
 		if (mc->flags & C_DEL) {
-			/* LMDB: the deleted item was the last one: no current key,
-			 * so no previous duplicate either. */
-			if (op == MDB_PREV_DUP && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
-				return MDB_NOTFOUND;
 			mc->flags &= ~C_DEL;
 			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
-				/* Deleted the very last item: step onto the new last. */
+				/* Deleted the DB's last key: there is no current key, so
+				 * (as in LMDB) even PREV_DUP steps onto the new last key
+				 * and its last duplicate. */
 				if ((rc = dl_cursor_prev(mc, key, NULL)))
 					return rc;
 				return dl_dup_enter(mc, xc, data, 1);
@@ -506,9 +552,13 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		if (op == MDB_PREV_DUP)
 			return MDB_NOTFOUND;
 		if ((rc = dl_cursor_prev(mc, key, NULL))) {
-			/* LMDB: a refused PREV_NODUP keeps the "just deleted" state. */
-			if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel)
-				mc->flags |= C_DEL | (xc->active ? C_DUPDEL : 0);
+			/* LMDB: a refused PREV_NODUP ends the key-level "just
+			 * deleted" state but not the duplicate position's one. */
+			if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel) {
+				mc->flags &= ~C_KEYDEL;
+				if (xc->active)
+					mc->flags |= C_DEL | C_DUPDEL;
+			}
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 1);
@@ -538,7 +588,11 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_LAST_DUP:
 		if (!(mc->flags & C_INIT) || !data)
 			return EINVAL;
-		/* As in LMDB, these end the "just deleted" state (see below). */
+		/* Past the last key (its deletion moved the cursor there)
+		 * LMDB refuses before touching any state; otherwise these end
+		 * the "just deleted" state (see below). */
+		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+			return MDB_NOTFOUND;
 		mc->flags &= ~C_DEL;
 		if ((mc->flags & C_EOF) || mc->top < 0)
 			return MDB_NOTFOUND;
@@ -585,27 +639,6 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		 * off the end); the main cursor's own state does not matter. */
 		if ((mc->flags & C_EOF) || !xc->active || (xc->mx.flags & C_ATEND))
 			return 0;
-		return dl_dup_page(xc, data);
-	case MDB_NEXT_MULTIPLE:
-		if (!data)
-			return EINVAL;
-		if (!fixed)
-			return MDB_INCOMPATIBLE;
-		if (!(mc->flags & C_INIT)) {
-			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
-				return rc;
-			if ((rc = dl_dup_enter(mc, xc, NULL, 0)))
-				return rc;
-			if (!xc->active)
-				return MDB_NOTFOUND;
-			return dl_dup_page(xc, data);
-		}
-		if ((mc->flags & C_EOF) || !xc->active)
-			return MDB_NOTFOUND;
-		if ((rc = dl_xstep(xc, 0)))
-			return rc;
-		if (key && (rc = dl_cursor_current(mc, key, NULL)))
-			return rc;
 		return dl_dup_page(xc, data);
 	case MDB_PREV_MULTIPLE:
 		if (!data)
@@ -1050,7 +1083,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	if ((rc = dl_xinit(mc, xc)))
 		return rc;
 	if (flags & MDB_NOOVERWRITE) {
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
 		if (xc->active) {
 			if ((rc = dl_xfirst(xc, 0)))
 				return rc;
@@ -1074,7 +1107,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			return MDB_BAD_VALSIZE;
 		int c = mc->dbx->dcmp(&item, &old);
 		if (c == 0) {
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
 			return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
 		}
 		if (c < 0 && (flags & MDB_APPENDDUP))
@@ -1106,7 +1139,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 				return rc;
 			int c = mc->dbx->dcmp(&item, &cur);
 			if (c == 0) {
-				mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
 				return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
 			}
 			if (flags & MDB_APPENDDUP)
@@ -1163,7 +1196,11 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 					return rc;
 				dl_leaf_search(&xc->mx, &item, &ex);
 			}
-			if ((rc = dl_cursor_insert(&xc->mx, &item, &empty)))
+			if (flags & MDB_APPENDDUP)
+				xc->mx.flags |= C_APPENDING;
+			rc = dl_cursor_insert(&xc->mx, &item, &empty);
+			xc->mx.flags &= ~C_APPENDING;
+			if (rc)
 				return rc;
 			xc->mx.flags |= C_INIT;
 			dl_dup_pages_delta(mc, &before, &xc->db);
@@ -1218,7 +1255,7 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	dl_subdb_writeback(mc, xc);
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND);
+	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_KEYDEL | C_DUPEND | C_DUPDEL);
 	MDB_cursor *mx = &xc->mx;
 	mx->flags &= ~C_DEL;
 	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {

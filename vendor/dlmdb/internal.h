@@ -334,6 +334,7 @@ struct MDB_env {
 	unsigned maxreaders;
 	MDB_dbi	maxdbs;		/* handles incl. the two core DBs */
 	MDB_dbi	numdbs;		/* handle slots in use (high-water mark) */
+	unsigned dbgen;		/* bumped whenever a handle slot opens or closes */
 	dl_dbx	*dbxs;
 	dl_lockhdr *lock;	/* mapped lock file, NULL without */
 	size_t	locksize;
@@ -367,6 +368,8 @@ struct MDB_env {
 #define TXN_NOMETASYNC	0x20
 #define TXN_SAVING	0x40	/* free list being saved */
 #define TXN_HASSLOT	0x80	/* owns a NOTLS reader slot */
+#define TXN_NEWDBI	0x100	/* opened a handle (read txns: close it at reset/abort) */
+#define TXN_SNAPOK	0x200	/* read txn: DB table is a validated copy of snapshot txnid */
 
 struct MDB_txn {
 	MDB_env	*env;
@@ -379,6 +382,7 @@ struct MDB_txn {
 	pgno_t	fpages;		/* pages of the file readable through the map */
 	dl_reader *slot;
 	unsigned numdbs;
+	unsigned dbgen;		/* env->dbgen when the handles were set up */
 	MDB_db	*dbs;
 	unsigned char *dbflags;
 	unsigned *dbseq;
@@ -417,6 +421,7 @@ struct MDB_txn {
 #define C_DUPEND	0x200	/* DUPSORT, with C_DEL: the deleted item was its key's last
 				   duplicate; the cursor stays on the key, past its end */
 #define C_DUPDEL	0x400	/* DUPSORT, with C_DEL: only a duplicate went, the key stays */
+#define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
 
 struct MDB_cursor {
 	MDB_cursor *next;
@@ -462,7 +467,8 @@ int  dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl);
 int  dl_lock_downgrade(MDB_env *env);
 void dl_tls_release(void *p);
 void dl_lock_close(MDB_env *env);
-int  dl_reader_acquire(MDB_txn *txn);
+int  dl_reader_slot(MDB_txn *txn);
+void dl_writer_dead_check(MDB_env *env);
 void dl_reader_release_txn(MDB_txn *txn);
 txnid_t dl_oldest_reader(MDB_env *env, txnid_t limit);
 int  dl_wlock(MDB_env *env);
@@ -527,6 +533,55 @@ static inline pgno_t dl_fpages_get(MDB_env *env)
 static inline void dl_fpages_set(MDB_env *env, pgno_t n)
 {
 	__atomic_store_n(&env->filepages, n, __ATOMIC_RELAXED);
+}
+
+/*
+ * Give a read txn its reader slot and publish the snapshot it will use in
+ * it; sets txn->txnid (the caller then reads meta page txnid & 1).  Inline:
+ * it is most of the cost of mdb_txn_renew.
+ *
+ * Publishing retries if a commit raced with us.  This is a store-then-load
+ * handshake with the writer (which stores mt_txnid, then scans the slots in
+ * dl_oldest_reader), so both sides need a full barrier.  Why the writer
+ * cannot miss us: all accesses involved are seq_cst (the writer's are a
+ * seq_cst store and a seq_cst fence before its scan), so they sit in one
+ * total order S.  If our re-load still reads t, it precedes in S the store
+ * of t + 1, which happens before any writer that could free t's pages
+ * scans; our exchange precedes the re-load, so that scan must see it (or a
+ * later value of the slot).  If the re-load reads something newer we retry.
+ * An atomic exchange gives the barrier at less cost than a store plus a
+ * separate fence on common CPUs (one locked instruction on x86).
+ */
+static inline int dl_reader_acquire(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	dl_lockhdr *lk = env->lock;
+	if (!lk) {
+		/* No reader table: use whichever meta is newer. */
+		txn->txnid = dl_meta_current(env)->mm_txnid;
+		return 0;
+	}
+	if (!txn->slot) {
+		int rc = dl_reader_slot(txn);
+		if (rc)
+			return rc;
+	}
+	dl_reader *r = txn->slot;
+	txnid_t t;
+	do {
+		t = __atomic_load_n(&lk->mt_txnid, __ATOMIC_ACQUIRE);
+		/* A commit newer than t can only be on the other meta page (the
+		 * next writer starts after t + 1 is published): one load tells
+		 * whether a writer may have died before publishing it. */
+		MDB_meta *o = (MDB_meta *)(env->map + (~t & 1) * env->psize + PAGEHDRSZ);
+		if (__builtin_expect(__atomic_load_n(&o->mm_txnid, __ATOMIC_ACQUIRE) > t, 0)) {
+			dl_writer_dead_check(env);
+			t = __atomic_load_n(&lk->mt_txnid, __ATOMIC_ACQUIRE);
+		}
+		(void)__atomic_exchange_n(&r->r_txnid, t, __ATOMIC_SEQ_CST);
+	} while (t != __atomic_load_n(&lk->mt_txnid, __ATOMIC_SEQ_CST));
+	txn->txnid = t;
+	return 0;
 }
 
 /*
@@ -620,6 +675,7 @@ static inline int dl_leaf_keyd(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val
 /* cursor.c */
 void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
 void dl_cursors_save(MDB_cursor *mc);
+void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except);
 int  dl_cursor_reseek(MDB_cursor *mc);
 int  dl_cursor_next_leaf(MDB_cursor *mc);
 int  dl_cursor_prev_leaf(MDB_cursor *mc);
@@ -657,6 +713,7 @@ void dl_dbi_txn_end(MDB_txn *txn, int committed);
 /* txn.c */
 int  dl_txn_bad(MDB_txn *txn);
 void *dl_txn_scratch(MDB_txn *txn, size_t size);
+void dl_wtxn_orphan_abort(MDB_env *env);
 
 /* Whether the txn has been interrupted: sets the error state. */
 static inline int dl_check_intr(MDB_txn *txn)

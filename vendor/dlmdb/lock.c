@@ -195,10 +195,6 @@ static int dl_slot_claim(MDB_env *env, dl_reader **ret)
 	return 0;
 }
 
-/*
- * Give a read txn its reader slot and publish the snapshot it will use.
- * Sets txn->txnid; the caller then reads meta page txnid & 1.
- */
 static int dl_reader_check0(MDB_env *env, int *dead);
 
 /* Largest txnid of the two meta pages in the map. */
@@ -231,7 +227,7 @@ static void dl_wmutex_recover(MDB_env *env)
  * so readers must see it now: recover the mutex here (trylock only tells
  * "owner dead" for a dead owner; a live writer answers EBUSY).
  */
-static void dl_writer_dead_check(MDB_env *env)
+void dl_writer_dead_check(MDB_env *env)
 {
 	if (dl_meta_maxid(env) <= __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_ACQUIRE))
 		return;
@@ -242,61 +238,38 @@ static void dl_writer_dead_check(MDB_env *env)
 		pthread_mutex_unlock(&env->lock->mt_wmutex.m);
 }
 
-int dl_reader_acquire(MDB_txn *txn)
+/*
+ * Find the reader slot for a read txn that has none yet (its thread's slot,
+ * or with MDB_NOTLS a slot of its own).  dl_reader_acquire (internal.h)
+ * then publishes the snapshot in it.
+ */
+int dl_reader_slot(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
-	dl_reader *r = txn->slot;
+	dl_reader *r;
 	int rc;
 
-	if (!env->lock) {
-		/* No reader table: use whichever meta is newer. */
-		txn->txnid = dl_meta_current(env)->mm_txnid;
-		return 0;
-	}
-	if (!r) {
-		if (env->flags & MDB_NOTLS) {
+	if (env->flags & MDB_NOTLS) {
+		if ((rc = dl_slot_claim(env, &r)))
+			return rc;
+		txn->flags |= TXN_HASSLOT;
+	} else {
+		r = pthread_getspecific(env->tlskey);
+		if (r) {
+			if (r->r_pid != (uint32_t)env->pid)
+				return MDB_BAD_RSLOT;
+			if (r->r_txnid != TXNID_NONE)
+				return MDB_BAD_RSLOT;
+		} else {
 			if ((rc = dl_slot_claim(env, &r)))
 				return rc;
-			txn->flags |= TXN_HASSLOT;
-		} else {
-			r = pthread_getspecific(env->tlskey);
-			if (r) {
-				if (r->r_pid != (uint32_t)env->pid)
-					return MDB_BAD_RSLOT;
-				if (r->r_txnid != TXNID_NONE)
-					return MDB_BAD_RSLOT;
-			} else {
-				if ((rc = dl_slot_claim(env, &r)))
-					return rc;
-				if ((rc = pthread_setspecific(env->tlskey, r))) {
-					r->r_pid = 0;
-					return rc;
-				}
+			if ((rc = pthread_setspecific(env->tlskey, r))) {
+				r->r_pid = 0;
+				return rc;
 			}
 		}
-		txn->slot = r;
 	}
-	dl_writer_dead_check(env);
-	/*
-	 * Publish the snapshot id, retrying if a commit raced with us.  This is
-	 * a store-then-load handshake with the writer (which stores mt_txnid,
-	 * then scans the slots in dl_oldest_reader), so both sides need a full
-	 * barrier.  Why the writer cannot miss us: all accesses involved are
-	 * seq_cst (the writer's are a seq_cst store and a seq_cst fence before
-	 * its scan), so they sit in one total order S.  If our re-load still
-	 * reads t, it precedes in S the store of t + 1, which happens before
-	 * any writer that could free t's pages scans; our exchange precedes
-	 * the re-load, so that scan must see it (or a later value of the slot).
-	 * If the re-load reads something newer we retry.  An atomic exchange
-	 * gives the barrier at less cost than a store plus a separate fence
-	 * on common CPUs (one locked instruction on x86).
-	 */
-	txnid_t t;
-	do {
-		t = __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_ACQUIRE);
-		(void)__atomic_exchange_n(&r->r_txnid, t, __ATOMIC_SEQ_CST);
-	} while (t != __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_SEQ_CST));
-	txn->txnid = t;
+	txn->slot = r;
 	return 0;
 }
 
@@ -322,9 +295,12 @@ txnid_t dl_oldest_reader(MDB_env *env, txnid_t limit)
 	txnid_t oldest = limit;
 	if (!env->lock)
 		return oldest;
-	/* Writer half of the handshake in dl_reader_acquire: order the
+	/* Writer half of the handshake in dl_reader_acquire (internal.h): order the
 	 * earlier seq_cst store of mt_txnid before the slot loads below. */
+#if !defined(__SANITIZE_THREAD__)
+	/* (TSan rejects fences; every access here is atomic for it anyway.) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 	unsigned n = __atomic_load_n(&env->lock->mt_numreaders, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 		dl_reader *r = &env->lock->mt_readers[i];
@@ -345,6 +321,19 @@ int dl_wlock(MDB_env *env)
 	if (rc == EOWNERDEAD) {
 		dl_wmutex_recover(env);
 		rc = 0;
+	}
+	/*
+	 * Holding the lock while this env still has a write txn open means the
+	 * thread running that txn died (a live one would still hold the lock):
+	 * its half-done state lives on in this env, so (as with LMDB) the env
+	 * is unusable from now on.  Its txn is dropped, which releases the
+	 * lock recovered above, so other processes carry on.  (A dead writer
+	 * of another process leaves no such state here: recovery is enough.)
+	 */
+	if (!rc && env->txn) {
+		env->failed = 1;
+		dl_wtxn_orphan_abort(env);
+		return MDB_PANIC;
 	}
 	return rc;
 }

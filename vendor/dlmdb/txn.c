@@ -55,8 +55,24 @@ static int dl_flags_ok(MDB_env *env, unsigned f)
 	return 1;
 }
 
-/* Point the txn at snapshot meta m and set up its DB table. */
-static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
+/*
+ * The main DB's flags come from the snapshot (another process may have set
+ * DUPSORT/INTEGERKEY/... on an empty main DB): keep its comparators in step.
+ */
+static void dl_main_cmp_sync(MDB_env *env, unsigned mf)
+{
+	dl_dbx *mx = &env->dbxs[DL_MAIN_DBI];
+	if (mx->flags == mf)
+		return;
+	if (mx->cmp == dl_default_cmp(mx->flags))
+		mx->cmp = dl_default_cmp(mf);
+	if (mx->dcmp == dl_default_dcmp(mx->flags))
+		mx->dcmp = dl_default_dcmp(mf);
+	mx->flags = mf;
+}
+
+/* Point the txn at snapshot meta m: allocation point and the core DBs. */
+static void dl_txn_setup_core(MDB_txn *txn, MDB_meta *m)
 {
 	MDB_env *env = txn->env;
 	txn->next_pgno = m->mm_last_pg + 1;
@@ -65,25 +81,21 @@ static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
 		txn->fpages = dl_file_pages(env);	/* the file may have grown */
 	txn->dbs[DL_FREE_DBI] = m->mm_dbs[DL_FREE_DBI];
 	txn->dbs[DL_MAIN_DBI] = m->mm_dbs[DL_MAIN_DBI];
-	txn->numdbs = env->numdbs;
 	txn->dbflags[DL_FREE_DBI] = DB_VALID;
 	txn->dbflags[DL_MAIN_DBI] = DB_VALID | DB_USRVALID;
-	if (!dl_flags_ok(env, m->mm_dbs[DL_MAIN_DBI].md_flags))
-		txn->dbflags[DL_MAIN_DBI] |= DB_INCOMPAT;
-	/* Main-DB flags come from the snapshot: keep the comparator in step. */
-	dl_dbx *mx = &env->dbxs[DL_MAIN_DBI];
 	unsigned mf = m->mm_dbs[DL_MAIN_DBI].md_flags;
-	if (mx->flags != mf) {
-		if (mx->cmp == dl_default_cmp(mx->flags))
-			mx->cmp = dl_default_cmp(mf);
-		if (mx->dcmp == dl_default_dcmp(mx->flags))
-			mx->dcmp = dl_default_dcmp(mf);
-		mx->flags = mf;
-	}
-	/* A renewed read txn (already TXN_RDONLY) needs only its open handles
-	 * set: its reset (dl_dbi_txn_end) left every flag past the core DBs 0,
-	 * and read txns never track cursors.  Write txns clear the lot. */
+	if (!dl_flags_ok(env, mf))
+		txn->dbflags[DL_MAIN_DBI] |= DB_INCOMPAT;
+	dl_main_cmp_sync(env, mf);
+}
+
+/* Every handle open in the env becomes usable, its record loaded lazily. */
+static void dl_txn_setup_handles(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
 	unsigned nd = env->numdbs;
+	txn->numdbs = nd;
+	txn->dbgen = env->dbgen;
 	for (unsigned i = DL_CORE_DBS; i < nd; i++) {
 		if (env->dbxs[i].valid) {
 			txn->dbflags[i] = DB_VALID | DB_USRVALID | DB_STALE;
@@ -92,17 +104,43 @@ static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
 			txn->dbflags[i] = 0;
 		}
 	}
+}
+
+/* Point the txn at snapshot meta m and set up its whole DB table. */
+static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
+{
+	MDB_env *env = txn->env;
+	dl_txn_setup_core(txn, m);
+	dl_txn_setup_handles(txn);
 	if (txn->flags & TXN_RDONLY)
-		return;
-	for (unsigned i = nd; i < env->maxdbs; i++)
+		return;	/* read txns: zeroed at alloc, no cursors tracked */
+	for (unsigned i = env->numdbs; i < env->maxdbs; i++)
 		txn->dbflags[i] = 0;
 	for (unsigned i = 0; i < env->maxdbs; i++)
 		txn->cursors[i] = NULL;
 }
 
-static int dl_txn_begin_read(MDB_txn *txn)
+/*
+ * Renew of a read txn whose snapshot moved, handles unchanged: the open
+ * handles stay as they are, only their records must be reloaded.
+ */
+static void dl_txn_restale(MDB_txn *txn)
+{
+	for (unsigned i = DL_CORE_DBS; i < txn->numdbs; i++)
+		if (txn->dbflags[i])
+			txn->dbflags[i] = DB_VALID | DB_USRVALID | DB_STALE;
+}
+
+/*
+ * Start (or renew) a read txn.  keep: the DB table still holds a validated
+ * copy of snapshot txn->txnid, taken under the env's current handle
+ * generation (a reset txn, see mdb_txn_renew): if the snapshot did not move
+ * nothing needs copying, and if it did the handles need not be rebuilt.
+ */
+static inline __attribute__((always_inline)) int dl_txn_begin_read(MDB_txn *txn, int keep)
 {
 	MDB_env *env = txn->env;
+	txnid_t prev = txn->txnid;
 	MDB_meta *m;
 	for (;;) {
 		int rc = dl_reader_acquire(txn);
@@ -116,7 +154,17 @@ static int dl_txn_begin_read(MDB_txn *txn)
 			m = dl_meta_current(env);
 		}
 		txn->txnid = __atomic_load_n(&m->mm_txnid, __ATOMIC_ACQUIRE);
-		dl_txn_setup(txn, m);
+		if (keep && txn->txnid == prev) {
+			/* Same snapshot: what the table holds is still exact, and
+			 * nothing copied here can be torn. */
+			dl_main_cmp_sync(env, txn->dbs[DL_MAIN_DBI].md_flags);
+			break;
+		}
+		dl_txn_setup_core(txn, m);
+		if (keep)
+			dl_txn_restale(txn);
+		else
+			dl_txn_setup_handles(txn);
 		/* Two commits may land between reading the txnid and copying the
 		 * DB records, rewriting this meta page with txnid + 2: the copy
 		 * would then mix two snapshots.  Seeing the same txnid after the
@@ -130,12 +178,15 @@ static int dl_txn_begin_read(MDB_txn *txn)
 		if (__atomic_load_n(&m->mm_txnid, __ATOMIC_RELAXED) == txn->txnid)
 			break;
 #endif
+		/* The core records are now garbage: never take the shortcut
+		 * on them (the handles part stays sound). */
+		prev = TXNID_NONE;
 	}
 	if (txn->next_pgno > env->maxpg) {
 		dl_reader_release_txn(txn);
 		return MDB_MAP_RESIZED;
 	}
-	txn->flags = (txn->flags & TXN_HASSLOT) | TXN_RDONLY;
+	txn->flags = (txn->flags & TXN_HASSLOT) | TXN_RDONLY | TXN_SNAPOK;
 	return 0;
 }
 
@@ -353,7 +404,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 		if (!(txn = dl_txn_alloc(env)))
 			return ENOMEM;
 		txn->flags = TXN_RDONLY;	/* zeroed arrays: setup skips clearing */
-		if ((rc = dl_txn_begin_read(txn))) {
+		if ((rc = dl_txn_begin_read(txn, 0))) {
 			dl_reader_release_txn(txn);
 			free(txn);
 			return rc;
@@ -456,8 +507,25 @@ static void dl_wtxn_end(MDB_txn *txn, int committed)
 
 static void dl_rtxn_end(MDB_txn *txn, int committed)
 {
-	dl_dbi_txn_end(txn, committed);
+	/* A read txn changes no handle but those it opened (TXN_NEWDBI),
+	 * which go away unless it commits. */
+	if (!committed && (txn->flags & TXN_NEWDBI))
+		dl_dbi_txn_end(txn, 0);
 	dl_reader_release_txn(txn);
+}
+
+/*
+ * The thread running env's write txn died without ending it (dl_wlock found
+ * the writer lock free while env->txn is set).  Drop that txn, children
+ * first, as an abort would: this frees its pages and releases the writer
+ * lock, which the caller holds.
+ */
+void dl_wtxn_orphan_abort(MDB_env *env)
+{
+	MDB_txn *top = env->txn;
+	while (top->parent)
+		top = top->parent;
+	mdb_txn_abort(top);
 }
 
 void mdb_txn_abort(MDB_txn *txn)
@@ -484,11 +552,19 @@ void mdb_txn_abort(MDB_txn *txn)
 	dl_wtxn_end(txn, 0);
 }
 
+/*
+ * Reset leaves the DB table as it is: renew usually finds the same snapshot
+ * and handles, and then has nothing to rebuild (dl_txn_begin_read).  Only
+ * handles opened by this txn are closed, as for an abort.
+ */
 void mdb_txn_reset(MDB_txn *txn)
 {
 	if (!txn || !(txn->flags & TXN_RDONLY) || (txn->flags & TXN_FINISHED))
 		return;
-	dl_dbi_txn_end(txn, 0);
+	if (txn->flags & TXN_NEWDBI) {
+		dl_dbi_txn_end(txn, 0);
+		txn->flags &= ~(TXN_NEWDBI | TXN_SNAPOK);
+	}
 	/* A NOTLS slot stays with the handle, idle.  A thread slot stays with
 	 * the thread; the handle keeps a pointer to it only as a hint for
 	 * renew (abort/commit of a reset txn never touch it). */
@@ -501,7 +577,8 @@ int mdb_txn_renew(MDB_txn *txn)
 {
 	if (!txn || !(txn->flags & TXN_RDONLY) || !(txn->flags & TXN_FINISHED))
 		return EINVAL;
-	if (txn->env->failed)
+	MDB_env *env = txn->env;
+	if (env->failed)
 		return MDB_PANIC;
 	/* The thread slot kept by reset is still ours to use when it is idle
 	 * and was claimed by this thread in this process: exactly what the
@@ -511,11 +588,13 @@ int mdb_txn_renew(MDB_txn *txn)
 	dl_reader *r = txn->slot;
 	if (r && !(txn->flags & TXN_HASSLOT) &&
 	    (__atomic_load_n(&r->r_txnid, __ATOMIC_RELAXED) != TXNID_NONE ||
-	     __atomic_load_n(&r->r_pid, __ATOMIC_RELAXED) != (uint32_t)txn->env->pid ||
+	     __atomic_load_n(&r->r_pid, __ATOMIC_RELAXED) != (uint32_t)env->pid ||
 	     __atomic_load_n(&r->r_tid, __ATOMIC_RELAXED) != (uint64_t)pthread_self()))
 		txn->slot = NULL;
-	txn->flags &= ~TXN_FINISHED;
-	int rc = dl_txn_begin_read(txn);
+	/* Handles opened or closed since (a new generation) need a rebuild. */
+	int keep = (txn->flags & TXN_SNAPOK) && txn->dbgen == env->dbgen;
+	txn->flags &= ~(TXN_FINISHED | TXN_SNAPOK);
+	int rc = dl_txn_begin_read(txn, keep);
 	if (rc)
 		txn->flags |= TXN_FINISHED;
 	return rc;

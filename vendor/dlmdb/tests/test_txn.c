@@ -598,6 +598,307 @@ static void test_notls_txn_crosses_threads(void)
 	mdb_env_close(env);
 }
 
+/* ---- renew after named DBs changed ------------------------------------ */
+
+/* What a txn sees of one DB: stat, a full scan and one lookup. */
+struct db_sum {
+	int statrc, scanrc, getrc;
+	unsigned long long entries, depth, n, hash;
+};
+
+static struct db_sum t_db_sum(MDB_txn *txn, MDB_dbi dbi)
+{
+	struct db_sum s;
+	MDB_stat st;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	memset(&s, 0, sizeof s);
+	s.statrc = mdb_stat(txn, dbi, &st);
+	if (s.statrc == 0) {
+		s.entries = st.ms_entries;
+		s.depth = st.ms_depth;
+	}
+	s.hash = 1469598103934665603ull;
+	s.scanrc = mdb_cursor_open(txn, dbi, &cur);
+	if (s.scanrc == 0) {
+		while ((s.scanrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
+			s.n++;
+			for (size_t i = 0; i < k.mv_size; i++)
+				s.hash = (s.hash ^ ((unsigned char *)k.mv_data)[i]) * 1099511628211ull;
+			for (size_t i = 0; i < v.mv_size; i++)
+				s.hash = (s.hash ^ ((unsigned char *)v.mv_data)[i]) * 1099511628211ull;
+			s.hash *= 31;
+		}
+		mdb_cursor_close(cur);
+	}
+	k = t_val("k00001");
+	s.getrc = mdb_get(txn, dbi, &k, &v);
+	if (s.getrc == 0)
+		s.hash ^= v.mv_size;
+	return s;
+}
+
+#define CHECK_SUM(a, b) do { \
+	CHECK_EQ((a).statrc, (b).statrc); CHECK_EQ((a).scanrc, (b).scanrc); \
+	CHECK_EQ((a).getrc, (b).getrc); CHECK_EQ((a).entries, (b).entries); \
+	CHECK_EQ((a).depth, (b).depth); CHECK_EQ((a).n, (b).n); \
+	CHECK_EQ((a).hash, (b).hash); \
+} while (0)
+
+/* Put n keys k00000.. with values "<tag><i>" into DB name (created). */
+static int t_fill(MDB_env *env, const char *name, int n, const char *tag, MDB_dbi *dbip)
+{
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	int rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (rc)
+		return rc;
+	if ((rc = mdb_dbi_open(txn, name, MDB_CREATE, &dbi)))
+		goto fail;
+	for (int i = 0; i < n; i++) {
+		char kb[16], vb[64];
+		snprintf(kb, sizeof kb, "k%05d", i);
+		snprintf(vb, sizeof vb, "%s%d-%040d", tag, i, i);
+		MDB_val k = t_val(kb), v = t_val(vb);
+		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
+			goto fail;
+	}
+	if (dbip)
+		*dbip = dbi;
+	return mdb_txn_commit(txn);
+fail:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+/* Renew the reset txn rd and check it sees, through every handle in dbis,
+ * exactly what a fresh read txn sees. */
+static void t_renew_matches_fresh(MDB_env *env, MDB_txn *rd, const MDB_dbi *dbis, int n,
+	const char *what)
+{
+	struct db_sum want[8], got;
+	MDB_txn *f;
+	int failed0 = t_failures;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &f));
+	for (int i = 0; i < n; i++)
+		want[i] = t_db_sum(f, dbis[i]);
+	unsigned long long id = mdb_txn_id(f);
+	mdb_txn_abort(f);
+	REQUIRE_OK(mdb_txn_renew(rd));
+	CHECK_EQ(mdb_txn_id(rd), id);
+	for (int i = 0; i < n; i++) {
+		got = t_db_sum(rd, dbis[i]);
+		CHECK_SUM(got, want[i]);
+	}
+	if (t_failures != failed0)
+		fprintf(stderr, "  (step: %s)\n", what);
+}
+
+static void t_renew_named_dbs(unsigned envflags, const char *dir)
+{
+	MDB_env *env = t_env_open(dir, envflags, 64u << 20, 8);
+	REQUIRE(env);
+	MDB_dbi a, b, c, e, f, c2;
+	REQUIRE_OK(t_fill(env, "a", 20, "a", &a));
+	REQUIRE_OK(t_fill(env, "b", 5, "b", &b));
+	REQUIRE_OK(t_fill(env, "c", 3, "c", &c));
+	REQUIRE_OK(t_fill(env, "e", 4, "e", &e));
+	REQUIRE_OK(t_fill(env, "f", 6, "f", &f));
+	mdb_dbi_close(env, e);	/* on disk, no handle */
+	mdb_dbi_close(env, f);
+
+	MDB_txn *rd, *w;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+	MDB_dbi all[3] = { a, b, c };
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(t_db_sum(rd, all[i]).statrc, 0);
+
+	/* Nothing changed. */
+	mdb_txn_reset(rd);
+	t_renew_matches_fresh(env, rd, all, 3, "no change");
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(t_db_sum(rd, all[i]).statrc, 0);	/* records loaded */
+
+	/* A DB grows (its depth too) while rd is reset. */
+	mdb_txn_reset(rd);
+	REQUIRE_OK(t_fill(env, "a", 3000, "A", NULL));
+	t_renew_matches_fresh(env, rd, all, 3, "a grown");
+
+	/* A DB emptied (handle stays). */
+	mdb_txn_reset(rd);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &w));
+	OK(mdb_drop(w, b, 0));
+	REQUIRE_OK(mdb_txn_commit(w));
+	t_renew_matches_fresh(env, rd, all, 3, "b emptied");
+
+	/* A DB deleted, then created again under the same name. */
+	mdb_txn_reset(rd);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &w));
+	OK(mdb_drop(w, c, 1));
+	REQUIRE_OK(mdb_txn_commit(w));
+	REQUIRE_OK(t_fill(env, "c", 7, "C", &c2));
+	MDB_dbi set4[4] = { a, b, c2, c };
+	t_renew_matches_fresh(env, rd, set4, c2 == c ? 3 : 4, "c dropped and recreated");
+	all[2] = c2;
+
+	/* Same snapshot, but a handle opened meanwhile (empty commit). */
+	mdb_txn_reset(rd);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &w));
+	REQUIRE_OK(mdb_dbi_open(w, "e", 0, &e));
+	REQUIRE_OK(mdb_txn_commit(w));
+	MDB_dbi set5[4] = { a, b, c2, e };
+	t_renew_matches_fresh(env, rd, set5, 4, "handle e opened, same snapshot");
+
+	/* A handle opened by rd itself goes away with the reset. */
+	REQUIRE_OK(mdb_dbi_open(rd, "f", 0, &f));
+	CHECK_EQ(t_db_sum(rd, f).n, 6);
+	mdb_txn_reset(rd);
+	MDB_dbi set6[4] = { a, b, c2, f };
+	t_renew_matches_fresh(env, rd, set6, 4, "handle f opened by the reset txn");
+
+	/* Another process deletes, grows and creates DBs. */
+	mdb_txn_reset(rd);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		MDB_env *e2 = t_env_open_rc(dir, envflags, 64u << 20, 8, NULL);
+		MDB_txn *t;
+		MDB_dbi d;
+		int rc = e2 ? 0 : 1;
+		if (!rc)
+			rc = t_fill(e2, "b", 50, "B", NULL);
+		if (!rc)
+			rc = t_fill(e2, "g", 2, "g", NULL);
+		if (!rc)
+			rc = mdb_txn_begin(e2, NULL, 0, &t);
+		if (!rc) {
+			rc = mdb_dbi_open(t, "c", 0, &d);
+			if (!rc)
+				rc = mdb_drop(t, d, 1);
+			if (!rc)
+				rc = mdb_txn_commit(t);
+			else
+				mdb_txn_abort(t);
+		}
+		if (e2)
+			mdb_env_close(e2);
+		_exit(rc ? 1 : 0);
+	}
+	REQUIRE(pid > 0);
+	int status = -1;
+	waitpid(pid, &status, 0);
+	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+#ifdef STOCK_LMDB
+	/* Stock LMDB keeps serving the record of a DB deleted by another
+	 * process through a handle opened before (a fresh txn reports it
+	 * empty): leave c out there. */
+	int nall = 2;
+#else
+	int nall = 3;
+#endif
+	t_renew_matches_fresh(env, rd, all, nall, "changed by another process");
+	MDB_dbi g;
+	OK(mdb_dbi_open(rd, "g", 0, &g));
+	CHECK_EQ(t_db_sum(rd, g).n, 2);
+
+	/* And after a plain commit to the main DB only. */
+	mdb_txn_reset(rd);
+	REQUIRE_OK(t_fill(env, NULL, 1, "m", NULL));
+	t_renew_matches_fresh(env, rd, all, nall, "main DB changed");
+	mdb_txn_abort(rd);
+	mdb_env_close(env);
+}
+
+/* Reset leaves a read txn's DB table alone and renew rebuilds only what
+ * changed: every open handle must still see exactly the new snapshot. */
+static void test_renew_sees_named_db_changes(void)
+{
+	char d1[512], d2[512];
+	snprintf(d1, sizeof d1, "%s", t_path("tls"));
+	snprintf(d2, sizeof d2, "%s", t_path("notls"));
+	REQUIRE(mkdir(d1, 0755) == 0 && mkdir(d2, 0755) == 0);
+	t_renew_named_dbs(0, d1);
+	t_renew_named_dbs(MDB_NOTLS, d2);
+}
+
+/* ---- a writer thread that dies inside its txn ------------------------- */
+
+struct dying_writer {
+	MDB_env *env;
+	int nested;
+	int rc;
+};
+
+static void *t_begin_write_and_die(void *p)
+{
+	struct dying_writer *d = p;
+	MDB_txn *t, *c;
+	MDB_val k = t_val("lost"), v = t_val("1");
+	d->rc = mdb_txn_begin(d->env, NULL, 0, &t);
+	if (d->rc == 0 && d->nested)
+		d->rc = mdb_txn_begin(d->env, t, 0, &c);
+	if (d->rc == 0)
+		d->rc = mdb_put(d->nested ? c : t, 1, &k, &v, 0);
+	pthread_exit(NULL);
+}
+
+/* As in LMDB: when the thread holding an env's write txn exits without
+ * ending it, the next write txn of that env fails with MDB_PANIC and the
+ * env is dead from then on; other processes go on writing. */
+static void t_dead_writer_thread(int nested, const char *dir)
+{
+	MDB_env *env = t_env_open(dir, 0, 0, 0);
+	REQUIRE(env);
+	OK(t_put1(env, 1, "k", "v"));
+	struct dying_writer d = { env, nested, -1 };
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, t_begin_write_and_die, &d) == 0);
+	pthread_join(th, NULL);
+	REQUIRE_OK(d.rc);
+
+	MDB_txn *t;
+	CHECK_RC(mdb_txn_begin(env, NULL, 0, &t), MDB_PANIC);
+	CHECK_RC(mdb_txn_begin(env, NULL, 0, &t), MDB_PANIC);
+	CHECK_RC(mdb_txn_begin(env, NULL, MDB_RDONLY, &t), MDB_PANIC);
+
+	/* Another process may write. */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		MDB_env *e2 = t_env_open_rc(dir, 0, 0, 0, NULL);
+		int rc = e2 ? t_put1(e2, 1, "other", "2") : 1;
+		if (e2)
+			mdb_env_close(e2);
+		_exit(rc ? 1 : 0);
+	}
+	REQUIRE(pid > 0);
+	int status = -1;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	mdb_env_close(env);
+
+	/* A new env handle works, without the dead thread's change. */
+	env = t_env_open(dir, 0, 0, 0);
+	REQUIRE(env);
+	CHECK(t_get_is(env, 1, "k", "v"));
+	CHECK(t_get_is(env, 1, "other", "2"));
+	CHECK(t_get_is(env, 1, "lost", NULL));
+	OK(t_put1(env, 1, "k", "v2"));
+	CHECK(t_get_is(env, 1, "k", "v2"));
+	mdb_env_close(env);
+}
+
+static void test_dead_writer_thread_panics(void)
+{
+	char d1[512], d2[512];
+	snprintf(d1, sizeof d1, "%s", t_path("flat"));
+	snprintf(d2, sizeof d2, "%s", t_path("nested"));
+	REQUIRE(mkdir(d1, 0755) == 0 && mkdir(d2, 0755) == 0);
+	t_dead_writer_thread(0, d1);
+	t_dead_writer_thread(1, d2);
+}
+
 int main(void)
 {
 	RUN(test_snapshot_stable_during_commit);
@@ -614,5 +915,7 @@ int main(void)
 	RUN(test_readers_full);
 	RUN(test_reader_slots_freed_at_thread_exit);
 	RUN(test_notls_txn_crosses_threads);
+	RUN(test_renew_sees_named_db_changes);
+	RUN(test_dead_writer_thread_panics);
 	T_DONE();
 }
