@@ -448,6 +448,7 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	    !(mc->db->md_flags & MDB_DUPSORT)) {
 		/* Positioning by key on a plain DB in the usual state: the
 		 * checks below would all pass. */
+		mc->flags &= ~C_ATEND;
 		rc = dl_cursor_set(mc, key, data, op);
 		if (rc && rc != MDB_NOTFOUND)
 			return dl_txn_err(txn, rc);
@@ -477,6 +478,13 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	if (op != MDB_GET_CURRENT && op != MDB_NEXT && op != MDB_NEXT_DUP &&
 	    op != MDB_NEXT_NODUP)
 		mc->flags &= ~C_ATEND;
+	/* Unpositioned (its tree emptied) while on the deleted item: LMDB
+	 * answers one NEXT_DUP with "not found"; any op ends that state. */
+	if ((mc->flags & (C_INIT | C_DEL)) == C_DEL) {
+		mc->flags &= ~C_DEL;
+		if (op == MDB_NEXT_DUP)
+			return MDB_NOTFOUND;
+	}
 	switch (op) {
 	case MDB_FIRST:
 		rc = dl_cursor_first(mc, key, data, 0);
@@ -499,9 +507,8 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 		}
 		/* Every key has one item: after a delete there is no "next
 		 * duplicate" of the deleted key. */
-		if (op == MDB_NEXT_DUP && (mc->flags & C_DEL)) {
-			if (!(mc->flags & C_INIT) ||
-			    (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])))
+		if (op == MDB_NEXT_DUP && (mc->flags & (C_INIT | C_DEL)) == (C_INIT | C_DEL)) {
+			if (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 				mc->flags &= ~C_DEL;
 			return MDB_NOTFOUND;
 		}
@@ -533,23 +540,25 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 		break;
 	/* Duplicate ops on a plain DB: like LMDB, the argument and position
 	 * checks come before the database-type check. */
+	/* LMDB ends the "just deleted" state after every cursor op, refused
+	 * ones included: a following NEXT moves past the current item. */
 	case MDB_FIRST_DUP:
 	case MDB_LAST_DUP:
 	case MDB_GET_MULTIPLE:
+		mc->flags &= ~C_DEL;
 		if (!data || !(mc->flags & C_INIT))
 			return EINVAL;
-		/* LMDB forgets the "just deleted" state here even though the op
-		 * fails: a following NEXT moves past the current item. */
-		mc->flags &= ~C_DEL;
 		return MDB_INCOMPATIBLE;
 	case MDB_GET_BOTH:
 	case MDB_GET_BOTH_RANGE:
 	case MDB_NEXT_MULTIPLE:
 	case MDB_PREV_MULTIPLE:
+		mc->flags &= ~C_DEL;
 		if (!data)
 			return EINVAL;
 		return MDB_INCOMPATIBLE;
 	default:
+		mc->flags &= ~C_DEL;
 		return EINVAL;
 	}
 	if (rc && rc != MDB_NOTFOUND)
@@ -696,14 +705,18 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			data[1].mv_size = mcount;
 		return dl_txn_err(txn, dl_dup_cursor_put(mc, key, data, flags));
 	}
+	int was_empty = mc->db->md_root == P_INVALID;
 	rc = dl_cursor_put0(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND | MDB_CURRENT));
-	/* LMDB's APPEND goes through its "last item" move, which leaves the
-	 * end marker set (see dl_cursor_get_slow); MDB_CURRENT does not move. */
-	if (flags & MDB_APPEND)
-		mc->flags |= C_ATEND;
-	else if (!(flags & MDB_CURRENT))
-		mc->flags &= ~C_ATEND;
+	/* LMDB's APPEND into a non-empty DB goes through its "last item" move,
+	 * which leaves the end marker set (see dl_cursor_get_slow); MDB_CURRENT
+	 * and the first put into an empty DB do not move the cursor. */
+	if (!was_empty && !(flags & MDB_CURRENT)) {
+		if (flags & MDB_APPEND)
+			mc->flags |= C_ATEND;
+		else
+			mc->flags &= ~C_ATEND;
+	}
 	return dl_txn_err(txn, rc);
 }
 

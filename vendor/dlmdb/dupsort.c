@@ -360,6 +360,14 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		return xc->active ? dl_dup_page(xc, data) : MDB_NOTFOUND;
 	}
 
+	/* Unpositioned (its tree emptied) while on the deleted item: LMDB
+	 * answers one NEXT_DUP with "not found"; any op ends that state. */
+	if ((mc->flags & (C_INIT | C_DEL)) == C_DEL) {
+		mc->flags &= ~C_DEL;
+		if (op == MDB_NEXT_DUP)
+			return MDB_NOTFOUND;
+	}
+
 	/* Only a duplicate was deleted and the key stays: LMDB's NEXT_NODUP
 	 * then moves on to the next key rather than to the following item. */
 	/* LMDB keeps the "just deleted" state of the duplicate position across
@@ -439,12 +447,6 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
 		if (!(mc->flags & C_INIT)) {
-			/* Unpositioned because the tree emptied under it while it
-			 * sat on the deleted item: one "not found" first. */
-			if (op == MDB_NEXT_DUP && (mc->flags & C_DEL)) {
-				mc->flags &= ~C_DEL;
-				return MDB_NOTFOUND;
-			}
 			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
 				return rc;
 			return dl_dup_enter(mc, xc, data, 0);

@@ -740,3 +740,29 @@ fn prefix_and_counted_flags_survive_dump_and_load_and_stock_mdb_load_accepts_the
         String::from_utf8(ok(Command::new("mdb_dump").args(["-a", "-p"]).arg(&s))).unwrap();
     assert!(theirs.ends_with("HEADER=END\n apple\n 1\n apricot\n 2\n banana\n 3\nDATA=END\n"));
 }
+
+/// Free-list records may be longer than their page count needs (the
+/// committing txn reserves room first); `stat -f` must read them by the
+/// count, as mdb_stat does. Three loads into one store leave such a record.
+#[test]
+fn stat_freelist_reads_records_with_spare_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("env");
+    std::fs::create_dir(&env).unwrap();
+    for (db, text) in [
+        ("users", "k1\nv1\nk2\nv2\n"),
+        ("users", "k1\nv1\nk2\nv2\n"),
+        ("tags", "a\nb\n"),
+    ] {
+        ok_with_input(
+            bin().args(["load", "-T", "-s", db]).arg(&env),
+            text.as_bytes(),
+            "load",
+        );
+    }
+    let out = String::from_utf8(ok(bin().args(["stat", "-ff"]).arg(&env))).unwrap();
+    assert!(out.contains("Free pages: 4"), "{out}");
+    let js = ok(bin().args(["stat", "-f", "--json"]).arg(&env));
+    let v: serde_json::Value = serde_json::from_slice(&js).unwrap();
+    assert!(v.to_string().contains("records"), "{v}");
+}

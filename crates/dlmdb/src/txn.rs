@@ -260,13 +260,16 @@ impl<'env> RoTxn<'env> {
                 .chunks_exact(8)
                 .map(|w| u64::from_ne_bytes(w.try_into().unwrap()))
                 .collect();
+            // The record may be longer than its count needs: the committing
+            // txn reserves room before it knows the final list (LMDB does
+            // the same), and readers go by the leading count.
             let n = words[0] as usize;
-            if n != words.len() - 1 {
+            if n > words.len() - 1 {
                 return Err(Error::Corrupted);
             }
             out.push(FreeRecord {
                 txnid,
-                pages: words[1..].to_vec(),
+                pages: words[1..=n].to_vec(),
             });
         }
         Ok(out)

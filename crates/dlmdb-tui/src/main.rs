@@ -1,0 +1,193 @@
+//! `dlmdb-tui PATH`: browse a store's databases, pages, tree depth,
+//! compression and entries, refreshed live. Read-only.
+
+use anyhow::Result;
+use clap::Parser;
+use crossterm::event::{self, Event};
+use crossterm::execute;
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use dlmdb_tui::app::{App, Nav};
+use dlmdb_tui::model::{FormatChoice, OpenOptions, Store};
+use dlmdb_tui::{ui, update};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use std::io::Stdout;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(
+    name = "dlmdb-tui",
+    version,
+    about = "Browse an LMDB / DLMDB store: databases, pages, tree depth, compression, entries (live, read-only)",
+    after_help = "Keys: Tab pane, arrows/j k move, PgUp/PgDn/Home/End page, Enter open, / seek,\n\
+x hex, r refresh, p pause, ? help, q quit.\n\n\
+Examples:\n  dlmdb-tui ./db\n  dlmdb-tui ./store.mdb --interval 0.5\n  dlmdb-tui --format dlmdb-v1 old.mdb"
+)]
+struct Args {
+    /// Environment directory, or the data file itself (then MDB_NOSUBDIR is used).
+    path: PathBuf,
+    /// Node layout: auto (version 2 is DLMDB v2; version 1 is probed), lmdb,
+    /// dlmdb-v1 (DLMDB's padded version 1) or dlmdb-v2.
+    #[arg(long, visible_alias = "layout", value_enum, default_value = "auto")]
+    format: FormatChoice,
+    /// PATH is the data file (default: detected).
+    #[arg(short = 'n', long = "no-subdir", conflicts_with = "subdir")]
+    no_subdir: bool,
+    /// PATH is an environment directory (default: detected).
+    #[arg(long)]
+    subdir: bool,
+    /// Do not use the lock file (MDB_NOLOCK). Used automatically when the
+    /// lock file cannot be created; only safe if nothing writes the store.
+    #[arg(long)]
+    no_lock: bool,
+    /// Seconds between live refreshes.
+    #[arg(long, default_value = "2", value_name = "SECONDS")]
+    interval: f64,
+    /// Start paused (refresh only with r).
+    #[arg(long)]
+    paused: bool,
+    /// Open this named database in the entry browser at start.
+    #[arg(short = 's', long = "subdb", value_name = "NAME")]
+    subdb: Option<String>,
+}
+
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dlmdb-tui: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
+    let args = Args::parse();
+    let opts = OpenOptions {
+        path: args.path.clone(),
+        format: args.format,
+        no_subdir: if args.no_subdir {
+            Some(true)
+        } else if args.subdir {
+            Some(false)
+        } else {
+            None
+        },
+        no_lock: args.no_lock,
+    };
+    // Open before touching the terminal so errors print plainly.
+    let mut store = Store::open(&opts)?;
+    let interval = Duration::from_secs_f64(args.interval.max(0.1));
+    let mut app = App::new(args.path.display().to_string(), interval);
+    app.paused = args.paused;
+    app.notes = store.notes.clone();
+
+    let mut terminal = setup_terminal()?;
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        default_hook(info);
+    }));
+    let res = run(&mut terminal, &mut app, &mut store, args.subdb);
+    restore_terminal();
+    res
+}
+
+fn screen(s: ratatui::layout::Size) -> ratatui::layout::Rect {
+    ratatui::layout::Rect::new(0, 0, s.width, s.height)
+}
+
+fn setup_terminal() -> Result<Terminal<CrosstermBackend<Stdout>>> {
+    enable_raw_mode()?;
+    let mut out = std::io::stdout();
+    if let Err(e) = execute!(out, EnterAlternateScreen) {
+        let _ = disable_raw_mode();
+        return Err(e.into());
+    }
+    Ok(Terminal::new(CrosstermBackend::new(out))?)
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+fn run(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    store: &mut Store,
+    subdb: Option<String>,
+) -> Result<()> {
+    // First load, then open the requested database.
+    app.browser.height = ui::entry_rows(screen(terminal.size()?));
+    app.sync(store);
+    if let Some(name) = subdb {
+        match app
+            .snapshot
+            .dbs
+            .iter()
+            .position(|d| d.name.as_deref() == Some(&name))
+        {
+            Some(i) => {
+                app.select_db(i);
+                app.open_in_browser(Some(name));
+                app.focus = dlmdb_tui::app::Focus::Entries;
+            }
+            None => app.set_error(format!("no database named {name:?}")),
+        }
+    }
+    let mut last_refresh = Instant::now();
+    loop {
+        let size = terminal.size()?;
+        let rows = ui::entry_rows(screen(size));
+        if rows != app.browser.height {
+            app.browser.height = rows;
+            if app.browser.db.is_some() && app.browser.pending.is_none() {
+                app.browser.pending = Some(Nav::Reload);
+            }
+        }
+        if !app.paused && last_refresh.elapsed() >= app.interval {
+            app.refresh_requested = true;
+        }
+        if app.refresh_requested {
+            last_refresh = Instant::now();
+        }
+        app.sync(store);
+        terminal.draw(|f| ui::draw(f, app))?;
+        if app.quit {
+            return Ok(());
+        }
+        let wait = app.interval.saturating_sub(last_refresh.elapsed());
+        let wait = if app.paused {
+            Duration::from_millis(500)
+        } else {
+            wait
+        };
+        if event::poll(wait)? {
+            match event::read()? {
+                Event::Key(k) => update::update(app, k),
+                Event::Resize(..) => {}
+                _ => {}
+            }
+            // Drain what else is queued before redrawing (fast key repeat).
+            while event::poll(Duration::ZERO)? {
+                if let Event::Key(k) = event::read()? {
+                    update::update(app, k);
+                    if app.browser.pending.is_some() {
+                        app.sync(store);
+                    }
+                }
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+    }
+}

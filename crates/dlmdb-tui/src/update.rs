@@ -1,0 +1,219 @@
+//! Key events to state changes. Pure: nothing here touches the store or the
+//! terminal; moves that need data leave a request ([`Nav`], a refresh, a
+//! stale detail pane) that [`App::sync`](crate::app::App::sync) carries out.
+
+use crate::app::{App, Focus, Mode, Nav};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Apply one key press.
+pub fn update(app: &mut App, key: KeyEvent) {
+    if key.kind == KeyEventKind::Release {
+        return;
+    }
+    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+        app.quit = true;
+        return;
+    }
+    match app.mode.clone() {
+        Mode::Help => {
+            // Any key closes the overlay; q still quits.
+            if key.code == KeyCode::Char('q') {
+                app.quit = true;
+            }
+            app.mode = Mode::Normal;
+        }
+        Mode::Entry => match key.code {
+            KeyCode::Char('q') => app.quit = true,
+            KeyCode::Char('x') => app.browser.force_hex = !app.browser.force_hex,
+            KeyCode::Down | KeyCode::Char('j') => {
+                app.popup_scroll = app.popup_scroll.saturating_add(1)
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                app.popup_scroll = app.popup_scroll.saturating_sub(1)
+            }
+            KeyCode::PageDown => app.popup_scroll = app.popup_scroll.saturating_add(20),
+            KeyCode::PageUp => app.popup_scroll = app.popup_scroll.saturating_sub(20),
+            KeyCode::Home => app.popup_scroll = 0,
+            _ => app.mode = Mode::Normal,
+        },
+        Mode::Seek(mut text) => match key.code {
+            KeyCode::Esc => app.mode = Mode::Normal,
+            KeyCode::Enter => {
+                app.mode = Mode::Normal;
+                let nav = match text.strip_prefix('#') {
+                    Some(n) => n
+                        .trim()
+                        .parse::<u64>()
+                        .map(Nav::Rank)
+                        .map_err(|e| format!("#rank: {e}")),
+                    None => parse_seek(&text).map(Nav::Seek),
+                };
+                match nav {
+                    Ok(nav) => {
+                        if app.browser.db.is_none() {
+                            if let Some(db) = app.selected_db() {
+                                app.open_in_browser(db);
+                            }
+                        }
+                        app.browser.pending = Some(nav);
+                        app.focus = Focus::Entries;
+                    }
+                    Err(e) => app.set_error(e),
+                }
+            }
+            KeyCode::Backspace => {
+                text.pop();
+                app.mode = Mode::Seek(text);
+            }
+            KeyCode::Char(c) => {
+                text.push(c);
+                app.mode = Mode::Seek(text);
+            }
+            _ => {}
+        },
+        Mode::Normal => normal_key(app, key),
+    }
+}
+
+fn normal_key(app: &mut App, key: KeyEvent) {
+    match key.code {
+        KeyCode::Char('q') | KeyCode::Esc => app.quit = true,
+        KeyCode::Char('?') | KeyCode::F(1) => app.mode = Mode::Help,
+        KeyCode::Tab => app.focus = app.focus.next(),
+        KeyCode::BackTab => app.focus = app.focus.prev(),
+        KeyCode::Char('r') => {
+            app.refresh_requested = true;
+            app.set_info("refreshing");
+        }
+        KeyCode::Char('p') | KeyCode::Char(' ') => {
+            app.paused = !app.paused;
+            app.set_info(if app.paused {
+                "live refresh paused (p resumes)"
+            } else {
+                "live refresh resumed"
+            });
+            if !app.paused {
+                app.refresh_requested = true;
+            }
+        }
+        KeyCode::Char('x') => app.browser.force_hex = !app.browser.force_hex,
+        KeyCode::Char('/') => app.mode = Mode::Seek(String::new()),
+        _ => match app.focus {
+            Focus::Dbs => dbs_key(app, key),
+            Focus::Detail => detail_key(app, key),
+            Focus::Entries => entries_key(app, key),
+        },
+    }
+}
+
+fn dbs_key(app: &mut App, key: KeyEvent) {
+    let n = app.snapshot.dbs.len();
+    let page = app.browser.height.max(1);
+    match key.code {
+        KeyCode::Down | KeyCode::Char('j') => app.select_db(app.db_sel + 1),
+        KeyCode::Up | KeyCode::Char('k') => app.select_db(app.db_sel.saturating_sub(1)),
+        KeyCode::PageDown => app.select_db(app.db_sel + page),
+        KeyCode::PageUp => app.select_db(app.db_sel.saturating_sub(page)),
+        KeyCode::Home | KeyCode::Char('g') => app.select_db(0),
+        KeyCode::End | KeyCode::Char('G') => app.select_db(n.saturating_sub(1)),
+        KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
+            if let Some(db) = app.selected_db() {
+                app.open_in_browser(db);
+                app.focus = Focus::Entries;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn detail_key(app: &mut App, key: KeyEvent) {
+    match key.code {
+        KeyCode::Down | KeyCode::Char('j') => {
+            app.detail_scroll = app.detail_scroll.saturating_add(1)
+        }
+        KeyCode::Up | KeyCode::Char('k') => app.detail_scroll = app.detail_scroll.saturating_sub(1),
+        KeyCode::PageDown => app.detail_scroll = app.detail_scroll.saturating_add(10),
+        KeyCode::PageUp => app.detail_scroll = app.detail_scroll.saturating_sub(10),
+        KeyCode::Home | KeyCode::Char('g') => app.detail_scroll = 0,
+        KeyCode::Enter => {
+            if let Some(db) = app.selected_db() {
+                app.open_in_browser(db);
+                app.focus = Focus::Entries;
+            }
+        }
+        _ => {}
+    }
+}
+
+fn entries_key(app: &mut App, key: KeyEvent) {
+    let b = &mut app.browser;
+    if b.db.is_none() {
+        if key.code == KeyCode::Enter {
+            if let Some(db) = app.selected_db() {
+                app.open_in_browser(db);
+            }
+        }
+        return;
+    }
+    let shown = b.visible().len();
+    match key.code {
+        KeyCode::Down | KeyCode::Char('j') => {
+            if b.sel + 1 < shown {
+                b.sel += 1;
+            } else if b.more_below() {
+                b.pending = Some(Nav::ScrollDown);
+            }
+        }
+        KeyCode::Up | KeyCode::Char('k') => {
+            if b.sel > 0 {
+                b.sel -= 1;
+            } else {
+                b.pending = Some(Nav::ScrollUp);
+            }
+        }
+        KeyCode::PageDown => b.pending = Some(Nav::PageDown),
+        KeyCode::PageUp => b.pending = Some(Nav::PageUp),
+        KeyCode::Home | KeyCode::Char('g') => b.pending = Some(Nav::Home),
+        KeyCode::End | KeyCode::Char('G') => b.pending = Some(Nav::End),
+        KeyCode::Enter if b.selected().is_some() => {
+            app.mode = Mode::Entry;
+            app.popup_scroll = 0;
+        }
+        KeyCode::Left | KeyCode::Char('h') | KeyCode::Backspace => app.focus = Focus::Dbs,
+        _ => {}
+    }
+}
+
+/// The `/` prompt's text as key bytes: `x:` followed by hex digits gives raw
+/// bytes, `u32:`/`u64:` a native-endian integer (INTEGERKEY databases),
+/// anything else is taken literally (UTF-8).
+pub fn parse_seek(text: &str) -> Result<Vec<u8>, String> {
+    if let Some(h) = text.strip_prefix("x:").or_else(|| text.strip_prefix("0x")) {
+        let h: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+        if !h.len().is_multiple_of(2) {
+            return Err(format!("odd number of hex digits in {h:?}"));
+        }
+        return (0..h.len())
+            .step_by(2)
+            .map(|i| {
+                u8::from_str_radix(&h[i..i + 2], 16)
+                    .map_err(|_| format!("not hex: {:?}", &h[i..i + 2]))
+            })
+            .collect();
+    }
+    if let Some(n) = text.strip_prefix("u32:") {
+        return n
+            .trim()
+            .parse::<u32>()
+            .map(|v| v.to_ne_bytes().to_vec())
+            .map_err(|e| format!("u32: {e}"));
+    }
+    if let Some(n) = text.strip_prefix("u64:") {
+        return n
+            .trim()
+            .parse::<u64>()
+            .map(|v| v.to_ne_bytes().to_vec())
+            .map_err(|e| format!("u64: {e}"));
+    }
+    Ok(text.as_bytes().to_vec())
+}

@@ -1,0 +1,130 @@
+//! Stores built in a temp dir with the safe API, shared by the tests.
+#![allow(dead_code)]
+
+use dlmdb::{DatabaseFlags, Env, WriteFlags};
+use dlmdb_tui::app::App;
+use dlmdb_tui::model::{OpenOptions, Store};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Deterministic pseudo-random bytes (xorshift).
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+}
+
+/// Key of the i-th entry of the "attr" databases: long shared prefixes.
+pub fn attr_key(i: u32) -> Vec<u8> {
+    format!(":example.org/attribute-{}/value-{:06}", i % 7, i).into_bytes()
+}
+
+/// A store with five databases:
+/// * `plain`: 3000 keys `k000000`.., values of 20..60 printable bytes;
+/// * `dups` (DUPSORT): `hot` with 1500 values (a sub-tree), `key-NNN` with 1..4 values;
+/// * `counted` (COUNTED): 2500 keys;
+/// * `prefixed` (PREFIX_COMPRESSION): 2000 `attr_key`s;
+/// * `big`: 3 small values and one of 20000 bytes (overflow pages).
+pub fn build_store(dir: &Path) -> PathBuf {
+    let path = dir.join("store");
+    std::fs::create_dir_all(&path).unwrap();
+    let env = Env::builder()
+        .map_size(64 << 20)
+        .max_dbs(16)
+        .open(&path)
+        .unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut txn = env.write_txn().unwrap();
+    let plain = txn
+        .create_db(Some("plain"), DatabaseFlags::empty())
+        .unwrap();
+    for i in 0..3000u32 {
+        let n = 20 + (rng.next() % 41) as usize;
+        let v: Vec<u8> = (0..n)
+            .map(|j| b'a' + ((i as usize + j) % 26) as u8)
+            .collect();
+        txn.put(
+            plain,
+            format!("k{i:06}").as_bytes(),
+            &v,
+            WriteFlags::empty(),
+        )
+        .unwrap();
+    }
+    let dups = txn
+        .create_db(Some("dups"), DatabaseFlags::DUP_SORT)
+        .unwrap();
+    for i in 0..1500u32 {
+        txn.put(
+            dups,
+            b"hot",
+            format!("value-{i:05}").as_bytes(),
+            WriteFlags::empty(),
+        )
+        .unwrap();
+    }
+    for i in 0..200u32 {
+        for d in 0..(1 + i % 4) {
+            txn.put(
+                dups,
+                format!("key-{i:03}").as_bytes(),
+                format!("v{d}").as_bytes(),
+                WriteFlags::empty(),
+            )
+            .unwrap();
+        }
+    }
+    let counted = txn
+        .create_db(Some("counted"), DatabaseFlags::COUNTED)
+        .unwrap();
+    for i in 0..2500u32 {
+        txn.put(
+            counted,
+            format!("c{i:05}").as_bytes(),
+            &i.to_le_bytes(),
+            WriteFlags::empty(),
+        )
+        .unwrap();
+    }
+    let pfx = txn
+        .create_db(Some("prefixed"), DatabaseFlags::PREFIX_COMPRESSION)
+        .unwrap();
+    for i in 0..2000u32 {
+        txn.put(pfx, &attr_key(i), b"v", WriteFlags::empty())
+            .unwrap();
+    }
+    let big = txn.create_db(Some("big"), DatabaseFlags::empty()).unwrap();
+    for k in [b"a", b"b", b"d"] {
+        txn.put(big, k, b"small", WriteFlags::empty()).unwrap();
+    }
+    let huge: Vec<u8> = (0..20000u32).map(|i| (i % 251) as u8).collect();
+    txn.put(big, b"c", &huge, WriteFlags::empty()).unwrap();
+    txn.commit().unwrap();
+    path
+}
+
+pub fn open(path: &Path) -> Store {
+    Store::open(&OpenOptions::new(path)).unwrap()
+}
+
+/// An app loaded from `store` as the binary would (fixed title).
+pub fn loaded_app(store: &mut Store, height: usize) -> App {
+    let mut app = App::new("test-store", Duration::from_secs(2));
+    app.browser.height = height;
+    app.sync(store);
+    app
+}
+
+/// Resolve the shared fixtures like tests/src/lib.rs does.
+pub fn fixtures_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
+        return PathBuf::from(d);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
