@@ -73,8 +73,10 @@
 //!   single value followed by a cursor delete through that cursor, then a
 //!   crash in a later MDB_NEXT of the other cursor);
 //! * `*_MULTIPLE` on a key whose node is a plain single value may return
-//!   pages of a sub-cursor left over from another key (stale state) -- only
-//!   the return code is compared when the key holds a single item;
+//!   pages of a sub-cursor left over from another key (stale state), even
+//!   with a success code where there is nothing (PREV_MULTIPLE after
+//!   PREV_NODUP onto a plain value, seed 448 `fix`) -- not compared when
+//!   the key holds a single item;
 //! * `*_MULTIPLE` data depends on how items are spread over LEAF2 pages; it
 //!   is compared exactly (our engine splits LEAF2 pages where LMDB does:
 //!   in the middle, or a new page for an APPENDDUP item).
@@ -709,7 +711,9 @@ fn run<A: DupEngine, B: DupEngine>(
                 };
                 a.x.ccount(slot).n.unwrap_or(0) <= 1
             };
-            if single || loose_multiple() {
+            if single {
+                true
+            } else if loose_multiple() {
                 oa[0].rc == ob[0].rc
             } else {
                 oa == ob
@@ -928,7 +932,9 @@ fn has_dup_node<X: DupEngine>(side: &mut Side<X>, key: &[u8], how: u32) -> bool 
 /// Every (seed, DB) run is tried; all first differences are reported.
 fn differential<A: DupEngine, B: DupEngine>(b_flags: u32) {
     let mut failures = Vec::new();
-    for seed in seeds(&[1, 2, 3, 0xed9e]) {
+    // fixed seeds: a CI run replays 17 x 4 sequences of 4,000 ops (~5 s)
+    let fixed: Vec<u64> = (1..=16).chain([0xed9e]).collect();
+    for seed in seeds(&fixed) {
         for db in &DBS {
             if std::env::var("DLMDB_EDGES_DB").is_ok_and(|only| only != db.name) {
                 continue;
@@ -1078,6 +1084,16 @@ const MINIMIZED: &[(&str, u64, &[usize])] = &[
         &[3359, 3370, 3549, 3648, 3649, 3652, 3653, 3654, 3655],
     ),
     ("fix", 145, &[1374, 1460, 1466, 1469, 1470, 1472, 1476]),
+    // PREV_NODUP drops the end marker even when there is no previous key
+    ("fix", 614, &[2853, 2856, 2879, 2881, 2882]),
+    // LEAF2 rebalance: borrow one item from a neighbour a quarter full
+    ("fix", 679, &[664, 674, 1000, 1105, 1474, 1669, 1674, 1836]),
+    // GET_CURRENT past a key's last duplicate ends its deleted state
+    ("fix", 928, &[1477, 1480, 1483, 1485, 1488, 1490, 1491]),
+    // MDB_MULTIPLE stops (successfully) at an item equal to a plain value
+    ("fix", 414, &[2730]),
+    // the end marker survives refused duplicate-only ops
+    ("plain", 420, &[1477, 1481, 1484, 1487, 1490, 1491]),
 ];
 
 #[test]

@@ -929,11 +929,12 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             let got = c
                 .get(Some(&k), None, op)
                 .map_err(|e| format!("{op:?}: {e}"))?;
-            if got != want {
+            let got_ref = got.as_ref().map(|(k, v)| (&**k, &**v));
+            if got_ref != want {
                 return Err(format!(
                     "{op:?} {}: got {:?}, model {:?}",
                     show(&k),
-                    got.map(|p| show(p.0)),
+                    got_ref.map(|p| show(p.0)),
                     want.map(|p| show(p.0))
                 ));
             }
@@ -942,13 +943,14 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             };
             for &fwd in steps {
                 let g = if fwd { c.next() } else { c.prev() }.map_err(|e| format!("step: {e}"))?;
-                let w = if fwd { m.after(at) } else { m.before(at) };
-                if g != w {
+                let g_ref = g.as_ref().map(|(k, v)| (&**k, &**v));
+                let w = if fwd { m.after(&at) } else { m.before(&at) };
+                if g_ref != w {
                     return Err(format!(
                         "{} from {}: got {:?}, model {:?}",
                         if fwd { "NEXT" } else { "PREV" },
-                        show(at),
-                        g.map(|p| show(p.0)),
+                        show(&at),
+                        g_ref.map(|p| show(p.0)),
                         w.map(|p| show(p.0))
                     ));
                 }

@@ -1643,7 +1643,15 @@ static int dl_rebalance(MDB_cursor *mc, int *changed)
 		if (IS_BRANCH(R))
 			extra = dl_moved_size(env, parent, ridx, R, 0, 1) -
 				dl_node_size(env, R, NODEPTR(R, 0));
-		if (dl_page_used(env, L) + dl_page_used(env, R) + extra <= env->psize - PAGEHDRSZ) {
+		/* Fixed-size duplicate pages are handed out whole by the
+		 * *_MULTIPLE ops, so they follow LMDB's rule exactly: borrow one
+		 * item from a neighbour that is itself at least a quarter full,
+		 * otherwise merge.  Other pages merge whenever the two fit. */
+		int fits = dl_page_used(env, L) + dl_page_used(env, R) + extra <=
+			env->psize - PAGEHDRSZ;
+		if (IS_LEAF2(mp) && dl_page_used(env, sib) >= thresh && NUMKEYS(sib) > minkeys)
+			fits = 0;
+		if (fits) {
 			if ((rc = dl_merge(mc, plevel, L, R, ridx)))
 				return rc;
 			*changed = 1;

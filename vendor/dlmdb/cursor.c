@@ -474,10 +474,21 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	}
 	/* C_ATEND mirrors LMDB's end marker on a plain DB: set when the cursor
 	 * reached the last item by MDB_LAST, an MDB_APPEND put or a NEXT that
-	 * ran off the end; any move back or repositioning ends it. */
-	if (op != MDB_GET_CURRENT && op != MDB_NEXT && op != MDB_NEXT_DUP &&
-	    op != MDB_NEXT_NODUP)
+	 * ran off the end; a move back or a repositioning ends it (the
+	 * duplicate-only ops fail before touching it). */
+	switch (op) {
+	case MDB_FIRST:
+	case MDB_PREV:
+	case MDB_PREV_DUP:
+	case MDB_PREV_NODUP:
+	case MDB_SET:
+	case MDB_SET_KEY:
+	case MDB_SET_RANGE:
 		mc->flags &= ~C_ATEND;
+		break;
+	default:
+		break;
+	}
 	/* Unpositioned (its tree emptied) while on the deleted item: LMDB
 	 * answers one NEXT_DUP with "not found"; any op ends that state. */
 	if ((mc->flags & (C_INIT | C_DEL)) == C_DEL) {

@@ -297,6 +297,10 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	int rc;
 	switch (op) {
 	case MDB_GET_CURRENT:
+		/* Nothing here; in LMDB this read also ends the duplicate
+		 * position's "just deleted" state (seen by FIRST/LAST_DUP). */
+		mc->flags |= C_DUPEND | C_DELGONE;
+		return MDB_NOTFOUND;
 	case MDB_NEXT_DUP:
 		/* Nothing here and no next duplicate; the state stays. */
 		mc->flags |= C_DUPEND;
@@ -374,7 +378,7 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	 * FIRST_DUP and LAST_DUP (a following NEXT returns that item again;
 	 * NEXT_NODUP moves on), unless the cursor sits past the last key. */
 	if ((op == MDB_FIRST_DUP || op == MDB_LAST_DUP) &&
-	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
+	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_DELGONE)) == (C_INIT | C_DEL)) {
 		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 			return data ? MDB_NOTFOUND : EINVAL;
 		mc->flags &= ~(C_DUPDEL | C_DUPEND);
@@ -409,10 +413,14 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	}
 	rc = dl_dup_get0(mc, xc, key, data, op, fixed);
 	switch (op) {
-	case MDB_FIRST:
 	case MDB_PREV:
-	case MDB_PREV_DUP:
 	case MDB_PREV_NODUP:
+		/* LMDB drops its end marker as soon as PREV reaches the key
+		 * level, so even when there is no previous key. */
+		mc->flags &= ~C_ATEND;
+		break;
+	case MDB_FIRST:
+	case MDB_PREV_DUP:
 	case MDB_SET:
 	case MDB_SET_KEY:
 	case MDB_SET_RANGE:
@@ -1257,7 +1265,7 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	dl_subdb_writeback(mc, xc);
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_KEYDEL | C_DUPEND | C_DUPDEL);
+	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_KEYDEL | C_DUPEND | C_DUPDEL | C_DELGONE);
 	MDB_cursor *mx = &xc->mx;
 	mx->flags &= ~C_DEL;
 	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {
@@ -1269,7 +1277,7 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	(void)kk;
 	if ((rc = dl_xfirst(xc, 1)))
 		return rc;
-	mc->flags |= C_DEL | C_DUPEND | C_INIT;
+	mc->flags = (mc->flags & ~C_DELGONE) | C_DEL | C_DUPEND | C_INIT;
 	return 0;
 }
 
@@ -1287,7 +1295,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 
 	if (!xc)
 		return ENOMEM;
-	mc->flags &= ~(C_DUPEND | C_DUPDEL);
+	mc->flags &= ~(C_DUPEND | C_DUPDEL | C_DELGONE);
 	if ((rc = dl_cursor_current(mc, &kk, NULL)))
 		return rc;
 	if ((rc = dl_key_copy(&kk, kb, &k)))
@@ -1381,7 +1389,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 			return MDB_PROBLEM;
 		if ((rc = dl_xfirst(xc, 1)))
 			return rc;
-		mc->flags |= C_DEL | C_DUPEND | C_INIT;
+		mc->flags = (mc->flags & ~C_DELGONE) | C_DEL | C_DUPEND | C_INIT;
 		return 0;
 	} else if (rc) {
 		return rc;
@@ -1440,10 +1448,16 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 		rc = 0;
 		for (; done < cnt; done++) {
 			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
+			mdb_size_t before = mc->db->md_entries;
 			rc = dl_dup_put(mc, key, &v, f);
 			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
 				rc = 0;
 			if (rc)
+				break;
+			/* LMDB quirk: an item equal to the key's single plain value
+			 * (no duplicate set yet) ends the batch, successfully and
+			 * without being counted; the rest is not stored. */
+			if (mc->db->md_entries == before && !((dl_xcursor *)mc->xcursor)->active)
 				break;
 		}
 		data[1].mv_size = done;

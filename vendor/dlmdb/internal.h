@@ -421,6 +421,8 @@ struct MDB_txn {
 #define C_DUPEND	0x200	/* DUPSORT, with C_DEL: the deleted item was its key's last
 				   duplicate; the cursor stays on the key, past its end */
 #define C_DUPDEL	0x400	/* DUPSORT, with C_DEL: only a duplicate went, the key stays */
+#define C_DELGONE	0x1000	/* DUPSORT, with C_DEL|C_DUPEND: a GET_CURRENT ended the
+				   duplicate position's deleted state (LMDB keeps the rest) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
 
 struct MDB_cursor {

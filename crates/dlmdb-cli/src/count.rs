@@ -139,19 +139,19 @@ fn scan_count(txn: &RoTxn<'_>, db: Database, opts: &CountOptions) -> Result<u64>
     for item in iter {
         let (k, _) = item?;
         if let Some(f) = &opts.from {
-            if !opts.include_from && txn.cmp_keys(db, k, f) == Ordering::Equal {
+            if !opts.include_from && txn.cmp_keys(db, &k, f) == Ordering::Equal {
                 continue;
             }
         }
         if let Some(t) = &opts.to {
-            match txn.cmp_keys(db, k, t) {
+            match txn.cmp_keys(db, &k, t) {
                 Ordering::Greater => break,
                 Ordering::Equal if !opts.include_to => break,
                 _ => {}
             }
         }
         if opts.mode == CountMode::Keys {
-            if last_key.as_deref() == Some(k) {
+            if last_key.as_deref() == Some(&*k) {
                 continue;
             }
             last_key = Some(k.to_vec());
@@ -281,12 +281,12 @@ fn scan_rank(
     let mut cur = txn.cursor(db)?;
     for (i, item) in cur.iter().enumerate() {
         let (k, v) = item?;
-        match txn.cmp_keys(db, k, key) {
+        match txn.cmp_keys(db, &k, key) {
             Ordering::Less => continue,
             Ordering::Greater => return Ok(None),
             Ordering::Equal => match data {
                 None => return Ok(Some(i as u64)),
-                Some(d) if d == v => return Ok(Some(i as u64)),
+                Some(d) if d == &*v => return Ok(Some(i as u64)),
                 Some(_) => continue,
             },
         }

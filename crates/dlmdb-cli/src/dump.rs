@@ -4,7 +4,7 @@
 use crate::stat::{open_env, LayoutChoice};
 use crate::util::{hex_encode_into, print_encode_into_with};
 use anyhow::{bail, Context, Result};
-use dlmdb::{Database, DatabaseFlags, EnvInfo, RoTxn};
+use dlmdb::{CursorOp, Database, DatabaseFlags, EnvInfo, RoTxn};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -196,8 +196,11 @@ fn dump_db(
     let mut line = Vec::with_capacity(4096);
     let mut n = 0u64;
     let mut cur = txn.cursor(db)?;
-    for item in cur.iter() {
-        let (k, v) = item?;
+    // Lending reads: zero-copy even for prefix-compressed keys, each line
+    // is written before the cursor moves on.
+    let mut op = CursorOp::First;
+    while let Some((k, v)) = cur.get_ref(None, None, op)? {
+        op = CursorOp::Next;
         line.clear();
         for part in [k, v] {
             line.push(b' ');

@@ -308,12 +308,12 @@ fn catalog_problem(env: &Env) -> Option<String> {
             if k.contains(&0) || v.len() != 48 {
                 continue;
             }
-            let Ok(name) = std::str::from_utf8(k) else {
+            let Ok(name) = std::str::from_utf8(&k) else {
                 continue;
             };
             match txn.open_db(Some(name)) {
                 Ok(_) => {
-                    if let Some(why) = record_problem(v, info.last_pgno, env.layout()) {
+                    if let Some(why) = record_problem(&v, info.last_pgno, env.layout()) {
                         return Ok(Some(format!("record of database {name:?}: {why}")));
                     }
                 }

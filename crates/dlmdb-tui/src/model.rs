@@ -245,7 +245,7 @@ fn catalog_problem(env: &Env) -> Option<String> {
         for item in txn.cursor(main)?.iter() {
             let (k, v) = item?;
             if v.len() == 48 && !k.contains(&0) {
-                if let Ok(s) = std::str::from_utf8(k) {
+                if let Ok(s) = std::str::from_utf8(&k) {
                     names.push(s.to_string());
                 }
             }
@@ -1030,7 +1030,7 @@ fn seek<'t>(
             }
             // No value >= v under this key: first item of the next key.
             match cur.set_range(&p.key)? {
-                Some((k, _)) if txn.cmp_keys(db, k, &p.key) == Ordering::Equal => {
+                Some((k, _)) if txn.cmp_keys(db, &k, &p.key) == Ordering::Equal => {
                     Ok(cur.get(None, None, CursorOp::NextNoDup)?)
                 }
                 other => Ok(other),

@@ -36,7 +36,7 @@ pub mod probe;
 mod txn;
 mod walk;
 
-pub use cursor::{Cursor, IntoIter, Item, Iter, RwCursor};
+pub use cursor::{Cursor, IntoIter, Item, ItemRef, Iter, RwCursor};
 pub use env::{read_data_version, version, Env, EnvBuilder};
 pub use error::{strerror, Error, Result};
 pub use flags::{

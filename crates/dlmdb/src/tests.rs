@@ -112,14 +112,14 @@ fn named_databases_and_cursor_iteration() {
         .collect();
     assert_eq!(from.len(), 10);
     let (k, v) = c.set(b"key00007").unwrap().unwrap();
-    assert_eq!(k, b"key00007");
-    assert_eq!(v, 7u32.to_le_bytes());
+    assert_eq!(&*k, b"key00007");
+    assert_eq!(*v, 7u32.to_le_bytes());
     assert_eq!(
         c.get(Some(b"key00008"), None, CursorOp::Set)
             .unwrap()
             .unwrap()
-            .0,
-        b"key00008"
+            .0[..],
+        b"key00008"[..]
     );
     assert!(c.set(b"nope").unwrap().is_none());
     drop(c);
@@ -359,7 +359,7 @@ fn iter_dup_of_on_plain_db_yields_one_item() {
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(main).unwrap();
     let got: Vec<_> = c.iter_dup_of(b"b").map(|x| x.unwrap()).collect();
-    assert_eq!(got, vec![(&b"b"[..], &b"v"[..])]);
+    assert_eq!(got, vec![(b"b"[..].into(), b"v"[..].into())]);
     assert_eq!(c.iter_dup_of(b"zz").count(), 0);
     assert!(matches!(c.list_dup(), Err(Error::Incompatible)));
 }
@@ -427,7 +427,7 @@ fn concurrent_readers_see_stable_snapshots() {
                     let gens: Vec<u32> = r
                         .iter(main)
                         .unwrap()
-                        .map(|x| u32::from_le_bytes(x.unwrap().1.try_into().unwrap()))
+                        .map(|x| u32::from_le_bytes(x.unwrap().1[..].try_into().unwrap()))
                         .collect();
                     assert_eq!(gens.len(), 1000);
                     assert!(gens.iter().all(|g| *g == gens[0]), "torn snapshot");

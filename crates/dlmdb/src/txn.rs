@@ -3,7 +3,7 @@
 //! transaction can be held across an update (LMDB may move or reuse that
 //! memory).
 
-use crate::cursor::{Cursor, RwCursor};
+use crate::cursor::{Cursor, Item, Keep, RwCursor};
 use crate::env::Env;
 use crate::error::{check, check_found, Error, Result};
 use crate::flags::{CountFlags, Database, DatabaseFlags, Stat, WriteFlags};
@@ -71,6 +71,8 @@ pub struct FreeRecord {
 pub struct RoTxn<'env> {
     pub(crate) raw: *mut ffi::MDB_txn,
     pub(crate) env: &'env Env,
+    /// A read-only transaction (not the inside of an [`RwTxn`]).
+    pub(crate) read_only: bool,
     /// LMDB ties transactions to their thread: not `Send`, not `Sync`.
     _not_send: PhantomData<*mut ()>,
 }
@@ -96,13 +98,14 @@ impl<'env> RoTxn<'env> {
         check(unsafe {
             ffi::mdb_txn_begin(env.raw(), std::ptr::null_mut(), ffi::MDB_RDONLY, &mut raw)
         })?;
-        Ok(RoTxn::from_raw(env, raw))
+        Ok(RoTxn::from_raw(env, raw, true))
     }
 
-    fn from_raw(env: &'env Env, raw: *mut ffi::MDB_txn) -> Self {
+    fn from_raw(env: &'env Env, raw: *mut ffi::MDB_txn, read_only: bool) -> Self {
         RoTxn {
             raw,
             env,
+            read_only,
             _not_send: PhantomData,
         }
     }
@@ -133,7 +136,17 @@ impl<'env> RoTxn<'env> {
     pub fn abort(self) {}
 
     /// End the snapshot but keep the handle and its reader slot for
-    /// [`ResetTxn::renew`].
+    /// [`ResetTxn::renew`]. Nothing read through the transaction can be
+    /// held across it:
+    ///
+    /// ```compile_fail
+    /// # fn f(env: &dlmdb::Env, db: dlmdb::Database) -> dlmdb::Result<()> {
+    /// let txn = env.read_txn()?;
+    /// let item = txn.cursor(db)?.first()?;
+    /// let txn = txn.reset().renew()?; // error: `txn` is still borrowed by `item`
+    /// drop((item, txn));
+    /// # Ok(()) }
+    /// ```
     pub fn reset(mut self) -> ResetTxn<'env> {
         let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
         unsafe { ffi::mdb_txn_reset(raw) };
@@ -169,6 +182,11 @@ impl<'env> RoTxn<'env> {
     }
 
     /// Look up `key`; `Ok(None)` when absent. For DUPSORT, the first value.
+    ///
+    /// Zero-copy in every kind of database: `mdb_get` returns a pointer into
+    /// the page (even in a DUPSORT prefix-compressed database the first
+    /// duplicate is stored whole, as node 0 of its page), valid while the
+    /// transaction is borrowed.
     pub fn get(&self, db: Database, key: &[u8]) -> Result<Option<&[u8]>> {
         let mut k = val(key);
         let mut d = ffi::MDB_val::default();
@@ -181,7 +199,7 @@ impl<'env> RoTxn<'env> {
 
     /// Open a read cursor on `db`.
     pub fn cursor(&self, db: Database) -> Result<Cursor<'_>> {
-        Cursor::open(self.raw, db)
+        Cursor::open(self, db)
     }
 
     /// Statistics of `db` as seen by this transaction.
@@ -255,7 +273,7 @@ impl<'env> RoTxn<'env> {
             if k.len() != 8 || d.len() < 8 || d.len() % 8 != 0 {
                 return Err(Error::Corrupted);
             }
-            let txnid = u64::from_ne_bytes(k.try_into().unwrap());
+            let txnid = u64::from_ne_bytes(k[..].try_into().unwrap());
             let words: Vec<u64> = d
                 .chunks_exact(8)
                 .map(|w| u64::from_ne_bytes(w.try_into().unwrap()))
@@ -351,10 +369,17 @@ impl<'env> RoTxn<'env> {
     }
 
     /// The pair at position `rank` (0-based); `Ok(None)` past the end.
-    pub fn get_rank(&self, db: Database, rank: u64) -> Result<Option<(&[u8], &[u8])>> {
+    ///
+    /// In a prefix-compressed database the engine returns a decoded key in
+    /// a per-transaction buffer that the next `get_rank` overwrites; such
+    /// parts are copied (see [`Item`]).
+    pub fn get_rank(&self, db: Database, rank: u64) -> Result<Option<Item<'_>>> {
+        let keep = Keep::for_db(self, db)?;
         let (mut k, mut d) = (ffi::MDB_val::default(), ffi::MDB_val::default());
         if check_found(unsafe { ffi::mdb_get_rank(self.raw, db.dbi, rank, &mut k, &mut d) })? {
-            Ok(Some(unsafe { (slice(&k), slice(&d)) }))
+            // SAFETY: page pointers live while the txn is borrowed; the
+            // txn's rank buffer (not in the map) is copied by `keep`.
+            Ok(Some(unsafe { keep.item(&k, &d) }))
         } else {
             Ok(None)
         }
@@ -399,7 +424,7 @@ impl<'env> ResetTxn<'env> {
             unsafe { ffi::mdb_txn_abort(raw) };
             return Err(Error::from_code(rc));
         }
-        Ok(RoTxn::from_raw(self.env, raw))
+        Ok(RoTxn::from_raw(self.env, raw, true))
     }
 }
 
@@ -438,7 +463,7 @@ impl<'env> RwTxn<'env> {
         let mut raw = std::ptr::null_mut();
         check(unsafe { ffi::mdb_txn_begin(env.raw(), std::ptr::null_mut(), 0, &mut raw) })?;
         Ok(RwTxn {
-            inner: RoTxn::from_raw(env, raw),
+            inner: RoTxn::from_raw(env, raw, false),
         })
     }
 
@@ -447,7 +472,7 @@ impl<'env> RwTxn<'env> {
         let mut raw = std::ptr::null_mut();
         check(unsafe { ffi::mdb_txn_begin(self.inner.env.raw(), self.inner.raw, 0, &mut raw) })?;
         Ok(RwTxn {
-            inner: RoTxn::from_raw(self.inner.env, raw),
+            inner: RoTxn::from_raw(self.inner.env, raw, false),
         })
     }
 
@@ -545,6 +570,6 @@ impl<'env> RwTxn<'env> {
     /// Open a write cursor on `db`. It borrows the transaction mutably, so
     /// no other update can happen while it lives.
     pub fn cursor_mut(&mut self, db: Database) -> Result<RwCursor<'_>> {
-        RwCursor::open(self.inner.raw, db)
+        RwCursor::open(&self.inner, db)
     }
 }
