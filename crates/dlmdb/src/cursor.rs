@@ -98,26 +98,33 @@ pub(crate) struct Keep {
 }
 
 impl Keep {
-    pub(crate) fn for_db(txn: &RoTxn<'_>, db: Database) -> Result<Keep> {
-        let flags = txn.db_flags(db)?;
+    pub(crate) fn for_db(txn: &RoTxn<'_>, db: Database) -> Keep {
+        let flags = if db == Database::FREE {
+            // Not a user database (`mdb_dbi_flags` refuses it); never compressed.
+            DatabaseFlags::empty()
+        } else {
+            // Unknown flags: assume the worst (copy what is outside the map).
+            txn.db_flags(db)
+                .unwrap_or(DatabaseFlags::PREFIX_COMPRESSION | DatabaseFlags::DUP_SORT)
+        };
         let prefix = flags.contains(DatabaseFlags::PREFIX_COMPRESSION);
         if !prefix && !txn.read_only {
-            return Ok(Keep {
+            return Keep {
                 keys: false,
                 values: false,
                 map: None,
-            });
+            };
         }
         let map = txn.env().map_region().map(|r| (r.start, r.end));
         // A read-only transaction only ever sees pages in the map, so when
         // the map is known its range alone decides, whatever the flags say
         // (it costs two comparisons per pointer).
         let all = txn.read_only && map.is_some();
-        Ok(Keep {
+        Keep {
             keys: prefix || all,
             values: (prefix && flags.contains(DatabaseFlags::DUP_SORT)) || all,
             map,
-        })
+        }
     }
 
     #[inline]
@@ -155,8 +162,9 @@ impl Keep {
 
 /// A read cursor. Items it returns live as long as the transaction
 /// (`'txn`) and never change, even in prefix-compressed databases (where
-/// keys not stored whole on their page are copied, see [`Item`]); the
-/// `*_ref` methods lend zero-copy views valid until the cursor's next use.
+/// keys not stored whole on their page are copied, see [`Item`]);
+/// [`get_ref`](Self::get_ref) lends zero-copy views valid until the
+/// cursor's next use.
 ///
 /// ```
 /// # fn main() -> dlmdb::Result<()> {
@@ -252,17 +260,9 @@ macro_rules! shared_methods {
     ($lt:lifetime) => {
         pub(crate) fn open(txn: &RoTxn<'_>, db: Database) -> Result<Self> {
             let raw = open_raw(txn.raw, db)?;
-            let keep = match Keep::for_db(txn, db) {
-                Ok(k) => k,
-                Err(e) => {
-                    // SAFETY: just opened, not handed out.
-                    unsafe { ffi::mdb_cursor_close(raw) };
-                    return Err(e);
-                }
-            };
             Ok(Self {
                 raw,
-                keep,
+                keep: Keep::for_db(txn, db),
                 _txn: PhantomData,
                 _not_send: PhantomData,
             })

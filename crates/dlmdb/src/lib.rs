@@ -23,6 +23,15 @@
 //! transaction cannot be held across an update; cursors borrow their
 //! transaction and are closed on drop. Transactions are not `Send`.
 //!
+//! Cursor items ([`Item`]) are pairs of `Cow<[u8]>`: borrowed straight from
+//! the memory map (or the write transaction's pages) whenever possible, and
+//! copied only where the engine returns a key or duplicate value decoded
+//! into the cursor's own buffer (prefix-compressed databases), which the
+//! cursor's next operation would overwrite. So items can be held, collected
+//! and kept after the cursor is gone, for any kind of database. The
+//! lending [`Cursor::get_ref`] is zero-copy in every case, for loops that
+//! consume each item before moving on.
+//!
 //! Layouts: new stores are DLMDB data version 2 unless created with
 //! [`EnvFlags::FORMAT_LMDB`] (stock LMDB, version 1). Existing version-1
 //! stores are read in stock layout unless opened with

@@ -374,7 +374,7 @@ impl<'env> RoTxn<'env> {
     /// a per-transaction buffer that the next `get_rank` overwrites; such
     /// parts are copied (see [`Item`]).
     pub fn get_rank(&self, db: Database, rank: u64) -> Result<Option<Item<'_>>> {
-        let keep = Keep::for_db(self, db)?;
+        let keep = Keep::for_db(self, db);
         let (mut k, mut d) = (ffi::MDB_val::default(), ffi::MDB_val::default());
         if check_found(unsafe { ffi::mdb_get_rank(self.raw, db.dbi, rank, &mut k, &mut d) })? {
             // SAFETY: page pointers live while the txn is borrowed; the

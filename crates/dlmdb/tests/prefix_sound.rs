@@ -525,3 +525,47 @@ fn ambiguous_map_falls_back_to_copies() {
         .unwrap();
     same(&owned(&all), &expected_plain(), "first handle");
 }
+
+/// The free-page database is not a user database (`mdb_dbi_flags` refuses
+/// it); cursors on it still open and borrow from the map.
+#[test]
+fn free_db_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path(), EnvFlags::empty());
+    let p = plain_prefix(&env);
+    let mut w = env.write_txn().unwrap();
+    w.clear_db(p).unwrap();
+    w.commit().unwrap();
+    let mut w = env.write_txn().unwrap();
+    w.put(p, b"a", b"b", WriteFlags::empty()).unwrap();
+    w.commit().unwrap();
+    let r = env.read_txn().unwrap();
+    assert!(!r.freelist().unwrap().is_empty());
+    for item in r.cursor(Database::FREE).unwrap().iter() {
+        let (k, v) = item.unwrap();
+        assert!(matches!((k, v), (Cow::Borrowed(_), Cow::Borrowed(_))));
+    }
+}
+
+/// Resizing the map (no transaction alive) moves it: the range is looked
+/// up again.
+#[test]
+fn map_region_follows_set_map_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = open(dir.path(), EnvFlags::empty());
+    let p = plain_prefix(&env);
+    let before = env.map_region().unwrap();
+    assert_eq!(before.len(), 64 << 20);
+    env.set_map_size(256 << 20).unwrap();
+    let after = env.map_region().unwrap();
+    assert_eq!(after.len(), 256 << 20);
+    let r = env.read_txn().unwrap();
+    let all: Vec<_> = r
+        .cursor(p)
+        .unwrap()
+        .iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    same(&owned(&all), &expected_plain(), "after resize");
+    assert!(all.iter().all(|(_, v)| in_map(&env, v)));
+}
