@@ -424,6 +424,15 @@ int mdb_env_set_maxdbs(MDB_env *env, MDB_dbi dbs)
 	return 0;
 }
 
+int mdb_env_get_map(MDB_env *env, void **addr, size_t *size)
+{
+	if (!env || !addr || !size || !env->map)
+		return EINVAL;
+	*addr = env->map;
+	*size = env->mapsize;
+	return 0;
+}
+
 int mdb_env_get_maxkeysize(MDB_env *env)
 {
 	(void)env;

@@ -552,6 +552,15 @@ typedef int (MDB_page_func)(void *ctx, const MDB_pageinfo *info);
  */
 int mdb_page_walk(MDB_txn *txn, MDB_dbi dbi, MDB_page_func *func, void *ctx);
 
+/** dlmdb addition: where this process maps the data file (or the anonymous
+ * memory of an MDB_INMEMORY env).  Pointers a read txn hands out lie in
+ * [*addr, *addr + *size) unless the engine decoded them into a cursor's
+ * buffer (prefix-compressed keys).  The range stays put while any txn of
+ * this process is alive; only mdb_env_set_mapsize moves it.  EINVAL when the
+ * env is not open.  (mdb_env_info's me_mapaddr is the address stored in the
+ * meta page, NULL unless MDB_FIXEDMAP, as in LMDB.) */
+int mdb_env_get_map(MDB_env *env, void **addr, size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -545,6 +545,12 @@ extern "C" {
         func: Option<MDB_page_func>,
         ctx: *mut c_void,
     ) -> c_int;
+
+    /// dlmdb addition: the address range this process maps the data file
+    /// (or MDB_INMEMORY memory) at; fixed while any txn of the process is
+    /// alive. `EINVAL` when the env is not open.
+    #[link_name = "dlmdb_env_get_map"]
+    pub fn mdb_env_get_map(env: *mut MDB_env, addr: *mut *mut c_void, size: *mut usize) -> c_int;
 }
 
 #[cfg(feature = "profile")]

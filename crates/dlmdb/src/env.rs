@@ -8,7 +8,7 @@ use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// Settings for opening an [`Env`]. Create with [`Env::builder`].
 #[derive(Debug, Clone)]
@@ -93,7 +93,6 @@ impl EnvBuilder {
             open_flags: self.flags,
             layout,
             dbi_lock: Mutex::new(()),
-            map_region: OnceLock::new(),
         })
     }
 }
@@ -121,8 +120,6 @@ pub struct Env {
     layout: Layout,
     /// `mdb_dbi_open` must not run in two transactions of one process at once.
     pub(crate) dbi_lock: Mutex<()>,
-    /// Address range of the data map, found on first use (see [`Env::map_region`]).
-    map_region: OnceLock<Option<std::ops::Range<usize>>>,
 }
 
 // SAFETY: MDB_env is designed for use from many threads; per-thread rules
@@ -236,16 +233,12 @@ impl Env {
     /// Change the map size. Takes `&mut self` so no transaction of this
     /// handle can be alive. `0` adopts the size stored in the file.
     pub fn set_map_size(&mut self, bytes: usize) -> Result<()> {
-        // The map may move: forget where it was.
-        self.map_region = OnceLock::new();
         check(unsafe { ffi::mdb_env_set_mapsize(self.raw, bytes) })
     }
 
-    /// The address range of this environment's memory map, when it can be
-    /// determined (Linux: the one mapping of the data file listed in
-    /// `/proc/self/maps` with the environment's map size). `None` for
-    /// in-memory environments, when the file is mapped more than once with
-    /// that size, or on other systems.
+    /// The address range of this environment's memory map (the engine's
+    /// `mdb_env_get_map`, a dlmdb addition; for `IN_MEMORY` environments
+    /// the anonymous memory). `None` only if the engine cannot tell.
     ///
     /// The safe API uses it to tell pointers into the map (valid for the
     /// whole transaction) from pointers into a cursor's decoding buffer
@@ -253,9 +246,11 @@ impl Env {
     /// The range stays fixed while any transaction is alive: only
     /// [`set_map_size`](Self::set_map_size), which needs `&mut self`, moves it.
     pub fn map_region(&self) -> Option<std::ops::Range<usize>> {
-        self.map_region
-            .get_or_init(|| find_map_region(self))
-            .clone()
+        let mut addr = std::ptr::null_mut();
+        let mut size = 0usize;
+        // SAFETY: live env; out-pointers are valid locals.
+        let rc = unsafe { ffi::mdb_env_get_map(self.raw, &mut addr, &mut size) };
+        (rc == 0 && !addr.is_null() && size > 0).then(|| addr as usize..addr as usize + size)
     }
 
     /// Largest key size accepted (511).
@@ -311,84 +306,6 @@ impl Env {
     pub fn set_interrupt(&self, on: bool) -> Result<()> {
         check(unsafe { ffi::mdb_env_set_interrupt(self.raw, on as c_int) })
     }
-}
-
-/// Locate `env`'s data map in `/proc/self/maps`: the mapping(s) of the data
-/// file (same device and inode as the environment's descriptor) starting at
-/// file offset 0 and spanning the map size. Exactly one candidate must exist;
-/// the environment's own map is always one (it is alive while `env` is), so
-/// a unique candidate is it.
-#[cfg(target_os = "linux")]
-fn find_map_region(env: &Env) -> Option<std::ops::Range<usize>> {
-    if env.open_flags.contains(EnvFlags::IN_MEMORY) {
-        return None; // anonymous map: nothing identifies it
-    }
-    let mut fd: ffi::mdb_filehandle_t = -1;
-    if unsafe { ffi::mdb_env_get_fd(env.raw, &mut fd) } != 0 || fd < 0 {
-        return None;
-    }
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return None;
-    }
-    let map_size = env.info().ok()?.map_size as usize;
-    if map_size == 0 {
-        return None;
-    }
-    let (major, minor) = (libc::major(st.st_dev) as u64, libc::minor(st.st_dev) as u64);
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    // Mappings of the file, in address order; a map split into several
-    // entries (e.g. by madvise) is merged back when contiguous in both
-    // address and file offset.
-    let mut regions: Vec<(usize, usize, u64)> = Vec::new();
-    for line in maps.lines() {
-        let mut f = line.split_ascii_whitespace();
-        let (Some(range), Some(_perms), Some(off), Some(dev), Some(ino)) =
-            (f.next(), f.next(), f.next(), f.next(), f.next())
-        else {
-            continue;
-        };
-        if ino.parse::<u64>().ok() != Some(st.st_ino as u64) {
-            continue;
-        }
-        let Some((dmaj, dmin)) = dev.split_once(':') else {
-            continue;
-        };
-        if u64::from_str_radix(dmaj, 16).ok() != Some(major)
-            || u64::from_str_radix(dmin, 16).ok() != Some(minor)
-        {
-            continue;
-        }
-        let Some((a, b)) = range.split_once('-') else {
-            continue;
-        };
-        let (Ok(a), Ok(b), Ok(off)) = (
-            usize::from_str_radix(a, 16),
-            usize::from_str_radix(b, 16),
-            u64::from_str_radix(off, 16),
-        ) else {
-            continue;
-        };
-        match regions.last_mut() {
-            Some(last) if last.1 == a && last.2 + (last.1 - last.0) as u64 == off => last.1 = b,
-            _ => regions.push((a, b, off)),
-        }
-    }
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
-    let want = map_size.div_ceil(page) * page;
-    let mut found = regions
-        .iter()
-        .filter(|&&(a, b, off)| off == 0 && b - a == want);
-    let (a, _, _) = *found.next()?;
-    if found.next().is_some() {
-        return None; // mapped twice with the same size: ambiguous
-    }
-    Some(a..a + map_size)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn find_map_region(_env: &Env) -> Option<std::ops::Range<usize>> {
-    None
 }
 
 fn data_file_of(path: &Path, flags: EnvFlags) -> PathBuf {
