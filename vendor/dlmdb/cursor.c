@@ -83,6 +83,28 @@ void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
 	}
 }
 
+/*
+ * LMDB's put first looks the key up from the cursor's position, and that
+ * lookup clears its end marker (C_ATEND here) only when the cursor already
+ * sits on the leaf the key belongs to, strictly between its first and last
+ * keys (or when the key exists); a new key found by a search from the root
+ * leaves the marker as it was.
+ */
+int dl_key_inside_leaf(MDB_cursor *mc, const MDB_val *key)
+{
+	if (!(mc->flags & C_INIT) || (mc->flags & C_RESEEK) || mc->top < 0)
+		return 0;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned n = NUMKEYS(mp);
+	if (n < 2 || IS_LEAF2(mp))
+		return 0;
+	unsigned char fb[DL_MAXKEY + 1], lb[DL_MAXKEY + 1];
+	MDB_val first, last;
+	if (dl_leaf_keyd(mc, mp, 0, &first, fb) || dl_leaf_keyd(mc, mp, n - 1, &last, lb))
+		return 0;
+	return mc->dbx->cmp(key, &first) > 0 && mc->dbx->cmp(key, &last) < 0;
+}
+
 /* Before the tree of mc's DB changes: remember where the others are. */
 void dl_cursors_save(MDB_cursor *mc)
 {
@@ -523,11 +545,16 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 				mc->flags &= ~C_DEL;
 			return MDB_NOTFOUND;
 		}
-		rc = dl_cursor_next(mc, key, data);
-		if (rc == MDB_NOTFOUND)
-			mc->flags |= C_ATEND;
-		else
-			mc->flags &= ~C_ATEND;
+		{
+			/* Only running off the end sets the marker; an
+			 * unpositioned cursor's NEXT is a FIRST. */
+			int was_init = (mc->flags & C_INIT) != 0;
+			rc = dl_cursor_next(mc, key, data);
+			if (rc == MDB_NOTFOUND && was_init)
+				mc->flags |= C_ATEND;
+			else
+				mc->flags &= ~C_ATEND;
+		}
 		break;
 	case MDB_PREV:
 	case MDB_PREV_DUP:
@@ -717,15 +744,18 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return dl_txn_err(txn, dl_dup_cursor_put(mc, key, data, flags));
 	}
 	int was_empty = mc->db->md_root == P_INVALID;
+	int inside = dl_key_inside_leaf(mc, key);
+	mdb_size_t before = mc->db->md_entries;
 	rc = dl_cursor_put0(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND | MDB_CURRENT));
-	/* LMDB's APPEND into a non-empty DB goes through its "last item" move,
-	 * which leaves the end marker set (see dl_cursor_get_slow); MDB_CURRENT
-	 * and the first put into an empty DB do not move the cursor. */
+	/* LMDB's end marker (see dl_cursor_get_slow): APPEND into a non-empty
+	 * DB goes through its "last item" move, which sets it; an existing key
+	 * clears it, a new one as dl_key_inside_leaf says.  MDB_CURRENT and
+	 * the first put into an empty DB do not touch it. */
 	if (!was_empty && !(flags & MDB_CURRENT)) {
 		if (flags & MDB_APPEND)
 			mc->flags |= C_ATEND;
-		else
+		else if (mc->db->md_entries == before || inside)
 			mc->flags &= ~C_ATEND;
 	}
 	return dl_txn_err(txn, rc);

@@ -400,13 +400,20 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	}
 
 	/* Like LMDB: after MDB_LAST the cursor answers "no next item" until it
-	 * is moved some other way (FIRST_DUP/LAST_DUP count as such a move). */
+	 * is moved some other way (FIRST_DUP/LAST_DUP count as such a move) or
+	 * keys land after it. */
 	switch (op) {
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
-		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND))
-			return MDB_NOTFOUND;
+		/* The marker only counts while the cursor is on the last key of
+		 * its leaf (LMDB compares the index); anywhere else it drops. */
+		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND)) {
+			if (mc->top >= 0 && mc->ki[mc->top] + 1u < NUMKEYS(mc->pg[mc->top]))
+				mc->flags &= ~C_ATEND;
+			else
+				return MDB_NOTFOUND;
+		}
 		break;
 	default:
 		break;
@@ -1060,6 +1067,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return rc;
 	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
 		return rc;
+	int inside = dl_key_inside_leaf(mc, &k);
 
 	/* New key: a plain node holds its single item. */
 	exact = 0;
@@ -1087,7 +1095,10 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		if ((rc = dl_cursor_put0(mc, &k, &item, flags & MDB_APPEND)))
 			return rc;
 		xc->active = 0;
-		mc->flags &= ~C_ATEND;
+		/* A new key: LMDB's lookup left its end marker as it was
+		 * unless the cursor sat inside the key's leaf already. */
+		if (inside)
+			mc->flags &= ~C_ATEND;
 		return 0;
 	}
 	if ((rc = dl_xinit(mc, xc)))
@@ -1446,10 +1457,17 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 		size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
 		unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
 		rc = 0;
+		unsigned atend = 0;
 		for (; done < cnt; done++) {
 			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
 			mdb_size_t before = mc->db->md_entries;
 			rc = dl_dup_put(mc, key, &v, f);
+			/* LMDB looks the key up for the first item only: the end
+			 * marker that lookup left stays for the whole batch. */
+			if (done == 0)
+				atend = mc->flags & C_ATEND;
+			else
+				mc->flags = (mc->flags & ~C_ATEND) | atend;
 			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
 				rc = 0;
 			if (rc)

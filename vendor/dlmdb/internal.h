@@ -677,6 +677,7 @@ static inline int dl_leaf_keyd(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val
 /* cursor.c */
 void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
 void dl_cursors_save(MDB_cursor *mc);
+int  dl_key_inside_leaf(MDB_cursor *mc, const MDB_val *key);
 void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except);
 int  dl_cursor_reseek(MDB_cursor *mc);
 int  dl_cursor_next_leaf(MDB_cursor *mc);
