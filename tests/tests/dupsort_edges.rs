@@ -557,6 +557,27 @@ fn loose_multiple() -> bool {
     std::env::var("DLMDB_EDGES_LOOSE_MULTIPLE").is_ok_and(|v| v == "1")
 }
 
+/// Ops that place a cursor anew, whatever its state.
+const ABSOLUTE_OPS: [u32; 7] = [
+    op::FIRST,
+    op::LAST,
+    op::SET,
+    op::SET_KEY,
+    op::SET_RANGE,
+    op::GET_BOTH,
+    op::GET_BOTH_RANGE,
+];
+
+/// The slot that `e` (with outcome `rc`) placed anew: a successful absolute
+/// positioning or cursor put.
+fn repositioned(e: &E, rc: i32) -> Option<usize> {
+    match e {
+        E::CGet { slot, op: o, .. } if rc == 0 && ABSOLUTE_OPS.contains(o) => Some(*slot),
+        E::CPut { slot, .. } if rc == 0 => Some(*slot),
+        _ => None,
+    }
+}
+
 /// Run `ops` on A (the reference) and B; Err((op index, message)).
 fn run<A: DupEngine, B: DupEngine>(
     db: &Db,
@@ -617,7 +638,7 @@ fn run<A: DupEngine, B: DupEngine>(
             _ => None,
         };
         if let Some(sl) = slot_of {
-            let absolute = matches!(e, E::CGet { op: o, .. } if matches!(*o, op::FIRST | op::LAST | op::SET | op::SET_KEY | op::SET_RANGE | op::GET_BOTH | op::GET_BOTH_RANGE))
+            let absolute = matches!(e, E::CGet { op: o, .. } if ABSOLUTE_OPS.contains(o))
                 || matches!(e, E::CPut { flags, .. } if flags & wf::CURRENT == 0);
             if unspec[sl] && !absolute {
                 continue;
@@ -779,25 +800,15 @@ fn run<A: DupEngine, B: DupEngine>(
                 }
             }
         }
-        match e {
-            E::CGet { slot, op: o, .. }
-                if oa[0].rc == 0
-                    && matches!(
-                        *o,
-                        op::FIRST
-                            | op::LAST
-                            | op::SET
-                            | op::SET_KEY
-                            | op::SET_RANGE
-                            | op::GET_BOTH
-                            | op::GET_BOTH_RANGE
-                    ) =>
-            {
-                tainted[*slot] = false
-            }
-            E::CPut { slot, .. } if oa[0].rc == 0 => tainted[*slot] = false,
-            E::Drop | E::Commit | E::Abort => tainted = [false; 2],
-            _ => {}
+        if let E::CDel { slot, .. } = e {
+            del_since_abs[*slot] = true;
+        }
+        if let Some(sl) = repositioned(e, oa.first().map_or(-1, |o| o.rc)) {
+            tainted[sl] = false;
+            del_since_abs[sl] = false;
+        }
+        if matches!(e, E::Drop | E::Commit | E::Abort) {
+            tainted = [false; 2];
         }
         if let (E::CDel { slot, .. }, Some(_)) = (e, &deleting_plain) {
             if oa[0].rc == 0 {
@@ -824,26 +835,6 @@ fn run<A: DupEngine, B: DupEngine>(
             E::CGet { slot, .. } | E::CPut { slot, .. } | E::CDel { slot, .. } => {
                 cur_key[*slot] = None
             }
-            _ => {}
-        }
-        match e {
-            E::CDel { slot, .. } => del_since_abs[*slot] = true,
-            E::CGet { slot, op: o, .. }
-                if oa[0].rc == 0
-                    && matches!(
-                        *o,
-                        op::FIRST
-                            | op::LAST
-                            | op::SET
-                            | op::SET_KEY
-                            | op::SET_RANGE
-                            | op::GET_BOTH
-                            | op::GET_BOTH_RANGE
-                    ) =>
-            {
-                del_since_abs[*slot] = false
-            }
-            E::CPut { slot, .. } if oa[0].rc == 0 => del_since_abs[*slot] = false,
             _ => {}
         }
         match e {

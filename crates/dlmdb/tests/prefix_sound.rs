@@ -119,6 +119,15 @@ fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: item count");
 }
 
+/// Every item of `db` through a fresh cursor of `r`, kept past the cursor.
+fn scan<'t>(r: &'t RoTxn<'_>, db: Database) -> Vec<dlmdb::Item<'t>> {
+    r.cursor(db)
+        .unwrap()
+        .iter()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
 fn expected_plain() -> Vec<(Vec<u8>, Vec<u8>)> {
     keys()
         .into_iter()
@@ -410,12 +419,7 @@ fn write_txn_pointers_with_write_map() {
             "put_no_overwrite returned a pointer outside the map"
         );
     }
-    let all: Vec<_> = w
-        .cursor(d)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = scan(&w, d);
     same(&owned(&all), &exp, "WRITE_MAP write txn dupsort iter");
     // Decoded keys are copied, node-0 ones and map values borrowed.
     assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
@@ -431,12 +435,7 @@ fn renewed_txn_reads_fresh_items() {
     let r = env.read_txn().unwrap();
     let first: Vec<_> = owned(&r.iter(db).unwrap().collect::<Result<Vec<_>, _>>().unwrap());
     let r: RoTxn<'_> = r.reset().renew().unwrap();
-    let again: Vec<_> = r
-        .cursor(db)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let again: Vec<_> = scan(&r, db);
     same(&first, &exp, "first");
     same(&owned(&again), &exp, "again");
 }
@@ -468,22 +467,12 @@ fn in_memory_env_copies_only_decoded_keys() {
     assert!(env.map_region().is_some());
     let (p, d) = (plain_prefix(&env), dup_prefix(&env));
     let r = env.read_txn().unwrap();
-    let all: Vec<_> = r
-        .cursor(p)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = scan(&r, p);
     same(&owned(&all), &expected_plain(), "in-memory prefix iter");
     assert!(all.iter().all(|(_, v)| matches!(v, Cow::Borrowed(_))));
     assert!(all.iter().any(|(k, _)| matches!(k, Cow::Owned(_))));
     assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
-    let all: Vec<_> = r
-        .cursor(d)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = scan(&r, d);
     same(&owned(&all), &dup_pairs(), "in-memory dupsort prefix iter");
 }
 
@@ -508,24 +497,14 @@ fn second_handle_uses_its_own_map() {
     );
     let p2 = env2.open_db(Some("p")).unwrap();
     let r = env2.read_txn().unwrap();
-    let all: Vec<_> = r
-        .cursor(p2)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = scan(&r, p2);
     same(&owned(&all), &expected_plain(), "second handle");
     assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
     drop(r);
     drop(env2);
     assert!(env.map_region().is_some());
     let r = env.read_txn().unwrap();
-    let all: Vec<_> = r
-        .cursor(p)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = scan(&r, p);
     same(&owned(&all), &expected_plain(), "first handle");
 }
 
@@ -563,12 +542,7 @@ fn map_region_follows_set_map_size() {
     let after = env.map_region().unwrap();
     assert_eq!(after.len(), 256 << 20);
     let r = env.read_txn().unwrap();
-    let all: Vec<_> = r
-        .cursor(p)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = scan(&r, p);
     same(&owned(&all), &expected_plain(), "after resize");
     assert!(all.iter().all(|(_, v)| in_map(&env, v)));
 }
