@@ -387,9 +387,14 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 			mc->flags = (mc->flags & ~(C_ATEND | C_KEYDEL)) | (xc->active ? C_DEL | C_DUPDEL : 0);
 		return rc;
 	}
+	/* NEXT_NODUP leaves the duplicate position alone: if there is no next
+	 * key, its "just deleted" state is still there afterwards (LMDB). */
+	unsigned keep_dupdel = 0;
 	if (mc->flags & C_DUPDEL) {
-		if (op == MDB_NEXT_NODUP && (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL))
+		if (op == MDB_NEXT_NODUP && (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
 			mc->flags &= ~C_DEL;
+			keep_dupdel = C_DEL | C_DUPDEL;
+		}
 		mc->flags &= ~C_DUPDEL;
 	}
 	if (mc->flags & C_DUPEND) {
@@ -409,16 +414,20 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		/* The marker only counts while the cursor is on the last key of
 		 * its leaf (LMDB compares the index); anywhere else it drops. */
 		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND)) {
-			if (mc->top >= 0 && mc->ki[mc->top] + 1u < NUMKEYS(mc->pg[mc->top]))
+			if (mc->top >= 0 && mc->ki[mc->top] + 1u < NUMKEYS(mc->pg[mc->top])) {
 				mc->flags &= ~C_ATEND;
-			else
+			} else {
+				mc->flags |= keep_dupdel;
 				return MDB_NOTFOUND;
+			}
 		}
 		break;
 	default:
 		break;
 	}
 	rc = dl_dup_get0(mc, xc, key, data, op, fixed);
+	if (rc == MDB_NOTFOUND)
+		mc->flags |= keep_dupdel;
 	switch (op) {
 	case MDB_PREV:
 	case MDB_PREV_NODUP:
