@@ -78,7 +78,13 @@ static int dl_subpage_check(MDB_page *sp, size_t sz)
 }
 
 /* Load the duplicates of the main cursor's current node into its sub-cursor. */
-static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
+/*
+ * Set the sub-cursor up for the key under mc.  check: validate the node and
+ * an inline sub-page first (always, for anything read from the file);
+ * callers pass 0 only right after this txn wrote the node itself, or copied
+ * a node this same call sequence had just validated (a page touch).
+ */
+static int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
@@ -87,7 +93,7 @@ static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 	int rc;
 
 	xc->active = 0;
-	if ((rc = dl_node_check(env, mp, n, 1)))
+	if (check && (rc = dl_node_check(env, mp, n, 1)))
 		return rc;
 	if (!(n->mn_flags & F_DUPDATA))
 		return 0;
@@ -116,7 +122,7 @@ static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 		xc->subpage = 0;
 	} else {
 		MDB_page *sp = d;
-		if ((rc = dl_subpage_check(sp, sz)))
+		if (check && (rc = dl_subpage_check(sp, sz)))
 			return rc;
 		memset(&xc->db, 0, sizeof(xc->db));
 		xc->db.md_depth = 1;
@@ -133,6 +139,17 @@ static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 	}
 	xc->active = 1;
 	return 0;
+}
+
+static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
+{
+	return dl_xinit_core(mc, xc, 1);
+}
+
+/* dl_xinit for a node this txn just wrote or copied after validating it. */
+static int dl_xinit_trusted(MDB_cursor *mc, dl_xcursor *xc)
+{
+	return dl_xinit_core(mc, xc, 0);
 }
 
 static int dl_xfirst(dl_xcursor *xc, int last)
@@ -1181,7 +1198,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			return rc;
 		if (xc->subpage) {
 			/* Rebuild the sub-page with the item in place. */
-			if ((rc = dl_xinit(mc, xc)))	/* the page moved when touched */
+			if ((rc = dl_xinit_trusted(mc, xc)))	/* the page moved when touched */
 				return rc;
 			unsigned ins = atend ? NUMKEYS(xc->mx.pg[0]) : 0;
 			if (!atend) {
@@ -1245,7 +1262,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
 	/* The node was rewritten; mc is on it (dl_node_replace).  Find the item. */
 	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-	if ((rc = dl_xinit(mc, xc)))
+	if ((rc = dl_xinit_trusted(mc, xc)))
 		return rc;
 	return xc->active ? dl_xset(xc, &item, 0) : 0;
 }
