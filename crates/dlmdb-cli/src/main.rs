@@ -59,7 +59,7 @@ leaves the store exactly as it was.",
     Load(LoadArgs),
     /// Consistent copy of an environment (mdb_env_copy2), also while writers run.
     #[command(
-        after_help = "Examples:\n  dlmdb copy ./db ./backup\n  dlmdb copy --compact ./db/data.mdb ./small.mdb"
+        after_help = "Examples:\n  dlmdb copy ./db ./backup\n  dlmdb copy --compact ./db/data.mdb ./small.mdb\n  dlmdb copy -c ./db | gzip > backup.mdb.gz   # data file to standard output"
     )]
     Copy(CopyArgs),
     /// Count entries or keys in a key range (COUNTED databases: O(log n)).
@@ -196,8 +196,9 @@ struct LoadArgs {
 struct CopyArgs {
     /// Source environment directory or data file.
     src: PathBuf,
-    /// Destination: a directory (created if missing) for a directory source, a file path for a file source.
-    dst: PathBuf,
+    /// Destination: a directory (created if missing) for a directory source, a file path for a
+    /// file source; `-` or none writes the data file to standard output (like mdb_copy).
+    dst: Option<PathBuf>,
     /// Omit free pages and renumber (MDB_CP_COMPACT).
     #[arg(short = 'c', long)]
     compact: bool,
@@ -462,15 +463,31 @@ struct CopyReport {
 fn run_copy(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
     use anyhow::{bail, Context};
     let opened = stat::open_env(&a.src, layout)?;
-    let dst_file = if opened.no_subdir {
-        if a.dst.exists() {
-            bail!("{} already exists", a.dst.display());
+    let Some(dst) = a.dst.filter(|d| d.as_os_str() != "-") else {
+        use std::io::IsTerminal;
+        if a.json {
+            bail!("--json cannot be used when the copy goes to standard output");
         }
-        a.dst.clone()
+        let out = std::io::stdout();
+        if out.is_terminal() {
+            bail!("refusing to write a data file to a terminal: give a destination or redirect");
+        }
+        use std::os::fd::AsFd;
+        return opened
+            .env
+            .copy_to_fd(out.as_fd(), a.compact)
+            .with_context(|| format!("copying {} to standard output failed", a.src.display()));
+    };
+    let dst = &dst;
+    let dst_file = if opened.no_subdir {
+        if dst.exists() {
+            bail!("{} already exists", dst.display());
+        }
+        dst.clone()
     } else {
-        std::fs::create_dir_all(&a.dst)
-            .with_context(|| format!("cannot create directory {}", a.dst.display()))?;
-        let f = a.dst.join("data.mdb");
+        std::fs::create_dir_all(dst)
+            .with_context(|| format!("cannot create directory {}", dst.display()))?;
+        let f = dst.join("data.mdb");
         if f.exists() {
             bail!("{} already exists", f.display());
         }
@@ -478,12 +495,12 @@ fn run_copy(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
     };
     opened
         .env
-        .copy(&a.dst, a.compact)
-        .with_context(|| format!("copying {} to {} failed", a.src.display(), a.dst.display()))?;
+        .copy(dst, a.compact)
+        .with_context(|| format!("copying {} to {} failed", a.src.display(), dst.display()))?;
     let bytes = std::fs::metadata(&dst_file).map(|m| m.len()).unwrap_or(0);
     let rep = CopyReport {
         source: a.src.display().to_string(),
-        destination: a.dst.display().to_string(),
+        destination: dst.display().to_string(),
         compact: a.compact,
         bytes,
     };

@@ -766,3 +766,35 @@ fn stat_freelist_reads_records_with_spare_room() {
     let v: serde_json::Value = serde_json::from_slice(&js).unwrap();
     assert!(v.to_string().contains("records"), "{v}");
 }
+
+/// `dlmdb copy SRC -` (and with no destination) writes the data file to
+/// standard output, like mdb_copy; the stream opens as the same store.
+#[test]
+fn copy_to_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("env");
+    std::fs::create_dir(&env).unwrap();
+    let text: String = (0..300)
+        .map(|i| format!("key{i:04}\nvalue {i}\n"))
+        .collect();
+    ok_with_input(
+        bin().args(["load", "-T", "-s", "t"]).arg(&env),
+        text.as_bytes(),
+        "load",
+    );
+    let want = ok(bin().args(["dump", "-s", "t"]).arg(&env));
+    for (args, name) in [(vec!["copy", "-c"], "a.mdb"), (vec!["copy"], "b.mdb")] {
+        let mut cmd = bin();
+        cmd.args(&args).arg(&env);
+        if name == "a.mdb" {
+            cmd.arg("-");
+        }
+        let data = ok(&mut cmd);
+        let file = dir.path().join(name);
+        std::fs::write(&file, &data).unwrap();
+        let got = ok(bin().args(["dump", "-n", "-s", "t"]).arg(&file));
+        assert_eq!(got, want, "{args:?}");
+    }
+    let out = run(bin().args(["copy", "--json"]).arg(&env).arg("-"));
+    assert!(!out.status.success(), "--json with stdout must be refused");
+}

@@ -273,6 +273,15 @@ impl Env {
         check(unsafe { ffi::mdb_env_copy2(self.raw, c.as_ptr(), flags) })
     }
 
+    /// Write a consistent copy of the data file to `fd` (a file, pipe or
+    /// socket open for writing), as `mdb_env_copyfd2`; `compact` omits free
+    /// pages. The data is written sequentially, so pipes work.
+    pub fn copy_to_fd(&self, fd: std::os::fd::BorrowedFd<'_>, compact: bool) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let flags = if compact { ffi::MDB_CP_COMPACT } else { 0 };
+        check(unsafe { ffi::mdb_env_copyfd2(self.raw, fd.as_raw_fd(), flags) })
+    }
+
     /// Clear reader slots of dead processes; returns how many were cleared.
     pub fn reader_check(&self) -> Result<u32> {
         let mut dead: c_int = 0;
