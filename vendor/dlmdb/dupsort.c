@@ -1033,6 +1033,69 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 	return dl_node_replace(mc, key, &d, DL_PUT_DUPDATA | DL_PUT_SUBDATA);
 }
 
+/*
+ * Add item at index ins of the key's inline sub-page without rebuilding it:
+ * the key's node grows in place on its (touched) leaf page by the item's
+ * node and pointer.  Only for compact (no free space), uncompressed,
+ * variable-size sub-pages.  The new node goes right below the node of item
+ * ins - 1 (or at the sub-page end), items at lower addresses move down, so
+ * a sub-page laid out by dl_subpage_build comes out exactly as a rebuild
+ * would lay it out; any other compact layout stays a valid one.  Returns 1
+ * (nothing changed) when the leaf page has no room or the node would pass
+ * nodemax: the caller then takes the rebuild path.
+ *
+ * Leaf page, before -> after (addresses grow to the right; B = sub-page):
+ *   [upper .. node hdr, key, B hdr, B ptrs[0..ins)] moves down by nsz + 2
+ *   [B ptrs[ins..n), B nodes below address x]       moves down by nsz
+ *   new pointer fills the 2-byte gap, new node goes at x - nsz.
+ */
+static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
+	unsigned ins)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top];
+	MDB_node *node = NODEPTR(mp, idx);
+	MDB_page *sp = xc->mx.pg[0];
+	size_t nsz = dl_dnode_size(env, item->mv_size), delta = nsz + sizeof(indx_t);
+	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
+	size_t ssz = NODEDSZ(node);
+	unsigned n = NUMKEYS(sp), nkeys = NUMKEYS(mp);
+	if (SIZELEFT(mp) < delta || kpart + ssz + delta > env->nodemax)
+		return 1;
+	unsigned char *base = (unsigned char *)mp;
+	size_t off = mp->mp_ptrs[idx];
+	size_t spo = off + kpart;		/* sub-page offset in the leaf */
+	size_t x = ins ? sp->mp_ptrs[ins - 1] : ssz;	/* new node ends here */
+	size_t split = spo + PAGEHDRSZ + 2 * (size_t)ins;
+	size_t up = MP_UPPER(mp);
+	if ((unsigned char *)sp != base + spo || x > ssz || x < MP_UPPER(sp))
+		return MDB_PROBLEM;
+	memmove(base + up - delta, base + up, split - up);
+	memmove(base + split - nsz, base + split, spo + x - split);
+	MDB_page *np = (MDB_page *)(base + spo - delta);
+	for (unsigned j = 0; j <= n; j++) {
+		if (j == ins)
+			continue;
+		size_t v = np->mp_ptrs[j];
+		np->mp_ptrs[j] = (indx_t)(v + (v < x ? 2 : delta));
+	}
+	np->mp_ptrs[ins] = (indx_t)(x + 2);
+	dl_dnode_write(env, base + spo + x - nsz, item);
+	np->mp_pgno = mp->mp_pgno;
+	np->mp_pad = 0;
+	np->mp_flags = P_LEAF | P_DIRTY | P_SUBP;
+	MP_LOWER(np) = (indx_t)(MP_LOWER(np) + 2);
+	MP_UPPER(np) = (indx_t)(MP_UPPER(np) + 2);
+	/* The leaf: nodes at or below the key's node moved down by delta. */
+	for (unsigned j = 0; j < nkeys; j++)
+		if (mp->mp_ptrs[j] <= off)
+			mp->mp_ptrs[j] = (indx_t)(mp->mp_ptrs[j] - delta);
+	MP_UPPER(mp) = (indx_t)(up - delta);
+	node_set_dsize(NODEPTR(mp, idx), ssz + delta);
+	return 0;
+}
+
 /* Write the sub-cursor's record back into the key's node (page is dirty). */
 static void dl_subdb_writeback(MDB_cursor *mc, dl_xcursor *xc)
 {
@@ -1107,6 +1170,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			int c = mc->dbx->cmp(&k, &last);
 			/* APPEND wants a strictly greater key even on DUPSORT,
 			 * with or without APPENDDUP (lmdb-api.md §6.3, as LMDB). */
+			mc->flags |= C_ATEND;
 			if (c <= 0)
 				return MDB_KEYEXIST;
 		} else {
@@ -1122,9 +1186,12 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			return rc;
 		xc->active = 0;
 		/* A new key: LMDB's lookup left its end marker as it was
-		 * unless the cursor sat inside the key's leaf already. */
+		 * unless the cursor sat inside the key's leaf already; an
+		 * APPEND goes through its "last item" move, which sets it. */
 		if (inside)
 			mc->flags &= ~C_ATEND;
+		if (flags & MDB_APPEND)
+			mc->flags |= C_ATEND;
 		return 0;
 	}
 	if ((rc = dl_xinit(mc, xc)))
@@ -1207,6 +1274,23 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 				ins = xc->mx.ki[0];
 			}
 			MDB_page *sp = xc->mx.pg[0];
+			if (!fixed && !IS_LEAF2(sp) && !(mc->flags & C_PREFIX) && !SIZELEFT(sp)) {
+				/* Room on the leaf page: grow the node in place. */
+				rc = dl_subpage_grow(mc, xc, &item, ins);
+				if (rc == 0) {
+					if ((rc = dl_xinit_trusted(mc, xc)))
+						return rc;
+					xc->mx.ki[0] = (indx_t)ins;
+					xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+					xc->xmoved = 0;
+					mc->db->md_entries++;
+					txn->dbflags[mc->dbi] |= DB_DIRTY;
+					mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+					return 0;
+				}
+				if (rc != 1)
+					return rc;
+			}
 			if (IS_LEAF2(sp) && SIZELEFT(sp) >= sp->mp_pad &&
 			    item.mv_size == sp->mp_pad) {
 				/* Room left in a fixed-size sub-page: insert in place. */

@@ -748,6 +748,166 @@ static void test_dupfixed_odd_sizes(void)
 	free(want);
 }
 
+#ifndef STOCK_LMDB
+/*
+ * Find the one leaf node of key klen/kp with F_DUPDATA (an inline sub-page)
+ * in the data file and copy the node (header, key, sub-page) to out.
+ * Returns the node's byte length, 0 when not found exactly once.
+ */
+static size_t find_dup_node(const char *dir, unsigned psize, const void *kp, size_t klen,
+	int pad, unsigned char *out, size_t cap)
+{
+	char path[700];
+	snprintf(path, sizeof path, "%s/data.mdb", dir);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	unsigned char *pg = malloc(psize);
+	size_t got = 0, found = 0;
+	while (pg && fread(pg, 1, psize, f) == psize) {
+		uint16_t flags, lower;
+		memcpy(&flags, pg + 10, 2);
+		memcpy(&lower, pg + 12, 2);
+		if ((flags & 0x7f) != 0x02 || lower < 16 || lower > psize)
+			continue;
+		for (unsigned j = 0; j < (lower - 16u) / 2; j++) {
+			uint16_t off, lo, hi, nf, ks;
+			memcpy(&off, pg + 16 + 2 * j, 2);
+			if (off + 8u > psize)
+				break;
+			memcpy(&lo, pg + off, 2);
+			memcpy(&hi, pg + off + 2, 2);
+			memcpy(&nf, pg + off + 4, 2);
+			memcpy(&ks, pg + off + 6, 2);
+			size_t len = 8u + ks + (ks & pad) + ((size_t)hi << 16 | lo);
+			if (nf != 0x04 || ks != klen || off + len > psize ||
+			    memcmp(pg + off + 8, kp, klen))
+				continue;
+			found++;
+			if (len <= cap) {
+				memcpy(out, pg + off, len);
+				got = len;
+			}
+		}
+	}
+	free(pg);
+	fclose(f);
+	return found == 1 ? got : 0;
+}
+
+/*
+ * Items added one at a time to an inline sub-page (grown in place) give the
+ * same node bytes as the rebuild a delete does, in both node layouts and
+ * with odd and even key and item lengths; neighbouring keys stay intact.
+ */
+static void test_subpage_grow_layout(void)
+{
+	static const unsigned fmts[] = { 0, MDB_FORMAT_LMDB };
+	uint64_t seed = 0x5EB9A6E;
+	unsigned char items[24][40], na[4096], nb[4096];
+	size_t isz[24];
+	for (unsigned fi = 0; fi < 2; fi++) {
+		for (unsigned round = 0; round < 12; round++) {
+			unsigned m = 2 + (unsigned)(t_rand(&seed) % 23);
+			size_t klen = 1 + round % 5;
+			char key[8] = "kkkkkkk";
+			key[0] = (char)('c' + round % 2);
+			for (unsigned i = 0; i < m; i++) {
+				isz[i] = 1 + (size_t)(t_rand(&seed) % 40);
+				for (size_t b = 0; b < isz[i]; b++)
+					items[i][b] = (unsigned char)('0' + t_rand(&seed) % 4);
+			}
+			size_t len[2] = { 0, 0 };
+			char dir[2][320];
+			for (int side = 0; side < 2; side++) {
+				snprintf(dir[side], sizeof dir[side], "%s/g%u_%u_%d", t_dir, fi,
+					 round, side);
+				REQUIRE(mkdir(dir[side], 0755) == 0);
+				MDB_env *env = t_env_open(dir[side], fmts[fi], 16u << 20, 4);
+				REQUIRE(env);
+				MDB_txn *txn;
+				MDB_dbi dbi;
+				REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+				REQUIRE_OK(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT, &dbi));
+				/* Neighbours on both sides (below and above in the page). */
+				OK(put2(txn, dbi, "a", "first", 0));
+				OK(put2(txn, dbi, "b", "second", 0));
+				OK(put2(txn, dbi, "e", "after", 0));
+				OK(put2(txn, dbi, "f", "last", 0));
+				MDB_val k = t_mem(key, klen);
+				for (unsigned i = 0; i < m; i++) {
+					MDB_val v = t_mem(items[i], isz[i]);
+					OK(mdb_put(txn, dbi, &k, &v, 0));
+					OK(mdb_put(txn, dbi, &k, &v, 0));	/* exists: no-op */
+				}
+				if (side == 1) {
+					/* One more item, deleted again: the delete
+					 * rebuilds the sub-page from scratch. */
+					MDB_val x = t_mem("~extra~", 7);
+					OK(mdb_put(txn, dbi, &k, &x, 0));
+					OK(mdb_del(txn, dbi, &k, &x));
+				}
+				OK(mdb_txn_commit(txn));
+				MDB_stat st;
+				REQUIRE_OK(mdb_env_stat(env, &st));
+				len[side] = find_dup_node(dir[side], st.ms_psize, key, klen,
+							  fmts[fi] ? 0 : 1, side ? nb : na,
+							  sizeof na);
+				/* Contents: neighbours and the sorted set. */
+				REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+				MDB_val kk = t_val("a"), v;
+				OK(mdb_get(txn, dbi, &kk, &v));
+				CHECK_STR(v, "first");
+				kk = t_val("b");
+				OK(mdb_get(txn, dbi, &kk, &v));
+				CHECK_STR(v, "second");
+				kk = t_val("e");
+				OK(mdb_get(txn, dbi, &kk, &v));
+				CHECK_STR(v, "after");
+				kk = t_val("f");
+				OK(mdb_get(txn, dbi, &kk, &v));
+				CHECK_STR(v, "last");
+				MDB_cursor *c;
+				REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+				kk = k;
+				OK(mdb_cursor_get(c, &kk, &v, MDB_SET_KEY));
+				mdb_size_t cnt = 0;
+				OK(mdb_cursor_count(c, &cnt));
+				MDB_val prev = { 0, NULL };
+				unsigned seen = 0;
+				do {
+					if (prev.mv_data) {
+						size_t n = prev.mv_size < v.mv_size ? prev.mv_size :
+							   v.mv_size;
+						int r = memcmp(prev.mv_data, v.mv_data, n);
+						CHECK(r < 0 || (r == 0 && prev.mv_size < v.mv_size));
+					}
+					prev = v;
+					seen++;
+				} while (mdb_cursor_get(c, &kk, &v, MDB_NEXT_DUP) == 0);
+				CHECK(seen == cnt);
+				for (unsigned i = 0; i < m; i++) {
+					MDB_val want = t_mem(items[i], isz[i]);
+					kk = k;
+					OK(mdb_cursor_get(c, &kk, &want, MDB_GET_BOTH));
+				}
+				mdb_cursor_close(c);
+				mdb_txn_abort(txn);
+				mdb_env_close(env);
+			}
+			CHECK(len[0] > 0 && len[0] == len[1]);
+			if (len[0] && len[0] == len[1] && memcmp(na, nb, len[0])) {
+				size_t d = 0;
+				while (na[d] == nb[d])
+					d++;
+				T_FAIL("fmt %u round %u: node bytes differ at %zu of %zu", fi,
+				       round, d, len[0]);
+			}
+		}
+	}
+}
+#endif
+
 int main(void)
 {
 	RUN(test_dup_trace);
@@ -761,6 +921,7 @@ int main(void)
 	RUN(test_dup_random_model_prefix);
 	RUN(test_dup_random_model_prefix_counted);
 	RUN(test_list_dup);
+	RUN(test_subpage_grow_layout);
 #endif
 	T_DONE();
 }
