@@ -150,13 +150,7 @@ fn browse_a_fixture_in_the_app() {
     };
     let mut store = open(&path);
     let mut app = loaded_app(&mut store, 8);
-    let i = app
-        .snapshot
-        .dbs
-        .iter()
-        .position(|d| d.label() == "dups")
-        .unwrap();
-    app.select_db(i);
+    select(&mut app, "dups");
     app.open_in_browser(Some("dups".into()));
     app.browser.pending = Some(dlmdb_tui::app::Nav::Seek(b"hot-1".to_vec()));
     app.sync(&mut store);

@@ -44,16 +44,6 @@ fn app_for(store: &mut Store) -> App {
     loaded_app(store, ui::entry_rows(full))
 }
 
-fn select(app: &mut App, name: &str) {
-    let i = app
-        .snapshot
-        .dbs
-        .iter()
-        .position(|d| d.label() == name)
-        .unwrap();
-    app.select_db(i);
-}
-
 #[test]
 fn start_screen() {
     let dir = tempfile::tempdir().unwrap();

@@ -240,13 +240,7 @@ fn paging_through_a_store() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(&build_store(dir.path()));
     let mut app = loaded_app(&mut store, 4);
-    let plain = app
-        .snapshot
-        .dbs
-        .iter()
-        .position(|d| d.label() == "plain")
-        .unwrap();
-    app.select_db(plain);
+    select(&mut app, "plain");
     press(&mut app, &[KeyCode::Enter]);
     app.sync(&mut store);
     assert_eq!(window(&app), ["k000000", "k000001", "k000002", "k000003"]);
@@ -306,13 +300,7 @@ fn selection_survives_a_refresh_with_new_data() {
     let path = build_store(dir.path());
     let mut store = open(&path);
     let mut app = loaded_app(&mut store, 5);
-    let plain = app
-        .snapshot
-        .dbs
-        .iter()
-        .position(|d| d.label() == "plain")
-        .unwrap();
-    app.select_db(plain);
+    select(&mut app, "plain");
     press(&mut app, &[KeyCode::Enter]);
     app.sync(&mut store);
     press(&mut app, &[KeyCode::PageDown, KeyCode::Down, KeyCode::Down]);
@@ -391,13 +379,7 @@ fn counted_databases_show_ranks_and_seek_by_rank() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(&build_store(dir.path()));
     let mut app = loaded_app(&mut store, 5);
-    let i = app
-        .snapshot
-        .dbs
-        .iter()
-        .position(|d| d.label() == "counted")
-        .unwrap();
-    app.select_db(i);
+    select(&mut app, "counted");
     press(&mut app, &[KeyCode::Enter]);
     app.sync(&mut store);
     assert_eq!(app.browser.first_rank, Some(0));
@@ -416,13 +398,7 @@ fn counted_databases_show_ranks_and_seek_by_rank() {
     app.sync(&mut store);
     assert_eq!(selected(&app), "c02499");
     // Not COUNTED: no ranks, and #N is an error in the status line.
-    let i = app
-        .snapshot
-        .dbs
-        .iter()
-        .position(|d| d.label() == "plain")
-        .unwrap();
-    app.select_db(i);
+    select(&mut app, "plain");
     press(&mut app, &[KeyCode::Left, KeyCode::Enter]);
     app.sync(&mut store);
     assert_eq!(app.browser.first_rank, None);

@@ -122,6 +122,17 @@ pub fn loaded_app(store: &mut Store, height: usize) -> App {
 }
 
 /// Resolve the shared fixtures like tests/src/lib.rs does.
+/// Select the database listed as `name`.
+pub fn select(app: &mut App, name: &str) {
+    let i = app
+        .snapshot
+        .dbs
+        .iter()
+        .position(|d| d.label() == name)
+        .unwrap_or_else(|| panic!("no database {name}"));
+    app.select_db(i);
+}
+
 pub fn fixtures_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
         return PathBuf::from(d);
