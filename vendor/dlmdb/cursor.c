@@ -92,7 +92,9 @@ void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
  */
 int dl_key_inside_leaf(MDB_cursor *mc, const MDB_val *key)
 {
-	if (!(mc->flags & C_INIT) || (mc->flags & C_RESEEK) || mc->top < 0)
+	/* Only the marker depends on the answer: without it, skip the two key
+	 * reads (this runs on every cursor put). */
+	if ((mc->flags & (C_INIT | C_RESEEK | C_ATEND)) != (C_INIT | C_ATEND) || mc->top < 0)
 		return 0;
 	MDB_page *mp = mc->pg[mc->top];
 	unsigned n = NUMKEYS(mp);
@@ -577,9 +579,9 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 		rc = dl_cursor_set(mc, key, data, op);
 		break;
 	/* Duplicate ops on a plain DB: like LMDB, the argument and position
-	 * checks come before the database-type check. */
-	/* LMDB ends the "just deleted" state after every cursor op, refused
-	 * ones included: a following NEXT moves past the current item. */
+	 * checks come before the database-type check, and (as after every
+	 * cursor op, refused ones included) the "just deleted" state ends: a
+	 * following NEXT moves past the current item. */
 	case MDB_FIRST_DUP:
 	case MDB_LAST_DUP:
 	case MDB_GET_MULTIPLE:
