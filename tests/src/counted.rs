@@ -1,4 +1,4 @@
-//! Order statistics (`MDB_COUNTED`, issue 5): shared helpers for the
+//! Order statistics (`MDB_COUNTED`): shared helpers for the
 //! `counted_*` tests.
 //!
 //! * Raw calls of the count and rank functions through `dlmdb-sys` (the
@@ -38,10 +38,6 @@ pub const UPPER_INCL: u32 = 0x04;
 /// The four inclusivity combinations every range query is checked with.
 pub const FLAG_COMBOS: [u32; 4] = [0, LOWER_INCL, UPPER_INCL, LOWER_INCL | UPPER_INCL];
 pub const EINVAL: i32 = 22;
-
-/// Reason used for every test that needs the engine's counted write paths or
-/// the count/rank functions (they are stubs until issue 5 lands).
-pub const NEEDS_ENGINE: &str = "needs MDB_COUNTED engine support (issue 5)";
 
 crate::raw_val_helpers!();
 

@@ -1,4 +1,4 @@
-//! DUPSORT test executor (helper D2): one op-level interface, [`DupEngine`],
+//! DUPSORT test executor: one op-level interface, [`DupEngine`],
 //! instantiated with identical code for stock LMDB (`lmdb-master-sys`) and for
 //! our engine's raw bindings (`dlmdb-sys`). Tests drive both through the same
 //! calls and compare the [`Out`] records (return code, key, data, count, list).

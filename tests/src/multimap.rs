@@ -1,4 +1,4 @@
-//! In-memory model of DUPSORT databases (helper D2): sorted keys, each with a
+//! In-memory model of DUPSORT databases: sorted keys, each with a
 //! sorted set of duplicates, ordered like the stock comparators.
 //!
 //! Keys use [`crate::model::sort_key`] (default / REVERSEKEY / INTEGERKEY).

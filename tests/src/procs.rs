@@ -1,5 +1,5 @@
 //! Child-process helpers for the multi-process, crash, copy and lifecycle
-//! tests (issue 4), plus a raw engine wrapper instantiated for both engines.
+//! tests, plus a raw engine wrapper instantiated for both engines.
 //!
 //! **Child processes.** A test re-executes its own test binary
 //! (`std::env::current_exe()`) running one `#[test]` function (`--exact`)

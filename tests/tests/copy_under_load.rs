@@ -1,4 +1,4 @@
-//! Copies taken while a writer keeps writing (issue 4): `mdb_env_copy`,
+//! Copies taken while a writer keeps writing: `mdb_env_copy`,
 //! `mdb_env_copy2(MDB_CP_COMPACT)`, `mdb_env_copyfd`, `mdb_env_copyfd2(COMPACT)`
 //! on a store in stock LMDB format (read back through stock LMDB, the
 //! oracle, and through our engine) and on a default version-2 store (read

@@ -1,4 +1,4 @@
-//! Issue 5 proof, part 3: the write patterns that corrupt subtree counts in
+//! The write patterns that corrupt subtree counts in
 //! some DLMDB builds (spec N.3.4 "counted branch separators", N.7: range
 //! deletes in one transaction, deletes that shrink dup sub-trees, separator
 //! keys that change length on counted branch pages). This engine must stay

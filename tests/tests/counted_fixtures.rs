@@ -1,4 +1,4 @@
-//! Issue 5 proof, part 1: the COUNTED fixtures written by the real DLMDB
+//! The COUNTED fixtures written by the real DLMDB
 //! (`counted.mdb` version 1, `v2/counted.mdb` version 2, and the counted DBs
 //! of `prefix.mdb` when prefix compression is supported) answer exactly what
 //! `counted.expect.json` recorded from the real API: totals, entries at the
@@ -6,13 +6,11 @@
 //! each flag combination and the dup sets. Stores written by our engine with
 //! `MDB_COUNTED` from the fixture's dump must give the same answers.
 //!
-//! Tests that need the count/rank functions are ignored until the engine
-//! implements them (issue 5). What already works today is not ignored: the
-//! counted trees read back through ordinary cursor walks exactly as the
-//! recorded dumps say, and the fixtures pass the file-parsing structural
+//! The counted trees also read back through ordinary cursor walks exactly as
+//! the recorded dumps say, and the fixtures pass the file-parsing structural
 //! checker (every branch count equals its child's subtree total).
 //!
-//! Run: `cargo test -p dlmdb-tests --release counted_fixtures -- --include-ignored`
+//! Run: `cargo test -p dlmdb-tests --release --test counted_fixtures`
 
 use dlmdb_sys as ffi;
 use dlmdb_tests::counted::{self, CountModel, Cursor, RangeFn, COUNTED};

@@ -1,4 +1,4 @@
-//! Issue 5 proof, part 2: differential model test for counted databases.
+//! Differential model test for counted databases.
 //!
 //! One environment holds four counted DBs — plain (variable-length keys,
 //! values up to overflow size), INTEGERKEY (8-byte keys), DUPSORT and

@@ -1,4 +1,4 @@
-//! Crash safety under `kill -9` (issue 4): a child process runs write
+//! Crash safety under `kill -9`: a child process runs write
 //! transactions (puts, deletes, big values across three named DBs, one of
 //! them DUPSORT) and reports each commit to the parent; the parent kills it
 //! with SIGKILL after a seeded random delay, many times (some txns also run

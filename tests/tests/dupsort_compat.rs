@@ -1,4 +1,4 @@
-//! DUPSORT format compatibility with stock LMDB, both ways (issue 3), over
+//! DUPSORT format compatibility with stock LMDB, both ways, over
 //! seeded random workloads whose hot keys grow past the inline sub-page limit
 //! into sub-databases, shrink back to a few duplicates, lose the key, and
 //! regrow; with DUPFIXED (8- and 3-byte items), INTEGERDUP (+DUPFIXED,

@@ -1,5 +1,5 @@
-//! Op-for-op differential test of duplicate cursor behaviour at the edges
-//! (issue 3): the same seeded op sequence runs on stock LMDB (mdb.master)
+//! Op-for-op differential test of duplicate cursor behaviour
+//! at the edges: the same seeded op sequence runs on stock LMDB (mdb.master)
 //! and on our engine (created with `MDB_FORMAT_LMDB`, so stock semantics
 //! apply), and every return code, key, value, count and list is compared.
 //!

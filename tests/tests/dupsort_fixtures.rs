@@ -1,4 +1,4 @@
-//! DUPSORT fixtures (issue 3): every DUPSORT database of the shared fixtures
+//! DUPSORT fixtures: every DUPSORT database of the shared fixtures
 //! reads back exactly as its recorded dump says, with the recorded `mdb_stat`
 //! numbers, cursor counts and (newest DLMDB contract) `mdb_cursor_list_dup`.
 //!

@@ -1,4 +1,4 @@
-//! Differential model test for DUPSORT databases (issue 3): seeded random
+//! Differential model test for DUPSORT databases: seeded random
 //! op sequences run against an engine and against the [`MultiDb`] multimap
 //! model, comparing every return code, key, value, count and list.
 //!

@@ -1,4 +1,4 @@
-//! `MDB_INMEMORY` (issue 4; dlmdb-extensions.md "Newest DLMDB", N.3.5 and
+//! `MDB_INMEMORY` (dlmdb-extensions.md "Newest DLMDB", N.3.5 and
 //! N.5): anonymous memory, no data or lock file, path may be NULL; forces
 //! WRITEMAP, NOSYNC and NOMETASYNC; concurrent reader threads with one
 //! writer; contents gone at close; EINVAL with RDONLY, FIXEDMAP or

@@ -1,4 +1,4 @@
-//! `mdb_env_set_interrupt` (issue 4; dlmdb-extensions.md §2.4.9): a sticky
+//! `mdb_env_set_interrupt` (dlmdb-extensions.md §2.4.9): a sticky
 //! flag; while set, puts, gets, cursor gets and tree searches return EINTR
 //! and fail their txn (later ops MDB_BAD_TXN, commit MDB_BAD_TXN, nothing
 //! becomes visible); txn begin is not checked; a compacting copy fails with

@@ -1,4 +1,4 @@
-//! Map size rules (issue 4; lmdb-api.md §8), each run on our engine and on
+//! Map size rules (lmdb-api.md §8), each run on our engine and on
 //! stock LMDB:
 //! * `mdb_env_set_mapsize` on an open environment (no txn active) after a
 //!   `MDB_MAP_FULL`: the same write then succeeds;

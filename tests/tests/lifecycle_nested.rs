@@ -1,4 +1,4 @@
-//! Nested write transactions against a stack model (issue 4), each test run
+//! Nested write transactions against a stack model, each test run
 //! on our engine and on stock LMDB (which validates the expectations):
 //! * random depth up to 6: the child sees the parent's changes, its commit
 //!   merges into the parent, its abort discards only the child (and its own

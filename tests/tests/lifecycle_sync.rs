@@ -1,4 +1,4 @@
-//! Sync flags and `mdb_env_sync` (issue 4; lmdb-api.md §2.1, §4.2), as far
+//! Sync flags and `mdb_env_sync` (lmdb-api.md §2.1, §4.2), as far
 //! as testable without power loss, each on our engine and stock LMDB:
 //! * NOSYNC / NOMETASYNC / MAPASYNC / NOMEMINIT change at run time
 //!   (`mdb_env_set_flags`, seen by `mdb_env_get_flags`); other flags EINVAL;

@@ -1,4 +1,4 @@
-//! Many processes on one environment (issue 4):
+//! Many processes on one environment:
 //! * one writer process and three reader processes for a few seconds. Every
 //!   write txn keeps an invariant: 16 counters whose sum is constant, a
 //!   `seq` key equal to the txn id, and a `chk` key holding a digest of all

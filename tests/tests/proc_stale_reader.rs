@@ -1,4 +1,4 @@
-//! Reader table (issue 4), every expectation run on stock LMDB too:
+//! Reader table, every expectation run on stock LMDB too:
 //! * a reader process killed with SIGKILL while holding a snapshot leaves
 //!   its slot behind: `mdb_reader_list` still lists it, and pages freed
 //!   after its snapshot are not reused (the file grows under churn);

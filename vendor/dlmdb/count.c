@@ -1,7 +1,8 @@
 /*
- * count.c - DLMDB order statistics on MDB_COUNTED databases (read side):
- * totals, range counts and ranks, using the subtree counts stored in
- * P_COUNTED branch nodes (dlmdb-extensions §3.4-3.5, §2.4).
+ * count.c - DLMDB order statistics on MDB_COUNTED databases: totals, range
+ * counts and ranks, using the subtree counts stored in P_COUNTED branch
+ * nodes (dlmdb-extensions §3.4-3.5, §2.4), and the commit-time repair of
+ * those counts (dl_count_fix).
  *
  * A count is a number of entries: every duplicate is one entry.  Inside a
  * leaf, a node contributes 1, or its number of duplicates when it holds a

@@ -702,9 +702,6 @@ static int dl_write_check(MDB_txn *txn, MDB_dbi dbi)
 		return rc;
 	if (txn->dbflags[dbi] & DB_INCOMPAT)
 		return MDB_INCOMPATIBLE;
-	/* Writes to counted and prefix-compressed DBs are not implemented
-	 * yet: refuse rather than damage them. */
-
 	return 0;
 }
 

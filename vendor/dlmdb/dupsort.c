@@ -1,5 +1,6 @@
 /*
- * dupsort.c - reading sorted-duplicate (MDB_DUPSORT) databases.
+ * dupsort.c - sorted-duplicate (MDB_DUPSORT) databases: the sub-cursor,
+ * reads, puts and deletes of duplicates, and mdb_cursor_list_dup.
  *
  * A key's items live in one of three forms (format doc §8): the node's own
  * value (single item), an inline sub-page (F_DUPDATA), or a sub-database

@@ -41,7 +41,8 @@ typedef uint16_t indx_t;
 /* ------------------------------------------------------------------------- */
 /*
  *   off 0  u64  pgno    own page number (sub-pages: meaningless)
- *   off 8  u16  pad     LEAF2 item size; stale garbage elsewhere, ignore it
+ *   off 8  u16  pad     LEAF2: item size; prefix-compressed leaf or
+ *                       sub-page: longest decoded key; otherwise unused
  *   off 10 u16  flags   P_* bits below
  *   off 12 u16  lower   end of the node pointer array (16 + 2*n)
  *   off 14 u16  upper   start of the node area

@@ -1,12 +1,12 @@
 /*
- * prefix.c - reading DLMDB prefix-compressed leaf pages.
+ * prefix.c - decoding keys of DLMDB prefix-compressed leaf pages.
  *
  * On a compressed leaf, node 0 (the trunk) holds its key raw; node i >= 1
  * holds varint(s) followed by the key bytes after the s bytes it shares
  * with the trunk.  The varint is big-endian base-128 (not LEB128).  A node
  * whose bytes are not a canonical encoding is a raw key (the newest DLMDB
- * reader rule, dlmdb-extensions N.3.3).  Writing compressed pages is not
- * implemented: such DBs are read-only here.
+ * reader rule, dlmdb-extensions N.3.3).  The encoder lives in btree.c
+ * (dl_pfx_*).
  */
 #include "internal.h"
 

@@ -1,4 +1,4 @@
-//! Order-statistics suite (issue 5): DLMDB's count_bench workload
+//! Order-statistics suite: DLMDB's count_bench workload
 //! (dlmdb-extensions.md §5.1) on our engine, every API compared with the
 //! naive cursor way of getting the same answer. Stock LMDB has no counted
 //! DBs, so all rows here are "self" rows (ours vs ours).

@@ -1,4 +1,4 @@
-//! DUPSORT suite (issue 3): our engine vs stock LMDB on DUPSORT databases,
+//! DUPSORT suite: our engine vs stock LMDB on DUPSORT databases,
 //! plus `mdb_cursor_list_dup` vs an `MDB_NEXT_DUP` loop on our engine
 //! (DLMDB's dup_iter_bench workload, spec dlmdb-extensions.md §5.4).
 //!

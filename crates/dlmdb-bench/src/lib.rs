@@ -16,7 +16,7 @@ mod render;
 mod sysinfo;
 pub mod workload;
 
-// --- extra suites (helper E2): dups / txns / counted ---
+// --- extra suites: dups / txns / counted ---
 pub mod counted;
 pub mod dups;
 pub mod extra;

@@ -1,4 +1,4 @@
-//! Transaction and reader suite (issue 4): our engine vs stock LMDB.
+//! Transaction and reader suite: our engine vs stock LMDB.
 //!
 //! Rows:
 //! * `ro_begin_abort`: `mdb_txn_begin(RDONLY)` + `mdb_txn_abort`.

@@ -363,7 +363,7 @@ static T_UNUSED void t_run(const char *name, void (*fn)(void))
 		t_rm_rf(t_dir);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (t_expect_fail) {
-		/* a known gap (feature of a later issue): shown, not counted as failed */
+		/* a feature not implemented yet: shown, not counted as failed */
 		if (status == 0) {
 			t_npass++;
 			printf("XPASS %s (%.2fs): now works, change XRUN to RUN\n", name, secs);
