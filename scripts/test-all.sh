@@ -4,18 +4,19 @@
 #
 #   bash scripts/test-all.sh
 #
-# Fixtures: $DLMDB_FIXTURES if set, else <repo>/../shared/fixtures.
+# Fixtures: $DLMDB_FIXTURES if set, else the repository's copy in tests/fixtures.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
 if [[ -z "${DLMDB_FIXTURES:-}" ]]; then
-    DLMDB_FIXTURES="$(cd "$repo/.." && pwd)/shared/fixtures"
+    DLMDB_FIXTURES="$repo/tests/fixtures"
 fi
 export DLMDB_FIXTURES
 if [[ ! -d "$DLMDB_FIXTURES" ]]; then
-    echo "warning: fixtures directory $DLMDB_FIXTURES not found; fixture tests will skip" >&2
+    echo "error: fixtures directory $DLMDB_FIXTURES not found" >&2
+    exit 1
 fi
 
 section() {

@@ -82,12 +82,12 @@ pub mod raw {
 mod accounting;
 
 /// Directory of the shared fixtures: `$DLMDB_FIXTURES`, else
-/// `<workspace root>/../shared/fixtures`.
+/// `<workspace root>/tests/fixtures`.
 pub fn fixtures_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
         return PathBuf::from(d);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
 /// Read a fixture companion file (dump, stat, json) as text.

@@ -1,7 +1,7 @@
 //! `dlmdb stat` against the reference fixtures: the text after the `layout:`
 //! line must equal what the reference `mdb_stat -a -e -f` printed.
 //!
-//! Fixtures: `$DLMDB_FIXTURES`, else `<repo>/../shared/fixtures`. Each file is
+//! Fixtures: `$DLMDB_FIXTURES`, else `<repo>/tests/fixtures`. Each file is
 //! copied to a temp dir first (opening creates a lock file beside it).
 
 mod common;

@@ -1,5 +1,5 @@
 //! The viewer on real DLMDB / stock LMDB files from the shared fixtures
-//! (`$DLMDB_FIXTURES` or `<workspace>/../shared/fixtures`). Each file is
+//! (`$DLMDB_FIXTURES` or `<workspace>/tests/fixtures`). Each file is
 //! copied to a temp dir first: opening creates a lock file beside it.
 
 mod common;

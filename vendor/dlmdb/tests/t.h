@@ -200,8 +200,8 @@ static T_UNUSED const char *t_fixture(const char *name)
 	static int next;
 	char *buf = ring[next++ & 7];
 	const char *dir = getenv("DLMDB_FIXTURES");
-	if (!dir || !*dir)
-		dir = "/work/shared/fixtures";
+	if (!dir || !*dir)	/* the repository's copy, seen from vendor/dlmdb */
+		dir = "../../tests/fixtures";
 	snprintf(buf, sizeof ring[0], "%s/%s", dir, name);
 	if (access(buf, R_OK) != 0) {
 		fprintf(stderr, "  SKIP: fixture %s not found\n", buf);

@@ -1,5 +1,5 @@
 /* Reference files written by real DLMDB and stock LMDB
- * (/work/shared/fixtures, see its README.md): open copies read-only and
+ * (tests/fixtures of the repository, see its README.md): open copies read-only and
  * compare every key/value with the reference mdb_dump output, plus the
  * recorded statistics.  Skipped when the fixture directory is absent. */
 #include "t.h"

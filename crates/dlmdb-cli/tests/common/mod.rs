@@ -12,12 +12,12 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dlmdb"))
 }
 
-/// `$DLMDB_FIXTURES`, else `<repo>/../shared/fixtures`; `None` (with a
+/// `$DLMDB_FIXTURES`, else `<repo>/tests/fixtures`; `None` (with a
 /// SKIP note) when the directory is absent.
 pub fn fixtures() -> Option<PathBuf> {
     let dir = match std::env::var_os("DLMDB_FIXTURES") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures"),
     };
     if dir.is_dir() {
         Some(dir)

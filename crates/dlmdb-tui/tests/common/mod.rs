@@ -137,5 +137,5 @@ pub fn fixtures_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
         return PathBuf::from(d);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
