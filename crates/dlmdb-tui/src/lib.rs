@@ -10,5 +10,6 @@
 
 pub mod app;
 pub mod model;
+pub mod pages;
 pub mod ui;
 pub mod update;
