@@ -292,6 +292,19 @@ pub struct EnvSummary {
     /// Free pages on the free list.
     pub free_pages: Option<u64>,
     pub no_lock: bool,
+    /// Bytes of the data file.
+    pub file_len: Option<u64>,
+}
+
+impl EnvSummary {
+    /// Bytes the meta page says are in use (pages 0 ..= last page).
+    pub fn used_bytes(&self) -> u64 {
+        (self.last_pgno + 1) * u64::from(self.page_size)
+    }
+    /// The data file is shorter than the meta page's last page needs.
+    pub fn truncated(&self) -> bool {
+        self.file_len.is_some_and(|n| n < self.used_bytes())
+    }
 }
 
 /// One row of the database list.
@@ -359,6 +372,8 @@ pub struct LevelInfo {
     pub nodes: u64,
     pub used_bytes: u64,
     pub free_bytes: u64,
+    /// Pages by fill: under 20%, 40%, 60%, 80%, and 80% or more.
+    pub fill_buckets: [u64; 5],
 }
 
 impl LevelInfo {
@@ -664,6 +679,7 @@ impl<'e> View<'e> {
             readers_reading: reading,
             free_pages,
             no_lock: self.no_lock,
+            file_len: std::fs::metadata(self.data_file).ok().map(|m| m.len()),
         };
         let mut dbs = vec![self.db_summary(None)];
         let names = self.txn.db_names().context("listing named databases")?;
@@ -768,6 +784,13 @@ impl<'e> View<'e> {
                         dup.keys += u64::from(p.entries);
                     }
                     l.nodes += u64::from(p.entries);
+                    let whole = u64::from(p.used) + u64::from(p.free);
+                    let bucket = if whole == 0 {
+                        0
+                    } else {
+                        ((5 * u64::from(p.used)) / whole).min(4) as usize
+                    };
+                    l.fill_buckets[bucket] += 1;
                     l.used_bytes += u64::from(p.used);
                     l.free_bytes += u64::from(p.free);
                 }
@@ -1070,6 +1093,12 @@ impl View<'_> {
             return Ok(None);
         }
         Ok(self.txn.get_key_rank(db, &p.key, p.val.as_deref())?)
+    }
+
+    /// The database keeps subtree counts (rank lookups are O(log n)).
+    pub fn is_counted(&self, name: &DbName) -> Result<bool> {
+        let db = self.open(name)?;
+        Ok(self.txn.db_flags(db)?.contains(DatabaseFlags::COUNTED))
     }
 
     /// Position of the item with 0-based `rank` in a COUNTED database.
