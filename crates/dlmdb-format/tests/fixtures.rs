@@ -4,7 +4,7 @@
 
 use dlmdb_format::meta::current_meta;
 use dlmdb_format::prefix::page_keys;
-use dlmdb_format::{DbFlags, DbRecord, NodeFlags, NodeLayout, Page, PageKind};
+use dlmdb_format::{DbFlags, DbRecord, NodeFlags, NodeLayout, Order, Page, PageKind};
 use std::path::PathBuf;
 
 fn fixtures() -> Option<PathBuf> {
@@ -48,6 +48,18 @@ impl File {
                 let compressed = flags.contains(DbFlags::PREFIX_COMPRESSION);
                 let keys = page_keys(&page, self.layout, compressed).unwrap();
                 assert_eq!(keys.len(), n);
+                let order = if sub {
+                    Order::for_dups(flags)
+                } else {
+                    Order::for_keys(flags)
+                };
+                for w in keys.windows(2) {
+                    assert_eq!(
+                        order.cmp(&w[0].key, &w[1].key),
+                        std::cmp::Ordering::Less,
+                        "keys out of order on page {pgno}"
+                    );
+                }
                 (0..n)
                     .map(|i| {
                         let node = page.node(i, self.layout).unwrap();

@@ -26,11 +26,12 @@ impl Widget for DetailPane<'_> {
         let text: Text = match (&app.detail, &app.detail_error) {
             (_, Some(err)) => Text::from(Line::styled(format!("error: {err}"), Style::new().red())),
             (Some(d), None) => {
-                let mut lines = Vec::new();
+                // Flags and totals first, then how they moved, then the rest.
+                let mut lines = detail_lines(d);
                 if let Some(m) = app.selected_db().and_then(|n| app.live.motion(&n)) {
-                    lines.extend(motion_lines(&m));
+                    let at = lines.len().min(2);
+                    lines.splice(at..at, motion_lines(&m));
                 }
-                lines.extend(detail_lines(d));
                 Text::from(lines)
             }
             (None, None) => Text::raw("(no database)"),
@@ -137,7 +138,7 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
     ]));
     if !d.levels.is_empty() {
         out.push(Line::styled(
-            "level  pages   nodes   fill | pages by fill <20 <40 <60 <80 >=80%",
+            "lvl   pages   nodes   fill | <20 <40 <60 <80 80+",
             head,
         ));
         for l in &d.levels {

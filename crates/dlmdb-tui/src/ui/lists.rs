@@ -20,6 +20,8 @@ pub(super) struct Col {
     pub importance: u8,
     pub right: bool,
     pub text: bool,
+    /// Cut text at the front (`…` first), keeping the end.
+    pub keep_end: bool,
 }
 
 pub(super) const fn num(head: &'static str, importance: u8) -> Col {
@@ -28,6 +30,7 @@ pub(super) const fn num(head: &'static str, importance: u8) -> Col {
         importance,
         right: true,
         text: false,
+        keep_end: false,
     }
 }
 
@@ -37,6 +40,15 @@ pub(super) const fn text(head: &'static str, importance: u8) -> Col {
         importance,
         right: false,
         text: true,
+        keep_end: false,
+    }
+}
+
+/// A text column cut at the front: keys that share long prefixes differ at the end.
+pub(super) const fn text_end(head: &'static str, importance: u8) -> Col {
+    Col {
+        keep_end: true,
+        ..text(head, importance)
     }
 }
 
@@ -110,6 +122,8 @@ pub(super) fn render_table(
                 let (s, st) = r.get(i).cloned().unwrap_or_default();
                 let s = if cols[i].right {
                     format!("{s:>w$}")
+                } else if cols[i].keep_end {
+                    super::ellipsize_left(&s, w)
                 } else {
                     ellipsize(&s, w)
                 };

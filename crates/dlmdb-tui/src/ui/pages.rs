@@ -3,7 +3,7 @@
 //! node highlighted.
 
 use super::entries::{show_item, shown_style};
-use super::lists::{num, render_table, text, Col};
+use super::lists::{num, render_table, text, text_end, Col};
 use super::{ellipsize_left, pane};
 use crate::app::{App, Focus};
 use crate::pages::{ItemData, PageDump};
@@ -307,7 +307,12 @@ impl Widget for PagesPane<'_> {
                 if p.compressed {
                     cols.push(num("shared", 3));
                 }
-                cols.extend([text("key", 0), text("data", 1), text("flags", 7)]);
+                let key_col = if p.compressed {
+                    text_end("key", 0)
+                } else {
+                    text("key", 0)
+                };
+                cols.extend([key_col, text("data", 1), text("flags", 7)]);
                 let rows = p
                     .items
                     .iter()
