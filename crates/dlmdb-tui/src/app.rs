@@ -85,7 +85,7 @@ pub struct RankScan {
     pub at: Option<Pos>,
 }
 
-/// Items a rank scan steps over per sync.
+/// Items a rank scan steps over per sync (default of [`App::scan_step`]).
 pub const RANK_SCAN_STEP: u64 = 200_000;
 
 /// The entry browser.
@@ -351,6 +351,8 @@ pub struct App {
     pub quit: bool,
     /// Refreshes done (shown as a heartbeat in the status line).
     pub refreshes: u64,
+    /// Items a `#N` scan steps over per sync.
+    pub scan_step: u64,
 }
 
 impl App {
@@ -381,6 +383,7 @@ impl App {
             notes: Vec::new(),
             quit: false,
             refreshes: 0,
+            scan_step: RANK_SCAN_STEP,
         }
     }
 
@@ -659,11 +662,11 @@ impl App {
             return Ok(());
         };
         let left = scan.target - scan.done;
-        let (at, steps) = view.step_from(&db, scan.at.as_ref(), left.min(RANK_SCAN_STEP))?;
+        let (at, steps) = view.step_from(&db, scan.at.as_ref(), left.min(self.scan_step))?;
         scan.done += steps;
         scan.at = at;
         let reached = scan.done == scan.target;
-        let ended = steps < left.min(RANK_SCAN_STEP) || scan.at.is_none();
+        let ended = steps < left.min(self.scan_step) || scan.at.is_none();
         if !(reached || ended) {
             self.set_info(format!(
                 "#{}: scanning (database not counted): {} of {} rows",
