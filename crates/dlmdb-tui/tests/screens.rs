@@ -265,3 +265,24 @@ fn help_and_goto_prompt() {
         snap("help", size, render(&a));
     }
 }
+
+/// A data file shorter than the meta page's last page: the header warns
+/// (the engine refuses most such files; a shrinking file can still show it).
+#[test]
+fn short_file_warning_in_the_header() {
+    let Some(mut f) = fixture("plain") else {
+        return;
+    };
+    let s = &mut f.store;
+    let mut a = app(s, (80, 24));
+    assert!(!render(&a).contains("WARNING"));
+    a.snapshot.env.file_len = Some(100_000);
+    a.fit_to(Rect::new(0, 0, 80, 24));
+    let screen = render(&a);
+    let warning = screen.lines().nth(2).unwrap();
+    assert!(
+        warning.starts_with("WARNING: file 97.7 KiB < last page 467 needs 1.8 MiB"),
+        "{screen}"
+    );
+    snap("short_file_warning", (80, 24), screen);
+}

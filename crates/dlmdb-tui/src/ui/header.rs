@@ -34,7 +34,13 @@ impl Widget for HeaderBar<'_> {
             e.page_size,
             human(e.map_size)
         );
-        let room = w.saturating_sub(tail.chars().count() + 11).max(12);
+        // The layout line stays whole; the path gives way first.
+        let tail = if tail.chars().count() + 24 > w {
+            format!("  {}", self.layout_text())
+        } else {
+            tail
+        };
+        let room = w.saturating_sub(tail.chars().count() + 10).max(12);
         let l1 = Line::from(vec![
             Span::styled("dlmdb-tui ", Style::new().add_modifier(Modifier::BOLD)),
             Span::raw(ellipsize_left(&self.app.title, room)),
@@ -45,27 +51,50 @@ impl Widget for HeaderBar<'_> {
             _ => "no lock file".to_string(),
         };
         let free = e.free_pages.map_or("?".to_string(), |n| n.to_string());
-        let l2 = Line::from(vec![
-            Span::styled("txn ", label),
-            Span::raw(e.last_txnid.to_string()),
-            Span::styled("  last page ", label),
-            Span::raw(format!("{} ({})", e.last_pgno, human(e.used_bytes()))),
-            Span::styled("  free pages ", label),
-            Span::raw(free),
-            Span::styled("  readers ", label),
-            Span::raw(readers),
-        ]);
+        // Pieces in order of importance; what does not fit is left out whole.
+        let pieces = [
+            ("txn ", e.last_txnid.to_string()),
+            (
+                "  last page ",
+                format!("{} ({})", e.last_pgno, human(e.used_bytes())),
+            ),
+            ("  free pages ", free),
+            ("  readers ", readers),
+        ];
+        let mut spans = Vec::new();
+        let mut used = 0;
+        for (l, v) in pieces {
+            let n = l.chars().count() + v.chars().count();
+            if used + n > w {
+                break;
+            }
+            used += n;
+            spans.push(Span::styled(l, label));
+            spans.push(Span::raw(v));
+        }
+        let l2 = Line::from(spans);
         let mut lines = vec![l1, l2];
         if e.truncated() {
             let len = e.file_len.unwrap_or(0);
+            let long = format!(
+                "WARNING: data file is {} ({len} B) but the meta's last page {} needs {} ({} B): truncated?",
+                human(len),
+                e.last_pgno,
+                human(e.used_bytes()),
+                e.used_bytes()
+            );
+            let short = format!(
+                "WARNING: file {} < last page {} needs {}",
+                human(len),
+                e.last_pgno,
+                human(e.used_bytes())
+            );
             lines.push(Line::styled(
-                format!(
-                    "WARNING: data file is {} ({len} B) but the meta's last page {} needs {} ({} B): truncated?",
-                    human(len),
-                    e.last_pgno,
-                    human(e.used_bytes()),
-                    e.used_bytes()
-                ),
+                if long.chars().count() <= w {
+                    long
+                } else {
+                    super::ellipsize(&short, w)
+                },
                 Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
             ));
         }
