@@ -164,7 +164,7 @@ impl PageHeader {
     /// when `lower` is below the header or odd past it.
     pub fn items(&self) -> Option<usize> {
         let lower = usize::from(self.lower);
-        (lower >= PAGE_HEADER_SIZE && (lower - PAGE_HEADER_SIZE) % 2 == 0)
+        (lower >= PAGE_HEADER_SIZE && (lower - PAGE_HEADER_SIZE).is_multiple_of(2))
             .then(|| (lower - PAGE_HEADER_SIZE) / 2)
     }
 

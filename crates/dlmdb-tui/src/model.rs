@@ -785,11 +785,9 @@ impl<'e> View<'e> {
                     }
                     l.nodes += u64::from(p.entries);
                     let whole = u64::from(p.used) + u64::from(p.free);
-                    let bucket = if whole == 0 {
-                        0
-                    } else {
-                        ((5 * u64::from(p.used)) / whole).min(4) as usize
-                    };
+                    let bucket = (5 * u64::from(p.used))
+                        .checked_div(whole)
+                        .map_or(0, |b| b.min(4) as usize);
                     l.fill_buckets[bucket] += 1;
                     l.used_bytes += u64::from(p.used);
                     l.free_bytes += u64::from(p.free);
