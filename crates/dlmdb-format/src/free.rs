@@ -12,6 +12,7 @@ use crate::{FormatError, Result};
 
 /// One record: the pages a transaction freed.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FreeRecord {
     pub txnid: u64,
     /// As stored (descending).

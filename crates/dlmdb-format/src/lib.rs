@@ -15,6 +15,7 @@
 //! | prefix-compressed keys: varint, trunk, decoding | [`prefix`] | — |
 //! | DUPSORT sub-pages | [`page`] (a page whose bytes are a node's data) | node data size |
 //! | stock key and duplicate orderings | [`order`] | — |
+//! | what counted branch counts add up (leaf contributions) | [`counted`] | — |
 //!
 //! Two node layouts exist for the same page structures ([`NodeLayout`]):
 //! stock LMDB puts a leaf node's data right after its key; DLMDB (its
@@ -29,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bytes;
+pub mod counted;
 pub mod free;
 pub mod meta;
 pub mod node;

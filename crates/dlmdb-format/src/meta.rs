@@ -35,13 +35,21 @@ pub const OFF_TXNID: usize = 144;
 
 /// A meta page, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Meta {
+    /// Page offset 20 (u32).
     pub version: u32,
+    /// Page offset 24 (u64).
     pub address: u64,
+    /// Page offset 32 (u64).
     pub mapsize: u64,
+    /// Page offset 40 (48-byte record).
     pub free: DbRecord,
+    /// Page offset 88 (48-byte record).
     pub main: DbRecord,
+    /// Page offset 136 (u64).
     pub last_pg: u64,
+    /// Page offset 144 (u64).
     pub txnid: u64,
 }
 

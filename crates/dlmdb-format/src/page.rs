@@ -195,6 +195,22 @@ impl<'a> Page<'a> {
         })
     }
 
+    /// View the data of a `DUPDATA` leaf node as a sub-page: a leaf (or
+    /// LEAF2) page the size of the data, flagged `SUBP`; its pointers are
+    /// relative to its first byte and its `pgno` means nothing.
+    pub fn parse_subpage(data: &'a [u8]) -> Result<Page<'a>> {
+        let p = Page::parse(data)?;
+        let f = p.header.flags;
+        if !f.contains(PageFlags::SUBP) || !f.contains(PageFlags::LEAF) {
+            return Err(FormatError::Invalid(format!(
+                "sub-page flags {} ({:#06x}) lack LEAF|SUBP",
+                f.names(),
+                p.header.raw_flags
+            )));
+        }
+        Ok(p)
+    }
+
     pub fn kind(&self) -> PageKind {
         self.header.kind()
     }
@@ -377,6 +393,9 @@ mod tests {
         assert_eq!(page.leaf2_item(4, 4).unwrap(), &[5, 0, 0, 0]);
         assert!(page.leaf2_item(5, 4).is_err());
         assert_eq!(page.header.flags.names(), "LEAF|DIRTY|LEAF2|SUBP");
+        assert!(Page::parse_subpage(&p).is_ok());
+        p[10] = 0x22;
+        assert!(Page::parse_subpage(&p).is_err());
     }
 
     #[test]

@@ -84,15 +84,23 @@ where
 
 /// A database record, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DbRecord {
+    /// Offset 0 (u32).
     pub pad: u32,
-    /// As stored (unknown bits kept; see [`DbRecord::db_flags`]).
+    /// Offset 4 (u16), as stored (unknown bits kept; see [`DbRecord::db_flags`]).
     pub flags: u16,
+    /// Offset 6 (u16).
     pub depth: u16,
+    /// Offset 8 (u64).
     pub branch_pages: u64,
+    /// Offset 16 (u64).
     pub leaf_pages: u64,
+    /// Offset 24 (u64).
     pub overflow_pages: u64,
+    /// Offset 32 (u64).
     pub entries: u64,
+    /// Offset 40 (u64).
     pub root: u64,
 }
 

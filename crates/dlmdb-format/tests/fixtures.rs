@@ -33,16 +33,31 @@ impl File {
         let page = self.page(pgno);
         let n = page.items().unwrap();
         match page.kind() {
-            PageKind::Branch => (0..n)
-                .map(|i| {
-                    let node = page.node(i, self.layout).unwrap();
-                    let below = self.entries(node.child_pgno(), flags, sub);
-                    if let Some(c) = node.count {
-                        assert_eq!(c, below, "count of node {i} on page {pgno}");
-                    }
-                    below
-                })
-                .sum(),
+            PageKind::Branch => {
+                let sum = dlmdb_format::counted::branch_count_sum(&page, self.layout).unwrap();
+                let total: u64 = (0..n)
+                    .map(|i| {
+                        let node = page.node(i, self.layout).unwrap();
+                        let below = self.entries(node.child_pgno(), flags, sub);
+                        // The format crate's own sum agrees with the walk.
+                        let child = self.page(node.child_pgno());
+                        if child.kind() != PageKind::Branch {
+                            let c =
+                                dlmdb_format::counted::leaf_page_entries(&child, self.layout, sub)
+                                    .unwrap();
+                            assert_eq!(c, below);
+                        }
+                        if let Some(c) = node.count {
+                            assert_eq!(c, below, "count of node {i} on page {pgno}");
+                        }
+                        below
+                    })
+                    .sum();
+                if let Some(sum) = sum {
+                    assert_eq!(sum, total, "count sum of page {pgno}");
+                }
+                total
+            }
             PageKind::Leaf2 => n as u64,
             PageKind::Leaf => {
                 let compressed = flags.contains(DbFlags::PREFIX_COMPRESSION);

@@ -519,7 +519,7 @@ fn fill_items(
                         Err(e) => ItemData::Bad(e.to_string()),
                     }
                 } else if flags.contains(NodeFlags::DUPDATA) {
-                    match Page::parse(node.data).and_then(|sp| sp.items()) {
+                    match Page::parse_subpage(node.data).and_then(|sp| sp.items()) {
                         Ok(n) => ItemData::SubPage {
                             size: node.data.len(),
                             items: n,
