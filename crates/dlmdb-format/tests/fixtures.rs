@@ -10,7 +10,9 @@ use std::path::PathBuf;
 fn fixtures() -> Option<PathBuf> {
     let dir = std::env::var_os("DLMDB_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/fixtures"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+        });
     dir.is_dir().then_some(dir)
 }
 
