@@ -159,6 +159,11 @@ pub enum PageNav {
     KeyPage(DbName, Vec<u8>),
     /// Read the current page again in a fresh transaction.
     Reload,
+    /// After a commit: walk the same path again in the new transaction
+    /// (from the database's new root when the path started at a root),
+    /// taking the same item index at every step. Pages of the old path may
+    /// have been freed and reused, so they are never read again by number.
+    Rewalk,
 }
 
 /// One step of the page browser's path.
@@ -182,6 +187,8 @@ pub struct PageBrowser {
     /// Rows the list shows (set from the terminal size).
     pub height: usize,
     pub pending: Option<PageNav>,
+    /// The path starts at a database's root (not at a page asked for by number).
+    pub from_root: bool,
 }
 
 impl PageBrowser {
@@ -487,6 +494,9 @@ impl App {
                         if self.browser.db.is_some() && self.browser.pending.is_none() {
                             self.browser.pending = Some(Nav::Reload);
                         }
+                        if self.pages.page.is_some() && self.pages.pending.is_none() {
+                            self.pages.pending = Some(PageNav::Rewalk);
+                        }
                     }
                     if matches!(self.status, Some((Level::Error, _))) {
                         self.status = None;
@@ -586,6 +596,7 @@ impl App {
                 let page = view.page(&PageAt::Page(root), &ctx)?;
                 self.pages.path.clear();
                 self.pages.hex = false;
+                self.pages.from_root = true;
                 self.show_page(page, 0, true);
             }
             PageNav::Descend => {
@@ -626,21 +637,40 @@ impl App {
                     }
                 };
                 let page = view.page(&PageAt::Page(pgno), &ctx)?;
+                self.pages.path.clear();
+                self.pages.from_root = false;
                 self.show_page(page, 0, true);
             }
             PageNav::KeyPage(db, key) => {
                 let (path, idx) = view.path_to_key(&db, &key)?;
                 self.pages.path.clear();
                 self.pages.hex = false;
-                let n = path.len();
-                for (i, page) in path.into_iter().enumerate() {
-                    let sel = if i + 1 == n { idx.unwrap_or(0) } else { 0 };
+                self.pages.from_root = true;
+                // At each branch, the child taken is the selected item.
+                let next: Vec<Option<PageAt>> = path
+                    .iter()
+                    .skip(1)
+                    .map(|p| Some(p.at.clone()))
+                    .chain([None])
+                    .collect();
+                for (page, next) in path.into_iter().zip(next) {
+                    let sel = match next {
+                        Some(PageAt::Page(child)) => page
+                            .items
+                            .iter()
+                            .position(|it| {
+                                matches!(it.data, crate::pages::ItemData::Child { pgno, .. } if pgno == child)
+                            })
+                            .unwrap_or(0),
+                        _ => idx.unwrap_or(0),
+                    };
                     self.show_page(page, sel, true);
                 }
                 if idx.is_none() {
                     self.set_info("the key is not on the leaf its path leads to (store changed?)");
                 }
             }
+            PageNav::Rewalk => self.rewalk(view)?,
             PageNav::Reload => {
                 if let Some(c) = self.pages.path.last().cloned() {
                     let page = view.page(&c.at, &c.ctx)?;
@@ -648,6 +678,59 @@ impl App {
                     self.show_page(page, sel, false);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// See [`PageNav::Rewalk`].
+    fn rewalk(&mut self, view: &View<'_>) -> anyhow::Result<()> {
+        let old = std::mem::take(&mut self.pages.path);
+        let Some(first) = old.first() else {
+            return Ok(());
+        };
+        let last_sel = self.pages.sel;
+        let start = if self.pages.from_root {
+            match view.tree_root(&first.ctx.db) {
+                Ok((root, ctx)) => (PageAt::Page(root), ctx),
+                Err(e) => {
+                    self.pages.page = None;
+                    return Err(e);
+                }
+            }
+        } else {
+            (first.at.clone(), first.ctx.clone())
+        };
+        let mut page = view.page(&start.0, &start.1)?;
+        let mut path = Vec::new();
+        let mut cut = false;
+        for (i, crumb) in old.iter().enumerate() {
+            let sel = if i + 1 == old.len() {
+                last_sel
+            } else {
+                crumb.sel
+            };
+            let sel = sel.min(page.items.len().saturating_sub(1));
+            path.push(Crumb {
+                at: page.at.clone(),
+                ctx: page.ctx.clone(),
+                sel,
+            });
+            if i + 1 == old.len() {
+                break;
+            }
+            match follow(&page, sel) {
+                Some((at, ctx)) => page = view.page(&at, &ctx)?,
+                None => {
+                    cut = true;
+                    break;
+                }
+            }
+        }
+        self.pages.sel = path.last().map_or(0, |c| c.sel);
+        self.pages.path = path;
+        self.pages.page = Some(page);
+        if cut {
+            self.set_info("the tree changed under the page path; it ends earlier now");
         }
         Ok(())
     }

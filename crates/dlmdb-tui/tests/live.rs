@@ -42,6 +42,12 @@ fn deltas_and_rates_move_while_another_process_commits() {
     app.sync(&mut store);
     select(&mut app, "plain");
     app.sync(&mut store);
+    // The page browser on the first leaf of `plain`.
+    app.open_root_page(Some("plain".into()));
+    app.sync(&mut store);
+    app.pages.pending = Some(dlmdb_tui::app::PageNav::Descend);
+    app.sync(&mut store);
+    assert_eq!(app.pages.path.len(), 2);
     let before = app.live.motion(&Some("plain".into())).unwrap();
     assert_eq!((before.commits, before.entries, before.pages), (0, 0, 0));
 
@@ -72,6 +78,12 @@ fn deltas_and_rates_move_while_another_process_commits() {
     assert!(m.pages > 0, "{m:?}");
     assert!(max_commit_rate > 0.0, "{max_commit_rate}");
     assert!(max_entry_rate > 0.0, "{max_entry_rate}");
+    // The page path was walked again in the newest transaction.
+    let page = app.pages.page.as_ref().unwrap();
+    assert_eq!(page.txnid, app.snapshot.txnid);
+    assert_eq!(app.pages.path.len(), 2);
+    assert_eq!(page.kind, dlmdb_format::PageKind::Leaf);
+    assert_eq!(page.items[0].key, b"k000000");
     // The detail pane says so.
     let screen = render_text(&app);
     assert!(
