@@ -359,7 +359,7 @@ fn a_dropped_database_closes_the_browser() {
 
 /// Run as a child process by `selection_survives_a_refresh_with_new_data`.
 #[test]
-#[ignore = "helper: runs only as a child process"]
+#[ignore = "runs only as a child process"]
 fn child_writer() {
     let Some(path) = std::env::var_os("TUI_CHILD_STORE") else {
         return;
