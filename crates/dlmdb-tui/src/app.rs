@@ -682,21 +682,17 @@ impl App {
         Ok(())
     }
 
-    /// See [`PageNav::Rewalk`].
+    /// See [`PageNav::Rewalk`]. On failure the old path stays, marked by
+    /// its page's txn id in the header panel.
     fn rewalk(&mut self, view: &View<'_>) -> anyhow::Result<()> {
-        let old = std::mem::take(&mut self.pages.path);
+        let old = self.pages.path.clone();
         let Some(first) = old.first() else {
             return Ok(());
         };
         let last_sel = self.pages.sel;
         let start = if self.pages.from_root {
-            match view.tree_root(&first.ctx.db) {
-                Ok((root, ctx)) => (PageAt::Page(root), ctx),
-                Err(e) => {
-                    self.pages.page = None;
-                    return Err(e);
-                }
-            }
+            let (root, ctx) = view.tree_root(&first.ctx.db)?;
+            (PageAt::Page(root), ctx)
         } else {
             (first.at.clone(), first.ctx.clone())
         };
