@@ -263,15 +263,37 @@ pub struct Live {
     pub first: Option<Sample>,
     pub prev: Option<Sample>,
     pub last: Option<Sample>,
+    /// The last [`HISTORY`] samples, oldest first (for the trend lines).
+    pub history: std::collections::VecDeque<Sample>,
 }
+
+/// Samples kept for the trend lines.
+pub const HISTORY: usize = 48;
 
 impl Live {
     pub fn record(&mut self, s: Sample) {
         if self.first.is_none() {
             self.first = Some(s.clone());
         }
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(s.clone());
         self.prev = self.last.take();
         self.last = Some(s);
+    }
+
+    /// Entries, pages and depth of database `name` over the kept samples
+    /// (0 where it did not exist).
+    pub fn trend(&self, name: &DbName) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+        let mut out = (Vec::new(), Vec::new(), Vec::new());
+        for s in &self.history {
+            let (d, p, e) = s.db(name).unwrap_or((0, 0, 0));
+            out.0.push(e);
+            out.1.push(p);
+            out.2.push(u64::from(d));
+        }
+        out
     }
 
     /// Motion of database `name` (`None` before the first sample).

@@ -84,6 +84,9 @@ fn deltas_and_rates_move_while_another_process_commits() {
     assert_eq!(app.pages.path.len(), 2);
     assert_eq!(page.kind, dlmdb_format::PageKind::Leaf);
     assert_eq!(page.items[0].key, b"k000000");
+    // The trend line over the refreshes rises.
+    let (entries, _, _) = app.live.trend(&Some("plain".into()));
+    assert!(entries.first() < entries.last());
     // The detail pane says so.
     let screen = render_text(&app);
     assert!(

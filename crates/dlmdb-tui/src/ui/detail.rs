@@ -28,9 +28,16 @@ impl Widget for DetailPane<'_> {
             (Some(d), None) => {
                 // Flags and totals first, then how they moved, then the rest.
                 let mut lines = detail_lines(d);
-                if let Some(m) = app.selected_db().and_then(|n| app.live.motion(&n)) {
-                    let at = lines.len().min(2);
-                    lines.splice(at..at, motion_lines(&m));
+                if let Some(name) = app.selected_db() {
+                    if let Some(m) = app.live.motion(&name) {
+                        let mut add = motion_lines(&m);
+                        let (e, p, d) = app.live.trend(&name);
+                        if e.len() > 1 {
+                            add.push(trend_line(&e, &p, &d));
+                        }
+                        let at = lines.len().min(2);
+                        lines.splice(at..at, add);
+                    }
                 }
                 Text::from(lines)
             }
@@ -54,6 +61,49 @@ fn signed(n: i64) -> String {
 
 fn rate(r: Option<f64>) -> String {
     r.map_or("-".to_string(), |r| format!("{r:.1}"))
+}
+
+/// One character per sample, the lowest value `▁`, the highest `█`
+/// (all `▁` when nothing changed).
+pub fn sparkline(v: &[u64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let (lo, hi) = (
+        v.iter().copied().min().unwrap_or(0),
+        v.iter().copied().max().unwrap_or(0),
+    );
+    v.iter()
+        .map(|&x| {
+            if hi == lo {
+                BARS[0]
+            } else {
+                BARS[((x - lo) as u128 * 7 / (hi - lo) as u128) as usize]
+            }
+        })
+        .collect()
+}
+
+/// Entries, pages and depth over the last refreshes, with their ranges.
+fn trend_line(e: &[u64], p: &[u64], d: &[u64]) -> Line<'static> {
+    let label = Style::new().fg(Color::DarkGray);
+    let range = |v: &[u64]| {
+        let (lo, hi) = (v.iter().min().unwrap_or(&0), v.iter().max().unwrap_or(&0));
+        if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}..{hi}")
+        }
+    };
+    Line::from(vec![
+        Span::styled(format!("last {} refreshes ", e.len()), label),
+        Span::raw(format!(
+            "entries {} {}  pages {} {}  depth {}",
+            sparkline(e),
+            range(e),
+            sparkline(p),
+            range(p),
+            range(d)
+        )),
+    ])
 }
 
 /// "since open" deltas and per-second rates over the last refresh.
@@ -306,4 +356,16 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
         ]));
     }
     out
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn sparkline_spans_low_to_high() {
+        assert_eq!(sparkline(&[1, 1, 1]), "▁▁▁");
+        assert_eq!(sparkline(&[0, 7, 14]), "▁▄█");
+        assert_eq!(sparkline(&[]), "");
+    }
 }
