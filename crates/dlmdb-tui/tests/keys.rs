@@ -369,3 +369,45 @@ fn x_toggles_hex_values() {
     press(&mut app, &mut s, &[KeyCode::Char('x')]);
     assert!(!app.browser.force_hex);
 }
+
+#[test]
+fn f1_detail_scroll_and_list_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, mut app) = setup(&dir);
+    press(&mut app, &mut s, &[KeyCode::F(1)]);
+    assert_eq!(app.mode, Mode::Help);
+    press(&mut app, &mut s, &[KeyCode::Char('z')]);
+    assert_eq!(app.mode, Mode::Normal);
+    // Detail pane: arrows and pages scroll it, Home goes back up.
+    press(
+        &mut app,
+        &mut s,
+        &[KeyCode::Tab, KeyCode::Down, KeyCode::Char('j')],
+    );
+    assert_eq!((app.focus, app.detail_scroll), (Focus::Detail, 2));
+    press(&mut app, &mut s, &[KeyCode::PageDown, KeyCode::Up]);
+    assert_eq!(app.detail_scroll, 11);
+    press(&mut app, &mut s, &[KeyCode::Home]);
+    assert_eq!(app.detail_scroll, 0);
+    // Databases: G last, g first, Right / l open the entries.
+    press(&mut app, &mut s, &[KeyCode::BackTab, KeyCode::Char('G')]);
+    assert_eq!(app.db_sel, app.snapshot.dbs.len() - 1);
+    press(&mut app, &mut s, &[KeyCode::Char('g')]);
+    assert_eq!(app.db_sel, 0);
+    press(&mut app, &mut s, &[KeyCode::Down, KeyCode::Right]);
+    assert_eq!(app.focus, Focus::Entries);
+    assert_eq!(app.browser.db, app.selected_db());
+    press(&mut app, &mut s, &[KeyCode::Char('h'), KeyCode::Char('l')]);
+    assert_eq!(app.focus, Focus::Entries, "h goes back, l opens again");
+    // Mouse events are ignored while a prompt or overlay is open.
+    press(&mut app, &mut s, &[KeyCode::Char('/')]);
+    let sel = app.db_sel;
+    let a = dlmdb_tui::ui::areas(app.screen, &app);
+    click(
+        &mut app,
+        a.dbs.x + 3,
+        a.dbs.y + 4,
+        MouseEventKind::Down(MouseButton::Left),
+    );
+    assert_eq!((app.db_sel, app.focus), (sel, Focus::Entries));
+}
