@@ -26,6 +26,14 @@ impl Widget for StatusLine<'_> {
             )
         };
         let mut spans = vec![live, Span::raw(format!(" txn {} ", app.snapshot.txnid))];
+        // What is left of the line for the message; a longer one ends in `…`.
+        let room = (area.width as usize).saturating_sub(
+            spans
+                .iter()
+                .map(|s| s.content.chars().count())
+                .sum::<usize>(),
+        );
+        let fit = |m: &str| super::ellipsize(m, room);
         match &app.mode {
             Mode::Seek(t) => {
                 spans.push(Span::styled(
@@ -44,12 +52,12 @@ impl Widget for StatusLine<'_> {
                         Level::Error => Style::new().fg(Color::Red).bold(),
                         Level::Info => Style::new().fg(Color::Cyan),
                     };
-                    spans.push(Span::styled(msg.clone(), st));
+                    spans.push(Span::styled(fit(msg), st));
                 } else if let Some(n) = app.notes.first() {
-                    spans.push(Span::styled(n.clone(), Style::new().fg(Color::Yellow)));
+                    spans.push(Span::styled(fit(n), Style::new().fg(Color::Yellow)));
                 } else {
                     spans.push(Span::styled(
-                        "Tab pane  Enter open  o page  1-4 views  / seek  ? help  q quit",
+                        fit("Tab pane  Enter open  o page  1-4 views  / seek  ? help  q quit"),
                         Style::new().fg(Color::DarkGray),
                     ));
                 }
