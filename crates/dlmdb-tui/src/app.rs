@@ -1,30 +1,37 @@
 //! Application state, and the few steps that fetch data for it from the
 //! model ([`App::sync`]). Key handling is in `update.rs`, drawing in `ui.rs`.
 
-use crate::model::{DbDetail, DbName, Row, Snapshot, Start, Store, View};
-use std::time::Duration;
+use crate::model::{DbDetail, DbName, Pos, Row, Snapshot, Start, Store, View};
+use crate::pages::{follow, Item, PageAt, PageDump, ReaderSlot, TreeCtx};
+use dlmdb_format::FreeRecord;
+use ratatui::layout::Rect;
+use std::time::{Duration, Instant};
 
-/// Which pane has the keyboard.
+/// Which pane has the keyboard. The lower pane shows one of entries,
+/// pages, free list or readers: the last one focused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     Dbs,
     Detail,
     Entries,
+    Pages,
+    FreeList,
+    Readers,
 }
 
 impl Focus {
-    pub fn next(self) -> Focus {
-        match self {
-            Focus::Dbs => Focus::Detail,
-            Focus::Detail => Focus::Entries,
-            Focus::Entries => Focus::Dbs,
-        }
+    /// A view of the lower pane.
+    pub fn is_lower(self) -> bool {
+        !matches!(self, Focus::Dbs | Focus::Detail)
     }
-    pub fn prev(self) -> Focus {
+    pub fn name(self) -> &'static str {
         match self {
-            Focus::Dbs => Focus::Entries,
-            Focus::Detail => Focus::Dbs,
-            Focus::Entries => Focus::Detail,
+            Focus::Dbs => "Databases",
+            Focus::Detail => "Detail",
+            Focus::Entries => "Entries",
+            Focus::Pages => "Pages",
+            Focus::FreeList => "Free list",
+            Focus::Readers => "Readers",
         }
     }
 }
@@ -39,6 +46,8 @@ pub enum Mode {
     Help,
     /// Full view of the selected entry.
     Entry,
+    /// `g` in the page browser: the page number typed so far.
+    GotoPage(String),
 }
 
 /// Browser moves that need the store.
@@ -56,9 +65,28 @@ pub enum Nav {
     End,
     /// First key >= these bytes.
     Seek(Vec<u8>),
-    /// The item with this 0-based rank (COUNTED databases).
+    /// The item with this 0-based rank (O(log n) on COUNTED databases,
+    /// a scan in steps otherwise).
     Rank(u64),
+    /// First item of the next distinct key after the selected row.
+    NextKey,
+    /// First item of the previous distinct key before the selected row.
+    PrevKey,
 }
+
+/// A `#N` jump on a database without counts: the scan so far. Each
+/// [`App::sync`] takes up to [`RANK_SCAN_STEP`] more steps, so the status
+/// line shows progress between them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankScan {
+    pub target: u64,
+    /// Rank of `at`.
+    pub done: u64,
+    pub at: Option<Pos>,
+}
+
+/// Items a rank scan steps over per sync (default of [`App::scan_step`]).
+pub const RANK_SCAN_STEP: u64 = 200_000;
 
 /// The entry browser.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,8 +105,11 @@ pub struct Browser {
     pub pending: Option<Nav>,
     /// Show values as hex even when printable.
     pub force_hex: bool,
-    /// COUNTED databases: 0-based rank of the window's first row.
+    /// 0-based rank of the window's first row (COUNTED databases, or
+    /// after a `#N` scan).
     pub first_rank: Option<u64>,
+    /// A `#N` scan under way.
+    pub scan: Option<RankScan>,
 }
 
 impl Default for Browser {
@@ -93,6 +124,7 @@ impl Default for Browser {
             pending: None,
             force_hex: false,
             first_rank: None,
+            scan: None,
         }
     }
 }
@@ -109,6 +141,200 @@ impl Browser {
     pub fn selected(&self) -> Option<&Row> {
         self.visible().get(self.sel)
     }
+}
+
+/// Page browser moves that need the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageNav {
+    /// The root page of a database.
+    Root(DbName),
+    /// Follow the selected item (child, overflow run, sub-page, sub-tree,
+    /// named database).
+    Descend,
+    /// Back to the page before (Backspace).
+    Up,
+    /// Page N of the file, read as part of the current tree.
+    Goto(u64),
+    /// The leaf holding this key of this database.
+    KeyPage(DbName, Vec<u8>),
+    /// Read the current page again in a fresh transaction.
+    Reload,
+    /// After a commit: walk the same path again in the new transaction
+    /// (from the database's new root when the path started at a root),
+    /// taking the same item index at every step. Pages of the old path may
+    /// have been freed and reused, so they are never read again by number.
+    Rewalk,
+}
+
+/// One step of the page browser's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Crumb {
+    pub at: PageAt,
+    pub ctx: TreeCtx,
+    /// Item selected there.
+    pub sel: usize,
+}
+
+/// The page browser.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PageBrowser {
+    /// From the first page opened to the current one (the last).
+    pub path: Vec<Crumb>,
+    pub page: Option<PageDump>,
+    pub sel: usize,
+    /// `h`: raw bytes instead of the item list.
+    pub hex: bool,
+    /// Rows the list shows (set from the terminal size).
+    pub height: usize,
+    pub pending: Option<PageNav>,
+    /// The path starts at a database's root (not at a page asked for by number).
+    pub from_root: bool,
+}
+
+impl PageBrowser {
+    pub fn selected(&self) -> Option<&Item> {
+        self.page.as_ref()?.items.get(self.sel)
+    }
+    /// Items (or hex lines) the page has.
+    pub fn rows(&self) -> usize {
+        match &self.page {
+            None => 0,
+            Some(p) if self.hex => p.bytes.len().div_ceil(16),
+            Some(p) => p.items.len(),
+        }
+    }
+}
+
+/// One sample of the store's figures, for deltas and rates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub at: Instant,
+    pub txnid: u64,
+    /// Per database: (depth, pages, entries).
+    pub dbs: Vec<(DbName, u32, u64, u64)>,
+}
+
+impl Sample {
+    pub fn of(s: &Snapshot, at: Instant) -> Sample {
+        Sample {
+            at,
+            txnid: s.env.last_txnid,
+            dbs: s
+                .dbs
+                .iter()
+                .map(|d| {
+                    let st = &d.stat;
+                    (
+                        d.name.clone(),
+                        st.depth,
+                        st.branch_pages + st.leaf_pages + st.overflow_pages,
+                        st.entries,
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn db(&self, name: &DbName) -> Option<(u32, u64, u64)> {
+        self.dbs
+            .iter()
+            .find(|d| &d.0 == name)
+            .map(|d| (d.1, d.2, d.3))
+    }
+}
+
+/// How one database moved: since the viewer opened, and per second over
+/// the last refresh interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Motion {
+    pub commits: i64,
+    pub depth: i64,
+    pub pages: i64,
+    pub entries: i64,
+    /// `None` until two samples with time between them exist.
+    pub commits_per_s: Option<f64>,
+    pub entries_per_s: Option<f64>,
+    pub pages_per_s: Option<f64>,
+}
+
+/// First, previous and latest samples.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    pub first: Option<Sample>,
+    pub prev: Option<Sample>,
+    pub last: Option<Sample>,
+    /// The last [`HISTORY`] samples, oldest first (for the trend lines).
+    pub history: std::collections::VecDeque<Sample>,
+}
+
+/// Samples kept for the trend lines.
+pub const HISTORY: usize = 48;
+
+impl Live {
+    pub fn record(&mut self, s: Sample) {
+        if self.first.is_none() {
+            self.first = Some(s.clone());
+        }
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(s.clone());
+        self.prev = self.last.take();
+        self.last = Some(s);
+    }
+
+    /// Entries, pages and depth of database `name` over the kept samples
+    /// (0 where it did not exist).
+    pub fn trend(&self, name: &DbName) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+        let mut out = (Vec::new(), Vec::new(), Vec::new());
+        for s in &self.history {
+            let (d, p, e) = s.db(name).unwrap_or((0, 0, 0));
+            out.0.push(e);
+            out.1.push(p);
+            out.2.push(u64::from(d));
+        }
+        out
+    }
+
+    /// Motion of database `name` (`None` before the first sample).
+    pub fn motion(&self, name: &DbName) -> Option<Motion> {
+        let (first, last) = (self.first.as_ref()?, self.last.as_ref()?);
+        let (d1, p1, e1) = last.db(name)?;
+        let (d0, p0, e0) = first.db(name).unwrap_or((0, 0, 0));
+        let mut m = Motion {
+            commits: last.txnid as i64 - first.txnid as i64,
+            depth: i64::from(d1) - i64::from(d0),
+            pages: p1 as i64 - p0 as i64,
+            entries: e1 as i64 - e0 as i64,
+            ..Motion::default()
+        };
+        if let Some(prev) = &self.prev {
+            let secs = last.at.duration_since(prev.at).as_secs_f64();
+            if secs > 0.0 {
+                let (_, pp, pe) = prev.db(name).unwrap_or((0, 0, 0));
+                m.commits_per_s = Some((last.txnid as f64 - prev.txnid as f64) / secs);
+                m.entries_per_s = Some((e1 as f64 - pe as f64) / secs);
+                m.pages_per_s = Some((p1 as f64 - pp as f64) / secs);
+            }
+        }
+        Some(m)
+    }
+}
+
+/// Free-list records of the last refresh.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FreeListView {
+    pub records: Vec<FreeRecord>,
+    pub sel: usize,
+    pub error: Option<String>,
+}
+
+/// Reader slots of the last refresh (`None`: no lock file).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReadersView {
+    pub slots: Option<Vec<ReaderSlot>>,
+    pub sel: usize,
+    pub error: Option<String>,
 }
 
 /// Kinds of status messages.
@@ -135,7 +361,15 @@ pub struct App {
     /// Scroll offset of the entry popup.
     pub popup_scroll: u16,
     pub browser: Browser,
+    pub pages: PageBrowser,
+    pub free_list: FreeListView,
+    pub readers: ReadersView,
+    pub live: Live,
     pub focus: Focus,
+    /// What the lower pane shows (the last lower view focused).
+    pub lower: Focus,
+    /// Screen size of the last draw (mouse hits are mapped with it).
+    pub screen: Rect,
     pub mode: Mode,
     pub paused: bool,
     pub interval: Duration,
@@ -146,6 +380,8 @@ pub struct App {
     pub quit: bool,
     /// Refreshes done (shown as a heartbeat in the status line).
     pub refreshes: u64,
+    /// Items a `#N` scan steps over per sync.
+    pub scan_step: u64,
 }
 
 impl App {
@@ -161,7 +397,13 @@ impl App {
             detail_scroll: 0,
             popup_scroll: 0,
             browser: Browser::default(),
+            pages: PageBrowser::default(),
+            free_list: FreeListView::default(),
+            readers: ReadersView::default(),
+            live: Live::default(),
             focus: Focus::Dbs,
+            lower: Focus::Entries,
+            screen: Rect::new(0, 0, 120, 40),
             mode: Mode::Normal,
             paused: false,
             interval,
@@ -170,7 +412,40 @@ impl App {
             notes: Vec::new(),
             quit: false,
             refreshes: 0,
+            scan_step: RANK_SCAN_STEP,
         }
+    }
+
+    /// Give `f` the keyboard; a lower view also becomes the lower pane's.
+    pub fn set_focus(&mut self, f: Focus) {
+        if f.is_lower() {
+            self.lower = f;
+        }
+        self.focus = f;
+    }
+
+    /// Tab: databases, detail, the lower pane's view, around.
+    pub fn focus_next(&mut self) {
+        self.focus = match self.focus {
+            Focus::Dbs => Focus::Detail,
+            Focus::Detail => self.lower,
+            _ => Focus::Dbs,
+        };
+    }
+
+    /// Shift-Tab: the other way round.
+    pub fn focus_prev(&mut self) {
+        self.focus = match self.focus {
+            Focus::Dbs => self.lower,
+            Focus::Detail => Focus::Dbs,
+            _ => Focus::Detail,
+        };
+    }
+
+    /// Open the root page of `db` in the page browser.
+    pub fn open_root_page(&mut self, db: DbName) {
+        self.pages.pending = Some(PageNav::Root(db));
+        self.set_focus(Focus::Pages);
     }
 
     /// Name of the highlighted database.
@@ -233,11 +508,16 @@ impl App {
             match view.snapshot(&reason, version) {
                 Ok(s) => {
                     let changed = s.txnid != self.snapshot.txnid;
+                    self.live.record(Sample::of(&s, Instant::now()));
                     self.apply_snapshot(s);
+                    self.refresh_lists(&view);
                     if changed {
                         self.detail_stale = true;
                         if self.browser.db.is_some() && self.browser.pending.is_none() {
                             self.browser.pending = Some(Nav::Reload);
+                        }
+                        if self.pages.page.is_some() && self.pages.pending.is_none() {
+                            self.pages.pending = Some(PageNav::Rewalk);
                         }
                     }
                     if matches!(self.status, Some((Level::Error, _))) {
@@ -272,6 +552,253 @@ impl App {
                 self.set_error(format!("entries: {e:#}"));
             }
         }
+        if self.browser.scan.is_some() {
+            if let Err(e) = self.continue_scan(&view) {
+                self.browser.scan = None;
+                self.set_error(format!("#rank scan: {e:#}"));
+            }
+        }
+        if let Some(nav) = self.pages.pending.take() {
+            if let Err(e) = self.page_nav(&view, nav) {
+                self.set_error(format!("pages: {e:#}"));
+            }
+        }
+    }
+
+    /// Free list and reader table of this transaction.
+    fn refresh_lists(&mut self, view: &View<'_>) {
+        match view.free_records() {
+            Ok(r) => {
+                self.free_list.records = r;
+                self.free_list.error = None;
+            }
+            Err(e) => self.free_list.error = Some(format!("{e:#}")),
+        }
+        let n = self.free_list.records.len();
+        self.free_list.sel = self.free_list.sel.min(n.saturating_sub(1));
+        match view.readers() {
+            Ok(r) => {
+                self.readers.slots = r;
+                self.readers.error = None;
+            }
+            Err(e) => self.readers.error = Some(format!("{e:#}")),
+        }
+        let n = self.readers.slots.as_ref().map_or(0, Vec::len);
+        self.readers.sel = self.readers.sel.min(n.saturating_sub(1));
+    }
+
+    /// Show `page`, pushed as a new step of the path (`push`) or replacing
+    /// the current one.
+    fn show_page(&mut self, page: PageDump, sel: usize, push: bool) {
+        let crumb = Crumb {
+            at: page.at.clone(),
+            ctx: page.ctx.clone(),
+            sel,
+        };
+        let pb = &mut self.pages;
+        if push {
+            if let Some(last) = pb.path.last_mut() {
+                last.sel = pb.sel;
+            }
+            pb.path.push(crumb);
+        } else if let Some(last) = pb.path.last_mut() {
+            *last = crumb;
+        } else {
+            pb.path.push(crumb);
+        }
+        pb.sel = sel.min(page.items.len().saturating_sub(1));
+        pb.page = Some(page);
+    }
+
+    /// Carry out one page browser move in `view`.
+    fn page_nav(&mut self, view: &View<'_>, nav: PageNav) -> anyhow::Result<()> {
+        match nav {
+            PageNav::Root(db) => {
+                let (root, ctx) = view.tree_root(&db)?;
+                let page = view.page(&PageAt::Page(root), &ctx)?;
+                self.pages.path.clear();
+                self.pages.hex = false;
+                self.pages.from_root = true;
+                self.show_page(page, 0, true);
+            }
+            PageNav::Descend => {
+                let Some(page) = &self.pages.page else {
+                    return Ok(());
+                };
+                let Some((at, ctx)) = follow(page, self.pages.sel) else {
+                    self.set_info("this item points to no page");
+                    return Ok(());
+                };
+                let mut next = view.page(&at, &ctx)?;
+                if let (Some(crate::pages::ItemData::Overflow { size, .. }), Some(run)) = (
+                    page.items.get(self.pages.sel).map(|i| &i.data),
+                    next.overflow.as_mut(),
+                ) {
+                    run.value_size = Some(*size);
+                }
+                self.show_page(next, 0, true);
+            }
+            PageNav::Up => {
+                if self.pages.path.len() < 2 {
+                    self.set_info("at the first page of the path");
+                    return Ok(());
+                }
+                self.pages.path.pop();
+                let c = self.pages.path.last().expect("len >= 1").clone();
+                let page = view.page(&c.at, &c.ctx)?;
+                self.show_page(page, c.sel, false);
+            }
+            PageNav::Goto(pgno) => {
+                let ctx = match &self.pages.page {
+                    Some(p) => p.ctx.clone(),
+                    None => {
+                        let db = self.selected_db().unwrap_or(None);
+                        view.tree_root(&db)
+                            .map(|(_, c)| c)
+                            .unwrap_or_else(|_| TreeCtx::of_db(db, Default::default()))
+                    }
+                };
+                let page = view.page(&PageAt::Page(pgno), &ctx)?;
+                self.pages.path.clear();
+                self.pages.from_root = false;
+                self.show_page(page, 0, true);
+            }
+            PageNav::KeyPage(db, key) => {
+                let (path, idx) = view.path_to_key(&db, &key)?;
+                self.pages.path.clear();
+                self.pages.hex = false;
+                self.pages.from_root = true;
+                // At each branch, the child taken is the selected item.
+                let next: Vec<Option<PageAt>> = path
+                    .iter()
+                    .skip(1)
+                    .map(|p| Some(p.at.clone()))
+                    .chain([None])
+                    .collect();
+                for (page, next) in path.into_iter().zip(next) {
+                    let sel = match next {
+                        Some(PageAt::Page(child)) => page
+                            .items
+                            .iter()
+                            .position(|it| {
+                                matches!(it.data, crate::pages::ItemData::Child { pgno, .. } if pgno == child)
+                            })
+                            .unwrap_or(0),
+                        _ => idx.unwrap_or(0),
+                    };
+                    self.show_page(page, sel, true);
+                }
+                if idx.is_none() {
+                    self.set_info("the key is not on the leaf its path leads to (store changed?)");
+                }
+            }
+            PageNav::Rewalk => self.rewalk(view)?,
+            PageNav::Reload => {
+                if let Some(c) = self.pages.path.last().cloned() {
+                    let page = view.page(&c.at, &c.ctx)?;
+                    let sel = self.pages.sel;
+                    self.show_page(page, sel, false);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// See [`PageNav::Rewalk`]. On failure the old path stays, marked by
+    /// its page's txn id in the header panel.
+    fn rewalk(&mut self, view: &View<'_>) -> anyhow::Result<()> {
+        let old = self.pages.path.clone();
+        let Some(first) = old.first() else {
+            return Ok(());
+        };
+        let last_sel = self.pages.sel;
+        let start = if self.pages.from_root {
+            let (root, ctx) = view.tree_root(&first.ctx.db)?;
+            (PageAt::Page(root), ctx)
+        } else {
+            (first.at.clone(), first.ctx.clone())
+        };
+        let mut page = view.page(&start.0, &start.1)?;
+        let mut path = Vec::new();
+        let mut cut = false;
+        for (i, crumb) in old.iter().enumerate() {
+            let sel = if i + 1 == old.len() {
+                last_sel
+            } else {
+                crumb.sel
+            };
+            let sel = sel.min(page.items.len().saturating_sub(1));
+            path.push(Crumb {
+                at: page.at.clone(),
+                ctx: page.ctx.clone(),
+                sel,
+            });
+            if i + 1 == old.len() {
+                break;
+            }
+            match follow(&page, sel) {
+                Some((at, ctx)) => page = view.page(&at, &ctx)?,
+                None => {
+                    cut = true;
+                    break;
+                }
+            }
+        }
+        self.pages.sel = path.last().map_or(0, |c| c.sel);
+        self.pages.path = path;
+        self.pages.page = Some(page);
+        if cut {
+            self.set_info("the tree changed under the page path; it ends earlier now");
+        }
+        Ok(())
+    }
+
+    /// Advance a `#N` scan by one step and show the row when it is reached.
+    fn continue_scan(&mut self, view: &View<'_>) -> anyhow::Result<()> {
+        let Some(db) = self.browser.db.clone() else {
+            self.browser.scan = None;
+            return Ok(());
+        };
+        let Some(mut scan) = self.browser.scan.take() else {
+            return Ok(());
+        };
+        let left = scan.target - scan.done;
+        let (at, steps) = view.step_from(&db, scan.at.as_ref(), left.min(self.scan_step))?;
+        scan.done += steps;
+        scan.at = at;
+        let reached = scan.done == scan.target;
+        let ended = steps < left.min(self.scan_step) || scan.at.is_none();
+        if !(reached || ended) {
+            self.set_info(format!(
+                "#{}: scanning (database not counted): {} of {} rows",
+                scan.target, scan.done, scan.target
+            ));
+            self.browser.scan = Some(scan);
+            return Ok(());
+        }
+        let b = &mut self.browser;
+        let want = b.height + 1;
+        match scan.at {
+            Some(p) if reached => {
+                b.start = Start::At(p);
+                b.rows = view.rows_from(&db, &b.start, want)?;
+                b.sel = 0;
+                b.first_rank = Some(scan.target);
+                self.set_info(format!("row {} (0-based), found by a scan", scan.target));
+            }
+            _ => {
+                b.start = view.start_before(&db, None, b.height)?;
+                b.rows = view.rows_from(&db, &b.start, want)?;
+                b.sel = b.visible().len().saturating_sub(1);
+                b.first_rank = None;
+                self.set_info(format!(
+                    "rank {} is past the end ({} rows); showing the end",
+                    scan.target,
+                    scan.done + 1
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Replace the snapshot, keeping the selected database by name.
@@ -380,6 +907,37 @@ impl App {
                 b.rows = view.rows_from(&db, &b.start, want)?;
                 b.sel = b.visible().len().saturating_sub(1);
             }
+            Nav::Rank(n) if !view.is_counted(&db)? => {
+                b.scan = Some(RankScan {
+                    target: n,
+                    done: 0,
+                    at: None,
+                });
+                return Ok(());
+            }
+            Nav::NextKey | Nav::PrevKey => {
+                let Some(p) = b.selected().map(|r| r.pos(dupsort)) else {
+                    return Ok(());
+                };
+                match view.distinct_key(&db, &p, nav == Nav::NextKey)? {
+                    Some(q) => {
+                        b.start = Start::At(q);
+                        b.rows = view.rows_from(&db, &b.start, want)?;
+                        b.sel = 0;
+                    }
+                    None => {
+                        self.status = Some((
+                            Level::Info,
+                            if nav == Nav::NextKey {
+                                "no later key".to_string()
+                            } else {
+                                "no earlier key".to_string()
+                            },
+                        ));
+                        return Ok(());
+                    }
+                }
+            }
             Nav::Rank(n) => match view.pos_at_rank(&db, n)? {
                 Some(p) => {
                     b.start = Start::At(p);
@@ -415,10 +973,85 @@ impl App {
         }
         let b = &mut self.browser;
         b.sel = b.sel.min(b.visible().len().saturating_sub(1));
+        b.scan = None;
         b.first_rank = match b.rows.first() {
             Some(r) => view.rank_of(&db, &r.pos(dupsort)).unwrap_or(None),
             None => None,
         };
         Ok(())
+    }
+}
+
+impl App {
+    /// The event loop: refresh on the interval, draw, hand keys and mouse
+    /// events to [`update`](crate::update), until quit.
+    pub fn run<B: ratatui::backend::Backend>(
+        &mut self,
+        terminal: &mut ratatui::Terminal<B>,
+        store: &mut Store,
+    ) -> anyhow::Result<()> {
+        use crossterm::event;
+        let mut last_refresh = Instant::now();
+        loop {
+            let size = terminal.size()?;
+            self.fit_to(Rect::new(0, 0, size.width, size.height));
+            if !self.paused && last_refresh.elapsed() >= self.interval {
+                self.refresh_requested = true;
+            }
+            if self.refresh_requested {
+                last_refresh = Instant::now();
+            }
+            self.sync(store);
+            terminal.draw(|f| crate::ui::draw(f, self))?;
+            if self.quit {
+                return Ok(());
+            }
+            let wait = if self.browser.scan.is_some() {
+                Duration::ZERO
+            } else if self.paused {
+                Duration::from_millis(500)
+            } else {
+                self.interval.saturating_sub(last_refresh.elapsed())
+            };
+            if event::poll(wait)? {
+                self.handle(event::read()?, store);
+                // Drain what else is queued before redrawing (fast key repeat).
+                while event::poll(Duration::ZERO)? {
+                    self.handle(event::read()?, store);
+                }
+            }
+            if self.quit {
+                return Ok(());
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: crossterm::event::Event, store: &mut Store) {
+        use crossterm::event::Event;
+        match ev {
+            Event::Key(k) => crate::update::update(self, k),
+            Event::Mouse(m) => crate::update::mouse(self, m),
+            _ => {}
+        }
+        if self.browser.pending.is_some() || self.pages.pending.is_some() {
+            self.sync(store);
+        }
+    }
+
+    /// Adopt a screen size: window heights follow, the entry window reloads.
+    pub fn fit_to(&mut self, screen: Rect) {
+        self.screen = screen;
+        let a = crate::ui::areas(screen, self);
+        self.pages.height = match &self.pages.page {
+            Some(p) => crate::ui::list_geometry(a.lower, p).1,
+            None => (a.lower.height as usize).saturating_sub(5).max(1),
+        };
+        let rows = crate::ui::list_rows(a.lower);
+        if rows != self.browser.height {
+            self.browser.height = rows;
+            if self.browser.db.is_some() && self.browser.pending.is_none() {
+                self.browser.pending = Some(Nav::Reload);
+            }
+        }
     }
 }

@@ -3,27 +3,29 @@
 
 use anyhow::Result;
 use clap::Parser;
-use crossterm::event::{self, Event};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::execute;
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
-use dlmdb_tui::app::{App, Nav};
+use dlmdb_tui::app::{App, Focus};
 use dlmdb_tui::model::{FormatChoice, OpenOptions, Store};
-use dlmdb_tui::{ui, update};
 use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
 use ratatui::Terminal;
 use std::io::Stdout;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
     name = "dlmdb-tui",
     version,
     about = "Browse an LMDB / DLMDB store: databases, pages, tree depth, compression, entries (live, read-only)",
-    after_help = "Keys: Tab pane, arrows/j k move, PgUp/PgDn/Home/End page, Enter open, / seek,\n\
-x hex, r refresh, p pause, ? help, q quit.\n\n\
+    after_help = "Keys: Tab pane, 1-4 lower pane (entries, pages, free list, readers), arrows/j k move,\n\
+PgUp/PgDn/Home/End, Enter open/follow, Backspace back, o page of entry/root, h hex page,\n\
+g N go to page, n/N next/previous key, / seek (#N row), x hex values, r refresh, p pause,\n\
+? help, q quit. Mouse: click selects, wheel scrolls.\n\n\
 Examples:\n  dlmdb-tui ./db\n  dlmdb-tui ./store.mdb --interval 0.5\n  dlmdb-tui --format dlmdb-v1 old.mdb"
 )]
 struct Args {
@@ -96,14 +98,10 @@ fn real_main() -> Result<()> {
     res
 }
 
-fn screen(s: ratatui::layout::Size) -> ratatui::layout::Rect {
-    ratatui::layout::Rect::new(0, 0, s.width, s.height)
-}
-
 fn setup_terminal() -> Result<Terminal<CrosstermBackend<Stdout>>> {
     enable_raw_mode()?;
     let mut out = std::io::stdout();
-    if let Err(e) = execute!(out, EnterAlternateScreen) {
+    if let Err(e) = execute!(out, EnterAlternateScreen, EnableMouseCapture) {
         let _ = disable_raw_mode();
         return Err(e.into());
     }
@@ -114,19 +112,21 @@ fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = execute!(
         std::io::stdout(),
+        DisableMouseCapture,
         LeaveAlternateScreen,
         crossterm::cursor::Show
     );
 }
 
+/// First load, the database asked for with `-s`, then the event loop.
 fn run(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     app: &mut App,
     store: &mut Store,
     subdb: Option<String>,
 ) -> Result<()> {
-    // First load, then open the requested database.
-    app.browser.height = ui::entry_rows(screen(terminal.size()?));
+    let size = terminal.size()?;
+    app.fit_to(Rect::new(0, 0, size.width, size.height));
     app.sync(store);
     if let Some(name) = subdb {
         match app
@@ -138,56 +138,10 @@ fn run(
             Some(i) => {
                 app.select_db(i);
                 app.open_in_browser(Some(name));
-                app.focus = dlmdb_tui::app::Focus::Entries;
+                app.set_focus(Focus::Entries);
             }
             None => app.set_error(format!("no database named {name:?}")),
         }
     }
-    let mut last_refresh = Instant::now();
-    loop {
-        let size = terminal.size()?;
-        let rows = ui::entry_rows(screen(size));
-        if rows != app.browser.height {
-            app.browser.height = rows;
-            if app.browser.db.is_some() && app.browser.pending.is_none() {
-                app.browser.pending = Some(Nav::Reload);
-            }
-        }
-        if !app.paused && last_refresh.elapsed() >= app.interval {
-            app.refresh_requested = true;
-        }
-        if app.refresh_requested {
-            last_refresh = Instant::now();
-        }
-        app.sync(store);
-        terminal.draw(|f| ui::draw(f, app))?;
-        if app.quit {
-            return Ok(());
-        }
-        let wait = app.interval.saturating_sub(last_refresh.elapsed());
-        let wait = if app.paused {
-            Duration::from_millis(500)
-        } else {
-            wait
-        };
-        if event::poll(wait)? {
-            match event::read()? {
-                Event::Key(k) => update::update(app, k),
-                Event::Resize(..) => {}
-                _ => {}
-            }
-            // Drain what else is queued before redrawing (fast key repeat).
-            while event::poll(Duration::ZERO)? {
-                if let Event::Key(k) = event::read()? {
-                    update::update(app, k);
-                    if app.browser.pending.is_some() {
-                        app.sync(store);
-                    }
-                }
-            }
-        }
-        if app.quit {
-            return Ok(());
-        }
-    }
+    app.run(terminal, store)
 }

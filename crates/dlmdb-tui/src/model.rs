@@ -12,8 +12,9 @@ use dlmdb::{
     CountFlags, CursorOp, Database, DatabaseFlags, Env, EnvFlags, Layout, PageInfo, PageKind,
     ProbeVerdict, RoTxn, Stat, WalkSummary,
 };
+use dlmdb_format::NodeLayout;
 use std::cmp::Ordering;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `--format`: which node layout to read the store in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -232,7 +233,7 @@ impl Store {
                 .context("adopting the grown map size")?;
         }
         let txn = self.env.read_txn().context("starting a read transaction")?;
-        Ok(View::new(&self.env, txn, self.no_lock))
+        Ok(View::new(&self.env, txn, self.no_lock, &self.data_file))
     }
 }
 
@@ -291,6 +292,19 @@ pub struct EnvSummary {
     /// Free pages on the free list.
     pub free_pages: Option<u64>,
     pub no_lock: bool,
+    /// Bytes of the data file.
+    pub file_len: Option<u64>,
+}
+
+impl EnvSummary {
+    /// Bytes the meta page says are in use (pages 0 ..= last page).
+    pub fn used_bytes(&self) -> u64 {
+        (self.last_pgno + 1) * u64::from(self.page_size)
+    }
+    /// The data file is shorter than the meta page's last page needs.
+    pub fn truncated(&self) -> bool {
+        self.file_len.is_some_and(|n| n < self.used_bytes())
+    }
 }
 
 /// One row of the database list.
@@ -358,6 +372,8 @@ pub struct LevelInfo {
     pub nodes: u64,
     pub used_bytes: u64,
     pub free_bytes: u64,
+    /// Pages by fill: under 20%, 40%, 60%, 80%, and 80% or more.
+    pub fill_buckets: [u64; 5],
 }
 
 impl LevelInfo {
@@ -440,9 +456,40 @@ pub struct Compression {
     pub logical_value_bytes: u64,
     pub stored_value_bytes: u64,
     pub if_compressed_value_bytes: u64,
+    /// Bytes of the accounted leaves' pointers and nodes as stored, as
+    /// they would be without compression, and with it.
+    pub leaf_bytes_stored: u64,
+    pub leaf_bytes_plain: u64,
+    pub leaf_bytes_compressed: u64,
 }
 
 impl Compression {
+    /// Leaf pages the accounted leaves would take laid out without
+    /// compression (prefix databases) or with it (others), at the tree's
+    /// present fill: `leaves * other bytes / stored bytes`, rounded up.
+    pub fn leaf_pages_other_layout(&self) -> u64 {
+        let other = if self.prefix {
+            self.leaf_bytes_plain
+        } else {
+            self.leaf_bytes_compressed
+        };
+        if self.leaf_bytes_stored == 0 {
+            return self.leaf_pages_seen;
+        }
+        (self.leaf_pages_seen as u128 * other as u128).div_ceil(self.leaf_bytes_stored as u128)
+            as u64
+    }
+
+    /// Leaf pages compression saves (prefix databases) or would save (others).
+    pub fn pages_saved(&self) -> i64 {
+        let other = self.leaf_pages_other_layout() as i64;
+        if self.prefix {
+            other - self.leaf_pages_seen as i64
+        } else {
+            self.leaf_pages_seen as i64 - other
+        }
+    }
+
     /// Logical / stored (>= 1 means the stored form is smaller).
     pub fn ratio(&self) -> f64 {
         if self.stored_key_bytes == 0 {
@@ -546,15 +593,51 @@ pub struct View<'e> {
     env: &'e Env,
     txn: RoTxn<'e>,
     no_lock: bool,
+    data_file: &'e Path,
 }
 
 impl<'e> View<'e> {
-    fn new(env: &'e Env, txn: RoTxn<'e>, no_lock: bool) -> Self {
-        View { env, txn, no_lock }
+    fn new(env: &'e Env, txn: RoTxn<'e>, no_lock: bool, data_file: &'e Path) -> Self {
+        View {
+            env,
+            txn,
+            no_lock,
+            data_file,
+        }
     }
 
     pub fn txnid(&self) -> u64 {
         self.txn.id()
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.env.layout()
+    }
+
+    pub fn data_file(&self) -> &Path {
+        self.data_file
+    }
+
+    pub fn no_lock(&self) -> bool {
+        self.no_lock
+    }
+
+    pub fn env_stat(&self) -> Result<Stat> {
+        Ok(self.env.stat()?)
+    }
+
+    pub fn reader_list(&self) -> Result<String> {
+        Ok(self.env.reader_list()?)
+    }
+
+    pub fn freelist(&self) -> Result<Vec<dlmdb::FreeRecord>> {
+        Ok(self.txn.freelist()?)
+    }
+
+    /// The main tree's value under `name`: a named database's 48-byte record.
+    pub fn catalog_record(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let main = self.txn.open_db(None)?;
+        Ok(self.txn.get(main, name.as_bytes())?.map(<[u8]>::to_vec))
     }
 
     fn open(&self, name: &DbName) -> Result<Database> {
@@ -596,6 +679,7 @@ impl<'e> View<'e> {
             readers_reading: reading,
             free_pages,
             no_lock: self.no_lock,
+            file_len: std::fs::metadata(self.data_file).ok().map(|m| m.len()),
         };
         let mut dbs = vec![self.db_summary(None)];
         let names = self.txn.db_names().context("listing named databases")?;
@@ -700,6 +784,11 @@ impl<'e> View<'e> {
                         dup.keys += u64::from(p.entries);
                     }
                     l.nodes += u64::from(p.entries);
+                    let whole = u64::from(p.used) + u64::from(p.free);
+                    let bucket = (5 * u64::from(p.used))
+                        .checked_div(whole)
+                        .map_or(0, |b| b.min(4) as usize);
+                    l.fill_buckets[bucket] += 1;
                     l.used_bytes += u64::from(p.used);
                     l.free_bytes += u64::from(p.free);
                 }
@@ -844,11 +933,14 @@ impl<'e> View<'e> {
                     }
                     _ => vlen,
                 };
-                // Node: 2-byte pointer + the node rounded up to even size:
-                // 8-byte header, key (+1 pad byte for odd sizes in padded
-                // layouts), data.
-                let node = 8 + stored + (pad && stored % 2 == 1) as u64 + dsize;
-                rebuilt += 2 + node + node % 2;
+                // 2-byte pointer + the node (header, key area, data, even).
+                let layout = node_layout(pad);
+                let node = layout.leaf_node_size(stored as usize, dsize as usize) as u64;
+                rebuilt += 2 + node;
+                out.leaf_bytes_plain +=
+                    2 + layout.leaf_node_size(klen as usize, dsize as usize) as u64;
+                out.leaf_bytes_compressed +=
+                    2 + layout.leaf_node_size(encoded as usize, dsize as usize) as u64;
                 let step = if dupsort {
                     CursorOp::NextNoDup
                 } else {
@@ -859,6 +951,7 @@ impl<'e> View<'e> {
                     .map(|(k, v)| (k.to_vec(), v.to_vec()));
             }
             out.leaf_pages_seen += 1;
+            out.leaf_bytes_stored += rebuilt - 16;
             checked += 1;
             matching += (rebuilt == u64::from(leaf.used)) as u64;
         }
@@ -1000,6 +1093,12 @@ impl View<'_> {
         Ok(self.txn.get_key_rank(db, &p.key, p.val.as_deref())?)
     }
 
+    /// The database keeps subtree counts (rank lookups are O(log n)).
+    pub fn is_counted(&self, name: &DbName) -> Result<bool> {
+        let db = self.open(name)?;
+        Ok(self.txn.db_flags(db)?.contains(DatabaseFlags::COUNTED))
+    }
+
     /// Position of the item with 0-based `rank` in a COUNTED database.
     pub fn pos_at_rank(&self, name: &DbName, rank: u64) -> Result<Option<Pos>> {
         let db = self.open(name)?;
@@ -1012,6 +1111,87 @@ impl View<'_> {
             key: k.to_vec(),
             val: dupsort.then(|| v.to_vec()),
         }))
+    }
+}
+
+impl View<'_> {
+    /// First item of the next (`forward`) or previous distinct key from
+    /// `p`; `None` at the end (or start).
+    pub fn distinct_key(&self, name: &DbName, p: &Pos, forward: bool) -> Result<Option<Pos>> {
+        let db = self.open(name)?;
+        let dupsort = self.txn.db_flags(db)?.contains(DatabaseFlags::DUP_SORT);
+        let mut cur = self.txn.cursor(db)?;
+        if seek(&self.txn, db, &mut cur, p, dupsort)?.is_none() {
+            if forward {
+                return Ok(None);
+            }
+            cur.last()?;
+        } else if !forward {
+            // seek may have landed on a later key than p's; step back to p's key.
+            if let Some((k, _)) = cur.get(None, None, CursorOp::GetCurrent)? {
+                if self.txn.cmp_keys(db, &k, &p.key) == Ordering::Greater {
+                    cur.get(None, None, CursorOp::PrevNoDup)?;
+                }
+            }
+        }
+        let op = match (forward, dupsort) {
+            (true, true) => CursorOp::NextNoDup,
+            (true, false) => CursorOp::Next,
+            (false, true) => CursorOp::PrevNoDup,
+            (false, false) => CursorOp::Prev,
+        };
+        let Some((k, v)) = cur
+            .get(None, None, op)?
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        else {
+            return Ok(None);
+        };
+        let v = if dupsort {
+            // Backwards lands on the key's last value: take its first.
+            cur.get(None, None, CursorOp::FirstDup)?
+                .map(|(_, v)| v.to_vec())
+                .or(Some(v))
+        } else {
+            None
+        };
+        Ok(Some(Pos { key: k, val: v }))
+    }
+
+    /// Move up to `n` items forward from `from` (`None`: the first item).
+    /// Returns where it stopped and how many steps it took (fewer than `n`
+    /// at the end). Reaching rank `r` of an uncounted database is `r`
+    /// steps from the first item.
+    pub fn step_from(
+        &self,
+        name: &DbName,
+        from: Option<&Pos>,
+        n: u64,
+    ) -> Result<(Option<Pos>, u64)> {
+        let db = self.open(name)?;
+        let dupsort = self.txn.db_flags(db)?.contains(DatabaseFlags::DUP_SORT);
+        let mut cur = self.txn.cursor(db)?;
+        let mut at = match from {
+            None => cur.first()?,
+            Some(p) => seek(&self.txn, db, &mut cur, p, dupsort)?,
+        }
+        .map(|(k, v)| (k.to_vec(), v.to_vec()));
+        let mut steps = 0;
+        while steps < n && at.is_some() {
+            match cur.next()? {
+                Some((k, v)) => {
+                    at = Some((k.to_vec(), v.to_vec()));
+                    steps += 1;
+                }
+                None => break,
+            }
+        }
+        Ok((
+            at.map(|(k, v)| Pos {
+                key: k,
+                val: dupsort.then_some(v),
+            }),
+            steps,
+        ))
     }
 }
 
@@ -1041,10 +1221,9 @@ fn seek<'t>(
 }
 
 /// What a prefix-compressed page stores for `key` when its first key is
-/// `trunk`: varint(shared prefix length) ++ the rest of the key.
+/// `trunk` (dlmdb-extensions.md §3.8).
 fn encoded_len(trunk: &[u8], key: &[u8]) -> u64 {
-    let s = common_prefix(trunk, key) as u64;
-    varint_len(s) + key.len() as u64 - s
+    dlmdb_format::prefix::encoded_len(trunk, key) as u64
 }
 
 /// Could a sub-page of `size` bytes hold just one value of `vlen` bytes?
@@ -1056,12 +1235,21 @@ fn one_value_subpage(size: u64, leaf2: bool, vlen: u64, pad: bool, prefix: bool)
     if leaf2 {
         return vlen > 0 && size >= 16 + vlen && (size - 16).is_multiple_of(vlen);
     }
-    let node = 8 + vlen + (pad && vlen % 2 == 1) as u64;
-    let exact = 16 + 2 + node + node % 2;
+    let layout = node_layout(pad);
+    // Sub-page header + one pointer + one node holding the value as its key.
+    let exact = (16 + 2 + layout.leaf_node_size(vlen as usize, 0)) as u64;
     if prefix {
         size >= exact
     } else {
         size == exact
+    }
+}
+
+fn node_layout(pad: bool) -> NodeLayout {
+    if pad {
+        NodeLayout::Padded
+    } else {
+        NodeLayout::Stock
     }
 }
 
@@ -1123,20 +1311,6 @@ fn leaves_with_attachments(pages: &[PageInfo]) -> Vec<(&PageInfo, Vec<Attach>)> 
     leaves
 }
 
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
-/// Bytes of the big-endian base-128 varint of `s`.
-fn varint_len(mut s: u64) -> u64 {
-    let mut n = 1;
-    while s >= 128 {
-        s >>= 7;
-        n += 1;
-    }
-    n
-}
-
 /// (slots held, slots inside a read txn) from `mdb_reader_list` text.
 fn count_readers(text: &str) -> (u32, u32) {
     let mut held = 0;
@@ -1163,15 +1337,6 @@ pub fn display_name(name: &DbName) -> String {
 #[cfg(test)]
 mod unit {
     use super::*;
-
-    #[test]
-    fn varint_lengths() {
-        assert_eq!(varint_len(0), 1);
-        assert_eq!(varint_len(127), 1);
-        assert_eq!(varint_len(128), 2);
-        assert_eq!(varint_len(16383), 2);
-        assert_eq!(varint_len(16384), 3);
-    }
 
     #[test]
     fn reader_lines() {

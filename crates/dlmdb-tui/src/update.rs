@@ -2,8 +2,10 @@
 //! terminal; moves that need data leave a request ([`Nav`], a refresh, a
 //! stale detail pane) that [`App::sync`](crate::app::App::sync) carries out.
 
-use crate::app::{App, Focus, Mode, Nav};
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crate::app::{App, Focus, Mode, Nav, PageNav};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 /// Apply one key press.
 pub fn update(app: &mut App, key: KeyEvent) {
@@ -56,7 +58,7 @@ pub fn update(app: &mut App, key: KeyEvent) {
                             }
                         }
                         app.browser.pending = Some(nav);
-                        app.focus = Focus::Entries;
+                        app.set_focus(Focus::Entries);
                     }
                     Err(e) => app.set_error(e),
                 }
@@ -71,6 +73,28 @@ pub fn update(app: &mut App, key: KeyEvent) {
             }
             _ => {}
         },
+        Mode::GotoPage(mut text) => match key.code {
+            KeyCode::Esc => app.mode = Mode::Normal,
+            KeyCode::Enter => {
+                app.mode = Mode::Normal;
+                match text.trim().parse::<u64>() {
+                    Ok(n) => {
+                        app.pages.pending = Some(PageNav::Goto(n));
+                        app.set_focus(Focus::Pages);
+                    }
+                    Err(_) => app.set_error(format!("not a page number: {text:?}")),
+                }
+            }
+            KeyCode::Backspace => {
+                text.pop();
+                app.mode = Mode::GotoPage(text);
+            }
+            KeyCode::Char(c) if c.is_ascii_digit() => {
+                text.push(c);
+                app.mode = Mode::GotoPage(text);
+            }
+            _ => {}
+        },
         Mode::Normal => normal_key(app, key),
     }
 }
@@ -79,8 +103,20 @@ fn normal_key(app: &mut App, key: KeyEvent) {
     match key.code {
         KeyCode::Char('q') | KeyCode::Esc => app.quit = true,
         KeyCode::Char('?') | KeyCode::F(1) => app.mode = Mode::Help,
-        KeyCode::Tab => app.focus = app.focus.next(),
-        KeyCode::BackTab => app.focus = app.focus.prev(),
+        KeyCode::Tab => app.focus_next(),
+        KeyCode::BackTab => app.focus_prev(),
+        KeyCode::Char('1') => app.set_focus(Focus::Entries),
+        KeyCode::Char('2') => {
+            if app.pages.page.is_none() {
+                if let Some(db) = app.selected_db() {
+                    app.pages.pending = Some(PageNav::Root(db));
+                }
+            }
+            app.set_focus(Focus::Pages)
+        }
+        KeyCode::Char('3') => app.set_focus(Focus::FreeList),
+        KeyCode::Char('4') => app.set_focus(Focus::Readers),
+        KeyCode::Char('o') => open_page(app),
         KeyCode::Char('r') => {
             app.refresh_requested = true;
             app.set_info("refreshing");
@@ -102,7 +138,60 @@ fn normal_key(app: &mut App, key: KeyEvent) {
             Focus::Dbs => dbs_key(app, key),
             Focus::Detail => detail_key(app, key),
             Focus::Entries => entries_key(app, key),
+            Focus::Pages => pages_key(app, key),
+            Focus::FreeList => {
+                let n = app.free_list.records.len();
+                list_key(&mut app.free_list.sel, n, app.pages.height, key)
+            }
+            Focus::Readers => {
+                let n = app.readers.slots.as_ref().map_or(0, Vec::len);
+                list_key(&mut app.readers.sel, n, app.pages.height, key)
+            }
         },
+    }
+}
+
+/// `o`: from the entry browser the leaf holding the selected entry, else
+/// the selected database's root page.
+fn open_page(app: &mut App) {
+    if app.focus == Focus::Entries {
+        if let (Some(db), Some(row)) = (app.browser.db.clone(), app.browser.selected()) {
+            app.pages.pending = Some(PageNav::KeyPage(db, row.key.clone()));
+            app.set_focus(Focus::Pages);
+            return;
+        }
+    }
+    if let Some(db) = app.selected_db() {
+        app.open_root_page(db);
+    }
+}
+
+/// Up/Down/PgUp/PgDn/Home/End over a list of `n` rows.
+fn list_key(sel: &mut usize, n: usize, page: usize, key: KeyEvent) {
+    let last = n.saturating_sub(1);
+    let page = page.max(1);
+    *sel = match key.code {
+        KeyCode::Down | KeyCode::Char('j') => (*sel + 1).min(last),
+        KeyCode::Up | KeyCode::Char('k') => sel.saturating_sub(1),
+        KeyCode::PageDown => (*sel + page).min(last),
+        KeyCode::PageUp => sel.saturating_sub(page),
+        KeyCode::Home => 0,
+        KeyCode::End | KeyCode::Char('G') => last,
+        _ => *sel,
+    };
+}
+
+fn pages_key(app: &mut App, key: KeyEvent) {
+    let pb = &mut app.pages;
+    match key.code {
+        KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => pb.pending = Some(PageNav::Descend),
+        KeyCode::Backspace | KeyCode::Left => pb.pending = Some(PageNav::Up),
+        KeyCode::Char('h') => pb.hex = !pb.hex,
+        KeyCode::Char('g') => app.mode = Mode::GotoPage(String::new()),
+        _ => {
+            let n = pb.page.as_ref().map_or(0, |p| p.items.len());
+            list_key(&mut pb.sel, n, pb.height, key)
+        }
     }
 }
 
@@ -119,7 +208,7 @@ fn dbs_key(app: &mut App, key: KeyEvent) {
         KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => {
             if let Some(db) = app.selected_db() {
                 app.open_in_browser(db);
-                app.focus = Focus::Entries;
+                app.set_focus(Focus::Entries);
             }
         }
         _ => {}
@@ -138,7 +227,7 @@ fn detail_key(app: &mut App, key: KeyEvent) {
         KeyCode::Enter => {
             if let Some(db) = app.selected_db() {
                 app.open_in_browser(db);
-                app.focus = Focus::Entries;
+                app.set_focus(Focus::Entries);
             }
         }
         _ => {}
@@ -179,6 +268,8 @@ fn entries_key(app: &mut App, key: KeyEvent) {
             app.mode = Mode::Entry;
             app.popup_scroll = 0;
         }
+        KeyCode::Char('n') => b.pending = Some(Nav::NextKey),
+        KeyCode::Char('N') => b.pending = Some(Nav::PrevKey),
         KeyCode::Left | KeyCode::Char('h') | KeyCode::Backspace => app.focus = Focus::Dbs,
         _ => {}
     }
@@ -216,4 +307,95 @@ pub fn parse_seek(text: &str) -> Result<Vec<u8>, String> {
             .map_err(|e| format!("u64: {e}"));
     }
     Ok(text.as_bytes().to_vec())
+}
+
+/// A mouse event: a click focuses the pane under the pointer and selects
+/// the row clicked; the wheel scrolls the pane under the pointer.
+pub fn mouse(app: &mut App, ev: MouseEvent) {
+    if app.mode != Mode::Normal {
+        return;
+    }
+    let a = crate::ui::areas(app.screen, app);
+    let (x, y) = (ev.column, ev.row);
+    let inside =
+        |r: ratatui::layout::Rect| x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height;
+    let pane = if inside(a.dbs) {
+        Focus::Dbs
+    } else if inside(a.detail) {
+        Focus::Detail
+    } else if inside(a.lower) {
+        app.lower
+    } else {
+        return;
+    };
+    let step = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    match ev.kind {
+        MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+            let code = if ev.kind == MouseEventKind::ScrollDown {
+                KeyCode::Down
+            } else {
+                KeyCode::Up
+            };
+            let before = app.focus;
+            app.focus = pane;
+            match pane {
+                Focus::Dbs => dbs_key(app, step(code)),
+                Focus::Detail => detail_key(app, step(code)),
+                _ => normal_key(app, step(code)),
+            }
+            app.focus = before;
+        }
+        MouseEventKind::Down(MouseButton::Left) => {
+            app.set_focus(pane);
+            let area = match pane {
+                Focus::Dbs => a.dbs,
+                Focus::Detail => return,
+                _ => a.lower,
+            };
+            // Border and column header take the first two rows.
+            let Some(row) = (y as usize).checked_sub(area.y as usize + 2) else {
+                return;
+            };
+            let visible = crate::ui::list_rows(area);
+            match pane {
+                Focus::Dbs => {
+                    let off = crate::ui::list_offset(app.db_sel, visible);
+                    app.select_db(off + row);
+                }
+                Focus::Entries => {
+                    if row < app.browser.visible().len() {
+                        app.browser.sel = row;
+                    }
+                }
+                Focus::Pages => {
+                    let Some(p) = &app.pages.page else { return };
+                    let (top, rows) = crate::ui::list_geometry(area, p);
+                    let Some(row) = y.checked_sub(top) else {
+                        return;
+                    };
+                    let off = crate::ui::list_offset(app.pages.sel, rows);
+                    let pick = off + row as usize;
+                    if !app.pages.hex && pick < p.items.len() {
+                        app.pages.sel = pick;
+                    }
+                }
+                Focus::FreeList => {
+                    let n = app.free_list.records.len();
+                    let off = crate::ui::list_offset(app.free_list.sel, visible);
+                    if off + row < n {
+                        app.free_list.sel = off + row;
+                    }
+                }
+                Focus::Readers => {
+                    let n = app.readers.slots.as_ref().map_or(0, Vec::len);
+                    let off = crate::ui::list_offset(app.readers.sel, visible);
+                    if off + row < n {
+                        app.readers.sel = off + row;
+                    }
+                }
+                Focus::Detail => {}
+            }
+        }
+        _ => {}
+    }
 }

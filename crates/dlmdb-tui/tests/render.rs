@@ -40,8 +40,10 @@ fn keys(app: &mut App, store: &mut Store, ks: &[KeyCode]) {
 }
 
 fn app_for(store: &mut Store) -> App {
-    let full = ratatui::layout::Rect::new(0, 0, W, H);
-    loaded_app(store, ui::entry_rows(full))
+    let mut app = App::new("test-store", std::time::Duration::from_secs(2));
+    app.fit_to(ratatui::layout::Rect::new(0, 0, W, H));
+    app.sync(store);
+    app
 }
 
 #[test]

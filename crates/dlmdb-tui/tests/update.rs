@@ -359,7 +359,7 @@ fn a_dropped_database_closes_the_browser() {
 
 /// Run as a child process by `selection_survives_a_refresh_with_new_data`.
 #[test]
-#[ignore = "helper: runs only as a child process"]
+#[ignore = "runs only as a child process"]
 fn child_writer() {
     let Some(path) = std::env::var_os("TUI_CHILD_STORE") else {
         return;
@@ -397,16 +397,33 @@ fn counted_databases_show_ranks_and_seek_by_rank() {
     press(&mut app, &[KeyCode::Enter]);
     app.sync(&mut store);
     assert_eq!(selected(&app), "c02499");
-    // Not COUNTED: no ranks, and #N is an error in the status line.
+    // Not COUNTED: no ranks while paging; #N scans, with a progress line
+    // between steps, and lands on the same 0-based row.
     select(&mut app, "plain");
     press(&mut app, &[KeyCode::Left, KeyCode::Enter]);
     app.sync(&mut store);
     assert_eq!(app.browser.first_rank, None);
+    app.scan_step = 1000;
     press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "#3");
+    typed(&mut app, "#2500");
     press(&mut app, &[KeyCode::Enter]);
     app.sync(&mut store);
     assert!(
-        matches!(&app.status, Some((dlmdb_tui::app::Level::Error, m)) if m.contains("COUNTED"))
+        matches!(&app.status, Some((dlmdb_tui::app::Level::Info, m)) if m.contains("scanning") && m.contains("of 2500")),
+        "{:?}",
+        app.status
     );
+    while app.browser.scan.is_some() {
+        app.sync(&mut store);
+    }
+    assert_eq!(window(&app)[0], "k002500");
+    assert_eq!(app.browser.first_rank, Some(2500));
+    press(&mut app, &[KeyCode::Char('/')]);
+    typed(&mut app, "#3000");
+    press(&mut app, &[KeyCode::Enter]);
+    app.sync(&mut store);
+    while app.browser.scan.is_some() {
+        app.sync(&mut store);
+    }
+    assert_eq!(selected(&app), "k002999", "past the end shows the end");
 }

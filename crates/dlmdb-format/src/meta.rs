@@ -1,0 +1,164 @@
+//! Meta pages 0 and 1 (lmdb-format.md §10.1). Page header (flags META),
+//! then at page offset:
+//!
+//! ```text
+//! offset size field
+//!  16    4    magic      0xBEEFC0DE
+//!  20    4    version    1 (stock LMDB, DLMDB padded v1) or 2 (DLMDB v2)
+//!  24    8    address    fixed map address, else 0
+//!  32    8    mapsize    map size last committed
+//!  40    48   free tree  DbRecord; its pad is the page size
+//!  88    48   main tree  DbRecord
+//! 136    8    last_pg    highest page in use
+//! 144    8    txnid      transaction that wrote this meta
+//! ```
+//! The current meta is the valid one with the larger txn id.
+
+use crate::bytes::{u16_at, u32_at, u64_at};
+use crate::page::{PageFlags, OFF_FLAGS, OFF_PGNO};
+use crate::record::DbRecord;
+use crate::{FormatError, Result};
+
+/// `mm_magic`.
+pub const MAGIC: u32 = 0xBEEF_C0DE;
+/// Bytes of page header + meta body.
+pub const META_SIZE: usize = 152;
+
+pub const OFF_MAGIC: usize = 16;
+pub const OFF_VERSION: usize = 20;
+pub const OFF_ADDRESS: usize = 24;
+pub const OFF_MAPSIZE: usize = 32;
+pub const OFF_FREE_DB: usize = 40;
+pub const OFF_MAIN_DB: usize = 88;
+pub const OFF_LAST_PG: usize = 136;
+pub const OFF_TXNID: usize = 144;
+
+/// A meta page, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Meta {
+    /// Page offset 20 (u32).
+    pub version: u32,
+    /// Page offset 24 (u64).
+    pub address: u64,
+    /// Page offset 32 (u64).
+    pub mapsize: u64,
+    /// Page offset 40 (48-byte record).
+    pub free: DbRecord,
+    /// Page offset 88 (48-byte record).
+    pub main: DbRecord,
+    /// Page offset 136 (u64).
+    pub last_pg: u64,
+    /// Page offset 144 (u64).
+    pub txnid: u64,
+}
+
+impl Meta {
+    /// Page size recorded in the free tree's `pad`.
+    pub fn page_size(&self) -> u32 {
+        self.free.pad
+    }
+}
+
+/// Decode and validate the meta page image `b` that should be page `which`
+/// (magic, META flag, page number, version 1 or 2).
+pub fn parse_meta(b: &[u8], which: u64) -> Result<Meta> {
+    if b.len() < META_SIZE {
+        return Err(FormatError::Invalid(format!(
+            "meta page of {} bytes (needs {META_SIZE})",
+            b.len()
+        )));
+    }
+    let at32 = |o| u32_at(b, o).expect("in meta");
+    let at64 = |o| u64_at(b, o).expect("in meta");
+    let magic = at32(OFF_MAGIC);
+    if magic != MAGIC {
+        return Err(FormatError::Invalid(format!("bad magic {magic:#010x}")));
+    }
+    let flags = u16_at(b, OFF_FLAGS).expect("in meta");
+    if !PageFlags::from_bits_retain(flags).contains(PageFlags::META) {
+        return Err(FormatError::Invalid(format!(
+            "page flags {flags:#06x} lack META"
+        )));
+    }
+    let pgno = at64(OFF_PGNO);
+    if pgno != which {
+        return Err(FormatError::Invalid(format!(
+            "page number field says {pgno}, expected {which}"
+        )));
+    }
+    let version = at32(OFF_VERSION);
+    if version != 1 && version != 2 {
+        return Err(FormatError::Invalid(format!(
+            "unsupported data version {version}"
+        )));
+    }
+    Ok(Meta {
+        version,
+        address: at64(OFF_ADDRESS),
+        mapsize: at64(OFF_MAPSIZE),
+        free: DbRecord::parse(&b[OFF_FREE_DB..OFF_FREE_DB + 48]).expect("48 bytes"),
+        main: DbRecord::parse(&b[OFF_MAIN_DB..OFF_MAIN_DB + 48]).expect("48 bytes"),
+        last_pg: at64(OFF_LAST_PG),
+        txnid: at64(OFF_TXNID),
+    })
+}
+
+/// The current meta of two page images: the valid one with the larger txn
+/// id; `Err` when neither is valid (both reasons given).
+pub fn current_meta(page0: &[u8], page1: &[u8]) -> Result<Meta> {
+    match (parse_meta(page0, 0), parse_meta(page1, 1)) {
+        (Ok(a), Ok(b)) => Ok(if b.txnid > a.txnid { b } else { a }),
+        (Ok(a), Err(_)) => Ok(a),
+        (Err(_), Ok(b)) => Ok(b),
+        (Err(a), Err(b)) => Err(FormatError::Invalid(format!(
+            "no valid meta page: page 0: {a}; page 1: {b}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta_page(which: u64, txnid: u64) -> Vec<u8> {
+        let mut b = vec![0u8; 4096];
+        b[0..8].copy_from_slice(&which.to_le_bytes());
+        b[10] = 0x08;
+        b[16..20].copy_from_slice(&MAGIC.to_le_bytes());
+        b[20..24].copy_from_slice(&2u32.to_le_bytes());
+        b[40..44].copy_from_slice(&4096u32.to_le_bytes());
+        b[128..136].copy_from_slice(&u64::MAX.to_le_bytes());
+        b[136..144].copy_from_slice(&9u64.to_le_bytes());
+        b[144..152].copy_from_slice(&txnid.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn meta_fields_and_choice() {
+        let m = parse_meta(&meta_page(1, 5), 1).unwrap();
+        assert_eq!(
+            (m.version, m.page_size(), m.last_pg, m.txnid),
+            (2, 4096, 9, 5)
+        );
+        assert!(m.main.is_empty());
+        assert!(parse_meta(&meta_page(1, 5), 0).is_err());
+        let mut bad = meta_page(0, 1);
+        bad[16] = 0;
+        assert!(parse_meta(&bad, 0).is_err());
+        assert_eq!(
+            current_meta(&meta_page(0, 4), &meta_page(1, 5))
+                .unwrap()
+                .txnid,
+            5
+        );
+        assert_eq!(
+            current_meta(&meta_page(0, 6), &meta_page(1, 5))
+                .unwrap()
+                .txnid,
+            6
+        );
+        assert_eq!(current_meta(&meta_page(0, 6), &bad).unwrap().txnid, 6);
+        assert!(current_meta(&bad, &bad).is_err());
+    }
+}

@@ -1,0 +1,256 @@
+//! Nodes of branch and leaf pages (lmdb-format.md §5.2, §5.4;
+//! dlmdb-extensions.md §3.2, §3.4).
+//!
+//! ```text
+//! offset in node  size   branch node               leaf node
+//!  0              2      child pgno bits 0-15      data size bits 0-15
+//!  2              2      child pgno bits 16-31     data size bits 16-31
+//!  4              2      child pgno bits 32-47     NodeFlags
+//!  6              2      key size                  key size
+//!  8              8      subtree count (COUNTED branch pages only)
+//!  8 (16 counted) ksize  key                       key
+//!  then                  -                         data: value, 8-byte overflow
+//!                                                  pgno, 48-byte record or sub-page
+//! ```
+//!
+//! The key area is `ksize` bytes in stock LMDB and `EVEN(ksize)` bytes in
+//! DLMDB's layouts (one pad byte, value meaningless, after odd keys); on a
+//! counted branch page it is always even. A node occupies
+//! `EVEN(8 [+8] + key area + data area)` bytes plus its 2-byte pointer.
+
+use crate::bytes::{req_u16, req_u64, slice};
+use crate::{even, Result};
+
+/// Bytes of the node header.
+pub const NODE_HEADER_SIZE: usize = 8;
+/// Bytes of the subtree count on counted branch pages.
+pub const COUNT_SIZE: usize = 8;
+
+/// Offset in the node of `lo` (u16).
+pub const OFF_LO: usize = 0;
+/// Offset in the node of `hi` (u16).
+pub const OFF_HI: usize = 2;
+/// Offset in the node of `flags` (u16; branch: child pgno bits 32-47).
+pub const OFF_FLAGS: usize = 4;
+/// Offset in the node of `ksize` (u16).
+pub const OFF_KSIZE: usize = 6;
+/// Offset in the node of the subtree count (u64, counted branch pages).
+pub const OFF_COUNT: usize = 8;
+
+bitflags::bitflags! {
+    /// A leaf node's flags word.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct NodeFlags: u16 {
+        /// Data is the 8-byte first page of an overflow run; the data size
+        /// is the value's.
+        const BIGDATA = 0x01;
+        /// Data is a 48-byte database record (named database; with
+        /// DUPDATA a duplicate sub-database).
+        const SUBDATA = 0x02;
+        /// Data is a sub-page of duplicates (with SUBDATA: a sub-database).
+        const DUPDATA = 0x04;
+    }
+}
+
+impl NodeFlags {
+    /// `BIGDATA|...` names of the set bits, unknown bits in hex.
+    pub fn names(self) -> String {
+        crate::record::flag_names(
+            self.iter_names().map(|(n, _)| n),
+            self.bits() & !Self::all().bits(),
+        )
+    }
+}
+
+/// Where a leaf node's data starts relative to its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeLayout {
+    /// Stock LMDB: data right after the key.
+    Stock,
+    /// DLMDB (padded version 1 and data version 2): odd keys get one pad byte.
+    Padded,
+}
+
+impl NodeLayout {
+    /// Bytes the key of `ksize` bytes occupies in a leaf or uncounted branch node.
+    pub fn key_area(self, ksize: usize) -> usize {
+        match self {
+            NodeLayout::Stock => ksize,
+            NodeLayout::Padded => even(ksize),
+        }
+    }
+
+    /// Bytes a leaf node occupies (without its pointer): `data_area` is the
+    /// value size, 8 for an overflow reference, 48 for a record, or the
+    /// sub-page size.
+    pub fn leaf_node_size(self, ksize: usize, data_area: usize) -> usize {
+        even(NODE_HEADER_SIZE + self.key_area(ksize) + data_area)
+    }
+
+    /// Bytes a branch node occupies (without its pointer).
+    pub fn branch_node_size(self, ksize: usize, counted: bool) -> usize {
+        if counted {
+            NODE_HEADER_SIZE + COUNT_SIZE + even(ksize)
+        } else {
+            even(NODE_HEADER_SIZE + self.key_area(ksize))
+        }
+    }
+}
+
+/// One node, decoded in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node<'a> {
+    /// Offset of the node in its page (or sub-page).
+    pub offset: usize,
+    /// Offset 0.
+    pub lo: u16,
+    /// Offset 2.
+    pub hi: u16,
+    /// Offset 4.
+    pub flags_word: u16,
+    /// Offset 6: key size as stored (on compressed pages the encoded size).
+    pub ksize: u16,
+    /// Offset 8 on counted branch pages.
+    pub count: Option<u64>,
+    /// The key bytes as stored.
+    pub key: &'a [u8],
+    /// Leaf nodes: the data area (value, 8-byte overflow pgno, 48-byte
+    /// record or sub-page); empty for branch nodes.
+    pub data: &'a [u8],
+    /// Branch node (no data; `lo|hi|flags` is the child).
+    pub branch: bool,
+    /// Bytes the node occupies on the page (even), pointer not included.
+    pub size: usize,
+}
+
+impl<'a> Node<'a> {
+    /// Decode the node at `offset` of `page` (a page or sub-page image).
+    pub fn parse(
+        page: &'a [u8],
+        offset: usize,
+        branch: bool,
+        counted: bool,
+        layout: NodeLayout,
+    ) -> Result<Node<'a>> {
+        let lo = req_u16(page, offset + OFF_LO, "node header")?;
+        let hi = req_u16(page, offset + OFF_HI, "node header")?;
+        let flags_word = req_u16(page, offset + OFF_FLAGS, "node header")?;
+        let ksize = req_u16(page, offset + OFF_KSIZE, "node header")?;
+        let counted = branch && counted;
+        let count = if counted {
+            Some(req_u64(page, offset + OFF_COUNT, "subtree count")?)
+        } else {
+            None
+        };
+        let key_at = offset + NODE_HEADER_SIZE + if counted { COUNT_SIZE } else { 0 };
+        let k = usize::from(ksize);
+        let key = slice(page, key_at, k, "node key")?;
+        let (data, size) = if branch {
+            (&page[0..0], layout.branch_node_size(k, counted))
+        } else {
+            let flags = NodeFlags::from_bits_retain(flags_word);
+            let dsize = usize::from(lo) | (usize::from(hi) << 16);
+            let dlen = if flags.contains(NodeFlags::BIGDATA) {
+                8
+            } else {
+                dsize
+            };
+            let data_at = key_at + layout.key_area(k);
+            let data = slice(page, data_at, dlen, "node data")?;
+            (data, layout.leaf_node_size(k, dlen))
+        };
+        Ok(Node {
+            offset,
+            lo,
+            hi,
+            flags_word,
+            ksize,
+            count,
+            key,
+            data,
+            branch,
+            size,
+        })
+    }
+
+    /// Branch nodes: the child page number (48 bits).
+    pub fn child_pgno(&self) -> u64 {
+        u64::from(self.lo) | (u64::from(self.hi) << 16) | (u64::from(self.flags_word) << 32)
+    }
+
+    /// Leaf nodes: the flags.
+    pub fn flags(&self) -> NodeFlags {
+        if self.branch {
+            NodeFlags::empty()
+        } else {
+            NodeFlags::from_bits_retain(self.flags_word)
+        }
+    }
+
+    /// Leaf nodes: the data size field (the value's size for overflow values).
+    pub fn data_size(&self) -> u32 {
+        u32::from(self.lo) | (u32::from(self.hi) << 16)
+    }
+
+    /// `BIGDATA` leaf nodes: first page of the overflow run.
+    pub fn overflow_pgno(&self) -> Option<u64> {
+        (self.flags().contains(NodeFlags::BIGDATA) && self.data.len() == 8)
+            .then(|| u64::from_le_bytes(self.data.try_into().expect("8 bytes")))
+    }
+
+    /// Byte range of the node in its page (for highlighting).
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counted_branch_node() {
+        // ksize 3, count 1234, child pgno 0x0001_0002_0003, key "abc" + pad.
+        let mut b = vec![0u8; 32];
+        b[0..8].copy_from_slice(&[3, 0, 2, 0, 1, 0, 3, 0]);
+        b[8..16].copy_from_slice(&1234u64.to_le_bytes());
+        b[16..19].copy_from_slice(b"abc");
+        let n = Node::parse(&b, 0, true, true, NodeLayout::Padded).unwrap();
+        assert_eq!(n.child_pgno(), 0x0001_0002_0003);
+        assert_eq!(n.count, Some(1234));
+        assert_eq!(n.key, b"abc");
+        assert_eq!(n.size, 20);
+        let plain = Node::parse(&b, 0, true, false, NodeLayout::Stock).unwrap();
+        assert_eq!(plain.count, None);
+        assert_eq!(plain.size, 12);
+    }
+
+    #[test]
+    fn overflow_reference() {
+        let mut b = vec![0u8; 24];
+        b[0..8].copy_from_slice(&[0x20, 0x4e, 0, 0, 1, 0, 2, 0]); // 20000 bytes, BIGDATA, ksize 2
+        b[8..10].copy_from_slice(b"ok");
+        b[10..18].copy_from_slice(&77u64.to_le_bytes());
+        let n = Node::parse(&b, 0, false, false, NodeLayout::Stock).unwrap();
+        assert_eq!(n.data_size(), 20000);
+        assert_eq!(n.overflow_pgno(), Some(77));
+        assert_eq!(n.flags().names(), "BIGDATA");
+        assert_eq!(n.size, 18);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(NodeLayout::Stock.leaf_node_size(3, 4), 16);
+        assert_eq!(NodeLayout::Padded.leaf_node_size(3, 4), 16);
+        assert_eq!(NodeLayout::Stock.leaf_node_size(3, 3), 14);
+        assert_eq!(NodeLayout::Padded.leaf_node_size(3, 3), 16);
+        assert_eq!(NodeLayout::Padded.branch_node_size(0, true), 16);
+    }
+
+    #[test]
+    fn data_past_the_end_is_an_error() {
+        let b = [0xff, 0xff, 0, 0, 0, 0, 1, 0, b'k', 0];
+        assert!(Node::parse(&b, 0, false, false, NodeLayout::Stock).is_err());
+        assert!(Node::parse(&b, 4, false, false, NodeLayout::Stock).is_err());
+    }
+}
