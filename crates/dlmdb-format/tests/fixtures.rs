@@ -11,7 +11,7 @@ fn fixtures() -> Option<PathBuf> {
     let dir = std::env::var_os("DLMDB_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
         });
     dir.is_dir().then_some(dir)
 }

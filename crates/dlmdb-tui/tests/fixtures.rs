@@ -1,4 +1,4 @@
-//! The viewer on real DLMDB / stock LMDB files from the shared fixtures
+//! The viewer on real DLMDB / stock LMDB files from the reference fixtures
 //! (`$DLMDB_FIXTURES` or `<workspace>/tests/fixtures`). Each file is
 //! copied to a temp dir first: opening creates a lock file beside it.
 

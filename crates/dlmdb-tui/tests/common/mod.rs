@@ -121,7 +121,7 @@ pub fn loaded_app(store: &mut Store, height: usize) -> App {
     app
 }
 
-/// Resolve the shared fixtures like tests/src/lib.rs does.
+/// Resolve the reference fixtures like tests/src/lib.rs does.
 /// Select the database listed as `name`.
 pub fn select(app: &mut App, name: &str) {
     let i = app
