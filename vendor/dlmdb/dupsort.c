@@ -1766,8 +1766,10 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	}
 	if (i != n)
 		return MDB_CORRUPTED;
-	if (mc->flags & C_PREFIX) {
-		/* Decoded values live in per-call scratch: keep copies. */
+	if ((mc->flags & C_PREFIX) && !(mc->db->md_flags & MDB_DUPFIXED)) {
+		/* Decoded values live in per-call scratch: keep copies.  A
+		 * DUPFIXED sub-DB's LEAF2 pages are never compressed, so its
+		 * list points into those pages, as on any other DB. */
 		size_t tot = 0, off = 0;
 		for (i = 0; i < n; i++)
 			tot += xc->list[i].mv_size;
