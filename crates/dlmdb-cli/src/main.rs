@@ -283,6 +283,10 @@ struct CheckArgs {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
+    /// Require prefix-compressed pages in the exact form this engine writes
+    /// (canonical key encodings, exact mp_pad); DLMDB's own files may differ.
+    #[arg(long)]
+    strict_prefix: bool,
 }
 
 #[derive(Subcommand)]
@@ -595,6 +599,7 @@ fn run_check(a: CheckArgs, layout: LayoutChoice) -> i32 {
         subdb: a.subdb,
         layout,
         progress: !a.quiet && !a.json && std::io::stderr().is_terminal(),
+        strict_prefix: a.strict_prefix,
     };
     match check::run(&opts) {
         Err(e) => {
