@@ -1037,11 +1037,13 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 /*
  * Add item at index ins of the key's inline sub-page without rebuilding it:
  * the key's node grows in place on its (touched) leaf page by the item's
- * node and pointer.  Only for compact (no free space), uncompressed,
- * variable-size sub-pages.  The new node goes right below the node of item
- * ins - 1 (or at the sub-page end), items at lower addresses move down, so
- * a sub-page laid out by dl_subpage_build comes out exactly as a rebuild
- * would lay it out; any other compact layout stays a valid one.  Returns 1
+ * node and pointer.  Only for compact (no free space), variable-size
+ * sub-pages; on a prefix-compressed sub-page only at ins >= 1, where the
+ * trunk stays and only the new value is encoded (mp_pad kept exact); a new
+ * smallest value re-encodes the sub-page (the rebuild path).  The new node
+ * goes right below the node of item ins - 1 (or at the sub-page end),
+ * items at lower addresses move down, so a sub-page laid out by
+ * dl_subpage_build comes out exactly as a rebuild would lay it out; any other compact layout stays a valid one.  Returns 1
  * (nothing changed) when the leaf page has no room or the node would pass
  * nodemax: the caller then takes the rebuild path.
  *
@@ -1058,7 +1060,17 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 	unsigned idx = mc->ki[mc->top];
 	MDB_node *node = NODEPTR(mp, idx);
 	MDB_page *sp = xc->mx.pg[0];
-	size_t nsz = dl_dnode_size(env, item->mv_size), delta = nsz + sizeof(indx_t);
+	int pfx = (mc->flags & C_PREFIX) != 0;
+	size_t sh = 0, nsz;
+	if (pfx) {
+		if (ins == 0 || NUMKEYS(sp) == 0)
+			return 1;
+		sh = dl_pfx_shared(sp, item);
+		nsz = dl_pfx_node_size(env, item->mv_size, sh, 0, 0);
+	} else {
+		nsz = dl_dnode_size(env, item->mv_size);
+	}
+	size_t delta = nsz + sizeof(indx_t);
 	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
 	size_t ssz = NODEDSZ(node);
 	unsigned n = NUMKEYS(sp), nkeys = NUMKEYS(mp);
@@ -1082,12 +1094,18 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 		np->mp_ptrs[j] = (indx_t)(v + (v < x ? 2 : delta));
 	}
 	np->mp_ptrs[ins] = (indx_t)(x + 2);
-	dl_dnode_write(env, base + spo + x - nsz, item);
+	if (pfx)
+		dl_pfx_node_write(env, base + spo + x - nsz, item, sh, 0, 0, 0, NULL, 0);
+	else
+		dl_dnode_write(env, base + spo + x - nsz, item);
 	np->mp_pgno = mp->mp_pgno;
-	np->mp_pad = 0;
 	np->mp_flags = P_LEAF | P_DIRTY | P_SUBP;
 	MP_LOWER(np) = (indx_t)(MP_LOWER(np) + 2);
 	MP_UPPER(np) = (indx_t)(MP_UPPER(np) + 2);
+	if (pfx)
+		dl_pfx_pad_add(np, item->mv_size);	/* the trunk's page: still exact */
+	else
+		np->mp_pad = 0;
 	/* The leaf: nodes at or below the key's node moved down by delta. */
 	for (unsigned j = 0; j < nkeys; j++)
 		if (mp->mp_ptrs[j] <= off)
@@ -1275,7 +1293,7 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 				ins = xc->mx.ki[0];
 			}
 			MDB_page *sp = xc->mx.pg[0];
-			if (!fixed && !IS_LEAF2(sp) && !(mc->flags & C_PREFIX) && !SIZELEFT(sp)) {
+			if (!fixed && !IS_LEAF2(sp) && !SIZELEFT(sp)) {
 				/* Room on the leaf page: grow the node in place. */
 				rc = dl_subpage_grow(mc, xc, &item, ins);
 				if (rc == 0) {
