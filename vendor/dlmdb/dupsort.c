@@ -1293,6 +1293,18 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 				ins = xc->mx.ki[0];
 			}
 			MDB_page *sp = xc->mx.pg[0];
+			if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
+			    dl_pfx_sub_insert(txn->env, sp, ins, &item) == 0) {
+				/* Free space a removed value left: used in place. */
+				xc->mx.ki[0] = (indx_t)ins;
+				xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+				xc->db.md_entries++;
+				xc->xmoved = 0;
+				mc->db->md_entries++;
+				txn->dbflags[mc->dbi] |= DB_DIRTY;
+				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+				return 0;
+			}
 			if (!fixed && !IS_LEAF2(sp) && !SIZELEFT(sp)) {
 				/* Room on the leaf page: grow the node in place. */
 				rc = dl_subpage_grow(mc, xc, &item, ins);
@@ -1500,7 +1512,13 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		return rc;
 	if ((rc = dl_xinit(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
 		return rc;
-	if (xc->subpage) {
+	if (xc->subpage && (mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0]) &&
+	    xc->mx.ki[0] > 0) {
+		/* Not the trunk: only this value's node goes. */
+		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		if ((rc = dl_pfx_sub_remove(txn->env, xc->mx.pg[0], NODEDSZ(on), xc->mx.ki[0])))
+			return rc;
+	} else if (xc->subpage) {
 		MDB_val *items;
 		unsigned n;
 		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))

@@ -149,11 +149,27 @@ void dl_pfx_pad_add(MDB_page *mp, size_t klen)
 }
 
 /* mp_pad after a key of klen bytes was removed: only a key as long as the
- * maximum can lower it, and then the page is measured again. */
+ * maximum can lower it.  Then another key of that length (the trunk is
+ * tried first; pages of equal-length keys stop there) keeps it; otherwise
+ * the page is measured again. */
 void dl_pfx_pad_del(MDB_page *mp, size_t klen)
 {
-	if (klen >= mp->mp_pad)
-		mp->mp_pad = (uint16_t)dl_pfx_maxlen(mp);
+	unsigned n = NUMKEYS(mp), pad = mp->mp_pad;
+	size_t len;
+	if (klen < pad)
+		return;
+	if (klen == pad && pad) {
+		for (unsigned i = 0; i < n; i++) {
+			MDB_node *nd = NODEPTR(mp, i);
+			if (!i)
+				len = nd->mn_ksize;
+			else if (dl_pfx_declen(mp, nd, &len))
+				len = nd->mn_ksize;
+			if (len == pad)
+				return;
+		}
+	}
+	mp->mp_pad = (uint16_t)dl_pfx_maxlen(mp);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -355,5 +371,65 @@ int dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *it
 	}
 	MP_UPPER(mp) = (indx_t)off;
 	mp->mp_pad = (uint16_t)(maxk > 65535 ? 65535 : maxk);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Dup sub-pages edited in place                                             */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Insert value item at index idx >= 1 of a compressed sub-page with enough
+ * free space: only the new value is encoded (against the trunk, which
+ * stays), mp_pad stays exact.  Returns 1, changing nothing, when the free
+ * space is too small.
+ */
+int dl_pfx_sub_insert(MDB_env *env, MDB_page *sp, unsigned idx, const MDB_val *item)
+{
+	unsigned n = NUMKEYS(sp);
+	if (idx == 0 || idx > n || n == 0)
+		return 1;
+	size_t sh = dl_pfx_shared(sp, item);
+	size_t nsz = dl_pfx_node_size(env, item->mv_size, sh, 0, 0);
+	if (SIZELEFT(sp) < nsz + sizeof(indx_t))
+		return 1;
+	memmove(&sp->mp_ptrs[idx + 1], &sp->mp_ptrs[idx], (n - idx) * sizeof(indx_t));
+	MP_UPPER(sp) = (indx_t)(MP_UPPER(sp) - nsz);
+	sp->mp_ptrs[idx] = MP_UPPER(sp);
+	MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) + sizeof(indx_t));
+	dl_pfx_node_write(env, (unsigned char *)sp + MP_UPPER(sp), item, sh, 0, 0, 0, NULL, 0);
+	dl_pfx_pad_add(sp, item->mv_size);
+	return 0;
+}
+
+/*
+ * Remove value idx >= 1 of a compressed sub-page of sz bytes: no other
+ * value changes (the trunk stays); the sub-page keeps its size and the
+ * space becomes free space inside it, which readers accept (§3.14, as
+ * DLMDB leaves it).  mp_pad stays exact.
+ */
+int dl_pfx_sub_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx)
+{
+	unsigned n = NUMKEYS(sp);
+	if (idx == 0 || idx >= n)
+		return MDB_PROBLEM;
+	MDB_node *nd = NODEPTR(sp, idx);
+	size_t klen, off = sp->mp_ptrs[idx], up = MP_UPPER(sp);
+	size_t nsz = EVEN(NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad));
+	int rc = dl_pfx_declen(sp, nd, &klen);
+	if (rc)
+		return rc;
+	if (off < up || off + nsz > sz)
+		return MDB_CORRUPTED;
+	for (unsigned i = 0, j = 0; i < n; i++) {
+		if (i == idx)
+			continue;
+		size_t p = sp->mp_ptrs[i];
+		sp->mp_ptrs[j++] = (indx_t)(p < off ? p + nsz : p);
+	}
+	memmove((char *)sp + up + nsz, (char *)sp + up, off - up);
+	MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) - sizeof(indx_t));
+	MP_UPPER(sp) = (indx_t)(up + nsz);
+	dl_pfx_pad_del(sp, klen);
 	return 0;
 }

@@ -194,4 +194,8 @@ size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
 int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items,
 	unsigned n);
 
+/* prefix.c: dup sub-pages edited in place */
+int dl_pfx_sub_insert(MDB_env *env, MDB_page *sp, unsigned idx, const MDB_val *item);
+int dl_pfx_sub_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx);
+
 #endif /* DLMDB_PREFIX_CODEC_H */

@@ -2,7 +2,7 @@
  * shapes: key = 'p' x P + 16 hex digits, COUNTED main DB, random-order insert,
  * updates, deletes + reinserts, random reads, range scans), plain vs prefix,
  * non-dup and -D dups.  Prints us/op per phase and prefix/plain ratios.
- * usage: pfx_bench DIR [entries] [dups] [rounds] */
+ * usage: pfx_bench DIR [entries] [dups] [rounds] [modes: 1 plain, 2 prefix, 3 both] */
 #include "../lmdb.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -87,10 +87,11 @@ int main(int argc, char **argv)
 	uint64_t n = argc > 2 ? strtoull(argv[2], 0, 10) : 200000;
 	unsigned D = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
 	int rounds = argc > 4 ? atoi(argv[4]) : 3;
+	int modes = argc > 5 ? atoi(argv[5]) : 3;
 	double us[2][NPH], best[2][NPH]; size_t fsz[2], lv[2];
 	for (int m = 0; m < 2; m++) for (int i = 0; i < NPH; i++) best[m][i] = 1e30;
 	for (int r = 0; r < rounds; r++)
-		for (int m = 0; m < 2; m++) { run(dir, n, D, m, us[m], &fsz[m], &lv[m]); for (int i = 0; i < NPH; i++) if (us[m][i] < best[m][i]) best[m][i] = us[m][i]; }
+		for (int m = 0; m < 2; m++) if (modes & (1 << m)) { run(dir, n, D, m, us[m], &fsz[m], &lv[m]); for (int i = 0; i < NPH; i++) if (us[m][i] < best[m][i]) best[m][i] = us[m][i]; }
 	printf("n=%llu D=%u rounds=%d (best of rounds, us/op)\n", (unsigned long long)n, D, rounds);
 	for (int i = 0; i < NPH; i++) printf("%-11s plain %8.3f prefix %8.3f ratio %.3f\n", phn[i], best[0][i], best[1][i], best[1][i] / best[0][i]);
 	printf("data       plain %zu prefix %zu ratio %.3f; leaves %zu / %zu\n", fsz[0], fsz[1], (double)fsz[1] / fsz[0], lv[0], lv[1]);
