@@ -1391,7 +1391,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 		goto placed;
 	}
 	int fits;
-	s = dl_pfx_split_point(env, e, n, idx, env->psize, &fits);
+	s = dl_pfx_split_point(env, e, n, env->psize, &fits);
 	if (!fits)
 		return MDB_PAGE_FULL;
 	if ((rc = dl_page_alloc(mc, 1, &rp)))

@@ -196,39 +196,36 @@ void *dl_pfx_scratch(MDB_txn *txn, size_t size)
 	return txn->pfxbuf;
 }
 
-/* Node size of entry i of e[] against trunk e[0]. */
-static inline size_t dl_pfx_ent_size(MDB_env *env, const dl_pent *e, unsigned i)
-{
-	if (!i)
-		return dl_pfx_node_size(env, e[0].key.mv_size, 0, 1, e[0].dlen);
-	size_t s = dl_pfx_lcp(e[i].key.mv_data, e[i].key.mv_size, e[0].key.mv_data,
-		e[0].key.mv_size);
-	return dl_pfx_node_size(env, e[i].key.mv_size, s, 0, e[i].dlen);
-}
-
-/* Bytes (header included) a page holding e[0..n) needs. */
-size_t dl_pfx_size(MDB_env *env, const dl_pent *e, unsigned n)
+/*
+ * Measure e[0..n) as one page: e[i].s0 = shared length with e[0] (the
+ * page's trunk), e[i].nsz = node size.  Returns the bytes (header
+ * included) the page needs.  dl_pfx_write_sz lays out what was measured.
+ */
+size_t dl_pfx_size(MDB_env *env, dl_pent *e, unsigned n)
 {
 	size_t sz = PAGEHDRSZ;
-	for (unsigned i = 0; i < n; i++)
-		sz += sizeof(indx_t) + dl_pfx_ent_size(env, e, i);
+	for (unsigned i = 0; i < n; i++) {
+		e[i].s0 = i ? dl_pfx_lcp(e[i].key.mv_data, e[i].key.mv_size, e[0].key.mv_data,
+			e[0].key.mv_size) : 0;
+		e[i].nsz = dl_pfx_node_size(env, e[i].key.mv_size, e[i].s0, !i, e[i].dlen);
+		sz += sizeof(indx_t) + e[i].nsz;
+	}
 	return sz;
 }
 
 /*
- * Lay e[0..n) out on mp (flags and pgno kept, psz bytes): node 0 at the
- * top, the others packed downward in index order, mp_pad = the longest
- * decoded key.  The sources must not live in mp.
+ * Lay e[0..n), as last measured by dl_pfx_size(env, e, n), out on mp
+ * (flags and pgno kept, psz bytes): node 0 at the top, the others packed
+ * downward in index order, mp_pad = the longest decoded key.  The sources
+ * must not live in mp.
  */
 void dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n)
 {
 	size_t off = psz, maxk = 0;
 	MP_LOWER(mp) = (indx_t)(PAGEHDRSZ + 2 * n);
 	for (unsigned i = 0; i < n; i++) {
-		size_t s = i ? dl_pfx_lcp(e[i].key.mv_data, e[i].key.mv_size,
-			e[0].key.mv_data, e[0].key.mv_size) : 0;
-		off -= dl_pfx_node_size(env, e[i].key.mv_size, s, !i, e[i].dlen);
-		dl_pfx_node_write(env, (unsigned char *)mp + off, &e[i].key, s, !i,
+		off -= e[i].nsz;
+		dl_pfx_node_write(env, (unsigned char *)mp + off, &e[i].key, e[i].s0, !i,
 			e[i].dsize, e[i].flags, e[i].data, e[i].dlen);
 		mp->mp_ptrs[i] = (indx_t)off;
 		if (e[i].key.mv_size > maxk)
@@ -277,47 +274,37 @@ int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 }
 
 /*
- * Where to split entries e[0..n) (the new one at idx) over two pages of psz
- * bytes: the number that stay left.  An append keeps the old page whole.
- * Otherwise the left sizes (against e[0]) are summed once and the first
- * split past half the bytes is taken, moved until both sides fit.  Under
- * lexicographic order a key shares at least as much with any earlier key of
- * the right page as with e[0], so "size against e[0], plus the new trunk
- * raw" bounds the right page and each candidate costs O(1); the chosen
- * split is then measured exactly once.  *fits = 0 if no split fits.
+ * Where to split entries e[0..n) over two pages of psz bytes: the number
+ * that stay left.  The page is measured once against e[0] and the first
+ * split past half the bytes is taken, then moved until both sides fit.
+ * Under lexicographic order a key shares at least as much with any earlier
+ * key of the right page as with e[0], so "sizes against e[0], plus the
+ * right trunk stored raw" bounds the right page and each candidate costs
+ * O(1); the chosen right side is then measured exactly once.  Other orders
+ * fall back to measuring candidates.  On return both sides are measured
+ * for dl_pfx_write_sz; *fits = 0 if no split fits.
  */
-unsigned dl_pfx_split_point(MDB_env *env, const dl_pent *e, unsigned n, unsigned idx,
-	size_t psz, int *fits)
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits)
 {
 	*fits = 0;
 	if (n < 2)
 		return 1;
-	if (idx == n - 1 && dl_pfx_size(env, e, n - 1) <= psz &&
-	    dl_pfx_size(env, e + n - 1, 1) <= psz) {
-		*fits = 1;
-		return n - 1;
-	}
-	size_t total = PAGEHDRSZ, half, acc = PAGEHDRSZ;
-	for (unsigned i = 0; i < n; i++)
-		total += sizeof(indx_t) + dl_pfx_ent_size(env, e, i);
-	half = total / 2;
+	size_t total = dl_pfx_size(env, e, n), half = total / 2;
 	unsigned s = 1;
-	size_t left = PAGEHDRSZ + sizeof(indx_t) + dl_pfx_ent_size(env, e, 0);
-	acc = left;
+	size_t acc = PAGEHDRSZ + sizeof(indx_t) + e[0].nsz;
 	while (s < n - 1 && acc < half) {
-		acc += sizeof(indx_t) + dl_pfx_ent_size(env, e, s);
+		acc += sizeof(indx_t) + e[s].nsz;
 		s++;
 	}
-	/* acc = left size with s entries; right bound = total - acc + header
-	 * + (raw e[s] - encoded e[s]). */
+	/* acc = left bytes with s entries */
 	for (;;) {
-		size_t es = sizeof(indx_t) + dl_pfx_ent_size(env, e, s);
+		size_t es = sizeof(indx_t) + e[s].nsz;
 		size_t rawd = sizeof(indx_t) +
 			dl_pfx_node_size(env, e[s].key.mv_size, 0, 1, e[s].dlen);
 		size_t rbound = total - acc + PAGEHDRSZ - es + rawd;
 		if (acc > psz && s > 1) {
 			s--;
-			acc -= sizeof(indx_t) + dl_pfx_ent_size(env, e, s);
+			acc -= sizeof(indx_t) + e[s].nsz;
 			continue;
 		}
 		if (rbound > psz && s < n - 1 && acc + es <= psz) {
@@ -331,7 +318,6 @@ unsigned dl_pfx_split_point(MDB_env *env, const dl_pent *e, unsigned n, unsigned
 		*fits = 1;
 		return s;
 	}
-	/* Non-lexicographic orders: measure exactly around the candidate. */
 	for (unsigned t = 1; t < n; t++) {
 		if (dl_pfx_size(env, e, t) <= psz && dl_pfx_size(env, e + t, n - t) <= psz) {
 			*fits = 1;

@@ -54,6 +54,8 @@ typedef struct dl_pent {
 	uint32_t dsize;		/* node data size field */
 	const void *data;	/* data part (NULL: leave uninitialised, MDB_RESERVE) */
 	size_t	dlen;		/* data part length on the page */
+	size_t	s0;		/* dl_pfx_size: shared length with the run's first entry */
+	size_t	nsz;		/* dl_pfx_size: node size on the page */
 } dl_pent;
 
 /* Bytes the minimal varint of s takes. */
@@ -184,12 +186,11 @@ void dl_pfx_pad_del(MDB_page *mp, size_t klen);
 
 /* prefix.c: whole-page rewrites */
 void  *dl_pfx_scratch(MDB_txn *txn, size_t size);
-size_t dl_pfx_size(MDB_env *env, const dl_pent *e, unsigned n);
+size_t dl_pfx_size(MDB_env *env, dl_pent *e, unsigned n);
 void   dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n);
 int    dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 	size_t arenasz);
-unsigned dl_pfx_split_point(MDB_env *env, const dl_pent *e, unsigned n, unsigned idx,
-	size_t psz, int *fits);
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits);
 size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
 int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items,
 	unsigned n);
