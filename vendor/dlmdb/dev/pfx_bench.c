@@ -10,6 +10,15 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#ifdef CG
+/* -DCG: callgrind counts each timed region separately (a dump per phase). */
+#include <valgrind/callgrind.h>
+#define PH_BEGIN() CALLGRIND_ZERO_STATS
+#define PH_END(name) CALLGRIND_DUMP_STATS_AT(name)
+#else
+#define PH_BEGIN() ((void)0)
+#define PH_END(name) ((void)0)
+#endif
 #define CHECK(x) do { int r_ = (x); if (r_) { fprintf(stderr, "%d %s\n", __LINE__, mdb_strerror(r_)); exit(1); } } while (0)
 #define VS 64
 #define PL 16
@@ -37,44 +46,44 @@ static void run(const char *dir, uint64_t n, unsigned D, int pfx, double *us, si
 	uint64_t U = n / 2, X = n / 2, R = n / 2, s;
 	uint32_t *p = perm(n, 0xC6BC279692B5CC83ull);
 	CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-	double t0 = now();
+	PH_BEGIN(); double t0 = now();
 	for (uint64_t i = 0; i < n; i++) { uint64_t idx = p[i]; k.mv_size = mkkey(kb, D > 1 ? idx / D : idx); k.mv_data = kb; mkval(vb, idx, n, 0, D); v.mv_size = VS; v.mv_data = vb; CHECK(mdb_put(txn, dbi, &k, &v, 0)); }
-	us[INS] = (now() - t0) * 1e3 / n; CHECK(mdb_txn_commit(txn));
+	us[INS] = (now() - t0) * 1e3 / n; PH_END("insert"); CHECK(mdb_txn_commit(txn));
 	CHECK(mdb_txn_begin(env, NULL, 0, &txn)); CHECK(mdb_cursor_open(txn, dbi, &c)); s = 0xD1B54A32D192ED03ull;
-	t0 = now();
+	PH_BEGIN(); t0 = now();
 	for (uint64_t i = 0; i < U; i++) {
 		uint64_t idx = sm(&s) % n; k.mv_size = mkkey(kb, D > 1 ? idx / D : idx); k.mv_data = kb;
 		if (D > 1) { mkval(vb, idx, n, ver[idx], D); v.mv_size = VS; v.mv_data = vb; CHECK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH)); CHECK(mdb_cursor_del(c, 0)); ver[idx]++; }
 		mkval(vb, idx, n, D > 1 ? ver[idx] : 1, D); v.mv_size = VS; v.mv_data = vb; CHECK(mdb_put(txn, dbi, &k, &v, 0));
 	}
-	us[UPD] = (now() - t0) * 1e3 / U; mdb_cursor_close(c); CHECK(mdb_txn_commit(txn));
+	us[UPD] = (now() - t0) * 1e3 / U; PH_END("update"); mdb_cursor_close(c); CHECK(mdb_txn_commit(txn));
 	free(p); p = perm(n, 0x9E3779B97F4A7C15ull);
-	CHECK(mdb_txn_begin(env, NULL, 0, &txn)); t0 = now();
+	CHECK(mdb_txn_begin(env, NULL, 0, &txn)); PH_BEGIN(); t0 = now();
 	for (uint64_t i = 0; i < X; i++) { uint64_t idx = p[i]; k.mv_size = mkkey(kb, D > 1 ? idx / D : idx); k.mv_data = kb; mkval(vb, idx, n, D > 1 ? ver[idx] : 1, D); v.mv_size = VS; v.mv_data = vb; CHECK(mdb_del(txn, dbi, &k, D > 1 ? &v : NULL)); ver[idx] = 0; }
-	us[DEL] = (now() - t0) * 1e3 / X; CHECK(mdb_txn_commit(txn));
-	CHECK(mdb_txn_begin(env, NULL, 0, &txn)); t0 = now();
+	us[DEL] = (now() - t0) * 1e3 / X; PH_END("delete"); CHECK(mdb_txn_commit(txn));
+	CHECK(mdb_txn_begin(env, NULL, 0, &txn)); PH_BEGIN(); t0 = now();
 	for (uint64_t i = 0; i < X; i++) { uint64_t idx = p[i]; k.mv_size = mkkey(kb, D > 1 ? idx / D : idx); k.mv_data = kb; mkval(vb, idx, n, 0, D); v.mv_size = VS; v.mv_data = vb; CHECK(mdb_put(txn, dbi, &k, &v, 0)); }
-	us[REINS] = (now() - t0) * 1e3 / X; CHECK(mdb_txn_commit(txn));
+	us[REINS] = (now() - t0) * 1e3 / X; PH_END("reinsert"); CHECK(mdb_txn_commit(txn));
 	CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)); CHECK(mdb_cursor_open(txn, dbi, &c));
 	for (int pass = 0; pass < 2; pass++) {
-		s = 1; t0 = now();
+		s = 1; PH_BEGIN(); t0 = now();
 		for (uint64_t i = 0; i < R; i++) {
 			uint64_t idx = sm(&s) % n; k.mv_size = mkkey(kb, D > 1 ? idx / D : idx); k.mv_data = kb;
 			if (D > 1) { mkval(vb, idx, n, ver[idx], D); v.mv_size = VS; v.mv_data = vb; CHECK(mdb_cursor_get(c, &k, &v, MDB_GET_BOTH)); }
 			else CHECK(mdb_get(txn, dbi, &k, &v));
 		}
-		us[READ] = (now() - t0) * 1e3 / R;
+		us[READ] = (now() - t0) * 1e3 / R; PH_END("read");
 	}
 	uint64_t items = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		s = 0xA24BAED4963EE407ull; items = 0; t0 = now();
+		s = 0xA24BAED4963EE407ull; items = 0; PH_BEGIN(); t0 = now();
 		for (int r = 0; r < 1000; r++) {
 			uint64_t idx = sm(&s) % n; k.mv_size = mkkey(kb, D > 1 ? idx / D : idx); k.mv_data = kb;
 			if (mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) continue;
 			items++;
 			for (int j = 1; j < 256 && !mdb_cursor_get(c, &k, &v, MDB_NEXT); j++) items++;
 		}
-		us[SCAN] = (now() - t0) * 1e3 / (items ? items : 1);
+		us[SCAN] = (now() - t0) * 1e3 / (items ? items : 1); PH_END("scan");
 	}
 	MDB_stat st; CHECK(mdb_stat(txn, dbi, &st)); *leaves = st.ms_leaf_pages;
 	mdb_cursor_close(c); mdb_txn_abort(txn); mdb_env_close(env);
