@@ -42,7 +42,8 @@
  * Writing: insert or delete at index >= 1 touches only that node (the
  * trunk is unchanged, so every other encoding stays canonical); a new node 0
  * or a deleted node 0 re-encodes the page against the new trunk.  Splits,
- * merges and moves re-encode the pages whose trunk changes.
+ * merges and moves rewrite the pages involved, each against its own first
+ * key; an append past a full page's last key starts a new page instead.
  */
 #ifndef DLMDB_PREFIX_CODEC_H
 #define DLMDB_PREFIX_CODEC_H
