@@ -95,6 +95,8 @@ pub mod fl {
     pub const DUPFIXED: u32 = 0x10;
     pub const INTEGERDUP: u32 = 0x20;
     pub const REVERSEDUP: u32 = 0x40;
+    /// Ours only (DLMDB): prefix-compressed leaves.
+    pub const PREFIX_COMPRESSION: u32 = 0x100;
     pub const CREATE: u32 = 0x40000;
     pub const NOSUBDIR: u32 = 0x4000;
     pub const RDONLY: u32 = 0x20000;

@@ -62,6 +62,7 @@ pub mod dupwrap;
 pub mod model;
 pub mod multimap;
 pub mod ours;
+pub mod pfxcheck;
 pub mod procs;
 pub mod stat;
 pub mod workload;

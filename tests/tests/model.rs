@@ -412,6 +412,14 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
 }
 
 fn layout_for(seed: u64) -> EnvFlags {
+    if prefix_mode() {
+        // prefix compression needs a DLMDB layout (stock LMDB has none)
+        return if seed % 2 == 0 {
+            EnvFlags::empty()
+        } else {
+            EnvFlags::FORMAT_DLMDB_V1
+        };
+    }
     match seed % 3 {
         0 => EnvFlags::empty(),
         1 => EnvFlags::FORMAT_LMDB,
@@ -524,12 +532,23 @@ fn open_env(path: &Path, layout: EnvFlags) -> Result<Env, String> {
     ours::open(path, layout | EnvFlags::NO_TLS, MAP, 8).map_err(|e| format!("env open: {e}"))
 }
 
+thread_local! {
+    /// Extra flags for every database of this thread's runs
+    /// (`MDB_PREFIX_COMPRESSION` for the prefix variant).
+    static EXTRA_FLAGS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+fn prefix_mode() -> bool {
+    EXTRA_FLAGS.with(|f| f.get()) & dlmdb::sys::MDB_PREFIX_COMPRESSION != 0
+}
+
 fn open_dbs(env: &Env) -> Result<Vec<Database>, String> {
     let txn = env.write_txn().map_err(|e| format!("begin: {e}"))?;
     let mut v = Vec::new();
+    let extra = EXTRA_FLAGS.with(|f| f.get());
     for (name, flags, _) in DBS {
         v.push(
-            txn.create_db(Some(name), DatabaseFlags::from_bits_retain(flags))
+            txn.create_db(Some(name), DatabaseFlags::from_bits_retain(flags | extra))
                 .map_err(|e| format!("create {name}: {e}"))?,
         );
     }
@@ -1022,6 +1041,10 @@ fn run(seed: u64, ops: &[Op], report: bool) -> Result<(), (usize, String)> {
                     if let Some(t) = txn.take() {
                         t.commit().map_err(|e| (i, format!("commit: {e}")))?;
                         committed = cur.clone();
+                        if prefix_mode() {
+                            dlmdb_tests::pfxcheck::strict_check(&path)
+                                .map_err(|e| (i, format!("after commit: {e}")))?;
+                        }
                     }
                 }
                 Op::Abort => {
@@ -1103,7 +1126,12 @@ fn ops_per_seed(n_seeds: usize) -> usize {
 }
 
 fn differential(nested: bool) {
-    let seeds = dlmdb_tests::seeds(&[1, 2, 3]);
+    differential_with(nested, &[1, 2, 3], 0)
+}
+
+fn differential_with(nested: bool, fixed_seeds: &[u64], extra_flags: u32) {
+    EXTRA_FLAGS.with(|f| f.set(extra_flags));
+    let seeds = dlmdb_tests::seeds(fixed_seeds);
     let n = ops_per_seed(seeds.len());
     let mut failures = Vec::new();
     for seed in seeds {
@@ -1134,10 +1162,10 @@ fn differential(nested: bool) {
             .iter()
             .map(|o| format!("{o:?}"))
             .collect();
-        let test = if nested {
-            "model_differential_nested"
-        } else {
-            "model_differential"
+        let test = match (nested, extra_flags != 0) {
+            (_, true) => "model_differential_prefix",
+            (true, false) => "model_differential_nested",
+            (false, false) => "model_differential",
         };
         let report = format!(
             "seed {seed}: first failure at op #{at}: {msg}\n  shortest failing prefix: {hi} ops \
@@ -1166,4 +1194,14 @@ fn model_differential() {
 #[test]
 fn model_differential_nested() {
     differential(true);
+}
+
+/// The same operations on prefix-compressed databases (every key shape,
+/// including INTEGERKEY and REVERSEKEY, whose searches decode every probe),
+/// with `dlmdb check --strict-prefix` over the whole store after every
+/// commit: inserts and deletes at index 0 change trunks, splits, merges and
+/// moves re-encode pages, and every compressed page must stay canonical.
+#[test]
+fn model_differential_prefix() {
+    differential_with(false, &[4, 5, 6], dlmdb::sys::MDB_PREFIX_COMPRESSION);
 }

@@ -284,6 +284,53 @@ static int dl_branch_search(MDB_cursor *mc, MDB_page *mp, const MDB_val *key, un
 }
 
 /*
+ * Binary search of a compressed leaf under the default lexicographic order
+ * without decoding (dlmdb-extensions §3.11): p = lcp(key, trunk) once, then
+ * each probe compares only past min(p, s).  Same contract as
+ * dl_leaf_search; *res = node index reached, *cres = last comparison.
+ */
+static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, unsigned *res,
+	int *cres)
+{
+	unsigned n = NUMKEYS(mp), i = 0;
+	int lo = 0, hi = (int)n - 1, c = 1, bad = 0;
+	size_t psize = env->psize;
+	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1))
+		return MDB_CORRUPTED;
+	MDB_node *n0 = NODEPTR(mp, 0);
+	const unsigned char *t = NODEKEY(mp, n0);
+	size_t tl = n0->mn_ksize;
+	size_t p = dl_pfx_lcp(key->mv_data, key->mv_size, t, tl);
+	while (lo <= hi) {
+		int mid = (lo + hi) >> 1;
+		if (mid == 0) {
+			c = dl_pfx_cmp_trunk(key, p, t, tl);
+		} else {
+			MDB_node *pn = dl_probe(mp, (unsigned)mid, psize, NODESZ);
+			if (!pn)
+				return MDB_CORRUPTED;
+			c = dl_pfx_cmp_lex(key, p, t, tl, NODEKEY(mp, pn), pn->mn_ksize, &bad);
+			if (bad)
+				return MDB_CORRUPTED;
+		}
+		if (c == 0) {
+			i = (unsigned)mid;
+			break;
+		}
+		if (c < 0) {
+			hi = mid - 1;
+			i = (unsigned)mid;
+		} else {
+			lo = mid + 1;
+			i = (unsigned)mid + 1;
+		}
+	}
+	*res = i;
+	*cres = c;
+	return 0;
+}
+
+/*
  * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
  * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
  * sets *exact.
@@ -302,6 +349,15 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	*exact = 0;
 	int leaf2 = IS_LEAF2(mp);
 	size_t psize = env->psize, koff = NODEKOFF(mp);
+	if (pfx && lex && !leaf2 && n) {
+		if (dl_pfx_search_lex(env, mp, key, &i, &c)) {
+			/* NULL with ki inside the page: MDB_CORRUPTED. */
+			mc->ki[mc->top] = 0;
+			return NULL;
+		}
+		lo = 1;
+		hi = 0;		/* skip the generic loop */
+	}
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
 		if (!leaf2 && !pfx) {
@@ -314,13 +370,13 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 			}
 			dl_node_key(mp, pn, &k);
 		} else if (!leaf2 && dl_node_check(env, mp, NODEPTR(mp, mid), 1)) {
-			mc->ki[mc->top] = (indx_t)n;
+			mc->ki[mc->top] = (indx_t)mid;
 			return NULL;
 		} else if (!pfx)
 			dl_leaf_key(mp, (unsigned)mid, &k);
 		else if (dl_leaf_keyd(mc, mp, (unsigned)mid, &k, kb)) {
-			mc->ki[mc->top] = (indx_t)n;
-			return NULL;	/* undecodable: caller reports corruption */
+			mc->ki[mc->top] = (indx_t)mid;
+			return NULL;	/* undecodable: callers report MDB_CORRUPTED */
 		}
 		c = lex ? dl_lex(key, &k) : cmp(key, &k);
 		if (c == 0) {
@@ -1206,202 +1262,63 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 /* Writing prefix-compressed leaves (dlmdb-extensions §3.8, §3.12)           */
 /* ------------------------------------------------------------------------- */
 /*
- * A compressed leaf is always rewritten whole from its decoded entries:
- * node 0 raw, every other key as varint(shared) + suffix against node 0,
- * mp_pad = the longest decoded key.  Simple, and it keeps every page in the
- * canonical form the newest DLMDB reader requires.
+ * The codec is prefix.c; this is the tree glue.  An insert at index >= 1
+ * encodes only the new node against the page's trunk and a delete at
+ * index >= 1 removes only its node, both through the ordinary page
+ * primitives.  A page is decoded and rewritten whole only when its trunk
+ * changes (insert at or delete of index 0), on a split, and on a merge or
+ * move between neighbours.  The decoded entries live in txn-owned scratch
+ * (dl_pfx_scratch), laid out as [page copies][entries][key bytes].
  */
 
-typedef struct dl_pent {
-	MDB_val	key;		/* full key */
-	uint16_t flags;		/* node flags */
-	uint32_t dsize;		/* node data size field */
-	const void *data;	/* data part (NULL: leave uninitialised, MDB_RESERVE) */
-	size_t	dlen;		/* data part length */
-} dl_pent;
-
-static size_t dl_varint_put(unsigned char *p, uint64_t s)
+/* Scratch for rewriting: npages page copies, nent entries, keys of up to
+ * nkeys decoded keys plus one spare key. */
+static int dl_pfx_work(MDB_txn *txn, unsigned npages, unsigned nent, unsigned nkeys,
+	unsigned char **pages, dl_pent **ents, unsigned char **arena, size_t *arenasz)
 {
-	unsigned char tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n++] = (unsigned char)(s & 0x7f);
-		s >>= 7;
-	} while (s);
-	for (size_t i = 0; i < n; i++)
-		p[i] = (unsigned char)(tmp[n - 1 - i] | (i + 1 < n ? 0x80 : 0));
-	return n;
-}
-
-static size_t dl_lcp(const MDB_val *a, const MDB_val *b)
-{
-	size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size, i = 0;
-	const unsigned char *x = a->mv_data, *y = b->mv_data;
-	while (i < n && x[i] == y[i])
-		i++;
-	return i;
-}
-
-/* Encoded key length of e against trunk t (index i). */
-static size_t dl_pfx_enclen(const dl_pent *e, const dl_pent *t, unsigned i)
-{
-	if (!i)
-		return e->key.mv_size;
-	size_t s = dl_lcp(&e->key, &t->key), h = 1;
-	for (size_t v = s; v >= 128; v >>= 7)
-		h++;
-	return h + e->key.mv_size - s;
-}
-
-/* Bytes a page holding ents[0..n) needs. */
-static size_t dl_pfx_size(MDB_env *env, const dl_pent *e, unsigned n)
-{
-	size_t sz = PAGEHDRSZ;
-	for (unsigned i = 0; i < n; i++) {
-		size_t kl = dl_pfx_enclen(&e[i], &e[0], i);
-		sz += sizeof(indx_t) + EVEN(NODESZ + kl + (kl & env->pad) + e[i].dlen);
-	}
-	return sz;
-}
-
-/* Lay ents[0..n) out on leaf mp (flags kept, contents replaced). */
-static void dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n)
-{
-	size_t off = psz, maxk = 0;
-	MP_LOWER(mp) = (indx_t)(PAGEHDRSZ + 2 * n);
-	for (unsigned i = 0; i < n; i++) {
-		size_t s = i ? dl_lcp(&e[i].key, &e[0].key) : 0;
-		size_t kl = dl_pfx_enclen(&e[i], &e[0], i);
-		size_t sz = EVEN(NODESZ + kl + (kl & env->pad) + e[i].dlen);
-		off -= sz;
-		unsigned char *p = (unsigned char *)mp + off;
-		MDB_node *nd = (MDB_node *)p;
-		node_set_dsize(nd, e[i].dsize);
-		nd->mn_flags = e[i].flags;
-		nd->mn_ksize = (uint16_t)kl;
-		size_t k = NODESZ;
-		if (i) {
-			k += dl_varint_put(p + k, s);
-			memcpy(p + k, (const char *)e[i].key.mv_data + s, e[i].key.mv_size - s);
-			k += e[i].key.mv_size - s;
-		} else {
-			memcpy(p + k, e[i].key.mv_data, e[i].key.mv_size);
-			k += e[i].key.mv_size;
-		}
-		if (kl & env->pad)
-			p[k++] = 0;
-		if (e[i].data && e[i].dlen)
-			memcpy(p + k, e[i].data, e[i].dlen);
-		k += e[i].dlen;
-		if (k & 1)
-			p[k] = 0;
-		mp->mp_ptrs[i] = (indx_t)off;
-		if (e[i].key.mv_size > maxk)
-			maxk = e[i].key.mv_size;
-	}
-	MP_UPPER(mp) = (indx_t)off;
-	mp->mp_pad = (uint16_t)maxk;
-}
-
-static void dl_pfx_write(MDB_env *env, MDB_page *mp, const dl_pent *e, unsigned n)
-{
-	dl_pfx_write_sz(env, mp, env->psize, e, n);
-}
-
-/* Duplicate values as compressed leaf entries (no data part). */
-static dl_pent *dl_pfx_items(const MDB_val *items, unsigned n)
-{
-	dl_pent *e = malloc((n ? n : 1) * sizeof(dl_pent));
-	if (!e)
-		return NULL;
-	for (unsigned i = 0; i < n; i++) {
-		e[i].key = items[i];
-		e[i].flags = 0;
-		e[i].dsize = 0;
-		e[i].data = NULL;
-		e[i].dlen = 0;
-	}
-	return e;
-}
-
-/* Bytes (header included) a compressed page of these values needs. */
-size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n)
-{
-	dl_pent *e = dl_pfx_items(items, n);
-	if (!e)
-		return (size_t)-1;
-	size_t sz = dl_pfx_size(env, e, n);
-	free(e);
-	return sz;
-}
-
-/* Lay values out compressed on a page (or sub-page) of psz bytes. */
-int dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items, unsigned n)
-{
-	dl_pent *e = dl_pfx_items(items, n);
-	if (!e)
+	size_t psz = txn->env->psize;
+	size_t esz = ((size_t)nent * sizeof(dl_pent) + 7) & ~(size_t)7;
+	size_t asz = ((size_t)nkeys + 1) * (DL_MAXKEY + 1);
+	unsigned char *b = dl_pfx_scratch(txn, npages * psz + esz + asz);
+	if (!b)
 		return ENOMEM;
-	dl_pfx_write_sz(env, mp, psz, e, n);
-	free(e);
+	*pages = b;
+	*ents = (dl_pent *)(b + npages * psz);
+	*arena = b + npages * psz + esz;
+	*arenasz = asz;
 	return 0;
 }
 
-/* Decode every entry of compressed leaf mp into ents, copying keys and data
- * into arena (the page is about to be rewritten). */
-static int dl_pfx_load(MDB_cursor *mc, MDB_page *mp, dl_pent *ents, unsigned char *arena)
+/* Copy compressed leaf mp to copy and decode its entries into e / arena;
+ * returns the arena bytes used through *used. */
+static int dl_pfx_gather(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_pent *e,
+	unsigned char *arena, size_t arenasz, size_t *used)
 {
-	MDB_env *env = mc->txn->env;
-	unsigned n = NUMKEYS(mp);
-	unsigned char kb[DL_MAXKEY + 1];
-	size_t off = 0;
-	int rc;
-	for (unsigned i = 0; i < n; i++) {
-		MDB_node *nd = NODEPTR(mp, i);
-		MDB_val k;
-		if ((rc = dl_node_check(env, mp, nd, 1)))
-			return rc;
-		if ((rc = dl_leaf_keyd(mc, mp, i, &k, kb)))
-			return rc;
-		memcpy(arena + off, k.mv_data, k.mv_size);
-		ents[i].key.mv_data = arena + off;
-		ents[i].key.mv_size = k.mv_size;
-		off += k.mv_size;
-		ents[i].flags = nd->mn_flags;
-		ents[i].dsize = NODEDSZ(nd);
-		ents[i].dlen = dl_leaf_dpart(nd);
-		memcpy(arena + off, dl_leaf_data(env, nd), ents[i].dlen);
-		ents[i].data = arena + off;
-		off += ents[i].dlen;
-	}
+	memcpy(copy, mp, env->psize);
+	MDB_page *cp = (MDB_page *)copy;
+	int rc = dl_pfx_load(env, cp, e, arena, arenasz);
+	if (rc)
+		return rc;
+	size_t u = 0;
+	for (unsigned i = 0; i < NUMKEYS(cp); i++)
+		u += e[i].key.mv_size;
+	*used = u;
 	return 0;
+}
+
+/* Check node 0 of a non-empty compressed leaf (the trunk every probe reads). */
+static inline int dl_pfx_trunk_ok(MDB_env *env, MDB_page *mp)
+{
+	return dl_node_check(env, mp, NODEPTR(mp, 0), 1);
 }
 
 /*
- * Bytes dl_pfx_load may copy for a page of n entries: the data parts (at
- * most a page) and the decoded keys, which are longer than the stored ones
- * (each at most DL_MAXKEY; raw ones at most a page in total).
+ * Insert (key, node tail) at mc's index of a compressed leaf.  In place
+ * when the trunk stays and the node fits; an append that does not fit
+ * starts a new right page holding only the new node (the left page stays
+ * as it is, full, as on plain DBs); anything else rewrites or splits.
+ * reserve: return the data address.
  */
-static size_t dl_pfx_arena(MDB_env *env, unsigned n)
-{
-	return 2 * (size_t)env->psize + (size_t)n * (DL_MAXKEY + 1);
-}
-
-/* Scratch for a page's worth of entries plus one more; the extra key goes
- * at dl_pfx_arena(env, n). */
-static int dl_pfx_alloc(MDB_env *env, unsigned n, dl_pent **ents, unsigned char **arena)
-{
-	*ents = malloc((n + 2) * sizeof(dl_pent));
-	*arena = malloc(dl_pfx_arena(env, n) + 2 * (DL_MAXKEY + 1));
-	if (!*ents || !*arena) {
-		free(*ents);
-		free(*arena);
-		return ENOMEM;
-	}
-	return 0;
-}
-
-/* Insert (key, node tail) at mc's index of a compressed leaf; splits when
- * the rewritten page does not fit.  reserve: return the data address. */
 static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
 	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp)
 {
@@ -1409,14 +1326,56 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top], *rp;
 	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp), s;
-	dl_pent *e;
-	unsigned char *arena;
 	int rc;
-	if ((rc = dl_pfx_alloc(env, n, &e, &arena)))
+
+	if (idx > 0 || n == 0) {
+		size_t sh = 0;
+		if (n) {
+			if ((rc = dl_pfx_trunk_ok(env, mp)))
+				return rc;
+			sh = dl_pfx_shared(mp, key);
+		}
+		size_t nsz = dl_pfx_node_size(env, key->mv_size, sh, n == 0, dlen);
+		if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
+			unsigned char *dst = dl_page_open(mp, idx, nsz);
+			dl_pfx_node_write(env, dst, key, sh, n == 0, ds, nflags, dpart, dlen);
+			dl_pfx_pad_add(mp, key->mv_size);
+			if (reserve)
+				reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) :
+					dl_leaf_data(env, (MDB_node *)dst);
+			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			return 0;
+		}
+		if (idx == n && n) {
+			/* Append past the last key: the new key alone starts the
+			 * right page, stored raw as its trunk. */
+			if ((rc = dl_page_alloc(mc, 1, &rp)))
+				return rc;
+			dl_page_init(env, rp, P_LEAF);
+			nsz = dl_pfx_node_size(env, key->mv_size, 0, 1, dlen);
+			unsigned char *dst = dl_page_open(rp, 0, nsz);
+			dl_pfx_node_write(env, dst, key, 0, 1, ds, nflags, dpart, dlen);
+			rp->mp_pad = (uint16_t)key->mv_size;
+			mc->db->md_leaf_pages++;
+			unsigned char sepbuf[DL_MAXKEY + 1];
+			MDB_val sep = { key->mv_size, sepbuf };
+			memcpy(sepbuf, key->mv_data, key->mv_size);
+			if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
+				return rc;
+			if ((rc = dl_reseek_key(mc, &sep)))
+				return rc;
+			goto placed;
+		}
+	}
+
+	unsigned char *copy, *arena;
+	dl_pent *e;
+	size_t asz, used;
+	if ((rc = dl_pfx_work(txn, 1, n + 1, n, &copy, &e, &arena, &asz)))
 		return rc;
-	if ((rc = dl_pfx_load(mc, mp, e, arena)))
-		goto out;
-	unsigned char *kcopy = arena + dl_pfx_arena(env, n);
+	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
+		return rc;
+	unsigned char *kcopy = arena + used;	/* the spare key slot */
 	memcpy(kcopy, key->mv_data, key->mv_size);
 	memmove(e + idx + 1, e + idx, (n - idx) * sizeof(dl_pent));
 	e[idx].key.mv_data = kcopy;
@@ -1427,70 +1386,65 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	e[idx].dlen = dlen;
 	n++;
 	if (dl_pfx_size(env, e, n) <= env->psize) {
-		dl_pfx_write(env, mp, e, n);
+		dl_pfx_write_sz(env, mp, env->psize, e, n);
 		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
-	} else {
-		/* Split: appends keep the left page full, else halve by bytes. */
-		s = idx == n - 1 ? n - 1 : n / 2;
-		if (s < 1)
-			s = 1;
-		for (unsigned tries = 0; tries < n; tries++) {
-			if (dl_pfx_size(env, e, s) > env->psize && s > 1)
-				s--;
-			else if (dl_pfx_size(env, e + s, n - s) > env->psize && s < n - 1)
-				s++;
-			else
-				break;
-		}
-		if (dl_pfx_size(env, e, s) > env->psize || dl_pfx_size(env, e + s, n - s) > env->psize) {
-			rc = MDB_PAGE_FULL;
-			goto out;
-		}
-		if ((rc = dl_page_alloc(mc, 1, &rp)))
-			goto out;
-		dl_page_init(env, rp, P_LEAF);
-		dl_pfx_write(env, mp, e, s);
-		dl_pfx_write(env, rp, e + s, n - s);
-		mc->db->md_leaf_pages++;
-		unsigned char sepbuf[DL_MAXKEY + 1];
-		MDB_val sep = { e[s].key.mv_size, sepbuf };
-		memcpy(sepbuf, e[s].key.mv_data, sep.mv_size);
-		if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
-			goto out;
-		if ((rc = dl_reseek_key(mc, key)))
-			goto out;
+		goto placed;
 	}
+	int fits;
+	s = dl_pfx_split_point(env, e, n, env->psize, &fits);
+	if (!fits)
+		return MDB_PAGE_FULL;
+	if ((rc = dl_page_alloc(mc, 1, &rp)))
+		return rc;
+	dl_page_init(env, rp, P_LEAF);
+	dl_pfx_write_sz(env, mp, env->psize, e, s);
+	dl_pfx_write_sz(env, rp, env->psize, e + s, n - s);
+	mc->db->md_leaf_pages++;
+	unsigned char sepbuf[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
+	MDB_val sep = { e[s].key.mv_size, sepbuf }, k2 = { key->mv_size, kb };
+	memcpy(sepbuf, e[s].key.mv_data, sep.mv_size);
+	memcpy(kb, key->mv_data, key->mv_size);
+	if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
+		return rc;
+	if ((rc = dl_reseek_key(mc, &k2)))
+		return rc;
+placed:
 	if (reserve) {
 		MDB_page *lp = mc->pg[mc->top];
 		MDB_node *nd = NODEPTR(lp, mc->ki[mc->top]);
 		reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : dl_leaf_data(env, nd);
 	}
-out:
-	free(e);
-	free(arena);
-	return rc;
+	return 0;
 }
 
-/* Remove entry idx of a compressed leaf, re-encoding the rest. */
+/* Remove entry idx of a compressed leaf: in place for idx >= 1; the old
+ * node 1 becoming the trunk re-encodes the page. */
 static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
 {
-	MDB_env *env = mc->txn->env;
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
 	unsigned n = NUMKEYS(mp);
-	dl_pent *e;
-	unsigned char *arena;
 	int rc;
-	if ((rc = dl_pfx_alloc(env, n, &e, &arena)))
-		return rc;
-	if (!(rc = dl_pfx_load(mc, mp, e, arena))) {
-		memmove(e + idx, e + idx + 1, (n - idx - 1) * sizeof(dl_pent));
-		if (dl_pfx_size(env, e, n - 1) > env->psize)
-			rc = MDB_PAGE_FULL;	/* only possible with odd comparators */
-		else
-			dl_pfx_write(env, mp, e, n - 1);
+	if (idx > 0) {
+		MDB_node *nd = NODEPTR(mp, idx);
+		size_t klen;
+		if ((rc = dl_pfx_trunk_ok(env, mp)) || (rc = dl_pfx_declen(mp, nd, &klen)))
+			return rc;
+		dl_page_del_raw(mp, idx, dl_node_size(env, mp, nd));
+		dl_pfx_pad_del(mp, klen);
+		return 0;
 	}
-	free(e);
-	free(arena);
-	return rc;
+	unsigned char *copy, *arena;
+	dl_pent *e;
+	size_t asz, used;
+	if ((rc = dl_pfx_work(txn, 1, n, n, &copy, &e, &arena, &asz)))
+		return rc;
+	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
+		return rc;
+	if (dl_pfx_size(env, e + 1, n - 1) > env->psize)
+		return MDB_PAGE_FULL;	/* only possible with non-lexicographic orders */
+	dl_pfx_write_sz(env, mp, env->psize, e + 1, n - 1);
+	return 0;
 }
 
 /*
@@ -1501,49 +1455,42 @@ static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
 static int dl_pfx_rebalance(MDB_cursor *mc, int plevel, MDB_page *L, MDB_page *R,
 	unsigned ridx, MDB_page *mp, int *merged, int *split)
 {
-	MDB_env *env = mc->txn->env;
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
 	MDB_page *parent = mc->pg[plevel];
 	unsigned nl = NUMKEYS(L), nr = NUMKEYS(R);
+	unsigned char *copies, *arena;
 	dl_pent *e;
-	unsigned char *arena, *a2;
+	size_t asz, ul, ur;
 	int rc;
 	*merged = 0;
-	e = malloc((nl + nr + 2) * sizeof(dl_pent));
-	arena = malloc(dl_pfx_arena(env, nl));
-	a2 = malloc(dl_pfx_arena(env, nr));
-	if (!e || !arena || !a2) {
-		rc = ENOMEM;
-		goto out;
-	}
-	if ((rc = dl_pfx_load(mc, L, e, arena)) || (rc = dl_pfx_load(mc, R, e + nl, a2)))
-		goto out;
+	if ((rc = dl_pfx_work(txn, 2, nl + nr, nl + nr, &copies, &e, &arena, &asz)))
+		return rc;
+	if ((rc = dl_pfx_gather(env, L, copies, e, arena, asz, &ul)) ||
+	    (rc = dl_pfx_gather(env, R, copies + env->psize, e + nl, arena + ul, asz - ul, &ur)))
+		return rc;
 	unsigned n = nl + nr;
 	if (dl_pfx_size(env, e, n) <= env->psize) {
-		dl_pfx_write(env, L, e, n);
+		dl_pfx_write_sz(env, L, env->psize, e, n);
 		mc->db->md_leaf_pages--;
-		if ((rc = dl_page_free(mc->txn, R->mp_pgno, 1)))
-			goto out;
+		if ((rc = dl_page_free(txn, R->mp_pgno, 1)))
+			return rc;
 		dl_page_del_raw(parent, ridx, dl_node_size(env, parent, NODEPTR(parent, ridx)));
 		*merged = 1;
-		goto out;
+		return 0;
 	}
 	/* Move one entry across the boundary towards the underfull page. */
 	unsigned s = (mp == L) ? nl + 1 : nl - 1;
 	if (s < 1 || s >= n)
-		goto out;
+		return 0;
 	if (dl_pfx_size(env, e, s) > env->psize || dl_pfx_size(env, e + s, n - s) > env->psize)
-		goto out;	/* no room: leave it, the tree stays valid */
-	dl_pfx_write(env, L, e, s);
-	dl_pfx_write(env, R, e + s, n - s);
+		return 0;	/* no room: leave it, the tree stays valid */
+	dl_pfx_write_sz(env, L, env->psize, e, s);
+	dl_pfx_write_sz(env, R, env->psize, e + s, n - s);
 	unsigned char kb[DL_MAXKEY + 1];
 	MDB_val nk = { e[s].key.mv_size, kb };
 	memcpy(kb, e[s].key.mv_data, nk.mv_size);
-	rc = dl_update_key(mc, plevel, ridx, &nk, split);
-out:
-	free(e);
-	free(arena);
-	free(a2);
-	return rc;
+	return dl_update_key(mc, plevel, ridx, &nk, split);
 }
 
 /*

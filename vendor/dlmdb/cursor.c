@@ -393,16 +393,18 @@ static inline int dl_txn_usable(MDB_txn *txn)
 }
 
 /*
- * MDB_NEXT / MDB_PREV within the current leaf of a plain (non-DUPSORT,
- * uncompressed) DB: the common step of a scan, done here without the
- * general path's calls.  Returns -1 when the general path must run (leaf
- * edge, damaged node, overflow value in a txn with dirty pages, unusual
- * cursor or txn state); otherwise the result.
+ * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
+ * common step of a scan, done here without the general path's calls.  On
+ * a prefix-compressed leaf the key is decoded from the trunk, which the
+ * previous step left in cache, and the node's suffix.  Returns -1 when the
+ * general path must run (leaf edge, damaged or undecodable node, overflow
+ * value in a txn with dirty pages, unusual cursor or txn state); otherwise
+ * the result.
  */
 static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int back)
 {
 	MDB_txn *txn = mc->txn;
-	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_PREFIX | C_ATEND)) != C_INIT ||
+	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_ATEND)) != C_INIT ||
 	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
@@ -446,7 +448,29 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 	} else if (doff + dsz > psize) {
 		return -1;
 	}
-	mc->ki[mc->top] = (indx_t)i;
+	if (key && (mc->flags & C_PREFIX) && i > 0) {
+		size_t off0 = mp->mp_ptrs[0];
+		if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
+			return -1;
+		MDB_node *n0 = (MDB_node *)((char *)mp + off0);
+		const unsigned char *t = n0->mn_data;
+		size_t tl = n0->mn_ksize, s, h;
+		if (off0 + NODESZ + tl > psize)
+			return -1;
+		int r = dl_pfx_parse(node->mn_data, ks, t, tl, &s, &h);
+		if (r)
+			return -1;	/* raw or corrupt: the general path */
+		if (s + ks - h > DL_MAXKEY)
+			return -1;
+		memcpy(mc->kdec, t, s);
+		memcpy(mc->kdec + s, node->mn_data + h, ks - h);
+		mc->ki[mc->top] = (indx_t)i;
+		key->mv_size = s + ks - h;
+		key->mv_data = mc->kdec;
+		key = NULL;
+	} else {
+		mc->ki[mc->top] = (indx_t)i;
+	}
 	if (key) {
 		key->mv_size = ks;
 		key->mv_data = node->mn_data;

@@ -1037,11 +1037,13 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 /*
  * Add item at index ins of the key's inline sub-page without rebuilding it:
  * the key's node grows in place on its (touched) leaf page by the item's
- * node and pointer.  Only for compact (no free space), uncompressed,
- * variable-size sub-pages.  The new node goes right below the node of item
- * ins - 1 (or at the sub-page end), items at lower addresses move down, so
- * a sub-page laid out by dl_subpage_build comes out exactly as a rebuild
- * would lay it out; any other compact layout stays a valid one.  Returns 1
+ * node and pointer.  Only for compact (no free space), variable-size
+ * sub-pages; on a prefix-compressed sub-page only at ins >= 1, where the
+ * trunk stays and only the new value is encoded (mp_pad kept exact); a new
+ * smallest value re-encodes the sub-page (the rebuild path).  The new node
+ * goes right below the node of item ins - 1 (or at the sub-page end),
+ * items at lower addresses move down, so a sub-page laid out by
+ * dl_subpage_build comes out exactly as a rebuild would lay it out; any other compact layout stays a valid one.  Returns 1
  * (nothing changed) when the leaf page has no room or the node would pass
  * nodemax: the caller then takes the rebuild path.
  *
@@ -1058,7 +1060,17 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 	unsigned idx = mc->ki[mc->top];
 	MDB_node *node = NODEPTR(mp, idx);
 	MDB_page *sp = xc->mx.pg[0];
-	size_t nsz = dl_dnode_size(env, item->mv_size), delta = nsz + sizeof(indx_t);
+	int pfx = (mc->flags & C_PREFIX) != 0;
+	size_t sh = 0, nsz;
+	if (pfx) {
+		if (ins == 0 || NUMKEYS(sp) == 0)
+			return 1;
+		sh = dl_pfx_shared(sp, item);
+		nsz = dl_pfx_node_size(env, item->mv_size, sh, 0, 0);
+	} else {
+		nsz = dl_dnode_size(env, item->mv_size);
+	}
+	size_t delta = nsz + sizeof(indx_t);
 	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
 	size_t ssz = NODEDSZ(node);
 	unsigned n = NUMKEYS(sp), nkeys = NUMKEYS(mp);
@@ -1082,12 +1094,18 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 		np->mp_ptrs[j] = (indx_t)(v + (v < x ? 2 : delta));
 	}
 	np->mp_ptrs[ins] = (indx_t)(x + 2);
-	dl_dnode_write(env, base + spo + x - nsz, item);
+	if (pfx)
+		dl_pfx_node_write(env, base + spo + x - nsz, item, sh, 0, 0, 0, NULL, 0);
+	else
+		dl_dnode_write(env, base + spo + x - nsz, item);
 	np->mp_pgno = mp->mp_pgno;
-	np->mp_pad = 0;
 	np->mp_flags = P_LEAF | P_DIRTY | P_SUBP;
 	MP_LOWER(np) = (indx_t)(MP_LOWER(np) + 2);
 	MP_UPPER(np) = (indx_t)(MP_UPPER(np) + 2);
+	if (pfx)
+		dl_pfx_pad_add(np, item->mv_size);	/* the trunk's page: still exact */
+	else
+		np->mp_pad = 0;
 	/* The leaf: nodes at or below the key's node moved down by delta. */
 	for (unsigned j = 0; j < nkeys; j++)
 		if (mp->mp_ptrs[j] <= off)
@@ -1275,7 +1293,19 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 				ins = xc->mx.ki[0];
 			}
 			MDB_page *sp = xc->mx.pg[0];
-			if (!fixed && !IS_LEAF2(sp) && !(mc->flags & C_PREFIX) && !SIZELEFT(sp)) {
+			if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
+			    dl_pfx_sub_insert(txn->env, sp, ins, &item) == 0) {
+				/* Free space a removed value left: used in place. */
+				xc->mx.ki[0] = (indx_t)ins;
+				xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+				xc->db.md_entries++;
+				xc->xmoved = 0;
+				mc->db->md_entries++;
+				txn->dbflags[mc->dbi] |= DB_DIRTY;
+				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+				return 0;
+			}
+			if (!fixed && !IS_LEAF2(sp) && !SIZELEFT(sp)) {
 				/* Room on the leaf page: grow the node in place. */
 				rc = dl_subpage_grow(mc, xc, &item, ins);
 				if (rc == 0) {
@@ -1482,7 +1512,13 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		return rc;
 	if ((rc = dl_xinit(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
 		return rc;
-	if (xc->subpage) {
+	if (xc->subpage && (mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0]) &&
+	    xc->mx.ki[0] > 0) {
+		/* Not the trunk: only this value's node goes. */
+		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		if ((rc = dl_pfx_sub_remove(txn->env, xc->mx.pg[0], NODEDSZ(on), xc->mx.ki[0])))
+			return rc;
+	} else if (xc->subpage) {
 		MDB_val *items;
 		unsigned n;
 		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
@@ -1766,8 +1802,10 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	}
 	if (i != n)
 		return MDB_CORRUPTED;
-	if (mc->flags & C_PREFIX) {
-		/* Decoded values live in per-call scratch: keep copies. */
+	if ((mc->flags & C_PREFIX) && !(mc->db->md_flags & MDB_DUPFIXED)) {
+		/* Decoded values live in per-call scratch: keep copies.  A
+		 * DUPFIXED sub-DB's LEAF2 pages are never compressed, so its
+		 * list points into those pages, as on any other DB. */
 		size_t tot = 0, off = 0;
 		for (i = 0; i < n; i++)
 			tot += xc->list[i].mv_size;

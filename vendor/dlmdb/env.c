@@ -298,6 +298,7 @@ void mdb_env_close(MDB_env *env)
 		free(t->dirty.tab);
 		free(t->dirty.ents);
 		free(t->scratch);
+		free(t->pfxbuf);
 		free(t->rankbuf);
 		free(t);
 	}

@@ -400,6 +400,8 @@ struct MDB_txn {
 	unsigned char *scratch;	/* reusable work memory (duplicate rewrites) */
 	size_t	scratchsz;
 	size_t	scratch_img;	/* offset of the sub-page image region (dl_subpage_items) */
+	unsigned char *pfxbuf;	/* reusable memory for compressed-page rewrites (prefix.c) */
+	size_t	pfxbufsz;
 	/* mdb_get_rank: decoded key/item outliving its temporary cursor;
 	 * 2 * (DL_MAXKEY + 1) bytes allocated on first use (a pointer, not an
 	 * array, keeps the txn small enough for malloc's fast path) */
@@ -518,8 +520,6 @@ int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 int  dl_cursor_del0(MDB_cursor *mc);
 int  dl_drop_tree(MDB_cursor *mc);
 int  dl_cursor_touch(MDB_cursor *mc);
-size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
-int  dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items, unsigned n);
 int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 
@@ -640,8 +640,8 @@ static inline int dl_node_check(MDB_env *env, MDB_page *mp, MDB_node *n, int lea
 	return end > env->psize ? MDB_CORRUPTED : 0;
 }
 
-/* prefix.c: DLMDB prefix-compressed leaves (dlmdb-extensions §3.7-3.11) */
-int  dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out);
+/* prefix.c: DLMDB prefix-compressed leaves (format and codec in prefix.h) */
+#include "prefix.h"
 
 /*
  * Full key of leaf entry i.  On a prefix-compressed leaf (cursor flag

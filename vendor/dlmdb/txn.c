@@ -39,6 +39,7 @@ static void dl_txn_release(MDB_txn *txn)
 	dl_idl_free(&txn->loose);
 	dl_idl_free(&txn->ploose);
 	free(txn->scratch);
+	free(txn->pfxbuf);
 	free(txn->dirty.tab);
 	free(txn->dirty.ents);
 	free(txn->rankbuf);

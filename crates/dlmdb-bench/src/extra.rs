@@ -90,6 +90,30 @@ pub trait Eng: Send + Sync + 'static {
         op: u32,
     ) -> Result<Option<(&'a [u8], &'a [u8])>>;
     fn cursor_count(cur: Cur) -> Result<u64>;
+    /// `mdb_del`; `val` None deletes the key (all its values). `Ok(false)`
+    /// on `MDB_NOTFOUND`.
+    fn del(txn: Txn, dbi: u32, key: &[u8], val: Option<&[u8]>) -> Result<bool>;
+    /// `mdb_cursor_del` at the cursor's position.
+    fn cursor_del(cur: Cur, flags: u32) -> Result<()>;
+    /// `mdb_stat` of one DB.
+    fn stat(txn: Txn, dbi: u32) -> Result<DbStat>;
+    /// `mdb_env_info`'s last used page number.
+    fn last_pgno(env: Env) -> Result<u64>;
+    /// `mdb_env_sync(env, force)`.
+    fn env_sync(env: Env, force: bool) -> Result<()>;
+    /// `mdb_env_copy2` into an existing directory.
+    fn env_copy2(env: Env, dir: &Path, flags: u32) -> Result<()>;
+}
+
+/// The fields of `MDB_stat`, widened.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct DbStat {
+    pub psize: u32,
+    pub depth: u32,
+    pub branch_pages: u64,
+    pub leaf_pages: u64,
+    pub overflow_pages: u64,
+    pub entries: u64,
 }
 
 pub(crate) fn c_path(dir: &Path) -> Result<std::ffi::CString> {
@@ -279,6 +303,58 @@ macro_rules! raw_engine {
                     // SAFETY: live, positioned cursor.
                     unsafe { check("mdb_cursor_count", ffi::mdb_cursor_count(cur as *mut _, &mut n) as i32)? };
                     Ok(n as u64)
+                }
+
+                #[inline(always)]
+                fn del(txn: Txn, dbi: u32, key: &[u8], v: Option<&[u8]>) -> Result<bool> {
+                    let mut kk = val(key);
+                    let mut d = val(v.unwrap_or(&[]));
+                    let dp = if v.is_some() { &mut d as *mut ffi::MDB_val } else { ptr::null_mut() };
+                    // SAFETY: live write txn; inputs point at caller memory.
+                    let rc = unsafe { ffi::mdb_del(txn as *mut _, dbi as _, &mut kk, dp) as i32 };
+                    if rc == 0 { Ok(true) } else if rc == k::MDB_NOTFOUND { Ok(false) } else { Err(err("mdb_del", rc)) }
+                }
+
+                #[inline(always)]
+                fn cursor_del(cur: Cur, flags: u32) -> Result<()> {
+                    // SAFETY: live, positioned cursor of a write txn.
+                    unsafe { check("mdb_cursor_del", ffi::mdb_cursor_del(cur as *mut _, flags as _) as i32) }
+                }
+
+                fn stat(txn: Txn, dbi: u32) -> Result<DbStat> {
+                    // SAFETY: MDB_stat is plain data.
+                    unsafe {
+                        let mut st: ffi::MDB_stat = std::mem::zeroed();
+                        check("mdb_stat", ffi::mdb_stat(txn as *mut _, dbi as _, &mut st) as i32)?;
+                        Ok(DbStat {
+                            psize: st.ms_psize as u32,
+                            depth: st.ms_depth as u32,
+                            branch_pages: st.ms_branch_pages as u64,
+                            leaf_pages: st.ms_leaf_pages as u64,
+                            overflow_pages: st.ms_overflow_pages as u64,
+                            entries: st.ms_entries as u64,
+                        })
+                    }
+                }
+
+                fn last_pgno(env: Env) -> Result<u64> {
+                    // SAFETY: MDB_envinfo is plain data; env is open.
+                    unsafe {
+                        let mut info: ffi::MDB_envinfo = std::mem::zeroed();
+                        check("mdb_env_info", ffi::mdb_env_info(env as *mut _, &mut info) as i32)?;
+                        Ok(info.me_last_pgno as u64)
+                    }
+                }
+
+                fn env_sync(env: Env, force: bool) -> Result<()> {
+                    // SAFETY: env is open.
+                    unsafe { check("mdb_env_sync", ffi::mdb_env_sync(env as *mut _, force as _) as i32) }
+                }
+
+                fn env_copy2(env: Env, dir: &Path, flags: u32) -> Result<()> {
+                    let path = c_path(dir)?;
+                    // SAFETY: env is open; path is NUL-terminated.
+                    unsafe { check("mdb_env_copy2", ffi::mdb_env_copy2(env as *mut _, path.as_ptr() as *const _, flags as _) as i32) }
                 }
             }
         }
@@ -539,7 +615,7 @@ pub fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(u128, T)> {
 }
 
 /// Parent directory for scratch envs.
-pub(crate) fn scratch_parent(opts: &SuiteOptions) -> std::path::PathBuf {
+pub fn scratch_parent(opts: &SuiteOptions) -> std::path::PathBuf {
     if let Some(d) = &opts.dir {
         return d.clone();
     }
@@ -549,6 +625,20 @@ pub(crate) fn scratch_parent(opts: &SuiteOptions) -> std::path::PathBuf {
     } else {
         std::env::temp_dir()
     }
+}
+
+/// A fresh scratch directory `dlmdb-bench-<suite>-*` under `parent` (or
+/// the default parent), removed when the returned value is dropped.
+pub fn scratch_dir(suite: &str, parent: Option<&Path>) -> Result<tempfile::TempDir> {
+    let parent = match parent {
+        Some(p) => p.to_path_buf(),
+        None => scratch_parent(&SuiteOptions::default()),
+    };
+    std::fs::create_dir_all(&parent)?;
+    tempfile::Builder::new()
+        .prefix(&format!("dlmdb-bench-{suite}-"))
+        .tempdir_in(&parent)
+        .map_err(|e| anyhow::anyhow!("creating a scratch dir in {}: {e}", parent.display()))
 }
 
 /// Run `body` with a scratch dir and wrap its rows into a report.

@@ -17,6 +17,7 @@ mod sysinfo;
 pub mod workload;
 
 // --- extra suites: dups / txns / counted ---
+pub mod compress;
 pub mod counted;
 pub mod dups;
 pub mod extra;

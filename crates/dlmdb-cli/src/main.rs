@@ -1,6 +1,9 @@
 //! `dlmdb`: command-line tool for dlmdb stores.
 
+mod bench;
+
 use anyhow::Result;
+use bench::BenchCmd;
 use clap::{Parser, Subcommand};
 use dlmdb_cli::check::{self, CheckOptions, Outcome};
 use dlmdb_cli::count::{self, CountMode, CountOptions, RankOptions, RankQuery};
@@ -283,53 +286,10 @@ struct CheckArgs {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
-}
-
-#[derive(Subcommand)]
-enum BenchCmd {
-    /// Our engine vs stock LMDB on stores the benchmark creates itself.
-    Peers(dlmdb_bench::PeersArgs),
-    /// DUPSORT rows vs stock LMDB, and mdb_cursor_list_dup vs an MDB_NEXT_DUP loop.
-    #[command(
-        after_help = "Examples:\n  dlmdb bench dups --quick\n  dlmdb bench dups --rounds 7 --markdown --save-json dups.json"
-    )]
-    Dups(SuiteArgs),
-    /// Read/write transaction costs and 4 readers + 1 writer, vs stock LMDB.
-    #[command(
-        after_help = "Examples:\n  dlmdb bench txns --quick\n  dlmdb bench txns --json > txns.json"
-    )]
-    Txns(SuiteArgs),
-    /// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
-    #[command(
-        after_help = "Examples:\n  dlmdb bench counted --quick\n  dlmdb bench counted --rounds 7 --markdown"
-    )]
-    Counted(SuiteArgs),
-}
-
-/// Options shared by `bench dups|txns|counted`.
-#[derive(clap::Args)]
-struct SuiteArgs {
-    /// Small sizes (seconds).
+    /// Require prefix-compressed pages in the exact form this engine writes
+    /// (canonical key encodings, exact mp_pad); DLMDB's own files may differ.
     #[arg(long)]
-    quick: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
-    /// Print a Markdown table.
-    #[arg(long, conflicts_with = "json")]
-    markdown: bool,
-    /// Timed rounds per side per row (medians are reported).
-    #[arg(long, default_value_t = 5)]
-    rounds: usize,
-    /// Parent directory for scratch environments (default /dev/shm).
-    #[arg(long)]
-    dir: Option<PathBuf>,
-    /// No per-row progress lines on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Also write the JSON report to this file.
-    #[arg(long, value_name = "FILE")]
-    save_json: Option<PathBuf>,
+    strict_prefix: bool,
 }
 
 fn main() {
@@ -349,18 +309,7 @@ fn main() {
         Cmd::Count(a) => run_count(a, layout),
         Cmd::Rank(a) => run_rank(a, layout),
         Cmd::Check(a) => std::process::exit(run_check(a, layout)),
-        Cmd::Bench {
-            which: BenchCmd::Peers(a),
-        } => a.run(),
-        Cmd::Bench {
-            which: BenchCmd::Dups(a),
-        } => run_suite(a, dlmdb_bench::run_dups),
-        Cmd::Bench {
-            which: BenchCmd::Txns(a),
-        } => run_suite(a, dlmdb_bench::run_txns),
-        Cmd::Bench {
-            which: BenchCmd::Counted(a),
-        } => run_suite(a, dlmdb_bench::run_counted),
+        Cmd::Bench { which } => std::process::exit(bench::run(which)),
     };
     if let Err(e) = result {
         // `dlmdb dump ... | head`: the reader went away; not worth a message.
@@ -595,6 +544,7 @@ fn run_check(a: CheckArgs, layout: LayoutChoice) -> i32 {
         subdb: a.subdb,
         layout,
         progress: !a.quiet && !a.json && std::io::stderr().is_terminal(),
+        strict_prefix: a.strict_prefix,
     };
     match check::run(&opts) {
         Err(e) => {
@@ -624,29 +574,4 @@ fn run_check(a: CheckArgs, layout: LayoutChoice) -> i32 {
             }
         }
     }
-}
-
-fn run_suite(
-    a: SuiteArgs,
-    run: fn(&dlmdb_bench::SuiteOptions) -> Result<dlmdb_bench::SuiteReport>,
-) -> Result<()> {
-    let opts = dlmdb_bench::SuiteOptions {
-        quick: a.quick,
-        rounds: a.rounds,
-        dir: a.dir,
-        progress: !a.quiet && !a.json,
-    };
-    let rep = run(&opts)?;
-    if let Some(p) = &a.save_json {
-        std::fs::write(p, serde_json::to_string_pretty(&rep)?)
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
-    } else if a.markdown {
-        print!("{}", dlmdb_bench::render_suite_markdown(&rep));
-    } else {
-        print!("{}", dlmdb_bench::render_suite_text(&rep));
-    }
-    Ok(())
 }

@@ -49,6 +49,11 @@ pub struct CheckOptions {
     pub layout: LayoutChoice,
     /// Show a progress bar (terminal only; the caller decides).
     pub progress: bool,
+    /// Also require every prefix-compressed page to be in the exact form
+    /// this engine writes (§3.8 canonical encodings, §3.10 exact `mp_pad`).
+    /// DLMDB itself may leave raw keys or a stale `mp_pad`, so this is for
+    /// stores written by this engine.
+    pub strict_prefix: bool,
 }
 
 /// One problem found.
@@ -129,6 +134,7 @@ pub struct Checker {
     problems_total: u64,
     ticks: u64,
     bar: Option<indicatif::ProgressBar>,
+    strict_prefix: bool,
 }
 
 impl Checker {
@@ -365,6 +371,7 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         problems_total: report.problems_total,
         ticks: 0,
         bar,
+        strict_prefix: opts.strict_prefix,
     };
     for (w, e) in meta_problems {
         ck.problem(Some(w), "(meta)", format!("meta page {w}: {e}"));
@@ -682,6 +689,7 @@ mod tests {
             subdb: None,
             layout: LayoutChoice::Auto,
             progress: false,
+            strict_prefix: false,
         };
         match run(&opts).unwrap() {
             Outcome::Done(r) => *r,
@@ -741,6 +749,7 @@ mod tests {
             subdb: None,
             layout: LayoutChoice::Auto,
             progress: false,
+            strict_prefix: false,
         };
         let out = run(&opts).unwrap();
         INTERRUPT.store(false, AtOrd::Relaxed);

@@ -197,6 +197,47 @@ pub fn decode_prefixed(t: &[u8], e: &[u8]) -> Result<Vec<u8>, String> {
     Ok(k)
 }
 
+/// The exact form of a compressed page as this engine writes it (§3.8,
+/// §3.10): every node `i >= 1` stored as `varint(s) || key[s..]` with the
+/// minimal varint and `s` the full common prefix with the trunk, and
+/// `mp_pad` equal to the longest decoded key. `stored` are the stored key
+/// bytes, `keys` the decoded keys, in node order. Returns the deviations.
+pub fn prefix_form_problems(mp_pad: u16, stored: &[&[u8]], keys: &[Vec<u8>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(trunk) = keys.first() else {
+        if mp_pad != 0 {
+            out.push(format!("mp_pad {mp_pad} on an empty compressed page"));
+        }
+        return out;
+    };
+    for (i, (e, k)) in stored.iter().zip(keys).enumerate().skip(1) {
+        let s = trunk
+            .iter()
+            .zip(k.iter())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let mut want = Vec::with_capacity(k.len() + 2);
+        let n = varint_len(s as u64);
+        for j in (0..n).rev() {
+            let g = ((s >> (7 * j)) & 0x7f) as u8;
+            want.push(if j > 0 { g | 0x80 } else { g });
+        }
+        want.extend_from_slice(&k[s..]);
+        if *e != want.as_slice() {
+            out.push(format!(
+                "node {i}: stored key is not the canonical encoding (shared length {s} with the trunk)"
+            ));
+        }
+    }
+    let longest = keys.iter().map(|k| k.len()).max().unwrap_or(0).min(65535);
+    if mp_pad as usize != longest {
+        out.push(format!(
+            "mp_pad {mp_pad}, but the longest decoded key is {longest} bytes"
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -443,6 +443,8 @@ impl Checker {
         let mut ext = Vec::with_capacity(offs.len());
         let mut total = 0u64;
         let mut trunk: Vec<u8> = Vec::new();
+        let strict = self.strict_prefix && cx.kind.prefix;
+        let mut form: (Vec<&[u8]>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
         for (i, &o) in offs.iter().enumerate() {
             let dsize =
                 u16_at(page, o).unwrap() as u64 | (u16_at(page, o + 2).unwrap() as u64) << 16;
@@ -476,11 +478,20 @@ impl Checker {
             if i == 0 {
                 trunk = key.clone();
             }
+            if strict {
+                form.0.push(raw_key);
+                form.1.push(key.clone());
+            }
             self.key_in_order(cx, &key, lo, hi, pgno, &format!("leaf node {i}"));
             let data = &page[dstart..end];
             total += self.leaf_node(cx, pgno, i, nflags, dsize, &key, data)?;
         }
         self.check_overlap(ext, pgno, &label, "leaf page");
+        if strict {
+            for e in prefix_form_problems(u16_at(page, 8).unwrap(), &form.0, &form.1) {
+                self.problem(Some(pgno), &label, format!("compressed leaf: {e}"));
+            }
+        }
         cx.out.tally.entries += total;
         Ok(Some(total))
     }
@@ -719,6 +730,7 @@ impl Checker {
             let prefix = cx.kind.prefix;
             let mut trunk = Vec::new();
             let mut ext = Vec::new();
+            let mut stored: Vec<&[u8]> = Vec::new();
             for (j, &o) in offs.iter().enumerate() {
                 let ks = u16_at(data, o + 6).unwrap() as usize;
                 let dsz = u16_at(data, o).unwrap() as usize
@@ -744,9 +756,15 @@ impl Checker {
                 if j == 0 {
                     trunk = item.clone();
                 }
+                stored.push(raw);
                 items.push(item);
             }
             self.check_overlap(ext, pgno, &label, &what);
+            if prefix && self.strict_prefix {
+                for e in prefix_form_problems(u16_at(data, 8).unwrap(), &stored, &items) {
+                    self.problem(Some(pgno), &label, format!("{what} (compressed): {e}"));
+                }
+            }
         }
         if items.is_empty() {
             self.problem(Some(pgno), &label, format!("{what}: no items"));

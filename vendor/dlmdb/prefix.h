@@ -1,0 +1,203 @@
+/*
+ * prefix.h - the DLMDB prefix-compressed leaf format and its codec
+ * (dlmdb-extensions §3.7-3.14).  Included by internal.h.
+ *
+ * Which pages: every P_LEAF page that is not P_LEAF2 in a tree of a DB with
+ * MDB_PREFIX_COMPRESSION (main-tree leaves, inline dup sub-pages, leaves of
+ * dup sub-DBs).  Nothing on the page says so; the DB flag does (cursor flag
+ * C_PREFIX).  Branch pages, LEAF2 pages and every data part are never
+ * compressed.
+ *
+ * Compressed leaf page (or sub-page of NODEDSZ bytes), little-endian:
+ *
+ *   off 0   u64  pgno     page number (sub-page: the containing leaf's, informative)
+ *   off 8   u16  mp_pad   the longest DECODED key on the page (0 if empty);
+ *                         readers never rely on it, writers keep it exact
+ *   off 10  u16  flags    P_LEAF (sub-page: P_LEAF|P_DIRTY|P_SUBP)
+ *   off 12  u16  lower    16 + 2n
+ *   off 14  u16  upper    lowest node offset
+ *   off 16  u16  ptrs[n]  node offsets in key order, as on any leaf
+ *
+ * Leaf node i at ptrs[i] (8-byte header exactly as on any leaf):
+ *
+ *   off 0  u16 lo, off 2 u16 hi   data size (0 for dup sub-page values)
+ *   off 4  u16 flags              F_BIGDATA / F_SUBDATA / F_DUPDATA
+ *   off 6  u16 ksize              length of the STORED key bytes E
+ *   off 8  E[ksize]               node 0 (the trunk T): the key itself;
+ *                                 node i >= 1: varint(s) || K[s..]
+ *   then one pad byte if ksize is odd (DLMDB layout), the data part, and a
+ *   pad byte to an even node size.
+ *
+ * s is the length of the longest common prefix of K and T (always relative
+ * to node 0, never to the previous key).  varint is big-endian base-128:
+ * 7-bit groups, most significant first, 0x80 on every byte but the last
+ * (0 -> 00, 127 -> 7F, 128 -> 81 00, 300 -> 82 2C).
+ *
+ * Reading node i >= 1: a node whose bytes are not exactly the encoding a
+ * writer would produce (varint not terminated within min(ksize, 9) bytes:
+ * corrupt; s > |T|, a non-minimal varint, or a suffix that starts with
+ * T[s]: raw key E) is read as its stored bytes; otherwise the key is
+ * T[0..s) || E[h..ksize).  This engine only ever writes that canonical form.
+ *
+ * Writing: insert or delete at index >= 1 touches only that node (the
+ * trunk is unchanged, so every other encoding stays canonical); a new node 0
+ * or a deleted node 0 re-encodes the page against the new trunk.  Splits,
+ * merges and moves rewrite the pages involved, each against its own first
+ * key; an append past a full page's last key starts a new page instead.
+ */
+#ifndef DLMDB_PREFIX_CODEC_H
+#define DLMDB_PREFIX_CODEC_H
+
+/* One decoded entry of a compressed page being rewritten. */
+typedef struct dl_pent {
+	MDB_val	key;		/* full (decoded) key */
+	uint16_t flags;		/* node flags */
+	uint32_t dsize;		/* node data size field */
+	const void *data;	/* data part (NULL: leave uninitialised, MDB_RESERVE) */
+	size_t	dlen;		/* data part length on the page */
+	size_t	s0;		/* dl_pfx_size: shared length with the run's first entry */
+	size_t	nsz;		/* dl_pfx_size: node size on the page */
+} dl_pent;
+
+/* Bytes the minimal varint of s takes. */
+static inline size_t dl_pfx_varint_len(size_t s)
+{
+	size_t n = 1;
+	while (s >= 128) {
+		s >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Length of the common prefix of a[0..al) and b[0..bl). */
+static inline size_t dl_pfx_lcp(const unsigned char *a, size_t al, const unsigned char *b,
+	size_t bl)
+{
+	size_t n = al < bl ? al : bl, i = 0;
+	while (i + 8 <= n) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return i + ((size_t)__builtin_ctzll(x ^ y) >> 3);
+		i += 8;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/*
+ * Parse the stored bytes e[0..l) of a node i >= 1 against trunk t[0..tl).
+ * Returns 0 with *sp = shared length and *hp = varint length when e is the
+ * canonical encoding, 1 when e is to be read as a raw key, -1 when corrupt.
+ */
+static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned char *t,
+	size_t tl, size_t *sp, size_t *hp)
+{
+	size_t s, h;
+	if (!l)
+		return -1;
+	if (e[0] < 0x80) {
+		s = e[0];
+		h = 1;
+	} else {
+		size_t lim = l < 9 ? l : 9;
+		uint64_t v = 0;
+		int done = 0;
+		h = 0;
+		while (h < lim) {
+			unsigned char b = e[h++];
+			v = (v << 7) | (b & 0x7f);
+			if (!(b & 0x80)) {
+				done = 1;
+				break;
+			}
+		}
+		if (!done)
+			return -1;
+		if (v > tl)
+			return 1;
+		s = (size_t)v;
+		if (h != dl_pfx_varint_len(s))
+			return 1;
+	}
+	if (s > tl || (h < l && s < tl && e[h] == t[s]))
+		return 1;
+	*sp = s;
+	*hp = h;
+	return 0;
+}
+
+/*
+ * Lexicographic comparison of key with the decoded key of node bytes
+ * e[0..l) (node i >= 1) without decoding it; p = lcp(key, trunk).  Bytes
+ * below min(p, s) are known equal; a node with s > p differs from key at
+ * byte p exactly where the trunk does.  *bad is set on a corrupt node.
+ */
+static inline int dl_pfx_cmp_lex(const MDB_val *key, size_t p, const unsigned char *t,
+	size_t tl, const unsigned char *e, size_t l, int *bad)
+{
+	const unsigned char *k = key->mv_data;
+	size_t kl = key->mv_size, s, h;
+	int r = dl_pfx_parse(e, l, t, tl, &s, &h);
+	if (r) {
+		if (r < 0) {
+			*bad = 1;
+			return 0;
+		}
+		MDB_val raw = { l, (void *)e };
+		return dl_lex(key, &raw);
+	}
+	if (p < s)
+		return p == kl ? -1 : (k[p] < t[p] ? -1 : 1);
+	size_t rest = kl - s, sl = l - h, m = rest < sl ? rest : sl;
+	int c = m ? memcmp(k + s, e + h, m) : 0;
+	if (c)
+		return c;
+	return rest < sl ? -1 : rest > sl;
+}
+
+/* Lexicographic comparison of key with the trunk, given p = lcp(key, trunk). */
+static inline int dl_pfx_cmp_trunk(const MDB_val *key, size_t p, const unsigned char *t,
+	size_t tl)
+{
+	size_t kl = key->mv_size;
+	if (p == kl)
+		return p == tl ? 0 : -1;
+	if (p == tl)
+		return 1;
+	return ((const unsigned char *)key->mv_data)[p] < t[p] ? -1 : 1;
+}
+
+/* prefix.c: reading */
+int  dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out);
+int  dl_pfx_declen(MDB_page *mp, MDB_node *n, size_t *len);
+unsigned dl_pfx_maxlen(MDB_page *mp);
+
+/* prefix.c: writing single nodes in place */
+size_t dl_pfx_varint_put(unsigned char *p, size_t s);
+size_t dl_pfx_shared(MDB_page *mp, const MDB_val *key);
+size_t dl_pfx_node_size(MDB_env *env, size_t klen, size_t s, int trunk, size_t dlen);
+size_t dl_pfx_node_write(MDB_env *env, unsigned char *dst, const MDB_val *key, size_t s,
+	int trunk, size_t dsize, unsigned nflags, const void *dpart, size_t dlen);
+void dl_pfx_pad_add(MDB_page *mp, size_t klen);
+void dl_pfx_pad_del(MDB_page *mp, size_t klen);
+
+/* prefix.c: whole-page rewrites */
+void  *dl_pfx_scratch(MDB_txn *txn, size_t size);
+size_t dl_pfx_size(MDB_env *env, dl_pent *e, unsigned n);
+void   dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n);
+int    dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
+	size_t arenasz);
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits);
+size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
+int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items,
+	unsigned n);
+
+/* prefix.c: dup sub-pages edited in place */
+int dl_pfx_sub_insert(MDB_env *env, MDB_page *sp, unsigned idx, const MDB_val *item);
+int dl_pfx_sub_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx);
+
+#endif /* DLMDB_PREFIX_CODEC_H */

@@ -1,0 +1,411 @@
+/*
+ * test_prefix.c - prefix-compressed leaves as this engine writes them
+ * (dlmdb-extensions §3.7-3.14).
+ *
+ * Every leaf of stores built by inserts and deletes at any index (new
+ * smallest keys, deleted trunks, splits, merges) is read straight from the
+ * map and decoded by the slow reference decoder below (one byte at a time,
+ * §3.11 as written), then compared with what cursors return; every page
+ * must hold the canonical encoding (§3.8) and the exact mp_pad (§3.10).
+ * Sorted loads must fill leaves; list_dup on a PREFIX|DUPSORT|DUPFIXED DB
+ * must hand out pointers into the LEAF2 pages.
+ */
+#include "t.h"
+
+#ifndef STOCK_LMDB
+
+/* ---- reference reader: no shared code with the engine ------------------- */
+
+typedef struct ref_key {
+	unsigned char b[600];
+	size_t n;
+} ref_key;
+
+static unsigned rd16(const unsigned char *p)
+{
+	return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+/* Decode stored bytes e[0..l) of node i >= 1 against trunk t[0..tl) exactly
+ * as §3.11 and the raw-fallback rules say.  -1: corrupt. */
+static int ref_decode(const unsigned char *t, size_t tl, const unsigned char *e, size_t l,
+	ref_key *out, int *canonical)
+{
+	uint64_t s = 0;
+	size_t h = 0;
+	int done = 0;
+	if (l == 0)
+		return -1;
+	while (h < l && h < 9) {
+		unsigned char b = e[h];
+		h++;
+		s = s * 128 + (b & 0x7f);
+		if ((b & 0x80) == 0) {
+			done = 1;
+			break;
+		}
+	}
+	if (!done)
+		return -1;
+	size_t minimal = 1;
+	for (uint64_t v = s; v >= 128; v /= 128)
+		minimal++;
+	int raw = s > tl || h != minimal || (h < l && s < tl && e[h] == t[s]);
+	if (raw) {
+		memcpy(out->b, e, l);
+		out->n = l;
+		*canonical = 0;
+		return 0;
+	}
+	memcpy(out->b, t, (size_t)s);
+	memcpy(out->b + s, e + h, l - h);
+	out->n = (size_t)s + l - h;
+	/* canonical: s is the whole common prefix (the raw rule already
+	 * rejects a suffix starting with t[s]) */
+	*canonical = 1;
+	return 0;
+}
+
+typedef struct walk_ctx {
+	const unsigned char *map;
+	size_t psize;
+	unsigned pad;		/* 1: DLMDB even key padding */
+	ref_key *keys;		/* decoded keys of the main tree, in walk order */
+	size_t nkeys, cap;
+	size_t leaves, leaf_used, problems;
+	unsigned subtree;	/* which pi_subtree to collect */
+} walk_ctx;
+
+static int ref_leaf(walk_ctx *w, const unsigned char *pg, size_t pgsize)
+{
+	unsigned lower = rd16(pg + 12), n = (lower - 16) / 2, pad = rd16(pg + 8);
+	size_t longest = 0;
+	const unsigned char *t = NULL;
+	size_t tl = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned off = rd16(pg + 16 + 2 * i);
+		if (off + 8 > pgsize)
+			return -1;
+		unsigned ks = rd16(pg + off + 6);
+		const unsigned char *e = pg + off + 8;
+		if (off + 8 + ks > pgsize)
+			return -1;
+		ref_key k;
+		if (i == 0) {
+			memcpy(k.b, e, ks);
+			k.n = ks;
+			t = e;
+			tl = ks;
+		} else {
+			int canon;
+			if (ref_decode(t, tl, e, ks, &k, &canon))
+				return -1;
+			if (!canon)
+				w->problems++;
+		}
+		if (k.n > longest)
+			longest = k.n;
+		if (w->nkeys == w->cap) {
+			w->cap = w->cap ? 2 * w->cap : 1024;
+			w->keys = realloc(w->keys, w->cap * sizeof(ref_key));
+		}
+		w->keys[w->nkeys++] = k;
+	}
+	if (pad != longest)
+		w->problems++;
+	return 0;
+}
+
+static int ref_visit(void *ctx, const MDB_pageinfo *pi)
+{
+	walk_ctx *w = ctx;
+	if (!(pi->pi_type & MDB_PAGE_LEAF) || (pi->pi_type & (MDB_PAGE_LEAF2 | MDB_PAGE_SUBPAGE)) ||
+	    pi->pi_subtree != w->subtree)
+		return 0;
+	const unsigned char *pg = w->map + pi->pi_pgno * w->psize;
+	w->leaves++;
+	w->leaf_used += pi->pi_used;
+	return ref_leaf(w, pg, w->psize) ? MDB_CORRUPTED : 0;
+}
+
+/* Walk dbi's leaves with the reference reader and compare every key with a
+ * cursor scan of the same snapshot. */
+static void ref_compare(MDB_env *env, MDB_dbi dbi, walk_ctx *w)
+{
+	MDB_txn *txn;
+	MDB_stat st;
+	void *map;
+	size_t msz;
+	REQUIRE_OK(mdb_env_get_map(env, &map, &msz));
+	REQUIRE_OK(mdb_env_stat(env, &st));
+	w->map = map;
+	w->psize = st.ms_psize;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	OK(mdb_page_walk(txn, dbi, ref_visit, w));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k, v;
+	size_t i = 0, mism = 0;
+	int rc;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT_NODUP), i++) {
+		if (i >= w->nkeys || k.mv_size != w->keys[i].n ||
+		    memcmp(k.mv_data, w->keys[i].b, k.mv_size))
+			mism++;
+	}
+	CHECK_RC(rc, MDB_NOTFOUND);
+	CHECK_EQ(i, w->nkeys);
+	CHECK_EQ(mism, 0);
+	CHECK_EQ(w->problems, 0);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+}
+
+/* ---- workloads -------------------------------------------------------------- */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Keys with long, varying shared prefixes and lengths:
+ * "entity/<a>/attribute-<b>/<1..24 digits>". */
+static size_t churn_key(char *b, uint64_t r)
+{
+	char tail[32];
+	int tl = (int)((r >> 20) % 24) + 1;
+	snprintf(tail, sizeof tail, "%024llu", (unsigned long long)(r >> 24));
+	return (size_t)sprintf(b, "entity/%04u/attribute-%02u/%.*s", (unsigned)(r % 700),
+		(unsigned)((r >> 10) % 37), tl, tail + 24 - tl);
+}
+
+/* Random puts and deletes, many at the front of pages: trunks change, pages
+ * split, merge and borrow.  Checked after each of several commits. */
+static void churn(unsigned flags)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char kb[128], vb[300];
+	for (int round = 0; round < 6; round++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, "p", MDB_CREATE | flags, &dbi));
+		for (int i = 0; i < 6000; i++) {
+			uint64_t r = next_rand();
+			MDB_val k = { churn_key(kb, r), kb };
+			MDB_val v = { (size_t)(r % 7 == 0 ? 250 : 5 + r % 40), vb };
+			memset(vb, 'a' + (int)(r % 26), v.mv_size);
+			if (round >= 3 && r % 3 == 0) {
+				/* delete the first key of the tree or a random one */
+				MDB_cursor *c;
+				REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+				MDB_val fk, fv;
+				int rc = (r % 2) ? mdb_cursor_get(c, &fk, &fv, MDB_FIRST) :
+					mdb_cursor_get(c, &k, &fv, MDB_SET_RANGE);
+				if (rc == 0)
+					OK(mdb_cursor_del(c, 0));
+				mdb_cursor_close(c);
+			} else {
+				OK(mdb_put(txn, dbi, &k, &v, 0));
+			}
+		}
+		OK(mdb_txn_commit(txn));
+		walk_ctx w = { 0 };
+		ref_compare(env, dbi, &w);
+		CHECK(w.leaves > 20);
+		free(w.keys);
+	}
+	mdb_env_close(env);
+}
+
+static void test_prefix_reference_decode(void) { churn(MDB_PREFIX_COMPRESSION); }
+static void test_prefix_reference_decode_counted(void)
+{
+	churn(MDB_PREFIX_COMPRESSION | MDB_COUNTED);
+}
+
+/* Sorted input, by MDB_APPEND and by plain in-order puts: leaves at least
+ * 90% full (the last leaf of the tree excepted). */
+static void sorted_fill(unsigned putflags)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char kb[128];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "p", MDB_CREATE | MDB_PREFIX_COMPRESSION, &dbi));
+	for (int i = 0; i < 100000; i++) {
+		/* Datalevin-like: entity id, attribute, value */
+		MDB_val k = { (size_t)sprintf(kb, "e%010d/:person/name/%08d", i / 4, i), kb };
+		MDB_val v = { 8, "12345678" };
+		int rc = mdb_put(txn, dbi, &k, &v, putflags);
+		if (rc) {
+			T_FAIL("put %d: %s", i, mdb_strerror(rc));
+			break;
+		}
+	}
+	OK(mdb_txn_commit(txn));
+	walk_ctx w = { 0 };
+	ref_compare(env, dbi, &w);
+	CHECK_EQ(w.nkeys, 100000);
+	/* used bytes over all leaves but one (the partial last) */
+	double fill = (double)w.leaf_used / ((double)(w.leaves - 1) * (double)w.psize);
+	if (fill < 0.90)
+		T_FAIL("leaf fill %.3f after a sorted load (%zu leaves)", fill, w.leaves);
+	free(w.keys);
+	mdb_env_close(env);
+}
+
+static void test_prefix_sorted_append_fills_leaves(void) { sorted_fill(MDB_APPEND); }
+static void test_prefix_sorted_puts_fill_leaves(void) { sorted_fill(0); }
+
+/* list_dup on PREFIX|DUPSORT|DUPFIXED: the values are LEAF2 items (never
+ * compressed), so the list points into the map, across several pages. */
+static void test_prefix_dupfixed_list_dup_points_into_map(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "f", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED |
+		MDB_PREFIX_COMPRESSION, &dbi));
+	const unsigned N = 3000;
+	for (unsigned i = 0; i < N; i++) {
+		uint64_t be = __builtin_bswap64((uint64_t)i * 7);
+		MDB_val k = t_val("key"), v = { 8, &be };
+		OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	OK(mdb_txn_commit(txn));
+	void *map;
+	size_t msz;
+	REQUIRE_OK(mdb_env_get_map(env, &map, &msz));
+	MDB_stat st;
+	REQUIRE_OK(mdb_env_stat(env, &st));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k = t_val("key"), v;
+	REQUIRE_OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	const MDB_val *vals;
+	mdb_size_t n;
+	REQUIRE_OK(mdb_cursor_list_dup(c, &vals, &n));
+	CHECK_EQ(n, N);
+	const char *lo = map, *hi = lo + msz;
+	size_t outside = 0, wrong = 0, pages = 0;
+	size_t lastpg = (size_t)-1;
+	for (mdb_size_t i = 0; i < n; i++) {
+		const char *p = vals[i].mv_data;
+		uint64_t be = __builtin_bswap64((uint64_t)i * 7);
+		if (p < lo || p + 8 > hi)
+			outside++;
+		if (vals[i].mv_size != 8 || memcmp(p, &be, 8))
+			wrong++;
+		size_t pg = (size_t)(p - lo) / st.ms_psize;
+		if (pg != lastpg) {
+			pages++;
+			lastpg = pg;
+		}
+	}
+	CHECK_EQ(outside, 0);
+	CHECK_EQ(wrong, 0);
+	if (pages < 3)
+		T_FAIL("list spans %zu pages, expected several LEAF2 pages", pages);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* Prefix DUPSORT: values in sub-pages and dup sub-DB leaves, inserted in
+ * random order and deleted from the front, read back intact. */
+static void test_prefix_dupsort_values(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 128u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char kb[64], vb[64];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT | MDB_PREFIX_COMPRESSION |
+		MDB_COUNTED, &dbi));
+	for (int i = 0; i < 40000; i++) {
+		uint64_t r = next_rand();
+		unsigned key = (unsigned)(r % 50), nv = key < 5 ? 5000 : 30;
+		MDB_val k = { (size_t)sprintf(kb, "key-%03u", key), kb };
+		MDB_val v = { (size_t)sprintf(vb, "value/common/prefix/%06u", (unsigned)((r >> 8) % nv)), vb };
+		OK(mdb_put(txn, dbi, &k, &v, 0));
+		if (r % 5 == 0) {
+			MDB_cursor *c;
+			REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+			MDB_val fv;
+			if (mdb_cursor_get(c, &k, &fv, MDB_SET) == 0)
+				OK(mdb_cursor_del(c, 0));	/* the smallest value */
+			mdb_cursor_close(c);
+		}
+	}
+	OK(mdb_txn_commit(txn));
+	/* every value strictly ascending and well-formed */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k, v;
+	char prevk[64] = "", prevv[64] = "";
+	size_t bad = 0, total = 0;
+	int rc;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		char ks[64], vs[64];
+		snprintf(ks, sizeof ks, "%.*s", (int)k.mv_size, (char *)k.mv_data);
+		snprintf(vs, sizeof vs, "%.*s", (int)v.mv_size, (char *)v.mv_data);
+		if (strncmp(vs, "value/common/prefix/", 20) || v.mv_size != 26)
+			bad++;
+		if (!strcmp(ks, prevk) && strcmp(prevv, vs) >= 0)
+			bad++;
+		strcpy(prevk, ks);
+		strcpy(prevv, vs);
+		total++;
+	}
+	CHECK_RC(rc, MDB_NOTFOUND);
+	CHECK_EQ(bad, 0);
+	MDB_stat st;
+	OK(mdb_stat(txn, dbi, &st));
+	CHECK_EQ(st.ms_entries, total);
+	uint64_t cnt = 0;
+	OK(mdb_count_all(txn, dbi, 0, &cnt));
+	CHECK_EQ(cnt, total);
+	/* sub-DB leaves decode with the reference reader too */
+	walk_ctx w = { 0 };
+	w.subtree = 1;
+	void *map;
+	size_t msz;
+	OK(mdb_env_get_map(env, &map, &msz));
+	w.map = map;
+	w.psize = st.ms_psize;
+	OK(mdb_page_walk(txn, dbi, ref_visit, &w));
+	CHECK(w.leaves > 0);
+	CHECK_EQ(w.problems, 0);
+	free(w.keys);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+#endif
+
+int main(void)
+{
+#ifndef STOCK_LMDB
+	RUN(test_prefix_reference_decode);
+	RUN(test_prefix_reference_decode_counted);
+	RUN(test_prefix_sorted_append_fills_leaves);
+	RUN(test_prefix_sorted_puts_fill_leaves);
+	RUN(test_prefix_dupfixed_list_dup_points_into_map);
+	RUN(test_prefix_dupsort_values);
+#endif
+	T_DONE();
+}
