@@ -1,9 +1,9 @@
-/* dev/p10_pfxops.c - callgrind probe for one prefix-compressed insert and
+/* dlmdb_pfxops - callgrind probe for one prefix-compressed insert and
  * one get: N compress_bench-style keys ('p' x 16 + 16 hex digits, 64-byte
  * values) put in random order into a PREFIX_COMPRESSION|COUNTED main DB in
  * one txn, then N random mdb_get in a read txn.  argv: dir [N] [plain].
  * Read mdb_put / mdb_get inclusive counts with callgrind_annotate. */
-#include "../lmdb.h"
+#include "perf.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ int main(int argc, char **argv)
 {
 	long n = argc > 2 ? atol(argv[2]) : 100000;
 	unsigned fl = MDB_CREATE | MDB_COUNTED | (argc > 3 ? 0 : MDB_PREFIX_COMPRESSION);
-	char cmd[512]; snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", argv[1], argv[1]); if (system(cmd)) return 1;
+	perf_fresh_env_dir(argv[1]);
 	uint32_t *p = malloc(n * 4); uint64_t s = 7;
 	for (long i = 0; i < n; i++) p[i] = (uint32_t)i;
 	for (long i = n - 1; i > 0; i--) { long j = (long)(sm(&s) % (uint64_t)(i + 1)); uint32_t t = p[i]; p[i] = p[j]; p[j] = t; }

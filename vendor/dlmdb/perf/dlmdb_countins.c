@@ -1,9 +1,9 @@
-/* dev/p11_countins.c - count_bench's insert builds (dlmdb-extensions §5.1:
+/* dlmdb_countins - count_bench's insert builds (dlmdb-extensions §5.1:
  * keys k%06zu, values v%06zu or D values val%08zu, FY/XS64 shuffle, one
  * write txn, commit timed) with and without MDB_PREFIX_COMPRESSION and
  * MDB_COUNTED, interleaved; prints the median ns per put of each variant.
  * usage: p11_countins DIR [entries] [dups] [rounds] [variant 0-3 only] */
-#include "../lmdb.h"
+#include "perf.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 static double build(const char *dir, size_t n, unsigned D, unsigned flags, const size_t *ord)
 {
-	char cmd[512]; snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir); if (system(cmd)) exit(1);
+	perf_fresh_env_dir(dir);
 	MDB_env *env; MDB_txn *txn; MDB_dbi dbi;
 	CHECK(mdb_env_create(&env)); CHECK(mdb_env_set_maxdbs(env, 4)); CHECK(mdb_env_set_mapsize(env, 1ul << 30));
 	CHECK(mdb_env_open(env, dir, MDB_NOLOCK, 0664));

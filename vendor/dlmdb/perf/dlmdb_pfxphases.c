@@ -1,9 +1,9 @@
-/* dev/pfx_bench.c - compress_bench-like workload in C (dlmdb-extensions §5.3
+/* dlmdb_pfxphases - compress_bench-like workload in C (dlmdb-extensions §5.3
  * shapes: key = 'p' x P + 16 hex digits, COUNTED main DB, random-order insert,
  * updates, deletes + reinserts, random reads, range scans), plain vs prefix,
  * non-dup and -D dups.  Prints us/op per phase and prefix/plain ratios.
  * usage: pfx_bench DIR [entries] [dups] [rounds] [modes: 1 plain, 2 prefix, 3 both] */
-#include "../lmdb.h"
+#include "perf.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@ enum { INS, UPD, DEL, REINS, READ, SCAN, NPH };
 static const char *phn[NPH] = { "insert", "update", "delete", "reinsert", "read(warm)", "scan(warm)" };
 static void run(const char *dir, uint64_t n, unsigned D, int pfx, double *us, size_t *fsz, size_t *leaves)
 {
-	char cmd[512]; snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir); if (system(cmd)) exit(1);
+	perf_fresh_env_dir(dir);
 	MDB_env *env; MDB_txn *txn; MDB_dbi dbi; MDB_cursor *c;
 	unsigned fl = MDB_CREATE | MDB_COUNTED | (pfx ? MDB_PREFIX_COMPRESSION : 0) | (D > 1 ? MDB_DUPSORT : 0);
 	CHECK(mdb_env_create(&env)); CHECK(mdb_env_set_mapsize(env, 4ul << 30));
