@@ -87,13 +87,23 @@ impl Peer {
             Family::Lmdb09 => Command::new(lmdb09_peer_binary().expect("LMDB 0.9 peer")),
             Family::Master | Family::Ours => {
                 let mut c = Command::new(std::env::current_exe().unwrap());
-                c.args(["child_entry", "--exact", "--nocapture", "--test-threads=1", "-q"])
-                    .env(procs::ROLE_VAR, PEER_ROLE)
-                    .env_remove("RUST_TEST_THREADS")
-                    .env(
-                        "DLMDB_CHILD_ENGINE",
-                        if family == Family::Ours { "ours" } else { "stock" },
-                    );
+                c.args([
+                    "child_entry",
+                    "--exact",
+                    "--nocapture",
+                    "--test-threads=1",
+                    "-q",
+                ])
+                .env(procs::ROLE_VAR, PEER_ROLE)
+                .env_remove("RUST_TEST_THREADS")
+                .env(
+                    "DLMDB_CHILD_ENGINE",
+                    if family == Family::Ours {
+                        "ours"
+                    } else {
+                        "stock"
+                    },
+                );
                 c
             }
         };
@@ -131,9 +141,9 @@ impl Peer {
     /// Send one command without waiting for its answer.
     pub fn send(&mut self, line: &str) {
         let w = self.stdin.as_mut().expect("peer stdin");
-        writeln!(w, "{line}").and_then(|_| w.flush()).unwrap_or_else(|e| {
-            panic!("{}: cannot send {line:?}: {e}", self.family.name())
-        });
+        writeln!(w, "{line}")
+            .and_then(|_| w.flush())
+            .unwrap_or_else(|e| panic!("{}: cannot send {line:?}: {e}", self.family.name()));
     }
 
     /// The next answer within `d`: `Ok(rest)` for "ok rest", `Err(rc)` for
@@ -278,7 +288,13 @@ pub fn serve() {
                     ("quit", _) => break,
                     ("open", _) if a.len() == 3 => {
                         let map: usize = a[2].parse().unwrap();
-                        match m::Env::open(Path::new(a[1]), 0, 0, map) {
+                        // The main DB's comparators are set up when it is
+                        // opened once (stock LMDB needs this before use).
+                        let opened = m::Env::open(Path::new(a[1]), 0, 0, map).and_then(|e| {
+                            e.ro()?.open_db(None, 0)?;
+                            Ok(e)
+                        });
+                        match opened {
                             Ok(e) => {
                                 env = Some(e);
                                 out("ok".into());
@@ -388,4 +404,33 @@ pub fn serve() {
         }};
     }
     crate::on_engine!(go);
+}
+
+/// Cancels its [`watchdog`] when dropped.
+pub struct Watchdog(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Abort the test process (after naming `what`, e.g. the test and its seed)
+/// if the returned guard is still alive after `limit`: an engine call that
+/// blocks forever (a misread lock file can do that) fails instead of hanging.
+pub fn watchdog(what: String, limit: Duration) -> Watchdog {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if flag.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("{what}: still running after {limit:?}; aborting");
+        std::process::abort();
+    });
+    Watchdog(done)
 }

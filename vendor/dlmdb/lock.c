@@ -225,8 +225,9 @@ void dl_lock_close(MDB_env *env)
 		env->tlskey_ok = 0;
 	}
 	if (env->lock) {
-		/* Release every slot this process still holds. */
-		unsigned n = *env->lk_numreaders;
+		/* Release every slot this process still holds (none when the
+		 * header was refused before its layout was known). */
+		unsigned n = env->lk_numreaders ? *env->lk_numreaders : 0;
 		for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 			dl_reader *r = &env->lock->mt_readers[i];
 			if (r->r_pid == (uint32_t)env->pid) {
