@@ -18,22 +18,97 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
-    Case { file: "counted.mdb", dump: Some("counted.dump.txt"), layout: Layout::DlmdbV1, reason: ffi::MDB_LAYOUT_DBFLAGS },
-    Case { file: "prefix.mdb", dump: Some("prefix.dump.txt"), layout: Layout::DlmdbV1, reason: ffi::MDB_LAYOUT_DBFLAGS },
-    Case { file: "dupsort.mdb", dump: Some("dupsort.dump.txt"), layout: Layout::DlmdbV1, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "plain.mdb", dump: Some("plain.dump.txt"), layout: Layout::DlmdbV1, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "layout_dlmdb.mdb", dump: Some("layout_dlmdb.dump-p.txt"), layout: Layout::DlmdbV1, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "main_only.mdb", dump: Some("main_only.dump.txt"), layout: Layout::Lmdb, reason: ffi::MDB_LAYOUT_NO_EVIDENCE },
-    Case { file: "stock.mdb", dump: Some("stock.dump.txt"), layout: Layout::Lmdb, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "plain.stock.mdb", dump: Some("plain.dump.txt"), layout: Layout::Lmdb, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "dupsort.stock.mdb", dump: Some("dupsort.dump.txt"), layout: Layout::Lmdb, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "layout_stock.mdb", dump: Some("layout_stock.dump-p.txt"), layout: Layout::Lmdb, reason: ffi::MDB_LAYOUT_LEAVES },
-    Case { file: "v2/counted.mdb", dump: Some("v2/counted.dump.txt"), layout: Layout::DlmdbV2, reason: ffi::MDB_LAYOUT_VERSION2 },
-    Case { file: "v2/dupsort.mdb", dump: Some("v2/dupsort.dump.txt"), layout: Layout::DlmdbV2, reason: ffi::MDB_LAYOUT_VERSION2 },
-    Case { file: "v2/main_only.mdb", dump: Some("v2/main_only.dump.txt"), layout: Layout::DlmdbV2, reason: ffi::MDB_LAYOUT_VERSION2 },
-    Case { file: "v2/plain.mdb", dump: Some("v2/plain.dump.txt"), layout: Layout::DlmdbV2, reason: ffi::MDB_LAYOUT_VERSION2 },
+    Case {
+        file: "counted.mdb",
+        dump: Some("counted.dump.txt"),
+        layout: Layout::DlmdbV1,
+        reason: ffi::MDB_LAYOUT_DBFLAGS,
+    },
+    Case {
+        file: "prefix.mdb",
+        dump: Some("prefix.dump.txt"),
+        layout: Layout::DlmdbV1,
+        reason: ffi::MDB_LAYOUT_DBFLAGS,
+    },
+    Case {
+        file: "dupsort.mdb",
+        dump: Some("dupsort.dump.txt"),
+        layout: Layout::DlmdbV1,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "plain.mdb",
+        dump: Some("plain.dump.txt"),
+        layout: Layout::DlmdbV1,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "layout_dlmdb.mdb",
+        dump: Some("layout_dlmdb.dump-p.txt"),
+        layout: Layout::DlmdbV1,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "main_only.mdb",
+        dump: Some("main_only.dump.txt"),
+        layout: Layout::Lmdb,
+        reason: ffi::MDB_LAYOUT_NO_EVIDENCE,
+    },
+    Case {
+        file: "stock.mdb",
+        dump: Some("stock.dump.txt"),
+        layout: Layout::Lmdb,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "plain.stock.mdb",
+        dump: Some("plain.dump.txt"),
+        layout: Layout::Lmdb,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "dupsort.stock.mdb",
+        dump: Some("dupsort.dump.txt"),
+        layout: Layout::Lmdb,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "layout_stock.mdb",
+        dump: Some("layout_stock.dump-p.txt"),
+        layout: Layout::Lmdb,
+        reason: ffi::MDB_LAYOUT_LEAVES,
+    },
+    Case {
+        file: "v2/counted.mdb",
+        dump: Some("v2/counted.dump.txt"),
+        layout: Layout::DlmdbV2,
+        reason: ffi::MDB_LAYOUT_VERSION2,
+    },
+    Case {
+        file: "v2/dupsort.mdb",
+        dump: Some("v2/dupsort.dump.txt"),
+        layout: Layout::DlmdbV2,
+        reason: ffi::MDB_LAYOUT_VERSION2,
+    },
+    Case {
+        file: "v2/main_only.mdb",
+        dump: Some("v2/main_only.dump.txt"),
+        layout: Layout::DlmdbV2,
+        reason: ffi::MDB_LAYOUT_VERSION2,
+    },
+    Case {
+        file: "v2/plain.mdb",
+        dump: Some("v2/plain.dump.txt"),
+        layout: Layout::DlmdbV2,
+        reason: ffi::MDB_LAYOUT_VERSION2,
+    },
     // Its dump is stored compressed; the layout decision is what is checked here.
-    Case { file: "v2/prefix.mdb", dump: None, layout: Layout::DlmdbV2, reason: ffi::MDB_LAYOUT_VERSION2 },
+    Case {
+        file: "v2/prefix.mdb",
+        dump: None,
+        layout: Layout::DlmdbV2,
+        reason: ffi::MDB_LAYOUT_VERSION2,
+    },
 ];
 
 fn reason_of(env: &dlmdb::Env) -> ffi::MDB_envlayout {
@@ -58,7 +133,10 @@ fn every_fixture_opens_in_its_layout_without_flags() {
         let Some(dump) = c.dump else { continue };
         let txn = env.read_txn().unwrap();
         for block in parse_dump(&fixture_text(dump)).unwrap() {
-            let name = block.name.as_ref().map(|n| String::from_utf8(n.clone()).unwrap());
+            let name = block
+                .name
+                .as_ref()
+                .map(|n| String::from_utf8(n.clone()).unwrap());
             let db = txn
                 .open_db(name.as_deref())
                 .unwrap_or_else(|e| panic!("{}: open {name:?}: {e}", c.file));
@@ -90,7 +168,11 @@ fn contradicted_layout_flags_are_refused() {
             .flags(EnvFlags::READ_ONLY | EnvFlags::NO_SUB_DIR | flags)
             .max_dbs(64)
             .open(&path);
-        assert_eq!(r.err(), Some(dlmdb::Error::Incompatible), "{file} with {flags:?}");
+        assert_eq!(
+            r.err(),
+            Some(dlmdb::Error::Incompatible),
+            "{file} with {flags:?}"
+        );
     }
     // Named layouts the file agrees with open, and say so.
     for (file, flags) in [
@@ -122,8 +204,13 @@ fn store_without_evidence_stays_stock_when_written() {
         assert_eq!(reason_of(&env).ml_reason, ffi::MDB_LAYOUT_NO_EVIDENCE);
         let db = env.open_db(None).unwrap();
         let mut t = env.write_txn().unwrap();
-        t.put(db, b"odd", b"value-behind-an-odd-key", dlmdb::WriteFlags::empty())
-            .unwrap();
+        t.put(
+            db,
+            b"odd",
+            b"value-behind-an-odd-key",
+            dlmdb::WriteFlags::empty(),
+        )
+        .unwrap();
         t.commit().unwrap();
     }
     let _ = std::fs::remove_file(path.with_file_name("main_only.mdb-lock"));

@@ -135,16 +135,26 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
 
 /**
  * dlmdb addition: create new stores in stock LMDB format (data version 1,
- * keys not padded) so stock LMDB can read them.  Opening an existing data
- * version 2 store with this flag fails with MDB_INCOMPATIBLE.  Never stored
- * in the file.
+ * keys not padded) so stock LMDB can read them; an existing version 1 store
+ * is read in stock layout (MDB_INCOMPATIBLE when the file proves DLMDB
+ * padding).  Opening an existing data version 2 store with this flag fails
+ * with MDB_INCOMPATIBLE.  Never stored in the file.
+ *
+ * Without either MDB_FORMAT_* flag, an existing version 1 store's layout is
+ * decided from evidence in the file: DLMDB-only database flags
+ * (MDB_COUNTED, MDB_PREFIX_COMPRESSION), counted branch pages, or leaves
+ * only one layout parses (a bounded sample); without any evidence (no
+ * odd-length key sampled) the store is stock, and odd-length keys written
+ * to it are written in stock layout.  mdb_env_get_layout tells the result.
  */
 #define MDB_FORMAT_LMDB	0x40000000
 /**
  * dlmdb addition: treat a data version 1 store as using DLMDB's even key
- * padding (files written by late-2025 DLMDB builds).  A store created with it
- * is a padded version 1 store.  Combining it with MDB_FORMAT_LMDB is EINVAL.
- * Never stored in the file.
+ * padding (files written by late-2025 DLMDB builds; MDB_INCOMPATIBLE when the
+ * file proves stock layout).  Needed only for files without evidence either
+ * way (see MDB_FORMAT_LMDB).  A store created with it is a padded version 1
+ * store.  Combining it with MDB_FORMAT_LMDB is EINVAL.  Never stored in the
+ * file.
  */
 #define MDB_FORMAT_DLMDB_V1	0x00000800
 /**

@@ -78,7 +78,10 @@ fn read_only_commands_on_a_live_stock_store() {
         return;
     }
     for f in stock_families() {
-        let _w = live::watchdog(format!("commands on a live {} store", f.name()), Duration::from_secs(180));
+        let _w = live::watchdog(
+            format!("commands on a live {} store", f.name()),
+            Duration::from_secs(180),
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.mdb");
         let mut writer = Peer::spawn(f, &[]);
@@ -100,22 +103,51 @@ fn read_only_commands_on_a_live_stock_store() {
         let txnid: u64 = writer.ok("commit").parse().unwrap();
         let entries = 151u64;
 
-        let stat: serde_json::Value = serde_json::from_str(&ok(&["stat", "--json", "-e"], &path)).unwrap();
+        let stat: serde_json::Value =
+            serde_json::from_str(&ok(&["stat", "--json", "-e"], &path)).unwrap();
         let want_lock = if f == Family::Lmdb09 { 1 } else { 2 };
         assert_eq!(stat["lock"]["joined"], want_lock, "{}: {stat}", f.name());
         assert_eq!(stat["layout"], "lmdb");
         assert_eq!(stat["env"]["last_txnid"], txnid, "{}", f.name());
-        assert_eq!(stat["databases"][0]["stat"]["entries"], entries, "{}: {stat}", f.name());
+        assert_eq!(
+            stat["databases"][0]["stat"]["entries"],
+            entries,
+            "{}: {stat}",
+            f.name()
+        );
 
-        assert_eq!(ok(&["count"], &path).trim(), entries.to_string(), "{}", f.name());
+        assert_eq!(
+            ok(&["count"], &path).trim(),
+            entries.to_string(),
+            "{}",
+            f.name()
+        );
         let check = ok(&["check"], &path);
-        assert!(check.contains(&format!("(txn {txnid})")), "{}: {check}", f.name());
+        assert!(
+            check.contains(&format!("(txn {txnid})")),
+            "{}: {check}",
+            f.name()
+        );
         let dump = ok(&["dump", "-p"], &path);
-        assert!(dump.contains(" late-key\n late-value\n"), "{}: dump misses the late commit", f.name());
+        assert!(
+            dump.contains(" late-key\n late-value\n"),
+            "{}: dump misses the late commit",
+            f.name()
+        );
         assert!(!dump.contains(" k0000\n"), "{}", f.name());
         let copy = dir.path().join("copy.mdb");
-        common::bin().args(["copy"]).arg(&path).arg(&copy).output().unwrap();
-        assert_eq!(ok(&["count"], &copy).trim(), entries.to_string(), "{}: the copy", f.name());
+        common::bin()
+            .args(["copy"])
+            .arg(&path)
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert_eq!(
+            ok(&["count"], &copy).trim(),
+            entries.to_string(),
+            "{}: the copy",
+            f.name()
+        );
 
         // The pinned reader still sees its snapshot; the stock processes
         // carry on after our commands came and went.
@@ -148,12 +180,25 @@ fn unshareable_lock_file_gives_one_line_of_advice() {
     let mut b = std::fs::read(&lock).unwrap();
     b[4..8].copy_from_slice(&0x1234_5678u32.to_le_bytes());
     std::fs::write(&lock, &b).unwrap();
-    let holder = procs::spawn("child_entry", "hold_lock_byte", &[("PATH", lock.display().to_string())]);
+    let holder = procs::spawn(
+        "child_entry",
+        "hold_lock_byte",
+        &[("PATH", lock.display().to_string())],
+    );
     holder.expect("holding", Duration::from_secs(30));
-    for cmd in [&["stat"][..], &["count"], &["dump"], &["check"], &["rank", "--rank", "0"]] {
+    for cmd in [
+        &["stat"][..],
+        &["count"],
+        &["dump"],
+        &["check"],
+        &["rank", "--rank", "0"],
+    ] {
         let o = dlmdb(cmd, &path);
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{cmd:?} succeeded on an unknown lock format");
+        assert!(
+            !o.status.success(),
+            "{cmd:?} succeeded on an unknown lock format"
+        );
         assert_eq!(err.lines().count(), 1, "{cmd:?}: one line: {err}");
         assert!(
             err.contains("cannot share the lock file") && err.contains("--no-lock"),
@@ -161,7 +206,12 @@ fn unshareable_lock_file_gives_one_line_of_advice() {
         );
     }
     let copy = dir.path().join("c.mdb");
-    let o = common::bin().args(["copy"]).arg(&path).arg(&copy).output().unwrap();
+    let o = common::bin()
+        .args(["copy"])
+        .arg(&path)
+        .arg(&copy)
+        .output()
+        .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--no-lock"));
     // --no-lock reads it, and says what it risks.
     let o = dlmdb(&["count", "--no-lock"], &path);

@@ -40,7 +40,10 @@ fn refresh_shows_commits_of_stock_processes() {
         return;
     }
     for f in stock_families() {
-        let _w = live::watchdog(format!("viewer on a live {} store", f.name()), Duration::from_secs(180));
+        let _w = live::watchdog(
+            format!("viewer on a live {} store", f.name()),
+            Duration::from_secs(180),
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.mdb");
         let mut writer = Peer::spawn(f, &[]);
@@ -55,7 +58,11 @@ fn refresh_shows_commits_of_stock_processes() {
         reader.ok("rbegin");
 
         let mut store = Store::open(&OpenOptions::new(&path)).unwrap();
-        assert!(!store.no_lock, "{}: the viewer shares the lock file", f.name());
+        assert!(
+            !store.no_lock,
+            "{}: the viewer shares the lock file",
+            f.name()
+        );
         assert_eq!(store.layout(), dlmdb::Layout::Lmdb);
         assert_eq!(main_entries(&mut store), (first, 100), "{}", f.name());
 
@@ -64,7 +71,12 @@ fn refresh_shows_commits_of_stock_processes() {
             writer.put(format!("k{i:04}").as_bytes(), b"w");
         }
         let second: u64 = writer.ok("commit").parse().unwrap();
-        assert_eq!(main_entries(&mut store), (second, 130), "{}: refresh", f.name());
+        assert_eq!(
+            main_entries(&mut store),
+            (second, 130),
+            "{}: refresh",
+            f.name()
+        );
 
         // A stock process opening the store while the viewer holds it.
         let mut late = Peer::spawn(f, &[]);

@@ -260,6 +260,26 @@ impl Env {
                 reason,
             });
         }
+        // The check's read txn took a reader slot, and the slot high-water
+        // mark never goes down. Alone on the store, open it afresh so the
+        // environment's figures are those of a fresh open (as mdb_stat
+        // reports them); with others on it the table is theirs anyway.
+        let env = if matches!(lock, LockUse::First(_)) {
+            drop(env);
+            open(flags).map_err(|source| OpenError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?
+        } else {
+            env
+        };
+        if env.layout() != layout {
+            return Err(OpenError::Layout {
+                path: data_file,
+                message: "the layout changed between two opens (another process wrote meanwhile?)"
+                    .into(),
+            });
+        }
         Ok(Opened {
             env,
             no_subdir,
