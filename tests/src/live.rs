@@ -429,7 +429,13 @@ pub fn watchdog(what: String, limit: Duration) -> Watchdog {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!("{what}: still running after {limit:?}; aborting");
+        // Straight to the stderr stream: the test harness captures the
+        // print macros, and the capture dies with the process.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "{what}: still running after {limit:?}; aborting"
+        );
         std::process::abort();
     });
     Watchdog(done)
