@@ -59,6 +59,7 @@ pub type Pairs = Vec<Pair>;
 pub mod counted;
 pub mod dump;
 pub mod dupwrap;
+pub mod live;
 pub mod model;
 pub mod multimap;
 pub mod ours;

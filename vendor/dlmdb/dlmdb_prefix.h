@@ -58,6 +58,7 @@
 #define mdb_get_rank             dlmdb_get_rank
 #define mdb_page_walk            dlmdb_page_walk
 #define mdb_env_get_map          dlmdb_env_get_map
+#define mdb_env_get_layout       dlmdb_env_get_layout
 #define mdb_profile_reset        dlmdb_profile_reset
 #define mdb_profile_snapshot     dlmdb_profile_snapshot
 #define mdb_put                  dlmdb_put

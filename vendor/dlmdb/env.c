@@ -16,7 +16,7 @@
 #define DL_ENV_FLAGS	(MDB_FIXEDMAP | MDB_NOSUBDIR | MDB_NOSYNC | MDB_RDONLY | \
 	MDB_NOMETASYNC | MDB_WRITEMAP | MDB_MAPASYNC | MDB_NOTLS | MDB_NOLOCK | \
 	MDB_NORDAHEAD | MDB_NOMEMINIT | MDB_PREVSNAPSHOT | MDB_INMEMORY | \
-	MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)
+	MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1 | MDB_LOCK_V1 | MDB_LOCK_V2)
 #define DL_CHANGEABLE	(MDB_NOSYNC | MDB_NOMETASYNC | MDB_MAPASYNC | MDB_NOMEMINIT)
 
 int mdb_env_create(MDB_env **ret)
@@ -61,12 +61,50 @@ static size_t dl_round_map(MDB_env *env, size_t size, pgno_t last_pg)
 	return (size + ps - 1) / ps * ps;
 }
 
+/*
+ * Lock layout asked for when this process initialises the lock file: the
+ * MDB_LOCK_V1/V2 flag, else DLMDB_LOCK_FORMAT, else 0 (the data file's
+ * family decides, see dl_lock_family).
+ */
+static int dl_lock_wanted(unsigned flags, unsigned *ver)
+{
+	*ver = 0;
+	if (flags & MDB_LOCK_V1) {
+		*ver = 1;
+		return 0;
+	}
+	if (flags & MDB_LOCK_V2) {
+		*ver = 2;
+		return 0;
+	}
+	const char *v = getenv("DLMDB_LOCK_FORMAT");
+	if (!v || !*v || !strcmp(v, "auto"))
+		return 0;
+	if (!strcmp(v, "v1"))
+		*ver = 1;
+	else if (!strcmp(v, "v2"))
+		*ver = 2;
+	else
+		return EINVAL;
+	return 0;
+}
+
+/* Lock layout of the data file's family: stock version 1 stores are LMDB
+ * 0.9's (the deployed LMDB), DLMDB stores are version 2's. */
+static unsigned dl_lock_family(MDB_env *env)
+{
+	return (env->version == DL_VERSION_LMDB && !env->pad) ? 1 : 2;
+}
+
 static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
 {
 	char *dpath = NULL, *lpath = NULL;
 	int rc, excl = 0, isnew = 0;
+	unsigned lockwant = 0;
 	MDB_meta m0, m1;
 
+	if ((rc = dl_lock_wanted(flags, &lockwant)))
+		goto out;
 	if ((rc = dl_open_paths(path, flags, &dpath, &lpath)))
 		goto out;
 	env->path = strdup(path);
@@ -76,7 +114,7 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 	}
 	if (!(flags & MDB_NOLOCK)) {
 		/* The lock file is created with the data file's mode. */
-		if ((rc = dl_lock_open(env, lpath, mode, &excl)))
+		if ((rc = dl_lock_open(env, lpath, mode, lockwant, &excl)))
 			goto out;
 	}
 	if (flags & MDB_RDONLY)
@@ -111,15 +149,18 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		m0.mm_mapsize = env->mapsize;
 		m1 = m0;
 	}
-	/* Node layout: decided once here. */
+	/* Node layout: decided once here (version 1 files: from evidence in
+	 * the file once it is mapped, below). */
 	if (env->version == DL_VERSION_DLMDB) {
 		if (flags & MDB_FORMAT_LMDB) {
 			rc = MDB_INCOMPATIBLE;
 			goto out;
 		}
 		env->pad = 1;
+		env->layoutwhy = isnew ? MDB_LAYOUT_NEW : MDB_LAYOUT_VERSION2;
 	} else {
 		env->pad = (flags & MDB_FORMAT_DLMDB_V1) ? 1 : 0;
+		env->layoutwhy = isnew ? MDB_LAYOUT_NEW : MDB_LAYOUT_TOLD;
 	}
 	{
 		MDB_meta *cur = m1.mm_txnid > m0.mm_txnid ? &m1 : &m0;
@@ -139,16 +180,21 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 	}
 	if ((rc = dl_map(env, env->mapsize)))
 		goto out;
+	/* Version 1: the file's evidence decides the layout, or refuses the one
+	 * the caller named.  (While the lock is not set up the header txnid is
+	 * 0 or another process's: dl_meta_current then takes the newer meta.) */
+	if (env->version == DL_VERSION_LMDB && !isnew &&
+	    (rc = dl_layout_decide(env, !!(flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)),
+		&env->layoutwhy)))
+		goto out;
 	if (env->lock && excl) {
 		MDB_meta *a = METADATA((MDB_page *)env->map);
 		MDB_meta *b = METADATA((MDB_page *)(env->map + env->psize));
-		env->lock->mt_txnid = b->mm_txnid > a->mm_txnid ? b->mm_txnid : a->mm_txnid;
-		if ((rc = dl_lock_downgrade(env)))
+		txnid_t last = b->mm_txnid > a->mm_txnid ? b->mm_txnid : a->mm_txnid;
+		if ((rc = dl_lock_setup(env, lockwant ? lockwant : dl_lock_family(env), last)) ||
+		    (rc = dl_lock_downgrade(env)))
 			goto out;
 	}
-	/* Version 1: refuse a file whose leaves contradict the chosen layout. */
-	if (env->version == DL_VERSION_LMDB && !isnew && (rc = dl_layout_check(env)))
-		goto out;
 	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
 	if (!env->dbxs) {
 		rc = ENOMEM;
@@ -211,21 +257,9 @@ static int dl_env_open_mem(MDB_env *env)
 		m->mm_dbs[DL_MAIN_DBI].md_root = P_INVALID;
 		m->mm_last_pg = 1;
 	}
-	if (!(env->flags & MDB_NOLOCK)) {
-		size_t sz = DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders;
-		dl_lockhdr *lk = calloc(1, sz);
-		if (!lk)
-			return ENOMEM;
-		env->lock = lk;
-		env->locksize = 0;	/* heap memory, not a mapping */
-		pthread_mutex_init(&lk->mt_rmutex.m, NULL);
-		pthread_mutex_init(&lk->mt_wmutex.m, NULL);
-		lk->mt_magic = DL_MAGIC;
-		lk->mt_format = DL_LOCK_FORMAT;
-		if ((rc = pthread_key_create(&env->tlskey, dl_tls_release)))
-			return rc;
-		env->tlskey_ok = 1;
-	}
+	env->layoutwhy = MDB_LAYOUT_NEW;
+	if (!(env->flags & MDB_NOLOCK) && (rc = dl_lock_heap(env)))
+		return rc;
 	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
 	if (!env->dbxs)
 		return ENOMEM;
@@ -249,13 +283,15 @@ int mdb_env_open(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode
 		return EINVAL;
 	if ((flags & MDB_FORMAT_LMDB) && (flags & MDB_FORMAT_DLMDB_V1))
 		return EINVAL;
+	if ((flags & MDB_LOCK_V1) && (flags & MDB_LOCK_V2))
+		return EINVAL;
 	if ((flags & MDB_INMEMORY) && (flags & (MDB_RDONLY | MDB_FIXEDMAP | MDB_PREVSNAPSHOT)))
 		return EINVAL;
 	if (flags & (MDB_PREVSNAPSHOT | MDB_FIXEDMAP))
 		return EINVAL;	/* not supported yet */
 	if (flags & MDB_INMEMORY) {
 		flags |= MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC;
-		flags &= ~(MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1);
+		flags &= ~(MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1 | MDB_LOCK_V1 | MDB_LOCK_V2);
 		env->flags = flags;
 		int rc = dl_env_open_mem(env);
 		if (rc) {
@@ -425,6 +461,18 @@ int mdb_env_set_maxdbs(MDB_env *env, MDB_dbi dbs)
 	return 0;
 }
 
+int mdb_env_get_layout(MDB_env *env, MDB_envlayout *out)
+{
+	if (!env || !out || !env->opened)
+		return EINVAL;
+	out->ml_version = env->version;
+	out->ml_padded = env->pad;
+	out->ml_reason = env->layoutwhy;
+	out->ml_lockver = env->lock ? env->lockver : 0;
+	out->ml_lockjoined = (unsigned)env->lockjoined;
+	return 0;
+}
+
 int mdb_env_get_map(MDB_env *env, void **addr, size_t *size)
 {
 	if (!env || !addr || !size || !env->map)
@@ -494,7 +542,7 @@ int mdb_env_info(MDB_env *env, MDB_envinfo *info)
 	info->me_last_pgno = m->mm_last_pg;
 	info->me_last_txnid = m->mm_txnid;
 	info->me_maxreaders = env->maxreaders;
-	info->me_numreaders = env->lock ? env->lock->mt_numreaders : 0;
+	info->me_numreaders = env->lock ? *env->lk_numreaders : 0;
 	return 0;
 }
 

@@ -214,23 +214,30 @@ typedef struct MDB_meta {
 /* Lock file                                                                 */
 /* ------------------------------------------------------------------------- */
 /*
- * Same geometry as LMDB 1.0's lock file but with our own format word, so a
- * stock LMDB process that opens the environment while we hold it fails with
- * MDB_VERSION_MISMATCH rather than sharing mutexes it cannot understand.
+ * Two header layouts are shared with stock processes (format doc §16.3,
+ * x86-64 glibc); the mutexes are glibc robust process-shared mutexes used in
+ * place, so a stock LMDB process and this engine serialise on the same
+ * objects.
  *
- *   off 0   u32 magic 0xBEEFC0DE
- *   off 4   u32 format word DL_LOCK_FORMAT
- *   off 8   u64 last committed txnid
- *   off 16  u32 numreaders (slots ever used, never decremented)
- *   off 24  pthread_mutex_t reader-table mutex (40 bytes)
- *   off 64  pthread_mutex_t writer mutex
- *   off 128 reader slots, 64 bytes each:
- *           off 0 u64 txnid (TXNID_NONE = idle), off 8 u32 pid (0 = free),
- *           off 16 u64 thread id
+ *   lock version 2 (LMDB 1.0 line, DLMDB), format word 0x2C2F6002:
+ *     off 0 magic, off 4 format, off 8 u64 txnid, off 16 u32 numreaders,
+ *     off 24 reader-table mutex, off 64 writer mutex
+ *   lock version 1 (LMDB 0.9), format word 0x00010001:
+ *     off 0 magic, off 4 format, off 8 reader-table mutex, off 48 u64
+ *     txnid, off 56 u32 numreaders, off 64 writer mutex
+ *   both: off 128 reader slots, 64 bytes each:
+ *     off 0 u64 txnid (TXNID_NONE = idle), off 8 u32 pid (0 = free),
+ *     off 16 u64 thread id
+ *
+ * The environment binds pointers to the fields of the layout in use
+ * (env->lk_*) once at open and never looks at the layout again.
  */
-#define DL_LOCK_FORMAT	0x444C0002u	/* "DL" + lock layout 2 */
+#define DL_LOCK_FORMAT_V1	0x00010001u	/* LMDB 0.9: version 1 + pid-lock bit */
+#define DL_LOCK_FORMAT_V2	0x2C2F6002u	/* LMDB 1.0 / DLMDB: version 2 + x86-64 glibc descriptor */
+#define DL_LOCK_FORMAT_DL0	0x444C0002u	/* earlier builds of this engine: version 2 geometry */
 #define DL_LOCK_HDR	128u
 #define DL_LOCK_SLOT	64u
+#define DL_MUTEX_SIZE	40u
 
 typedef struct dl_reader {
 	volatile txnid_t r_txnid;
@@ -240,14 +247,12 @@ typedef struct dl_reader {
 	char	r_fill[DL_LOCK_SLOT - 24];
 } dl_reader;
 
+/* The fields both layouts keep at the same offsets. */
 typedef struct dl_lockhdr {
 	uint32_t mt_magic;
 	uint32_t mt_format;
-	volatile txnid_t mt_txnid;
-	volatile uint32_t mt_numreaders;
-	uint32_t mt_pad;
-	union { pthread_mutex_t m; char fill[40]; } mt_rmutex;
-	union { pthread_mutex_t m; char fill[40]; } mt_wmutex;
+	char	mt_vary[56];	/* txnid, numreaders, reader mutex: per layout */
+	union { pthread_mutex_t m; char fill[DL_MUTEX_SIZE]; } mt_wmutex;
 	char	mt_fill[DL_LOCK_HDR - 104];
 	dl_reader mt_readers[];
 } dl_lockhdr;
@@ -322,6 +327,7 @@ struct MDB_env {
 	unsigned flags;		/* user-visible env flags */
 	unsigned psize;
 	unsigned pad;		/* 1 = DLMDB padded node layout, 0 = stock */
+	unsigned layoutwhy;	/* MDB_LAYOUT_*: how pad was decided */
 	unsigned version;	/* data version of the file */
 	unsigned nodemax;	/* largest node kept on a page */
 	unsigned maxfree1pg;	/* free-list ids per overflow page */
@@ -338,6 +344,12 @@ struct MDB_env {
 	unsigned dbgen;		/* bumped whenever a handle slot opens or closes */
 	dl_dbx	*dbxs;
 	dl_lockhdr *lock;	/* mapped lock file, NULL without */
+	unsigned lockver;	/* lock layout in use: 1 or 2 (0 = no lock file) */
+	int	lockjoined;	/* the lock file was held by others at open */
+	volatile txnid_t *lk_txnid;	/* last committed txnid in the header */
+	volatile uint32_t *lk_numreaders;	/* slots ever used */
+	pthread_mutex_t *lk_rmutex;	/* reader-table mutex */
+	pthread_mutex_t *lk_wmutex;	/* writer mutex */
 	size_t	locksize;
 	int	pidlocked;	/* fcntl byte lock at offset pid held (atomic: threads race to set it) */
 	pthread_key_t tlskey;
@@ -468,7 +480,11 @@ pgno_t dl_file_pages(MDB_env *env);
 void dl_unmap(MDB_env *env);
 
 /* lock.c */
-int  dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl);
+int  dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, unsigned want, int *excl);
+int  dl_lock_setup(MDB_env *env, unsigned ver, txnid_t last);
+int  dl_lock_heap(MDB_env *env);
+int  dl_snapshot_pin(MDB_env *env, dl_reader **slot, txnid_t *t);
+void dl_snapshot_unpin(dl_reader *slot);
 int  dl_lock_downgrade(MDB_env *env);
 void dl_tls_release(void *p);
 void dl_lock_close(MDB_env *env);
@@ -504,7 +520,7 @@ void dl_cursor_save_one(MDB_cursor *c);
 void dl_cursor_free(MDB_cursor *c);
 
 /* layout.c: version-1 layout misread guard at open */
-int  dl_layout_check(MDB_env *env);
+int  dl_layout_decide(MDB_env *env, int told, unsigned *why);
 
 /* freelist.c */
 int  dl_fl_load_more(MDB_txn *txn, int *got);
@@ -544,7 +560,7 @@ static inline void dl_fpages_set(MDB_env *env, pgno_t n)
  * it is most of the cost of mdb_txn_renew.
  *
  * Publishing retries if a commit raced with us.  This is a store-then-load
- * handshake with the writer (which stores mt_txnid, then scans the slots in
+ * handshake with the writer (which stores the header txnid, then scans the slots in
  * dl_oldest_reader), so both sides need a full barrier.  Why the writer
  * cannot miss us: all accesses involved are seq_cst (the writer's are a
  * seq_cst store and a seq_cst fence before its scan), so they sit in one
@@ -558,8 +574,7 @@ static inline void dl_fpages_set(MDB_env *env, pgno_t n)
 static inline int dl_reader_acquire(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
-	dl_lockhdr *lk = env->lock;
-	if (!lk) {
+	if (!env->lock) {
 		/* No reader table: use whichever meta is newer. */
 		txn->txnid = dl_meta_current(env)->mm_txnid;
 		return 0;
@@ -572,17 +587,17 @@ static inline int dl_reader_acquire(MDB_txn *txn)
 	dl_reader *r = txn->slot;
 	txnid_t t;
 	do {
-		t = __atomic_load_n(&lk->mt_txnid, __ATOMIC_ACQUIRE);
+		t = __atomic_load_n(env->lk_txnid, __ATOMIC_ACQUIRE);
 		/* A commit newer than t can only be on the other meta page (the
 		 * next writer starts after t + 1 is published): one load tells
 		 * whether a writer may have died before publishing it. */
 		MDB_meta *o = (MDB_meta *)(env->map + (~t & 1) * env->psize + PAGEHDRSZ);
 		if (__builtin_expect(__atomic_load_n(&o->mm_txnid, __ATOMIC_ACQUIRE) > t, 0)) {
 			dl_writer_dead_check(env);
-			t = __atomic_load_n(&lk->mt_txnid, __ATOMIC_ACQUIRE);
+			t = __atomic_load_n(env->lk_txnid, __ATOMIC_ACQUIRE);
 		}
 		(void)__atomic_exchange_n(&r->r_txnid, t, __ATOMIC_SEQ_CST);
-	} while (t != __atomic_load_n(&lk->mt_txnid, __ATOMIC_SEQ_CST));
+	} while (t != __atomic_load_n(env->lk_txnid, __ATOMIC_SEQ_CST));
 	txn->txnid = t;
 	return 0;
 }

@@ -1,23 +1,27 @@
 /*
- * layout.c - misread guard for data-version-1 files.
+ * layout.c - node layout of data-version-1 files, decided from evidence.
  *
  * Version 1 is written both by stock LMDB (leaf data right after the key)
  * and by DLMDB before data version 2 (one pad byte after an odd-length
- * key), and the meta page does not say which.  The caller picks the layout
- * (MDB_FORMAT_DLMDB_V1 or not); reading a file in the wrong one returns
- * wrong values, the worst failure a store can have.  So at open a few leaf
- * pages are checked against an invariant every writer keeps: the nodes of a
- * leaf tile the area from `upper` to the end of the page exactly, each node
- * taking EVEN(8 + key + data) bytes (stock) or EVEN(8 + EVEN(key) + data)
- * (padded), with data = 8 for an overflow reference; and the data of a
- * node read where the layout puts it makes sense (overflow page number,
- * named-DB record, duplicate sub-page header).  Only odd-length keys tell
- * the two apart (and the sizes only differ for odd data sizes).  When the chosen layout breaks the invariant and the
- * other one does not, the open fails with MDB_INCOMPATIBLE.  A page that
- * breaks both is left to the normal corruption checks.
+ * key), and the meta page does not say which.  Reading a file in the wrong
+ * layout returns wrong values, the worst failure a store can have, so at
+ * open a bounded sample of pages is examined for evidence:
  *
- * Checked: the main DB's root and the pages one level below it, and the
- * root pages of the named DBs it lists; at most DL_LAYOUT_PAGES pages.
+ *  - DLMDB-only database flags (MDB_COUNTED, MDB_PREFIX_COMPRESSION) in the
+ *    main DB's record or in a catalog record read where both layouts put
+ *    it: this engine refuses those flags in stock layout, and stock LMDB
+ *    does not know them, so only a padded file carries them;
+ *  - branch pages flagged P_COUNTED (a page flag stock LMDB never sets);
+ *  - leaves that only one layout parses: the nodes of a leaf tile the area
+ *    from `upper` to the end of the page exactly, each node taking
+ *    EVEN(8 + key + data) bytes (stock) or EVEN(8 + EVEN(key) + data)
+ *    (padded), with data = 8 for an overflow reference; and the data of a
+ *    node read where the layout puts it makes sense (overflow page number,
+ *    named-DB record, duplicate sub-page header).  Only odd-length keys
+ *    tell the two apart.
+ *
+ * Sampled: the main DB's root and pages below it, and the roots (and pages
+ * below) of the named DBs it lists; at most DL_LAYOUT_PAGES pages.
  */
 #include "internal.h"
 
@@ -94,6 +98,8 @@ typedef struct dl_probe {
 	unsigned seen;		/* pages examined */
 	unsigned odd;		/* leaves holding an odd-length key */
 	unsigned bad[2];	/* leaves breaking the invariant, per pad value */
+	unsigned dlflags;	/* DB records carrying DLMDB-only flags */
+	unsigned counted;	/* P_COUNTED branch pages */
 } dl_probe;
 
 static MDB_page *dl_probe_page(dl_probe *p, pgno_t pg)
@@ -104,6 +110,8 @@ static MDB_page *dl_probe_page(dl_probe *p, pgno_t pg)
 	if (dl_page_check(p->env, mp))
 		return NULL;
 	p->seen++;
+	if (IS_BRANCH(mp) && IS_COUNTED(mp))
+		p->counted++;
 	return mp;
 }
 
@@ -174,7 +182,13 @@ static void dl_probe_catalog(dl_probe *p, MDB_page *mp)
 			continue;
 		MDB_db rec;
 		memcpy(&rec, (char *)mp + at, sizeof(rec));
-		if (rec.md_root == P_INVALID || (rec.md_flags & ~DL_PERSISTENT_FLAGS))
+		if (rec.md_flags & ~DL_PERSISTENT_FLAGS)
+			continue;
+		/* An even-length name puts the record at the same place in both
+		 * layouts, so its flags are evidence whatever env->pad says. */
+		if (!(nd->mn_ksize & 1) && (rec.md_flags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)))
+			p->dlflags++;
+		if (rec.md_root == P_INVALID)
 			continue;
 		MDB_page *r = dl_probe_page(p, rec.md_root);
 		if (r)
@@ -182,25 +196,89 @@ static void dl_probe_catalog(dl_probe *p, MDB_page *mp)
 	}
 }
 
-int dl_layout_check(MDB_env *env)
+/* Sample the snapshot of meta m (env->pad says where catalog records of
+ * odd names are read). */
+static void dl_probe_run(MDB_env *env, MDB_meta *m, dl_probe *p)
 {
-	MDB_meta *m = dl_meta_current(env);
 	MDB_db *main = &m->mm_dbs[DL_MAIN_DBI];
-	dl_probe p;
-	memset(&p, 0, sizeof(p));
-	p.env = env;
-	p.npages = dl_file_pages(env);
-	if (p.npages > m->mm_last_pg + 1)
-		p.npages = m->mm_last_pg + 1;
+	memset(p, 0, sizeof(*p));
+	p->env = env;
+	p->npages = dl_file_pages(env);
+	if (p->npages > m->mm_last_pg + 1)
+		p->npages = m->mm_last_pg + 1;
+	if (main->md_flags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION))
+		p->dlflags++;
 	if (main->md_root == P_INVALID)
-		return 0;
+		return;
 	int catalog = !(main->md_flags & (MDB_DUPSORT | MDB_INTEGERKEY));
-	MDB_page *root = dl_probe_page(&p, main->md_root);
+	MDB_page *root = dl_probe_page(p, main->md_root);
 	if (root)
-		dl_probe_tree(&p, root, main->md_flags, catalog, 0);
-	/* The chosen layout is contradicted and the other one is not. */
-	unsigned mine = env->pad ? 1 : 0;
-	if (p.bad[mine] && !p.bad[!mine])
+		dl_probe_tree(p, root, main->md_flags, catalog, 0);
+}
+
+/*
+ * Decide the node layout of an existing version-1 file (env->pad holds the
+ * caller's choice on entry: 1 when MDB_FORMAT_DLMDB_V1 was given).  told:
+ * the caller named a layout (MDB_FORMAT_LMDB or MDB_FORMAT_DLMDB_V1); then
+ * evidence can only refuse it (MDB_INCOMPATIBLE), never change it.
+ * Untold: evidence of padding wins, then evidence of stock leaves, and a
+ * file without evidence either way (no odd-length key anywhere sampled,
+ * no DLMDB flags) opens as stock, so stock LMDB keeps reading what this
+ * engine writes into it.  Contradicting evidence is MDB_INCOMPATIBLE.
+ */
+static int dl_layout_decide0(MDB_env *env, MDB_meta *m, int told, unsigned *why)
+{
+	dl_probe p;
+	dl_probe_run(env, m, &p);
+	int padded = p.dlflags || p.counted || (p.bad[0] && !p.bad[1]);
+	int stock = p.bad[1] && !p.bad[0];
+	if (padded && stock)
 		return MDB_INCOMPATIBLE;
+	if (told) {
+		if (env->pad ? stock : padded)
+			return MDB_INCOMPATIBLE;
+		*why = MDB_LAYOUT_TOLD;
+		return 0;
+	}
+	if (padded) {
+		env->pad = 1;
+		*why = p.dlflags ? MDB_LAYOUT_DBFLAGS : p.counted ? MDB_LAYOUT_COUNTED :
+			MDB_LAYOUT_LEAVES;
+		if (!p.dlflags && !p.counted)
+			return 0;
+		/* Named-DB records under odd names were read at the stock place:
+		 * sample again in the layout now known, for the leaves below them. */
+		dl_probe_run(env, m, &p);
+		return (p.bad[1] && !p.bad[0]) ? MDB_INCOMPATIBLE : 0;
+	}
+	env->pad = 0;
+	*why = stock ? MDB_LAYOUT_LEAVES : MDB_LAYOUT_NO_EVIDENCE;
 	return 0;
+}
+
+/*
+ * The sampled snapshot is pinned in a reader slot while other processes
+ * hold the environment (their writers could otherwise reuse its pages
+ * under the probe); an exclusive opener samples the newest meta.
+ */
+int dl_layout_decide(MDB_env *env, int told, unsigned *why)
+{
+	dl_reader *slot = NULL;
+	txnid_t t = 0;
+	MDB_meta *m;
+	int rc;
+	if (env->lock && env->lockjoined) {
+		if ((rc = dl_snapshot_pin(env, &slot, &t)))
+			return rc;
+		m = METADATA((MDB_page *)(env->map + (t & 1) * env->psize));
+		if (m->mm_txnid != t)
+			m = dl_meta_current(env);
+	} else {
+		MDB_meta *m0 = METADATA((MDB_page *)env->map);
+		MDB_meta *m1 = METADATA((MDB_page *)(env->map + env->psize));
+		m = m1->mm_txnid > m0->mm_txnid ? m1 : m0;
+	}
+	rc = dl_layout_decide0(env, m, told, why);
+	dl_snapshot_unpin(slot);
+	return rc;
 }

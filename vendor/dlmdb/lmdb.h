@@ -135,18 +135,48 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
 
 /**
  * dlmdb addition: create new stores in stock LMDB format (data version 1,
- * keys not padded) so stock LMDB can read them.  Opening an existing data
- * version 2 store with this flag fails with MDB_INCOMPATIBLE.  Never stored
- * in the file.
+ * keys not padded) so stock LMDB can read them; an existing version 1 store
+ * is read in stock layout (MDB_INCOMPATIBLE when the file proves DLMDB
+ * padding).  Opening an existing data version 2 store with this flag fails
+ * with MDB_INCOMPATIBLE.  Never stored in the file.
+ *
+ * Without either MDB_FORMAT_* flag, an existing version 1 store's layout is
+ * decided from evidence in the file: DLMDB-only database flags
+ * (MDB_COUNTED, MDB_PREFIX_COMPRESSION), counted branch pages, or leaves
+ * only one layout parses (a bounded sample); without any evidence (no
+ * odd-length key sampled) the store is stock, and odd-length keys written
+ * to it are written in stock layout.  mdb_env_get_layout tells the result.
  */
 #define MDB_FORMAT_LMDB	0x40000000
 /**
  * dlmdb addition: treat a data version 1 store as using DLMDB's even key
- * padding (files written by late-2025 DLMDB builds).  A store created with it
- * is a padded version 1 store.  Combining it with MDB_FORMAT_LMDB is EINVAL.
- * Never stored in the file.
+ * padding (files written by late-2025 DLMDB builds; MDB_INCOMPATIBLE when the
+ * file proves stock layout).  Needed only for files without evidence either
+ * way (see MDB_FORMAT_LMDB).  A store created with it is a padded version 1
+ * store.  Combining it with MDB_FORMAT_LMDB is EINVAL.  Never stored in the
+ * file.
  */
 #define MDB_FORMAT_DLMDB_V1	0x00000800
+/**
+ * dlmdb addition: lock file layouts (x86-64 Linux, glibc).  The lock file is
+ * shared in place with every process using the environment, so its layout
+ * must be the one the other processes use:
+ *  - lock version 1 (format word 0x00010001): LMDB 0.9 (Debian's liblmdb,
+ *    py-lmdb and most language bindings);
+ *  - lock version 2 (format word 0x2C2F6002): LMDB 1.0 (mdb.master) and DLMDB.
+ * When others hold the lock file, its format word decides and these flags
+ * are ignored; a word this engine does not know gives MDB_VERSION_MISMATCH.
+ * When this process is the first, the layout is, in order: MDB_LOCK_V1 or
+ * MDB_LOCK_V2 if given (both is EINVAL); else the environment variable
+ * DLMDB_LOCK_FORMAT ("v1", "v2", or "auto"/empty for no choice; any other
+ * value is EINVAL); else the data file's family: version 1 for a
+ * stock-layout version 1 store (new stores created with MDB_FORMAT_LMDB
+ * included), version 2 for DLMDB stores (data version 2, padded version 1).
+ * Never stored in the data file.
+ */
+#define MDB_LOCK_V1	0x10000000
+/** dlmdb addition: first opener lays out the lock file as version 2 (see MDB_LOCK_V1). */
+#define MDB_LOCK_V2	0x20000000
 
 /* ------------------------------------------------------------------------- */
 /* Database flags (mdb_dbi_open)                                             */
@@ -560,6 +590,35 @@ int mdb_page_walk(MDB_txn *txn, MDB_dbi dbi, MDB_page_func *func, void *ctx);
  * env is not open.  (mdb_env_info's me_mapaddr is the address stored in the
  * meta page, NULL unless MDB_FIXEDMAP, as in LMDB.) */
 int mdb_env_get_map(MDB_env *env, void **addr, size_t *size);
+
+/**
+ * dlmdb addition: what mdb_env_open decided about the environment's layouts,
+ * and why.  Valid after a successful mdb_env_open.
+ */
+typedef struct MDB_envlayout {
+	unsigned ml_version;	/**< data version of the file: 1 or 2 */
+	unsigned ml_padded;	/**< 1 = DLMDB node layout (even key padding), 0 = stock */
+	unsigned ml_reason;	/**< MDB_LAYOUT_*: why that node layout */
+	unsigned ml_lockver;	/**< lock file layout: 1, 2, or 0 without a lock file */
+	unsigned ml_lockjoined;	/**< 1 = the lock file was held by other processes at open */
+} MDB_envlayout;
+/** The file is data version 2 (always padded). */
+#define MDB_LAYOUT_VERSION2	1
+/** Created by this open (MDB_FORMAT_LMDB: stock, else data version 2). */
+#define MDB_LAYOUT_NEW		2
+/** MDB_FORMAT_LMDB or MDB_FORMAT_DLMDB_V1 named it, and nothing sampled contradicts it. */
+#define MDB_LAYOUT_TOLD		3
+/** A database record carries MDB_COUNTED or MDB_PREFIX_COMPRESSION (padded only). */
+#define MDB_LAYOUT_DBFLAGS	4
+/** A branch page is counted (P_COUNTED, padded only). */
+#define MDB_LAYOUT_COUNTED	5
+/** Sampled leaves with odd-length keys parse in this layout only. */
+#define MDB_LAYOUT_LEAVES	6
+/** Nothing sampled tells the layouts apart (no odd-length key): stock, the
+ * rule for version 1 files when nothing is known; an odd-length key written
+ * then is written in stock layout. */
+#define MDB_LAYOUT_NO_EVIDENCE	7
+int mdb_env_get_layout(MDB_env *env, MDB_envlayout *out);
 
 #ifdef __cplusplus
 }

@@ -58,7 +58,76 @@ void dl_tls_release(void *p)
 	}
 }
 
-int dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl)
+/*
+ * Point env->lk_* at the fields of lock layout ver (1 or 2) in the mapped
+ * header; the writer mutex and the reader slots sit at the same offsets in
+ * both.
+ */
+static void dl_lock_bind(MDB_env *env, unsigned ver)
+{
+	char *base = (char *)env->lock;
+	env->lockver = ver;
+	if (ver == 1) {
+		env->lk_rmutex = (pthread_mutex_t *)(base + 8);
+		env->lk_txnid = (volatile txnid_t *)(base + 48);
+		env->lk_numreaders = (volatile uint32_t *)(base + 56);
+	} else {
+		env->lk_txnid = (volatile txnid_t *)(base + 8);
+		env->lk_numreaders = (volatile uint32_t *)(base + 16);
+		env->lk_rmutex = (pthread_mutex_t *)(base + 24);
+	}
+	env->lk_wmutex = &env->lock->mt_wmutex.m;
+}
+
+/*
+ * Lay out a fresh header of version ver over the mapped table (only while
+ * nobody else can use it: the exclusive byte-0 lock is held, or the table
+ * is private heap memory).  The slots are cleared too: nobody is reading.
+ */
+static int dl_lock_format(MDB_env *env, unsigned ver, int shared)
+{
+	int rc;
+	memset(env->lock, 0, DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders);
+	dl_lock_bind(env, ver);
+	if (shared) {
+		if ((rc = dl_mutex_init(env->lk_rmutex)) || (rc = dl_mutex_init(env->lk_wmutex)))
+			return rc;
+	} else {
+		pthread_mutex_init(env->lk_rmutex, NULL);
+		pthread_mutex_init(env->lk_wmutex, NULL);
+	}
+	env->lock->mt_magic = DL_MAGIC;
+	env->lock->mt_format = ver == 1 ? DL_LOCK_FORMAT_V1 : DL_LOCK_FORMAT_V2;
+	return 0;
+}
+
+/*
+ * Layout of a lock file someone else initialised, from its format word;
+ * 0 = a word this engine does not know (another architecture or libc,
+ * another LMDB branch): sharing it would be a guess.
+ */
+static unsigned dl_lock_version_of(uint32_t word)
+{
+	switch (word) {
+	case DL_LOCK_FORMAT_V1:
+		return 1;
+	case DL_LOCK_FORMAT_V2:
+	case DL_LOCK_FORMAT_DL0:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Open and map the lock file.  *excl tells whether this process is alone:
+ * then the table gets a provisional header of layout want (2 when the
+ * caller has no preference yet) so that an opener waiting for the shared
+ * lock always finds a valid header, and dl_lock_setup fixes the layout once
+ * the data file's family is known.  Otherwise the header others wrote
+ * decides the layout, whatever want says.
+ */
+int dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, unsigned want, int *excl)
 {
 	int rc;
 	struct stat st;
@@ -80,12 +149,12 @@ int dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl)
 	}
 	if (fstat(env->lfd, &st) < 0)
 		return errno;
-	size_t want = DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders;
+	size_t want_size = DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders;
 	size_t size = (size_t)st.st_size;
-	if (*excl && size < want) {
-		if (ftruncate(env->lfd, (off_t)want) < 0)
+	if (*excl && size < want_size) {
+		if (ftruncate(env->lfd, (off_t)want_size) < 0)
 			return errno;
-		size = want;
+		size = want_size;
 	}
 	if (size < DL_LOCK_HDR + DL_LOCK_SLOT)
 		return MDB_INVALID;
@@ -97,20 +166,47 @@ int dl_lock_open(MDB_env *env, const char *lpath, mode_t mode, int *excl)
 	env->lock = m;
 	env->locksize = size;
 	if (*excl) {
-		memset(m, 0, size);
-		if ((rc = dl_mutex_init(&env->lock->mt_rmutex.m)) ||
-		    (rc = dl_mutex_init(&env->lock->mt_wmutex.m)))
+		if ((rc = dl_lock_format(env, want ? want : 2, 1)))
 			return rc;
-		env->lock->mt_magic = DL_MAGIC;
-		env->lock->mt_format = DL_LOCK_FORMAT;
-		env->lock->mt_txnid = 0;
-		env->lock->mt_numreaders = 0;
 	} else {
 		if (env->lock->mt_magic != DL_MAGIC)
 			return MDB_INVALID;
-		if (env->lock->mt_format != DL_LOCK_FORMAT)
+		unsigned ver = dl_lock_version_of(env->lock->mt_format);
+		if (!ver)
 			return MDB_VERSION_MISMATCH;
+		dl_lock_bind(env, ver);
+		env->lockjoined = 1;
 	}
+	if ((rc = pthread_key_create(&env->tlskey, dl_tls_release)))
+		return rc;
+	env->tlskey_ok = 1;
+	return 0;
+}
+
+/*
+ * Exclusive opener, data file read: give the table layout ver (re-laying
+ * the provisional header if it differs) and publish the last commit.
+ */
+int dl_lock_setup(MDB_env *env, unsigned ver, txnid_t last)
+{
+	int rc;
+	if (ver != env->lockver && (rc = dl_lock_format(env, ver, 1)))
+		return rc;
+	__atomic_store_n(env->lk_txnid, last, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* MDB_INMEMORY: a reader table in process memory (layout 2, private mutexes). */
+int dl_lock_heap(MDB_env *env)
+{
+	int rc;
+	size_t sz = DL_LOCK_HDR + (size_t)DL_LOCK_SLOT * env->maxreaders;
+	env->lock = calloc(1, sz);
+	if (!env->lock)
+		return ENOMEM;
+	env->locksize = 0;	/* heap memory, not a mapping */
+	if ((rc = dl_lock_format(env, 2, 0)))
+		return rc;
 	if ((rc = pthread_key_create(&env->tlskey, dl_tls_release)))
 		return rc;
 	env->tlskey_ok = 1;
@@ -129,8 +225,9 @@ void dl_lock_close(MDB_env *env)
 		env->tlskey_ok = 0;
 	}
 	if (env->lock) {
-		/* Release every slot this process still holds. */
-		unsigned n = env->lock->mt_numreaders;
+		/* Release every slot this process still holds (none when the
+		 * header was refused before its layout was known). */
+		unsigned n = env->lk_numreaders ? *env->lk_numreaders : 0;
 		for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 			dl_reader *r = &env->lock->mt_readers[i];
 			if (r->r_pid == (uint32_t)env->pid) {
@@ -152,9 +249,9 @@ void dl_lock_close(MDB_env *env)
 
 static int dl_rmutex_lock(MDB_env *env)
 {
-	int rc = pthread_mutex_lock(&env->lock->mt_rmutex.m);
+	int rc = pthread_mutex_lock(env->lk_rmutex);
 	if (rc == EOWNERDEAD) {
-		pthread_mutex_consistent(&env->lock->mt_rmutex.m);
+		pthread_mutex_consistent(env->lk_rmutex);
 		rc = 0;
 	}
 	return rc;
@@ -175,12 +272,12 @@ static int dl_slot_claim(MDB_env *env, dl_reader **ret)
 	}
 	if ((rc = dl_rmutex_lock(env)))
 		return rc;
-	unsigned n = lk->mt_numreaders, i;
+	unsigned n = *env->lk_numreaders, i;
 	for (i = 0; i < n; i++)
 		if (lk->mt_readers[i].r_pid == 0)
 			break;
 	if (i == env->maxreaders) {
-		pthread_mutex_unlock(&lk->mt_rmutex.m);
+		pthread_mutex_unlock(env->lk_rmutex);
 		return MDB_READERS_FULL;
 	}
 	dl_reader *r = &lk->mt_readers[i];
@@ -188,14 +285,46 @@ static int dl_slot_claim(MDB_env *env, dl_reader **ret)
 	r->r_txnid = TXNID_NONE;
 	r->r_tid = (uint64_t)pthread_self();
 	if (i == n)
-		__atomic_store_n(&lk->mt_numreaders, n + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(env->lk_numreaders, n + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->r_pid, (uint32_t)env->pid, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&lk->mt_rmutex.m);
+	pthread_mutex_unlock(env->lk_rmutex);
 	*ret = r;
 	return 0;
 }
 
 static int dl_reader_check0(MDB_env *env, int *dead);
+
+/*
+ * Pin the current snapshot in a reader slot of its own (for reading pages
+ * outside a transaction while other processes may write: the slot keeps
+ * their writers from reusing the snapshot's pages).  *t = its txnid.
+ * Without a lock table nothing is pinned (*slot = NULL).
+ */
+int dl_snapshot_pin(MDB_env *env, dl_reader **slot, txnid_t *t)
+{
+	*slot = NULL;
+	*t = 0;
+	if (!env->lock)
+		return 0;
+	int rc = dl_slot_claim(env, slot);
+	if (rc)
+		return rc;
+	txnid_t id;
+	do {
+		id = __atomic_load_n(env->lk_txnid, __ATOMIC_ACQUIRE);
+		(void)__atomic_exchange_n(&(*slot)->r_txnid, id, __ATOMIC_SEQ_CST);
+	} while (id != __atomic_load_n(env->lk_txnid, __ATOMIC_SEQ_CST));
+	*t = id;
+	return 0;
+}
+
+void dl_snapshot_unpin(dl_reader *slot)
+{
+	if (slot) {
+		__atomic_store_n(&slot->r_txnid, TXNID_NONE, __ATOMIC_RELEASE);
+		__atomic_store_n(&slot->r_pid, 0, __ATOMIC_RELEASE);
+	}
+}
 
 /* Largest txnid of the two meta pages in the map. */
 static txnid_t dl_meta_maxid(MDB_env *env)
@@ -215,9 +344,9 @@ static txnid_t dl_meta_maxid(MDB_env *env)
  */
 static void dl_wmutex_recover(MDB_env *env)
 {
-	__atomic_store_n(&env->lock->mt_txnid, dl_meta_maxid(env), __ATOMIC_RELEASE);
+	__atomic_store_n(env->lk_txnid, dl_meta_maxid(env), __ATOMIC_RELEASE);
 	dl_reader_check0(env, NULL);
-	pthread_mutex_consistent(&env->lock->mt_wmutex.m);
+	pthread_mutex_consistent(env->lk_wmutex);
 }
 
 /*
@@ -229,13 +358,13 @@ static void dl_wmutex_recover(MDB_env *env)
  */
 void dl_writer_dead_check(MDB_env *env)
 {
-	if (dl_meta_maxid(env) <= __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_ACQUIRE))
+	if (dl_meta_maxid(env) <= __atomic_load_n(env->lk_txnid, __ATOMIC_ACQUIRE))
 		return;
-	int rc = pthread_mutex_trylock(&env->lock->mt_wmutex.m);
+	int rc = pthread_mutex_trylock(env->lk_wmutex);
 	if (rc == EOWNERDEAD)
 		dl_wmutex_recover(env);
 	if (rc == EOWNERDEAD || rc == 0)
-		pthread_mutex_unlock(&env->lock->mt_wmutex.m);
+		pthread_mutex_unlock(env->lk_wmutex);
 }
 
 /*
@@ -296,12 +425,12 @@ txnid_t dl_oldest_reader(MDB_env *env, txnid_t limit)
 	if (!env->lock)
 		return oldest;
 	/* Writer half of the handshake in dl_reader_acquire (internal.h): order the
-	 * earlier seq_cst store of mt_txnid before the slot loads below. */
+	 * earlier seq_cst store of the header txnid before the slot loads below. */
 #if !defined(__SANITIZE_THREAD__)
 	/* (TSan rejects fences; every access here is atomic for it anyway.) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-	unsigned n = __atomic_load_n(&env->lock->mt_numreaders, __ATOMIC_ACQUIRE);
+	unsigned n = __atomic_load_n(env->lk_numreaders, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 		dl_reader *r = &env->lock->mt_readers[i];
 		if (__atomic_load_n(&r->r_pid, __ATOMIC_ACQUIRE)) {
@@ -317,7 +446,7 @@ int dl_wlock(MDB_env *env)
 {
 	if (!env->lock)
 		return pthread_mutex_lock(&env->wlocal);
-	int rc = pthread_mutex_lock(&env->lock->mt_wmutex.m);
+	int rc = pthread_mutex_lock(env->lk_wmutex);
 	if (rc == EOWNERDEAD) {
 		dl_wmutex_recover(env);
 		rc = 0;
@@ -343,7 +472,7 @@ void dl_wunlock(MDB_env *env)
 	if (!env->lock)
 		pthread_mutex_unlock(&env->wlocal);
 	else
-		pthread_mutex_unlock(&env->lock->mt_wmutex.m);
+		pthread_mutex_unlock(env->lk_wmutex);
 }
 
 /* Is the process that owns pid still around?  Its pid byte lock tells. */
@@ -363,7 +492,7 @@ static int dl_pid_alive(MDB_env *env, uint32_t pid)
 static int dl_reader_check0(MDB_env *env, int *dead)
 {
 	int count = 0;
-	unsigned n = env->lock->mt_numreaders;
+	unsigned n = *env->lk_numreaders;
 	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 		uint32_t pid = env->lock->mt_readers[i].r_pid;
 		if (!pid || pid == (uint32_t)env->pid || env->lfd < 0)
@@ -378,7 +507,7 @@ static int dl_reader_check0(MDB_env *env, int *dead)
 					count++;
 				}
 			}
-			pthread_mutex_unlock(&env->lock->mt_rmutex.m);
+			pthread_mutex_unlock(env->lk_rmutex);
 		}
 	}
 	if (dead)
@@ -406,7 +535,7 @@ int mdb_reader_list(MDB_env *env, MDB_msg_func *func, void *ctx)
 		return -1;
 	if (!env->lock)
 		return func("(no reader locks)\n", ctx);
-	unsigned n = env->lock->mt_numreaders;
+	unsigned n = *env->lk_numreaders;
 	for (unsigned i = 0; i < n && i < env->maxreaders; i++) {
 		dl_reader *r = &env->lock->mt_readers[i];
 		if (!r->r_pid)

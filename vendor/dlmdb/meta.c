@@ -132,7 +132,7 @@ MDB_meta *dl_meta_current(MDB_env *env)
 	MDB_meta *m0 = METADATA((MDB_page *)env->map);
 	MDB_meta *m1 = METADATA((MDB_page *)(env->map + env->psize));
 	if (env->lock) {
-		txnid_t t = __atomic_load_n(&env->lock->mt_txnid, __ATOMIC_ACQUIRE);
+		txnid_t t = __atomic_load_n(env->lk_txnid, __ATOMIC_ACQUIRE);
 		MDB_meta *m = (t & 1) ? m1 : m0;
 		if (m->mm_txnid == t)
 			return m;

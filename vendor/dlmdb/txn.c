@@ -685,7 +685,7 @@ int mdb_txn_commit(MDB_txn *txn)
 	if (env->lock)
 		/* seq_cst: one half of the reader handshake (see
 		 * dl_reader_acquire); runs once per commit. */
-		__atomic_store_n(&env->lock->mt_txnid, txn->txnid, __ATOMIC_SEQ_CST);
+		__atomic_store_n(env->lk_txnid, txn->txnid, __ATOMIC_SEQ_CST);
 	dl_wtxn_end(txn, 1);
 	return 0;
 fail:

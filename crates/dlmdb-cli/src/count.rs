@@ -78,6 +78,9 @@ fn db_label(name: Option<&str>) -> String {
 
 pub fn count(opts: &CountOptions) -> Result<CountReport> {
     let opened = open_env(&opts.path, opts.layout)?;
+    for w in &opened.warnings {
+        eprintln!("dlmdb: warning: {w}");
+    }
     let env = opened.env;
     let txn = env.read_txn()?;
     let name = opts.subdb.as_deref();
@@ -203,6 +206,9 @@ pub struct RankReport {
 
 pub fn rank(opts: &RankOptions) -> Result<RankReport> {
     let opened = open_env(&opts.path, opts.layout)?;
+    for w in &opened.warnings {
+        eprintln!("dlmdb: warning: {w}");
+    }
     let env = opened.env;
     let txn = env.read_txn()?;
     let name = opts.subdb.as_deref();

@@ -14,7 +14,7 @@
 use crate::stat::LayoutChoice;
 use crate::util::{hex_decode_into, print_decode_into, Order};
 use anyhow::{anyhow, bail, Context, Result};
-use dlmdb::{DatabaseFlags, Env, EnvFlags, Layout, ProbeVerdict, WriteFlags};
+use dlmdb::{DatabaseFlags, Env, EnvFlags, Layout, WriteFlags};
 use std::collections::HashSet;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
@@ -539,6 +539,15 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
     } else {
         EnvFlags::empty()
     };
+    let lock = crate::stat::open_options(opts.layout);
+    if lock.no_lock {
+        bail!("--no-lock is for read-only commands; load writes");
+    }
+    flags |= match lock.lock_format {
+        dlmdb::LockFormat::Auto => EnvFlags::empty(),
+        dlmdb::LockFormat::V1 => EnvFlags::LOCK_V1,
+        dlmdb::LockFormat::V2 => EnvFlags::LOCK_V2,
+    };
     if created {
         if opts.format == NewFormat::Lmdb {
             flags |= EnvFlags::FORMAT_LMDB;
@@ -553,19 +562,12 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
                     );
                 }
             }
-            Some(1) => {
-                let padded = match opts.layout {
-                    LayoutChoice::Dlmdb => true,
-                    LayoutChoice::Lmdb => false,
-                    LayoutChoice::Auto => matches!(
-                        dlmdb::probe_layout(&data_file).map(|p| p.verdict()),
-                        Ok(ProbeVerdict::Proven(Layout::DlmdbV1))
-                    ),
-                };
-                if padded {
-                    flags |= EnvFlags::FORMAT_DLMDB_V1;
-                }
-            }
+            // Auto: the engine decides from the file (no evidence: stock).
+            Some(1) => match opts.layout {
+                LayoutChoice::Dlmdb => flags |= EnvFlags::FORMAT_DLMDB_V1,
+                LayoutChoice::Lmdb => flags |= EnvFlags::FORMAT_LMDB,
+                LayoutChoice::Auto => {}
+            },
             _ => bail!("{} is not an LMDB/DLMDB data file", data_file.display()),
         }
     }

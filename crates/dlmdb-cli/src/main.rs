@@ -9,7 +9,7 @@ use dlmdb_cli::check::{self, CheckOptions, Outcome};
 use dlmdb_cli::count::{self, CountMode, CountOptions, RankOptions, RankQuery};
 use dlmdb_cli::dump::{self, DumpOptions};
 use dlmdb_cli::load::{self, LoadOptions, NewFormat};
-use dlmdb_cli::stat::{self, LayoutChoice, StatOptions};
+use dlmdb_cli::stat::{self, LayoutChoice, LockFormatChoice, StatOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -26,10 +26,24 @@ stores read-only unless they must write. --json gives stable, documented output\
     after_help = "Examples:\n  dlmdb stat -a -e ./db\n  dlmdb dump -a ./db > backup.txt\n  dlmdb load -f backup.txt ./restored\n  dlmdb check --json ./db/data.mdb\n  dlmdb count ./db -s users --from a --to n --json"
 )]
 struct Cli {
-    /// Node layout of version-1 stores: auto (probe the file), lmdb (stock) or
-    /// dlmdb (DLMDB's padded version 1). Version-2 stores are always DLMDB.
+    /// Node layout of version-1 stores: auto (the engine decides from the
+    /// file; no evidence: stock), lmdb (stock) or dlmdb (DLMDB's padded
+    /// version 1; refused when the file contradicts it). Version-2 stores are
+    /// always DLMDB.
     #[arg(long, value_enum, default_value = "auto", global = true)]
     layout: LayoutChoice,
+    /// Lock file layout when this command is the first process on the store:
+    /// auto (lock version 1 for stock-layout version-1 stores, 2 for DLMDB
+    /// stores), v1 (LMDB 0.9) or v2 (LMDB 1.0, DLMDB). A lock file other
+    /// processes hold keeps their layout.
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    lock_format: LockFormatChoice,
+    /// Read without the lock file (MDB_NOLOCK; read-only commands), for stores
+    /// whose lock file cannot be shared (unknown format, read-only medium, no
+    /// permission). Nothing then protects what is read from a process writing
+    /// meanwhile.
+    #[arg(long, global = true)]
+    no_lock: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -301,6 +315,7 @@ fn main() {
     }
     let cli = Cli::parse();
     let layout = cli.layout;
+    stat::set_lock_options(cli.lock_format, cli.no_lock);
     let result = match cli.cmd {
         Cmd::Stat(a) => run_stat(a, layout),
         Cmd::Dump(a) => run_dump(a, layout),
@@ -412,6 +427,9 @@ struct CopyReport {
 fn run_copy(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
     use anyhow::{bail, Context};
     let opened = stat::open_env(&a.src, layout)?;
+    for w in &opened.warnings {
+        eprintln!("dlmdb: warning: {w}");
+    }
     let Some(dst) = a.dst.filter(|d| d.as_os_str() != "-") else {
         use std::io::IsTerminal;
         if a.json {

@@ -1,9 +1,9 @@
 //! `dlmdb stat`: gather environment, free-list and per-database statistics
 //! into a [`StatReport`], and render it like `mdb_stat` or as JSON.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use dlmdb::{
-    Database, DatabaseFlags, Env, EnvFlags, Layout, LayoutProbe, ProbeVerdict, RoTxn, Stat,
+    Database, DatabaseFlags, Env, Layout, LockFormat, LockUse, OpenError, OpenOptions, RoTxn, Stat,
     WalkSummary,
 };
 use serde::Serialize;
@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 /// How to read a version-1 store (version-2 stores are always DLMDB layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LayoutChoice {
-    /// Probe the file; if inconclusive, stock LMDB unless its catalog does not parse.
+    /// The engine decides from the file (DLMDB flags, counted pages, leaves
+    /// only one layout parses; no evidence: stock).
     Auto,
     /// Stock LMDB layout.
     Lmdb,
@@ -57,8 +58,9 @@ pub struct StatReport {
     pub layout: Layout,
     /// Why this layout was chosen.
     pub layout_reason: String,
-    /// File-level layout probe of a version-1 store (`null` for version 2).
-    pub layout_probe: Option<LayoutProbe>,
+    /// Lock file use: `"none"`, `{"first": V}` (initialised by us in lock
+    /// version V) or `{"joined": V}` (shared with running processes).
+    pub lock: LockUse,
     /// Doubts about the layout choice (printed to stderr in text mode).
     pub warnings: Vec<String>,
     /// Engine version string.
@@ -131,248 +133,81 @@ pub struct DbSection {
     pub walk: Option<WalkSummary>,
 }
 
-/// The environment opened for `stat`, and how its layout was chosen.
+/// `--lock-format`: lock file layout when this process is the first to open
+/// a store (a lock file other processes hold keeps theirs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LockFormatChoice {
+    /// The store's family: lock version 1 for stock-layout version-1 stores
+    /// (LMDB 0.9), version 2 for DLMDB stores (or `DLMDB_LOCK_FORMAT`).
+    #[default]
+    Auto,
+    /// Lock version 1 (LMDB 0.9: Debian's liblmdb, py-lmdb).
+    V1,
+    /// Lock version 2 (LMDB 1.0 mdb.master, DLMDB).
+    V2,
+}
+
+/// The lock options of this process's opens (the global `--lock-format`
+/// and `--no-lock`), set once by `main` before any command runs.
+static LOCK_OPTIONS: std::sync::OnceLock<(LockFormatChoice, bool)> = std::sync::OnceLock::new();
+
+/// Set the global lock options (first call wins; later calls are ignored).
+pub fn set_lock_options(format: LockFormatChoice, no_lock: bool) {
+    let _ = LOCK_OPTIONS.set((format, no_lock));
+}
+
+/// The options [`open_env`] passes to [`Env::open_detect`].
+pub fn open_options(choice: LayoutChoice) -> OpenOptions {
+    let (format, no_lock) = LOCK_OPTIONS.get().copied().unwrap_or_default();
+    OpenOptions {
+        layout: match choice {
+            LayoutChoice::Auto => dlmdb::LayoutChoice::Auto,
+            LayoutChoice::Lmdb => dlmdb::LayoutChoice::Lmdb,
+            LayoutChoice::Dlmdb => dlmdb::LayoutChoice::Dlmdb,
+        },
+        lock_format: match format {
+            LockFormatChoice::Auto => LockFormat::Auto,
+            LockFormatChoice::V1 => LockFormat::V1,
+            LockFormatChoice::V2 => LockFormat::V2,
+        },
+        no_lock,
+        ..OpenOptions::default()
+    }
+}
+
+/// The environment opened read-only for a command, and how.
 pub struct Opened {
     pub env: Env,
     pub data_version: Option<u32>,
     pub no_subdir: bool,
+    /// Why this layout (the engine's decision, in words).
     pub reason: String,
-    /// Result of the file-level layout probe (version-1 stores).
-    pub probe: Option<LayoutProbe>,
-    /// Doubts worth telling the user (also in the JSON report).
+    /// How the lock file is used.
+    pub lock: LockUse,
+    /// Things the user should know (also in the JSON report).
     pub warnings: Vec<String>,
 }
 
-/// Open the environment read-only in the layout to use, following `choice`.
-///
-/// For version-1 stores `auto` first runs [`dlmdb::probe_layout`], which
-/// tests both layouts against page invariants. If that proves one layout, it
-/// is used; if the file has no odd-length keys both read identically (stock
-/// is used); otherwise stock is tried first and DLMDB-v1 is used when opening
-/// fails or a named-database record does not parse.
+/// Open the store read-only with [`Env::open_detect`] (the engine decides
+/// the layout unless `choice` names one; the lock file is shared with the
+/// processes using the store). A lock file that cannot be shared fails with
+/// one line of advice: `--no-lock`.
 pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("cannot access {}", path.display()))?;
-    let no_subdir = meta.is_file();
-    let data_file = if no_subdir {
-        path.to_path_buf()
-    } else {
-        path.join("data.mdb")
-    };
-    let version = dlmdb::read_data_version(&data_file);
-    let mut base = EnvFlags::READ_ONLY;
-    if no_subdir {
-        base |= EnvFlags::NO_SUB_DIR;
+    match Env::open_detect(path, &open_options(choice)) {
+        Ok(o) => Ok(Opened {
+            env: o.env,
+            data_version: Some(o.data_version),
+            no_subdir: o.no_subdir,
+            reason: o.reason,
+            lock: o.lock,
+            warnings: o.warnings,
+        }),
+        Err(e @ OpenError::LockUnshared { .. }) => Err(anyhow!(
+            "{e}; to read without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
+             may change what is read)"
+        )),
+        Err(e) => Err(e.into()),
     }
-    let open = |extra: EnvFlags| {
-        Env::builder()
-            .flags(base | extra)
-            .max_dbs(32_000)
-            .open(path)
-            .with_context(|| format!("cannot open environment {}", path.display()))
-    };
-    let mut warnings = Vec::new();
-    let done =
-        |env: Env, reason: String, probe: Option<LayoutProbe>, warnings: Vec<String>| Opened {
-            env,
-            data_version: version,
-            no_subdir,
-            reason,
-            probe,
-            warnings,
-        };
-    if version == Some(2) {
-        if choice == LayoutChoice::Lmdb {
-            bail!(
-                "{} is data version 2 (DLMDB layout); --layout lmdb applies to version-1 stores",
-                data_file.display()
-            );
-        }
-        return Ok(done(
-            open(EnvFlags::empty())?,
-            "data version 2".into(),
-            None,
-            warnings,
-        ));
-    }
-    // Bounded (16 MiB of 4 KiB pages) so commands answer fast on big stores;
-    // an inconclusive probe falls back to the catalog test below.
-    let probe = dlmdb::probe_layout_limited(&data_file, PROBE_PAGES).ok();
-    let verdict = probe.map(|p| p.verdict());
-    let evidence = |p: &LayoutProbe| {
-        format!(
-            "{} of {} leaf pages inconsistent with stock layout, {} with DLMDB padding",
-            p.stock_bad_pages, p.leaf_pages, p.padded_bad_pages
-        )
-    };
-    match choice {
-        LayoutChoice::Lmdb | LayoutChoice::Dlmdb => {
-            let (flags, want) = if choice == LayoutChoice::Lmdb {
-                (EnvFlags::empty(), Layout::Lmdb)
-            } else {
-                (EnvFlags::FORMAT_DLMDB_V1, Layout::DlmdbV1)
-            };
-            if let (Some(ProbeVerdict::Proven(l)), Some(p)) = (verdict, probe.as_ref()) {
-                if l != want {
-                    warnings.push(format!("layout probe says {l} ({})", evidence(p)));
-                }
-            }
-            let reason = format!(
-                "--layout {}",
-                if want == Layout::Lmdb {
-                    "lmdb"
-                } else {
-                    "dlmdb"
-                }
-            );
-            Ok(done(open(flags)?, reason, probe, warnings))
-        }
-        LayoutChoice::Auto => {
-            if let (Some(v), Some(p)) = (verdict, probe.as_ref()) {
-                let proven = match v {
-                    ProbeVerdict::Proven(Layout::DlmdbV1) => {
-                        Some((EnvFlags::FORMAT_DLMDB_V1, evidence(p)))
-                    }
-                    ProbeVerdict::Proven(_) => Some((EnvFlags::empty(), evidence(p))),
-                    ProbeVerdict::Identical if p.last_pgno <= PROBE_PAGES + 1 => Some((
-                        EnvFlags::empty(),
-                        "no odd-length keys, both version-1 layouts read it identically"
-                            .to_string(),
-                    )),
-                    ProbeVerdict::Identical => Some((
-                        EnvFlags::empty(),
-                        format!("no odd-length keys in the first {PROBE_PAGES} pages, named-database catalog parses in stock layout"),
-                    )),
-                    ProbeVerdict::Ambiguous | ProbeVerdict::Inconsistent => None,
-                };
-                if let Some((flags, why)) = proven {
-                    let env = open(flags)?;
-                    if let Some(problem) = catalog_problem(&env) {
-                        bail!("{}: {problem} (layout probe: {why})", data_file.display());
-                    }
-                    drop(env);
-                    // Reopen so the environment info is that of a fresh open (as mdb_stat's).
-                    return Ok(done(
-                        open(flags)?,
-                        format!("version 1, {why}"),
-                        probe,
-                        warnings,
-                    ));
-                }
-                warnings.push(format!(
-                    "layout probe is not conclusive ({v:?}: {})",
-                    evidence(p)
-                ));
-            }
-            let stock_problem = match open(EnvFlags::empty()) {
-                Ok(env) => catalog_problem(&env),
-                Err(e) => Some(format!("{e:#}")),
-            };
-            let Some(stock_problem) = stock_problem else {
-                let env = open(EnvFlags::empty())?;
-                let reason = "version 1, named-database catalog parses in stock layout".to_string();
-                return Ok(done(env, reason, probe, warnings));
-            };
-            let probe_env = open(EnvFlags::FORMAT_DLMDB_V1)
-                .with_context(|| format!("stock layout failed too ({stock_problem})"))?;
-            if let Some(p) = catalog_problem(&probe_env) {
-                bail!(
-                    "neither layout reads {} cleanly: stock: {stock_problem}; dlmdb-v1: {p}",
-                    data_file.display()
-                );
-            }
-            drop(probe_env);
-            let env = open(EnvFlags::FORMAT_DLMDB_V1)?;
-            let reason = format!("version 1, stock layout rejected: {stock_problem}");
-            Ok(done(env, reason, probe, warnings))
-        }
-    }
-}
-
-/// Pages the layout probe reads at most.
-const PROBE_PAGES: u64 = 4096;
-
-/// Check that every main-database record that opens as a database is a
-/// plausible 48-byte `MDB_db` record; return a description of the first problem.
-fn catalog_problem(env: &Env) -> Option<String> {
-    let check = || -> Result<Option<String>> {
-        let info = env.info()?;
-        let txn = env.read_txn()?;
-        let main = txn.open_db(None)?;
-        let mut c = txn.cursor(main)?;
-        for item in c.iter() {
-            let (k, v) = item?;
-            // Only 48-byte values can be database records (the node's
-            // data size is layout-independent); skipping the rest keeps
-            // this fast on big main databases.
-            if k.contains(&0) || v.len() != 48 {
-                continue;
-            }
-            let Ok(name) = std::str::from_utf8(&k) else {
-                continue;
-            };
-            match txn.open_db(Some(name)) {
-                Ok(_) => {
-                    if let Some(why) = record_problem(&v, info.last_pgno, env.layout()) {
-                        return Ok(Some(format!("record of database {name:?}: {why}")));
-                    }
-                }
-                Err(dlmdb::Error::Incompatible) => {} // a plain main-DB value
-                Err(e) => return Ok(Some(format!("opening database {name:?}: {e}"))),
-            }
-        }
-        Ok(None)
-    };
-    match check() {
-        Ok(p) => p,
-        Err(e) => Some(format!("{e:#}")),
-    }
-}
-
-/// Plausibility of one 48-byte database record (format: md_pad u32 @0,
-/// md_flags u16 @4, md_depth u16 @6, branch/leaf/overflow/entries u64 @8..40,
-/// md_root u64 @40).
-fn record_problem(rec: &[u8], last_pgno: u64, layout: Layout) -> Option<String> {
-    if rec.len() != 48 {
-        return Some(format!("{} bytes, expected 48", rec.len()));
-    }
-    let u16_at = |o: usize| u16::from_le_bytes([rec[o], rec[o + 1]]) as u64;
-    let u64_at = |o: usize| u64::from_le_bytes(rec[o..o + 8].try_into().unwrap());
-    let flags = u16_at(4);
-    let depth = u16_at(6);
-    let (branch, leaf, overflow, entries, root) =
-        (u64_at(8), u64_at(16), u64_at(24), u64_at(32), u64_at(40));
-    let known: u64 = if layout == Layout::Lmdb { 0x7e } else { 0x1fe };
-    if flags & !known != 0 {
-        return Some(format!("unknown flag bits {flags:#x}"));
-    }
-    if depth == 0 {
-        if root != u64::MAX || branch != 0 || leaf != 0 || overflow != 0 || entries != 0 {
-            return Some("empty tree with non-empty counters or root".into());
-        }
-        return None;
-    }
-    if depth > 64 {
-        return Some(format!("depth {depth}"));
-    }
-    if root < 2 || root > last_pgno {
-        return Some(format!("root page {root} outside 2..={last_pgno}"));
-    }
-    let pages = last_pgno + 1;
-    if leaf == 0
-        || branch > pages
-        || leaf > pages
-        || overflow > pages
-        || branch + leaf + overflow > pages
-    {
-        return Some(format!(
-            "page counters {branch}/{leaf}/{overflow} exceed {pages} pages"
-        ));
-    }
-    if branch < depth - 1 {
-        return Some(format!("depth {depth} with {branch} branch pages"));
-    }
-    None
 }
 
 /// Names of the database flags that are set.
@@ -401,7 +236,7 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         data_version,
         no_subdir,
         reason,
-        probe,
+        lock,
         warnings,
     } = open_env(&opts.path, opts.layout)?;
     // Like mdb_stat: environment info before our own read transaction.
@@ -456,7 +291,7 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         data_version,
         layout: env.layout(),
         layout_reason: reason,
-        layout_probe: probe,
+        lock,
         warnings,
         engine: dlmdb::version().0,
         env: env_section,

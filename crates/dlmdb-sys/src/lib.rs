@@ -88,6 +88,22 @@ pub struct MDB_envinfo {
     pub me_numreaders: c_uint,
 }
 
+/// dlmdb addition: what `mdb_env_open` decided (`mdb_env_get_layout`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MDB_envlayout {
+    /// Data version of the file: 1 or 2.
+    pub ml_version: c_uint,
+    /// 1 = DLMDB node layout (even key padding), 0 = stock.
+    pub ml_padded: c_uint,
+    /// `MDB_LAYOUT_*`: why that node layout.
+    pub ml_reason: c_uint,
+    /// Lock file layout: 1, 2, or 0 without a lock file.
+    pub ml_lockver: c_uint,
+    /// 1 = the lock file was held by other processes at open.
+    pub ml_lockjoined: c_uint,
+}
+
 impl Default for MDB_envinfo {
     fn default() -> Self {
         MDB_envinfo {
@@ -186,6 +202,27 @@ pub const MDB_INMEMORY: c_uint = 0x4000000;
 pub const MDB_FORMAT_LMDB: c_uint = 0x40000000;
 /// dlmdb addition: read/write a version-1 store in DLMDB's even-padded layout.
 pub const MDB_FORMAT_DLMDB_V1: c_uint = 0x00000800;
+/// dlmdb addition: when this process initialises the lock file, lay it out as
+/// lock version 1 (LMDB 0.9). Ignored when others hold the lock file.
+pub const MDB_LOCK_V1: c_uint = 0x10000000;
+/// dlmdb addition: when this process initialises the lock file, lay it out as
+/// lock version 2 (LMDB 1.0, DLMDB). Ignored when others hold the lock file.
+pub const MDB_LOCK_V2: c_uint = 0x20000000;
+
+/// `MDB_envlayout::ml_reason`: data version 2.
+pub const MDB_LAYOUT_VERSION2: c_uint = 1;
+/// Created by this open.
+pub const MDB_LAYOUT_NEW: c_uint = 2;
+/// Named by `MDB_FORMAT_LMDB` / `MDB_FORMAT_DLMDB_V1`, not contradicted.
+pub const MDB_LAYOUT_TOLD: c_uint = 3;
+/// A database record carries DLMDB-only flags.
+pub const MDB_LAYOUT_DBFLAGS: c_uint = 4;
+/// A counted branch page was found.
+pub const MDB_LAYOUT_COUNTED: c_uint = 5;
+/// Sampled leaves parse in this layout only.
+pub const MDB_LAYOUT_LEAVES: c_uint = 6;
+/// Nothing tells the layouts apart: stock.
+pub const MDB_LAYOUT_NO_EVIDENCE: c_uint = 7;
 
 // ---------------------------------------------------------------------------
 // Database flags
@@ -551,6 +588,8 @@ extern "C" {
     /// alive. `EINVAL` when the env is not open.
     #[link_name = "dlmdb_env_get_map"]
     pub fn mdb_env_get_map(env: *mut MDB_env, addr: *mut *mut c_void, size: *mut usize) -> c_int;
+    #[link_name = "dlmdb_env_get_layout"]
+    pub fn mdb_env_get_layout(env: *mut MDB_env, out: *mut MDB_envlayout) -> c_int;
 }
 
 #[cfg(feature = "profile")]
@@ -620,6 +659,9 @@ mod tests {
             | MDB_NOMEMINIT
             | MDB_PREVSNAPSHOT
             | MDB_INMEMORY;
-        assert_eq!(lmdb_env_flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1), 0);
+        assert_eq!(
+            lmdb_env_flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1 | MDB_LOCK_V1 | MDB_LOCK_V2),
+            0
+        );
     }
 }

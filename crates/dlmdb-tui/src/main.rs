@@ -9,7 +9,7 @@ use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
 use dlmdb_tui::app::{App, Focus};
-use dlmdb_tui::model::{FormatChoice, OpenOptions, Store};
+use dlmdb_tui::model::{FormatChoice, LockFormatChoice, OpenOptions, Store};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::Terminal;
@@ -31,7 +31,8 @@ Examples:\n  dlmdb-tui ./db\n  dlmdb-tui ./store.mdb --interval 0.5\n  dlmdb-tui
 struct Args {
     /// Environment directory, or the data file itself (then MDB_NOSUBDIR is used).
     path: PathBuf,
-    /// Node layout: auto (version 2 is DLMDB v2; version 1 is probed), lmdb,
+    /// Node layout: auto (version 2 is DLMDB v2; version 1 as the engine
+    /// decides from the file), lmdb,
     /// dlmdb-v1 (DLMDB's padded version 1) or dlmdb-v2.
     #[arg(long, visible_alias = "layout", value_enum, default_value = "auto")]
     format: FormatChoice,
@@ -41,10 +42,16 @@ struct Args {
     /// PATH is an environment directory (default: detected).
     #[arg(long)]
     subdir: bool,
-    /// Do not use the lock file (MDB_NOLOCK). Used automatically when the
-    /// lock file cannot be created; only safe if nothing writes the store.
+    /// Do not use the lock file (MDB_NOLOCK), for stores whose lock file
+    /// cannot be shared (unknown format, no permission); only safe if nothing
+    /// writes the store meanwhile.
     #[arg(long)]
     no_lock: bool,
+    /// Lock file layout when the viewer is the first process on the store:
+    /// auto (v1 for stock-layout version-1 stores, v2 for DLMDB stores),
+    /// v1 (LMDB 0.9) or v2 (LMDB 1.0, DLMDB). Others' lock files keep theirs.
+    #[arg(long, value_enum, default_value = "auto")]
+    lock_format: LockFormatChoice,
     /// Seconds between live refreshes.
     #[arg(long, default_value = "2", value_name = "SECONDS")]
     interval: f64,
@@ -79,6 +86,7 @@ fn real_main() -> Result<()> {
             None
         },
         no_lock: args.no_lock,
+        lock_format: args.lock_format,
     };
     // Open before touching the terminal so errors print plainly.
     let mut store = Store::open(&opts)?;

@@ -2,15 +2,16 @@
 //! here renders; everything returns plain owned data so a snapshot can
 //! outlive the read transaction it came from.
 //!
-//! Opening follows `dlmdb stat`: a version-2 file is DLMDB v2; a version-1
-//! file is probed ([`dlmdb::probe_layout_limited`]) and, when the probe is
-//! not conclusive, read in stock layout unless its named-database catalog
-//! does not parse, in which case DLMDB's padded v1 layout is used.
+//! Opening is [`dlmdb::Env::open_detect`], as in `dlmdb stat`: the engine
+//! decides the layout (a version-2 file is DLMDB v2; a version-1 file by
+//! evidence in the file, stock without any), the lock file is shared with
+//! the processes using the store, and a lock file that cannot be shared is
+//! an error advising `--no-lock`.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use dlmdb::{
-    CountFlags, CursorOp, Database, DatabaseFlags, Env, EnvFlags, Layout, PageInfo, PageKind,
-    ProbeVerdict, RoTxn, Stat, WalkSummary,
+    CountFlags, CursorOp, Database, DatabaseFlags, Env, Layout, LayoutChoice, LockFormat, LockUse,
+    OpenError, PageInfo, PageKind, RoTxn, Stat, WalkSummary,
 };
 use dlmdb_format::NodeLayout;
 use std::cmp::Ordering;
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 /// `--format`: which node layout to read the store in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatChoice {
-    /// Version 2 is DLMDB v2; version 1 is probed.
+    /// Version 2 is DLMDB v2; version 1 as the engine decides from the file.
     Auto,
     /// Stock LMDB (version 1, unpadded).
     Lmdb,
@@ -30,6 +31,19 @@ pub enum FormatChoice {
     DlmdbV2,
 }
 
+/// `--lock-format`: lock file layout when the viewer is the first process
+/// on the store (a lock file other processes hold keeps theirs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LockFormatChoice {
+    /// Lock version 1 for stock-layout version-1 stores, 2 for DLMDB stores.
+    #[default]
+    Auto,
+    /// Lock version 1 (LMDB 0.9).
+    V1,
+    /// Lock version 2 (LMDB 1.0, DLMDB).
+    V2,
+}
+
 /// How to open a store.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -38,9 +52,10 @@ pub struct OpenOptions {
     /// `Some(true)`: PATH is the data file; `Some(false)`: a directory;
     /// `None`: decide from what PATH is.
     pub no_subdir: Option<bool>,
-    /// Skip the lock file from the start (MDB_NOLOCK; only safe when no
-    /// process writes the store).
+    /// Skip the lock file (MDB_NOLOCK; only safe when no process writes
+    /// the store).
     pub no_lock: bool,
+    pub lock_format: LockFormatChoice,
 }
 
 impl OpenOptions {
@@ -50,6 +65,7 @@ impl OpenOptions {
             format: FormatChoice::Auto,
             no_subdir: None,
             no_lock: false,
+            lock_format: LockFormatChoice::Auto,
         }
     }
 }
@@ -69,154 +85,74 @@ pub struct Store {
     pub notes: Vec<String>,
 }
 
-/// The lock file could not be created or opened for writing.
-fn is_permission_error(e: &dlmdb::Error) -> bool {
-    matches!(e.code(), libc::EACCES | libc::EPERM | libc::EROFS)
-}
-
-/// Pages the layout probe reads at most (like the CLI).
-const PROBE_PAGES: u64 = 4096;
-
 impl Store {
-    /// Open read-only. Never writes the data file; the lock file is created
-    /// (or joined) unless `no_lock`, and when the directory is not writable
-    /// the store is reopened with MDB_NOLOCK.
+    /// Open read-only with [`Env::open_detect`]. Never writes the data file;
+    /// the lock file is created or joined unless `no_lock`.
     pub fn open(opts: &OpenOptions) -> Result<Store> {
         let path = &opts.path;
-        let meta =
-            std::fs::metadata(path).with_context(|| format!("cannot access {}", path.display()))?;
-        let no_subdir = opts.no_subdir.unwrap_or(meta.is_file());
-        let data_file = if no_subdir {
-            path.to_path_buf()
-        } else {
-            path.join("data.mdb")
-        };
-        if !data_file.exists() {
-            bail!(
-                "{} does not exist (not an LMDB environment?)",
-                data_file.display()
-            );
-        }
-        let version = dlmdb::read_data_version(&data_file);
-        let mut base = EnvFlags::READ_ONLY;
-        if no_subdir {
-            base |= EnvFlags::NO_SUB_DIR;
-        }
-        let mut no_lock = opts.no_lock;
-        let mut notes = Vec::new();
-        if no_lock {
-            base |= EnvFlags::NO_LOCK;
-        }
-        // Open once with the layout flag; on a permission error for the lock
-        // file, switch to MDB_NOLOCK for this and every later open.
-        let mut open = |extra: EnvFlags| -> Result<Env> {
-            let try_open = |flags: EnvFlags| Env::builder().flags(flags).max_dbs(32_000).open(path);
-            match try_open(base | extra) {
-                Ok(env) => Ok(env),
-                Err(e) if !no_lock && is_permission_error(&e) => {
-                    let env = try_open(base | extra | EnvFlags::NO_LOCK).with_context(|| {
-                        format!(
-                            "cannot open {} (also not without a lock file)",
-                            path.display()
-                        )
-                    })?;
-                    no_lock = true;
-                    base |= EnvFlags::NO_LOCK;
-                    notes.push(format!(
-                        "lock file not writable ({e}); reading without locks (MDB_NOLOCK): \
-                         figures may be torn while another process writes"
-                    ));
-                    Ok(env)
-                }
-                Err(e) => Err(anyhow!(e))
-                    .with_context(|| format!("cannot open environment {}", path.display())),
+        let version = {
+            let meta = std::fs::metadata(path)
+                .with_context(|| format!("cannot access {}", path.display()))?;
+            let file = if opts.no_subdir.unwrap_or(meta.is_file()) {
+                path.to_path_buf()
+            } else {
+                path.join("data.mdb")
+            };
+            if !file.exists() {
+                bail!(
+                    "{} does not exist (not an LMDB environment?)",
+                    file.display()
+                );
             }
+            dlmdb::read_data_version(&file)
         };
-        let (env, reason) = match (version, opts.format) {
+        let layout = match (version, opts.format) {
             (Some(2), FormatChoice::Lmdb | FormatChoice::DlmdbV1) => bail!(
                 "{} is data version 2 (DLMDB layout); --format lmdb/dlmdb-v1 apply to version-1 stores",
-                data_file.display()
+                path.display()
             ),
-            (Some(2), _) => (open(EnvFlags::empty())?, "data version 2".to_string()),
+            (Some(2), _) => LayoutChoice::Auto,
             (v, FormatChoice::DlmdbV2) => bail!(
                 "{} is data version {}, not 2; use --format auto, lmdb or dlmdb-v1",
-                data_file.display(),
+                path.display(),
                 v.map_or("unknown".to_string(), |v| v.to_string())
             ),
-            (_, FormatChoice::Lmdb) => (open(EnvFlags::empty())?, "--format lmdb".to_string()),
-            (_, FormatChoice::DlmdbV1) => (
-                open(EnvFlags::FORMAT_DLMDB_V1)?,
-                "--format dlmdb-v1".to_string(),
-            ),
-            (None, FormatChoice::Auto) => (
-                // Not a readable meta page: let the engine say what is wrong.
-                open(EnvFlags::empty())?,
-                "data version unknown".to_string(),
-            ),
-            (_, FormatChoice::Auto) => {
-                let probe = dlmdb::probe_layout_limited(&data_file, PROBE_PAGES).ok();
-                let whole_file = probe.is_some_and(|p| p.last_pgno <= PROBE_PAGES + 1);
-                let decided = match probe.map(|p| p.verdict()) {
-                    Some(ProbeVerdict::Proven(Layout::DlmdbV1)) => {
-                        Some((EnvFlags::FORMAT_DLMDB_V1, "version 1, probe proves DLMDB padding"))
-                    }
-                    Some(ProbeVerdict::Proven(_)) => {
-                        Some((EnvFlags::empty(), "version 1, probe proves stock layout"))
-                    }
-                    // Only trusted when the probe saw the whole file; else
-                    // the catalog test below decides.
-                    Some(ProbeVerdict::Identical) if whole_file => Some((
-                        EnvFlags::empty(),
-                        "version 1, no odd-length keys seen: both layouts read alike",
-                    )),
-                    _ => None,
-                };
-                match decided {
-                    Some((flags, why)) => (open(flags)?, why.to_string()),
-                    None => {
-                        let stock = open(EnvFlags::empty());
-                        match stock.as_ref().map_err(|e| format!("{e:#}")).and_then(|env| {
-                            catalog_problem(env).map_or(Ok(()), Err)
-                        }) {
-                            Ok(()) => (
-                                stock?,
-                                "version 1, catalog parses in stock layout".to_string(),
-                            ),
-                            Err(stock_problem) => {
-                                drop(stock);
-                                let env = open(EnvFlags::FORMAT_DLMDB_V1).with_context(|| {
-                                    format!("stock layout failed too ({stock_problem})")
-                                })?;
-                                if let Some(p) = catalog_problem(&env) {
-                                    bail!(
-                                        "neither layout reads {} cleanly: stock: {stock_problem}; dlmdb-v1: {p}",
-                                        data_file.display()
-                                    );
-                                }
-                                (env, format!("version 1, stock layout rejected: {stock_problem}"))
-                            }
-                        }
-                    }
-                }
-            }
+            (_, FormatChoice::Lmdb) => LayoutChoice::Lmdb,
+            (_, FormatChoice::DlmdbV1) => LayoutChoice::Dlmdb,
+            (_, FormatChoice::Auto) => LayoutChoice::Auto,
         };
-        // On a read-only file system the engine itself goes without locks.
-        if !no_lock && env.flags().is_ok_and(|f| f.contains(EnvFlags::NO_LOCK)) {
-            no_lock = true;
-            notes.push(
-                "read-only file system: reading without a lock file (MDB_NOLOCK); \
-                 figures may be torn while another process writes"
-                    .to_string(),
-            );
-        }
+        let o = dlmdb::OpenOptions {
+            layout,
+            lock_format: match opts.lock_format {
+                LockFormatChoice::Auto => LockFormat::Auto,
+                LockFormatChoice::V1 => LockFormat::V1,
+                LockFormatChoice::V2 => LockFormat::V2,
+            },
+            no_lock: opts.no_lock,
+            no_subdir: opts.no_subdir,
+            ..dlmdb::OpenOptions::default()
+        };
+        let opened = match Env::open_detect(path, &o) {
+            Ok(o) => o,
+            Err(e @ OpenError::LockUnshared { .. }) => bail!(
+                "{e}; to browse without it use --no-lock (MDB_NOLOCK: a process writing \
+                 meanwhile may change what is shown)"
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        let reason = match opts.format {
+            FormatChoice::Lmdb => format!("--format lmdb; {}", opened.reason),
+            FormatChoice::DlmdbV1 => format!("--format dlmdb-v1; {}", opened.reason),
+            _ => opened.reason,
+        };
         Ok(Store {
-            env,
-            data_file,
-            no_subdir,
-            data_version: version,
+            no_lock: opened.lock == LockUse::None,
+            env: opened.env,
+            data_file: opened.data_file,
+            no_subdir: opened.no_subdir,
+            data_version: Some(opened.data_version),
             layout_reason: reason,
-            no_lock,
-            notes,
+            notes: opened.warnings,
         })
     }
 
@@ -235,39 +171,6 @@ impl Store {
         let txn = self.env.read_txn().context("starting a read transaction")?;
         Ok(View::new(&self.env, txn, self.no_lock, &self.data_file))
     }
-}
-
-/// Does every 48-byte main-DB value whose key names a database open as one?
-fn catalog_problem(env: &Env) -> Option<String> {
-    let check = || -> Result<Option<String>> {
-        let txn = env.read_txn()?;
-        let main = txn.open_db(None)?;
-        let mut names = Vec::new();
-        for item in txn.cursor(main)?.iter() {
-            let (k, v) = item?;
-            if v.len() == 48 && !k.contains(&0) {
-                if let Ok(s) = std::str::from_utf8(&k) {
-                    names.push(s.to_string());
-                }
-            }
-        }
-        let info = env.info()?;
-        for name in names {
-            match txn.open_db(Some(&name)) {
-                Ok(db) => {
-                    let s = txn.stat(db)?;
-                    let pages = info.last_pgno + 1;
-                    if s.depth > 64 || s.branch_pages + s.leaf_pages + s.overflow_pages > pages {
-                        return Ok(Some(format!("record of database {name:?} is implausible")));
-                    }
-                }
-                Err(dlmdb::Error::Incompatible) => {}
-                Err(e) => return Ok(Some(format!("opening database {name:?}: {e}"))),
-            }
-        }
-        Ok(None)
-    };
-    check().unwrap_or_else(|e| Some(format!("{e:#}")))
 }
 
 /// Which database: `None` is the main (unnamed) one.

@@ -86,7 +86,7 @@ impl EnvBuilder {
             ))?;
         }
         std::mem::forget(guard);
-        let layout = detect_layout(path, self.flags);
+        let layout = engine_layout(raw);
         Ok(Env {
             raw,
             path: path.to_path_buf(),
@@ -327,16 +327,21 @@ fn data_file_of(path: &Path, flags: EnvFlags) -> PathBuf {
 
 /// Read the data version from the first meta page; the engine opened the
 /// file successfully already, so this only classifies it.
-fn detect_layout(path: &Path, flags: EnvFlags) -> Layout {
-    if flags.contains(EnvFlags::IN_MEMORY) {
-        return Layout::DlmdbV2;
-    }
-    match read_data_version(&data_file_of(path, flags)) {
-        Some(2) => Layout::DlmdbV2,
-        _ if flags.contains(EnvFlags::FORMAT_DLMDB_V1) => Layout::DlmdbV1,
-        Some(1) => Layout::Lmdb,
-        _ if flags.contains(EnvFlags::FORMAT_LMDB) => Layout::Lmdb,
-        _ => Layout::DlmdbV2,
+/// What the engine decided at open (`mdb_env_get_layout`).
+pub(crate) fn engine_layout_raw(raw: *mut ffi::MDB_env) -> ffi::MDB_envlayout {
+    let mut l = ffi::MDB_envlayout::default();
+    // SAFETY: an opened environment; plain data out.
+    let rc = unsafe { ffi::mdb_env_get_layout(raw, &mut l) };
+    debug_assert_eq!(rc, 0);
+    l
+}
+
+fn engine_layout(raw: *mut ffi::MDB_env) -> Layout {
+    let l = engine_layout_raw(raw);
+    match (l.ml_version, l.ml_padded) {
+        (2, _) => Layout::DlmdbV2,
+        (_, 0) => Layout::Lmdb,
+        _ => Layout::DlmdbV1,
     }
 }
 

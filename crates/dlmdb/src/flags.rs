@@ -32,6 +32,12 @@ bitflags! {
         /// (files written by DLMDB before data version 2). Creating a new
         /// store with it makes a version-1 padded store.
         const FORMAT_DLMDB_V1 = ffi::MDB_FORMAT_DLMDB_V1;
+        /// dlmdb addition: lay out a lock file this process initialises as
+        /// lock version 1 (LMDB 0.9). A lock file others hold keeps its layout.
+        const LOCK_V1 = ffi::MDB_LOCK_V1;
+        /// dlmdb addition: lay out a lock file this process initialises as
+        /// lock version 2 (LMDB 1.0, DLMDB).
+        const LOCK_V2 = ffi::MDB_LOCK_V2;
     }
 }
 
@@ -84,7 +90,8 @@ pub enum Layout {
     /// Data version 1, stock LMDB node layout (data right after the key).
     #[serde(rename = "lmdb")]
     Lmdb,
-    /// Data version 1 in DLMDB's even-padded layout (needs [`EnvFlags::FORMAT_DLMDB_V1`]).
+    /// Data version 1 in DLMDB's even-padded layout (decided by the engine
+    /// from evidence in the file, or named with [`EnvFlags::FORMAT_DLMDB_V1`]).
     #[serde(rename = "dlmdb-v1")]
     DlmdbV1,
     /// Data version 2, DLMDB layout (every node key padded to even length).

@@ -33,14 +33,22 @@
 //! consume each item before moving on.
 //!
 //! Layouts: new stores are DLMDB data version 2 unless created with
-//! [`EnvFlags::FORMAT_LMDB`] (stock LMDB, version 1). Existing version-1
-//! stores are read in stock layout unless opened with
-//! [`EnvFlags::FORMAT_DLMDB_V1`]. [`Env::layout`] says which one is in use.
+//! [`EnvFlags::FORMAT_LMDB`] (stock LMDB, version 1). For existing
+//! version-1 stores the engine decides from evidence in the file (DLMDB-only
+//! database flags, counted branch pages, leaves only one layout parses) and
+//! reads a file without evidence in stock layout; [`EnvFlags::FORMAT_LMDB`]
+//! and [`EnvFlags::FORMAT_DLMDB_V1`] name a layout instead (refused when the
+//! file contradicts it). [`Env::layout`] says which one is in use.
+//!
+//! Live stores: the lock file is shared with running LMDB 0.9, LMDB 1.0 and
+//! DLMDB processes in their own layout. Tools opening stores they did not
+//! create use [`Env::open_detect`].
 
 mod cursor;
 mod env;
 mod error;
 mod flags;
+mod open;
 pub mod probe;
 mod txn;
 mod walk;
@@ -51,6 +59,7 @@ pub use error::{strerror, Error, Result};
 pub use flags::{
     CountFlags, CursorOp, Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat, WriteFlags,
 };
+pub use open::{LayoutChoice, LockFormat, LockUse, OpenError, OpenOptions, Opened};
 pub use probe::{probe_layout, probe_layout_limited, LayoutProbe, ProbeVerdict};
 pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
 pub use walk::{PageInfo, PageKind, WalkSummary};

@@ -15,6 +15,11 @@
 //!
 //! Only nodes with odd-length keys can tell the layouts apart; the pad
 //! byte's value is never used (DLMDB does not always zero it).
+//!
+//! Opening a store decides its layout in the engine (see
+//! [`Env::open_detect`](crate::Env::open_detect)); this file-level probe is
+//! for readers that work without the engine, such as `dlmdb check` on a
+//! file the engine refuses.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -213,6 +213,21 @@ pub fn data_file_of(path: &Path) -> PathBuf {
 pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     use anyhow::Context;
     let data_file = data_file_of(&opts.path);
+    // Through the engine first: its layout decision, and a read txn held
+    // for the whole check, which keeps writers of a live store from reusing
+    // any page of the snapshot read below (or of a newer one). A file the
+    // engine refuses (damaged) is still checked, by the file reader alone;
+    // a lock file that cannot be shared is an error with advice.
+    let engine = match dlmdb::Env::open_detect(&opts.path, &crate::stat::open_options(opts.layout))
+    {
+        Ok(o) => Some(o),
+        Err(e @ dlmdb::OpenError::LockUnshared { .. }) => anyhow::bail!(
+            "{e}; to check without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
+             may make the check report problems that are not there)"
+        ),
+        Err(_) => None,
+    };
+    let _pin = engine.as_ref().and_then(|o| o.env.read_txn().ok());
     let mut file = DataFile::open(&data_file)
         .with_context(|| format!("cannot open {}", data_file.display()))?;
     let mut report = CheckReport {
@@ -324,15 +339,20 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     report.txnid = meta.txnid;
     report.last_pgno = meta.last_pg;
     report.data_version = meta.version;
-    let padded = match (meta.version, opts.layout) {
-        (2, _) => true,
-        (_, LayoutChoice::Dlmdb) => true,
-        (_, LayoutChoice::Lmdb) => false,
-        (_, LayoutChoice::Auto) => matches!(
+    let padded = match (meta.version, opts.layout, engine.as_ref()) {
+        (2, _, _) => true,
+        (_, _, Some(o)) => o.layout != dlmdb::Layout::Lmdb,
+        (_, LayoutChoice::Dlmdb, None) => true,
+        (_, LayoutChoice::Lmdb, None) => false,
+        // The engine refused the file: the file-level probe decides.
+        (_, LayoutChoice::Auto, None) => matches!(
             dlmdb::probe_layout(&data_file).map(|p| p.verdict()),
             Ok(dlmdb::ProbeVerdict::Proven(dlmdb::Layout::DlmdbV1))
         ),
     };
+    if let Some(o) = &engine {
+        report.notes.extend(o.warnings.iter().cloned());
+    }
     report.layout = match (meta.version, padded) {
         (2, _) => "dlmdb-v2",
         (_, true) => "dlmdb-v1",

@@ -1,0 +1,254 @@
+//! The read-only commands on live stores: a stock LMDB process (LMDB 0.9 or
+//! LMDB 1.0, separate processes) holds a read transaction while another
+//! writes; `dlmdb stat`, `count`, `check`, `dump` and `copy` share the lock
+//! file and see the committed data. A lock file that cannot be shared gives
+//! one line of advice (`--no-lock`), and `--lock-format` picks the layout
+//! when the command is the first process on the store.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use dlmdb_tests::live::{self, Family, Peer};
+use dlmdb_tests::procs;
+
+const MAP: usize = 64 << 20;
+
+#[test]
+fn child_entry() {
+    match procs::role().as_deref() {
+        Some(live::PEER_ROLE) => live::serve(),
+        Some("hold_lock_byte") => {
+            use std::os::unix::io::AsRawFd;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(procs::param("PATH"))
+                .unwrap();
+            // SAFETY: plain fcntl on an open descriptor.
+            let rc = unsafe {
+                let mut fl: libc::flock = std::mem::zeroed();
+                fl.l_type = libc::F_RDLCK as i16;
+                fl.l_whence = libc::SEEK_SET as i16;
+                fl.l_len = 1;
+                libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl)
+            };
+            assert_eq!(rc, 0);
+            procs::report("holding");
+            std::thread::sleep(Duration::from_secs(120));
+        }
+        _ => {}
+    }
+}
+
+fn stock_families() -> Vec<Family> {
+    let mut v = vec![Family::Master];
+    if live::lmdb09_peer_binary().is_some() {
+        v.insert(0, Family::Lmdb09);
+    } else if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
+    }
+    v
+}
+
+fn dlmdb(args: &[&str], path: &Path) -> Output {
+    common::bin().args(args).arg(path).output().unwrap()
+}
+
+fn ok(args: &[&str], path: &Path) -> String {
+    let o = dlmdb(args, path);
+    assert!(
+        o.status.success(),
+        "dlmdb {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn lock_word(path: &Path) -> u32 {
+    let b = std::fs::read(path.with_file_name("data.mdb-lock")).unwrap();
+    u32::from_le_bytes(b[4..8].try_into().unwrap())
+}
+
+#[test]
+fn read_only_commands_on_a_live_stock_store() {
+    if procs::role().is_some() {
+        return;
+    }
+    for f in stock_families() {
+        let _w = live::watchdog(
+            format!("commands on a live {} store", f.name()),
+            Duration::from_secs(180),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.mdb");
+        let mut writer = Peer::spawn(f, &[]);
+        writer.open(&path, MAP).unwrap();
+        writer.ok("wbegin");
+        for i in 0..200u32 {
+            writer.put(format!("k{i:04}").as_bytes(), &[i as u8; 300]);
+        }
+        writer.ok("commit");
+        let mut reader = Peer::spawn(f, &[]);
+        reader.open(&path, MAP).unwrap();
+        reader.ok("rbegin");
+        // A commit after the reader pinned its snapshot.
+        writer.ok("wbegin");
+        writer.put(b"late-key", b"late-value");
+        for i in 0..50u32 {
+            writer.del(format!("k{i:04}").as_bytes());
+        }
+        let txnid: u64 = writer.ok("commit").parse().unwrap();
+        let entries = 151u64;
+
+        let stat: serde_json::Value =
+            serde_json::from_str(&ok(&["stat", "--json", "-e"], &path)).unwrap();
+        let want_lock = if f == Family::Lmdb09 { 1 } else { 2 };
+        assert_eq!(stat["lock"]["joined"], want_lock, "{}: {stat}", f.name());
+        assert_eq!(stat["layout"], "lmdb");
+        assert_eq!(stat["env"]["last_txnid"], txnid, "{}", f.name());
+        assert_eq!(
+            stat["databases"][0]["stat"]["entries"],
+            entries,
+            "{}: {stat}",
+            f.name()
+        );
+
+        assert_eq!(
+            ok(&["count"], &path).trim(),
+            entries.to_string(),
+            "{}",
+            f.name()
+        );
+        let check = ok(&["check"], &path);
+        assert!(
+            check.contains(&format!("(txn {txnid})")),
+            "{}: {check}",
+            f.name()
+        );
+        let dump = ok(&["dump", "-p"], &path);
+        assert!(
+            dump.contains(" late-key\n late-value\n"),
+            "{}: dump misses the late commit",
+            f.name()
+        );
+        assert!(!dump.contains(" k0000\n"), "{}", f.name());
+        let copy = dir.path().join("copy.mdb");
+        common::bin()
+            .args(["copy"])
+            .arg(&path)
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert_eq!(
+            ok(&["count"], &copy).trim(),
+            entries.to_string(),
+            "{}: the copy",
+            f.name()
+        );
+
+        // The pinned reader still sees its snapshot; the stock processes
+        // carry on after our commands came and went.
+        assert_eq!(reader.get(b"late-key"), None);
+        assert_eq!(reader.get(b"k0000"), Some(vec![0u8; 300]));
+        reader.ok("rend");
+        writer.ok("wbegin");
+        writer.put(b"after-tools", b"1");
+        writer.ok("commit");
+        assert_eq!(reader.get(b"after-tools"), Some(b"1".to_vec()));
+        reader.quit();
+        writer.quit();
+    }
+}
+
+#[test]
+fn unshareable_lock_file_gives_one_line_of_advice() {
+    if procs::role().is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.mdb");
+    let mut p = Peer::spawn(Family::Ours, &[]);
+    p.open(&path, MAP).unwrap();
+    p.ok("wbegin");
+    p.put(b"a", b"1");
+    p.ok("commit");
+    p.quit();
+    let lock = path.with_file_name("data.mdb-lock");
+    let mut b = std::fs::read(&lock).unwrap();
+    b[4..8].copy_from_slice(&0x1234_5678u32.to_le_bytes());
+    std::fs::write(&lock, &b).unwrap();
+    let holder = procs::spawn(
+        "child_entry",
+        "hold_lock_byte",
+        &[("PATH", lock.display().to_string())],
+    );
+    holder.expect("holding", Duration::from_secs(30));
+    for cmd in [
+        &["stat"][..],
+        &["count"],
+        &["dump"],
+        &["check"],
+        &["rank", "--rank", "0"],
+    ] {
+        let o = dlmdb(cmd, &path);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success(),
+            "{cmd:?} succeeded on an unknown lock format"
+        );
+        assert_eq!(err.lines().count(), 1, "{cmd:?}: one line: {err}");
+        assert!(
+            err.contains("cannot share the lock file") && err.contains("--no-lock"),
+            "{cmd:?}: {err}"
+        );
+    }
+    let copy = dir.path().join("c.mdb");
+    let o = common::bin()
+        .args(["copy"])
+        .arg(&path)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--no-lock"));
+    // --no-lock reads it, and says what it risks.
+    let o = dlmdb(&["count", "--no-lock"], &path);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "1");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("MDB_NOLOCK"));
+    // The lock file was left alone.
+    assert_eq!(lock_word(&path), 0x1234_5678);
+    let _ = holder.kill9();
+}
+
+#[test]
+fn lock_format_option_when_first() {
+    if procs::role().is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.mdb");
+    let mut p = Peer::spawn(Family::Master, &[]);
+    p.open(&path, MAP).unwrap();
+    p.ok("wbegin");
+    p.put(b"a", b"1");
+    p.ok("commit");
+    p.quit();
+    // A stock-layout version-1 store: lock version 1 unless told.
+    ok(&["stat"], &path);
+    assert_eq!(lock_word(&path), 0x0001_0001);
+    ok(&["stat", "--lock-format", "v2"], &path);
+    assert_eq!(lock_word(&path), 0x2C2F_6002);
+    ok(&["count", "--lock-format", "v1"], &path);
+    assert_eq!(lock_word(&path), 0x0001_0001);
+    // While LMDB 1.0 holds it, the holder's layout wins over the option.
+    let mut holder = Peer::spawn(Family::Master, &[]);
+    holder.open(&path, MAP).unwrap();
+    assert_eq!(lock_word(&path), 0x2C2F_6002);
+    let stat: serde_json::Value =
+        serde_json::from_str(&ok(&["stat", "--json", "--lock-format", "v1"], &path)).unwrap();
+    assert_eq!(stat["lock"]["joined"], 2);
+    holder.quit();
+}

@@ -1,0 +1,94 @@
+//! The viewer on a live store: stock LMDB processes (LMDB 0.9 and LMDB 1.0,
+//! separate processes) hold and write the environment while the viewer has
+//! it open; a refresh shows their new commits, and they can open and write
+//! the store while the viewer holds it.
+
+use std::time::Duration;
+
+use dlmdb_tests::live::{self, Family, Peer};
+use dlmdb_tests::procs;
+use dlmdb_tui::model::{OpenOptions, Store};
+
+const MAP: usize = 64 << 20;
+
+#[test]
+fn child_entry() {
+    if procs::role().as_deref() == Some(live::PEER_ROLE) {
+        live::serve();
+    }
+}
+
+fn stock_families() -> Vec<Family> {
+    let mut v = vec![Family::Master];
+    if live::lmdb09_peer_binary().is_some() {
+        v.insert(0, Family::Lmdb09);
+    } else if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
+    }
+    v
+}
+
+fn main_entries(store: &mut Store) -> (u64, u64) {
+    let view = store.view().unwrap();
+    let snap = view.snapshot("", Some(1)).unwrap();
+    (snap.txnid, snap.dbs[0].stat.entries)
+}
+
+#[test]
+fn refresh_shows_commits_of_stock_processes() {
+    if procs::role().is_some() {
+        return;
+    }
+    for f in stock_families() {
+        let _w = live::watchdog(
+            format!("viewer on a live {} store", f.name()),
+            Duration::from_secs(180),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.mdb");
+        let mut writer = Peer::spawn(f, &[]);
+        writer.open(&path, MAP).unwrap();
+        writer.ok("wbegin");
+        for i in 0..100u32 {
+            writer.put(format!("k{i:04}").as_bytes(), b"v");
+        }
+        let first: u64 = writer.ok("commit").parse().unwrap();
+        let mut reader = Peer::spawn(f, &[]);
+        reader.open(&path, MAP).unwrap();
+        reader.ok("rbegin");
+
+        let mut store = Store::open(&OpenOptions::new(&path)).unwrap();
+        assert!(
+            !store.no_lock,
+            "{}: the viewer shares the lock file",
+            f.name()
+        );
+        assert_eq!(store.layout(), dlmdb::Layout::Lmdb);
+        assert_eq!(main_entries(&mut store), (first, 100), "{}", f.name());
+
+        writer.ok("wbegin");
+        for i in 100..130u32 {
+            writer.put(format!("k{i:04}").as_bytes(), b"w");
+        }
+        let second: u64 = writer.ok("commit").parse().unwrap();
+        assert_eq!(
+            main_entries(&mut store),
+            (second, 130),
+            "{}: refresh",
+            f.name()
+        );
+
+        // A stock process opening the store while the viewer holds it.
+        let mut late = Peer::spawn(f, &[]);
+        late.open(&path, MAP)
+            .unwrap_or_else(|rc| panic!("{} cannot open the viewed store: {rc}", f.name()));
+        late.ok("wbegin");
+        late.put(b"zz", b"late");
+        let third: u64 = late.ok("commit").parse().unwrap();
+        assert_eq!(main_entries(&mut store), (third, 131), "{}", f.name());
+        assert_eq!(reader.digest().0, 100, "{}: pinned reader", f.name());
+        late.quit();
+        reader.quit();
+        writer.quit();
+    }
+}

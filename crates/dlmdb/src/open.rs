@@ -1,0 +1,379 @@
+//! One opener for tools that inspect existing stores: [`Env::open_detect`].
+//!
+//! Every rule about opening a store someone hands us lives here, so the CLI
+//! commands and the TUI answer alike:
+//!
+//! * **Layout.** The engine decides (data version 2 is DLMDB; a version-1
+//!   file's layout comes from evidence in the file, see `lmdb.h`
+//!   `MDB_LAYOUT_*`); [`LayoutChoice::Lmdb`]/[`LayoutChoice::Dlmdb`] name a
+//!   layout instead, which the engine refuses when the file contradicts it.
+//! * **Lock file.** The lock file is shared with whatever process holds the
+//!   environment (LMDB 0.9, LMDB 1.0, DLMDB); [`LockFormat`] picks the layout
+//!   when nobody does. When it cannot be shared (unknown format, read-only
+//!   file system, no permission), a read-only open fails with
+//!   [`OpenError::LockUnshared`] unless [`OpenOptions::no_lock`] asks to read
+//!   without it (`MDB_NOLOCK`); never silently.
+//! * **Catalog.** Every main-database value that names a database must be a
+//!   plausible database record in the chosen layout, else the open fails
+//!   rather than misreading the store.
+
+use crate::env::{engine_layout_raw, read_data_version};
+use crate::error::Error;
+use crate::flags::{EnvFlags, Layout};
+use crate::Env;
+use dlmdb_sys as ffi;
+use std::path::{Path, PathBuf};
+
+/// Which node layout to read a version-1 store in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LayoutChoice {
+    /// The engine decides from the file.
+    #[default]
+    Auto,
+    /// Stock LMDB layout (`MDB_FORMAT_LMDB`).
+    Lmdb,
+    /// DLMDB's padded version 1 (`MDB_FORMAT_DLMDB_V1`).
+    Dlmdb,
+}
+
+/// Lock file layout to use when this process is the first to open the
+/// environment (a lock file others hold keeps its layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockFormat {
+    /// The data file's family (lock version 1 for stock-layout version-1
+    /// stores, 2 for DLMDB stores), or `DLMDB_LOCK_FORMAT` if set.
+    #[default]
+    Auto,
+    /// Lock version 1 (LMDB 0.9).
+    V1,
+    /// Lock version 2 (LMDB 1.0, DLMDB).
+    V2,
+}
+
+/// Settings for [`Env::open_detect`].
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// Open for writing (default: read-only).
+    pub write: bool,
+    pub layout: LayoutChoice,
+    pub lock_format: LockFormat,
+    /// Read without the lock file (`MDB_NOLOCK`); read-only opens only.
+    pub no_lock: bool,
+    /// `Some(true)`: the path is the data file; `None`: detected.
+    pub no_subdir: Option<bool>,
+    pub max_dbs: u32,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            write: false,
+            layout: LayoutChoice::Auto,
+            lock_format: LockFormat::Auto,
+            no_lock: false,
+            no_subdir: None,
+            max_dbs: 32_000,
+        }
+    }
+}
+
+/// How the lock file is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockUse {
+    /// No lock file (`MDB_NOLOCK`, or a read-only file system).
+    None,
+    /// This process initialised it, in this lock version.
+    First(u32),
+    /// Other processes held it; it is shared in their lock version.
+    Joined(u32),
+}
+
+impl std::fmt::Display for LockUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockUse::None => f.write_str("no lock file (MDB_NOLOCK)"),
+            LockUse::First(v) => write!(f, "lock version {v}, initialised by us"),
+            LockUse::Joined(v) => write!(f, "lock version {v}, shared with running processes"),
+        }
+    }
+}
+
+/// An environment opened by [`Env::open_detect`].
+#[derive(Debug)]
+pub struct Opened {
+    pub env: Env,
+    /// The path is the data file (`MDB_NOSUBDIR`).
+    pub no_subdir: bool,
+    pub data_file: PathBuf,
+    pub data_version: u32,
+    pub layout: Layout,
+    /// Why that layout, in words.
+    pub reason: String,
+    pub lock: LockUse,
+    /// Things the user should know (e.g. reading without a lock file).
+    pub warnings: Vec<String>,
+}
+
+/// Why [`Env::open_detect`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot access {}: {source}", path.display())]
+    Access {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The store opens without the lock file but not with it: the lock file
+    /// is in a format we do not share, or cannot be created or written.
+    #[error("cannot share the lock file of {} ({source})", path.display())]
+    LockUnshared { path: PathBuf, source: Error },
+    #[error("{}: {message}", path.display())]
+    Layout { path: PathBuf, message: String },
+    #[error("cannot open environment {}: {source}", path.display())]
+    Open { path: PathBuf, source: Error },
+    #[error("{}: {problem} (layout {layout}: {reason})", path.display())]
+    Catalog {
+        path: PathBuf,
+        problem: String,
+        layout: Layout,
+        reason: String,
+    },
+}
+
+fn reason_text(code: u32, layout: Layout) -> String {
+    match code {
+        ffi::MDB_LAYOUT_VERSION2 => "data version 2".into(),
+        ffi::MDB_LAYOUT_NEW => "new store".into(),
+        ffi::MDB_LAYOUT_TOLD => {
+            format!("version 1, {layout} as asked (nothing in the file contradicts it)")
+        }
+        ffi::MDB_LAYOUT_DBFLAGS => {
+            "version 1, a database record carries DLMDB flags (counted / prefix compression)".into()
+        }
+        ffi::MDB_LAYOUT_COUNTED => "version 1, counted branch pages (DLMDB)".into(),
+        ffi::MDB_LAYOUT_LEAVES => {
+            format!("version 1, sampled leaves parse only in {layout} layout")
+        }
+        ffi::MDB_LAYOUT_NO_EVIDENCE => {
+            "version 1, no odd-length key sampled: both layouts read it alike (stock)".into()
+        }
+        _ => format!("layout reason {code}"),
+    }
+}
+
+impl Env {
+    /// Open an existing store the way the tools do (module docs): one open,
+    /// the engine's layout decision, lock sharing or a clear refusal, and a
+    /// catalog check.
+    pub fn open_detect(path: &Path, o: &OpenOptions) -> std::result::Result<Opened, OpenError> {
+        let meta = std::fs::metadata(path).map_err(|source| OpenError::Access {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let no_subdir = o.no_subdir.unwrap_or(meta.is_file());
+        let data_file = if no_subdir {
+            path.to_path_buf()
+        } else {
+            path.join("data.mdb")
+        };
+        let version = read_data_version(&data_file);
+        if version == Some(2) && o.layout == LayoutChoice::Lmdb {
+            return Err(OpenError::Layout {
+                path: data_file,
+                message:
+                    "data version 2 (DLMDB layout); the lmdb layout applies to version-1 stores"
+                        .into(),
+            });
+        }
+        let mut flags = match o.layout {
+            LayoutChoice::Auto => EnvFlags::empty(),
+            LayoutChoice::Lmdb => EnvFlags::FORMAT_LMDB,
+            LayoutChoice::Dlmdb if version == Some(2) => EnvFlags::empty(),
+            LayoutChoice::Dlmdb => EnvFlags::FORMAT_DLMDB_V1,
+        };
+        flags |= match o.lock_format {
+            LockFormat::Auto => EnvFlags::empty(),
+            LockFormat::V1 => EnvFlags::LOCK_V1,
+            LockFormat::V2 => EnvFlags::LOCK_V2,
+        };
+        if no_subdir {
+            flags |= EnvFlags::NO_SUB_DIR;
+        }
+        if !o.write {
+            flags |= EnvFlags::READ_ONLY;
+        } else if o.no_lock {
+            return Err(OpenError::Layout {
+                path: path.to_path_buf(),
+                message: "reading without the lock file is for read-only opens".into(),
+            });
+        }
+        if o.no_lock {
+            flags |= EnvFlags::NO_LOCK;
+        }
+        let open = |flags: EnvFlags| Env::builder().flags(flags).max_dbs(o.max_dbs).open(path);
+        let env = match open(flags) {
+            Ok(env) => env,
+            Err(e) => {
+                // Does the store open without the lock file?  Then the lock
+                // file is what failed: say so, never switch silently.
+                if !o.write && !o.no_lock {
+                    if let Ok(probe) = open(flags | EnvFlags::NO_LOCK) {
+                        drop(probe);
+                        return Err(OpenError::LockUnshared {
+                            path: path.to_path_buf(),
+                            source: e,
+                        });
+                    }
+                }
+                return Err(OpenError::Open {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
+            }
+        };
+        let l = engine_layout_raw(env.raw());
+        let layout = env.layout();
+        let reason = reason_text(l.ml_reason, layout);
+        let lock = match (l.ml_lockver, l.ml_lockjoined) {
+            (0, _) => LockUse::None,
+            (v, 0) => LockUse::First(v),
+            (v, _) => LockUse::Joined(v),
+        };
+        let mut warnings = Vec::new();
+        if lock == LockUse::None {
+            warnings.push(if o.no_lock {
+                "reading without the lock file (MDB_NOLOCK): no reader slot protects this \
+                 snapshot, so a process writing meanwhile may reuse its pages (torn or wrong \
+                 figures)"
+                    .to_string()
+            } else {
+                "read-only file system: no lock file (MDB_NOLOCK); a writer elsewhere could \
+                 reuse pages this read sees"
+                    .to_string()
+            });
+        }
+        if let Some(problem) = catalog_problem(&env, layout) {
+            return Err(OpenError::Catalog {
+                path: data_file,
+                problem,
+                layout,
+                reason,
+            });
+        }
+        // The check's read txn took a reader slot, and the slot high-water
+        // mark never goes down. Alone on the store, open it afresh so the
+        // environment's figures are those of a fresh open (as mdb_stat
+        // reports them); with others on it the table is theirs anyway.
+        let env = if matches!(lock, LockUse::First(_)) {
+            drop(env);
+            open(flags).map_err(|source| OpenError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?
+        } else {
+            env
+        };
+        if env.layout() != layout {
+            return Err(OpenError::Layout {
+                path: data_file,
+                message: "the layout changed between two opens (another process wrote meanwhile?)"
+                    .into(),
+            });
+        }
+        Ok(Opened {
+            env,
+            no_subdir,
+            data_file,
+            data_version: l.ml_version,
+            layout,
+            reason,
+            lock,
+            warnings,
+        })
+    }
+}
+
+/// Check that every main-database value that opens as a database is a
+/// plausible 48-byte `MDB_db` record; the first problem found.
+fn catalog_problem(env: &Env, layout: Layout) -> Option<String> {
+    let check = || -> crate::Result<Option<String>> {
+        // The snapshot first: the info read after it describes that commit
+        // or a newer one, so its last page bounds every root the snapshot has.
+        let txn = env.read_txn()?;
+        let info = env.info()?;
+        let main = txn.open_db(None)?;
+        let mut c = txn.cursor(main)?;
+        for item in c.iter() {
+            let (k, v) = item?;
+            // Only 48-byte values can be database records (the node's data
+            // size is layout-independent); skipping the rest keeps this fast
+            // on big main databases.
+            if k.contains(&0) || v.len() != 48 {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(&k) else {
+                continue;
+            };
+            match txn.open_db(Some(name)) {
+                Ok(_) => {
+                    if let Some(why) = record_problem(&v, info.last_pgno, layout) {
+                        return Ok(Some(format!("record of database {name:?}: {why}")));
+                    }
+                }
+                Err(Error::Incompatible) => {} // a plain main-DB value
+                Err(e) => return Ok(Some(format!("opening database {name:?}: {e}"))),
+            }
+        }
+        Ok(None)
+    };
+    match check() {
+        Ok(p) => p,
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// Plausibility of one 48-byte database record (md_pad u32 @0, md_flags u16
+/// @4, md_depth u16 @6, branch/leaf/overflow/entries u64 @8..40, md_root u64
+/// @40).
+fn record_problem(rec: &[u8], last_pgno: u64, layout: Layout) -> Option<String> {
+    if rec.len() != 48 {
+        return Some(format!("{} bytes, expected 48", rec.len()));
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([rec[o], rec[o + 1]]) as u64;
+    let u64_at = |o: usize| u64::from_le_bytes(rec[o..o + 8].try_into().unwrap());
+    let flags = u16_at(4);
+    let depth = u16_at(6);
+    let (branch, leaf, overflow, entries, root) =
+        (u64_at(8), u64_at(16), u64_at(24), u64_at(32), u64_at(40));
+    let known: u64 = if layout == Layout::Lmdb { 0x7e } else { 0x1fe };
+    if flags & !known != 0 {
+        return Some(format!("unknown flag bits {flags:#x}"));
+    }
+    if depth == 0 {
+        if root != u64::MAX || branch != 0 || leaf != 0 || overflow != 0 || entries != 0 {
+            return Some("empty tree with non-empty counters or root".into());
+        }
+        return None;
+    }
+    if depth > 64 {
+        return Some(format!("depth {depth}"));
+    }
+    if root < 2 || root > last_pgno {
+        return Some(format!("root page {root} outside 2..={last_pgno}"));
+    }
+    let pages = last_pgno + 1;
+    if leaf == 0
+        || branch > pages
+        || leaf > pages
+        || overflow > pages
+        || branch + leaf + overflow > pages
+    {
+        return Some(format!(
+            "page counters {branch}/{leaf}/{overflow} exceed {pages} pages"
+        ));
+    }
+    if branch < depth - 1 {
+        return Some(format!("depth {depth} with {branch} branch pages"));
+    }
+    None
+}
