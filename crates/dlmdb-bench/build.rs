@@ -27,7 +27,33 @@ const NEEDED: &[&str] = &[
     "mdb_cursor_get",
 ];
 
+/// Record the checkout's revision for reports (`DLMDB_GIT_REVISION`), and
+/// rebuild when HEAD, the branch or the index change.
+fn git_revision() {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git").args(args).output().ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let Some(rev) = git(&["describe", "--always", "--dirty", "--abbrev=12"]) else {
+        return;
+    };
+    println!("cargo:rustc-env=DLMDB_GIT_REVISION={rev}");
+    let mut watch = vec!["HEAD".to_string(), "index".to_string()];
+    if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watch.push(r);
+    }
+    for w in watch {
+        if let Some(p) = git(&["rev-parse", "--path-format=absolute", "--git-path", &w]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+}
+
 fn main() {
+    git_revision();
     println!("cargo:rustc-check-cfg=cfg(has_dlmdb_engine)");
     println!("cargo:rerun-if-env-changed=DEP_DLMDB_INCLUDE");
     println!("cargo:rerun-if-env-changed=DLMDB_BENCH_LMDB_ONLY");

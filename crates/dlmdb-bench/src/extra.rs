@@ -411,51 +411,13 @@ pub fn create_db<E: Eng>(env: Env, name: &str, flags: u32) -> Result<u32> {
 
 // ---------------------------------------------------------------- report
 
-/// One measured row of an extra suite.
-#[derive(Clone, Debug, Serialize)]
-pub struct SuiteRow {
-    pub name: String,
-    /// "peer": a = ours, b = stock LMDB, same work. "self": a and b are two
-    /// ways of getting the same answer on our engine (a = the new API).
-    pub kind: &'static str,
-    pub a_label: String,
-    pub b_label: String,
-    /// What one "op" is (e.g. "value", "query", "commit").
-    pub unit: String,
-    /// Median ns per op over rounds.
-    pub a_ns_per_op: Option<f64>,
-    pub b_ns_per_op: Option<f64>,
-    /// a / b (peer rows: < 1 means we are faster).
-    pub ratio: Option<f64>,
-    /// b / a (self rows: how many times faster the new API is).
-    pub speedup: Option<f64>,
-    /// min(a samples) / min(b samples): interference only adds time, so on
-    /// a shared machine the best rounds are a useful second opinion.
-    pub ratio_min: Option<f64>,
-    /// The bar from the issue, e.g. "ratio <= 1.25" or "speedup >= 150".
-    pub target: Option<String>,
-    pub met: Option<bool>,
-    /// Free-form extra figures (throughputs, overhead %).
-    pub note: Option<String>,
-    pub a_samples: Vec<f64>,
-    pub b_samples: Vec<f64>,
-    pub error: Option<String>,
-}
+/// A scratch directory removed on drop.
+pub use tempfile::TempDir;
 
-#[derive(Clone, Debug, Serialize)]
-pub struct SuiteReport {
-    pub suite: String,
-    pub ours_version: String,
-    pub lmdb_version: String,
-    pub build_profile: String,
-    pub quick: bool,
-    pub rounds: usize,
-    pub dir: String,
-    pub loadavg_start: String,
-    pub loadavg_end: String,
-    pub elapsed_secs: f64,
-    pub rows: Vec<SuiteRow>,
-}
+/// One row of an extra suite: the unified [`crate::report::Row`].
+pub type SuiteRow = crate::report::Row;
+/// The report of an extra suite: the unified [`crate::report::Report`].
+pub type SuiteReport = crate::report::Report;
 
 /// Options common to the extra suites.
 #[derive(Clone, Debug)]
@@ -477,12 +439,6 @@ impl Default for SuiteOptions {
             progress: false,
         }
     }
-}
-
-pub(crate) fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
 }
 
 pub(crate) fn median(v: &[f64]) -> Option<f64> {
@@ -511,7 +467,6 @@ pub enum Target {
 /// Collects samples of the two sides of one row.
 pub struct Pair {
     pub name: String,
-    pub kind: &'static str,
     pub a_label: String,
     pub b_label: String,
     pub unit: String,
@@ -522,13 +477,14 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// Ours (a) against stock LMDB (b), same work.
     pub fn peer(name: impl Into<String>, unit: &str) -> Pair {
-        Pair::new(name, "peer", "ours", "lmdb", unit)
+        Pair::new(name, "ours", "lmdb", unit)
     }
-    pub fn new(name: impl Into<String>, kind: &'static str, a: &str, b: &str, unit: &str) -> Pair {
+    /// Two ways of getting the same answer on our engine (a = the new API).
+    pub fn new(name: impl Into<String>, a: &str, b: &str, unit: &str) -> Pair {
         Pair {
             name: name.into(),
-            kind,
             a_label: a.into(),
             b_label: b.into(),
             unit: unit.into(),
@@ -559,57 +515,37 @@ impl Pair {
             self.error = Some(format!("{e:#}"));
         }
     }
+    /// The row: value = median ns per op of side a, reference = side b.
     pub fn finish(self, t: Target) -> SuiteRow {
-        let (a, b) = if self.error.is_some() {
-            (None, None)
+        use crate::report::{Row, TargetKind};
+        let per = if crate::measure::instructions() {
+            "instr"
         } else {
-            (median(&self.a), median(&self.b))
+            "ns"
         };
-        let ratio = match (a, b) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
+        let unit = format!("{per}/{}", self.unit);
+        let mut row =
+            Row::measured(self.name, &unit, true, self.a).with_reference(&self.b_label, self.b);
+        row = match t {
+            Target::None => row,
+            Target::RatioAtMost(x) => row.with_target(TargetKind::RatioAtMost, x),
+            Target::SpeedupAtLeast(x) => row.with_target(TargetKind::SpeedupAtLeast, x),
         };
-        let speedup = match (a, b) {
-            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-            _ => None,
-        };
-        let mn = |v: &[f64]| v.iter().copied().min_by(|x, y| x.total_cmp(y));
-        let ratio_min = match (a.and(mn(&self.a)), b.and(mn(&self.b))) {
-            (Some(x), Some(y)) if y > 0.0 => Some(x / y),
-            _ => None,
-        };
-        let (target, met) = match t {
-            Target::None => (None, None),
-            Target::RatioAtMost(x) => (Some(format!("ratio <= {x}")), ratio.map(|r| r <= x)),
-            Target::SpeedupAtLeast(x) => {
-                (Some(format!("speedup >= {x}x")), speedup.map(|s| s >= x))
-            }
-        };
-        SuiteRow {
-            name: self.name,
-            kind: self.kind,
-            a_label: self.a_label,
-            b_label: self.b_label,
-            unit: self.unit,
-            a_ns_per_op: a,
-            b_ns_per_op: b,
-            ratio,
-            speedup,
-            ratio_min,
-            target,
-            met,
-            note: self.note,
-            a_samples: self.a,
-            b_samples: self.b,
-            error: self.error,
+        let mut note = Vec::new();
+        if self.a_label != "ours" {
+            note.push(format!("value = {}", self.a_label));
         }
+        if let Some(n) = self.note {
+            note.push(n);
+        }
+        row.with_note(note.join("; ")).with_error(self.error)
     }
 }
 
 /// Time one closure, returning (ns, its result).
 #[inline]
 pub fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(u128, T)> {
-    let t = Instant::now();
+    let t = crate::measure::Stamp::now();
     let r = f()?;
     Ok((t.elapsed().as_nanos(), r))
 }
@@ -628,17 +564,20 @@ pub fn scratch_parent(opts: &SuiteOptions) -> std::path::PathBuf {
 }
 
 /// A fresh scratch directory `dlmdb-bench-<suite>-*` under `parent` (or
-/// the default parent), removed when the returned value is dropped.
+/// the default parent), removed when the returned value is dropped. It is
+/// also registered for removal on Ctrl-C (see [`crate::interrupt`]).
 pub fn scratch_dir(suite: &str, parent: Option<&Path>) -> Result<tempfile::TempDir> {
     let parent = match parent {
         Some(p) => p.to_path_buf(),
         None => scratch_parent(&SuiteOptions::default()),
     };
     std::fs::create_dir_all(&parent)?;
-    tempfile::Builder::new()
+    let t = tempfile::Builder::new()
         .prefix(&format!("dlmdb-bench-{suite}-"))
         .tempdir_in(&parent)
-        .map_err(|e| anyhow::anyhow!("creating a scratch dir in {}: {e}", parent.display()))
+        .map_err(|e| anyhow::anyhow!("creating a scratch dir in {}: {e}", parent.display()))?;
+    crate::interrupt::register(t.path());
+    Ok(t)
 }
 
 /// Run `body` with a scratch dir and wrap its rows into a report.
@@ -649,138 +588,47 @@ pub(crate) fn run_suite(
 ) -> Result<SuiteReport> {
     anyhow::ensure!(opts.rounds >= 1, "rounds must be at least 1");
     let started = Instant::now();
-    let loadavg_start = loadavg();
-    let parent = scratch_parent(opts);
-    std::fs::create_dir_all(&parent)?;
-    let scratch = tempfile::Builder::new()
-        .prefix(&format!("dlmdb-bench-{suite}-"))
-        .tempdir_in(&parent)?;
+    let mut rep = crate::report::Report::new(
+        suite,
+        if crate::measure::instructions() {
+            crate::report::Measure::Instructions
+        } else {
+            crate::report::Measure::Wall
+        },
+        opts.quick,
+        opts.rounds,
+    )
+    .with_peer();
+    let scratch = scratch_dir(suite, opts.dir.as_deref())?;
     let mut rows = Vec::new();
     let progress = opts.progress;
     body(scratch.path(), &mut |r: SuiteRow| {
         if progress {
-            eprintln!("{}", row_line(&r));
+            eprintln!("{}", crate::report::row_line(&r));
         }
         rows.push(r);
     })?;
-    Ok(SuiteReport {
-        suite: suite.to_string(),
-        ours_version: OursE::version(),
-        lmdb_version: LmdbE::version(),
-        build_profile: if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .to_string(),
-        quick: opts.quick,
-        rounds: opts.rounds,
-        dir: parent.display().to_string(),
-        loadavg_start,
-        loadavg_end: loadavg(),
-        elapsed_secs: started.elapsed().as_secs_f64(),
-        rows,
-    })
-}
-
-// ---------------------------------------------------------------- render
-
-fn ns(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x >= 1e6 => format!("{:.2} ms", x / 1e6),
-        Some(x) if x >= 1e4 => format!("{:.1} us", x / 1e3),
-        Some(x) => format!("{x:.1} ns"),
-    }
-}
-
-fn shows_ratio(r: &SuiteRow) -> bool {
-    r.kind == "peer" || r.target.as_deref().is_some_and(|t| t.starts_with("ratio"))
-}
-
-fn cmp(r: &SuiteRow) -> String {
-    if shows_ratio(r) {
-        r.ratio.map_or("-".into(), |x| format!("{x:.2}"))
-    } else {
-        r.speedup.map_or("-".into(), |x| format!("{x:.1}x"))
-    }
-}
-
-fn verdict(r: &SuiteRow) -> String {
-    if let Some(e) = &r.error {
-        return format!("ERROR: {e}");
-    }
-    match (&r.target, r.met) {
-        (Some(t), Some(true)) => format!("ok ({t})"),
-        (Some(t), Some(false)) => format!("MISSED ({t})"),
-        _ => String::new(),
-    }
+    rep.options = serde_json::json!({
+        "quick": opts.quick,
+        "rounds": opts.rounds,
+        "dir": scratch_parent(opts).display().to_string(),
+    });
+    rep.rows = rows;
+    rep.finish(started);
+    Ok(rep)
 }
 
 /// One line per row (progress output).
 pub fn row_line(r: &SuiteRow) -> String {
-    format!(
-        "{:<34} {}={:>11}/{} {}={:>11} {}={} {} {}",
-        r.name,
-        r.a_label,
-        ns(r.a_ns_per_op),
-        r.unit,
-        r.b_label,
-        ns(r.b_ns_per_op),
-        if shows_ratio(r) { "ratio" } else { "speedup" },
-        cmp(r),
-        verdict(r),
-        r.note.as_deref().unwrap_or("")
-    )
-}
-
-fn header(rep: &SuiteReport) -> String {
-    format!(
-        "suite {} — ours {} vs {} — {} build, {} rounds{}, scratch in {}, load {} -> {}, {:.1}s",
-        rep.suite,
-        rep.ours_version,
-        rep.lmdb_version,
-        rep.build_profile,
-        rep.rounds,
-        if rep.quick { ", quick sizes" } else { "" },
-        rep.dir,
-        rep.loadavg_start,
-        rep.loadavg_end,
-        rep.elapsed_secs
-    )
+    crate::report::row_line(r)
 }
 
 pub fn render_suite_text(rep: &SuiteReport) -> String {
-    let mut s = header(rep);
-    s.push('\n');
-    for r in &rep.rows {
-        s.push_str(&row_line(r));
-        s.push('\n');
-    }
-    s
+    crate::report::render_rows_text(rep)
 }
 
 pub fn render_suite_markdown(rep: &SuiteReport) -> String {
-    let mut s = format!("{}\n\n", header(rep));
-    s.push_str("| row | A | A ns/op | B | B ns/op | A/B ratio | A/B best-round ratio | B/A speed-up | target | notes |\n");
-    s.push_str("|---|---|---:|---|---:|---:|---:|---:|---|---|\n");
-    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
-    for r in &rep.rows {
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            r.name,
-            r.a_label,
-            f(r.a_ns_per_op),
-            r.b_label,
-            f(r.b_ns_per_op),
-            r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
-            r.ratio_min.map_or("-".into(), |x| format!("{x:.2}")),
-            r.speedup.map_or("-".into(), |x| format!("{x:.2}x")),
-            verdict(r),
-            format!("per {}; {}", r.unit, r.note.as_deref().unwrap_or("")).trim_end_matches("; "),
-        ));
-    }
-    s
+    crate::report::render_rows_markdown(rep)
 }
 
 // ---------------------------------------------------------------- rng
@@ -917,7 +765,7 @@ mod smoke {
             for r in &rep.rows {
                 assert!(r.error.is_none(), "{}: {:?}", r.name, r.error);
                 assert!(
-                    r.a_ns_per_op.is_some() && r.b_ns_per_op.is_some(),
+                    r.value.is_some() && r.reference.as_ref().is_some_and(|x| x.value.is_some()),
                     "{}",
                     r.name
                 );
