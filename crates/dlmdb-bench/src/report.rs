@@ -384,7 +384,7 @@ impl Report {
             measure,
             quick,
             rounds,
-            options: serde_json::Value::Null,
+            options: serde_json::json!({}),
             elapsed_secs: 0.0,
             rows: Vec::new(),
         }
