@@ -314,6 +314,7 @@ fn run_rounds<T>(
         return Ok(EXIT_USAGE);
     }
     let started = std::time::Instant::now();
+    let load_at_start = dlmdb_bench::sysinfo::loadavg();
     let bar = spinner(out);
     let runs = out.repeat(1, |i| {
         let tick = |phase: &str| {
@@ -329,6 +330,7 @@ fn run_rounds<T>(
     let runs = runs?;
     let mut rep = report(&runs)?;
     rep.quick = quick;
+    rep.machine.loadavg_start = load_at_start;
     rep.finish(started);
     let txt: String = runs.iter().map(&text).collect::<Vec<_>>().join("\n");
     Ok(out.emit(rep, Some(txt)))
