@@ -422,16 +422,13 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                 let t0 = Stamp::now();
                 for q in &qs {
                     let mut n = 0u64;
-                    let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?.is_some();
-                    while at {
-                        let kk = OursE::cursor_get(cur, &[], &[], k::MDB_GET_CURRENT)?
-                            .map(|(kk, _)| kk.to_vec())
-                            .unwrap_or_default();
-                        if kk.as_slice() > q.high.as_slice() {
+                    let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?;
+                    while let Some((kk, _)) = at {
+                        if kk > q.high.as_slice() {
                             break;
                         }
                         n += OursE::cursor_count(cur)?;
-                        at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT_NODUP)?.is_some();
+                        at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT_NODUP)?;
                     }
                     naive.push(n);
                 }
