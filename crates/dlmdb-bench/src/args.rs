@@ -126,7 +126,18 @@ impl OutputArgs {
     /// Print the report in the chosen format (`text`: the suite's own
     /// text if it has one), save it if asked, warn about noise, and return
     /// the exit status.
-    pub fn emit(&self, mut rep: Report, text: Option<String>) -> i32 {
+    pub fn emit(&self, rep: Report, text: Option<String>) -> i32 {
+        self.emit_with(rep, text, None)
+    }
+
+    /// [`emit`](Self::emit) with the suite's own Markdown (else the rows
+    /// table).
+    pub fn emit_with(
+        &self,
+        mut rep: Report,
+        text: Option<String>,
+        markdown: Option<String>,
+    ) -> i32 {
         if let Some(f) = &self.filter {
             if let Err(e) = rep.apply_filter(f) {
                 eprintln!("dlmdb bench: {e}");
@@ -149,7 +160,7 @@ impl OutputArgs {
         let out = match self.format() {
             Format::Text => text.unwrap_or_else(|| render_rows_text(&rep)),
             Format::Json => format!("{json}\n"),
-            Format::Markdown => render_rows_markdown(&rep),
+            Format::Markdown => markdown.unwrap_or_else(|| render_rows_markdown(&rep)),
             Format::Bmf => format!("{:#}\n", render_bmf(&rep)),
             Format::Gab => format!("{:#}\n", render_gab(&rep, false)),
             Format::GabBigger => format!("{:#}\n", render_gab(&rep, true)),
@@ -264,7 +275,10 @@ impl PeersArgs {
         }
         let rep = crate::run_peers(&opts).context("peers")?;
         let text = crate::render_text(&rep);
-        Ok(self.out.emit(crate::peers_report(&rep), Some(text)))
+        let markdown = crate::render_markdown(&rep);
+        Ok(self
+            .out
+            .emit_with(crate::peers_report(&rep), Some(text), Some(markdown)))
     }
 }
 

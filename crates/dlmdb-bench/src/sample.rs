@@ -11,7 +11,7 @@ use std::ptr;
 use anyhow::{bail, ensure, Result};
 use serde::Serialize;
 
-use crate::extra::{k, Eng, OursE};
+use crate::extra::{k, Eng, LmdbE, OursE};
 use crate::measure::Stamp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -49,6 +49,8 @@ pub struct SampleOptions {
     pub path: PathBuf,
     /// Map size in bytes; 0 = the library default.
     pub mapsize: u64,
+    /// Also run the population and the stride scan on stock LMDB.
+    pub peers: bool,
 }
 
 impl Default for SampleOptions {
@@ -62,6 +64,7 @@ impl Default for SampleOptions {
             mode: Mode::Both,
             path: PathBuf::from("./bench_sample"),
             mapsize: 1 << 34,
+            peers: false,
         }
     }
 }
@@ -103,6 +106,14 @@ pub struct SampleRun {
     /// (samples counted, ms) of each pass that ran.
     pub warm: Option<(u64, f64)>,
     pub scan: Option<(u64, f64)>,
+    /// Stock LMDB's population and stride scan (with `peers`).
+    pub lmdb: Option<LmdbSample>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LmdbSample {
+    pub population_ms: f64,
+    pub scan: Option<(u64, f64)>,
 }
 
 fn prepare_dir(dir: &Path) -> Result<()> {
@@ -130,43 +141,68 @@ fn get_rank(cur: crate::extra::Cur, rank: u64) -> Result<bool> {
 /// Run the workload once; the directory is removed afterwards.
 pub fn run_sample(o: &SampleOptions) -> Result<SampleRun> {
     o.validate().map_err(anyhow::Error::msg)?;
-    let r = run_in(o);
-    let _ = std::fs::remove_file(o.path.join("data.mdb"));
-    let _ = std::fs::remove_file(o.path.join("lock.mdb"));
-    let _ = std::fs::remove_dir(&o.path);
-    r
+    let remove = |p: &Path| {
+        let _ = std::fs::remove_file(p.join("data.mdb"));
+        let _ = std::fs::remove_file(p.join("lock.mdb"));
+        let _ = std::fs::remove_dir(p);
+    };
+    let r = run_in::<OursE>(o);
+    remove(&o.path);
+    let mut run = r?;
+    if o.peers {
+        let mut lo = o.clone();
+        let mut p = o.path.clone().into_os_string();
+        p.push("_lmdb");
+        lo.path = PathBuf::from(p);
+        crate::interrupt::register(&lo.path);
+        let r = run_in::<LmdbE>(&lo);
+        remove(&lo.path);
+        let l = r?;
+        run.lmdb = Some(LmdbSample {
+            population_ms: l.population_ms,
+            scan: l.scan,
+        });
+    }
+    Ok(run)
 }
 
-fn run_in(o: &SampleOptions) -> Result<SampleRun> {
+/// The workload on engine `E`. Stock LMDB has no counted DBs: there the
+/// DB is created without `MDB_COUNTED`, the warm pass (rank lookups) is
+/// skipped and the stride scan starts at MDB_FIRST (the entry of rank 0).
+fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
+    let ours = E::LABEL == OursE::LABEL;
     let (n, d, stride, batch) = (o.entries, o.dups, o.stride(), o.batch());
     prepare_dir(&o.path)?;
-    let env = OursE::env_open(
+    let env = E::env_open(
         &o.path,
         k::MDB_NOSYNC | k::MDB_NOMETASYNC | k::MDB_NOLOCK,
         4,
         o.mapsize as usize,
     )?;
-    let guard = scopeguard(env);
-    let mut flags = k::MDB_CREATE | k::MDB_COUNTED;
+    let guard = EnvClose::<E>(env, std::marker::PhantomData);
+    let mut flags = k::MDB_CREATE;
+    if ours {
+        flags |= k::MDB_COUNTED;
+    }
     if d > 1 {
         flags |= k::MDB_DUPSORT;
     }
-    let t = OursE::txn_begin(env, ptr::null_mut(), 0)?;
-    let dbi = match OursE::dbi_open(t, Some("sample"), flags) {
+    let t = E::txn_begin(env, ptr::null_mut(), 0)?;
+    let dbi = match E::dbi_open(t, Some("sample"), flags) {
         Ok(x) => x,
         Err(e) => {
-            OursE::txn_abort(t);
+            E::txn_abort(t);
             return Err(e);
         }
     };
-    OursE::txn_commit(t)?;
+    E::txn_commit(t)?;
 
     const MDB_APPEND: u32 = 0x20000;
     let put_flags = if d == 1 { MDB_APPEND } else { 0 };
     let t0 = Stamp::now();
     let mut i = 0;
     while i < n {
-        let t = OursE::txn_begin(env, ptr::null_mut(), 0)?;
+        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
         let end = (i + batch).min(n);
         let r = (|| -> Result<()> {
             for j in i..end {
@@ -177,23 +213,23 @@ fn run_in(o: &SampleOptions) -> Result<SampleRun> {
                 } else {
                     format!("{j:016}")
                 };
-                OursE::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
+                E::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
             }
             Ok(())
         })();
         if let Err(e) = r {
-            OursE::txn_abort(t);
+            E::txn_abort(t);
             return Err(e);
         }
-        OursE::txn_commit(t)?;
+        E::txn_commit(t)?;
         i = end;
     }
     let population_ms = t0.elapsed().as_millis_f64();
 
     let mut warm = None;
-    if o.mode != Mode::Scan {
-        let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let cur = OursE::cursor_open(t, dbi)?;
+    if ours && o.mode != Mode::Scan {
+        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+        let cur = E::cursor_open(t, dbi)?;
         let t0 = Stamp::now();
         let r = (|| -> Result<u64> {
             let (mut rank, mut count) = (0u64, 0u64);
@@ -210,23 +246,28 @@ fn run_in(o: &SampleOptions) -> Result<SampleRun> {
             Ok(count)
         })();
         let ms = t0.elapsed().as_millis_f64();
-        OursE::cursor_close(cur);
-        OursE::txn_abort(t);
+        E::cursor_close(cur);
+        E::txn_abort(t);
         warm = Some((r?, ms));
     }
     let mut scan = None;
     if o.mode != Mode::Warm {
-        let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let cur = OursE::cursor_open(t, dbi)?;
+        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+        let cur = E::cursor_open(t, dbi)?;
         let t0 = Stamp::now();
         let r = (|| -> Result<u64> {
-            if !get_rank(cur, 0)? {
+            let at_first = if ours {
+                get_rank(cur, 0)?
+            } else {
+                E::cursor_get(cur, &[], &[], k::MDB_FIRST)?.is_some()
+            };
+            if !at_first {
                 return Ok(0);
             }
             let mut count = 1u64;
             'outer: while count < o.samples {
                 for _ in 0..stride {
-                    if OursE::cursor_get(cur, &[], &[], k::MDB_NEXT)?.is_none() {
+                    if E::cursor_get(cur, &[], &[], k::MDB_NEXT)?.is_none() {
                         break 'outer;
                     }
                 }
@@ -235,14 +276,14 @@ fn run_in(o: &SampleOptions) -> Result<SampleRun> {
             Ok(count)
         })();
         let ms = t0.elapsed().as_millis_f64();
-        OursE::cursor_close(cur);
-        OursE::txn_abort(t);
+        E::cursor_close(cur);
+        E::txn_abort(t);
         scan = Some((r?, ms));
     }
     // Correctness outside the timed regions: every entry is there.
-    let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let e = OursE::entries(t, dbi);
-    OursE::txn_abort(t);
+    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+    let e = E::entries(t, dbi);
+    E::txn_abort(t);
     let e = e?;
     ensure!(e == n, "{e} entries in the DB, expected {n}");
     drop(guard);
@@ -251,17 +292,15 @@ fn run_in(o: &SampleOptions) -> Result<SampleRun> {
         population_ms,
         warm,
         scan,
+        lmdb: None,
     })
 }
 
 /// Closes the env when dropped.
-struct EnvClose(crate::extra::Env);
-fn scopeguard(env: crate::extra::Env) -> EnvClose {
-    EnvClose(env)
-}
-impl Drop for EnvClose {
+struct EnvClose<E: Eng>(crate::extra::Env, std::marker::PhantomData<E>);
+impl<E: Eng> Drop for EnvClose<E> {
     fn drop(&mut self) {
-        OursE::env_close(self.0);
+        E::env_close(self.0);
     }
 }
 
@@ -305,6 +344,18 @@ pub fn render_sample_text(r: &SampleRun) -> String {
             per_op(c, ms)
         ));
     }
+    if let Some(l) = &r.lmdb {
+        s.push_str(&format!(
+            "stock LMDB population: {:.2} ms\n",
+            l.population_ms
+        ));
+        if let Some((c, ms)) = l.scan {
+            s.push_str(&format!(
+                "stock LMDB stride scan (MDB_NEXT): samples={c} total={ms:.2} ms avg={:.2} us/op\n",
+                per_op(c, ms)
+            ));
+        }
+    }
     s
 }
 
@@ -328,14 +379,25 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
     );
     rep.options = serde_json::to_value(&first.options)?;
     let n = first.options.entries as f64;
-    rep.rows.push(Row::measured(
+    let mut pop = Row::measured(
         "population",
         &format!("{per}/entry"),
         true,
         runs.iter()
             .map(|r| r.population_ms * 1000.0 / n * scale)
             .collect(),
-    ));
+    );
+    if first.lmdb.is_some() {
+        rep = rep.with_peer();
+        pop = pop.with_reference(
+            "lmdb",
+            runs.iter()
+                .filter_map(|r| r.lmdb.as_ref())
+                .map(|l| l.population_ms * 1000.0 / n * scale)
+                .collect(),
+        );
+    }
+    rep.rows.push(pop);
     for (name, pick) in [
         (
             "warm_sequential",
@@ -344,7 +406,7 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
         ("stride_scan", |r: &SampleRun| r.scan),
     ] {
         if let Some((c, _)) = pick(first) {
-            rep.rows.push(Row::measured(
+            let mut row = Row::measured(
                 format!("{name}/per_sample"),
                 &format!("{per}/op"),
                 true,
@@ -352,7 +414,17 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
                     .filter_map(pick)
                     .map(|(c, ms)| per_op(c, ms) * scale)
                     .collect(),
-            ));
+            );
+            if name == "stride_scan" && first.lmdb.as_ref().is_some_and(|l| l.scan.is_some()) {
+                row = row.with_reference(
+                    "lmdb",
+                    runs.iter()
+                        .filter_map(|r| r.lmdb.as_ref().and_then(|l| l.scan))
+                        .map(|(c, ms)| per_op(c, ms) * scale)
+                        .collect(),
+                );
+            }
+            rep.rows.push(row);
             rep.rows
                 .push(Row::exact(format!("{name}/samples"), "count", c as f64));
         }

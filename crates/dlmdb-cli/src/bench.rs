@@ -139,6 +139,10 @@ pub struct SampleArgs {
     /// Map size in bytes; 0 = library default [default: 17179869184].
     #[arg(long)]
     mapsize: Option<u64>,
+    /// Also run the population and the stride scan on stock LMDB (a DB
+    /// without MDB_COUNTED; the scan starts at MDB_FIRST).
+    #[arg(long)]
+    peers: bool,
     /// Small sizes (seconds).
     #[arg(long)]
     quick: bool,
@@ -436,6 +440,7 @@ impl SampleArgs {
             mode: self.mode,
             path: dir,
             mapsize: self.mapsize.unwrap_or(q(1 << 30, d.mapsize)),
+            peers: self.peers,
         };
         if let Err(e) = o.validate() {
             eprintln!("{e}");
