@@ -120,6 +120,7 @@ fn build(
     dup: bool,
     counted: bool,
 ) -> Result<(Built, f64)> {
+    crate::interrupt::register_env(dir);
     std::fs::create_dir_all(dir)?;
     let _ = std::fs::remove_file(dir.join("data.mdb"));
     let _ = std::fs::remove_file(dir.join("lock.mdb"));

@@ -65,6 +65,7 @@ impl<E: Eng> Drop for Db<E> {
 }
 
 fn populate<E: Eng>(o: &DupIterOptions, dir: &Path, flags: u32) -> Result<Db<E>> {
+    crate::interrupt::register_env(dir);
     std::fs::create_dir_all(dir)?;
     let _ = std::fs::remove_file(dir.join("data.mdb"));
     let _ = std::fs::remove_file(dir.join("lock.mdb"));

@@ -8,26 +8,47 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once};
 
-static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// (directory, whole): `whole` = a scratch directory of ours, removed
+/// recursively; otherwise an environment directory the user named, of which
+/// only `data.mdb` and `lock.mdb` are removed (then the directory, if empty).
+static DIRS: Mutex<Vec<(PathBuf, bool)>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
 
 /// Exit status after an interrupt (128 + SIGINT).
 pub const INTERRUPTED: i32 = 130;
 
-/// Remove `dir` (recursively) if the process is interrupted.
+/// Remove `dir` (recursively) if the process is interrupted: for scratch
+/// directories the suite created itself.
 pub fn register(dir: &Path) {
+    add(dir, true);
+}
+
+/// Remove the environment files in `dir` (and `dir` if it is then empty)
+/// if the process is interrupted: for directories the user named.
+pub fn register_env(dir: &Path) {
+    add(dir, false);
+}
+
+fn add(dir: &Path, whole: bool) {
     install();
     if let Ok(mut d) = DIRS.lock() {
-        d.push(dir.to_path_buf());
+        d.push((dir.to_path_buf(), whole));
     }
 }
 
 /// Remove every registered directory that still exists.
 pub fn cleanup() {
     let dirs = DIRS.lock().map(|d| d.clone()).unwrap_or_default();
-    for d in dirs {
-        if d.exists() {
+    for (d, whole) in dirs {
+        if !d.exists() {
+            continue;
+        }
+        if whole {
             let _ = std::fs::remove_dir_all(&d);
+        } else {
+            let _ = std::fs::remove_file(d.join("data.mdb"));
+            let _ = std::fs::remove_file(d.join("lock.mdb"));
+            let _ = std::fs::remove_dir(&d);
         }
     }
 }

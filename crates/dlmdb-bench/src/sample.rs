@@ -117,6 +117,7 @@ pub struct LmdbSample {
 }
 
 fn prepare_dir(dir: &Path) -> Result<()> {
+    crate::interrupt::register_env(dir);
     std::fs::create_dir_all(dir)?;
     let _ = std::fs::remove_file(dir.join("data.mdb"));
     let _ = std::fs::remove_file(dir.join("lock.mdb"));
@@ -154,7 +155,6 @@ pub fn run_sample(o: &SampleOptions) -> Result<SampleRun> {
         let mut p = o.path.clone().into_os_string();
         p.push("_lmdb");
         lo.path = PathBuf::from(p);
-        crate::interrupt::register(&lo.path);
         let r = run_in::<LmdbE>(&lo);
         remove(&lo.path);
         let l = r?;

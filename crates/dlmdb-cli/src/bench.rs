@@ -280,10 +280,9 @@ pub fn parse_c_number(s: &str) -> Result<u64, String> {
 /// A scratch directory for a suite, unless the user named one.
 fn workdir(suite: &str, given: Option<&Path>) -> Result<(PathBuf, Option<tempfile_guard::Guard>)> {
     match given {
-        Some(p) => {
-            dlmdb_bench::interrupt::register(p);
-            Ok((p.to_path_buf(), None))
-        }
+        // The suites register the environment directories they create in
+        // a named directory (only their files are removed on Ctrl-C).
+        Some(p) => Ok((p.to_path_buf(), None)),
         None => {
             let t = dlmdb_bench::extra::scratch_dir(suite, None)?;
             Ok((t.path().to_path_buf(), Some(tempfile_guard::Guard(t))))
