@@ -500,6 +500,9 @@ pub struct Pair {
     pub b: Vec<f64>,
     pub error: Option<String>,
     pub note: Option<String>,
+    /// Samples are wall-clock ns even under `--measure instructions` (rows
+    /// that time running threads).
+    pub wall: bool,
 }
 
 impl Pair {
@@ -518,6 +521,7 @@ impl Pair {
             b: Vec::new(),
             error: None,
             note: None,
+            wall: false,
         }
     }
     /// Record a sample (ns total for `ops` ops) or the first error.

@@ -282,6 +282,7 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
 
         // Mixed readers + writer.
         let mut p = Pair::peer("mixed_4readers_1writer", "reader get");
+        p.wall = true;
         let mut commit_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut get_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut seq = 0;
