@@ -6,7 +6,16 @@
 //! the signal handler, so it may allocate and walk directories.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
+
+static INTERRUPTED_FLAG: AtomicBool = AtomicBool::new(false);
+
+/// True once SIGINT/SIGTERM arrived. A suite failing because its files
+/// were removed under it should then exit with [`INTERRUPTED`] too.
+pub fn interrupted() -> bool {
+    INTERRUPTED_FLAG.load(Ordering::SeqCst)
+}
 
 /// (directory, whole): `whole` = a scratch directory of ours, removed
 /// recursively; otherwise an environment directory the user named, of which
@@ -63,6 +72,7 @@ fn install() {
         };
         std::thread::spawn(move || {
             if signals.forever().next().is_some() {
+                INTERRUPTED_FLAG.store(true, Ordering::SeqCst);
                 cleanup();
                 std::process::exit(INTERRUPTED);
             }

@@ -581,6 +581,12 @@ pub fn run(which: BenchCmd) -> i32 {
         BenchCmd::DupIter(a) => a.run(),
         BenchCmd::Compare(a) => Ok(a.run()),
     };
+    // Ctrl-C removes the environments under the running suite, which then
+    // fails; the interrupt decides the exit status.
+    if dlmdb_bench::interrupt::interrupted() {
+        dlmdb_bench::interrupt::cleanup();
+        return dlmdb_bench::interrupt::INTERRUPTED;
+    }
     match r {
         Ok(code) => code,
         Err(e) => {
