@@ -1,30 +1,208 @@
-//! The command-line options of the peers benchmark, shared by the
-//! stand-alone `dlmdb-bench-peers` binary and `dlmdb bench peers`, so both
-//! accept the same flags and map them to [`PeersOptions`] the same way.
+//! Command-line options shared by the suites: the peers options (used by
+//! the stand-alone `dlmdb-bench-peers` binary and `dlmdb bench peers`) and
+//! the output options every suite takes, with the one function that turns
+//! a report into output and an exit status.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::{render_markdown, render_text, run_peers, EngineSel, PeersOptions};
+use crate::report::{render_bmf, render_gab, render_rows_markdown, render_rows_text, Report};
+use crate::{EngineSel, PeersOptions};
+
+/// Exit status: no regression / target met.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: a target missed (`--fail-on-miss`) or a regression.
+pub const EXIT_FAIL: i32 = 1;
+/// Exit status: usage or schema error.
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The suite's own text (DLMDB suites: the C program's lines).
+    Text,
+    /// The report (see the README's report schema).
+    Json,
+    /// A Markdown table of the rows.
+    Markdown,
+    /// Bencher Metric Format.
+    Bmf,
+    /// github-action-benchmark `customSmallerIsBetter` (lower-is-better rows).
+    Gab,
+    /// github-action-benchmark `customBiggerIsBetter` (higher-is-better rows).
+    GabBigger,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeasureArg {
+    /// Wall-clock time.
+    Wall,
+    /// CPU instructions retired in user space (perf_event_open).
+    Instructions,
+}
+
+/// Output, filtering and gating options of every suite.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Same as --format markdown.
+    #[arg(long, conflicts_with_all = ["format", "json"])]
+    pub markdown: bool,
+    /// Also write the JSON report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub save_json: Option<PathBuf>,
+    /// Keep only rows whose name contains one of these comma-separated
+    /// substrings (case-insensitive); matching no row is a usage error.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Exit with status 1 when a row misses its built-in target (or fails).
+    #[arg(long)]
+    pub fail_on_miss: bool,
+    /// Timed rounds (the suites of DLMDB's programs run the whole
+    /// workload once per round; default 1 for them, 5 for the others).
+    #[arg(long)]
+    pub rounds: Option<usize>,
+    /// Keep running rounds until this many seconds have passed (at least
+    /// --rounds rounds). For peers: the minimum length of one sample.
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<f64>,
+    /// What a timed region measures.
+    #[arg(long, value_enum, default_value = "wall")]
+    pub measure: MeasureArg,
+    /// No progress display.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.markdown {
+            Format::Markdown
+        } else {
+            self.format
+        }
+    }
+
+    /// Progress output is wanted: not quiet, and stderr is a terminal.
+    pub fn progress(&self) -> bool {
+        use std::io::IsTerminal;
+        !self.quiet && std::io::stderr().is_terminal()
+    }
+
+    /// Switch to instruction counting if asked; the error is for the user.
+    pub fn apply_measure(&self) -> Result<(), String> {
+        match self.measure {
+            MeasureArg::Wall => Ok(()),
+            MeasureArg::Instructions => crate::measure::enable_instructions(),
+        }
+    }
+
+    /// Run `round` at least `rounds` times (default `default_rounds`) and
+    /// until `--min-time` has passed.
+    pub fn repeat<T>(
+        &self,
+        default_rounds: usize,
+        mut round: impl FnMut(usize) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let rounds = self.rounds.unwrap_or(default_rounds);
+        anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
+        let min = Duration::from_secs_f64(self.min_time.unwrap_or(0.0).max(0.0));
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        while out.len() < rounds || t0.elapsed() < min {
+            out.push(round(out.len())?);
+        }
+        Ok(out)
+    }
+
+    /// Print the report in the chosen format (`text`: the suite's own
+    /// text if it has one), save it if asked, warn about noise, and return
+    /// the exit status.
+    pub fn emit(&self, rep: Report, text: Option<String>) -> i32 {
+        self.emit_with(rep, text, None)
+    }
+
+    /// [`emit`](Self::emit) with the suite's own Markdown (else the rows
+    /// table).
+    pub fn emit_with(
+        &self,
+        mut rep: Report,
+        text: Option<String>,
+        markdown: Option<String>,
+    ) -> i32 {
+        if let Some(f) = &self.filter {
+            if let Err(e) = rep.apply_filter(f) {
+                eprintln!("dlmdb bench: {e}");
+                return EXIT_USAGE;
+            }
+        }
+        let json = match serde_json::to_string_pretty(&rep) {
+            Ok(j) => j,
+            Err(e) => {
+                eprintln!("dlmdb bench: {e}");
+                return EXIT_FAIL;
+            }
+        };
+        if let Some(p) = &self.save_json {
+            if let Err(e) = std::fs::write(p, &json) {
+                eprintln!("dlmdb bench: writing {}: {e}", p.display());
+                return EXIT_FAIL;
+            }
+        }
+        let out = match self.format() {
+            Format::Text => text.unwrap_or_else(|| render_rows_text(&rep)),
+            Format::Json => format!("{json}\n"),
+            Format::Markdown => markdown.unwrap_or_else(|| render_rows_markdown(&rep)),
+            Format::Bmf => format!("{:#}\n", render_bmf(&rep)),
+            Format::Gab => format!("{:#}\n", render_gab(&rep, false)),
+            Format::GabBigger => format!("{:#}\n", render_gab(&rep, true)),
+        };
+        {
+            use std::io::Write;
+            let mut so = std::io::stdout().lock();
+            if so
+                .write_all(out.as_bytes())
+                .and_then(|_| so.flush())
+                .is_err()
+            {
+                return EXIT_FAIL;
+            }
+        }
+        if let Some(w) = rep.noise_warning() {
+            eprintln!("{w}");
+        }
+        let missed = rep.missed();
+        if !missed.is_empty() {
+            eprintln!(
+                "{} row(s) missed a target or failed: {}",
+                missed.len(),
+                missed
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if self.fail_on_miss {
+                return EXIT_FAIL;
+            }
+        }
+        EXIT_OK
+    }
+}
 
 #[derive(clap::Args, Debug)]
 pub struct PeersArgs {
     /// Small sizes only (a few seconds).
     #[arg(long)]
     pub quick: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Print a Markdown table.
-    #[arg(long, conflicts_with = "json")]
-    pub markdown: bool,
-    /// Only rows whose name contains one of these comma-separated substrings.
-    #[arg(long)]
-    pub filter: Option<String>,
-    /// Timed rounds per engine per row.
-    #[arg(long, default_value_t = 5)]
-    pub rounds: usize,
     /// Parent directory for scratch environments (default /dev/shm if tmpfs).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -41,15 +219,11 @@ pub struct PeersArgs {
     #[arg(long, value_parser = ["ours", "lmdb"])]
     pub only: Option<String>,
     /// Repeat short rows until one sample lasts this many ms (0 = never;
-    /// default 40, or 10 with --quick).
+    /// default 40, or 10 with --quick; --min-time sets it in seconds).
     #[arg(long)]
     pub min_sample_ms: Option<u64>,
-    /// Also write the JSON report to this file.
-    #[arg(long, value_name = "FILE")]
-    pub save_json: Option<PathBuf>,
-    /// Don't print per-row progress to stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// A flag word in decimal or `0x` hex.
@@ -66,13 +240,13 @@ impl PeersArgs {
     pub fn options(&self) -> PeersOptions {
         PeersOptions {
             quick: self.quick,
-            filter: self.filter.clone(),
-            rounds: self.rounds,
+            filter: self.out.filter.clone(),
+            rounds: self.out.rounds.unwrap_or(5),
             dir: self.dir.clone(),
             verify: !self.no_verify,
             env_flags: self.env_flags,
             ours_extra_flags: self.ours_flags,
-            progress: !self.quiet && !self.json,
+            progress: self.out.progress(),
             only: self.only.as_deref().map(|s| {
                 if s == "ours" {
                     EngineSel::Ours
@@ -80,25 +254,35 @@ impl PeersArgs {
                     EngineSel::Lmdb
                 }
             }),
-            min_sample_ns: self.min_sample_ms.map(|ms| ms * 1_000_000),
+            min_sample_ns: self
+                .min_sample_ms
+                .map(|ms| ms * 1_000_000)
+                .or(self.out.min_time.map(|s| (s.max(0.0) * 1e9) as u64)),
             ..Default::default()
         }
     }
 
-    /// Run the benchmark and print the report (text, Markdown or JSON).
-    pub fn run(&self) -> Result<()> {
-        let rep = run_peers(&self.options())?;
-        if let Some(p) = &self.save_json {
-            std::fs::write(p, serde_json::to_string_pretty(&rep)?)
-                .with_context(|| format!("writing {}", p.display()))?;
+    /// Run the benchmark, print it, and return the exit status.
+    pub fn run(&self) -> Result<i32> {
+        let opts = self.options();
+        if let Err(e) = crate::check_peers_filter(&opts) {
+            eprintln!("dlmdb bench: {e}");
+            return Ok(EXIT_USAGE);
         }
-        if self.json {
-            println!("{}", serde_json::to_string_pretty(&rep)?);
-        } else if self.markdown {
-            print!("{}", render_markdown(&rep));
-        } else {
-            print!("{}", render_text(&rep));
+        if let Err(e) = self.out.apply_measure() {
+            eprintln!("dlmdb bench: {e}");
+            return Ok(EXIT_USAGE);
         }
-        Ok(())
+        let rep = crate::run_peers(&opts).context("peers")?;
+        let text = crate::render_text(&rep);
+        let markdown = crate::render_markdown(&rep);
+        Ok(self
+            .out
+            .emit_with(crate::peers_report(&rep), Some(text), Some(markdown)))
     }
+}
+
+/// Use `render_rows_text` for suites without text of their own.
+pub fn rows_text(rep: &Report) -> String {
+    render_rows_text(rep)
 }

@@ -13,9 +13,9 @@
 //! possible: a missing key or value in a read, update or delete phase is an
 //! error, and after the run the entry count must equal the option `-n`.
 
+use crate::measure::Stamp;
 use std::path::{Path, PathBuf};
 use std::ptr;
-use std::time::Instant;
 
 use anyhow::{bail, ensure, Context, Result};
 use serde::Serialize;
@@ -179,11 +179,12 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn from(ops: u64, t0: Instant) -> Timing {
-        let d = t0.elapsed();
+    /// `ms` is milliseconds, or millions of instructions when the run
+    /// counts instructions.
+    fn from(ops: u64, t0: Stamp) -> Timing {
         Timing {
             ops,
-            ms: d.as_secs() as f64 * 1000.0 + d.subsec_nanos() as f64 / 1e6,
+            ms: t0.elapsed().as_millis_f64(),
         }
     }
     pub fn us_per_op(&self) -> f64 {
@@ -430,7 +431,7 @@ fn read_pass<E: Eng>(
     let cur = CurGuard::<E>::open(t.txn, dbi)?;
     let mut key = Vec::new();
     let mut missing = 0u64;
-    let t0 = Instant::now();
+    let t0 = Stamp::now();
     if g.dupsort() {
         for &idx in order {
             let v = g.pair(idx, versions[idx as usize] as u64, &mut key);
@@ -457,7 +458,7 @@ fn scan_pass<E: Eng>(env: Env, dbi: u32, g: &mut Gen, o: &CompressOptions) -> Re
     let t = TxnGuard::<E>::begin(env, k::MDB_RDONLY)?;
     let cur = CurGuard::<E>::open(t.txn, dbi)?;
     let mut items = 0u64;
-    let t0 = Instant::now();
+    let t0 = Stamp::now();
     if o.range_len == 0 || o.range_scans == 0 {
         let mut op = k::MDB_FIRST;
         while E::cursor_get(cur.0, &[], &[], op)?.is_some() {
@@ -509,6 +510,9 @@ fn run_variant<E: Eng>(
     let flags = db_flags::<E>(v);
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    if !o.keep {
+        crate::interrupt::register(dir);
+    }
     let mut g = Gen::new(o, v.dups);
     let mut versions: Vec<u32> = if v.dupsort() {
         vec![0; n as usize]
@@ -527,7 +531,7 @@ fn run_variant<E: Eng>(
     // excludes the commit.
     tick("insert");
     let t = TxnGuard::<E>::begin(h.env, 0)?;
-    let t0 = Instant::now();
+    let t0 = Stamp::now();
     for idx in permutation(n, seed ^ 0xC6BC_2796_92B5_CC83) {
         let val = g.pair(idx, 0, &mut key);
         E::put(t.txn, dbi, &key, val, 0)?;
@@ -543,7 +547,7 @@ fn run_variant<E: Eng>(
         let mut rng = Sm64(seed ^ 0xD1B5_4A32_D192_ED03);
         if v.dupsort() {
             let cur = CurGuard::<E>::open(t.txn, dbi)?;
-            let t0 = Instant::now();
+            let t0 = Stamp::now();
             for _ in 0..o.updates {
                 let idx = rng.next() % n;
                 let ver = versions[idx as usize];
@@ -559,7 +563,7 @@ fn run_variant<E: Eng>(
             update = Timing::from(o.updates, t0);
             drop(cur);
         } else {
-            let t0 = Instant::now();
+            let t0 = Stamp::now();
             for _ in 0..o.updates {
                 let idx = rng.next() % n;
                 let val = g.pair(idx, 1, &mut key);
@@ -576,7 +580,7 @@ fn run_variant<E: Eng>(
     if x > 0 {
         tick("delete");
         let t = TxnGuard::<E>::begin(h.env, 0)?;
-        let t0 = Instant::now();
+        let t0 = Stamp::now();
         let mut perm = permutation(n, seed ^ 0x9E37_79B9_7F4A_7C15);
         perm.truncate(x as usize);
         for &idx in &perm {
@@ -598,7 +602,7 @@ fn run_variant<E: Eng>(
 
         tick("reinsert");
         let t = TxnGuard::<E>::begin(h.env, 0)?;
-        let t0 = Instant::now();
+        let t0 = Stamp::now();
         for &idx in &perm {
             let val = g.pair(idx, 0, &mut key);
             E::put(t.txn, dbi, &key, val, 0)?;
@@ -649,7 +653,10 @@ fn run_variant<E: Eng>(
         let rdir = PathBuf::from(format!("{}_repack", dir.display()));
         let _ = std::fs::remove_dir_all(&rdir);
         std::fs::create_dir_all(&rdir).with_context(|| format!("creating {}", rdir.display()))?;
-        let t0 = Instant::now();
+        if !o.keep {
+            crate::interrupt::register(&rdir);
+        }
+        let t0 = Stamp::now();
         E::env_copy2(h.env, &rdir, MDB_CP_COMPACT)?;
         repack = Timing::from(entries, t0);
         repack_size = file_size(&rdir.join("data.mdb"));
@@ -1071,4 +1078,169 @@ mod tests {
         assert_eq!(human_size(1536), "1.50 KiB");
         assert_eq!(human_size(3 << 30), "3.00 GiB");
     }
+}
+
+// ---------------------------------------------------------------- report
+
+/// DLMDB's published "relative to plain" time ratios (compress_bench, n =
+/// 200000): the targets of the `prefix` and `prefix-dups` rows.
+const PUBLISHED: [(&str, [(&str, f64); 6]); 2] = [
+    (
+        "prefix",
+        [
+            ("insert", 1.011),
+            ("update", 0.880),
+            ("delete", 1.151),
+            ("reinsert", 0.996),
+            ("random_read_warm", 0.884),
+            ("range_scan_warm", 1.069),
+        ],
+    ),
+    (
+        "prefix-dups",
+        [
+            ("insert", 0.840),
+            ("update", 0.785),
+            ("delete", 0.591),
+            ("reinsert", 0.675),
+            ("random_read_warm", 0.795),
+            ("range_scan_warm", 0.982),
+        ],
+    ),
+];
+
+fn phases(r: &VariantResult) -> [(&'static str, &'static str, Timing); 9] {
+    [
+        ("insert", "op", r.insert),
+        ("update", "op", r.update),
+        ("delete", "key", r.delete),
+        ("reinsert", "key", r.reinsert),
+        ("repack", "entry", r.repack),
+        ("random_read_cold", "op", r.read_cold),
+        ("random_read_warm", "op", r.read_warm),
+        ("range_scan_cold", "key", r.scan_cold),
+        ("range_scan_warm", "key", r.scan_warm),
+    ]
+}
+
+fn exacts(r: &VariantResult) -> [(&'static str, &'static str, u64); 7] {
+    [
+        ("entries", "count", r.entries),
+        ("data_size", "bytes", r.data_size),
+        ("map_used", "bytes", r.map_used),
+        ("depth", "count", r.depth as u64),
+        ("branch_pages", "pages", r.branch_pages),
+        ("leaf_pages", "pages", r.leaf_pages),
+        ("overflow_pages", "pages", r.overflow_pages),
+    ]
+}
+
+/// Rows of one or more runs (rounds) of the same options: per variant and
+/// phase the us/op of every round, with the baseline variant (or, for the
+/// variants that ran on stock LMDB, stock LMDB) as the reference; sizes
+/// and tree shape as exact rows. Exact rows must agree across rounds.
+pub fn compress_report(runs: &[CompressRun]) -> Result<crate::report::Report> {
+    use crate::report::{Measure, Report, Row, TargetKind};
+    let first = runs.first().context("no compress run")?;
+    let instr = crate::measure::instructions();
+    let mut rep = Report::new(
+        "compress",
+        if instr {
+            Measure::Instructions
+        } else {
+            Measure::Wall
+        },
+        false,
+        runs.len(),
+    );
+    if first.options.peers {
+        rep = rep.with_peer();
+    }
+    rep.options = serde_json::to_value(&first.options)?;
+    let per = if instr { "instr" } else { "us" };
+    let scale = if instr { 1000.0 } else { 1.0 };
+    for (i, r0) in first.results.iter().enumerate() {
+        let label = &r0.variant.label;
+        let base = baseline_of(&first.results, i);
+        let lmdb_idx = first
+            .lmdb_results
+            .iter()
+            .position(|l| l.variant == r0.variant);
+        for (p, (phase, unit, t)) in phases(r0).iter().enumerate() {
+            if t.ops == 0 {
+                continue;
+            }
+            let samples = |pick: &dyn Fn(&CompressRun) -> Option<&VariantResult>| -> Vec<f64> {
+                runs.iter()
+                    .filter_map(|run| pick(run))
+                    .map(|v| phases(v)[p].2.us_per_op() * scale)
+                    .collect()
+            };
+            let mine = samples(&|run| run.results.get(i));
+            let mut row = Row::measured(
+                format!("{label}/{phase}"),
+                &format!("{per}/{unit}"),
+                true,
+                mine,
+            );
+            if let Some(b) = base {
+                let bl = first.results[b].variant.label.clone();
+                row = row.with_reference(&bl, samples(&|run| run.results.get(b)));
+                if let Some((_, targets)) = PUBLISHED.iter().find(|(l, _)| l == label) {
+                    let plain = if r0.variant.dupsort() {
+                        "plain-dups"
+                    } else {
+                        "plain"
+                    };
+                    if let Some((_, bound)) = targets.iter().find(|(ph, _)| ph == phase) {
+                        if bl == plain {
+                            row = row.with_target(TargetKind::RatioAtMost, *bound);
+                        }
+                    }
+                }
+            } else if let Some(li) = lmdb_idx {
+                row = row.with_reference("lmdb", samples(&|run| run.lmdb_results.get(li)));
+            }
+            rep.rows.push(row);
+        }
+        for (e, (what, unit, v)) in exacts(r0).iter().enumerate() {
+            for run in &runs[1..] {
+                let other = run.results.get(i).map(|x| exacts(x)[e].2);
+                ensure!(
+                    other == Some(*v),
+                    "{label}/{what} differs between rounds ({v} vs {other:?}): the workload is not deterministic"
+                );
+            }
+            let mut row = Row::exact(format!("{label}/{what}"), unit, *v as f64);
+            if let Some(b) = base {
+                let bv = exacts(&first.results[b])[e].2;
+                row = row.with_reference(&first.results[b].variant.label, vec![bv as f64]);
+            } else if let Some(li) = lmdb_idx {
+                row = row.with_reference("lmdb", vec![exacts(&first.lmdb_results[li])[e].2 as f64]);
+            }
+            rep.rows.push(row);
+        }
+    }
+    for (li, l) in first.lmdb_results.iter().enumerate() {
+        for (p, (phase, unit, t)) in phases(l).iter().enumerate() {
+            if t.ops == 0 {
+                continue;
+            }
+            let s: Vec<f64> = runs
+                .iter()
+                .filter_map(|run| run.lmdb_results.get(li))
+                .map(|v| phases(v)[p].2.us_per_op() * scale)
+                .collect();
+            rep.rows.push(
+                Row::measured(
+                    format!("lmdb/{}/{phase}", l.variant.label),
+                    &format!("{per}/{unit}"),
+                    true,
+                    s,
+                )
+                .with_note("stock LMDB, without MDB_COUNTED"),
+            );
+        }
+    }
+    Ok(rep)
 }

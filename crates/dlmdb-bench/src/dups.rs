@@ -140,7 +140,7 @@ fn read_pass<E: Eng>(
     dbi: u32,
     f: impl FnOnce(extra::Cur) -> Result<u64>,
 ) -> Result<(u128, u64)> {
-    let t0 = std::time::Instant::now();
+    let t0 = crate::measure::Stamp::now();
     let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
     let c = match E::cursor_open(t, dbi) {
         Ok(c) => c,
@@ -437,7 +437,6 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
             crate_human(ITER_KEYS),
             if dlmdb_flags { "" } else { "/plain_dupsort" }
         ),
-        "self",
         "list_dup",
         "NEXT_DUP loop",
         "value",

@@ -12,17 +12,22 @@
 pub mod args;
 pub mod data;
 pub mod engine;
+pub mod interrupt;
+pub mod measure;
 mod render;
-mod sysinfo;
+pub mod report;
+pub mod sysinfo;
 pub mod workload;
 
-// --- extra suites: dups / txns / counted ---
+// --- the other suites ---
+pub mod compare;
 pub mod compress;
-pub mod counted;
+pub mod count;
+pub mod dupiter;
 pub mod dups;
 pub mod extra;
+pub mod sample;
 pub mod txns;
-pub use counted::run_counted;
 pub use dups::run_dups;
 pub use extra::{render_suite_markdown, render_suite_text, SuiteOptions, SuiteReport, SuiteRow};
 pub use txns::run_txns;
@@ -530,6 +535,7 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         .prefix("dlmdb-bench-")
         .tempdir_in(&parent)
         .with_context(|| format!("creating a scratch dir in {}", parent.display()))?;
+    interrupt::register(scratch.path());
     let mut runner = Runner {
         opts,
         env: EnvConfig {
@@ -645,4 +651,71 @@ mod tests {
         assert!(md.contains("| rand_seek/k8/v100/10K |"), "{md}");
         serde_json::to_string(&rep).unwrap();
     }
+}
+
+/// Names of every row `run_peers` can produce for these sizes (for
+/// checking a `--filter` before running).
+pub fn peers_row_names(quick: bool) -> Vec<String> {
+    configs(quick)
+        .iter()
+        .flat_map(|c| Workload::ALL.into_iter().map(move |w| row_name(w, c)))
+        .collect()
+}
+
+/// A `--filter` that selects no row is a usage error.
+pub fn check_peers_filter(opts: &PeersOptions) -> Result<(), String> {
+    match &opts.filter {
+        Some(f) if !peers_row_names(opts.quick).iter().any(|n| matches(&opts.filter, n)) => Err(
+            format!("--filter {f:?} matches no row of suite peers (rows look like rand_get/k8/v100/10K)"),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The peers report in the common report shape: value = our median ns/op,
+/// reference = stock LMDB's.
+pub fn peers_report(p: &PeersReport) -> report::Report {
+    let mut rep =
+        report::Report::new("peers", report::Measure::Wall, p.quick, p.rounds).with_peer();
+    rep.peer_version = Some(p.lmdb_version.clone());
+    rep.machine = report::Machine {
+        nproc: p.machine.nproc,
+        cpu_model: p.machine.cpu_model.clone(),
+        kernel: p.machine.kernel.clone(),
+        loadavg_start: p.machine.loadavg_start.clone(),
+        loadavg_end: p.machine.loadavg_end.clone(),
+    };
+    rep.measure = if measure::instructions() {
+        report::Measure::Instructions
+    } else {
+        report::Measure::Wall
+    };
+    rep.elapsed_secs = p.elapsed_secs;
+    rep.options = serde_json::json!({
+        "quick": p.quick,
+        "rounds": p.rounds,
+        "batch_size": p.batch_size,
+        "env_flags": p.env_flags,
+        "ours_extra_flags": p.ours_extra_flags,
+        "map_size": p.map_size,
+        "dir": p.dir,
+        "dir_fs": p.dir_fs,
+        "ours_is_lmdb": p.ours_is_lmdb,
+    });
+    let unit = if measure::instructions() {
+        "instr/op"
+    } else {
+        "ns/op"
+    };
+    rep.rows = p
+        .rows
+        .iter()
+        .map(|r| {
+            report::Row::measured(r.name.clone(), unit, true, r.ours_samples.clone())
+                .with_reference("lmdb", r.lmdb_samples.clone())
+                .with_note(format!("{} reps per sample", r.reps_per_sample))
+                .with_error(r.error.clone())
+        })
+        .collect();
+    rep
 }

@@ -64,7 +64,7 @@ fn open_env<E: Eng>(
 }
 
 fn ro_begin_abort<E: Eng>(env: extra::Env, n: u64) -> Result<u128> {
-    let t0 = Instant::now();
+    let t0 = crate::measure::Stamp::now();
     for _ in 0..n {
         let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
         E::txn_abort(t);
@@ -74,7 +74,7 @@ fn ro_begin_abort<E: Eng>(env: extra::Env, n: u64) -> Result<u128> {
 
 fn ro_reset_renew<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<u128> {
     let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let t0 = Instant::now();
+    let t0 = crate::measure::Stamp::now();
     let mut r = Ok(());
     for _ in 0..n {
         E::txn_reset(t);
@@ -92,7 +92,7 @@ fn ro_reset_renew<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<u128> {
 }
 
 fn put_commit<E: Eng>(env: extra::Env, dbi: u32, start: u64, n: u64) -> Result<u128> {
-    let t0 = Instant::now();
+    let t0 = crate::measure::Stamp::now();
     for i in start..start + n {
         let t = E::txn_begin(env, ptr::null_mut(), 0)?;
         if let Err(e) = E::put(t, dbi, &key(i), &value(i, 1), 0) {
@@ -282,6 +282,7 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
 
         // Mixed readers + writer.
         let mut p = Pair::peer("mixed_4readers_1writer", "reader get");
+        p.wall = true;
         let mut commit_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut get_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut seq = 0;

@@ -10,7 +10,6 @@
 //! way; ours-only rows would set `lmdb_ns_per_op` to `None`.
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
 
@@ -115,7 +114,7 @@ fn fold(acc: u64, k: &[u8], v: &[u8]) -> u64 {
 
 /// Run a write workload on a freshly opened, empty backend. Returns elapsed ns.
 pub fn run_write<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<u128> {
-    let t0 = Instant::now();
+    let t0 = crate::measure::Stamp::now();
     match w {
         Workload::SeqPut => put_all(b, d, false)?,
         Workload::RandPut => put_all(b, d, true)?,
@@ -159,7 +158,7 @@ fn read_inner<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<(u128, 
     match w {
         Workload::SeqRead => {
             b.cursor_open()?;
-            t0 = Instant::now();
+            t0 = crate::measure::Stamp::now();
             let mut op = CursorOp::First;
             while let Some((k, v)) = b.cursor_get(op, &[])? {
                 acc = fold(acc, k, v);
@@ -168,7 +167,7 @@ fn read_inner<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<(u128, 
             }
         }
         Workload::RandGet => {
-            t0 = Instant::now();
+            t0 = crate::measure::Stamp::now();
             for &r in &d.perm {
                 let k = d.keys.get(r as usize);
                 if let Some(v) = b.get(k)? {
@@ -179,7 +178,7 @@ fn read_inner<B: Backend>(w: Workload, b: &mut B, d: &Dataset) -> Result<(u128, 
         }
         Workload::RandSeek => {
             b.cursor_open()?;
-            t0 = Instant::now();
+            t0 = crate::measure::Stamp::now();
             for &r in &d.perm {
                 if let Some((k, v)) =
                     b.cursor_get(CursorOp::SetRange, d.seek_keys.get(r as usize))?

@@ -1,16 +1,25 @@
 //! `dlmdb bench ...`: argument parsing and output of the benchmark suites.
-//! The measuring code lives in the `dlmdb-bench` crate.
+//! The measuring code lives in the `dlmdb-bench` crate; every suite turns
+//! its results into the common report and prints it through
+//! [`OutputArgs::emit`], which also decides the exit status.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Subcommand;
+use dlmdb_bench::args::{OutputArgs, EXIT_FAIL, EXIT_OK, EXIT_USAGE};
 use dlmdb_bench::compress::{self, CompressOptions};
+use dlmdb_bench::count::{self, CountOptions};
+use dlmdb_bench::dupiter::{self, DupIterOptions};
+use dlmdb_bench::report::Report;
+use dlmdb_bench::sample::{self, Mode, SampleOptions};
 
 #[derive(Subcommand)]
 pub enum BenchCmd {
     /// Our engine vs stock LMDB on stores the benchmark creates itself.
+    #[command(
+        after_help = "Examples:\n  dlmdb bench peers --quick\n  dlmdb bench peers --filter rand_get --rounds 9 --json > peers.json"
+    )]
     Peers(dlmdb_bench::PeersArgs),
     /// DUPSORT rows vs stock LMDB, and mdb_cursor_list_dup vs an MDB_NEXT_DUP loop.
     #[command(
@@ -24,9 +33,15 @@ pub enum BenchCmd {
     Txns(SuiteArgs),
     /// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
     #[command(
-        after_help = "Examples:\n  dlmdb bench counted --quick\n  dlmdb bench counted --rounds 7 --markdown"
+        alias = "counted",
+        after_help = "Prints count_bench's lines. (`counted` is an alias.)\n\nExamples:\n  dlmdb bench count --quick\n  dlmdb bench count --entries 100000 --shuffle --json > count.json"
     )]
-    Counted(SuiteArgs),
+    Count(CountArgs),
+    /// DLMDB's sample_bench: rank sampling and stride scans of a counted DB.
+    #[command(
+        after_help = "Prints sample_bench's lines.\n\nExamples:\n  dlmdb bench sample --quick\n  dlmdb bench sample --entries 1000000 --dups 4 --mode warm"
+    )]
+    Sample(SampleArgs),
     /// DLMDB's compress_bench: plain vs prefix-compressed DBs (and DUPSORT twins).
     #[command(
         long_about = "DLMDB's compress_bench workload: for each variant (plain, prefix, the -C \
@@ -37,32 +52,152 @@ leading-0 octal as compress_bench does.",
         after_help = "Examples:\n  dlmdb bench compress --quick\n  dlmdb bench compress -n 200000 -r 100000 -m 4096 -U 100000 -X 100000 -D 20\n  dlmdb bench compress -D 20 --peers --json > compress.json"
     )]
     Compress(CompressArgs),
+    /// dup_iter_bench: mdb_cursor_list_dup vs an MDB_NEXT_DUP loop over every key.
+    #[command(
+        name = "dup-iter",
+        after_help = "Prints dup_iter_bench's lines.\n\nExamples:\n  dlmdb bench dup-iter --quick\n  dlmdb bench dup-iter --keys 100000 --dups 10 --peers"
+    )]
+    DupIter(DupIterArgs),
+    /// Compare two JSON reports of one suite: the regression gate.
+    #[command(
+        long_about = "Compare two JSON reports (`--json` or `--save-json` output) of the same suite. \
+A row regresses when its change exceeds both its threshold and the measured noise of the two \
+runs (the sum of their relative spreads, (max - min) / median of the samples). Exact metrics \
+(sizes, pages, depth, entries) regress on any change; rows missing from NEW or failed in NEW \
+regress too.\n\nExit status: 0 no regression, 1 regression, 2 usage or schema error.",
+        after_help = "Examples:\n  dlmdb bench compare base.json new.json\n  dlmdb bench compare --max-regression 5% --row-threshold rand_get=20% base.json new.json\n  dlmdb bench compare --json base.json new.json"
+    )]
+    Compare(CompareArgs),
 }
 
-/// Options shared by `bench dups|txns|counted`.
+/// Options of `bench dups|txns`.
 #[derive(clap::Args)]
 pub struct SuiteArgs {
     /// Small sizes (seconds).
     #[arg(long)]
     quick: bool,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
-    /// Print a Markdown table.
-    #[arg(long, conflicts_with = "json")]
-    markdown: bool,
-    /// Timed rounds per side per row (medians are reported).
-    #[arg(long, default_value_t = 5)]
-    rounds: usize,
     /// Parent directory for scratch environments (default /dev/shm).
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// No per-row progress lines on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Also write the JSON report to this file.
-    #[arg(long, value_name = "FILE")]
-    save_json: Option<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// count_bench's flags.
+#[derive(clap::Args)]
+pub struct CountArgs {
+    /// Number of keys [default: 50000; --quick 5000].
+    #[arg(long)]
+    entries: Option<u64>,
+    /// Number of range/rank queries [default: 5000; --quick 500].
+    #[arg(long)]
+    queries: Option<u64>,
+    /// Range width in key indexes [default: 200].
+    #[arg(long)]
+    span: Option<u64>,
+    /// Values per key in the DUPSORT phases; 0 skips them [default: 8; --quick 4].
+    #[arg(long)]
+    dups: Option<u64>,
+    /// Insert in a pseudo-random order instead of ascending.
+    #[arg(long)]
+    shuffle: bool,
+    /// Small sizes (seconds).
+    #[arg(long)]
+    quick: bool,
+    /// Directory for the bench_tmp_* and benchdb_count* environments
+    /// [default: a scratch dir in /dev/shm].
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// sample_bench's flags.
+#[derive(clap::Args)]
+pub struct SampleArgs {
+    /// Total entries, duplicates included [default: 10000000; --quick 200000].
+    #[arg(long)]
+    entries: Option<u64>,
+    /// Samples per pass [default: 1000].
+    #[arg(long)]
+    samples: Option<u64>,
+    /// Rank step; 0 = entries / samples [default: 0].
+    #[arg(long)]
+    stride: Option<u64>,
+    /// Puts per write txn; 0 = 100000 [default: 250000; --quick 50000].
+    #[arg(long)]
+    batch: Option<u64>,
+    /// Values per key; > 1 makes the DB DUPSORT [default: 1].
+    #[arg(long)]
+    dups: Option<u64>,
+    /// warm, scan or both.
+    #[arg(long, default_value = "both")]
+    mode: Mode,
+    /// Environment directory [default: a scratch dir in /dev/shm].
+    #[arg(long)]
+    path: Option<PathBuf>,
+    /// Map size in bytes; 0 = library default [default: 17179869184].
+    #[arg(long)]
+    mapsize: Option<u64>,
+    /// Also run the population and the stride scan on stock LMDB (a DB
+    /// without MDB_COUNTED; the scan starts at MDB_FIRST).
+    #[arg(long)]
+    peers: bool,
+    /// Small sizes (seconds).
+    #[arg(long)]
+    quick: bool,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// dup_iter_bench's flags.
+#[derive(clap::Args)]
+pub struct DupIterArgs {
+    /// Keys [default: 50000; --quick 5000].
+    #[arg(long)]
+    keys: Option<u64>,
+    /// Values per key [default: 20].
+    #[arg(long)]
+    dups: Option<u64>,
+    /// Passes over all keys per timed pass [default: 5].
+    #[arg(long)]
+    runs: Option<u64>,
+    /// Map size in bytes [default: 536870912].
+    #[arg(long)]
+    mapsize: Option<u64>,
+    /// Environment directory [default: a scratch dir in /dev/shm].
+    #[arg(long)]
+    path: Option<PathBuf>,
+    /// Also run the NEXT_DUP pass on stock LMDB (DUPSORT without DLMDB's flags).
+    #[arg(long)]
+    peers: bool,
+    /// Small sizes (seconds).
+    #[arg(long)]
+    quick: bool,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// `bench compare` arguments.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// The earlier report.
+    base: PathBuf,
+    /// The report to check.
+    new: PathBuf,
+    /// Largest tolerated slowdown of a row, in percent.
+    #[arg(long, default_value = "10%", value_parser = dlmdb_bench::compare::parse_percent)]
+    max_regression: f64,
+    /// PATTERN=PERCENT: rows whose name contains PATTERN use this threshold
+    /// (first match wins; repeatable).
+    #[arg(long, value_parser = dlmdb_bench::compare::parse_override)]
+    row_threshold: Vec<(String, f64)>,
+    /// Only rows whose name contains one of these comma-separated substrings.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Print the differences as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// compress_bench's flags (same letters, same defaults).
@@ -120,15 +255,11 @@ pub struct CompressArgs {
     /// -m 256, each unless given.
     #[arg(long)]
     quick: bool,
-    /// Also run the uncompressed variants on stock LMDB (without MDB_COUNTED).
+    /// Also run the uncompressed unique-key variants on stock LMDB (without MDB_COUNTED).
     #[arg(long)]
     peers: bool,
-    /// Print the results as JSON.
-    #[arg(long)]
-    json: bool,
-    /// No progress display.
-    #[arg(long)]
-    quiet: bool,
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 /// A number as C's `strtoull(s, NULL, 0)` reads a whole argument: `0x`/`0X`
@@ -144,6 +275,68 @@ pub fn parse_c_number(s: &str) -> Result<u64, String> {
         t.parse()
     };
     r.map_err(|e| format!("'{s}' is not a number: {e}"))
+}
+
+/// A scratch directory for a suite, unless the user named one.
+fn workdir(suite: &str, given: Option<&Path>) -> Result<(PathBuf, Option<tempfile_guard::Guard>)> {
+    match given {
+        // The suites register the environment directories they create in
+        // a named directory (only their files are removed on Ctrl-C).
+        Some(p) => Ok((p.to_path_buf(), None)),
+        None => {
+            let t = dlmdb_bench::extra::scratch_dir(suite, None)?;
+            Ok((t.path().to_path_buf(), Some(tempfile_guard::Guard(t))))
+        }
+    }
+}
+
+mod tempfile_guard {
+    /// Keeps a scratch directory alive; removes it when dropped.
+    pub struct Guard(#[allow(dead_code)] pub dlmdb_bench::extra::TempDir);
+}
+
+/// A spinner on stderr showing the running phase (terminals only).
+fn spinner(out: &OutputArgs) -> Option<indicatif::ProgressBar> {
+    out.progress().then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        b
+    })
+}
+
+/// Run the rounds of a DLMDB program suite, print, return the exit status.
+fn run_rounds<T>(
+    out: &OutputArgs,
+    mut round: impl FnMut(&dyn Fn(&str)) -> Result<T>,
+    text: impl Fn(&T) -> String,
+    report: impl Fn(&[T]) -> Result<Report>,
+    quick: bool,
+) -> Result<i32> {
+    if let Err(e) = out.apply_measure() {
+        eprintln!("dlmdb bench: {e}");
+        return Ok(EXIT_USAGE);
+    }
+    let started = std::time::Instant::now();
+    let load_at_start = dlmdb_bench::sysinfo::loadavg();
+    let bar = spinner(out);
+    let runs = out.repeat(1, |i| {
+        let tick = |phase: &str| {
+            if let Some(b) = &bar {
+                b.set_message(format!("round {}: {phase}", i + 1));
+            }
+        };
+        round(&tick)
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let runs = runs?;
+    let mut rep = report(&runs)?;
+    rep.quick = quick;
+    rep.machine.loadavg_start = load_at_start;
+    rep.finish(started);
+    let txt: String = runs.iter().map(&text).collect::<Vec<_>>().join("\n");
+    Ok(out.emit(rep, Some(txt)))
 }
 
 impl CompressArgs {
@@ -170,45 +363,209 @@ impl CompressArgs {
         }
     }
 
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<i32> {
         let mut o = self.options();
         if o.entries == 0 {
-            anyhow::bail!("Entry count must be > 0");
+            eprintln!("Entry count must be > 0");
+            return Ok(EXIT_FAIL);
+        }
+        if let Err(e) = compress::variants(&o) {
+            eprintln!("dlmdb bench compress: {e}");
+            return Ok(EXIT_USAGE);
         }
         // Without -d the environments go to a scratch dir (removed at the
         // end); with -k and no -d they stay in the current directory, as
         // compress_bench leaves them.
-        let scratch = if self.dir_prefix.is_none() && !o.keep {
-            let t = dlmdb_bench::extra::scratch_dir("compress", None)?;
-            o.dir_prefix = t.path().join("compress_bench");
-            Some(t)
+        let _scratch = if self.dir_prefix.is_none() && !o.keep {
+            let (dir, g) = workdir("compress", None)?;
+            o.dir_prefix = dir.join("compress_bench");
+            g
         } else {
             None
         };
         if let Some(w) = compress::mapsize_warning(&o) {
             eprintln!("{w}");
         }
-        let bar = (!self.quiet && std::io::stderr().is_terminal()).then(|| {
-            let b = indicatif::ProgressBar::new_spinner();
-            b.enable_steady_tick(std::time::Duration::from_millis(200));
-            b
-        });
-        let run = compress::run_compress(&o, &mut |variant, phase| {
-            if let Some(b) = &bar {
-                b.set_message(format!("{variant}: {phase}"));
+        run_rounds(
+            &self.out,
+            |tick| compress::run_compress(&o, &mut |v, p| tick(&format!("{v}: {p}"))),
+            compress::render_compress_text,
+            compress::compress_report,
+            self.quick,
+        )
+    }
+}
+
+impl CountArgs {
+    fn run(&self) -> Result<i32> {
+        let q = |quick: u64, full: u64| if self.quick { quick } else { full };
+        let d = CountOptions::default();
+        let (root, _g) = workdir("count", self.dir.as_deref())?;
+        let o = CountOptions {
+            entries: self.entries.unwrap_or(q(5000, d.entries)),
+            queries: self.queries.unwrap_or(q(500, d.queries)),
+            span: self.span.unwrap_or(d.span),
+            dups: self.dups.unwrap_or(q(4, d.dups)),
+            shuffle: self.shuffle,
+            root,
+        };
+        run_rounds(
+            &self.out,
+            |tick| count::run_count(&o, &mut |p| tick(p)),
+            count::render_count_text,
+            count::count_report,
+            self.quick,
+        )
+    }
+}
+
+impl SampleArgs {
+    fn run(&self) -> Result<i32> {
+        let q = |quick: u64, full: u64| if self.quick { quick } else { full };
+        let d = SampleOptions::default();
+        let (dir, _g) = match &self.path {
+            Some(p) => workdir("sample", Some(p))?,
+            None => {
+                let (dir, g) = workdir("sample", None)?;
+                (dir.join("bench_sample"), g)
             }
-        });
-        if let Some(b) = &bar {
-            b.finish_and_clear();
+        };
+        let o = SampleOptions {
+            entries: self.entries.unwrap_or(q(200_000, d.entries)),
+            samples: self.samples.unwrap_or(d.samples),
+            stride: self.stride.unwrap_or(d.stride),
+            batch: self.batch.unwrap_or(q(50_000, d.batch)),
+            dups: self.dups.unwrap_or(d.dups),
+            mode: self.mode,
+            path: dir,
+            mapsize: self.mapsize.unwrap_or(q(1 << 30, d.mapsize)),
+            peers: self.peers,
+        };
+        if let Err(e) = o.validate() {
+            eprintln!("{e}");
+            return Ok(EXIT_FAIL);
         }
-        drop(scratch);
-        let run = run?;
+        run_rounds(
+            &self.out,
+            |tick| {
+                tick("population and passes");
+                sample::run_sample(&o)
+            },
+            sample::render_sample_text,
+            sample::sample_report,
+            self.quick,
+        )
+    }
+}
+
+impl DupIterArgs {
+    fn run(&self) -> Result<i32> {
+        let q = |quick: u64, full: u64| if self.quick { quick } else { full };
+        let d = DupIterOptions::default();
+        let (dir, _g) = match &self.path {
+            Some(p) => workdir("dup-iter", Some(p))?,
+            None => {
+                let (dir, g) = workdir("dup-iter", None)?;
+                (dir.join("dup_iter_bench_env"), g)
+            }
+        };
+        let o = DupIterOptions {
+            keys: self.keys.unwrap_or(q(5000, d.keys)),
+            dups: self.dups.unwrap_or(d.dups),
+            runs: self.runs.unwrap_or(d.runs),
+            mapsize: self.mapsize.unwrap_or(d.mapsize),
+            path: dir,
+            peers: self.peers,
+        };
+        if let Err(e) = dupiter::validate(&o) {
+            eprintln!("{e}");
+            return Ok(EXIT_FAIL);
+        }
+        run_rounds(
+            &self.out,
+            |tick| {
+                tick("population and passes");
+                dupiter::run_dup_iter(&o)
+            },
+            dupiter::render_dup_iter_text,
+            dupiter::dup_iter_report,
+            self.quick,
+        )
+    }
+}
+
+impl SuiteArgs {
+    fn run(&self, run: fn(&dlmdb_bench::SuiteOptions) -> Result<Report>) -> Result<i32> {
+        if let Err(e) = self.out.apply_measure() {
+            eprintln!("dlmdb bench: {e}");
+            return Ok(EXIT_USAGE);
+        }
+        let opts = dlmdb_bench::SuiteOptions {
+            quick: self.quick,
+            rounds: self.out.rounds.unwrap_or(5),
+            dir: self.dir.clone(),
+            progress: self.out.progress(),
+        };
+        // --min-time: run the whole suite again until the time has passed,
+        // folding the samples of every pass into one report.
+        let min = std::time::Duration::from_secs_f64(self.out.min_time.unwrap_or(0.0).max(0.0));
+        let t0 = std::time::Instant::now();
+        let mut rep = run(&opts)?;
+        while t0.elapsed() < min {
+            let more = run(&opts)?;
+            rep.absorb(&more).map_err(anyhow::Error::msg)?;
+        }
+        Ok(self.out.emit(rep, None))
+    }
+}
+
+impl CompareArgs {
+    fn run(&self) -> i32 {
+        let load = |p: &Path| -> Result<Report, String> {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
+        };
+        let (mut base, mut new) = match (load(&self.base), load(&self.new)) {
+            (Ok(b), Ok(n)) => (b, n),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("dlmdb bench compare: {e}");
+                return EXIT_USAGE;
+            }
+        };
+        if let Some(f) = &self.filter {
+            if let Err(e) = base.apply_filter(f).and_then(|_| new.apply_filter(f)) {
+                eprintln!("dlmdb bench compare: {e}");
+                return EXIT_USAGE;
+            }
+        }
+        let c = match dlmdb_bench::compare::compare(
+            &base,
+            &new,
+            self.max_regression,
+            &self.row_threshold,
+        ) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("dlmdb bench compare: {e}");
+                return EXIT_USAGE;
+            }
+        };
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&run)?);
+            match serde_json::to_string_pretty(&c) {
+                Ok(j) => println!("{j}"),
+                Err(e) => {
+                    eprintln!("dlmdb bench compare: {e}");
+                    return EXIT_USAGE;
+                }
+            }
         } else {
-            print!("{}", compress::render_compress_text(&run));
+            print!("{}", dlmdb_bench::compare::render_comparison(&c));
         }
-        Ok(())
+        if c.regressions > 0 {
+            EXIT_FAIL
+        } else {
+            EXIT_OK
+        }
     }
 }
 
@@ -216,13 +573,22 @@ impl CompressArgs {
 pub fn run(which: BenchCmd) -> i32 {
     let r = match which {
         BenchCmd::Peers(a) => a.run(),
-        BenchCmd::Dups(a) => run_suite(a, dlmdb_bench::run_dups),
-        BenchCmd::Txns(a) => run_suite(a, dlmdb_bench::run_txns),
-        BenchCmd::Counted(a) => run_suite(a, dlmdb_bench::run_counted),
+        BenchCmd::Dups(a) => a.run(dlmdb_bench::run_dups),
+        BenchCmd::Txns(a) => a.run(dlmdb_bench::run_txns),
+        BenchCmd::Count(a) => a.run(),
+        BenchCmd::Sample(a) => a.run(),
         BenchCmd::Compress(a) => a.run(),
+        BenchCmd::DupIter(a) => a.run(),
+        BenchCmd::Compare(a) => Ok(a.run()),
     };
+    // Ctrl-C removes the environments under the running suite, which then
+    // fails; the interrupt decides the exit status.
+    if dlmdb_bench::interrupt::interrupted() {
+        dlmdb_bench::interrupt::cleanup();
+        return dlmdb_bench::interrupt::INTERRUPTED;
+    }
     match r {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             let broken_pipe = e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
@@ -231,34 +597,9 @@ pub fn run(which: BenchCmd) -> i32 {
             if !broken_pipe {
                 eprintln!("dlmdb: {e:#}");
             }
-            1
+            EXIT_FAIL
         }
     }
-}
-
-fn run_suite(
-    a: SuiteArgs,
-    run: fn(&dlmdb_bench::SuiteOptions) -> Result<dlmdb_bench::SuiteReport>,
-) -> Result<()> {
-    let opts = dlmdb_bench::SuiteOptions {
-        quick: a.quick,
-        rounds: a.rounds,
-        dir: a.dir,
-        progress: !a.quiet && !a.json,
-    };
-    let rep = run(&opts)?;
-    if let Some(p) = &a.save_json {
-        std::fs::write(p, serde_json::to_string_pretty(&rep)?)
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?;
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
-    } else if a.markdown {
-        print!("{}", dlmdb_bench::render_suite_markdown(&rep));
-    } else {
-        print!("{}", dlmdb_bench::render_suite_text(&rep));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

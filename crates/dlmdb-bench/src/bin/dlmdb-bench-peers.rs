@@ -11,6 +11,13 @@ struct Cli {
     args: PeersArgs,
 }
 
-fn main() -> anyhow::Result<()> {
-    Cli::parse().args.run()
+fn main() {
+    let code = match Cli::parse().args.run() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("dlmdb-bench-peers: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
 }

@@ -1,0 +1,703 @@
+//! DLMDB's count_bench workload (dlmdb-extensions.md §5.1): insert cost of
+//! counted vs uncounted prefix-compressed DBs (plain and DUPSORT), then
+//! range counts and rank lookups through the counted API against the naive
+//! cursor way. Same options, defaults, normalisation, bytes, insertion
+//! orders, query stream (glibc `rand()` after `srand(1)`), environments,
+//! build schedule (warm-ups, 6 alternating passes, the extra builds folded
+//! into the averages), timed regions and printed lines.
+//!
+//! Answers are checked outside the timed regions: every counted range
+//! count equals the naive count, every rank lookup returns the key of that
+//! rank, and dup counts agree.
+
+use std::path::{Path, PathBuf};
+use std::ptr;
+
+use anyhow::{bail, ensure, Result};
+use serde::Serialize;
+
+use crate::extra::{k, Cur, Eng, Env, GlibcRand, OursE, Txn};
+use crate::measure::Stamp;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CountOptions {
+    pub entries: u64,
+    pub queries: u64,
+    pub span: u64,
+    pub dups: u64,
+    pub shuffle: bool,
+    /// Where the `bench_tmp_*` / `benchdb_count*` directories go.
+    pub root: PathBuf,
+}
+
+impl Default for CountOptions {
+    fn default() -> Self {
+        CountOptions {
+            entries: 50_000,
+            queries: 5000,
+            span: 200,
+            dups: 8,
+            shuffle: false,
+            root: PathBuf::from("."),
+        }
+    }
+}
+
+impl CountOptions {
+    /// count_bench's normalisation of queries and span.
+    pub fn normalized(&self) -> CountOptions {
+        let mut o = self.clone();
+        if o.entries == 0 {
+            o.queries = 0;
+            o.span = 0;
+        } else if o.span >= o.entries {
+            o.span = o.entries.saturating_sub(1);
+        }
+        o
+    }
+}
+
+/// Every figure count_bench prints (milliseconds).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CountRun {
+    pub options: CountOptions,
+    /// Per-build ms, in build order (7 each; the printed value is the mean).
+    pub plain_builds: Vec<f64>,
+    pub counted_builds: Vec<f64>,
+    /// 7 plain dup builds; 6 counted dup builds are printed, the 7th
+    /// (kept open for the dup range section) is in `counted_dup_kept`.
+    pub plain_dup_builds: Vec<f64>,
+    pub counted_dup_builds: Vec<f64>,
+    pub counted_dup_kept: Option<f64>,
+    pub naive_range_ms: f64,
+    pub counted_range_ms: f64,
+    pub rank: Option<RankFigures>,
+    pub dup_range: Option<(f64, f64)>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RankFigures {
+    pub naive_samples: u64,
+    pub naive_ms: f64,
+    pub cursor_ms: f64,
+    pub get_rank_ms: f64,
+}
+
+fn key(i: u64) -> String {
+    format!("k{i:06}")
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// An env of one build, closed and removed on drop.
+struct Built {
+    env: Env,
+    dbi: u32,
+    dir: PathBuf,
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        OursE::env_close(self.env);
+        let _ = std::fs::remove_file(self.dir.join("data.mdb"));
+        let _ = std::fs::remove_file(self.dir.join("lock.mdb"));
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// One build: fresh env, one write txn of all puts; timed from just
+/// before the first put to just after the commit.
+fn build(
+    o: &CountOptions,
+    dir: &Path,
+    order: &[u64],
+    dup: bool,
+    counted: bool,
+) -> Result<(Built, f64)> {
+    crate::interrupt::register_env(dir);
+    std::fs::create_dir_all(dir)?;
+    let _ = std::fs::remove_file(dir.join("data.mdb"));
+    let _ = std::fs::remove_file(dir.join("lock.mdb"));
+    let map = if dup {
+        o.entries * o.dups * 128
+    } else {
+        o.entries * 128
+    };
+    let env = OursE::env_open(
+        dir,
+        k::MDB_NOLOCK,
+        4,
+        if map == 0 { 128 } else { map as usize },
+    )?;
+    let mut b = Built {
+        env,
+        dbi: 0,
+        dir: dir.to_path_buf(),
+    };
+    let t = OursE::txn_begin(env, ptr::null_mut(), 0)?;
+    let mut flags = k::MDB_CREATE | k::MDB_PREFIX_COMPRESSION;
+    if dup {
+        flags |= k::MDB_DUPSORT;
+    }
+    if counted {
+        flags |= k::MDB_COUNTED;
+    }
+    let r = (|| -> Result<f64> {
+        b.dbi = OursE::dbi_open(t, Some(if dup { "bench_dup" } else { "bench" }), flags)?;
+        let t0 = Stamp::now();
+        for &i in order {
+            let kk = key(i);
+            if dup {
+                for d in 0..o.dups {
+                    let v = format!("val{d:08}");
+                    OursE::put(t, b.dbi, kk.as_bytes(), v.as_bytes(), 0)?;
+                }
+            } else {
+                let v = format!("v{i:06}");
+                OursE::put(t, b.dbi, kk.as_bytes(), v.as_bytes(), 0)?;
+            }
+        }
+        Ok(t0.elapsed().as_millis_f64())
+    })();
+    let ms = match r {
+        Ok(ms) => {
+            let t0 = Stamp::now();
+            OursE::txn_commit(t)?;
+            ms + t0.elapsed().as_millis_f64()
+        }
+        Err(e) => {
+            OursE::txn_abort(t);
+            return Err(e);
+        }
+    };
+    Ok((b, ms))
+}
+
+fn mval(b: &[u8]) -> dlmdb_sys::MDB_val {
+    dlmdb_sys::MDB_val {
+        mv_size: b.len() as _,
+        mv_data: b.as_ptr() as *mut _,
+    }
+}
+
+fn in_range(kk: &[u8], low: &[u8], high: &[u8]) -> (bool, bool) {
+    // memcmp over the shorter length, then length (the DB's own order).
+    let ge_low = kk >= low;
+    let gt_high = kk > high;
+    (ge_low, gt_high)
+}
+
+struct Query {
+    low: Vec<u8>,
+    high: Vec<u8>,
+    keys: u64,
+    rank: u64,
+}
+
+fn queries(o: &CountOptions) -> Vec<Query> {
+    let mut g = GlibcRand::new(1);
+    (0..o.queries)
+        .map(|_| {
+            let start = g.next() as u64 % o.entries;
+            let stop = (start + o.span).min(o.entries - 1);
+            let rank = g.next() as u64 % o.entries;
+            Query {
+                low: key(start).into_bytes(),
+                high: key(stop).into_bytes(),
+                keys: stop - start + 1,
+                rank,
+            }
+        })
+        .collect()
+}
+
+/// Six alternating passes after a discarded warm-up of each kind.
+fn passes(o: &CountOptions, root: &Path, order: &[u64], dup: bool) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (pd, cd) = if dup {
+        ("bench_tmp_plain_dup", "bench_tmp_counted_dup")
+    } else {
+        ("bench_tmp_plain", "bench_tmp_counted")
+    };
+    let (pd, cd) = (root.join(pd), root.join(cd));
+    build(o, &pd, order, dup, false)?;
+    build(o, &cd, order, dup, true)?;
+    let (mut plain, mut counted) = (Vec::new(), Vec::new());
+    for pass in 0..6 {
+        if pass % 2 == 0 {
+            plain.push(build(o, &pd, order, dup, false)?.1);
+            counted.push(build(o, &cd, order, dup, true)?.1);
+        } else {
+            counted.push(build(o, &cd, order, dup, true)?.1);
+            plain.push(build(o, &pd, order, dup, false)?.1);
+        }
+    }
+    Ok((plain, counted))
+}
+
+fn read_txn(env: Env, dbi: u32) -> Result<(Txn, Cur)> {
+    let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+    match OursE::cursor_open(t, dbi) {
+        Ok(c) => Ok((t, c)),
+        Err(e) => {
+            OursE::txn_abort(t);
+            Err(e)
+        }
+    }
+}
+
+/// Run count_bench's schedule once. `tick` names the phase starting.
+pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRun> {
+    let o = o.normalized();
+    let root = o.root.clone();
+    let order: Vec<u64> = if o.shuffle {
+        crate::extra::count_bench_order(o.entries as usize)
+            .into_iter()
+            .map(|i| i as u64)
+            .collect()
+    } else {
+        (0..o.entries).collect()
+    };
+    let mut run = CountRun {
+        options: o.clone(),
+        ..Default::default()
+    };
+    tick("plain DB inserts");
+    let (mut plain, mut counted) = passes(&o, &root, &order, false)?;
+    let has_dups = o.entries > 0 && o.dups > 0;
+    if has_dups {
+        tick("dupsort inserts");
+        let (mut pd, cd) = passes(&o, &root, &order, true)?;
+        pd.push(build(&o, &root.join("bench_tmp_plain_dup"), &order, true, false)?.1);
+        run.plain_dup_builds = pd;
+        run.counted_dup_builds = cd;
+    }
+    plain.push(build(&o, &root.join("bench_tmp_plain"), &order, false, false)?.1);
+    tick("queries");
+    let (db, ms) = build(&o, &root.join("benchdb_count"), &order, false, true)?;
+    counted.push(ms);
+    run.plain_builds = plain;
+    run.counted_builds = counted;
+
+    let qs = queries(&o);
+    let (t, cur) = read_txn(db.env, db.dbi)?;
+    let r = (|| -> Result<()> {
+        // Naive range count: one cursor over all queries.
+        let mut naive = Vec::with_capacity(qs.len());
+        let t0 = Stamp::now();
+        for q in &qs {
+            let mut n = 0u64;
+            let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?;
+            while let Some((kk, _)) = at {
+                let (ge, gt) = in_range(kk, &q.low, &q.high);
+                if gt {
+                    break;
+                }
+                if ge {
+                    n += 1;
+                }
+                at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT)?;
+            }
+            naive.push(n);
+        }
+        run.naive_range_ms = t0.elapsed().as_millis_f64();
+        let mut counted = Vec::with_capacity(qs.len());
+        let flags = k::MDB_COUNT_LOWER_INCL | k::MDB_COUNT_UPPER_INCL;
+        let t0 = Stamp::now();
+        for q in &qs {
+            let (lo, hi) = (mval(&q.low), mval(&q.high));
+            let mut n = 0u64;
+            // SAFETY: live read txn of our engine; inputs outlive the call.
+            let rc =
+                unsafe { dlmdb_sys::mdb_count_range(t as *mut _, db.dbi, &lo, &hi, flags, &mut n) };
+            if rc != 0 {
+                bail!("mdb_count_range failed ({rc})");
+            }
+            counted.push(n);
+        }
+        run.counted_range_ms = t0.elapsed().as_millis_f64();
+        for (i, q) in qs.iter().enumerate() {
+            ensure!(
+                naive[i] == q.keys && counted[i] == q.keys,
+                "range count of query {i}: naive {}, counted {}, expected {}",
+                naive[i],
+                counted[i],
+                q.keys
+            );
+        }
+        if o.entries > 0 && o.queries > 0 {
+            let rank_at = |rank: u64| -> Result<dlmdb_sys::MDB_val> {
+                let mut kv = mval(&[]);
+                let mut dv = mval(&[]);
+                // SAFETY: live cursor of our engine.
+                let rc = unsafe {
+                    dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, &mut kv, &mut dv, 0)
+                };
+                if rc != 0 {
+                    bail!("mdb_cursor_get_rank({rank}) failed ({rc})");
+                }
+                Ok(kv)
+            };
+            let t0 = Stamp::now();
+            for q in &qs {
+                rank_at(q.rank)?;
+            }
+            let cursor_ms = t0.elapsed().as_millis_f64();
+            let get_rank = |rank: u64| -> Result<dlmdb_sys::MDB_val> {
+                let mut kv = mval(&[]);
+                let mut dv = mval(&[]);
+                // SAFETY: live read txn.
+                let rc =
+                    unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, &mut kv, &mut dv) };
+                if rc != 0 {
+                    bail!("mdb_get_rank({rank}) failed ({rc})");
+                }
+                Ok(kv)
+            };
+            let t0 = Stamp::now();
+            for q in &qs {
+                get_rank(q.rank)?;
+            }
+            let get_rank_ms = t0.elapsed().as_millis_f64();
+            // Untimed: every lookup returned the key of its rank (each key
+            // is read before the next call may reuse its buffer).
+            for q in &qs {
+                for what in ["mdb_cursor_get_rank", "mdb_get_rank"] {
+                    let kv = if what == "mdb_get_rank" {
+                        get_rank(q.rank)?
+                    } else {
+                        rank_at(q.rank)?
+                    };
+                    // SAFETY: points at mv_size bytes valid until the next call.
+                    let kk =
+                        unsafe { std::slice::from_raw_parts(kv.mv_data as *const u8, kv.mv_size) };
+                    ensure!(
+                        kk == key(q.rank).as_bytes(),
+                        "{what}({}) returned another key",
+                        q.rank
+                    );
+                }
+            }
+            let samples = o.queries.min(128);
+            let t0 = Stamp::now();
+            let mut last = Vec::new();
+            for q in &qs[..samples as usize] {
+                let mut at = OursE::cursor_get(cur, &[], &[], k::MDB_FIRST)?;
+                for _ in 0..q.rank {
+                    at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT)?;
+                }
+                last.push(at.map(|(kk, _)| kk.len()));
+            }
+            let naive_ms = t0.elapsed().as_millis_f64();
+            ensure!(
+                last.iter().all(|x| x.is_some()),
+                "naive rank walk ran off the end"
+            );
+            run.rank = Some(RankFigures {
+                naive_samples: samples,
+                naive_ms,
+                cursor_ms,
+                get_rank_ms,
+            });
+        }
+        Ok(())
+    })();
+    OursE::cursor_close(cur);
+    OursE::txn_abort(t);
+    r?;
+    drop(db);
+
+    if has_dups {
+        let (db, ms) = build(&o, &root.join("benchdb_count_dup"), &order, true, true)?;
+        run.counted_dup_kept = Some(ms);
+        if o.queries > 0 {
+            tick("dupsort range counts");
+            let (t, cur) = read_txn(db.env, db.dbi)?;
+            let r = (|| -> Result<(f64, f64)> {
+                let mut naive = Vec::with_capacity(qs.len());
+                let t0 = Stamp::now();
+                for q in &qs {
+                    let mut n = 0u64;
+                    let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?;
+                    while let Some((kk, _)) = at {
+                        if kk > q.high.as_slice() {
+                            break;
+                        }
+                        n += OursE::cursor_count(cur)?;
+                        at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT_NODUP)?;
+                    }
+                    naive.push(n);
+                }
+                let cursor_ms = t0.elapsed().as_millis_f64();
+                let mut counted = Vec::with_capacity(qs.len());
+                let flags = k::MDB_COUNT_LOWER_INCL | k::MDB_COUNT_UPPER_INCL;
+                let t0 = Stamp::now();
+                for q in &qs {
+                    let (lo, hi) = (mval(&q.low), mval(&q.high));
+                    let mut n = 0u64;
+                    // SAFETY: live read txn.
+                    let rc = unsafe {
+                        dlmdb_sys::mdb_range_count_values(
+                            t as *mut _,
+                            db.dbi,
+                            &lo,
+                            &hi,
+                            flags,
+                            &mut n,
+                        )
+                    };
+                    if rc != 0 {
+                        bail!("mdb_range_count_values failed ({rc})");
+                    }
+                    counted.push(n);
+                }
+                let counted_ms = t0.elapsed().as_millis_f64();
+                for (i, q) in qs.iter().enumerate() {
+                    let want = q.keys * o.dups;
+                    ensure!(
+                        naive[i] == want && counted[i] == want,
+                        "dup range count of query {i}: cursor {}, counted {}, expected {want}",
+                        naive[i],
+                        counted[i]
+                    );
+                }
+                Ok((cursor_ms, counted_ms))
+            })();
+            OursE::cursor_close(cur);
+            OursE::txn_abort(t);
+            run.dup_range = Some(r?);
+        }
+        drop(db);
+    }
+    Ok(run)
+}
+
+fn us_per(ms: f64, ops: u64) -> f64 {
+    if ops == 0 {
+        0.0
+    } else {
+        ms * 1000.0 / ops as f64
+    }
+}
+
+fn insert_section(s: &mut String, title: &str, plain: f64, counted: f64, ops: u64) {
+    let over = counted - plain;
+    let pct = if plain != 0.0 {
+        over / plain * 100.0
+    } else {
+        0.0
+    };
+    s.push_str(&format!("\n== {title} ==\n"));
+    s.push_str(&format!(
+        "  plain:   {plain:.2} ms ({:.2} us/op)\n",
+        us_per(plain, ops)
+    ));
+    s.push_str(&format!(
+        "  counted: {counted:.2} ms ({:.2} us/op)\n",
+        us_per(counted, ops)
+    ));
+    s.push_str(&format!("  overhead: {over:.2} ms ({pct:.2}%)\n"));
+}
+
+fn speedup(s: &mut String, num: f64, den: f64) {
+    if den == 0.0 {
+        s.push_str("  speedup: N/A\n");
+    } else {
+        s.push_str(&format!("  speedup: {:.2}x\n", num / den));
+    }
+}
+
+/// The lines count_bench prints.
+pub fn render_count_text(r: &CountRun) -> String {
+    let o = &r.options;
+    let mut s = format!(
+        "Benchmark with {} entries, {} queries, span {}\nInsert order: {}\n",
+        o.entries,
+        o.queries,
+        o.span,
+        if o.shuffle { "shuffled" } else { "monotonic" }
+    );
+    let (plain, counted) = (mean(&r.plain_builds), mean(&r.counted_builds));
+    insert_section(&mut s, "Plain DB Inserts", plain, counted, o.entries);
+    s.push_str("\n== Range Count (keys) ==\n");
+    s.push_str(&format!(
+        "  naive cursor: {:.2} ms ({:.2} us/op)\n",
+        r.naive_range_ms,
+        us_per(r.naive_range_ms, o.queries)
+    ));
+    s.push_str(&format!(
+        "  counted API:  {:.2} ms ({:.2} us/op)\n",
+        r.counted_range_ms,
+        us_per(r.counted_range_ms, o.queries)
+    ));
+    speedup(&mut s, r.naive_range_ms, r.counted_range_ms);
+    if let Some(k) = &r.rank {
+        s.push_str("\n== Rank Lookup ==\n");
+        if k.naive_samples == 0 {
+            s.push_str("  naive (sampled 0): N/A\n");
+        } else {
+            s.push_str(&format!(
+                "  naive (sampled {}): {:.2} ms ({:.2} us/op)\n",
+                k.naive_samples,
+                k.naive_ms,
+                us_per(k.naive_ms, k.naive_samples)
+            ));
+        }
+        s.push_str(&format!(
+            "  cursor API:        {:.2} ms ({:.2} us/op)\n",
+            k.cursor_ms,
+            us_per(k.cursor_ms, o.queries)
+        ));
+        s.push_str(&format!(
+            "  mdb_get_rank:      {:.2} ms ({:.2} us/op)\n",
+            k.get_rank_ms,
+            us_per(k.get_rank_ms, o.queries)
+        ));
+        let cursor_us = us_per(k.cursor_ms, o.queries);
+        let naive_us = us_per(k.naive_ms, k.naive_samples);
+        speedup(&mut s, naive_us, cursor_us);
+    }
+    if o.entries > 0 && o.dups > 0 {
+        insert_section(
+            &mut s,
+            "Dupsort Inserts",
+            mean(&r.plain_dup_builds),
+            mean(&r.counted_dup_builds),
+            o.entries * o.dups,
+        );
+    }
+    if let Some((cursor, counted)) = r.dup_range {
+        s.push_str("\n== Dupsort Range Count ==\n");
+        s.push_str(&format!("  dup/key: {}\n", o.dups));
+        s.push_str(&format!(
+            "  cursor (mdb_cursor_count): {cursor:.2} ms ({:.2} us/op)\n",
+            us_per(cursor, o.queries)
+        ));
+        s.push_str(&format!(
+            "  counted API:              {counted:.2} ms ({:.2} us/op)\n",
+            us_per(counted, o.queries)
+        ));
+        speedup(&mut s, cursor, counted);
+    }
+    if !o.shuffle && counted - plain < 0.0 {
+        s.push_str("Sequential inserts minimize overhead; use --shuffle to randomize load.\n");
+    }
+    s
+}
+
+/// Rows of one or more rounds (samples = every build / every round).
+pub fn count_report(runs: &[CountRun]) -> Result<crate::report::Report> {
+    use crate::report::{Measure, Report, Row, TargetKind};
+    let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
+    let o = &first.options;
+    let instr = crate::measure::instructions();
+    let per = if instr { "instr" } else { "us" };
+    let scale = if instr { 1000.0 } else { 1.0 };
+    let mut rep = Report::new(
+        "count",
+        if instr {
+            Measure::Instructions
+        } else {
+            Measure::Wall
+        },
+        false,
+        runs.len(),
+    );
+    rep.options = serde_json::to_value(o)?;
+    let all = |f: &dyn Fn(&CountRun) -> Vec<f64>, ops: u64| -> Vec<f64> {
+        runs.iter()
+            .flat_map(f)
+            .map(|ms| us_per(ms, ops) * scale)
+            .collect()
+    };
+    let unit = format!("{per}/op");
+    rep.rows.push(
+        Row::measured(
+            "insert/counted",
+            &unit,
+            true,
+            all(&|r| r.counted_builds.clone(), o.entries),
+        )
+        .with_reference("uncounted", all(&|r| r.plain_builds.clone(), o.entries))
+        .with_target(TargetKind::RatioAtMost, 1.02),
+    );
+    if o.entries > 0 && o.dups > 0 {
+        rep.rows.push(
+            Row::measured(
+                "dup_insert/counted",
+                &unit,
+                true,
+                all(&|r| r.counted_dup_builds.clone(), o.entries * o.dups),
+            )
+            .with_reference(
+                "uncounted",
+                all(&|r| r.plain_dup_builds.clone(), o.entries * o.dups),
+            ),
+        );
+    }
+    rep.rows.push(
+        Row::measured(
+            "range_count/counted",
+            &unit,
+            true,
+            all(&|r| vec![r.counted_range_ms], o.queries),
+        )
+        .with_reference("naive cursor", all(&|r| vec![r.naive_range_ms], o.queries)),
+    );
+    if first.rank.is_some() {
+        let rk = |f: fn(&RankFigures) -> f64| {
+            move |r: &CountRun| r.rank.as_ref().map(f).into_iter().collect::<Vec<f64>>()
+        };
+        let naive = |r: &CountRun| {
+            r.rank
+                .as_ref()
+                .map(|k| us_per(k.naive_ms, k.naive_samples) * scale)
+                .into_iter()
+                .collect::<Vec<f64>>()
+        };
+        let naive_s: Vec<f64> = runs.iter().flat_map(naive).collect();
+        rep.rows.push(
+            Row::measured(
+                "rank/cursor_get_rank",
+                &unit,
+                true,
+                all(&rk(|k| k.cursor_ms), o.queries),
+            )
+            .with_reference("naive walk", naive_s.clone()),
+        );
+        rep.rows.push(
+            Row::measured(
+                "rank/get_rank",
+                &unit,
+                true,
+                all(&rk(|k| k.get_rank_ms), o.queries),
+            )
+            .with_reference("naive walk", naive_s),
+        );
+    }
+    if first.dup_range.is_some() {
+        let pick = |i: usize| {
+            move |r: &CountRun| {
+                r.dup_range
+                    .map(|d| if i == 0 { d.0 } else { d.1 })
+                    .into_iter()
+                    .collect::<Vec<f64>>()
+            }
+        };
+        rep.rows.push(
+            Row::measured(
+                "dup_range_count/counted",
+                &unit,
+                true,
+                all(&pick(1), o.queries),
+            )
+            .with_reference("cursor count", all(&pick(0), o.queries)),
+        );
+    }
+    Ok(rep)
+}

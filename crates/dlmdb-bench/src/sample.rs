@@ -1,0 +1,433 @@
+//! DLMDB's sample_bench workload (dlmdb-extensions.md §5.2): a counted DB
+//! populated in batches, then rank sampling with `mdb_cursor_get_rank`
+//! ("warm sequential") and a stride walk with MDB_NEXT ("stride scan").
+//! Same options, defaults, bytes, transactions and timed regions, and the
+//! same printed lines, including the program's quirk of not counting a
+//! warm sample whose next rank runs past the end.
+
+use std::path::{Path, PathBuf};
+use std::ptr;
+
+use anyhow::{bail, ensure, Result};
+use serde::Serialize;
+
+use crate::extra::{k, Eng, LmdbE, OursE};
+use crate::measure::Stamp;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Warm,
+    Scan,
+    Both,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "warm" => Ok(Mode::Warm),
+            "scan" => Ok(Mode::Scan),
+            "both" => Ok(Mode::Both),
+            _ => Err(format!("Unknown mode '{s}'")),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleOptions {
+    /// Total entries (pairs, duplicates included).
+    pub entries: u64,
+    pub samples: u64,
+    /// Rank step; 0 = entries / samples (at least 1).
+    pub stride: u64,
+    /// Puts per write txn; 0 = 100000.
+    pub batch: u64,
+    /// Values per key; > 1 makes the DB DUPSORT.
+    pub dups: u64,
+    pub mode: Mode,
+    pub path: PathBuf,
+    /// Map size in bytes; 0 = the library default.
+    pub mapsize: u64,
+    /// Also run the population and the stride scan on stock LMDB.
+    pub peers: bool,
+}
+
+impl Default for SampleOptions {
+    fn default() -> Self {
+        SampleOptions {
+            entries: 10_000_000,
+            samples: 1000,
+            stride: 0,
+            batch: 250_000,
+            dups: 1,
+            mode: Mode::Both,
+            path: PathBuf::from("./bench_sample"),
+            mapsize: 1 << 34,
+            peers: false,
+        }
+    }
+}
+
+impl SampleOptions {
+    /// The program's argument checks, with its messages.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.entries == 0 {
+            return Err("entries must be > 0".into());
+        }
+        if self.samples == 0 {
+            return Err("samples must be > 0".into());
+        }
+        if self.dups == 0 {
+            return Err("dups must be >= 1".into());
+        }
+        Ok(())
+    }
+    pub fn stride(&self) -> u64 {
+        if self.stride == 0 {
+            (self.entries / self.samples).max(1)
+        } else {
+            self.stride
+        }
+    }
+    pub fn batch(&self) -> u64 {
+        if self.batch == 0 {
+            100_000
+        } else {
+            self.batch
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleRun {
+    pub options: SampleOptions,
+    pub population_ms: f64,
+    /// (samples counted, ms) of each pass that ran.
+    pub warm: Option<(u64, f64)>,
+    pub scan: Option<(u64, f64)>,
+    /// Stock LMDB's population and stride scan (with `peers`).
+    pub lmdb: Option<LmdbSample>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LmdbSample {
+    pub population_ms: f64,
+    pub scan: Option<(u64, f64)>,
+}
+
+fn prepare_dir(dir: &Path) -> Result<()> {
+    crate::interrupt::register_env(dir);
+    std::fs::create_dir_all(dir)?;
+    let _ = std::fs::remove_file(dir.join("data.mdb"));
+    let _ = std::fs::remove_file(dir.join("lock.mdb"));
+    Ok(())
+}
+
+fn get_rank(cur: crate::extra::Cur, rank: u64) -> Result<bool> {
+    let mut kv = dlmdb_sys::MDB_val {
+        mv_size: 0,
+        mv_data: ptr::null_mut(),
+    };
+    let mut dv = kv;
+    // SAFETY: live cursor of our engine.
+    let rc = unsafe { dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, &mut kv, &mut dv, 0) };
+    match rc {
+        0 => Ok(true),
+        k::MDB_NOTFOUND => Ok(false),
+        rc => bail!("mdb_cursor_get_rank({rank}) failed ({rc})"),
+    }
+}
+
+/// Run the workload once; the directory is removed afterwards.
+pub fn run_sample(o: &SampleOptions) -> Result<SampleRun> {
+    o.validate().map_err(anyhow::Error::msg)?;
+    let remove = |p: &Path| {
+        let _ = std::fs::remove_file(p.join("data.mdb"));
+        let _ = std::fs::remove_file(p.join("lock.mdb"));
+        let _ = std::fs::remove_dir(p);
+    };
+    let r = run_in::<OursE>(o);
+    remove(&o.path);
+    let mut run = r?;
+    if o.peers {
+        let mut lo = o.clone();
+        let mut p = o.path.clone().into_os_string();
+        p.push("_lmdb");
+        lo.path = PathBuf::from(p);
+        let r = run_in::<LmdbE>(&lo);
+        remove(&lo.path);
+        let l = r?;
+        run.lmdb = Some(LmdbSample {
+            population_ms: l.population_ms,
+            scan: l.scan,
+        });
+    }
+    Ok(run)
+}
+
+/// The workload on engine `E`. Stock LMDB has no counted DBs: there the
+/// DB is created without `MDB_COUNTED`, the warm pass (rank lookups) is
+/// skipped and the stride scan starts at MDB_FIRST (the entry of rank 0).
+fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
+    let ours = E::LABEL == OursE::LABEL;
+    let (n, d, stride, batch) = (o.entries, o.dups, o.stride(), o.batch());
+    prepare_dir(&o.path)?;
+    let env = E::env_open(
+        &o.path,
+        k::MDB_NOSYNC | k::MDB_NOMETASYNC | k::MDB_NOLOCK,
+        4,
+        o.mapsize as usize,
+    )?;
+    let guard = EnvClose::<E>(env, std::marker::PhantomData);
+    let mut flags = k::MDB_CREATE;
+    if ours {
+        flags |= k::MDB_COUNTED;
+    }
+    if d > 1 {
+        flags |= k::MDB_DUPSORT;
+    }
+    let t = E::txn_begin(env, ptr::null_mut(), 0)?;
+    let dbi = match E::dbi_open(t, Some("sample"), flags) {
+        Ok(x) => x,
+        Err(e) => {
+            E::txn_abort(t);
+            return Err(e);
+        }
+    };
+    E::txn_commit(t)?;
+
+    const MDB_APPEND: u32 = 0x20000;
+    let put_flags = if d == 1 { MDB_APPEND } else { 0 };
+    let t0 = Stamp::now();
+    let mut i = 0;
+    while i < n {
+        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
+        let end = (i + batch).min(n);
+        let r = (|| -> Result<()> {
+            for j in i..end {
+                let (ki, di) = (j / d, j % d);
+                let key = format!("{ki:020}");
+                let val = if d > 1 {
+                    format!("{ki:016}-{di:04}")
+                } else {
+                    format!("{j:016}")
+                };
+                E::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            E::txn_abort(t);
+            return Err(e);
+        }
+        E::txn_commit(t)?;
+        i = end;
+    }
+    let population_ms = t0.elapsed().as_millis_f64();
+
+    let mut warm = None;
+    if ours && o.mode != Mode::Scan {
+        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+        let cur = E::cursor_open(t, dbi)?;
+        let t0 = Stamp::now();
+        let r = (|| -> Result<u64> {
+            let (mut rank, mut count) = (0u64, 0u64);
+            for s in 0..o.samples {
+                if rank >= n || !get_rank(cur, rank)? {
+                    break;
+                }
+                rank += stride;
+                if rank >= n && s + 1 != o.samples {
+                    break;
+                }
+                count += 1;
+            }
+            Ok(count)
+        })();
+        let ms = t0.elapsed().as_millis_f64();
+        E::cursor_close(cur);
+        E::txn_abort(t);
+        warm = Some((r?, ms));
+    }
+    let mut scan = None;
+    if o.mode != Mode::Warm {
+        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+        let cur = E::cursor_open(t, dbi)?;
+        let t0 = Stamp::now();
+        let r = (|| -> Result<u64> {
+            let at_first = if ours {
+                get_rank(cur, 0)?
+            } else {
+                E::cursor_get(cur, &[], &[], k::MDB_FIRST)?.is_some()
+            };
+            if !at_first {
+                return Ok(0);
+            }
+            let mut count = 1u64;
+            'outer: while count < o.samples {
+                for _ in 0..stride {
+                    if E::cursor_get(cur, &[], &[], k::MDB_NEXT)?.is_none() {
+                        break 'outer;
+                    }
+                }
+                count += 1;
+            }
+            Ok(count)
+        })();
+        let ms = t0.elapsed().as_millis_f64();
+        E::cursor_close(cur);
+        E::txn_abort(t);
+        scan = Some((r?, ms));
+    }
+    // Correctness outside the timed regions: every entry is there.
+    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+    let e = E::entries(t, dbi);
+    E::txn_abort(t);
+    let e = e?;
+    ensure!(e == n, "{e} entries in the DB, expected {n}");
+    drop(guard);
+    Ok(SampleRun {
+        options: o.clone(),
+        population_ms,
+        warm,
+        scan,
+        lmdb: None,
+    })
+}
+
+/// Closes the env when dropped.
+struct EnvClose<E: Eng>(crate::extra::Env, std::marker::PhantomData<E>);
+impl<E: Eng> Drop for EnvClose<E> {
+    fn drop(&mut self) {
+        E::env_close(self.0);
+    }
+}
+
+fn per_op(count: u64, ms: f64) -> f64 {
+    if count == 0 {
+        0.0
+    } else {
+        ms * 1000.0 / count as f64
+    }
+}
+
+/// The lines sample_bench prints.
+pub fn render_sample_text(r: &SampleRun) -> String {
+    let o = &r.options;
+    let mut s = format!(
+        "Preparing {} entries (batch {}, stride {}, samples {}, dups {})\n",
+        o.entries,
+        o.batch(),
+        o.stride(),
+        o.samples,
+        o.dups
+    );
+    let rate = if r.population_ms > 0.0 {
+        o.entries as f64 / (r.population_ms / 1000.0)
+    } else {
+        0.0
+    };
+    s.push_str(&format!(
+        "Population: {:.2} ms ({:.2} entries/sec)\n",
+        r.population_ms, rate
+    ));
+    if let Some((c, ms)) = r.warm {
+        s.push_str(&format!(
+            "Warm sequential: samples={c} total={ms:.2} ms avg={:.2} us/op\n",
+            per_op(c, ms)
+        ));
+    }
+    if let Some((c, ms)) = r.scan {
+        s.push_str(&format!(
+            "Stride scan (MDB_NEXT): samples={c} total={ms:.2} ms avg={:.2} us/op\n",
+            per_op(c, ms)
+        ));
+    }
+    if let Some(l) = &r.lmdb {
+        s.push_str(&format!(
+            "stock LMDB population: {:.2} ms\n",
+            l.population_ms
+        ));
+        if let Some((c, ms)) = l.scan {
+            s.push_str(&format!(
+                "stock LMDB stride scan (MDB_NEXT): samples={c} total={ms:.2} ms avg={:.2} us/op\n",
+                per_op(c, ms)
+            ));
+        }
+    }
+    s
+}
+
+/// Rows of one or more rounds: population us/entry, warm and scan us/op,
+/// and the sample counts (exact).
+pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
+    use crate::report::{Measure, Report, Row};
+    let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
+    let instr = crate::measure::instructions();
+    let per = if instr { "instr" } else { "us" };
+    let scale = if instr { 1000.0 } else { 1.0 };
+    let mut rep = Report::new(
+        "sample",
+        if instr {
+            Measure::Instructions
+        } else {
+            Measure::Wall
+        },
+        false,
+        runs.len(),
+    );
+    rep.options = serde_json::to_value(&first.options)?;
+    let n = first.options.entries as f64;
+    let mut pop = Row::measured(
+        "population",
+        &format!("{per}/entry"),
+        true,
+        runs.iter()
+            .map(|r| r.population_ms * 1000.0 / n * scale)
+            .collect(),
+    );
+    if first.lmdb.is_some() {
+        rep = rep.with_peer();
+        pop = pop.with_reference(
+            "lmdb",
+            runs.iter()
+                .filter_map(|r| r.lmdb.as_ref())
+                .map(|l| l.population_ms * 1000.0 / n * scale)
+                .collect(),
+        );
+    }
+    rep.rows.push(pop);
+    for (name, pick) in [
+        (
+            "warm_sequential",
+            (|r: &SampleRun| r.warm) as fn(&SampleRun) -> Option<(u64, f64)>,
+        ),
+        ("stride_scan", |r: &SampleRun| r.scan),
+    ] {
+        if let Some((c, _)) = pick(first) {
+            let mut row = Row::measured(
+                format!("{name}/per_sample"),
+                &format!("{per}/op"),
+                true,
+                runs.iter()
+                    .filter_map(pick)
+                    .map(|(c, ms)| per_op(c, ms) * scale)
+                    .collect(),
+            );
+            if name == "stride_scan" && first.lmdb.as_ref().is_some_and(|l| l.scan.is_some()) {
+                row = row.with_reference(
+                    "lmdb",
+                    runs.iter()
+                        .filter_map(|r| r.lmdb.as_ref().and_then(|l| l.scan))
+                        .map(|(c, ms)| per_op(c, ms) * scale)
+                        .collect(),
+                );
+            }
+            rep.rows.push(row);
+            rep.rows
+                .push(Row::exact(format!("{name}/samples"), "count", c as f64));
+        }
+    }
+    Ok(rep)
+}
