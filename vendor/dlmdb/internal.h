@@ -494,6 +494,7 @@ void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
 int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
+int  dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp);
 int  dl_txn_err(MDB_txn *txn, int rc);
 int  dl_txn_fail(MDB_txn *txn, int rc);
 int  dl_page_owned(MDB_txn *txn, MDB_page *mp);
