@@ -445,6 +445,8 @@ static unsigned numkeys(const unsigned char *p)
 /* Offset of node i of page p within the page, or -1 when out of range. */
 static int node_off(const mutant *m, const unsigned char *p, unsigned i)
 {
+	if (PAGEHDR + 2 * (size_t)i + 2 > m->psize)
+		return -1;
 	uint16_t off = get16(p + PAGEHDR + 2 * i);
 	if (off + 8u > m->psize || off < PAGEHDR)
 		return -1;
