@@ -410,7 +410,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 		return MDB_CORRUPTED;
 	if ((unsigned)level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
-	return 0;
+	return dl_leaf2_check(env, mc->db, mp);
 }
 
 int dl_search_edge(MDB_cursor *mc, int last)

@@ -612,6 +612,22 @@ static inline int dl_page_check(MDB_env *env, MDB_page *mp)
 	return dl_bounds_ok(mp, env->psize, 1) ? 0 : MDB_CORRUPTED;
 }
 
+/*
+ * A LEAF2 page (packed fixed-size duplicates) reached by a descent: its
+ * item size mp_pad must be non-zero, agree with the sub-database record's
+ * item size when that is known, and its items must fit in the page, or the
+ * items handed out would run past the page.
+ */
+static inline int dl_leaf2_check(MDB_env *env, const MDB_db *db, MDB_page *mp)
+{
+	size_t k = mp->mp_pad;
+	if (!(mp->mp_flags & P_LEAF2))
+		return 0;
+	if (!k || (db->md_pad && k != db->md_pad) || !dl_bounds_ok(mp, env->psize, k))
+		return MDB_CORRUPTED;
+	return 0;
+}
+
 /* Lexicographic order, inlined into the search loops for the default case. */
 static inline int dl_lex(const MDB_val *a, const MDB_val *b)
 {
