@@ -28,8 +28,9 @@
  * must end "ok" (the control that the passes themselves are sound).
  *
  * --emit DIR writes every mutant as DIR/mNNNNNN.mdb and one line per mutant
- * to DIR/verdicts.txt: "mNNNNNN <read-only result> <read-write result>"
- * (0 = ok, else the engine's error number), for running tools on them.
+ * to DIR/verdicts.txt: "mNNNNNN <read-only result> <read-write result> <layout>"
+ * (0 = ok, else the engine's error number; layout: the CLI's --layout for
+ * the base store), for running tools on them.
  * Exit status: 0 when no case crashed, hung or committed after an error.
  */
 #ifndef _GNU_SOURCE
@@ -94,6 +95,7 @@ typedef struct base {
 	size_t size;
 	unsigned psize;
 	unsigned envflags;	/* MDB_FORMAT_DLMDB_V1 for padded version 1 stores */
+	const char *layout;	/* the same for the CLI: dlmdb, lmdb (stock v1) or auto (v2) */
 } base;
 
 static base bases[64];
@@ -352,6 +354,7 @@ typedef struct mutant {
 	size_t size;
 	unsigned psize;
 	unsigned envflags;
+	const char *layout;
 	char what[160];
 	size_t wlen;
 } mutant;
@@ -970,8 +973,10 @@ static void find_dbs(MDB_txn *txn, dbset *ds)
 	mdb_cursor_close(c);
 }
 
-/* Format flag of the store under test (see base.envflags). */
+/* Format flag of the store under test (see base.envflags), and the CLI's
+ * --layout value for it. */
 static unsigned case_envflags;
+static const char *case_layout = "auto";
 
 static int env_open(const char *path, unsigned flags, MDB_env **ret)
 {
@@ -1248,6 +1253,7 @@ static void build_case(uint64_t n, mutant *m)
 	m->size = b->size;
 	m->psize = b->psize;
 	m->envflags = b->envflags;
+	m->layout = b->layout;
 	m->wlen = 0;
 	m->what[0] = 0;
 	note(m, "%s: ", b->name);
@@ -1283,6 +1289,7 @@ static int run_case(uint64_t n)
 		die("write image", errno);
 	free(m.img);
 	case_envflags = m.envflags;
+	case_layout = m.layout;
 	if (verbose)
 		fprintf(stderr, "case %llu: %s\n", (unsigned long long)n, m.what);
 	int ro = read_pass(path);
@@ -1318,7 +1325,7 @@ static int run_case(uint64_t n)
 		snprintf(out, sizeof(out), "%s/verdicts.txt", emit_dir);
 		FILE *f = fopen(out, "a");
 		if (f) {
-			fprintf(f, "m%06llu %d %d\n", (unsigned long long)n, ro, rw);
+			fprintf(f, "m%06llu %d %d %s\n", (unsigned long long)n, ro, rw, case_layout);
 			fclose(f);
 		}
 	}
@@ -1335,14 +1342,19 @@ static void choose_formats(void)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/base.mdb", workdir);
 	for (unsigned i = 0; i < nbases; i++) {
-		mutant m = { bases[i].img, bases[i].size, bases[i].psize, 0, "", 0 };
+		mutant m = { bases[i].img, bases[i].size, bases[i].psize, 0, "auto", "", 0 };
+		uint32_t version;
+		memcpy(&version, bases[i].img + 20, 4);
+		bases[i].layout = version == 1 ? "lmdb" : "auto";
 		if (write_image(path, &m))
 			die("write image", errno);
 		case_envflags = 0;
 		if (read_pass(path)) {
 			case_envflags = MDB_FORMAT_DLMDB_V1;
-			if (read_pass(path) == 0)
+			if (read_pass(path) == 0) {
 				bases[i].envflags = MDB_FORMAT_DLMDB_V1;
+				bases[i].layout = "dlmdb";
+			}
 		}
 	}
 	unlink(path);
