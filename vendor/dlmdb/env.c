@@ -306,6 +306,8 @@ void mdb_env_close(MDB_env *env)
 			free(env->dbxs[i].name);
 		free(env->dbxs);
 	}
+	free(env->wchecked);
+	env->wchecked = NULL;
 	while (env->pagepool) {
 		MDB_page *p = env->pagepool;
 		memcpy(&env->pagepool, p, sizeof(MDB_page *));

@@ -351,6 +351,10 @@ struct MDB_env {
 	int	failed;		/* fatal error seen: MDB_PANIC */
 	int	opened;
 	pid_t	pid;
+	/* Map pages this process's writers validated (dl_page_wcheck), so a
+	 * later write txn need not check them again; see page.c. */
+	uint64_t *wchecked;
+	txnid_t	wchecked_txnid;	/* snapshot the cache is valid for */
 	/* Recycled single-page buffers (singly linked through their first word). */
 	MDB_page *pagepool;
 	size_t	npool;
@@ -495,6 +499,8 @@ int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
 int  dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp);
+void dl_wchecked_begin(MDB_env *env, txnid_t snapshot);
+void dl_wchecked_committed(MDB_txn *txn);
 int  dl_txn_err(MDB_txn *txn, int rc);
 int  dl_txn_fail(MDB_txn *txn, int rc);
 int  dl_page_owned(MDB_txn *txn, MDB_page *mp);

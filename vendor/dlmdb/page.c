@@ -262,6 +262,7 @@ int dl_txn_fail(MDB_txn *txn, int rc)
 }
 
 static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno);
+static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num);
 
 /* Remove a run of num consecutive pages from the reusable pool, if present. */
 static pgno_t dl_pool_take(dl_idl *pool, unsigned num)
@@ -322,6 +323,7 @@ int dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret)
 			txn->next_pgno += num;
 		}
 	}
+	dl_wchecked_drop(env, pgno, num);
 	MDB_page *mp = dl_buf_get(env, num);
 	if (!mp)
 		return dl_txn_err(txn, ENOMEM);
@@ -507,14 +509,17 @@ static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz)
  * Full check of page mp of the tree of database db before it is changed.
  * Role flags: a branch page (P_COUNTED exactly when the DB is counted) or a
  * leaf page (P_LEAF2 only in DUPFIXED sub-databases (subdb: db is a
- * duplicate sub-database), never P_COUNTED).
- * LEAF2 pages must follow the lower/upper counting convention exactly,
- * since deletes and inserts adjust both by the item size.
+ * duplicate sub-database), never P_COUNTED).  LEAF2 pages must follow the
+ * lower/upper counting convention exactly, since deletes and inserts adjust
+ * both by the item size.  Then lower/upper and the node area.
+ * nodes_known_good: the node area was checked before (the role checks,
+ * which depend on db, are made every time; they cost O(1)).
  * Returns 0, MDB_INCOMPATIBLE (a counted DB with an uncounted branch page,
  * dlmdb-extensions §2.4.1: writing it would mix node layouts) or
  * MDB_CORRUPTED.
  */
-int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp,
+	int nodes_known_good)
 {
 	size_t ps = env->psize;
 	unsigned role = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 |
@@ -525,10 +530,12 @@ int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
 			return MDB_CORRUPTED;
 		if (counted != IS_COUNTED(mp))
 			return counted ? MDB_INCOMPATIBLE : MDB_CORRUPTED;
-		return dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ? 0 : MDB_CORRUPTED;
+		return nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ?
+			0 : MDB_CORRUPTED;
 	}
 	if (role == P_LEAF)
-		return dl_bounds_ok(mp, ps, 1) && dl_wnodes_ok(env, mp, ps, DL_WK_LEAF) ?
+		return dl_bounds_ok(mp, ps, 1) &&
+			(nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_LEAF)) ?
 			0 : MDB_CORRUPTED;
 	if (role == (P_LEAF | P_LEAF2)) {
 		size_t k = mp->mp_pad;
@@ -538,6 +545,80 @@ int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
 		return MP_UPPER(mp) + (size_t)NUMKEYS(mp) * (k - 2) == ps ? 0 : MDB_CORRUPTED;
 	}
 	return MDB_CORRUPTED;
+}
+
+int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+{
+	return dl_page_wcheck_core(env, db, subdb, mp, 0);
+}
+
+/*
+ * Cache of map pages whose node area is known good, so the branch pages
+ * every write txn copies again are not checked again each time.  A
+ * committed page never changes in place: its content changes only when a
+ * writer allocates its number again.  Entries come from pages that passed
+ * the check and from the pages this process's own commits wrote (built by
+ * the engine from checked pages); this process's allocations drop their
+ * numbers.  A write txn that finds another process committed since (the
+ * snapshot it starts from is not the one the cache was kept for) empties
+ * the cache.  Direct-mapped by page number.
+ */
+#define DL_WCHECKED_BITS	14
+#define DL_WCHECKED_SLOTS	((size_t)1 << DL_WCHECKED_BITS)
+
+static inline size_t dl_wchecked_slot(pgno_t pg)
+{
+	return (size_t)((pg * 0x9E3779B97F4A7C15ull) >> (64 - DL_WCHECKED_BITS));
+}
+
+/* At the start of a write txn on snapshot: forget everything if another
+ * process has committed since the cache was filled. */
+void dl_wchecked_begin(MDB_env *env, txnid_t snapshot)
+{
+	if (env->wchecked && env->wchecked_txnid != snapshot)
+		memset(env->wchecked, 0, DL_WCHECKED_SLOTS * sizeof(uint64_t));
+	env->wchecked_txnid = snapshot;
+}
+
+static void dl_wchecked_add(MDB_env *env, pgno_t pg)
+{
+	if (!env->wchecked && !(env->wchecked = calloc(DL_WCHECKED_SLOTS, sizeof(uint64_t))))
+		return;	/* no cache: pages are checked every time */
+	env->wchecked[dl_wchecked_slot(pg)] = pg;
+}
+
+/* Pages pg .. pg + num - 1 are about to get new contents. */
+static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num)
+{
+	if (!env->wchecked)
+		return;
+	for (unsigned i = 0; i < num; i++) {
+		uint64_t *e = &env->wchecked[dl_wchecked_slot(pg + i)];
+		if (*e == pg + i)
+			*e = 0;
+	}
+}
+
+/* After txn's commit reached the disk: the single pages it wrote are
+ * known good. */
+void dl_wchecked_committed(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	env->wchecked_txnid = txn->txnid;
+	for (size_t k = 0; k < txn->dirty.count; k++)
+		if (txn->dirty.ents[k].npages == 1 && !IS_OVERFLOW(txn->dirty.ents[k].page))
+			dl_wchecked_add(env, txn->dirty.ents[k].pgno);
+}
+
+/* dl_page_wcheck of a map page, with the node area from the cache if known. */
+static int dl_page_wcheck_map(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+{
+	pgno_t pg = mp->mp_pgno;
+	int known = env->wchecked && env->wchecked[dl_wchecked_slot(pg)] == pg;
+	int rc = dl_page_wcheck_core(env, db, subdb, mp, known);
+	if (!rc && !known)
+		dl_wchecked_add(env, pg);
+	return rc;
 }
 
 /*
@@ -570,7 +651,11 @@ int dl_page_touch(MDB_cursor *mc, int level)
 		txn->flags |= TXN_DIRTY;
 		return 0;
 	}
-	if ((rc = dl_page_wcheck(env, mc->db, mc->db != &txn->dbs[mc->dbi], mp)))
+	/* The page number read from the map must be the page's own: the cache
+	 * is keyed by it. */
+	if (mp->mp_pgno != (pgno_t)(((char *)mp - env->map) / env->psize))
+		return dl_txn_fail(txn, MDB_CORRUPTED);
+	if ((rc = dl_page_wcheck_map(env, mc->db, mc->db != &txn->dbs[mc->dbi], mp)))
 		return dl_txn_fail(txn, rc);
 	if ((rc = dl_page_alloc(mc, 1, &np)))
 		return rc;

@@ -427,6 +427,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 	if (flags & MDB_NOMETASYNC)
 		txn->flags |= TXN_NOMETASYNC;
 	txn->txnid = m->mm_txnid + 1;
+	dl_wchecked_begin(env, m->mm_txnid);
 	txn->lasterr = 0;
 	txn->oldest = 0;
 	txn->fl_last = 0;
@@ -685,6 +686,7 @@ int mdb_txn_commit(MDB_txn *txn)
 		/* seq_cst: one half of the reader handshake (see
 		 * dl_reader_acquire); runs once per commit. */
 		__atomic_store_n(&env->lock->mt_txnid, txn->txnid, __ATOMIC_SEQ_CST);
+	dl_wchecked_committed(txn);
 	dl_wtxn_end(txn, 1);
 	return 0;
 fail:
