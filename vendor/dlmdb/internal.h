@@ -705,6 +705,7 @@ int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
 int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
 int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);
 int  dl_count_fix(MDB_txn *txn, MDB_dbi dbi);
+int  dl_count_fix_all(MDB_txn *txn);
 int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_dup_restore(MDB_cursor *mc);
 
