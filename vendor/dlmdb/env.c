@@ -61,6 +61,37 @@ static size_t dl_round_map(MDB_env *env, size_t size, pgno_t last_pg)
 	return (size + ps - 1) / ps * ps;
 }
 
+/*
+ * Format of a data file this open creates when the caller's flags name
+ * none: DLMDB version 2 unless the library was built with
+ * -DDLMDB_DEFAULT_FORMAT_LMDB, and the environment variable
+ * DLMDB_CREATE_FORMAT ("lmdb" or "dlmdb") overrides either (lmdb.h).
+ * Sets *stock to 1 for stock LMDB format; EINVAL for any other value of the
+ * variable, so a misspelt setting is not silently ignored.
+ */
+static int dl_create_format(unsigned flags, int *stock)
+{
+#ifdef DLMDB_DEFAULT_FORMAT_LMDB
+	*stock = 1;
+#else
+	*stock = 0;
+#endif
+	const char *v = getenv("DLMDB_CREATE_FORMAT");
+	if (v && *v) {
+		if (!strcmp(v, "lmdb"))
+			*stock = 1;
+		else if (!strcmp(v, "dlmdb"))
+			*stock = 0;
+		else
+			return EINVAL;
+	}
+	if (flags & MDB_FORMAT_DLMDB_V1)
+		*stock = 0;
+	if (flags & MDB_FORMAT_LMDB)
+		*stock = 1;
+	return 0;
+}
+
 static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
 {
 	char *dpath = NULL, *lpath = NULL;
@@ -100,7 +131,10 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		if (ps > 32768)
 			ps = 32768;
 		env->psize = (unsigned)ps;
-		env->version = (flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)) ?
+		int stock;
+		if ((rc = dl_create_format(flags, &stock)))
+			goto out;
+		env->version = (stock || (flags & MDB_FORMAT_DLMDB_V1)) ?
 			DL_VERSION_LMDB : DL_VERSION_DLMDB;
 		env->freeflags = (uint16_t)(P_META | (flags & (MDB_FIXEDMAP | MDB_NOSUBDIR)));
 		env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :

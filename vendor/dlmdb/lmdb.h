@@ -147,6 +147,24 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
  * Never stored in the file.
  */
 #define MDB_FORMAT_DLMDB_V1	0x00000800
+/*
+ * Format of new stores without a flag (programs written for stock LMDB).
+ * A store created by mdb_env_open with neither MDB_FORMAT_LMDB nor
+ * MDB_FORMAT_DLMDB_V1 is a DLMDB data version 2 store, which stock LMDB and
+ * its bindings refuse.  Two switches make such programs create stock stores
+ * (data version 1, keys not padded) without changing them:
+ *
+ *  - build time: compile the library with -DDLMDB_DEFAULT_FORMAT_LMDB
+ *    (`make DEFAULT_FORMAT=lmdb`; the dlmdb-sys cargo feature
+ *    "stock-format");
+ *  - run time: the environment variable DLMDB_CREATE_FORMAT, read at every
+ *    mdb_env_open that creates a data file: "lmdb" creates stock stores,
+ *    "dlmdb" version 2 stores; it overrides the build-time default.  Any
+ *    other non-empty value makes creating a store fail with EINVAL.
+ *
+ * The flags above still decide when given.  Existing stores open in their own
+ * format whatever these say, and MDB_INMEMORY environments are unaffected.
+ */
 
 /* ------------------------------------------------------------------------- */
 /* Database flags (mdb_dbi_open)                                             */
