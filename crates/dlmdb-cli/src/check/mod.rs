@@ -241,6 +241,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         });
         report.problems_total += 1;
     };
+    // Another library's format cannot be checked (exit status 2, not 1).
+    if let Some(note) = crate::util::unsupported_format_note(&data_file) {
+        anyhow::bail!(note);
+    }
     // Page size: from meta 0, else from a valid meta 1 at a power-of-two offset.
     let head = file.read_at(0, 152)?;
     let mut psize = head
