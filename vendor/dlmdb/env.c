@@ -92,6 +92,24 @@ static int dl_create_format(unsigned flags, int *stock)
 	return 0;
 }
 
+/*
+ * A new store created with MDB_FIXEDMAP records its map address in both meta
+ * pages (mm_address, never rewritten by commits), as stock LMDB does; later
+ * opens with MDB_FIXEDMAP map there.
+ */
+static int dl_meta_set_address(MDB_env *env)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)env->map;
+	int rc;
+	for (int i = 0; i < 2; i++) {
+		off_t off = (off_t)((size_t)i * env->psize + PAGEHDRSZ + 8);
+		if ((rc = dl_pwrite_all(env->fd, &addr, sizeof addr, off)))
+			return rc;
+	}
+	env->fixaddr = env->map;
+	return 0;
+}
+
 static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
 {
 	char *dpath = NULL, *lpath = NULL;
@@ -171,7 +189,15 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 			goto out;
 		}
 	}
+	/* MDB_FIXEDMAP: map where the file says (dl_map answers EBUSY if
+	 * that address is taken); a store that recorded none maps anywhere. */
+	if (flags & MDB_FIXEDMAP) {
+		MDB_meta *cur = m1.mm_txnid > m0.mm_txnid ? &m1 : &m0;
+		env->fixaddr = (void *)(uintptr_t)cur->mm_address;
+	}
 	if ((rc = dl_map(env, env->mapsize)))
+		goto out;
+	if (isnew && (flags & MDB_FIXEDMAP) && (rc = dl_meta_set_address(env)))
 		goto out;
 	if (env->lock && excl) {
 		MDB_meta *a = METADATA((MDB_page *)env->map);
@@ -285,7 +311,7 @@ int mdb_env_open(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode
 		return EINVAL;
 	if ((flags & MDB_INMEMORY) && (flags & (MDB_RDONLY | MDB_FIXEDMAP | MDB_PREVSNAPSHOT)))
 		return EINVAL;
-	if (flags & (MDB_PREVSNAPSHOT | MDB_FIXEDMAP))
+	if (flags & MDB_PREVSNAPSHOT)
 		return EINVAL;	/* not supported yet */
 	if (flags & MDB_INMEMORY) {
 		flags |= MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC;

@@ -328,6 +328,7 @@ struct MDB_env {
 	uint16_t freeflags;	/* FREE_DBI flags word to carry forward */
 	char	*path;
 	char	*map;
+	void	*fixaddr;	/* MDB_FIXEDMAP: the address the map must have, or NULL */
 	size_t	mapsize;	/* bytes mapped */
 	size_t	usermapsize;	/* set by mdb_env_set_mapsize, 0 = none */
 	pgno_t	maxpg;		/* mapsize / psize */
