@@ -279,8 +279,8 @@ int dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left)
 					break;
 				r -= c;
 			}
-			if (i == n)
-				return MDB_NOTFOUND;
+			if (i == n)	/* the parent's count promised more */
+				return MDB_CORRUPTED;
 			mc->ki[mc->top] = (indx_t)i;
 			*left = r;
 			return 0;

@@ -62,7 +62,8 @@ static inline void *dl_node_dataptr(MDB_env *env, MDB_node *n)
 /* Check a sub-page of size sz: header and every node inside it. */
 static int dl_subpage_check(MDB_page *sp, size_t sz)
 {
-	if (sz < PAGEHDRSZ || !IS_LEAF(sp) || !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
+	if (sz < PAGEHDRSZ || !dl_subpage_flags_ok(sp->mp_flags) ||
+	    !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
 		return MDB_CORRUPTED;
 	unsigned n = NUMKEYS(sp);
 	if (IS_LEAF2(sp))
@@ -753,7 +754,7 @@ int dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data)
 	if (sz < PAGEHDRSZ + 2)
 		return MDB_CORRUPTED;
 	memcpy(&hdr, d, PAGEHDRSZ);
-	if (MP_LOWER(&hdr) <= PAGEHDRSZ ||
+	if (MP_LOWER(&hdr) <= PAGEHDRSZ || !dl_subpage_flags_ok(hdr.mp_flags) ||
 	    !dl_bounds_ok(&hdr, sz, (hdr.mp_flags & P_LEAF2) ? hdr.mp_pad : 0))
 		return MDB_CORRUPTED;
 	if (hdr.mp_flags & P_LEAF2) {
@@ -1724,6 +1725,19 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 	return rc;
 }
 
+/* Room for at least want items in the cursor's list (kept across calls). */
+static int dl_list_reserve(dl_xcursor *xc, size_t want)
+{
+	if (want <= xc->listcap)
+		return 0;
+	MDB_val *l = realloc(xc->list, want * sizeof(MDB_val));
+	if (!l)
+		return ENOMEM;
+	xc->list = l;
+	xc->listcap = want;
+	return 0;
+}
+
 /*
  * mdb_cursor_list_dup for an inline sub-page, in one linear pass over its
  * nodes (dl_xinit already checked every node lies inside the sub-page).
@@ -1808,15 +1822,16 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 		return ENOMEM;
 	if (!xc->active)
 		return MDB_NOTFOUND;	/* a single value is not listed */
+	/* The count comes from the file: for a sub-database it is trusted only
+	 * as far as the walk confirms it (the list grows as items are found,
+	 * never sized up front from the record); a sub-page holds at most a
+	 * page's worth of items. */
 	size_t n = xc->db.md_entries;
-	if (n > xc->listcap) {
-		MDB_val *l = realloc(xc->list, n * sizeof(MDB_val));
-		if (!l)
-			return ENOMEM;
-		xc->list = l;
-		xc->listcap = n;
-	}
 	if (xc->subpage) {
+		if (n > mc->txn->env->psize)
+			return MDB_CORRUPTED;
+		if ((rc = dl_list_reserve(xc, n)))
+			return rc;
 		if ((rc = dl_list_subpage(mc, xc)))
 			return rc;
 		*values = xc->list;
@@ -1833,6 +1848,11 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	for (;;) {
 		if (i >= n)
 			return MDB_CORRUPTED;
+		if (i >= xc->listcap) {
+			size_t want = i < 512 ? 1024 : 2 * i;
+			if ((rc = dl_list_reserve(xc, want < n ? want : n)))
+				return rc;
+		}
 		if ((rc = dl_xcurrent(&tmp, &xc->list[i])))
 			return rc;
 		i++;

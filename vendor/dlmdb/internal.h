@@ -605,11 +605,38 @@ static inline int dl_bounds_ok(const MDB_page *mp, size_t sz, size_t ksize)
 	return up <= sz;
 }
 
-/* Page header sanity before trusting lower/upper.  (A LEAF2 page's item
- * size is not known here: assume the smallest, 1 byte.) */
+/*
+ * Whether a tree page's flags fit its role: exactly one of branch or leaf,
+ * never an overflow or meta page; a branch never P_LEAF2 (its nodes are not
+ * packed items) and a leaf never P_COUNTED (NODEKEY would skip 8 bytes that
+ * are key bytes, and returned items would point past the node).
+ */
+static inline int dl_page_flags_ok(unsigned f)
+{
+	switch (f & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META)) {
+	case P_BRANCH:
+		return !(f & P_LEAF2);
+	case P_LEAF:
+		return !(f & P_COUNTED);
+	default:
+		return 0;
+	}
+}
+
+/* An inline duplicate sub-page is a leaf (packed items or nodes), never
+ * counted. */
+static inline int dl_subpage_flags_ok(unsigned f)
+{
+	return (f & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_COUNTED)) == P_LEAF;
+}
+
+/* Page header sanity before trusting a tree page: its flags fit a branch or
+ * a leaf, and lower/upper are sane.  (A LEAF2 page's item size is not known
+ * here: assume the smallest, 1 byte.) */
 static inline int dl_page_check(MDB_env *env, MDB_page *mp)
 {
-	return dl_bounds_ok(mp, env->psize, 1) ? 0 : MDB_CORRUPTED;
+	return dl_page_flags_ok(mp->mp_flags) && dl_bounds_ok(mp, env->psize, 1) ?
+		0 : MDB_CORRUPTED;
 }
 
 /* Lexicographic order, inlined into the search loops for the default case. */

@@ -18,10 +18,11 @@
 /*
  * An LMDB meta page with a 24-byte page header (page number, 8-byte txnid,
  * then pad, flags, lower, upper): flags at byte 18, magic at 24, version at
- * 28.  LMDB 1.x stores (data format 3) and the mdb.master3 line use it.  Such
- * a file is another library's format: MDB_VERSION_MISMATCH, never a misread
- * (the 16-byte reading finds no meta flag at byte 10 and would say
- * MDB_INVALID).  Returns the data version found there, or 0 if none.
+ * 28.  LMDB 1.x stores (data format 3) and the mdb.master3 line use it.
+ * Returns the data version found there, or 0 if none.  The caller answers
+ * MDB_VERSION_MISMATCH for data format 3 (another version of LMDB's format,
+ * never a misread); a version 2 meta in this layout (mdb.master3) stays
+ * MDB_INVALID, as dlmdb-extensions.md N.2 has it.
  */
 static uint32_t dl_meta_version_wide(const unsigned char *raw)
 {
@@ -41,7 +42,7 @@ static int dl_meta_check(const unsigned char *raw)
 	memcpy(&pflags, raw + 10, 2);
 	memcpy(&m, raw + PAGEHDRSZ, sizeof(m));
 	if (!(pflags & P_META) || m.mm_magic != DL_MAGIC)
-		return dl_meta_version_wide(raw) ? MDB_VERSION_MISMATCH : MDB_INVALID;
+		return dl_meta_version_wide(raw) == 3 ? MDB_VERSION_MISMATCH : MDB_INVALID;
 	if (m.mm_version != DL_VERSION_LMDB && m.mm_version != DL_VERSION_DLMDB)
 		return MDB_VERSION_MISMATCH;
 	return 0;
