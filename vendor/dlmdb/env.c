@@ -178,6 +178,10 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		size_t want = env->usermapsize ? env->usermapsize : cur->mm_mapsize;
 		if (!want)
 			want = DL_DEFAULT_MAPSIZE;
+		if (want > SIZE_MAX - env->psize) {
+			rc = EINVAL;	/* no whole number of pages: not mappable */
+			goto out;
+		}
 		env->mapsize = dl_round_map(env, want, cur->mm_last_pg);
 	}
 	env->nodemax = (((env->psize - PAGEHDRSZ) / 2) & ~1u) - 2;
@@ -430,6 +434,8 @@ int mdb_env_set_mapsize(MDB_env *env, mdb_size_t size)
 	MDB_meta *m = dl_meta_current(env);
 	if (!size)
 		size = m->mm_mapsize;
+	if (size > SIZE_MAX - env->psize)
+		return EINVAL;
 	size = dl_round_map(env, size, m->mm_last_pg);
 	if (size == env->mapsize)
 		return 0;

@@ -631,11 +631,12 @@ static inline int dl_subpage_flags_ok(unsigned f)
 }
 
 /* Page header sanity before trusting a tree page: its flags fit a branch or
- * a leaf, and lower/upper are sane.  (A LEAF2 page's item size is not known
- * here: assume the smallest, 1 byte.) */
+ * a leaf, and lower/upper are sane.  A LEAF2 page's items are read with the
+ * size in its own mp_pad, so that is the size its bounds are checked with. */
 static inline int dl_page_check(MDB_env *env, MDB_page *mp)
 {
-	return dl_page_flags_ok(mp->mp_flags) && dl_bounds_ok(mp, env->psize, 1) ?
+	return dl_page_flags_ok(mp->mp_flags) &&
+		dl_bounds_ok(mp, env->psize, IS_LEAF2(mp) ? mp->mp_pad : 0) ?
 		0 : MDB_CORRUPTED;
 }
 
