@@ -328,6 +328,7 @@ struct MDB_env {
 	uint16_t freeflags;	/* FREE_DBI flags word to carry forward */
 	char	*path;
 	char	*map;
+	void	*fixaddr;	/* MDB_FIXEDMAP: the address the map must have, or NULL */
 	size_t	mapsize;	/* bytes mapped */
 	size_t	usermapsize;	/* set by mdb_env_set_mapsize, 0 = none */
 	pgno_t	maxpg;		/* mapsize / psize */
@@ -611,11 +612,39 @@ static inline int dl_bounds_ok(const MDB_page *mp, size_t sz, size_t ksize)
 	return up <= sz;
 }
 
-/* Page header sanity before trusting lower/upper.  (A LEAF2 page's item
- * size is not known here: assume the smallest, 1 byte.) */
+/*
+ * Whether a tree page's flags fit its role: exactly one of branch or leaf,
+ * never an overflow or meta page; a branch never P_LEAF2 (its nodes are not
+ * packed items) and a leaf never P_COUNTED (NODEKEY would skip 8 bytes that
+ * are key bytes, and returned items would point past the node).
+ */
+static inline int dl_page_flags_ok(unsigned f)
+{
+	switch (f & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META)) {
+	case P_BRANCH:
+		return !(f & P_LEAF2);
+	case P_LEAF:
+		return !(f & P_COUNTED);
+	default:
+		return 0;
+	}
+}
+
+/* An inline duplicate sub-page is a leaf (packed items or nodes), never
+ * counted. */
+static inline int dl_subpage_flags_ok(unsigned f)
+{
+	return (f & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_COUNTED)) == P_LEAF;
+}
+
+/* Page header sanity before trusting a tree page: its flags fit a branch or
+ * a leaf, and lower/upper are sane.  A LEAF2 page's items are read with the
+ * size in its own mp_pad, so that is the size its bounds are checked with. */
 static inline int dl_page_check(MDB_env *env, MDB_page *mp)
 {
-	return dl_bounds_ok(mp, env->psize, 1) ? 0 : MDB_CORRUPTED;
+	return dl_page_flags_ok(mp->mp_flags) &&
+		dl_bounds_ok(mp, env->psize, IS_LEAF2(mp) ? mp->mp_pad : 0) ?
+		0 : MDB_CORRUPTED;
 }
 
 /*
@@ -728,6 +757,7 @@ int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
 int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
 int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);
 int  dl_count_fix(MDB_txn *txn, MDB_dbi dbi);
+int  dl_count_fix_all(MDB_txn *txn);
 int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_dup_restore(MDB_cursor *mc);
 

@@ -539,6 +539,11 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
     } else {
         EnvFlags::empty()
     };
+    if !created {
+        if let Some(note) = crate::util::unsupported_format_note(&data_file) {
+            bail!(note);
+        }
+    }
     if created {
         if opts.format == NewFormat::Lmdb {
             flags |= EnvFlags::FORMAT_LMDB;

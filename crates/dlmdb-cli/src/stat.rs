@@ -159,6 +159,9 @@ pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
     } else {
         path.join("data.mdb")
     };
+    if let Some(note) = crate::util::unsupported_format_note(&data_file) {
+        bail!(note);
+    }
     let version = dlmdb::read_data_version(&data_file);
     let mut base = EnvFlags::READ_ONLY;
     if no_subdir {

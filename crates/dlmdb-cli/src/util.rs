@@ -264,3 +264,35 @@ mod tests {
         assert_eq!(Order::for_dups(0x60), Order::Integer);
     }
 }
+
+/// One line explaining a data file in a format the engine does not read
+/// yet, or `None`. An LMDB 1.x store carries data format 3, with its meta
+/// page in a 24-byte page header (flags at byte 18, magic at 24, version at
+/// 28) or in the 16-byte one (magic at 16, version at 20); the engine
+/// answers `MDB_VERSION_MISMATCH` for it, which alone does not tell the
+/// user what the file is.
+pub fn unsupported_format_note(data_file: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 32];
+    std::fs::File::open(data_file)
+        .ok()?
+        .read_exact(&mut head)
+        .ok()?;
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(head[o..o + 4].try_into().unwrap());
+    const MAGIC: u32 = 0xBEEF_C0DE;
+    const P_META: u16 = 0x08;
+    let version = if u16_at(10) & P_META != 0 && u32_at(16) == MAGIC {
+        u32_at(20)
+    } else if u16_at(18) & P_META != 0 && u32_at(24) == MAGIC {
+        u32_at(28)
+    } else {
+        return None;
+    };
+    (version == 3).then(|| {
+        format!(
+            "{} is an LMDB 1.x store (data format 3), which dlmdb does not support yet",
+            data_file.display()
+        )
+    })
+}

@@ -96,6 +96,9 @@ impl Store {
                 data_file.display()
             );
         }
+        if let Some(note) = unsupported_format_note(&data_file) {
+            bail!(note);
+        }
         let version = dlmdb::read_data_version(&data_file);
         let mut base = EnvFlags::READ_ONLY;
         if no_subdir {
@@ -1179,4 +1182,34 @@ mod unit {
         assert_eq!(count_readers(t), (2, 1));
         assert_eq!(count_readers("(no active readers)\n"), (0, 0));
     }
+}
+
+/// One line for a data file in a format the engine does not read yet: an
+/// LMDB 1.x store (data format 3, meta page in a 24-byte page header, or in
+/// the 16-byte one). The engine's MDB_VERSION_MISMATCH alone does not say
+/// what the file is.
+fn unsupported_format_note(data_file: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 32];
+    std::fs::File::open(data_file)
+        .ok()?
+        .read_exact(&mut head)
+        .ok()?;
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(head[o..o + 4].try_into().unwrap());
+    const MAGIC: u32 = 0xBEEF_C0DE;
+    const P_META: u16 = 0x08;
+    let version = if u16_at(10) & P_META != 0 && u32_at(16) == MAGIC {
+        u32_at(20)
+    } else if u16_at(18) & P_META != 0 && u32_at(24) == MAGIC {
+        u32_at(28)
+    } else {
+        return None;
+    };
+    (version == 3).then(|| {
+        format!(
+            "{} is an LMDB 1.x store (data format 3), which dlmdb does not support yet",
+            data_file.display()
+        )
+    })
 }
