@@ -526,13 +526,17 @@ static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_pa
 		P_SUBP | P_COUNTED);
 	int counted = (db->md_flags & MDB_COUNTED) != 0;
 	if (role == P_BRANCH || role == (P_BRANCH | P_COUNTED)) {
-		if (!NUMKEYS(mp) || !dl_bounds_ok(mp, ps, 1))
+		if (!NUMKEYS(mp) || (MP_UPPER(mp) & 1) || !dl_bounds_ok(mp, ps, 1))
 			return MDB_CORRUPTED;
 		if (counted != IS_COUNTED(mp))
 			return counted ? MDB_INCOMPATIBLE : MDB_CORRUPTED;
 		return nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ?
 			0 : MDB_CORRUPTED;
 	}
+	/* Node pages keep upper even (nodes are even-sized); an odd upper
+	 * would place the next inserted node at an odd offset. */
+	if (role == P_LEAF && (MP_UPPER(mp) & 1))
+		return MDB_CORRUPTED;
 	if (role == P_LEAF)
 		return dl_bounds_ok(mp, ps, 1) &&
 			(nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_LEAF)) ?

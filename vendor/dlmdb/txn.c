@@ -448,6 +448,13 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 		return ENOMEM;
 	}
 	MDB_meta *m = dl_meta_current(env);
+	if (m->mm_txnid == (txnid_t)-1) {
+		/* No next txn id: a damaged meta (its commit would wrap to 0
+		 * and lose to the other meta). */
+		env->wtxn_cache = txn;
+		dl_wunlock(env);
+		return MDB_CORRUPTED;
+	}
 	txn->flags = 0;
 	if (flags & MDB_NOSYNC)
 		txn->flags |= TXN_NOSYNC;

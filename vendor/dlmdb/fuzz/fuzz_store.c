@@ -1194,6 +1194,7 @@ typedef struct shared {
 	volatile uint64_t ok, errs, badcommit, committed, post_err;
 	volatile uint64_t by_err[64];	/* count per error (index: err - MDB_KEYEXIST, or 63) */
 	volatile uint64_t ro_err, rw_err;
+	volatile uint64_t worsened;	/* read clean before, errors after our commit */
 } shared;
 
 static shared *sh;
@@ -1304,6 +1305,14 @@ static int run_case(uint64_t n)
 		sh->rw_err++;
 	if (post)
 		sh->post_err++;
+	if (post && !ro) {
+		/* The read-only pass found nothing, yet the committed store
+		 * reads with errors: the damage only the writer could see. */
+		sh->worsened++;
+		if (verbose || getenv("FUZZ_SHOW_WORSENED"))
+			fprintf(stderr, "WORSENED case %llu (%s): %s\n", (unsigned long long)n,
+			    mdb_strerror(post), m.what);
+	}
 	if (committed)
 		sh->committed++;
 	if (verbose)
@@ -1473,9 +1482,10 @@ int main(int argc, char **argv)
 	    (unsigned long long)sh->ok, (unsigned long long)sh->errs, (unsigned long long)crashes,
 	    (unsigned long long)sh->badcommit);
 	printf("fuzz_store: read-only pass errors %llu, write pass errors %llu, commits %llu, "
-	    "errors reading a committed mutant %llu\n", (unsigned long long)sh->ro_err,
+	    "errors reading a committed mutant %llu (%llu of them read clean before the "
+	    "commit)\n", (unsigned long long)sh->ro_err,
 	    (unsigned long long)sh->rw_err, (unsigned long long)sh->committed,
-	    (unsigned long long)sh->post_err);
+	    (unsigned long long)sh->post_err, (unsigned long long)sh->worsened);
 	printf("fuzz_store: errors:");
 	for (unsigned i = 0; i < 64; i++)
 		if (sh->by_err[i])

@@ -402,6 +402,45 @@ static void test_freelist_leaf(void)
 	mdb_env_close(env);
 }
 
+/* A leaf whose upper is odd: the next node would land at an odd offset,
+ * which every later read refuses. */
+static void test_odd_upper(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	mdb_size_t pg = 0;
+	for (unsigned skip = 0; skip < 30; skip++) {
+		pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, skip);
+		REQUIRE(pg);
+		REQUIRE_OK(page_io(path, pg, b, 0));
+		if (P_LOWER(b) + 4 < P_UPPER(b))
+			break;
+	}
+	REQUIRE(P_LOWER(b) + 4 < P_UPPER(b));
+	put16(b + 14, (uint16_t)(P_UPPER(b) - 1));
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* The newest meta's txn id is the largest there is: a write txn would
+ * commit as txn 0 and lose to the other meta. */
+static void test_meta_txnid_wraps(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 100));
+	REQUIRE_OK(page_io(path, 0, b, 0));
+	uint64_t top = ~(uint64_t)0;
+	memcpy(b + 144, &top, 8);	/* mm_txnid */
+	REQUIRE_OK(page_io(path, 0, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn = NULL;
+	REQUIRE(env);
+	CHECK_RC(mdb_txn_begin(env, NULL, 0, &txn), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
 /* The control: the same writes on undamaged stores commit. */
 static void test_undamaged_writes_commit(void)
 {
@@ -431,6 +470,8 @@ int main(void)
 	RUN(test_counted_branch_without_flag);
 	RUN(test_leaf2_item_size);
 	RUN(test_freelist_leaf);
+	RUN(test_odd_upper);
+	RUN(test_meta_txnid_wraps);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
