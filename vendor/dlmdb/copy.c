@@ -52,6 +52,8 @@ static int dl_write_zeros(int fd, size_t ps, size_t n)
 	return rc;
 }
 
+static int dl_free_total(MDB_txn *txn, pgno_t *total);
+
 static int dl_copy_plain(MDB_env *env, int fd)
 {
 	MDB_txn *txn;
@@ -69,6 +71,18 @@ static int dl_copy_plain(MDB_env *env, int fd)
 	else if (fstat(env->fd, &st) < 0) {
 		rc = errno;
 		goto done;
+	}
+	/* Pages past the end of the file were allocated and freed without
+	 * being written, so the free list holds them all: a last_pg further
+	 * out is damage (it would make the copy gigabytes of zeros). */
+	if ((size_t)last + 1 > (size_t)st.st_size / ps) {
+		pgno_t nfree = 0;
+		if ((rc = dl_free_total(txn, &nfree)))
+			goto done;
+		if ((size_t)last + 1 - (size_t)st.st_size / ps > nfree) {
+			rc = MDB_CORRUPTED;
+			goto done;
+		}
 	}
 	unsigned char *meta = calloc(2, ps);
 	if (!meta) {

@@ -441,6 +441,27 @@ static void test_meta_txnid_wraps(void)
 	mdb_env_close(env);
 }
 
+/* Both metas claim a last page far past the file and any map size: a plain
+ * copy refuses instead of writing gigabytes of zeros. */
+static void test_copy_last_page_past_map(void)
+{
+	const char *path = t_path("s.mdb"), *dst = t_path("copy.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 100));
+	for (mdb_size_t m = 0; m < 2; m++) {
+		REQUIRE_OK(page_io(path, m, b, 0));
+		uint64_t last = (uint64_t)1 << 24;	/* 64 GiB of 4 KiB pages */
+		memcpy(b + 136, &last, 8);	/* mm_last_pg */
+		REQUIRE_OK(page_io(path, m, b, 1));
+	}
+	MDB_env *env = open_file(path, MDB_RDONLY);
+	REQUIRE(env);
+	CHECK_RC(mdb_env_copy2(env, dst, 0), MDB_CORRUPTED);
+	mdb_env_close(env);
+	struct stat st;
+	CHECK(stat(dst, &st) != 0 || st.st_size <= 2 * PS);
+}
+
 /* The control: the same writes on undamaged stores commit. */
 static void test_undamaged_writes_commit(void)
 {
@@ -472,6 +493,7 @@ int main(void)
 	RUN(test_freelist_leaf);
 	RUN(test_odd_upper);
 	RUN(test_meta_txnid_wraps);
+	RUN(test_copy_last_page_past_map);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
