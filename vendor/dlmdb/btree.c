@@ -1819,7 +1819,10 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 	unsigned n = NUMKEYS(mp);
 	if (IS_BRANCH(mp)) {
 		for (unsigned i = 0; i < n; i++) {
-			pgno_t child = NODEPGNO(NODEPTR(mp, i));
+			MDB_node *nd = NODEPTR(mp, i);
+			if ((rc = dl_node_check(txn->env, mp, nd, 0)))
+				return rc;
+			pgno_t child = NODEPGNO(nd);
 			if ((rc = dl_drop_page(mc, child, depth + 1)))
 				return rc;
 		}

@@ -462,6 +462,30 @@ static void test_copy_last_page_past_map(void)
 	CHECK(stat(dst, &st) != 0 || st.st_size <= 2 * PS);
 }
 
+/* mdb_drop of a tree whose branch page has a pointer past the page: the
+ * drop reads every child pointer, so it must check each node first. */
+static void test_drop_branch_pointer(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) >= 16 + 2 * 3);
+	put16(b + 16 + 2 * 2, 65535);	/* node 2's pointer */
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	CHECK_RC(mdb_drop(txn, dbi, 0), MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+}
+
 /* The control: the same writes on undamaged stores commit. */
 static void test_undamaged_writes_commit(void)
 {
@@ -494,6 +518,7 @@ int main(void)
 	RUN(test_odd_upper);
 	RUN(test_meta_txnid_wraps);
 	RUN(test_copy_last_page_past_map);
+	RUN(test_drop_branch_pointer);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
