@@ -40,6 +40,8 @@ make -C vendor/dlmdb check FIXTURES="$DLMDB_FIXTURES" || c_rc=$?
 
 section "Rust tests: cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast || rust_rc=$?
+# The engine built with the dlmdb-sys feature that makes new stores stock format.
+cargo test --release -p dlmdb-sys --features stock-format --test create_format || rust_rc=$?
 
 section "summary"
 echo "C engine tests: $([[ $c_rc -eq 0 ]] && echo passed || echo "FAILED (exit $c_rc)")"

@@ -52,6 +52,10 @@ fn main() {
     if std::env::var("DEBUG").as_deref() != Ok("true") {
         build.define("NDEBUG", None);
     }
+    // Feature `stock-format`: new stores default to stock LMDB's format.
+    if std::env::var_os("CARGO_FEATURE_STOCK_FORMAT").is_some() {
+        build.define("DLMDB_DEFAULT_FORMAT_LMDB", None);
+    }
     if let Ok(extra) = std::env::var("DLMDB_CFLAGS") {
         for f in extra.split_whitespace() {
             build.flag(f);

@@ -466,7 +466,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 		return MDB_CORRUPTED;
 	if ((unsigned)level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
-	return 0;
+	return dl_leaf2_check(env, mc->db, mp);
 }
 
 int dl_search_edge(MDB_cursor *mc, int last)
@@ -1766,7 +1766,10 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 	unsigned n = NUMKEYS(mp);
 	if (IS_BRANCH(mp)) {
 		for (unsigned i = 0; i < n; i++) {
-			pgno_t child = NODEPGNO(NODEPTR(mp, i));
+			MDB_node *nd = NODEPTR(mp, i);
+			if ((rc = dl_node_check(txn->env, mp, nd, 0)))
+				return rc;
+			pgno_t child = NODEPGNO(nd);
 			if ((rc = dl_drop_page(mc, child, depth + 1)))
 				return rc;
 		}

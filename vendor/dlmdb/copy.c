@@ -52,6 +52,8 @@ static int dl_write_zeros(int fd, size_t ps, size_t n)
 	return rc;
 }
 
+static int dl_free_total(MDB_txn *txn, pgno_t *total);
+
 static int dl_copy_plain(MDB_env *env, int fd)
 {
 	MDB_txn *txn;
@@ -69,6 +71,18 @@ static int dl_copy_plain(MDB_env *env, int fd)
 	else if (fstat(env->fd, &st) < 0) {
 		rc = errno;
 		goto done;
+	}
+	/* Pages past the end of the file were allocated and freed without
+	 * being written, so the free list holds them all: a last_pg further
+	 * out is damage (it would make the copy gigabytes of zeros). */
+	if ((size_t)last + 1 > (size_t)st.st_size / ps) {
+		pgno_t nfree = 0;
+		if ((rc = dl_free_total(txn, &nfree)))
+			goto done;
+		if ((size_t)last + 1 - (size_t)st.st_size / ps > nfree) {
+			rc = MDB_CORRUPTED;
+			goto done;
+		}
 	}
 	unsigned char *meta = calloc(2, ps);
 	if (!meta) {
@@ -109,7 +123,20 @@ typedef struct dl_cctx {
 	pgno_t	next;		/* next page number in the copy */
 } dl_cctx;
 
-static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg);
+/*
+ * What the compact walk found in one tree, to hold against its record: a
+ * copy must not carry damage on, and the walk reads every page anyway.
+ * dup_branch/dup_leaf: pages of its duplicate sub-databases, which data
+ * version 2 counts in the owner's record and version 1 does not (the same
+ * rule `dlmdb check` applies).
+ */
+typedef struct dl_ctally {
+	uint64_t branch, leaf, overflow, entries;
+	uint64_t dup_branch, dup_leaf;
+} dl_ctally;
+
+static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
+	pgno_t *newpg);
 
 static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *newpg)
 {
@@ -122,8 +149,8 @@ static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *ne
 	return rc;
 }
 
-/* Copy an overflow run; returns its new first page. */
-static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
+/* Copy an overflow run holding dsize bytes; returns its new first page. */
+static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, size_t dsize, dl_ctally *t, pgno_t *newpg)
 {
 	MDB_txn *txn = cx->txn;
 	MDB_env *env = txn->env;
@@ -132,8 +159,10 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
 	if (rc)
 		return rc;
 	unsigned np = omp->mp_u.pages;
-	if (!IS_OVERFLOW(omp) || !np || pg + np > txn->fpages)
+	if (!IS_OVERFLOW(omp) || !np || pg + np > txn->fpages ||
+	    PAGEHDRSZ + dsize > (size_t)np * env->psize)
 		return MDB_CORRUPTED;
+	t->overflow += np;
 	/* Patch the page number in a copy of the header; the rest streams
 	 * straight from the map. */
 	MDB_page hdr;
@@ -150,7 +179,52 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
 	return rc;
 }
 
-static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
+/* Whether a tree's tally matches its record's counters. */
+static int dl_tally_check(MDB_env *env, const MDB_db *rec, const dl_ctally *t)
+{
+	int with_dups = env->version == DL_VERSION_DLMDB && (t->dup_branch | t->dup_leaf) &&
+		rec->md_branch_pages == t->branch + t->dup_branch &&
+		rec->md_leaf_pages == t->leaf + t->dup_leaf;
+	if (!with_dups && (rec->md_branch_pages != t->branch || rec->md_leaf_pages != t->leaf))
+		return MDB_CORRUPTED;
+	if (rec->md_overflow_pages != t->overflow || rec->md_entries != t->entries)
+		return MDB_CORRUPTED;
+	return 0;
+}
+
+/* Copy the tree of record rec (a named DB or a duplicate sub-DB) and check
+ * it against the record; rec->md_root becomes its root in the copy, and a
+ * duplicate sub-DB's pages are added to the owner's tally. */
+static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner)
+{
+	dl_ctally st;
+	pgno_t np;
+	int rc;
+	memset(&st, 0, sizeof(st));
+	if (rec->md_root == P_INVALID)
+		return rec->md_depth || rec->md_entries ? MDB_CORRUPTED : 0;
+	if (!rec->md_depth || rec->md_depth > DL_MAXDEPTH)
+		return MDB_CORRUPTED;
+	if ((rc = dl_copy_tree(cx, rec->md_root, depth + 1, rec->md_depth, &st, &np)))
+		return rc;
+	if ((rc = dl_tally_check(cx->txn->env, rec, &st)))
+		return rc;
+	if (owner) {
+		owner->dup_branch += st.branch;
+		owner->dup_leaf += st.leaf;
+	}
+	rec->md_root = np;
+	return 0;
+}
+
+/*
+ * Copy the subtree at pg, children first; left = levels from pg down to the
+ * leaves, inclusive (every leaf of a tree sits at the record's depth).  Adds
+ * what it finds to t; counted branch nodes must hold their child's exact
+ * entry count.
+ */
+static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
+	pgno_t *newpg)
 {
 	MDB_txn *txn = cx->txn;
 	MDB_env *env = txn->env;
@@ -162,29 +236,42 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
 		return rc;
 	if ((rc = dl_page_check(env, mp)))
 		return rc;
+	if (IS_BRANCH(mp) ? left < 2 : left != 1)
+		return MDB_CORRUPTED;	/* the tree's height disagrees with its record */
 	MDB_page *cp = malloc(env->psize);
 	if (!cp)
 		return ENOMEM;
 	memcpy(cp, mp, env->psize);
 	unsigned n = NUMKEYS(cp);
+	if (!n)
+		rc = MDB_CORRUPTED;
 	if (IS_BRANCH(cp)) {
+		t->branch++;
 		for (unsigned i = 0; i < n && !rc; i++) {
 			MDB_node *nd = NODEPTR(cp, i);
 			pgno_t np;
 			if ((rc = dl_node_check(env, cp, nd, 0)))
 				break;
-			if (!(rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, &np)))
-				node_set_pgno(nd, np);
+			uint64_t before = t->entries;
+			if ((rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, left - 1, t, &np)))
+				break;
+			if (IS_COUNTED(cp) && dl_get64((char *)nd + NODESZ) != t->entries - before)
+				rc = MDB_CORRUPTED;
+			node_set_pgno(nd, np);
 		}
-	} else if (IS_LEAF(cp) && !IS_LEAF2(cp)) {
-		for (unsigned i = 0; i < n && !rc; i++) {
+	} else {
+		t->leaf++;
+		if (IS_LEAF2(cp))
+			t->entries += n;
+		for (unsigned i = 0; i < n && !rc && !IS_LEAF2(cp); i++) {
 			MDB_node *nd = NODEPTR(cp, i);
 			if ((rc = dl_node_check(env, cp, nd, 1)))
 				break;
 			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
 			if (nd->mn_flags & F_BIGDATA) {
 				pgno_t np;
-				if (!(rc = dl_copy_overflow(cx, dl_get64(d), &np)))
+				t->entries++;
+				if (!(rc = dl_copy_overflow(cx, dl_get64(d), NODEDSZ(nd), t, &np)))
 					dl_put64(d, np);
 			} else if (nd->mn_flags & F_SUBDATA) {
 				/* Named DB or duplicate sub-DB: copy its tree too. */
@@ -194,17 +281,29 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
 					break;
 				}
 				memcpy(&rec, d, sizeof(rec));
-				if (rec.md_root != P_INVALID) {
-					pgno_t np;
-					if (!(rc = dl_copy_tree(cx, rec.md_root, depth + 1, &np))) {
-						rec.md_root = np;
-						memcpy(d, &rec, sizeof(rec));
-					}
+				int dup = (nd->mn_flags & F_DUPDATA) != 0;
+				t->entries += dup ? rec.md_entries : 1;
+				if (!(rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL)))
+					memcpy(d, &rec, sizeof(rec));
+			} else if (nd->mn_flags & F_DUPDATA) {
+				/* Inline duplicates: a sound sub-page of NODEDSZ bytes. */
+				MDB_page sp;
+				size_t sz = NODEDSZ(nd);
+				if (sz < PAGEHDRSZ) {
+					rc = MDB_CORRUPTED;
+					break;
 				}
+				memcpy(&sp, d, PAGEHDRSZ);
+				if (!dl_subpage_flags_ok(sp.mp_flags) || NUMKEYS(&sp) == 0 ||
+				    !dl_bounds_ok(&sp, sz, IS_LEAF2(&sp) ? sp.mp_pad : 0)) {
+					rc = MDB_CORRUPTED;
+					break;
+				}
+				t->entries += NUMKEYS(&sp);
+			} else {
+				t->entries++;
 			}
 		}
-	} else if (!IS_LEAF(cp)) {
-		rc = MDB_CORRUPTED;
 	}
 	if (!rc) {
 		/* Unused bytes are not data: write them as zeros. */
@@ -301,7 +400,16 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	if (rc || txn->dbs[DL_MAIN_DBI].md_root == P_INVALID)
 		goto done;
 	pgno_t root;
-	if ((rc = dl_copy_tree(&cx, txn->dbs[DL_MAIN_DBI].md_root, 0, &root)))
+	dl_ctally t;
+	memset(&t, 0, sizeof(t));
+	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
+	if (!mrec->md_depth || mrec->md_depth > DL_MAXDEPTH) {
+		rc = MDB_CORRUPTED;
+		goto done;
+	}
+	if ((rc = dl_copy_tree(&cx, mrec->md_root, 0, mrec->md_depth, &t, &root)))
+		goto done;
+	if ((rc = dl_tally_check(env, mrec, &t)))
 		goto done;
 	if (cx.next - 1 != expect || root != expect)
 		rc = MDB_INCOMPATIBLE;	/* the source leaks pages */

@@ -279,8 +279,8 @@ int dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left)
 					break;
 				r -= c;
 			}
-			if (i == n)
-				return MDB_NOTFOUND;
+			if (i == n)	/* the parent's count promised more */
+				return MDB_CORRUPTED;
 			mc->ki[mc->top] = (indx_t)i;
 			*left = r;
 			return 0;
@@ -441,11 +441,25 @@ int mdb_get_key_rank(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key,
  * children keep their stored counts, which are still exact: a subtree that
  * was not copied was not modified, and nodes are always moved with their
  * counts.  This touches only pages the txn already dirtied.
+ *
+ * Nested txns: a child may not write into pages its ancestors own (an abort
+ * must leave them as they were), so every txn fixes its counts before a
+ * child starts (dl_count_fix_all, called by mdb_txn_begin).  Invariant: the
+ * counts in a page dirty in an ancestor but not copied by this txn are
+ * exact, because the ancestor fixed them before this txn began and this txn
+ * cannot change anything below such a page without copying it first (a
+ * write copies its whole root-to-leaf path).  So such pages count as
+ * unchanged here, like pages of the map.
  */
 
-static inline int dl_in_map(MDB_env *env, const void *p)
+/* Whether the counts stored in mp are exact without a fix by txn: mp is a
+ * page of the map, or a dirty page an ancestor owns (see the invariant). */
+static inline int dl_counts_settled(MDB_txn *txn, MDB_page *mp)
 {
-	return (const char *)p >= env->map && (const char *)p < env->map + env->mapsize;
+	MDB_env *env = txn->env;
+	if ((const char *)mp >= env->map && (const char *)mp < env->map + env->mapsize)
+		return 1;
+	return !dl_page_owned(txn, mp);
 }
 
 static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *total);
@@ -465,7 +479,7 @@ static int dl_count_fix_subdb(MDB_txn *txn, MDB_node *n, int depth)
 		return 0;
 	if ((rc = dl_page_get(txn, rec.md_root, &root)))
 		return rc;
-	if (dl_in_map(env, root))
+	if (dl_counts_settled(txn, root))
 		return 0;
 	return dl_count_fix_page(txn, root, depth + 1, &t);
 }
@@ -505,7 +519,7 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 			return rc;
 		if ((rc = dl_page_get(txn, NODEPGNO(nd), &child)))
 			return rc;
-		if (dl_in_map(env, child)) {
+		if (dl_counts_settled(txn, child)) {
 			c = dl_bcount(mp, i);
 		} else {
 			if ((rc = dl_count_fix_page(txn, child, depth + 1, &c)))
@@ -531,16 +545,24 @@ int dl_count_fix(MDB_txn *txn, MDB_dbi dbi)
 	if (db->md_root != P_INVALID && (db->md_flags & MDB_COUNTED)) {
 		if ((rc = dl_page_get(txn, db->md_root, &root)))
 			return rc;
-		if (!dl_in_map(txn->env, root)) {
+		if (!dl_counts_settled(txn, root)) {
 			if ((rc = dl_count_fix_page(txn, root, 0, &t)))
 				return rc;
 			if (t != db->md_entries)
 				return MDB_PROBLEM;	/* counts and entries disagree */
 		}
 	}
-	/* A nested txn cannot fix its ancestors' pages: stay flagged so the
-	 * owner fixes them too (queries recompute on every call meanwhile). */
-	if (!txn->parent)
-		txn->dbflags[dbi] &= (unsigned char)~DB_CNTSTALE;
+	txn->dbflags[dbi] &= (unsigned char)~DB_CNTSTALE;
+	return 0;
+}
+
+/* Fix every counted DB txn changed: run before txn gets a child, which must
+ * find exact counts in the pages it cannot write (see above). */
+int dl_count_fix_all(MDB_txn *txn)
+{
+	int rc;
+	for (unsigned i = DL_MAIN_DBI; i < txn->numdbs && i < txn->env->maxdbs; i++)
+		if ((txn->dbflags[i] & DB_CNTSTALE) && (rc = dl_count_fix(txn, i)))
+			return rc;
 	return 0;
 }

@@ -62,7 +62,8 @@ static inline void *dl_node_dataptr(MDB_env *env, MDB_node *n)
 /* Check a sub-page of size sz: header and every node inside it. */
 static int dl_subpage_check(MDB_page *sp, size_t sz)
 {
-	if (sz < PAGEHDRSZ || !IS_LEAF(sp) || !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
+	if (sz < PAGEHDRSZ || !dl_subpage_flags_ok(sp->mp_flags) ||
+	    !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
 		return MDB_CORRUPTED;
 	unsigned n = NUMKEYS(sp);
 	if (IS_LEAF2(sp))
@@ -753,7 +754,7 @@ int dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data)
 	if (sz < PAGEHDRSZ + 2)
 		return MDB_CORRUPTED;
 	memcpy(&hdr, d, PAGEHDRSZ);
-	if (MP_LOWER(&hdr) <= PAGEHDRSZ ||
+	if (MP_LOWER(&hdr) <= PAGEHDRSZ || !dl_subpage_flags_ok(hdr.mp_flags) ||
 	    !dl_bounds_ok(&hdr, sz, (hdr.mp_flags & P_LEAF2) ? hdr.mp_pad : 0))
 		return MDB_CORRUPTED;
 	if (hdr.mp_flags & P_LEAF2) {
@@ -1593,6 +1594,69 @@ int dl_dup_restore(MDB_cursor *mc)
 	return rc;
 }
 
+static int dl_multi_cmp(const void *a, const void *b, void *cmp)
+{
+	return ((MDB_cmp_func *)cmp)((const MDB_val *)a, (const MDB_val *)b);
+}
+
+/*
+ * MDB_MULTIPLE with MDB_NODUPDATA or MDB_APPENDDUP: find, before anything
+ * is written, every item the put would refuse with MDB_KEYEXIST, so the run
+ * is stored whole or not at all (stock LMDB stops midway and keeps the items
+ * before the refused one; the newest DLMDB checks first, as here).
+ * APPENDDUP: items strictly ascending and above the key's last duplicate.
+ * NODUPDATA: no item twice in the run, none already stored under the key.
+ */
+static int dl_multi_check(MDB_cursor *mc, MDB_val *key, const char *items, size_t sz,
+	size_t cnt, unsigned f)
+{
+	MDB_cmp_func *dcmp = mc->dbx->dcmp;
+	MDB_cursor *c;
+	MDB_val k = *key, d;
+	int rc;
+	if (!(f & (MDB_NODUPDATA | MDB_APPENDDUP)) || !cnt)
+		return 0;
+	MDB_val *v = malloc(cnt * sizeof(MDB_val));
+	if (!v)
+		return ENOMEM;
+	for (size_t i = 0; i < cnt; i++) {
+		v[i].mv_size = sz;
+		v[i].mv_data = (char *)items + i * sz;
+	}
+	if ((rc = mdb_cursor_open(mc->txn, mc->dbi, &c))) {
+		free(v);
+		return rc;
+	}
+	rc = mdb_cursor_get(c, &k, &d, MDB_SET);
+	int exists = rc == 0;
+	if (rc == MDB_NOTFOUND)
+		rc = 0;
+	if (!rc && (f & MDB_APPENDDUP)) {
+		for (size_t i = 1; i < cnt && !rc; i++)
+			if (dcmp(&v[i - 1], &v[i]) >= 0)
+				rc = MDB_KEYEXIST;
+		if (!rc && exists && !(rc = mdb_cursor_get(c, &k, &d, MDB_LAST_DUP)) &&
+		    dcmp(&d, &v[0]) >= 0)
+			rc = MDB_KEYEXIST;
+	}
+	if (!rc && (f & MDB_NODUPDATA)) {
+		for (size_t i = 0; i < cnt && exists && !rc; i++) {
+			MDB_val kk = *key, dd = v[i];
+			rc = mdb_cursor_get(c, &kk, &dd, MDB_GET_BOTH);
+			rc = rc == 0 ? MDB_KEYEXIST : rc == MDB_NOTFOUND ? 0 : rc;
+		}
+		if (!rc) {
+			qsort_r(v, cnt, sizeof(MDB_val), dl_multi_cmp, (void *)dcmp);
+			for (size_t i = 1; i < cnt && !rc; i++)
+				if (dcmp(&v[i - 1], &v[i]) == 0)
+					rc = MDB_KEYEXIST;
+		}
+	}
+	mdb_cursor_close(c);
+	free(v);
+	return rc;
+}
+
 /* mdb_cursor_put on a DUPSORT DB: adds MDB_CURRENT and MDB_MULTIPLE. */
 int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 {
@@ -1600,21 +1664,36 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 	if (flags & MDB_RESERVE)
 		return EINVAL;
 	if (flags & MDB_MULTIPLE) {
-		/* data[0]: item size and first item; data[1].mv_size: count. */
+		/*
+		 * data[0]: item size and first item; data[1].mv_size: count.
+		 * All or nothing: refusals (MDB_KEYEXIST) are found before the
+		 * first write; any later failure (MDB_MAP_FULL, ...) fails the
+		 * txn, so none of the run can be committed.
+		 */
 		size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
 		unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
-		rc = 0;
+		if ((rc = dl_multi_check(mc, key, data[0].mv_data, sz, cnt, f))) {
+			data[1].mv_size = 0;
+			return rc;
+		}
 		unsigned atend = 0;
 		for (; done < cnt; done++) {
 			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
 			mdb_size_t before = mc->db->md_entries;
 			rc = dl_dup_put(mc, key, &v, f);
 			/* LMDB looks the key up for the first item only: the end
-			 * marker that lookup left stays for the whole batch. */
-			if (done == 0)
+			 * marker that lookup left stays for the whole batch, and
+			 * the key-level conditions (NOOVERWRITE: key absent,
+			 * APPEND: key above the last) apply to that lookup alone. */
+			if (done == 0) {
 				atend = mc->flags & C_ATEND;
-			else
+				if (rc == MDB_KEYEXIST && (f & (MDB_NOOVERWRITE | MDB_APPEND)))
+					break;
+				f &= ~(unsigned)(MDB_NOOVERWRITE | MDB_APPEND);
+			} else {
 				mc->flags = (mc->flags & ~C_ATEND) | atend;
+			}
+			/* An item already stored is skipped, as in LMDB. */
 			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
 				rc = 0;
 			if (rc)
@@ -1680,6 +1759,19 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 	if (!rc && (flags & MDB_APPENDDUP) && axc && axc->active)
 		axc->mx.flags |= C_ATEND;
 	return rc;
+}
+
+/* Room for at least want items in the cursor's list (kept across calls). */
+static int dl_list_reserve(dl_xcursor *xc, size_t want)
+{
+	if (want <= xc->listcap)
+		return 0;
+	MDB_val *l = realloc(xc->list, want * sizeof(MDB_val));
+	if (!l)
+		return ENOMEM;
+	xc->list = l;
+	xc->listcap = want;
+	return 0;
 }
 
 /*
@@ -1766,15 +1858,16 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 		return ENOMEM;
 	if (!xc->active)
 		return MDB_NOTFOUND;	/* a single value is not listed */
+	/* The count comes from the file: for a sub-database it is trusted only
+	 * as far as the walk confirms it (the list grows as items are found,
+	 * never sized up front from the record); a sub-page holds at most a
+	 * page's worth of items. */
 	size_t n = xc->db.md_entries;
-	if (n > xc->listcap) {
-		MDB_val *l = realloc(xc->list, n * sizeof(MDB_val));
-		if (!l)
-			return ENOMEM;
-		xc->list = l;
-		xc->listcap = n;
-	}
 	if (xc->subpage) {
+		if (n > mc->txn->env->psize)
+			return MDB_CORRUPTED;
+		if ((rc = dl_list_reserve(xc, n)))
+			return rc;
 		if ((rc = dl_list_subpage(mc, xc)))
 			return rc;
 		*values = xc->list;
@@ -1791,6 +1884,11 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	for (;;) {
 		if (i >= n)
 			return MDB_CORRUPTED;
+		if (i >= xc->listcap) {
+			size_t want = i < 512 ? 1024 : 2 * i;
+			if ((rc = dl_list_reserve(xc, want < n ? want : n)))
+				return rc;
+		}
 		if ((rc = dl_xcurrent(&tmp, &xc->list[i])))
 			return rc;
 		i++;

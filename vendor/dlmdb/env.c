@@ -96,6 +96,55 @@ static unsigned dl_lock_family(MDB_env *env)
 	return (env->version == DL_VERSION_LMDB && !env->pad) ? 1 : 2;
 }
 
+/*
+ * Format of a data file this open creates when the caller's flags name
+ * none: DLMDB version 2 unless the library was built with
+ * -DDLMDB_DEFAULT_FORMAT_LMDB, and the environment variable
+ * DLMDB_CREATE_FORMAT ("lmdb" or "dlmdb") overrides either (lmdb.h).
+ * Sets *stock to 1 for stock LMDB format; EINVAL for any other value of the
+ * variable, so a misspelt setting is not silently ignored.
+ */
+static int dl_create_format(unsigned flags, int *stock)
+{
+#ifdef DLMDB_DEFAULT_FORMAT_LMDB
+	*stock = 1;
+#else
+	*stock = 0;
+#endif
+	const char *v = getenv("DLMDB_CREATE_FORMAT");
+	if (v && *v) {
+		if (!strcmp(v, "lmdb"))
+			*stock = 1;
+		else if (!strcmp(v, "dlmdb"))
+			*stock = 0;
+		else
+			return EINVAL;
+	}
+	if (flags & MDB_FORMAT_DLMDB_V1)
+		*stock = 0;
+	if (flags & MDB_FORMAT_LMDB)
+		*stock = 1;
+	return 0;
+}
+
+/*
+ * A new store created with MDB_FIXEDMAP records its map address in both meta
+ * pages (mm_address, never rewritten by commits), as stock LMDB does; later
+ * opens with MDB_FIXEDMAP map there.
+ */
+static int dl_meta_set_address(MDB_env *env)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)env->map;
+	int rc;
+	for (int i = 0; i < 2; i++) {
+		off_t off = (off_t)((size_t)i * env->psize + PAGEHDRSZ + 8);
+		if ((rc = dl_pwrite_all(env->fd, &addr, sizeof addr, off)))
+			return rc;
+	}
+	env->fixaddr = env->map;
+	return 0;
+}
+
 static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
 {
 	char *dpath = NULL, *lpath = NULL;
@@ -138,7 +187,10 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		if (ps > 32768)
 			ps = 32768;
 		env->psize = (unsigned)ps;
-		env->version = (flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)) ?
+		int stock;
+		if ((rc = dl_create_format(flags, &stock)))
+			goto out;
+		env->version = (stock || (flags & MDB_FORMAT_DLMDB_V1)) ?
 			DL_VERSION_LMDB : DL_VERSION_DLMDB;
 		env->freeflags = (uint16_t)(P_META | (flags & (MDB_FIXEDMAP | MDB_NOSUBDIR)));
 		env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
@@ -167,6 +219,10 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		size_t want = env->usermapsize ? env->usermapsize : cur->mm_mapsize;
 		if (!want)
 			want = DL_DEFAULT_MAPSIZE;
+		if (want > SIZE_MAX - env->psize) {
+			rc = EINVAL;	/* no whole number of pages: not mappable */
+			goto out;
+		}
 		env->mapsize = dl_round_map(env, want, cur->mm_last_pg);
 	}
 	env->nodemax = (((env->psize - PAGEHDRSZ) / 2) & ~1u) - 2;
@@ -178,6 +234,12 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 			goto out;
 		}
 	}
+	/* MDB_FIXEDMAP: map where the file says (dl_map answers EBUSY if
+	 * that address is taken); a store that recorded none maps anywhere. */
+	if (flags & MDB_FIXEDMAP) {
+		MDB_meta *cur = m1.mm_txnid > m0.mm_txnid ? &m1 : &m0;
+		env->fixaddr = (void *)(uintptr_t)cur->mm_address;
+	}
 	if ((rc = dl_map(env, env->mapsize)))
 		goto out;
 	/* Version 1: the file's evidence decides the layout, or refuses the one
@@ -186,6 +248,8 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 	if (env->version == DL_VERSION_LMDB && !isnew &&
 	    (rc = dl_layout_decide(env, !!(flags & (MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1)),
 		&env->layoutwhy)))
+		goto out;
+	if (isnew && (flags & MDB_FIXEDMAP) && (rc = dl_meta_set_address(env)))
 		goto out;
 	if (env->lock && excl) {
 		MDB_meta *a = METADATA((MDB_page *)env->map);
@@ -287,7 +351,7 @@ int mdb_env_open(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode
 		return EINVAL;
 	if ((flags & MDB_INMEMORY) && (flags & (MDB_RDONLY | MDB_FIXEDMAP | MDB_PREVSNAPSHOT)))
 		return EINVAL;
-	if (flags & (MDB_PREVSNAPSHOT | MDB_FIXEDMAP))
+	if (flags & MDB_PREVSNAPSHOT)
 		return EINVAL;	/* not supported yet */
 	if (flags & MDB_INMEMORY) {
 		flags |= MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC;
@@ -343,6 +407,8 @@ void mdb_env_close(MDB_env *env)
 			free(env->dbxs[i].name);
 		free(env->dbxs);
 	}
+	free(env->wchecked);
+	env->wchecked = NULL;
 	while (env->pagepool) {
 		MDB_page *p = env->pagepool;
 		memcpy(&env->pagepool, p, sizeof(MDB_page *));
@@ -407,6 +473,8 @@ int mdb_env_set_mapsize(MDB_env *env, mdb_size_t size)
 	MDB_meta *m = dl_meta_current(env);
 	if (!size)
 		size = m->mm_mapsize;
+	if (size > SIZE_MAX - env->psize)
+		return EINVAL;
 	size = dl_round_map(env, size, m->mm_last_pg);
 	if (size == env->mapsize)
 		return 0;

@@ -165,7 +165,12 @@ static int dl_fl_drop_consumed(MDB_cursor *mc)
 			return 0;
 		if (rc)
 			return rc;
-		MDB_node *node = NODEPTR(mc->pg[mc->top], 0);
+		MDB_page *mp = mc->pg[mc->top];
+		if (IS_LEAF2(mp))
+			return MDB_CORRUPTED;
+		MDB_node *node = NODEPTR(mp, 0);
+		if ((rc = dl_node_check(txn->env, mp, node, 1)))
+			return rc;
 		if (node->mn_ksize != 8)
 			return MDB_CORRUPTED;
 		if (dl_get64(NODEKEY(mc->pg[mc->top], node)) > txn->fl_last)

@@ -334,6 +334,7 @@ struct MDB_env {
 	uint16_t freeflags;	/* FREE_DBI flags word to carry forward */
 	char	*path;
 	char	*map;
+	void	*fixaddr;	/* MDB_FIXEDMAP: the address the map must have, or NULL */
 	size_t	mapsize;	/* bytes mapped */
 	size_t	usermapsize;	/* set by mdb_env_set_mapsize, 0 = none */
 	pgno_t	maxpg;		/* mapsize / psize */
@@ -363,6 +364,10 @@ struct MDB_env {
 	int	failed;		/* fatal error seen: MDB_PANIC */
 	int	opened;
 	pid_t	pid;
+	/* Map pages this process's writers validated (dl_page_wcheck), so a
+	 * later write txn need not check them again; see page.c. */
+	uint64_t *wchecked;
+	txnid_t	wchecked_txnid;	/* snapshot the cache is valid for */
 	/* Recycled single-page buffers (singly linked through their first word). */
 	MDB_page *pagepool;
 	size_t	npool;
@@ -512,6 +517,9 @@ void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
 int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
+int  dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp);
+void dl_wchecked_begin(MDB_env *env, txnid_t snapshot);
+void dl_wchecked_committed(MDB_txn *txn);
 int  dl_txn_err(MDB_txn *txn, int rc);
 int  dl_txn_fail(MDB_txn *txn, int rc);
 int  dl_page_owned(MDB_txn *txn, MDB_page *mp);
@@ -619,11 +627,55 @@ static inline int dl_bounds_ok(const MDB_page *mp, size_t sz, size_t ksize)
 	return up <= sz;
 }
 
-/* Page header sanity before trusting lower/upper.  (A LEAF2 page's item
- * size is not known here: assume the smallest, 1 byte.) */
+/*
+ * Whether a tree page's flags fit its role: exactly one of branch or leaf,
+ * never an overflow or meta page; a branch never P_LEAF2 (its nodes are not
+ * packed items) and a leaf never P_COUNTED (NODEKEY would skip 8 bytes that
+ * are key bytes, and returned items would point past the node).
+ */
+static inline int dl_page_flags_ok(unsigned f)
+{
+	switch (f & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META)) {
+	case P_BRANCH:
+		return !(f & P_LEAF2);
+	case P_LEAF:
+		return !(f & P_COUNTED);
+	default:
+		return 0;
+	}
+}
+
+/* An inline duplicate sub-page is a leaf (packed items or nodes), never
+ * counted. */
+static inline int dl_subpage_flags_ok(unsigned f)
+{
+	return (f & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_COUNTED)) == P_LEAF;
+}
+
+/* Page header sanity before trusting a tree page: its flags fit a branch or
+ * a leaf, and lower/upper are sane.  A LEAF2 page's items are read with the
+ * size in its own mp_pad, so that is the size its bounds are checked with. */
 static inline int dl_page_check(MDB_env *env, MDB_page *mp)
 {
-	return dl_bounds_ok(mp, env->psize, 1) ? 0 : MDB_CORRUPTED;
+	return dl_page_flags_ok(mp->mp_flags) &&
+		dl_bounds_ok(mp, env->psize, IS_LEAF2(mp) ? mp->mp_pad : 0) ?
+		0 : MDB_CORRUPTED;
+}
+
+/*
+ * A LEAF2 page (packed fixed-size duplicates) reached by a descent: its
+ * item size mp_pad must be non-zero, agree with the sub-database record's
+ * item size when that is known, and its items must fit in the page, or the
+ * items handed out would run past the page.
+ */
+static inline int dl_leaf2_check(MDB_env *env, const MDB_db *db, MDB_page *mp)
+{
+	size_t k = mp->mp_pad;
+	if (!(mp->mp_flags & P_LEAF2))
+		return 0;
+	if (!k || (db->md_pad && k != db->md_pad) || !dl_bounds_ok(mp, env->psize, k))
+		return MDB_CORRUPTED;
+	return 0;
 }
 
 /* Lexicographic order, inlined into the search loops for the default case. */
@@ -720,6 +772,7 @@ int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
 int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
 int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);
 int  dl_count_fix(MDB_txn *txn, MDB_dbi dbi);
+int  dl_count_fix_all(MDB_txn *txn);
 int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_dup_restore(MDB_cursor *mc);
 

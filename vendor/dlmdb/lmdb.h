@@ -106,7 +106,15 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
 /* Environment flags (mdb_env_open / mdb_env_set_flags / mdb_env_get_flags)  */
 /* ------------------------------------------------------------------------- */
 
-/** Map at the address recorded in the file (experimental). */
+/**
+ * Map at a fixed address, as stock LMDB does: a store created with this flag
+ * records its map address in both meta pages (mdb_env_info's me_mapaddr);
+ * opening it with the flag maps there, and fails with EBUSY when that
+ * address range is taken (mmap is only given the address as a hint, so
+ * nothing already mapped is replaced).  A store that recorded no address
+ * maps anywhere; opening without the flag ignores the address.  Growing the
+ * map (mdb_env_set_mapsize) keeps the address or fails with EBUSY.
+ */
 #define MDB_FIXEDMAP	0x01
 /** The path names the data file itself; the lock file is path + "-lock". */
 #define MDB_NOSUBDIR	0x4000
@@ -177,6 +185,24 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
 #define MDB_LOCK_V1	0x10000000
 /** dlmdb addition: first opener lays out the lock file as version 2 (see MDB_LOCK_V1). */
 #define MDB_LOCK_V2	0x20000000
+/*
+ * Format of new stores without a flag (programs written for stock LMDB).
+ * A store created by mdb_env_open with neither MDB_FORMAT_LMDB nor
+ * MDB_FORMAT_DLMDB_V1 is a DLMDB data version 2 store, which stock LMDB and
+ * its bindings refuse.  Two switches make such programs create stock stores
+ * (data version 1, keys not padded) without changing them:
+ *
+ *  - build time: compile the library with -DDLMDB_DEFAULT_FORMAT_LMDB
+ *    (`make DEFAULT_FORMAT=lmdb`; the dlmdb-sys cargo feature
+ *    "stock-format");
+ *  - run time: the environment variable DLMDB_CREATE_FORMAT, read at every
+ *    mdb_env_open that creates a data file: "lmdb" creates stock stores,
+ *    "dlmdb" version 2 stores; it overrides the build-time default.  Any
+ *    other non-empty value makes creating a store fail with EINVAL.
+ *
+ * The flags above still decide when given.  Existing stores open in their own
+ * format whatever these say, and MDB_INMEMORY environments are unaffected.
+ */
 
 /* ------------------------------------------------------------------------- */
 /* Database flags (mdb_dbi_open)                                             */
@@ -405,7 +431,15 @@ int  mdb_env_set_interrupt(MDB_env *env, int onoff);
 /* Transactions                                                              */
 /* ------------------------------------------------------------------------- */
 
-/** Begin a transaction (flags: MDB_RDONLY, MDB_NOSYNC, MDB_NOMETASYNC). */
+/**
+ * Begin a transaction (flags: MDB_RDONLY, MDB_NOSYNC, MDB_NOMETASYNC).
+ * With a parent: a nested write txn of a write parent.  EINVAL for a
+ * read-only parent and for MDB_RDONLY with a parent (a read-only child is
+ * refused, never turned into a write txn; stock LMDB differs: Debian's
+ * liblmdb 0.9.24 answers MDB_BAD_TXN, mdb.master runs read-only children);
+ * MDB_BAD_TXN in a MDB_WRITEMAP env or when the parent failed, ended or has a
+ * child.  Count and rank functions are exact at every nesting depth.
+ */
 int  mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned int flags, MDB_txn **txn);
 /** The environment of a transaction. */
 MDB_env *mdb_txn_env(MDB_txn *txn);

@@ -15,6 +15,25 @@
  * line uses a 24-byte header, so a "version 2" file with the magic elsewhere
  * is not ours and must not be read as DLMDB.
  */
+/*
+ * An LMDB meta page with a 24-byte page header (page number, 8-byte txnid,
+ * then pad, flags, lower, upper): flags at byte 18, magic at 24, version at
+ * 28.  LMDB 1.x stores (data format 3) and the mdb.master3 line use it.
+ * Returns the data version found there, or 0 if none.  The caller answers
+ * MDB_VERSION_MISMATCH for data format 3 (another version of LMDB's format,
+ * never a misread); a version 2 meta in this layout (mdb.master3) stays
+ * MDB_INVALID, as dlmdb-extensions.md N.2 has it.
+ */
+static uint32_t dl_meta_version_wide(const unsigned char *raw)
+{
+	uint16_t pflags;
+	uint32_t magic, version;
+	memcpy(&pflags, raw + 18, 2);
+	memcpy(&magic, raw + 24, 4);
+	memcpy(&version, raw + 28, 4);
+	return (pflags & P_META) && magic == DL_MAGIC ? version : 0;
+}
+
 static int dl_meta_check(const unsigned char *raw)
 {
 	uint16_t pflags;
@@ -23,11 +42,12 @@ static int dl_meta_check(const unsigned char *raw)
 	memcpy(&pflags, raw + 10, 2);
 	memcpy(&m, raw + PAGEHDRSZ, sizeof(m));
 	if (!(pflags & P_META) || m.mm_magic != DL_MAGIC)
-		return MDB_INVALID;
+		return dl_meta_version_wide(raw) == 3 ? MDB_VERSION_MISMATCH : MDB_INVALID;
 	if (m.mm_version != DL_VERSION_LMDB && m.mm_version != DL_VERSION_DLMDB)
 		return MDB_VERSION_MISMATCH;
 	return 0;
 }
+
 
 static int dl_psize_ok(uint32_t ps)
 {

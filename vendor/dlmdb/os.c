@@ -165,9 +165,16 @@ int dl_map(MDB_env *env, size_t size)
 		if (cur >= 0 && (size_t)cur < size && ftruncate(env->fd, (off_t)size) < 0)
 			return errno;
 	}
-	void *m = mmap(NULL, size, prot, MAP_SHARED, env->fd, 0);
+	/* MDB_FIXEDMAP: the recorded address is only a hint to mmap (forcing
+	 * it could unmap whatever lives there); another address is EBUSY, as
+	 * in stock LMDB. */
+	void *m = mmap(env->fixaddr, size, prot, MAP_SHARED, env->fd, 0);
 	if (m == MAP_FAILED)
 		return errno;
+	if (env->fixaddr && m != env->fixaddr) {
+		munmap(m, size);
+		return EBUSY;
+	}
 	if (env->flags & MDB_NORDAHEAD)
 		madvise(m, size, MADV_RANDOM);
 	env->map = m;

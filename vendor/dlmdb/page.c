@@ -262,6 +262,7 @@ int dl_txn_fail(MDB_txn *txn, int rc)
 }
 
 static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno);
+static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num);
 
 /* Remove a run of num consecutive pages from the reusable pool, if present. */
 static pgno_t dl_pool_take(dl_idl *pool, unsigned num)
@@ -322,6 +323,7 @@ int dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret)
 			txn->next_pgno += num;
 		}
 	}
+	dl_wchecked_drop(env, pgno, num);
 	MDB_page *mp = dl_buf_get(env, num);
 	if (!mp)
 		return dl_txn_err(txn, ENOMEM);
@@ -397,9 +399,237 @@ static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------- */
+/* Validation of a page a write transaction is about to change               */
+/* ------------------------------------------------------------------------- */
+/*
+ * The read path checks each node it visits.  The write path moves whole
+ * node areas (inserts shift pointers, deletes close gaps, splits and merges
+ * copy every node, sizes come from the node headers), so it needs more: a
+ * page is checked in full once, when a write transaction first copies it
+ * from the map (dl_page_touch).  Pages this transaction built itself, or an
+ * ancestor already copied, passed this check or were written by the engine,
+ * so the cost is paid once per page per transaction.
+ *
+ * A valid node area: every pointer is even and at or above upper, every
+ * node lies inside the page (or sub-page), and no two nodes share a byte.
+ * Nodes are found in address order with a bitmap of 2-byte units, which
+ * proves them disjoint without sorting.
+ */
+
+/* Bytes node n occupies, rounded to even; kind selects the layout. */
+enum { DL_WK_BRANCH, DL_WK_LEAF, DL_WK_DUP };
+
+static size_t dl_wnode_size(MDB_env *env, MDB_page *mp, MDB_node *n, int kind)
+{
+	size_t ks = n->mn_ksize;
+	if (kind == DL_WK_BRANCH)
+		return EVEN(NODEKOFF(mp) + ks);
+	size_t d = (kind == DL_WK_LEAF && (n->mn_flags & F_BIGDATA)) ? sizeof(pgno_t) : NODEDSZ(n);
+	return EVEN(NODESZ + ks + (ks & env->pad) + d);
+}
+
+static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz);
+
+/* The leaf node's flags and, for an inline duplicate set, its sub-page. */
+static int dl_wleaf_node_ok(MDB_env *env, MDB_node *n)
+{
+	unsigned f = n->mn_flags;
+	if (f & ~(unsigned)(F_BIGDATA | F_SUBDATA | F_DUPDATA))
+		return 0;
+	if ((f & F_BIGDATA) && (f & (F_SUBDATA | F_DUPDATA)))
+		return 0;
+	if (f & F_SUBDATA)
+		return NODEDSZ(n) == sizeof(MDB_db);
+	if (f & F_DUPDATA) {
+		char *d = (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
+		return dl_wsubpage_ok(env, (MDB_page *)d, NODEDSZ(n));
+	}
+	return 1;
+}
+
+/*
+ * Check the node area of a page or sub-page of sz bytes (lower/upper
+ * already bounded by dl_bounds_ok).  kind: DL_WK_BRANCH, DL_WK_LEAF
+ * (data parts, node flags) or DL_WK_DUP (the key-only nodes of a sub-page).
+ */
+static int dl_wnodes_ok(MDB_env *env, MDB_page *mp, size_t sz, int kind)
+{
+	uint64_t map[(65536 / 2) / 64];
+	unsigned n = NUMKEYS(mp), up = MP_UPPER(mp);
+	size_t words = (sz / 2 + 63) / 64;
+	if (sz > 65536)
+		return 0;
+	memset(map, 0, words * sizeof(uint64_t));
+	for (unsigned i = 0; i < n; i++) {
+		unsigned off = mp->mp_ptrs[i];
+		if ((off & 1) || off < up || off + NODESZ > sz)
+			return 0;
+		uint64_t bit = (uint64_t)1 << ((off / 2) & 63);
+		if (map[off / 128] & bit)
+			return 0;	/* two pointers to one node */
+		map[off / 128] |= bit;
+	}
+	/* Walk the nodes in address order: each must end before the next. */
+	size_t end = up;
+	for (size_t w = up / 128; w < words; w++) {
+		uint64_t m = map[w];
+		while (m) {
+			size_t off = w * 128 + 2 * (size_t)__builtin_ctzll(m);
+			m &= m - 1;
+			if (off < end)
+				return 0;
+			MDB_node *nd = (MDB_node *)((char *)mp + off);
+			end = off + dl_wnode_size(env, mp, nd, kind);
+			if (end > sz)
+				return 0;
+			if (kind == DL_WK_LEAF && !dl_wleaf_node_ok(env, nd))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* An inline duplicate set: a leaf sub-page of sz bytes (format doc §8.2). */
+static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz)
+{
+	if (sz < PAGEHDRSZ || sz > env->psize)
+		return 0;
+	if ((sp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_COUNTED)) != P_LEAF)
+		return 0;
+	if (IS_LEAF2(sp)) {
+		if (!sp->mp_pad)
+			return 0;
+		return dl_bounds_ok(sp, sz, sp->mp_pad);
+	}
+	return dl_bounds_ok(sp, sz, 0) && dl_wnodes_ok(env, sp, sz, DL_WK_DUP);
+}
+
+/*
+ * Full check of page mp of the tree of database db before it is changed.
+ * Role flags: a branch page (P_COUNTED exactly when the DB is counted) or a
+ * leaf page (P_LEAF2 only in DUPFIXED sub-databases (subdb: db is a
+ * duplicate sub-database), never P_COUNTED).  LEAF2 pages must follow the
+ * lower/upper counting convention exactly, since deletes and inserts adjust
+ * both by the item size.  Then lower/upper and the node area.
+ * nodes_known_good: the node area was checked before (the role checks,
+ * which depend on db, are made every time; they cost O(1)).
+ * Returns 0, MDB_INCOMPATIBLE (a counted DB with an uncounted branch page,
+ * dlmdb-extensions §2.4.1: writing it would mix node layouts) or
+ * MDB_CORRUPTED.
+ */
+static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp,
+	int nodes_known_good)
+{
+	size_t ps = env->psize;
+	unsigned role = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 |
+		P_SUBP | P_COUNTED);
+	int counted = (db->md_flags & MDB_COUNTED) != 0;
+	if (role == P_BRANCH || role == (P_BRANCH | P_COUNTED)) {
+		if (!NUMKEYS(mp) || (MP_UPPER(mp) & 1) || !dl_bounds_ok(mp, ps, 1))
+			return MDB_CORRUPTED;
+		if (counted != IS_COUNTED(mp))
+			return counted ? MDB_INCOMPATIBLE : MDB_CORRUPTED;
+		return nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ?
+			0 : MDB_CORRUPTED;
+	}
+	/* Node pages keep upper even (nodes are even-sized); an odd upper
+	 * would place the next inserted node at an odd offset. */
+	if (role == P_LEAF && (MP_UPPER(mp) & 1))
+		return MDB_CORRUPTED;
+	if (role == P_LEAF)
+		return dl_bounds_ok(mp, ps, 1) &&
+			(nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_LEAF)) ?
+			0 : MDB_CORRUPTED;
+	if (role == (P_LEAF | P_LEAF2)) {
+		size_t k = mp->mp_pad;
+		if (!k || !subdb || !(db->md_flags & MDB_DUPFIXED) || !dl_bounds_ok(mp, ps, k))
+			return MDB_CORRUPTED;
+		/* lower = 16 + 2n and upper = psize - n(k - 2), as LMDB keeps them. */
+		return MP_UPPER(mp) + (size_t)NUMKEYS(mp) * (k - 2) == ps ? 0 : MDB_CORRUPTED;
+	}
+	return MDB_CORRUPTED;
+}
+
+int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+{
+	return dl_page_wcheck_core(env, db, subdb, mp, 0);
+}
+
+/*
+ * Cache of map pages whose node area is known good, so the branch pages
+ * every write txn copies again are not checked again each time.  A
+ * committed page never changes in place: its content changes only when a
+ * writer allocates its number again.  Entries come from pages that passed
+ * the check and from the pages this process's own commits wrote (built by
+ * the engine from checked pages); this process's allocations drop their
+ * numbers.  A write txn that finds another process committed since (the
+ * snapshot it starts from is not the one the cache was kept for) empties
+ * the cache.  Direct-mapped by page number.
+ */
+#define DL_WCHECKED_BITS	14
+#define DL_WCHECKED_SLOTS	((size_t)1 << DL_WCHECKED_BITS)
+
+static inline size_t dl_wchecked_slot(pgno_t pg)
+{
+	return (size_t)((pg * 0x9E3779B97F4A7C15ull) >> (64 - DL_WCHECKED_BITS));
+}
+
+/* At the start of a write txn on snapshot: forget everything if another
+ * process has committed since the cache was filled. */
+void dl_wchecked_begin(MDB_env *env, txnid_t snapshot)
+{
+	if (env->wchecked && env->wchecked_txnid != snapshot)
+		memset(env->wchecked, 0, DL_WCHECKED_SLOTS * sizeof(uint64_t));
+	env->wchecked_txnid = snapshot;
+}
+
+static void dl_wchecked_add(MDB_env *env, pgno_t pg)
+{
+	if (!env->wchecked && !(env->wchecked = calloc(DL_WCHECKED_SLOTS, sizeof(uint64_t))))
+		return;	/* no cache: pages are checked every time */
+	env->wchecked[dl_wchecked_slot(pg)] = pg;
+}
+
+/* Pages pg .. pg + num - 1 are about to get new contents. */
+static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num)
+{
+	if (!env->wchecked)
+		return;
+	for (unsigned i = 0; i < num; i++) {
+		uint64_t *e = &env->wchecked[dl_wchecked_slot(pg + i)];
+		if (*e == pg + i)
+			*e = 0;
+	}
+}
+
+/* After txn's commit reached the disk: the single pages it wrote are
+ * known good. */
+void dl_wchecked_committed(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	env->wchecked_txnid = txn->txnid;
+	for (size_t k = 0; k < txn->dirty.count; k++)
+		if (txn->dirty.ents[k].npages == 1 && !IS_OVERFLOW(txn->dirty.ents[k].page))
+			dl_wchecked_add(env, txn->dirty.ents[k].pgno);
+}
+
+/* dl_page_wcheck of a map page, with the node area from the cache if known. */
+static int dl_page_wcheck_map(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+{
+	pgno_t pg = mp->mp_pgno;
+	int known = env->wchecked && env->wchecked[dl_wchecked_slot(pg)] == pg;
+	int rc = dl_page_wcheck_core(env, db, subdb, mp, known);
+	if (!rc && !known)
+		dl_wchecked_add(env, pg);
+	return rc;
+}
+
 /*
  * Copy-on-write the page at mc->pg[level]; the levels above must already be
- * writable.  Only the used parts of the page are copied.
+ * writable.  Only the used parts of the page are copied, after the page
+ * passed dl_page_wcheck: a damaged page fails the transaction here, before
+ * any of its nodes is moved.
  */
 int dl_page_touch(MDB_cursor *mc, int level)
 {
@@ -425,11 +655,17 @@ int dl_page_touch(MDB_cursor *mc, int level)
 		txn->flags |= TXN_DIRTY;
 		return 0;
 	}
+	/* The page number read from the map must be the page's own: the cache
+	 * is keyed by it. */
+	if (mp->mp_pgno != (pgno_t)(((char *)mp - env->map) / env->psize))
+		return dl_txn_fail(txn, MDB_CORRUPTED);
+	if ((rc = dl_page_wcheck_map(env, mc->db, mc->db != &txn->dbs[mc->dbi], mp)))
+		return dl_txn_fail(txn, rc);
 	if ((rc = dl_page_alloc(mc, 1, &np)))
 		return rc;
 	pgno_t old = mp->mp_pgno, pg = np->mp_pgno;
 	unsigned lower = MP_LOWER(mp), upper = MP_UPPER(mp);
-	if (IS_LEAF2(mp) || lower > upper || upper > env->psize) {
+	if (IS_LEAF2(mp)) {
 		memcpy(np, mp, env->psize);
 	} else {
 		memcpy(np, mp, lower);

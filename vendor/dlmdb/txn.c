@@ -284,6 +284,15 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	return 0;
 }
 
+/* Whether an ancestor of txn (not txn itself) has pgno dirty. */
+static int dl_txn_ancestor_dirty(MDB_txn *txn, pgno_t pgno)
+{
+	for (MDB_txn *p = txn->parent; p; p = p->parent)
+		if (dl_dirty_find(&p->dirty, pgno, NULL))
+			return 1;
+	return 0;
+}
+
 /* End a nested txn; commit merges its work into the parent. */
 static int dl_txn_end_child(MDB_txn *txn, int commit)
 {
@@ -338,7 +347,15 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 		txn->dirty.count = 0;
 		if (txn->dirty.tab)
 			memset(txn->dirty.tab, 0, (txn->dirty.mask + 1) * sizeof(uint32_t));
-		/* Pages the parent had dirty and the child freed. */
+		/*
+		 * Pages an ancestor had dirty and the child freed.  The parent's
+		 * copy goes.  The pages become reusable (loose) only where no
+		 * older ancestor still holds them dirty: such a page is the
+		 * parent's shadow of an ancestor's page, and reusing it now
+		 * would leave the ancestor's stale copy in its dirty table
+		 * beside the new one.  It passes up instead, as the child's
+		 * own free of an ancestor's page does (dl_page_free).
+		 */
 		for (size_t i = 0; i < txn->ploose.n && !rc; i++) {
 			pgno_t pg = txn->ploose.ids[i];
 			unsigned n;
@@ -346,11 +363,13 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 			if (mp) {
 				dl_dirty_del(&parent->dirty, pg);
 				dl_buf_put(env, mp, n);
-				for (unsigned j = 0; j < n && !rc; j++)
-					rc = dl_idl_push(&txn->loose, pg + j);
-			} else {
-				rc = dl_idl_push(&parent->ploose, pg);
 			}
+			if (!mp || dl_txn_ancestor_dirty(parent, pg)) {
+				rc = dl_idl_push(&parent->ploose, pg);
+				continue;
+			}
+			for (unsigned j = 0; j < n && !rc; j++)
+				rc = dl_idl_push(&txn->loose, pg + j);
 		}
 		if (!rc) {
 			dl_idl t;
@@ -392,11 +411,19 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 	if (env->failed)
 		return MDB_PANIC;
 	if (parent) {
-		if (parent->flags & TXN_RDONLY)
+		/* Children are write txns of a write parent.  A read-only child
+		 * is refused with EINVAL, never turned into a write txn (stock
+		 * LMDB differs here: Debian's 0.9.24 answers MDB_BAD_TXN, and
+		 * mdb.master runs read-only children; see lmdb.h). */
+		if ((parent->flags & TXN_RDONLY) || (flags & MDB_RDONLY))
 			return EINVAL;
 		if ((parent->flags & (TXN_ERROR | TXN_FINISHED)) || parent->child ||
 		    (env->flags & MDB_WRITEMAP))
 			return MDB_BAD_TXN;
+		/* The child cannot write the parent's pages: their counts must
+		 * be exact before it starts (count.c). */
+		if ((rc = dl_count_fix_all(parent)))
+			return dl_txn_err(parent, rc);
 		return dl_txn_begin_child(parent, ret);
 	}
 	if ((flags & MDB_RDONLY) || (env->flags & MDB_RDONLY)) {
@@ -422,12 +449,20 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 		return ENOMEM;
 	}
 	MDB_meta *m = dl_meta_current(env);
+	if (m->mm_txnid == (txnid_t)-1) {
+		/* No next txn id: a damaged meta (its commit would wrap to 0
+		 * and lose to the other meta). */
+		env->wtxn_cache = txn;
+		dl_wunlock(env);
+		return MDB_CORRUPTED;
+	}
 	txn->flags = 0;
 	if (flags & MDB_NOSYNC)
 		txn->flags |= TXN_NOSYNC;
 	if (flags & MDB_NOMETASYNC)
 		txn->flags |= TXN_NOMETASYNC;
 	txn->txnid = m->mm_txnid + 1;
+	dl_wchecked_begin(env, m->mm_txnid);
 	txn->lasterr = 0;
 	txn->oldest = 0;
 	txn->fl_last = 0;
@@ -686,6 +721,7 @@ int mdb_txn_commit(MDB_txn *txn)
 		/* seq_cst: one half of the reader handshake (see
 		 * dl_reader_acquire); runs once per commit. */
 		__atomic_store_n(env->lk_txnid, txn->txnid, __ATOMIC_SEQ_CST);
+	dl_wchecked_committed(txn);
 	dl_wtxn_end(txn, 1);
 	return 0;
 fail:

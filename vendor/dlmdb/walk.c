@@ -31,7 +31,8 @@ static int dl_walk_subpage(dl_walk *w, MDB_page *leaf, MDB_node *n, unsigned lev
 	if (sz < PAGEHDRSZ)
 		return MDB_CORRUPTED;
 	memcpy(&hdr, (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad), PAGEHDRSZ);
-	if (!dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
+	if (!dl_subpage_flags_ok(sp->mp_flags) ||
+	    !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
 		return MDB_CORRUPTED;
 	pi.pi_pgno = leaf->mp_pgno;
 	pi.pi_parent = leaf->mp_pgno;
@@ -126,6 +127,13 @@ static int dl_walk_page(dl_walk *w, pgno_t pg, pgno_t parent, unsigned level, un
 	pi.pi_used = env->psize - SIZELEFT(mp);
 	pi.pi_free = SIZELEFT(mp);
 	pi.pi_subtree = sub;
+	if (IS_BRANCH(mp)) {
+		/* Every node lies inside the page before its count (or child)
+		 * is read. */
+		for (unsigned i = 0; i < NUMKEYS(mp); i++)
+			if ((rc = dl_node_check(env, mp, NODEPTR(mp, i), 0)))
+				return rc;
+	}
 	if (IS_BRANCH(mp) && IS_COUNTED(mp)) {
 		uint64_t sum = 0;
 		for (unsigned i = 0; i < NUMKEYS(mp); i++)
@@ -137,8 +145,6 @@ static int dl_walk_page(dl_walk *w, pgno_t pg, pgno_t parent, unsigned level, un
 	if (IS_BRANCH(mp)) {
 		for (unsigned i = 0; i < NUMKEYS(mp); i++) {
 			MDB_node *n = NODEPTR(mp, i);
-			if ((rc = dl_node_check(env, mp, n, 0)))
-				return rc;
 			if ((rc = dl_walk_page(w, NODEPGNO(n), pg, level + 1, sub)))
 				return rc;
 		}

@@ -548,6 +548,11 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         dlmdb::LockFormat::V1 => EnvFlags::LOCK_V1,
         dlmdb::LockFormat::V2 => EnvFlags::LOCK_V2,
     };
+    if !created {
+        if let Some(note) = crate::util::unsupported_format_note(&data_file) {
+            bail!(note);
+        }
+    }
     if created {
         if opts.format == NewFormat::Lmdb {
             flags |= EnvFlags::FORMAT_LMDB;

@@ -460,10 +460,16 @@ fn run_copy(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
         }
         f
     };
-    opened
-        .env
-        .copy(dst, a.compact)
-        .with_context(|| format!("copying {} to {} failed", a.src.display(), dst.display()))?;
+    if let Err(e) = opened.env.copy(dst, a.compact) {
+        // The data file did not exist before (checked above): a failed copy
+        // (a damaged source, say) leaves no partial copy behind.
+        let _ = std::fs::remove_file(&dst_file);
+        return Err(anyhow::Error::new(e).context(format!(
+            "copying {} to {} failed",
+            a.src.display(),
+            dst.display()
+        )));
+    }
     let bytes = std::fs::metadata(&dst_file).map(|m| m.len()).unwrap_or(0);
     let rep = CopyReport {
         source: a.src.display().to_string(),

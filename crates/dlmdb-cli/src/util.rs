@@ -3,6 +3,8 @@
 
 use std::cmp::Ordering;
 
+pub use dlmdb::unsupported_format_note;
+
 /// Two lowercase hex digits for every byte value, so encoding is one table
 /// lookup per byte (dump speed matters on big stores).
 static HEX_PAIRS: [[u8; 2]; 256] = {
@@ -264,3 +266,4 @@ mod tests {
         assert_eq!(Order::for_dups(0x60), Order::Integer);
     }
 }
+

@@ -345,18 +345,39 @@ fn engine_layout(raw: *mut ffi::MDB_env) -> Layout {
     }
 }
 
-/// `mm_version` of meta page 0: the 16-byte page header is followed by the
-/// magic (u32 at byte 16) and the version (u32 at byte 20).
+/// `mm_version` of meta page 0. LMDB 0.9, 1.0 and DLMDB follow the 16-byte
+/// page header with the magic (u32 at byte 16) and the version (u32 at byte
+/// 20); LMDB 1.x (data format 3) has a 24-byte page header, so its magic and
+/// version sit at bytes 24 and 28. The header's flags word (u16 at byte 10,
+/// or 18 in the longer header) marks a meta page either way.
 pub fn read_data_version(data_file: &Path) -> Option<u32> {
     use std::io::Read;
-    let mut head = [0u8; 24];
+    const MAGIC: u32 = 0xBEEF_C0DE;
+    const P_META: u16 = 0x08;
+    let mut head = [0u8; 32];
     let mut f = std::fs::File::open(data_file).ok()?;
     f.read_exact(&mut head).ok()?;
-    let magic = u32::from_le_bytes(head[16..20].try_into().unwrap());
-    if magic != 0xBEEF_C0DE {
-        return None;
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(head[o..o + 4].try_into().unwrap());
+    if u32_at(16) == MAGIC {
+        Some(u32_at(20))
+    } else if u16_at(18) & P_META != 0 && u32_at(24) == MAGIC {
+        Some(u32_at(28))
+    } else {
+        None
     }
-    Some(u32::from_le_bytes(head[20..24].try_into().unwrap()))
+}
+
+/// One line naming a data file in a format this engine cannot read yet
+/// (LMDB 1.x's data format 3, which the engine refuses with
+/// `MDB_VERSION_MISMATCH`), or `None`.
+pub fn unsupported_format_note(data_file: &Path) -> Option<String> {
+    (read_data_version(data_file) == Some(3)).then(|| {
+        format!(
+            "{} is an LMDB 1.x store (data format 3), which dlmdb does not support yet",
+            data_file.display()
+        )
+    })
 }
 
 /// The engine's version string and numbers (`mdb_version`).

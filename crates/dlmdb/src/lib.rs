@@ -54,7 +54,7 @@ mod txn;
 mod walk;
 
 pub use cursor::{Cursor, IntoIter, Item, ItemRef, Iter, RwCursor};
-pub use env::{read_data_version, version, Env, EnvBuilder};
+pub use env::{read_data_version, unsupported_format_note, version, Env, EnvBuilder};
 pub use error::{strerror, Error, Result};
 pub use flags::{
     CountFlags, CursorOp, Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat, WriteFlags,

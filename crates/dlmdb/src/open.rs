@@ -17,7 +17,7 @@
 //!   plausible database record in the chosen layout, else the open fails
 //!   rather than misreading the store.
 
-use crate::env::{engine_layout_raw, read_data_version};
+use crate::env::{engine_layout_raw, read_data_version, unsupported_format_note};
 use crate::error::Error;
 use crate::flags::{EnvFlags, Layout};
 use crate::Env;
@@ -129,6 +129,9 @@ pub enum OpenError {
     LockUnshared { path: PathBuf, source: Error },
     #[error("{}: {message}", path.display())]
     Layout { path: PathBuf, message: String },
+    /// A data file in a format the engine does not read (LMDB 1.x).
+    #[error("{note}")]
+    Unsupported { note: String },
     #[error("cannot open environment {}: {source}", path.display())]
     Open { path: PathBuf, source: Error },
     #[error("{}: {problem} (layout {layout}: {reason})", path.display())]
@@ -176,6 +179,9 @@ impl Env {
         } else {
             path.join("data.mdb")
         };
+        if let Some(note) = unsupported_format_note(&data_file) {
+            return Err(OpenError::Unsupported { note });
+        }
         let version = read_data_version(&data_file);
         if version == Some(2) && o.layout == LayoutChoice::Lmdb {
             return Err(OpenError::Layout {

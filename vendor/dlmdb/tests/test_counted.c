@@ -216,6 +216,44 @@ static void check_counts(MDB_txn *txn, MDB_dbi dbi, uint64_t *s, const char *whe
 	}
 }
 
+/*
+ * n random puts and deletes in txn, mirrored in the model (tag: the value
+ * version written by puts).  burst: delete a run of n keys from a random
+ * start instead (forces merges).
+ */
+static void mutate(MDB_txn *txn, MDB_dbi dbi, uint64_t *s, int tag, int n, int burst)
+{
+	int base = (int)(t_rand(s) % NK);
+	for (int i = 0; i < n; i++) {
+		int k = burst ? (base + i) % NK : (int)(t_rand(s) % NK);
+		int d = dupsort ? (k % 10 == 0 ? (int)(t_rand(s) % DV) : (int)(t_rand(s) % 3)) : 0;
+		char kb[16], db[32];
+		kname(kb, k);
+		if (dupsort)
+			dname(db, d);
+		else
+			pvalue(db, k, tag);
+		MDB_val key = t_val(kb), data = t_val(db);
+		int del = burst || t_rand(s) % 3 == 0;
+		int rc;
+		if (del) {
+			rc = mdb_del(txn, dbi, &key, dupsort ? &data : NULL);
+			if (rc != (has[k][d] ? 0 : MDB_NOTFOUND))
+				T_FAIL("txn %d: del %s rc %d", tag, kb, rc);
+			has[k][d] = 0;
+		} else {
+			rc = mdb_put(txn, dbi, &key, &data, 0);
+			if (rc)
+				T_FAIL("txn %d: put %s rc %d", tag, kb, rc);
+			has[k][d] = 1;
+			if (!dupsort)
+				ver[k] = tag;
+		}
+		if (t_failures)
+			break;
+	}
+}
+
 static void churn_flags(unsigned env_flags, int dup, unsigned extra_dbflags)
 {
 	dupsort = dup;
@@ -239,36 +277,7 @@ static void churn_flags(unsigned env_flags, int dup, unsigned extra_dbflags)
 		memcpy(sver, ver, sizeof ver);
 		/* sometimes a burst of deletes over a key range (forces merges) */
 		int burst = t % 7 == 3;
-		int n = burst ? 600 : 250;
-		int base = (int)(t_rand(&s) % NK);
-		for (int i = 0; i < n; i++) {
-			int k = burst ? (base + i) % NK : (int)(t_rand(&s) % NK);
-			int d = dup ? (k % 10 == 0 ? (int)(t_rand(&s) % DV) : (int)(t_rand(&s) % 3)) : 0;
-			char kb[16], db[32];
-			kname(kb, k);
-			if (dup)
-				dname(db, d);
-			else
-				pvalue(db, k, t);
-			MDB_val key = t_val(kb), data = t_val(db);
-			int del = burst || t_rand(&s) % 3 == 0;
-			int rc;
-			if (del) {
-				rc = mdb_del(txn, dbi, &key, dup ? &data : NULL);
-				if (rc != (has[k][d] ? 0 : MDB_NOTFOUND))
-					T_FAIL("txn %d: del %s rc %d", t, kb, rc);
-				has[k][d] = 0;
-			} else {
-				rc = mdb_put(txn, dbi, &key, &data, 0);
-				if (rc)
-					T_FAIL("txn %d: put %s rc %d", t, kb, rc);
-				has[k][d] = 1;
-				if (!dup)
-					ver[k] = t;
-			}
-			if (t_failures)
-				break;
-		}
+		mutate(txn, dbi, &s, t, burst ? 600 : 250, burst);
 		char when[32];
 		snprintf(when, sizeof when, "in txn %d", t);
 		if (t % 4 == 0)
@@ -307,6 +316,121 @@ static void test_counted_dupsort_prefix(void) { churn_flags(0, 1, MDB_PREFIX_COM
 static void test_counted_dupsort(void) { churn(0, 1); }
 static void test_counted_plain_v1(void) { churn(MDB_FORMAT_DLMDB_V1, 0); }
 static void test_counted_dupsort_v1(void) { churn(MDB_FORMAT_DLMDB_V1, 1); }
+
+/*
+ * Nested txns: counts and ranks must be exact at every depth, over pages the
+ * child cannot write (changed by an ancestor and not copied since).  Each
+ * round changes the parent, then runs a chain of children, each of which
+ * changes nothing, changes a little or a lot, and commits or aborts; every
+ * level is checked against the model before and after its children end.
+ */
+static void nested_level(MDB_txn *parent, MDB_dbi dbi, uint64_t *s, int depth, int *tag)
+{
+	static unsigned char lhas[8][NK][DV];
+	static int lver[8][NK];
+	char when[64];
+	for (int round = 0; round < 2 && !t_failures; round++) {
+		MDB_txn *child;
+		memcpy(lhas[depth], has, sizeof has);
+		memcpy(lver[depth], ver, sizeof ver);
+		int rc = mdb_txn_begin(mdb_txn_env(parent), parent, 0, &child);
+		if (rc) {
+			T_FAIL("depth %d: child begin rc %d", depth, rc);
+			return;
+		}
+		snprintf(when, sizeof when, "depth %d round %d, untouched", depth, round);
+		check_counts(child, dbi, s, when);
+		int kind = (int)(t_rand(s) % 4);	/* 0 nothing, 1 few, 2 many, 3 burst */
+		++*tag;
+		if (kind)
+			mutate(child, dbi, s, *tag, kind == 1 ? 5 : kind == 2 ? 200 : 300, kind == 3);
+		snprintf(when, sizeof when, "depth %d round %d, changed (%d)", depth, round, kind);
+		check_counts(child, dbi, s, when);
+		if (depth < 3)
+			nested_level(child, dbi, s, depth + 1, tag);
+		if (t_rand(s) % 3 == 0) {
+			mdb_txn_abort(child);
+			memcpy(has, lhas[depth], sizeof has);
+			memcpy(ver, lver[depth], sizeof ver);
+			snprintf(when, sizeof when, "depth %d round %d, after child abort", depth, round);
+		} else {
+			if ((rc = mdb_txn_commit(child)))
+				T_FAIL("depth %d: child commit rc %d", depth, rc);
+			snprintf(when, sizeof when, "depth %d round %d, after child commit", depth, round);
+		}
+		check_counts(parent, dbi, s, when);
+	}
+}
+
+static void nested_churn(int dup)
+{
+	dupsort = dup;
+	memset(has, 0, sizeof has);
+	memset(ver, 0, sizeof ver);
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", MDB_CREATE | MDB_COUNTED | (dup ? MDB_DUPSORT : 0),
+				&dbi));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	const char *se = getenv("DLMDB_SEED");
+	uint64_t s = se && strtoull(se, NULL, 0) ? strtoull(se, NULL, 0) : 57;
+	int tag = 0;
+	for (int t = 1; t <= 6 && !t_failures; t++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		++tag;
+		mutate(txn, dbi, &s, tag, t == 1 ? 1200 : 150, t % 3 == 0);
+		nested_level(txn, dbi, &s, 0, &tag);
+		OK(mdb_txn_commit(txn));
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		check_counts(txn, dbi, &s, "after top-level commit");
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+}
+
+static void test_counted_nested(void) { nested_churn(0); }
+static void test_counted_nested_dupsort(void) { nested_churn(1); }
+
+/* The smallest stale-count case: deletes in the parent, an idle child. */
+static void test_counted_nested_idle_child(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn, *child;
+	MDB_dbi dbi;
+	char kb[16];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", MDB_CREATE | MDB_COUNTED, &dbi));
+	for (int i = 0; i < 3000; i++) {
+		snprintf(kb, sizeof kb, "key%05d", i);
+		MDB_val k = t_val(kb), v = t_val("v");
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int i = 0; i < 100; i++) {
+		snprintf(kb, sizeof kb, "key%05d", i);
+		MDB_val k = t_val(kb);
+		REQUIRE_OK(mdb_del(txn, dbi, &k, NULL));
+	}
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	MDB_val hi = t_val("key01500"), k, v;
+	uint64_t n = 0;
+	OK(mdb_count_range(child, dbi, NULL, &hi, 0, &n));
+	CHECK_EQ(n, 1400);
+	OK(mdb_get_rank(child, dbi, 1400, &k, &v));
+	CHECK_STR(k, "key01500");
+	OK(mdb_count_all(child, dbi, 0, &n));
+	CHECK_EQ(n, 2900);
+	mdb_txn_abort(child);
+	OK(mdb_count_range(txn, dbi, NULL, &hi, 0, &n));
+	CHECK_EQ(n, 1400);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
 
 static void test_counted_errors(void)
 {
@@ -365,6 +489,9 @@ int main(void)
 	RUN(test_counted_dupsort_v1);
 	RUN(test_counted_prefix);
 	RUN(test_counted_dupsort_prefix);
+	RUN(test_counted_nested_idle_child);
+	RUN(test_counted_nested);
+	RUN(test_counted_nested_dupsort);
 	T_DONE();
 #endif
 }

@@ -285,6 +285,133 @@ static void test_dup_large_sets(void)
 	mdb_env_close(env);
 }
 
+/* Run one MDB_MULTIPLE put of u32 items under key "k" (after pre[] stored
+ * under it) and return its rc; *count gets the reported item count and
+ * out[] the key's duplicates afterwards (*nout of them, 0 = key absent). */
+static int multi_case(MDB_env *env, MDB_dbi dbi, const uint32_t *pre, int npre,
+	const uint32_t *items, int n, unsigned flags, size_t *count, uint32_t *out, int *nout)
+{
+	MDB_txn *txn;
+	MDB_cursor *c;
+	int rc;
+	*nout = 0;
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+		return rc;
+	MDB_val k = t_val("k"), v;
+	for (int i = 0; i < npre; i++) {
+		v = t_mem(&pre[i], 4);
+		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
+			goto out;
+	}
+	if ((rc = mdb_cursor_open(txn, dbi, &c)))
+		goto out;
+	MDB_val mv[2] = { { 4, (void *)items }, { (size_t)n, NULL } };
+	rc = mdb_cursor_put(c, &k, mv, flags | MDB_MULTIPLE);
+	*count = mv[1].mv_size;
+	k = t_val("k");
+	if (!mdb_cursor_get(c, &k, &v, MDB_SET)) {
+		do
+			memcpy(&out[(*nout)++], v.mv_data, 4);
+		while (*nout < 16 && !mdb_cursor_get(c, &k, &v, MDB_NEXT_DUP));
+	}
+	mdb_cursor_close(c);
+out:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+/*
+ * MDB_MULTIPLE refusals.  Stock LMDB keeps the items stored before the one
+ * it refuses; we check the whole run first and store nothing (as the newest
+ * DLMDB).  Key-level flags (NOOVERWRITE, APPEND) apply to the first lookup
+ * only, as in stock: the rest of the run then goes in under that key.
+ */
+static void test_multiple_all_or_nothing(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "f", MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP);
+	REQUIRE(env);
+	static const struct {
+		const char *name;
+		uint32_t pre[2];
+		int npre;
+		uint32_t items[4];
+		int n;
+		unsigned flags;
+		int rc;
+		int nout;
+		uint32_t out[4];
+	} cases[] = {
+		{ "new key, APPENDDUP descending", {0}, 0, {1, 0}, 2, MDB_APPENDDUP, MDB_KEYEXIST, 0, {0} },
+		{ "new key, APPENDDUP repeat", {0}, 0, {1, 2, 2}, 3, MDB_APPENDDUP, MDB_KEYEXIST, 0, {0} },
+		{ "APPENDDUP below last", {5}, 1, {6, 4}, 2, MDB_APPENDDUP, MDB_KEYEXIST, 1, {5} },
+		{ "APPENDDUP equal to last", {5}, 1, {5, 6}, 2, MDB_APPENDDUP, MDB_KEYEXIST, 1, {5} },
+		{ "NODUPDATA item stored", {5}, 1, {1, 5, 7}, 3, MDB_NODUPDATA, MDB_KEYEXIST, 1, {5} },
+		{ "NODUPDATA item twice", {0}, 0, {3, 1, 3}, 3, MDB_NODUPDATA, MDB_KEYEXIST, 0, {0} },
+		{ "APPENDDUP ascending", {5}, 1, {6, 7}, 2, MDB_APPENDDUP, 0, 3, {5, 6, 7} },
+		{ "NODUPDATA all new", {5}, 1, {7, 1}, 2, MDB_NODUPDATA, 0, 3, {1, 5, 7} },
+		{ "NOOVERWRITE new key", {0}, 0, {1, 2, 3}, 3, MDB_NOOVERWRITE, 0, 3, {1, 2, 3} },
+		{ "NOOVERWRITE key exists", {5}, 1, {1, 2}, 2, MDB_NOOVERWRITE, MDB_KEYEXIST, 1, {5} },
+		{ "APPEND new last key", {0}, 0, {1, 2}, 2, MDB_APPEND, 0, 2, {1, 2} },
+		{ "no flags, one stored", {5}, 1, {3, 5, 6}, 3, 0, 0, 3, {3, 5, 6} },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t count = 99;
+		uint32_t out[16];
+		int nout;
+		int rc = multi_case(env, dbi, cases[i].pre, cases[i].npre, cases[i].items,
+				    cases[i].n, cases[i].flags, &count, out, &nout);
+#ifdef STOCK_LMDB
+		if (rc && rc == cases[i].rc)
+			continue;	/* stock keeps part of a refused run */
+#endif
+		if (rc != cases[i].rc)
+			T_FAIL("%s: rc %d, want %d", cases[i].name, rc, cases[i].rc);
+		if (count != (rc ? 0 : (size_t)cases[i].n))
+			T_FAIL("%s: count %zu", cases[i].name, count);
+		if (nout != cases[i].nout || memcmp(out, cases[i].out, 4 * (size_t)nout))
+			T_FAIL("%s: %d items after, want %d", cases[i].name, nout, cases[i].nout);
+	}
+	mdb_env_close(env);
+}
+
+#ifndef STOCK_LMDB
+/* A run that fills the map midway: the put fails, the txn with it, and
+ * nothing of the run reaches the file. */
+static void test_multiple_map_full(void)
+{
+	MDB_env *env;
+	MDB_dbi dbi;
+	MDB_txn *txn;
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_env_create(&env));
+	OK(mdb_env_set_mapsize(env, 64 * 4096));
+	OK(mdb_env_set_maxdbs(env, 2));
+	REQUIRE_OK(mdb_env_open(env, t_dir, 0, 0664));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "f", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &dbi));
+	MDB_val k = t_val("before"), v = t_val("1234");
+	OK(mdb_put(txn, dbi, &k, &v, 0));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	enum { N = 200000 };
+	uint32_t *items = malloc(N * 4);
+	REQUIRE(items);
+	for (uint32_t i = 0; i < N; i++)
+		items[i] = __builtin_bswap32(i);	/* ascending as bytes */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	k = t_val("k");
+	MDB_val mv[2] = { { 4, items }, { N, NULL } };
+	CHECK_RC(mdb_cursor_put(c, &k, mv, MDB_MULTIPLE | MDB_APPENDDUP), MDB_MAP_FULL);
+	CHECK(mv[1].mv_size < N);
+	CHECK(mdb_txn_commit(txn) != 0);
+	free(items);
+	CHECK(t_get_is(env, dbi, "k", NULL));
+	CHECK(t_get_is(env, dbi, "before", "1234"));
+	mdb_env_close(env);
+}
+#endif
+
 static void test_dupfixed_multiple(void)
 {
 	MDB_dbi dbi;
@@ -914,6 +1041,10 @@ int main(void)
 	RUN(test_dup_write_flags);
 	RUN(test_dup_large_sets);
 	RUN(test_dupfixed_multiple);
+	RUN(test_multiple_all_or_nothing);
+#ifndef STOCK_LMDB
+	RUN(test_multiple_map_full);
+#endif
 	RUN(test_dupfixed_odd_sizes);
 	RUN(test_integerdup_reversedup);
 	RUN(test_dup_random_model);

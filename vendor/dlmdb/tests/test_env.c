@@ -2,6 +2,8 @@
  * sync, error strings and version (lmdb-api.md §2.1, §2.6, §4.1, §4.2, §7, §8). */
 #include "t.h"
 
+#include <sys/mman.h>
+
 static void test_open_dir_and_files(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
@@ -189,6 +191,95 @@ static void test_unknown_env_flag(void)
 	MDB_env *env = t_env_open_rc(t_dir, 0x8, 0, 0, &rc); /* 0x8 is not an env flag */
 	CHECK(env == NULL);
 	CHECK_RC(rc, EINVAL);
+	mdb_env_close(env);
+}
+
+/*
+ * MDB_FIXEDMAP as stock LMDB does it (checked against Debian's liblmdb
+ * 0.9.24 and lmdb-master-sys): a store created with it records its map
+ * address; reopening with the flag maps there, or fails with EBUSY while
+ * that range is taken; without the flag the address is ignored; a store
+ * created without it opens with the flag anywhere.
+ */
+static int fixedmap_open(const char *dir, unsigned flags, MDB_env **out)
+{
+	int rc = mdb_env_create(out);
+	if (rc)
+		return rc;
+	rc = mdb_env_open(*out, dir, flags, 0664);
+	if (rc) {
+		mdb_env_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* The main DB's handle, opened once per env as stock LMDB requires. */
+static MDB_dbi fixedmap_main(MDB_env *env)
+{
+	MDB_txn *txn;
+	MDB_dbi dbi = 1;
+	if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0) {
+		if (mdb_dbi_open(txn, NULL, 0, &dbi))
+			T_FAIL("cannot open the main DB");
+		mdb_txn_commit(txn);
+	}
+	return dbi;
+}
+
+static void test_fixedmap(void)
+{
+	MDB_env *env;
+	MDB_envinfo info;
+	REQUIRE_OK(fixedmap_open(t_dir, MDB_FIXEDMAP, &env));
+	OK(mdb_env_info(env, &info));
+	void *addr = info.me_mapaddr;
+	size_t size = info.me_mapsize;
+	CHECK(addr != NULL);
+	unsigned fl = 0;
+	OK(mdb_env_get_flags(env, &fl));
+	CHECK(fl & MDB_FIXEDMAP);
+#ifndef STOCK_LMDB
+	void *map;
+	size_t msize;
+	OK(mdb_env_get_map(env, &map, &msize));
+	CHECK(map == addr);
+#endif
+	OK(t_put1(env, fixedmap_main(env), "k", "v"));
+	mdb_env_close(env);
+
+	/* the address is taken: EBUSY with the flag, fine without */
+	void *blk = mmap(addr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+	REQUIRE(blk == addr);
+	CHECK_RC(fixedmap_open(t_dir, MDB_FIXEDMAP, &env), EBUSY);
+	CHECK_RC(fixedmap_open(t_dir, MDB_FIXEDMAP | MDB_RDONLY, &env), EBUSY);
+	REQUIRE_OK(fixedmap_open(t_dir, 0, &env));
+	CHECK(t_get_is(env, fixedmap_main(env), "k", "v"));
+	OK(mdb_env_info(env, &info));
+	CHECK(info.me_mapaddr == addr);	/* what the file records */
+	mdb_env_close(env);
+	munmap(blk, size);
+
+	/* free again: mapped at the recorded address */
+	REQUIRE_OK(fixedmap_open(t_dir, MDB_FIXEDMAP, &env));
+	CHECK(t_get_is(env, fixedmap_main(env), "k", "v"));
+	OK(t_put1(env, fixedmap_main(env), "k2", "v2"));
+#ifndef STOCK_LMDB
+	OK(mdb_env_get_map(env, &map, &msize));
+	CHECK(map == addr);
+#endif
+	mdb_env_close(env);
+
+	/* a store created without the flag records no address */
+	const char *other = t_path("plain");
+	mkdir(other, 0755);
+	REQUIRE_OK(fixedmap_open(other, 0, &env));
+	mdb_env_close(env);
+	REQUIRE_OK(fixedmap_open(other, MDB_FIXEDMAP, &env));
+	OK(mdb_env_info(env, &info));
+	CHECK(info.me_mapaddr == NULL);
+	OK(t_put1(env, fixedmap_main(env), "a", "b"));
 	mdb_env_close(env);
 }
 
@@ -629,6 +720,7 @@ int main(void)
 	RUN(test_setters_before_open);
 	RUN(test_getters);
 	RUN(test_unknown_env_flag);
+	RUN(test_fixedmap);
 	RUN(test_stat_and_info);
 	RUN(test_mapsize_rules);
 	RUN(test_flag_none);

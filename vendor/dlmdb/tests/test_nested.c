@@ -97,6 +97,34 @@ static void test_nested_refused(void)
 	mdb_env_close(env);
 }
 
+/*
+ * A read-only child of a write txn is refused, and the parent is not hurt:
+ * it can still write and commit.  Our answer is EINVAL (what bindings test
+ * for); Debian's liblmdb 0.9.24 answers MDB_BAD_TXN, while mdb.master
+ * (lmdb-master-sys) runs read-only children.  Before, the flag was ignored
+ * and the caller got a child that could write.
+ */
+static void test_nested_rdonly_child(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_txn *w, *child = NULL;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &w));
+	REQUIRE_OK(mdb_dbi_open(w, NULL, 0, &dbi));
+#ifdef STOCK_LMDB
+	CHECK_RC(mdb_txn_begin(env, w, MDB_RDONLY, &child), MDB_BAD_TXN);
+#else
+	CHECK_RC(mdb_txn_begin(env, w, MDB_RDONLY, &child), EINVAL);
+#endif
+	CHECK(child == NULL);
+	MDB_val k = t_val("k"), v = t_val("v");
+	OK(mdb_put(w, dbi, &k, &v, 0));
+	OK(mdb_txn_commit(w));
+	CHECK(t_get_is(env, dbi, "k", "v"));
+	mdb_env_close(env);
+}
+
 /* Many small children, each committed or aborted, with big values and
  * deletes: the parent's page bookkeeping must come out exact. */
 static void test_nested_churn(void)
@@ -162,6 +190,7 @@ int main(void)
 {
 	RUN(test_nested_commit_abort);
 	RUN(test_nested_refused);
+	RUN(test_nested_rdonly_child);
 	RUN(test_nested_churn);
 	T_DONE();
 }

@@ -200,6 +200,23 @@ pub enum Outcome {
     Interrupted,
 }
 
+/// Largest map the engine can get on the platforms it runs on: x86-64 and
+/// aarch64 (4-level page tables) give user space 2^47 bytes, less what the
+/// process already maps, so 2^47 itself never fits.
+pub const MAX_MAPPABLE: u64 = 1 << 47;
+
+/// Why the engine cannot map a map size recorded in a meta page, or `None`.
+pub fn unmappable_map_size(mapsize: u64, psize: u64) -> Option<String> {
+    if mapsize > u64::MAX - psize {
+        return Some(format!(
+            "map size {mapsize} cannot be rounded up to whole pages (the engine refuses it)"
+        ));
+    }
+    (mapsize >= MAX_MAPPABLE).then(|| {
+        format!("map size {mapsize} bytes is more than a process can map (the engine refuses it)")
+    })
+}
+
 /// Data file of PATH (a directory or the file itself).
 pub fn data_file_of(path: &Path) -> PathBuf {
     if path.is_dir() {
@@ -262,6 +279,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         });
         report.problems_total += 1;
     };
+    // Another library's format cannot be checked (exit status 2, not 1).
+    if let Some(note) = crate::util::unsupported_format_note(&data_file) {
+        anyhow::bail!(note);
+    }
     // Page size: from meta 0, else from a valid meta 1 at a power-of-two offset.
     let head = file.read_at(0, 152)?;
     let mut psize = head
@@ -303,6 +324,16 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
                 Ok(m) => metas[which as usize] = Some(m),
                 Err(e) => meta_problems.push((which, e)),
             },
+        }
+    }
+    // The engine maps the whole map size the current meta records (and a
+    // commit carries the larger of both forward): a size no process can map
+    // makes every open fail.
+    for (which, m) in metas.iter().enumerate() {
+        if let Some(m) = m {
+            if let Some(why) = unmappable_map_size(m.mapsize, psize as u64) {
+                meta_problems.push((which as u64, why));
+            }
         }
     }
     let cur = match (metas[0], metas[1]) {
@@ -412,6 +443,23 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     Ok(Outcome::Done(Box::new(report)))
 }
 
+/// MDB_COUNTED (0x80) and MDB_PREFIX_COMPRESSION (0x100) need DLMDB's
+/// padded node layout: in a stock-layout store the engine refuses such a
+/// database with MDB_INCOMPATIBLE.
+fn layout_flag_problem(padded: bool, flags: u16) -> Option<String> {
+    let dlmdb_only = flags & 0x180;
+    (!padded && dlmdb_only != 0).then(|| {
+        format!(
+            "database flags {flags:#x} include DLMDB-only bits ({}) in a stock-layout store: the engine refuses it (MDB_INCOMPATIBLE)",
+            match dlmdb_only {
+                0x80 => "counted",
+                0x100 => "prefix_compression",
+                _ => "counted, prefix_compression",
+            }
+        )
+    })
+}
+
 fn check_trees(
     ck: &mut Checker,
     meta: &Meta,
@@ -458,6 +506,9 @@ fn check_trees(
             format!("unknown main database flag bits {mflags:#x}"),
         );
     }
+    if let Some(why) = layout_flag_problem(ck.padded, mflags) {
+        ck.problem(None, "(main)", why);
+    }
     let mut mk = kind("(main)".into(), 2, mflags);
     mk.is_main = true;
     let main = ck.walk_tree(&mk, &meta.main)?;
@@ -479,6 +530,9 @@ fn check_trees(
                 &name,
                 format!("unknown database flag bits {f:#x}"),
             );
+        }
+        if let Some(why) = layout_flag_problem(ck.padded, f) {
+            ck.problem(Some(nd.pgno), &name, why);
         }
         let owner = (3 + idx).min(0xfffd) as u16;
         let t = ck.walk_tree(&kind(name.clone(), owner, f), &nd.record)?;

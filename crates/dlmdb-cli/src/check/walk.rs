@@ -207,6 +207,24 @@ impl Checker {
             );
             return Ok(None);
         }
+        // Flags that contradict the page's role: the engine would read the
+        // nodes at the wrong offsets, so it refuses the page (MDB_CORRUPTED).
+        if is_branch && flags & P_LEAF2 != 0 {
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("branch page with P_LEAF2 (flags {flags:#06x}){from}"),
+            );
+            return Ok(None);
+        }
+        if is_leaf && flags & P_COUNTED != 0 {
+            self.problem(
+                Some(pgno),
+                &label,
+                format!("leaf page with P_COUNTED (flags {flags:#06x}){from}"),
+            );
+            return Ok(None);
+        }
         if flags & (P_DIRTY | 0x4000 | 0x8000) != 0 {
             self.problem(
                 Some(pgno),
@@ -694,7 +712,7 @@ impl Checker {
         }
         let flags = u16_at(data, 10).unwrap();
         if flags & (P_LEAF | P_SUBP) != (P_LEAF | P_SUBP)
-            || flags & (P_BRANCH | P_OVERFLOW | P_META) != 0
+            || flags & (P_BRANCH | P_OVERFLOW | P_META | P_COUNTED) != 0
         {
             self.problem(
                 Some(pgno),
@@ -709,6 +727,10 @@ impl Checker {
             let k = u16_at(data, 8).unwrap() as usize;
             let lower = u16_at(data, 12).unwrap() as usize;
             let n = lower.saturating_sub(16) / 2;
+            if let Some(why) = leaf2_bounds_problem(data, k) {
+                self.problem(Some(pgno), &label, format!("{what}: {why}"));
+                return n.max(1) as u64;
+            }
             if k == 0 || lower < 16 || 16 + n * k > data.len() {
                 self.problem(
                     Some(pgno),
@@ -802,6 +824,19 @@ impl Checker {
         };
         let lower = u16_at(page, 12).unwrap() as usize;
         let n = lower.saturating_sub(16) / 2;
+        let pad = u16_at(page, 8).unwrap() as usize;
+        if pad != k {
+            self.problem(
+                Some(pgno),
+                label,
+                format!("LEAF2 page: item size field {pad} differs from the database's {k}"),
+            );
+            return None;
+        }
+        if let Some(why) = leaf2_bounds_problem(page, k) {
+            self.problem(Some(pgno), label, format!("LEAF2 page: {why}"));
+            return None;
+        }
         if k == 0 || lower < 16 || 16 + n * k > page.len() {
             self.problem(
                 Some(pgno),
@@ -963,4 +998,26 @@ pub fn fmt_pg(p: u64) -> String {
     } else {
         p.to_string()
     }
+}
+
+/// `lower`/`upper` of a LEAF2 page or sub-page of `page.len()` bytes holding
+/// `k`-byte items. LMDB's accounting moves lower up by 2 and upper down by
+/// k - 2 per item, so upper - lower is the free space: lower even, at least
+/// 16, not above upper, and the items plus the free space fit (the engine's
+/// rule; it refuses the page otherwise).
+fn leaf2_bounds_problem(page: &[u8], k: usize) -> Option<String> {
+    let lower = u16_at(page, 12)? as usize;
+    let upper = u16_at(page, 14)? as usize;
+    let n = lower.saturating_sub(16) / 2;
+    if lower < 16 || !lower.is_multiple_of(2) || lower > upper {
+        return Some(format!("bad lower/upper {lower}/{upper}"));
+    }
+    if 16 + n * k + (upper - lower) > page.len() {
+        return Some(format!(
+            "{n} items of {k} bytes and {} free bytes (upper {upper}) exceed {} bytes",
+            upper - lower,
+            page.len()
+        ));
+    }
+    None
 }

@@ -1,0 +1,211 @@
+//! Damage the engine refuses must make `dlmdb check` fail too: page flags
+//! that contradict the page's role, `upper` of LEAF2 pages and sub-pages,
+//! DLMDB-only database flags in a stock-layout store, and a map size no
+//! process can map. Each case shows the engine refusing the store (a read
+//! command fails) and check reporting it (exit status 1).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+const PS: usize = 4096;
+
+/// Load a dump text into a new single-file store (`lmdb`: stock format).
+fn load(dir: &Path, name: &str, text: &str, lmdb: bool) -> PathBuf {
+    let input = dir.join(format!("{name}.txt"));
+    std::fs::write(&input, text).unwrap();
+    let store = dir.join(name);
+    let mut cmd = bin();
+    cmd.args(["load", "-n", "-f"]).arg(&input);
+    if lmdb {
+        cmd.args(["--format", "lmdb"]);
+    }
+    let out = cmd.arg(&store).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    store
+}
+
+/// Dump text of one named database `db` (`extra` header lines), keys from
+/// `pairs`.
+fn dump_text(db: Option<&str>, extra: &str, pairs: &[(String, String)]) -> String {
+    let mut t = String::from("VERSION=3\nformat=print\n");
+    if let Some(d) = db {
+        t.push_str(&format!("database={d}\n"));
+    }
+    t.push_str(&format!("type=btree\n{extra}HEADER=END\n"));
+    for (k, v) in pairs {
+        t.push_str(&format!(" {k}\n {v}\n"));
+    }
+    t.push_str("DATA=END\n");
+    t
+}
+
+fn keys(n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| (format!("k{i:06}"), format!("value-{i}")))
+        .collect()
+}
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes([b[o], b[o + 1]])
+}
+
+/// First page (from 2 on) whose flags word is `flags`.
+fn find_page(file: &[u8], flags: u16) -> usize {
+    (2..file.len() / PS)
+        .find(|&p| u16_at(file, p * PS + 10) == flags)
+        .unwrap_or_else(|| panic!("no page with flags {flags:#x}"))
+}
+
+/// The engine refuses the store: `dump -a` fails.
+fn engine_refuses(store: &Path) -> String {
+    let out = bin().args(["dump", "-a"]).arg(store).output().unwrap();
+    assert!(!out.status.success(), "dump -a read the damaged store");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// check exits 1 and its report mentions `what`.
+fn check_reports(store: &Path, what: &str) {
+    let out = bin().arg("check").arg(store).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "check: {text}");
+    assert!(
+        text.contains(what),
+        "check does not mention {what:?}: {text}"
+    );
+}
+
+fn check_clean(store: &Path) {
+    let out = bin().arg("check").arg(store).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn leaf_page_with_p_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(
+        dir.path(),
+        "s.mdb",
+        &dump_text(Some("d"), "", &keys(3000)),
+        false,
+    );
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    let pg = find_page(&file, 0x02);
+    file[pg * PS + 10] |= 0x80;
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses(&store);
+    check_reports(&store, "leaf page with P_COUNTED");
+}
+
+#[test]
+fn branch_page_with_p_leaf2() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(
+        dir.path(),
+        "s.mdb",
+        &dump_text(Some("d"), "", &keys(3000)),
+        false,
+    );
+    let mut file = std::fs::read(&store).unwrap();
+    let pg = find_page(&file, 0x01);
+    file[pg * PS + 10] |= 0x20;
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses(&store);
+    check_reports(&store, "branch page with P_LEAF2");
+}
+
+/// A DUPFIXED database: key "big" with 3000 four-byte items (a sub-database
+/// of LEAF2 pages) and key "sk" with three (an inline LEAF2 sub-page).
+fn dupfixed_store(dir: &Path) -> PathBuf {
+    let mut pairs: Vec<(String, String)> = (0..3000)
+        .map(|i| ("big".to_string(), format!("{i:04}")))
+        .collect();
+    for v in ["0001", "0002", "0003"] {
+        pairs.push(("sk".into(), v.into()));
+    }
+    let store = load(
+        dir,
+        "f.mdb",
+        &dump_text(Some("f"), "dupsort=1\ndupfixed=1\n", &pairs),
+        false,
+    );
+    check_clean(&store);
+    store
+}
+
+#[test]
+fn leaf2_page_upper_past_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dupfixed_store(dir.path());
+    let mut file = std::fs::read(&store).unwrap();
+    let pg = find_page(&file, 0x22);
+    let at = pg * PS + 14;
+    let upper = u16_at(&file, at) + 200;
+    file[at..at + 2].copy_from_slice(&upper.to_le_bytes());
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses(&store);
+    check_reports(&store, "LEAF2 page:");
+}
+
+#[test]
+fn leaf2_sub_page_upper_past_the_sub_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dupfixed_store(dir.path());
+    let mut file = std::fs::read(&store).unwrap();
+    // Leaf node of "sk": F_DUPDATA (4), key size 2, then the sub-page.
+    let pat = [4u8, 0, 2, 0, b's', b'k'];
+    let node = file
+        .windows(pat.len())
+        .position(|w| w == pat)
+        .expect("node of sk")
+        - 4;
+    let sub = node + 8 + 2;
+    assert_eq!(u16_at(&file, sub + 10) & 0x62, 0x62, "a LEAF2 sub-page");
+    let at = sub + 14;
+    let upper = u16_at(&file, at) + 64;
+    file[at..at + 2].copy_from_slice(&upper.to_le_bytes());
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses(&store);
+    check_reports(&store, "upper");
+}
+
+#[test]
+fn counted_flag_in_main_record_of_a_stock_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(dir.path(), "s.mdb", &dump_text(None, "", &keys(50)), true);
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    assert_eq!(u32::from_le_bytes(file[20..24].try_into().unwrap()), 1);
+    for meta in 0..2 {
+        file[meta * PS + 92] |= 0x80; // MAIN_DBI md_flags: MDB_COUNTED
+    }
+    std::fs::write(&store, &file).unwrap();
+    let err = engine_refuses(&store);
+    assert!(err.contains("MDB_INCOMPATIBLE"), "{err}");
+    check_reports(&store, "DLMDB-only bits (counted)");
+}
+
+#[test]
+fn map_size_no_process_can_map() {
+    for size in [1u64 << 62, u64::MAX] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = load(dir.path(), "s.mdb", &dump_text(None, "", &keys(50)), false);
+        let mut file = std::fs::read(&store).unwrap();
+        for meta in 0..2 {
+            file[meta * PS + 32..meta * PS + 40].copy_from_slice(&size.to_le_bytes());
+        }
+        std::fs::write(&store, &file).unwrap();
+        engine_refuses(&store);
+        check_reports(&store, "map size");
+    }
+}

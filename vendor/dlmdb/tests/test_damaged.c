@@ -1,0 +1,402 @@
+/*
+ * Damaged stores on the read path: page flags that do not fit the page's
+ * role, counts that disagree with the tree, an untrusted entry count in a
+ * duplicate sub-database record.  Each must give MDB_CORRUPTED, never a
+ * crash, a pointer past a page, a huge allocation or a copy that carries
+ * the damage on.  dlmdb-only (stock LMDB crashes on several of them).
+ */
+#include "t.h"
+
+#define PS 4096
+#define F_LEAF 0x02
+#define F_BRANCH 0x01
+#define F_LEAF2 0x20
+#define F_COUNTED 0x80
+
+/* Build a NOSUBDIR store at path with nkeys keys "k%06d" in a DB named
+ * "d" opened with dbflags (plus, for DUPSORT, ndups values under "big"). */
+static int build(const char *path, unsigned dbflags, int nkeys, int ndups)
+{
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 16u << 20, 2);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	int rc;
+	if (!env)
+		return -1;
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+		goto out;
+	if ((rc = mdb_dbi_open(txn, "d", MDB_CREATE | dbflags, &dbi)))
+		goto abort;
+	for (int i = 0; i < nkeys; i++) {
+		char kb[16], vb[40];
+		snprintf(kb, sizeof kb, "k%06d", i);
+		snprintf(vb, sizeof vb, "value-%d", i);
+		MDB_val k = t_val(kb), v = t_val(vb);
+		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
+			goto abort;
+	}
+	for (int i = 0; i < ndups; i++) {
+		char vb[16];
+		snprintf(vb, sizeof vb, "dup%06d", i);
+		MDB_val k = t_val("big"), v = t_val(vb);
+		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
+			goto abort;
+	}
+	rc = mdb_txn_commit(txn);
+	goto out;
+abort:
+	mdb_txn_abort(txn);
+out:
+	mdb_env_close(env);
+	return rc;
+}
+
+/* The whole data file, read into a malloc'ed buffer. */
+static unsigned char *slurp(const char *path, long long *size)
+{
+	*size = t_file_size(path);
+	unsigned char *b = malloc((size_t)*size);
+	int fd = open(path, O_RDONLY);
+	if (!b || fd < 0 || read(fd, b, (size_t)*size) != *size) {
+		free(b);
+		b = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	return b;
+}
+
+static uint16_t flags_of(const unsigned char *page)
+{
+	uint16_t f;
+	memcpy(&f, page + 10, 2);
+	return f;
+}
+
+/* First page (from 2 on) whose flags word equals want; -1 if none. */
+static long find_page(const unsigned char *file, long long size, uint16_t want)
+{
+	for (long pg = 2; (pg + 1) * PS <= size; pg++)
+		if (flags_of(file + pg * PS) == want)
+			return pg;
+	return -1;
+}
+
+/* Open the store read-only with the DB "d"; REQUIRE-style helper. */
+static MDB_env *open_ro(const char *path, MDB_txn **txn, MDB_dbi *dbi)
+{
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	if (!env)
+		return NULL;
+	if (mdb_txn_begin(env, NULL, MDB_RDONLY, txn) || mdb_dbi_open(*txn, "d", 0, dbi)) {
+		mdb_env_close(env);
+		return NULL;
+	}
+	return env;
+}
+
+/*
+ * Read every entry forward; returns the first error (0 if all read).  Every
+ * key and value handed out must lie inside the map: a misread page would
+ * hand out pointers past its end.
+ */
+static int read_all(MDB_env *env, MDB_txn *txn, MDB_dbi dbi)
+{
+	void *map;
+	size_t msize;
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc;
+	if ((rc = mdb_env_get_map(env, &map, &msize)) || (rc = mdb_cursor_open(txn, dbi, &c)))
+		return rc;
+	const char *lo = map, *hi = lo + msize;
+	while (!(rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))) {
+		if ((const char *)k.mv_data < lo || (const char *)k.mv_data + k.mv_size > hi ||
+		    (const char *)v.mv_data < lo || (const char *)v.mv_data + v.mv_size > hi) {
+			rc = -1;	/* handed out memory outside the map */
+			break;
+		}
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Set flag bits on the first page whose flags equal match, then read. */
+static void flag_damage_case(unsigned dbflags, uint16_t match, uint16_t add)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, dbflags, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	long pg = find_page(file, size, match);
+	free(file);
+	REQUIRE(pg >= 2);
+	uint16_t f = (uint16_t)(match | add);
+	REQUIRE_OK(t_patch_file(path, pg * PS + 10, &f, 2));
+	/* The damaged page may be the main DB's leaf holding the record of
+	 * "d" (opening it fails) or a page of "d" (reading fails). */
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	int rc = mdb_dbi_open(txn, "d", 0, &dbi);
+	if (!rc)
+		rc = read_all(env, txn, dbi);
+	CHECK_RC(rc, MDB_CORRUPTED);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* A leaf with P_COUNTED would have its keys read 8 bytes too far. */
+static void test_leaf_with_counted_flag(void) { flag_damage_case(0, F_LEAF, F_COUNTED); }
+static void test_counted_db_leaf_with_counted_flag(void)
+{
+	flag_damage_case(MDB_COUNTED, F_LEAF, F_COUNTED);
+}
+/* A branch with P_LEAF2 is not a page of packed items. */
+static void test_branch_with_leaf2_flag(void) { flag_damage_case(0, F_BRANCH, F_LEAF2); }
+static void test_counted_branch_with_leaf2_flag(void)
+{
+	flag_damage_case(MDB_COUNTED, F_BRANCH | F_COUNTED, F_LEAF2);
+}
+
+/* Offset in file of the first occurrence of pat, or -1. */
+static long long find_bytes(const unsigned char *file, long long size, const void *pat, size_t n)
+{
+	for (long long i = 0; i + (long long)n <= size; i++)
+		if (!memcmp(file + i, pat, n))
+			return i;
+	return -1;
+}
+
+/*
+ * A duplicate sub-database record whose entry count says 2^40: listing
+ * the key's values must not size a buffer from it (that asked for 16 TiB),
+ * and the walk finding 2000 items says the record is wrong.
+ */
+static void test_list_dup_untrusted_entries(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, MDB_DUPSORT, 10, 2000));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	/* leaf node of "big": data size 48, F_SUBDATA|F_DUPDATA, key size 3 */
+	static const unsigned char node[] = { 48, 0, 0, 0, 6, 0, 3, 0, 'b', 'i', 'g' };
+	long long off = find_bytes(file, size, node, sizeof node);
+	REQUIRE(off > 0);
+	long long rec = off + 8 + 4;	/* padded layout: key + 1 pad byte */
+	uint64_t entries;
+	memcpy(&entries, file + rec + 32, 8);
+	free(file);
+	REQUIRE(entries == 2000);
+	uint64_t huge = 1ull << 40;
+	REQUIRE_OK(t_patch_file(path, rec + 32, &huge, 8));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k = t_val("big"), v;
+	const MDB_val *list = NULL;
+	mdb_size_t n = 0;
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	CHECK_RC(mdb_cursor_list_dup(c, &list, &n), MDB_CORRUPTED);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* The same listing on a sound store still returns every value. */
+static void test_list_dup_sound(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, MDB_DUPSORT, 10, 5000));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k = t_val("big"), v;
+	const MDB_val *list = NULL;
+	mdb_size_t n = 0;
+	OK(mdb_cursor_get(c, &k, &v, MDB_SET));
+	OK(mdb_cursor_list_dup(c, &list, &n));
+	CHECK_EQ(n, 5000);
+	if (n == 5000) {
+		CHECK_STR(list[0], "dup000000");
+		CHECK_STR(list[4999], "dup004999");
+	}
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* Counted DB with 3000 keys: add delta to the count of node 0 of the first
+ * counted branch page.  Returns that page number (or -1). */
+static long damage_count(const char *path, int64_t delta)
+{
+	if (build(path, MDB_COUNTED, 3000, 0))
+		return -1;
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	if (!file)
+		return -1;
+	long pg = find_page(file, size, F_BRANCH | F_COUNTED);
+	if (pg < 0) {
+		free(file);
+		return -1;
+	}
+	uint16_t ptr0;
+	memcpy(&ptr0, file + pg * PS + 16, 2);
+	uint64_t cnt;
+	memcpy(&cnt, file + pg * PS + ptr0 + 8, 8);
+	free(file);
+	cnt += (uint64_t)delta;
+	return t_patch_file(path, pg * PS + ptr0 + 8, &cnt, 8) ? -1 : pg;
+}
+
+/* Counts above what the tree holds: a rank that lands in the phantom part
+ * is corruption, not "no such rank". */
+static void test_get_rank_counts_disagree(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE(damage_count(path, 1000) >= 2);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	MDB_val k, v;
+	int corrupted = 0, other = 0;
+	/* Some rank below the total descends into the inflated child and runs
+	 * out of entries there. */
+	for (uint64_t r = 0; r < 3000; r += 7) {
+		int rc = mdb_get_rank(txn, dbi, r, &k, &v);
+		if (rc == MDB_CORRUPTED)
+			corrupted++;
+		else if (rc)
+			other++;
+	}
+	CHECK(corrupted > 0);
+	CHECK_EQ(other, 0);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+struct walk_seen {
+	long damaged;	/* page number that must not be reported */
+	int reported;
+};
+
+static int walk_visit(void *ctx, const MDB_pageinfo *pi)
+{
+	struct walk_seen *w = ctx;
+	if ((long)pi->pi_pgno == w->damaged && !(pi->pi_type & MDB_PAGE_SUBPAGE))
+		w->reported = 1;
+	return 0;
+}
+
+/* A counted branch page with a node pointer near its end: the walk must
+ * check the nodes before it sums their counts (it read past the page). */
+static void test_page_walk_damaged_counted_branch(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, MDB_COUNTED, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	long pg = find_page(file, size, F_BRANCH | F_COUNTED);
+	free(file);
+	REQUIRE(pg >= 2);
+	uint16_t bad = PS - 4;
+	REQUIRE_OK(t_patch_file(path, pg * PS + 16, &bad, 2));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	struct walk_seen w = { pg, 0 };
+	CHECK_RC(mdb_page_walk(txn, dbi, walk_visit, &w), MDB_CORRUPTED);
+	CHECK(!w.reported);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* A compacting copy walks every page: counts that disagree with the tree
+ * make it fail instead of writing a copy that carries them. */
+static void test_compact_copy_refuses_bad_counts(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE(damage_count(path, 1) >= 2);
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	REQUIRE(env);
+	CHECK_RC(mdb_env_copy2(env, t_path("copy.mdb"), MDB_CP_COMPACT), MDB_CORRUPTED);
+	/* the plain copy copies pages as they are */
+	OK(mdb_env_copy2(env, t_path("plain.mdb"), 0));
+	mdb_env_close(env);
+}
+
+/* Record counters that disagree with the tree: refused too. */
+static void test_compact_copy_refuses_bad_record(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, 0, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	/* the record of "d" in the main DB: node with data size 48, flags
+	 * F_SUBDATA, key "d" (padded: one pad byte) */
+	static const unsigned char node[] = { 48, 0, 0, 0, 2, 0, 1, 0, 'd' };
+	long long off = find_bytes(file, size, node, sizeof node);
+	free(file);
+	REQUIRE(off > 0);
+	long long rec = off + 8 + 2;
+	uint64_t entries = 2999;
+	REQUIRE_OK(t_patch_file(path, rec + 32, &entries, 8));
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	REQUIRE(env);
+	CHECK_RC(mdb_env_copy2(env, t_path("copy.mdb"), MDB_CP_COMPACT), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
+/* Sound stores of every kind still copy compactly. */
+static void test_compact_copy_sound(void)
+{
+	static const unsigned kinds[] = { 0, MDB_COUNTED, MDB_DUPSORT, MDB_DUPSORT | MDB_COUNTED,
+		MDB_PREFIX_COMPRESSION, MDB_DUPSORT | MDB_DUPFIXED };
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		char src[32], dst[32];
+		snprintf(src, sizeof src, "s%zu.mdb", i);
+		snprintf(dst, sizeof dst, "c%zu.mdb", i);
+		REQUIRE_OK(build(t_path(src), kinds[i], 3000, 3000));
+		MDB_env *env = t_env_open(t_path(src), MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+		REQUIRE(env);
+		int rc = mdb_env_copy2(env, t_path(dst), MDB_CP_COMPACT);
+		if (rc)
+			T_FAIL("kind %#x: compact copy rc %d (%s)", kinds[i], rc, mdb_strerror(rc));
+		mdb_env_close(env);
+	}
+}
+
+int main(void)
+{
+#ifdef STOCK_LMDB
+	T_DONE(); /* dlmdb-only */
+#else
+	RUN(test_leaf_with_counted_flag);
+	RUN(test_counted_db_leaf_with_counted_flag);
+	RUN(test_branch_with_leaf2_flag);
+	RUN(test_counted_branch_with_leaf2_flag);
+	RUN(test_list_dup_untrusted_entries);
+	RUN(test_list_dup_sound);
+	RUN(test_get_rank_counts_disagree);
+	RUN(test_page_walk_damaged_counted_branch);
+	RUN(test_compact_copy_refuses_bad_counts);
+	RUN(test_compact_copy_refuses_bad_record);
+	RUN(test_compact_copy_sound);
+	T_DONE();
+#endif
+}

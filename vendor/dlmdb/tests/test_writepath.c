@@ -1,0 +1,525 @@
+/*
+ * test_writepath.c - writes to damaged stores: every page a write
+ * transaction changes is validated first, the change fails with
+ * MDB_CORRUPTED (or MDB_INCOMPATIBLE for a node layout the writer cannot
+ * keep consistent), and the transaction then refuses to commit.  Each store
+ * is built with the engine, damaged at one page found with mdb_page_walk,
+ * then written to.  Without the validation these writes move nodes with
+ * sizes and offsets read from the damaged page (negative-size memmove,
+ * overlapping copies, reads past the page).
+ */
+#include "t.h"
+
+#ifndef STOCK_LMDB
+
+#define PS 4096
+
+static MDB_env *open_file(const char *path, unsigned flags)
+{
+	MDB_env *env = NULL;
+	if (mdb_env_create(&env))
+		return NULL;
+	mdb_env_set_maxdbs(env, 8);
+	mdb_env_set_mapsize(env, 16u << 20);
+	if (mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK | flags, 0644)) {
+		mdb_env_close(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void key_of(char *buf, size_t sz, unsigned i)
+{
+	snprintf(buf, sz, "key-%06u", i);
+}
+
+/* n keys with 40-byte values in DB name (NULL: main), flags on create. */
+static int build(const char *path, const char *name, unsigned dbflags, unsigned n)
+{
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char kb[32], vb[40];
+	int rc;
+	if (!env)
+		return EIO;
+	memset(vb, 'v', sizeof(vb));
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+		goto out;
+	if ((rc = mdb_dbi_open(txn, name, MDB_CREATE | dbflags, &dbi)))
+		goto abort;
+	for (unsigned i = 0; i < n; i++) {
+		key_of(kb, sizeof(kb), i);
+		MDB_val k = t_val(kb), v = t_mem(vb, sizeof(vb));
+		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
+			goto abort;
+	}
+	rc = mdb_txn_commit(txn);
+	goto out;
+abort:
+	mdb_txn_abort(txn);
+out:
+	mdb_env_close(env);
+	return rc;
+}
+
+typedef struct pick {
+	unsigned want_type;	/* MDB_PAGE_* bits that must all be set */
+	unsigned skip;		/* matching pages to pass over */
+	mdb_size_t pgno;	/* result, 0: none */
+} pick;
+
+static int pick_page(void *ctx, const MDB_pageinfo *pi)
+{
+	pick *p = ctx;
+	if ((pi->pi_type & p->want_type) == p->want_type && !(pi->pi_type & MDB_PAGE_SUBPAGE) &&
+	    !p->pgno) {
+		if (p->skip)
+			p->skip--;
+		else
+			p->pgno = pi->pi_pgno;
+	}
+	return 0;
+}
+
+/* Page number of a page of DB name (dbi 0: the free DB) of the given type. */
+static mdb_size_t find_page(const char *path, const char *name, int freedb, unsigned type,
+	unsigned skip)
+{
+	MDB_env *env = open_file(path, MDB_RDONLY);
+	MDB_txn *txn;
+	MDB_dbi dbi = 0;
+	pick p = { type, skip, 0 };
+	if (!env)
+		return 0;
+	if (!mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) {
+		if (freedb || !mdb_dbi_open(txn, name, 0, &dbi))
+			mdb_page_walk(txn, dbi, pick_page, &p);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+	return p.pgno;
+}
+
+static int page_io(const char *path, mdb_size_t pgno, unsigned char *buf, int write)
+{
+	int fd = open(path, write ? O_WRONLY : O_RDONLY);
+	if (fd < 0)
+		return errno;
+	ssize_t r = write ? pwrite(fd, buf, PS, (off_t)pgno * PS) :
+		pread(fd, buf, PS, (off_t)pgno * PS);
+	close(fd);
+	return r == PS ? 0 : EIO;
+}
+
+static uint16_t get16(const unsigned char *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return v;
+}
+
+static void put16(unsigned char *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+
+#define P_LOWER(b)	get16((b) + 12)
+#define P_UPPER(b)	get16((b) + 14)
+#define P_PTR(b, i)	get16((b) + 16 + 2 * (i))
+
+/* The first error of a cursor-delete run over the whole DB. */
+static int delete_all(MDB_txn *txn, MDB_dbi dbi)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc = mdb_cursor_open(txn, dbi, &c);
+	if (rc)
+		return rc;
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); !rc;
+	    rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		if ((rc = mdb_cursor_del(c, 0)))
+			break;
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The first error of n inserts of new keys between the existing ones. */
+static int insert_many(MDB_txn *txn, MDB_dbi dbi, unsigned n)
+{
+	char kb[40], vb[300];
+	memset(vb, 'w', sizeof(vb));
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(kb, sizeof(kb), "key-%06u-new", i % 400);
+		MDB_val k = t_val(kb), v = t_mem(vb, 40 + i % 250);
+		int rc = mdb_put(txn, dbi, &k, &v, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Open the damaged store read-write, run op, and check: the op fails with
+ * want, the txn is failed (a later put answers MDB_BAD_TXN) and the commit
+ * is refused; the file still opens afterwards.
+ */
+static void expect_write_refused(const char *path, const char *name,
+	int (*op)(MDB_txn *, MDB_dbi), int want)
+{
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, name, 0, &dbi));
+	CHECK_RC(op(txn, dbi), want);
+	MDB_val k = t_val("after"), v = t_val("x");
+	CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_TXN);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+	env = open_file(path, MDB_RDONLY);
+	CHECK(env != NULL);
+	if (env)
+		mdb_env_close(env);
+}
+
+static int op_delete_all(MDB_txn *txn, MDB_dbi dbi)
+{
+	return delete_all(txn, dbi);
+}
+
+static int op_insert_many(MDB_txn *txn, MDB_dbi dbi)
+{
+	return insert_many(txn, dbi, 600);
+}
+
+/* A node pointer below upper: deleting that node would memmove a negative
+ * length (upper - pointer). */
+static void test_pointer_below_upper(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	/* A leaf with free space between its pointers and its nodes. */
+	mdb_size_t pg = 0;
+	for (unsigned skip = 0; skip < 30; skip++) {
+		pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, skip);
+		REQUIRE(pg);
+		REQUIRE_OK(page_io(path, pg, b, 0));
+		if (P_LOWER(b) + 4 < P_UPPER(b))
+			break;
+	}
+	REQUIRE(P_LOWER(b) + 4 < P_UPPER(b));
+	put16(b + 16 + 2 * 1, (uint16_t)(P_UPPER(b) - 2));
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_delete_all, MDB_CORRUPTED);
+}
+
+/* Two nodes sharing bytes: a split would copy overlapping node images. */
+static void test_overlapping_nodes(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	/* Node 3 starts 2 bytes into node 2 (even, above upper, in the page). */
+	put16(b + 16 + 2 * 3, (uint16_t)(P_PTR(b, 2) + 2));
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* A node whose data size runs past the end of the page. */
+static void test_node_past_page(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, 2);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	/* The node nearest the page end: lowest address is upper; take the
+	 * one at the highest pointer and give it a data size of 300. */
+	unsigned n = (P_LOWER(b) - 16) / 2, hi = 0;
+	for (unsigned i = 1; i < n; i++)
+		if (P_PTR(b, i) > P_PTR(b, hi))
+			hi = i;
+	put16(b + P_PTR(b, hi), 300);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* A branch page whose lower/upper leave no room for its pointers. */
+static void test_branch_bounds(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	put16(b + 14, (uint16_t)(P_LOWER(b) - 2));	/* upper below lower */
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	CHECK_RC(insert_many(txn, dbi, 50), MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+}
+
+/* A counted DB whose root branch page lost P_COUNTED: writing it would mix
+ * counted and uncounted node layouts on one page. */
+static void test_counted_branch_without_flag(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "cnt", MDB_COUNTED, 3000));
+	mdb_size_t pg = find_page(path, "cnt", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(get16(b + 10) & 0x80);
+	put16(b + 10, (uint16_t)(get16(b + 10) & ~0x80));
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", 0, &dbi));
+	int rc = insert_many(txn, dbi, 50);
+	CHECK(rc == MDB_INCOMPATIBLE || rc == MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+}
+
+/* Fixed-size duplicates: a LEAF2 page whose item size grew past the page.
+ * Reads must not hand out items beyond it; writes must refuse. */
+static void test_leaf2_item_size(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &dbi));
+	MDB_val k = t_val("k");
+	for (uint64_t i = 0; i < 2000; i++) {
+		MDB_val v = t_mem(&i, 8);
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	mdb_size_t pg = find_page(path, "fixed", 0, MDB_PAGE_LEAF2, 1);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	put16(b + 8, 513);	/* mp_pad: the item size */
+	REQUIRE_OK(page_io(path, pg, b, 1));
+
+	env = open_file(path, MDB_RDONLY);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "fixed", 0, &dbi));
+	MDB_cursor *c;
+	MDB_val kk, v;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	int rc;
+	unsigned pages = 0;
+	REQUIRE_OK(mdb_cursor_get(c, &kk, &v, MDB_FIRST));
+	for (rc = mdb_cursor_get(c, &kk, &v, MDB_GET_MULTIPLE); !rc && pages < 100;
+	    rc = mdb_cursor_get(c, &kk, &v, MDB_NEXT_MULTIPLE), pages++)
+		CHECK(v.mv_size <= PS);
+	CHECK_RC(rc, MDB_CORRUPTED);
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+
+	env = open_file(path, 0);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "fixed", 0, &dbi));
+	rc = 0;
+	for (uint64_t i = 0; i < 2000 && !rc; i += 3) {
+		MDB_val v8 = t_mem(&i, 8);
+		rc = mdb_del(txn, dbi, &k, &v8);
+	}
+	CHECK_RC(rc, MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+}
+
+/* The free DB's leaf: its first record's key size is damaged.  The next
+ * commit drops consumed records from that leaf and must refuse, not read
+ * a key past the page. */
+static void test_freelist_leaf(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 2000));
+	/* Three more commits with deletes leave free-list records. */
+	for (unsigned round = 0; round < 3; round++) {
+		MDB_env *env = open_file(path, 0);
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		REQUIRE(env);
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+		for (unsigned i = round; i < 2000; i += 4) {
+			char kb[32];
+			key_of(kb, sizeof(kb), i);
+			MDB_val k = t_val(kb);
+			mdb_del(txn, dbi, &k, NULL);
+		}
+		REQUIRE_OK(mdb_txn_commit(txn));
+		mdb_env_close(env);
+	}
+	mdb_size_t pg = find_page(path, NULL, 1, MDB_PAGE_LEAF, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) > 16);
+	put16(b + P_PTR(b, 0) + 6, 60000);	/* ksize of the first record */
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	int rc = insert_many(txn, dbi, 400);
+	if (!rc)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	CHECK_RC(rc, MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
+/* A leaf whose upper is odd: the next node would land at an odd offset,
+ * which every later read refuses. */
+static void test_odd_upper(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	mdb_size_t pg = 0;
+	for (unsigned skip = 0; skip < 30; skip++) {
+		pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, skip);
+		REQUIRE(pg);
+		REQUIRE_OK(page_io(path, pg, b, 0));
+		if (P_LOWER(b) + 4 < P_UPPER(b))
+			break;
+	}
+	REQUIRE(P_LOWER(b) + 4 < P_UPPER(b));
+	put16(b + 14, (uint16_t)(P_UPPER(b) - 1));
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* The newest meta's txn id is the largest there is: a write txn would
+ * commit as txn 0 and lose to the other meta. */
+static void test_meta_txnid_wraps(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 100));
+	REQUIRE_OK(page_io(path, 0, b, 0));
+	uint64_t top = ~(uint64_t)0;
+	memcpy(b + 144, &top, 8);	/* mm_txnid */
+	REQUIRE_OK(page_io(path, 0, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn = NULL;
+	REQUIRE(env);
+	CHECK_RC(mdb_txn_begin(env, NULL, 0, &txn), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
+/* Both metas claim a last page far past the file and any map size: a plain
+ * copy refuses instead of writing gigabytes of zeros. */
+static void test_copy_last_page_past_map(void)
+{
+	const char *path = t_path("s.mdb"), *dst = t_path("copy.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 100));
+	for (mdb_size_t m = 0; m < 2; m++) {
+		REQUIRE_OK(page_io(path, m, b, 0));
+		uint64_t last = (uint64_t)1 << 24;	/* 64 GiB of 4 KiB pages */
+		memcpy(b + 136, &last, 8);	/* mm_last_pg */
+		REQUIRE_OK(page_io(path, m, b, 1));
+	}
+	MDB_env *env = open_file(path, MDB_RDONLY);
+	REQUIRE(env);
+	CHECK_RC(mdb_env_copy2(env, dst, 0), MDB_CORRUPTED);
+	mdb_env_close(env);
+	struct stat st;
+	CHECK(stat(dst, &st) != 0 || st.st_size <= 2 * PS);
+}
+
+/* mdb_drop of a tree whose branch page has a pointer past the page: the
+ * drop reads every child pointer, so it must check each node first. */
+static void test_drop_branch_pointer(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) >= 16 + 2 * 3);
+	put16(b + 16 + 2 * 2, 65535);	/* node 2's pointer */
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	CHECK_RC(mdb_drop(txn, dbi, 0), MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+}
+
+/* The control: the same writes on undamaged stores commit. */
+static void test_undamaged_writes_commit(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	OK(insert_many(txn, dbi, 600));
+	OK(delete_all(txn, dbi));
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+}
+
+#endif /* STOCK_LMDB */
+
+int main(void)
+{
+#ifndef STOCK_LMDB
+	RUN(test_pointer_below_upper);
+	RUN(test_overlapping_nodes);
+	RUN(test_node_past_page);
+	RUN(test_branch_bounds);
+	RUN(test_counted_branch_without_flag);
+	RUN(test_leaf2_item_size);
+	RUN(test_freelist_leaf);
+	RUN(test_odd_upper);
+	RUN(test_meta_txnid_wraps);
+	RUN(test_copy_last_page_past_map);
+	RUN(test_drop_branch_pointer);
+	RUN(test_undamaged_writes_commit);
+#endif
+	T_DONE();
+}
