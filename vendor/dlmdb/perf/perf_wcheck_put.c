@@ -1,12 +1,12 @@
 /*
- * dev/wcheck_put.c - put workloads for instruction counts of the write
+ * perf_wcheck_put - put workloads for instruction counts of the write
  * path's page validation (every page a write txn copies is checked once).
  *   small: 20,000 txns of 5 random overwrites each into a 200K-key store
  *          (each txn copies a fresh root-to-leaf path: validation's worst case)
  *   bulk:  one txn of 200,000 random overwrites (validation amortised)
- * usage: wcheck_put PATH small|bulk
+ * usage: perf_wcheck_put PATH small|bulk
  */
-#include "../lmdb.h"
+#include "perf.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
