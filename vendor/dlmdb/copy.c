@@ -1,7 +1,17 @@
 /*
  * copy.c - backups: plain copy (pages verbatim) and compacting copy
  * (format doc §17: live pages renumbered from 2 in post-order, no free list).
+ *
+ * Speed: the plain copy moves the pages after the metas with
+ * copy_file_range() when the output is a regular file (the kernel copies
+ * page-cache to page-cache, or shares extents), else with large write()s
+ * straight from the map; the compacting copy gathers pages in a large
+ * buffer and writes it in big sequential chunks. mdb_env_copy2() syncs the
+ * output once, at the end.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* copy_file_range */
+#endif
 #include "internal.h"
 
 #include <fcntl.h>
@@ -9,6 +19,10 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Bytes per write() or copy_file_range() call: large enough to amortize
+ * the system call, small enough to notice an interrupt quickly. */
+#define DL_COPY_CHUNK	((size_t)16 << 20)
 
 /*
  * The output may be a pipe or a terminal (mdb_copy to stdout), so a copy
@@ -52,6 +66,62 @@ static int dl_write_zeros(int fd, size_t ps, size_t n)
 	return rc;
 }
 
+/* Write len bytes from the map in chunks, stopping on an interrupt. */
+static int dl_write_chunked(MDB_env *env, int fd, const char *p, size_t len)
+{
+	while (len) {
+		size_t n = len < DL_COPY_CHUNK ? len : DL_COPY_CHUNK;
+		int rc;
+		if (env->interrupted)
+			return EINTR;
+		if ((rc = dl_write_all(fd, p, n)))
+			return rc;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Copy len bytes of the data file from offset off to fd's current
+ * position with copy_file_range(). Returns 0, an error, or ENOSYS when the
+ * kernel or file systems cannot do it before anything was copied (the
+ * caller then writes from the map). Reading the file rather than the map
+ * sees the same bytes: committed pages reach both through the page cache,
+ * and pages of the snapshot are not rewritten while it is held.
+ */
+static int dl_copy_range(MDB_env *env, int fd, off_t off, size_t len)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+	struct stat st;
+	size_t done = 0;
+	if (env->flags & MDB_INMEMORY || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ENOSYS;
+	while (done < len) {
+		size_t n = len - done < DL_COPY_CHUNK ? len - done : DL_COPY_CHUNK;
+		ssize_t r;
+		if (env->interrupted)
+			return EINTR;
+		r = copy_file_range(env->fd, &off, fd, NULL, n, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!done && (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
+			    errno == EOPNOTSUPP || errno == EBADF || errno == EPERM))
+				return ENOSYS;
+			return errno;
+		}
+		if (r == 0)
+			return done ? EIO : ENOSYS;	/* source shorter than expected */
+		done += (size_t)r;
+	}
+	return 0;
+#else
+	(void)env; (void)fd; (void)off; (void)len;
+	return ENOSYS;
+#endif
+}
+
 static int dl_copy_plain(MDB_env *env, int fd)
 {
 	MDB_txn *txn;
@@ -90,8 +160,11 @@ static int dl_copy_plain(MDB_env *env, int fd)
 		goto done;
 	size_t fpages = (size_t)st.st_size / ps;
 	size_t endp = last + 1 < fpages ? last + 1 : fpages;
-	if (endp > 2)
-		rc = dl_write_all(fd, env->map + 2 * ps, (endp - 2) * ps);
+	if (endp > 2) {
+		rc = dl_copy_range(env, fd, (off_t)(2 * ps), (endp - 2) * ps);
+		if (rc == ENOSYS)
+			rc = dl_write_chunked(env, fd, env->map + 2 * ps, (endp - 2) * ps);
+	}
 	if (!rc && endp < last + 1)
 		rc = dl_write_zeros(fd, ps, last + 1 - (endp > 2 ? endp : 2));
 done:
@@ -107,9 +180,33 @@ typedef struct dl_cctx {
 	MDB_txn	*txn;
 	int	fd;
 	pgno_t	next;		/* next page number in the copy */
+	char	*buf;		/* pages not yet written, in file order */
+	size_t	used;		/* bytes in buf */
 } dl_cctx;
 
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg);
+
+/* Write out the gathered pages. */
+static int dl_copy_flush(dl_cctx *cx)
+{
+	int rc = dl_write_all(cx->fd, cx->buf, cx->used);
+	cx->used = 0;
+	return rc;
+}
+
+/* Append len bytes to the output, through the buffer; a piece larger
+ * than the buffer goes out directly once the buffer is flushed. */
+static int dl_copy_bytes(dl_cctx *cx, const void *p, size_t len)
+{
+	int rc;
+	if (cx->used + len > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
+		return rc;
+	if (len > DL_COPY_CHUNK)
+		return dl_write_chunked(cx->txn->env, cx->fd, p, len);
+	memcpy(cx->buf + cx->used, p, len);
+	cx->used += len;
+	return 0;
+}
 
 static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *newpg)
 {
@@ -117,7 +214,7 @@ static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *ne
 	if (env->interrupted)
 		return EINTR;
 	*newpg = cx->next;
-	int rc = dl_write_all(cx->fd, buf, (size_t)npages * env->psize);
+	int rc = dl_copy_bytes(cx, buf, (size_t)npages * env->psize);
 	cx->next += npages;
 	return rc;
 }
@@ -141,9 +238,9 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
 	hdr.mp_pgno = cx->next;
 	if (env->interrupted)
 		return EINTR;
-	if ((rc = dl_write_all(cx->fd, &hdr, PAGEHDRSZ)))
+	if ((rc = dl_copy_bytes(cx, &hdr, PAGEHDRSZ)))
 		return rc;
-	rc = dl_write_all(cx->fd, (char *)omp + PAGEHDRSZ,
+	rc = dl_copy_bytes(cx, (char *)omp + PAGEHDRSZ,
 	    (size_t)np * env->psize - PAGEHDRSZ);
 	*newpg = cx->next;
 	cx->next += np;
@@ -256,7 +353,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	int rc;
 	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
 		return rc;
-	dl_cctx cx = { txn, fd, 2 };
+	dl_cctx cx = { txn, fd, 2, NULL, 0 };
 	MDB_db main = txn->dbs[DL_MAIN_DBI];
 	pgno_t expect = 1;
 	if (main.md_root != P_INVALID) {
@@ -301,11 +398,18 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	if (rc || txn->dbs[DL_MAIN_DBI].md_root == P_INVALID)
 		goto done;
 	pgno_t root;
+	if (!(cx.buf = malloc(DL_COPY_CHUNK))) {
+		rc = ENOMEM;
+		goto done;
+	}
 	if ((rc = dl_copy_tree(&cx, txn->dbs[DL_MAIN_DBI].md_root, 0, &root)))
+		goto done;
+	if ((rc = dl_copy_flush(&cx)))
 		goto done;
 	if (cx.next - 1 != expect || root != expect)
 		rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
 done:
+	free(cx.buf);
 	mdb_txn_abort(txn);
 	return rc;
 }

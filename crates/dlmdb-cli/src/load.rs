@@ -3,21 +3,96 @@
 //!
 //! Strategy (all or nothing): the whole input is parsed and validated in
 //! memory first (syntax, header keywords, key sizes, duplicates where the
-//! database does not allow them), before the store is even opened; then
-//! every database of the input is written in **one** write transaction,
-//! which is aborted on any engine error. A malformed input or a failed write
-//! therefore leaves an existing store exactly as it was. (Stock `mdb_load`
-//! commits every 100 records and can leave half a database behind.) The
-//! price: the input must fit in memory and the map must hold the whole load
-//! at once, so the map size is raised as needed.
+//! database does not allow them, flags the target format cannot hold,
+//! integer items of one size per database, no REVERSEKEY on a non-empty
+//! main database), before the store is even opened; then every database of
+//! the input is written in **one** write transaction, which is aborted on
+//! any engine error or SIGINT. (Stock `mdb_load` commits every 100 records
+//! and can leave half a database behind.)
+//!
+//! - A new store is built under a temporary name beside PATH and renamed
+//!   into place only after its commit: a failure or Ctrl-C leaves nothing.
+//! - An existing store keeps its data file byte for byte: nothing reaches
+//!   the file before the commit, and a commit that fails part-way (ENOSPC)
+//!   after growing the file is undone by truncating the file back to its
+//!   length before the load, under the writer lock.
+//!
+//! The price: the input must fit in memory and the map must hold the whole
+//! load at once, so the map size is raised as needed.
 
+use crate::error::{fail, InDatabase, Kind};
 use crate::stat::LayoutChoice;
 use crate::util::{hex_decode_into, print_decode_into, Order};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use dlmdb::{DatabaseFlags, Env, EnvFlags, Layout, ProbeVerdict, WriteFlags};
 use std::collections::HashSet;
-use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Environment directory (created if missing) or data file.
+    pub path: PathBuf,
+    /// Read from FILE instead of standard input.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Target database when the input header names none.
+    #[arg(short = 's', long = "subdb", value_name = "NAME")]
+    pub subdb: Option<String>,
+    /// Keep existing records (MDB_NOOVERWRITE|MDB_NODUPDATA); they are skipped.
+    #[arg(short = 'N')]
+    pub no_overwrite: bool,
+    /// Plain text input: alternating key and value lines, print escapes, no header.
+    #[arg(short = 'T')]
+    pub plain_text: bool,
+    /// Format of a newly created store.
+    #[arg(long, value_enum, default_value = "dlmdb")]
+    pub format: NewFormat,
+    /// Create PATH as a single data file (MDB_NOSUBDIR) when it does not exist.
+    #[arg(short = 'n')]
+    pub no_subdir: bool,
+    /// Unknown header keywords only warn (like stock mdb_load) instead of failing.
+    #[arg(long)]
+    pub skip_unknown: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print the load report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `dlmdb load`.
+pub fn run(a: LoadArgs, layout: LayoutChoice) -> Result<()> {
+    crate::interrupt::watch();
+    let opts = LoadOptions {
+        path: a.path,
+        file: a.file,
+        subdb: a.subdb,
+        no_overwrite: a.no_overwrite,
+        plain_text: a.plain_text,
+        format: a.format,
+        no_subdir: a.no_subdir,
+        skip_unknown: a.skip_unknown,
+        quiet: a.quiet || a.json,
+        layout,
+    };
+    let report = load(&opts)?;
+    if a.json {
+        println!("{}", crate::report::to_json("load", &report)?);
+    }
+    Ok(())
+}
+
+fn check_interrupt() -> Result<()> {
+    if crate::interrupt::interrupted() {
+        return Err(fail(
+            Kind::Interrupted,
+            "load interrupted; nothing was written",
+        ));
+    }
+    Ok(())
+}
 
 /// Which format a newly created store gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -148,6 +223,18 @@ pub fn parse(
     plain_text: bool,
     skip_unknown: bool,
 ) -> Result<Parsed, InputError> {
+    parse_for(input, opts_subdb, plain_text, skip_unknown, false)
+}
+
+/// As [`parse`]; `stock_target` refuses DLMDB's flags (`counted`,
+/// `prefix_compression`), which a stock LMDB store cannot hold.
+pub fn parse_for(
+    input: &[u8],
+    opts_subdb: Option<&str>,
+    plain_text: bool,
+    skip_unknown: bool,
+    stock_target: bool,
+) -> Result<Parsed, InputError> {
     let mut p = Parsed {
         arena: Vec::with_capacity(input.len() / 2 + 64),
         ..Default::default()
@@ -240,6 +327,12 @@ pub fn parse(
                     "mapaddr" | "duplicates" | "db_pagesize" => {} // informational
                     _ => match FLAG_WORDS.iter().find(|(w, _)| *w == k) {
                         Some(&(_, bit)) => match v {
+                            "1" if stock_target && bit & 0x180 != 0 => {
+                                return Err(err(
+                                    no,
+                                    format!("{k}=1 is a DLMDB flag that a stock LMDB store (--format lmdb, or an existing version-1 store) cannot hold"),
+                                ))
+                            }
                             "1" => flags |= bit,
                             "0" => flags &= !bit,
                             _ => return Err(err(no, format!("flag {k} must be 0 or 1, found {v:?}"))),
@@ -326,6 +419,21 @@ pub fn parse(
         let sorted = validate_section(&p, &p.sections[i])?;
         p.sections[i].sorted = sorted;
     }
+    // Named databases live in the main database; a REVERSEKEY main database
+    // holding records or names is rejected by `dlmdb check`.
+    let named = p.sections.iter().any(|s| s.name.is_some());
+    if let Some(main) = p
+        .sections
+        .iter()
+        .find(|s| s.name.is_none() && s.flags & 0x02 != 0)
+    {
+        if !main.records.is_empty() || named {
+            return Err(err(
+                main.first_line,
+                "reversekey=1 on the main database with records or named databases: the main database holds the database names in the default order",
+            ));
+        }
+    }
     Ok(p)
 }
 
@@ -355,6 +463,8 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
     let korder = Order::for_keys(s.flags);
     let dorder = Order::for_dups(s.flags);
     let mut fixed: Option<u32> = None;
+    let mut int_key: Option<(usize, u32)> = None;
+    let mut int_dup: Option<(usize, u32)> = None;
     let mut sorted = true;
     for (i, r) in s.records.iter().enumerate() {
         let k = p.key(r);
@@ -366,6 +476,12 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
                     k.len()
                 ),
             ));
+        }
+        if korder == Order::Integer {
+            same_size(&mut int_key, k.len(), r.3, "integerkey", "keys")?;
+        }
+        if dupsort && dorder == Order::Integer {
+            same_size(&mut int_dup, r.2 as usize, r.3 + 1, "integerdup", "values")?;
         }
         if dupsort {
             let v = p.value(r);
@@ -424,6 +540,29 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
     Ok(sorted)
 }
 
+/// Integer items of one database must all have one size (4 or 8 bytes):
+/// the engine compares them by the size of the first, and `dlmdb check`
+/// rejects a mix.
+fn same_size(
+    first: &mut Option<(usize, u32)>,
+    len: usize,
+    line: u32,
+    flag: &str,
+    what: &str,
+) -> Result<(), InputError> {
+    match *first {
+        None => *first = Some((len, line)),
+        Some((n, at)) if n != len => {
+            return Err(err(
+                line as usize,
+                format!("{flag} database mixes {what} of {n} bytes (line {at}) and {len} bytes"),
+            ))
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn dup_error(s: &Section, first: u32, again: u32) -> InputError {
     let what = if s.flags & 0x04 != 0 {
         "duplicate key/value pair"
@@ -437,6 +576,8 @@ fn dup_error(s: &Section, first: u32, again: u32) -> InputError {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadReport {
     pub path: String,
+    /// The transaction that committed the load.
+    pub txnid: u64,
     /// The store did not exist before this load.
     pub created: bool,
     /// Layout of the store: `lmdb`, `dlmdb-v1` or `dlmdb-v2`.
@@ -479,61 +620,153 @@ pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
                 .context("cannot read standard input")?;
         }
     }
+    check_interrupt()?;
     let src = opts
         .file
         .as_ref()
         .map_or("<stdin>".to_string(), |f| f.display().to_string());
-    let parsed = parse(
+    let stock_target = target_is_stock(opts);
+    let parsed = parse_for(
         &input,
         opts.subdb.as_deref(),
         opts.plain_text,
         opts.skip_unknown,
+        stock_target,
     )
-    .map_err(|e| anyhow!("{src}: {e}; nothing was written to {}", opts.path.display()))?;
+    .map_err(|e| anyhow::Error::new(e).context(format!("{src}: nothing was written")))?;
     drop(input);
+    check_interrupt()?;
     for w in &parsed.warnings {
         eprintln!("dlmdb: {src}: {w}");
     }
     write(opts, &parsed)
 }
 
-/// Open (or create) the target and write every section in one transaction.
-/// If PATH did not exist and the write fails, what was created is removed.
+/// Whether the target is (or will be) a stock LMDB store.
+fn target_is_stock(opts: &LoadOptions) -> bool {
+    let data_file = crate::store::data_file_of(&opts.path);
+    match dlmdb::read_data_version(&data_file) {
+        Some(2) => false,
+        Some(_) => opts.layout != LayoutChoice::Dlmdb,
+        None => opts.format == NewFormat::Lmdb,
+    }
+}
+
+/// A path that receives a new store: missing, or an empty directory.
+fn is_new_target(path: &Path) -> bool {
+    match std::fs::read_dir(path) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(_) => !path.exists(),
+    }
+}
+
+/// `.NAME.dlmdb-load-PID` beside `path`.
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    parent.join(format!(".{name}.dlmdb-load-{}", std::process::id()))
+}
+
+fn remove_store(path: &Path, no_subdir: bool) {
+    if no_subdir {
+        let _ = std::fs::remove_file(path);
+        let mut lock = path.as_os_str().to_owned();
+        lock.push("-lock");
+        let _ = std::fs::remove_file(lock);
+    } else {
+        let _ = std::fs::remove_dir_all(path);
+    }
+}
+
+/// Write `parsed` into the store at `opts.path`, all or nothing (see the
+/// module documentation).
 pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
-    let existed = opts.path.exists();
-    let r = write_inner(opts, parsed);
-    if r.is_err() && !existed {
-        if opts.path.is_dir() {
-            let _ = std::fs::remove_dir_all(&opts.path);
-        } else {
-            let _ = std::fs::remove_file(&opts.path);
-            let mut lock = opts.path.clone().into_os_string();
-            lock.push("-lock");
-            let _ = std::fs::remove_file(lock);
+    if is_new_target(&opts.path) {
+        let no_subdir = opts.no_subdir && !opts.path.is_dir();
+        let temp = temp_beside(&opts.path);
+        remove_store(&temp, no_subdir);
+        let r = write_inner(opts, parsed, &temp, no_subdir, true).and_then(|rep| {
+            check_interrupt()?;
+            if no_subdir {
+                std::fs::rename(&temp, &opts.path)
+                    .with_context(|| format!("cannot rename {} into place", temp.display()))?;
+                remove_store(&temp, true); // its lock file
+            } else {
+                std::fs::rename(&temp, &opts.path)
+                    .with_context(|| format!("cannot rename {} into place", temp.display()))?;
+                // A lock file is recreated by the next open.
+                let _ = std::fs::remove_file(opts.path.join("lock.mdb"));
+            }
+            Ok(rep)
+        });
+        if r.is_err() {
+            remove_store(&temp, no_subdir);
+        }
+        return r;
+    }
+    let no_subdir = opts.path.is_file();
+    let data_file = crate::store::data_file_of(&opts.path);
+    let before = std::fs::metadata(&data_file).map(|m| m.len()).ok();
+    let r = write_inner(opts, parsed, &opts.path, no_subdir, false);
+    if r.is_err() {
+        if let Some(len) = before {
+            restore_length(opts, &data_file, len);
         }
     }
     r
 }
 
-fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
-    let path = &opts.path;
-    let exists = path.exists();
-    let no_subdir = if exists {
-        path.is_file()
-    } else {
-        opts.no_subdir
+/// After a failed load into an existing store: if the failed commit grew
+/// the data file, cut it back to `len` while holding the writer lock (no
+/// other writer can be extending it; the committed meta still ends within
+/// `len`).
+fn restore_length(opts: &LoadOptions, data_file: &Path, len: u64) {
+    let grown = std::fs::metadata(data_file).is_ok_and(|m| m.len() > len);
+    if !grown {
+        return;
+    }
+    let Ok(env) = crate::store::open_rw(&opts.path, opts.layout, 2) else {
+        return;
     };
-    if !exists && !no_subdir {
+    let Ok(txn) = env.write_txn() else {
+        return;
+    };
+    let committed_end = env
+        .info()
+        .map(|i| (i.last_pgno + 1) * u64::from(env.stat().map(|s| s.page_size).unwrap_or(4096)))
+        .unwrap_or(u64::MAX);
+    if committed_end <= len {
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(data_file) {
+            let _ = f.set_len(len);
+        }
+    }
+    txn.abort();
+}
+
+/// Write into the store at `path` (`created`: a new store, `path` is its
+/// temporary name). Messages name `opts.path`.
+fn write_inner(
+    opts: &LoadOptions,
+    parsed: &Parsed,
+    path: &Path,
+    no_subdir: bool,
+    created: bool,
+) -> Result<LoadReport> {
+    if created && !no_subdir {
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create directory {}", path.display()))?;
     }
     let data_file = if no_subdir {
-        path.clone()
+        path.to_path_buf()
     } else {
         path.join("data.mdb")
     };
     let existing = std::fs::metadata(&data_file).map(|m| m.len()).unwrap_or(0);
-    let created = existing == 0;
     let mut flags = if no_subdir {
         EnvFlags::NO_SUB_DIR
     } else {
@@ -547,10 +780,10 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         match dlmdb::read_data_version(&data_file) {
             Some(2) => {
                 if opts.format == NewFormat::Lmdb {
-                    bail!(
-                        "{} is a DLMDB version-2 store; --format lmdb only applies to new stores",
-                        path.display()
-                    );
+                    return Err(fail(
+                        Kind::Refused,
+                        "this is a DLMDB version-2 store; --format lmdb only applies to new stores",
+                    ));
                 }
             }
             Some(1) => {
@@ -566,7 +799,12 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
                     flags |= EnvFlags::FORMAT_DLMDB_V1;
                 }
             }
-            _ => bail!("{} is not an LMDB/DLMDB data file", data_file.display()),
+            _ => {
+                return Err(fail(
+                    Kind::NotAStore,
+                    format!("{} is not an LMDB/DLMDB data file", data_file.display()),
+                ))
+            }
         }
     }
     let payload: u64 = parsed.arena.len() as u64
@@ -581,58 +819,50 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         .flags(flags)
         .max_dbs(named + 2)
         .open(path)
-        .with_context(|| format!("cannot open environment {}", path.display()))?;
+        .context("cannot open the store for writing")?;
     let have = env.info()?.map_size;
     let want = need.max(parsed.mapsize.unwrap_or(0));
     if want > have {
         env.set_map_size(want as usize)
-            .with_context(|| format!("{}: cannot set the map size to {want}", path.display()))?;
+            .with_context(|| format!("cannot set the map size to {want}"))?;
     }
+    // One bar over the records of every database, so rate and ETA cover
+    // the whole load.
     let total: u64 = parsed.sections.iter().map(|s| s.records.len() as u64).sum();
-    let bar = if !opts.quiet && std::io::stderr().is_terminal() && total > 10_000 {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} records {per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = crate::progress::bar(
+        total,
+        10_000,
+        opts.quiet,
+        "loading {bar:40} {pos}/{len} records {per_sec} eta {eta}",
+    );
     let mut txn = env
         .write_txn()
         .context("cannot begin a write transaction")?;
     let mut dbs = Vec::new();
     for s in &parsed.sections {
-        let dbname = match &s.name {
-            Some(n) => format!("database {n:?}"),
-            None => "main database".to_string(),
-        };
-        let ctx = |what: &str| {
-            format!(
-                "{}: {dbname} (input line {}): {what}",
-                path.display(),
-                s.first_line
-            )
-        };
+        let in_db = || InDatabase::of(s.name.as_deref());
+        let ctx = |what: &str| format!("input line {}: {what}", s.first_line);
         let want_flags = DatabaseFlags::from_bits_retain(s.flags);
         let db = txn
             .create_db(s.name.as_deref(), want_flags)
-            .with_context(|| ctx("cannot open or create"))?;
+            .with_context(|| ctx("cannot open or create"))
+            .context(in_db())?;
         let have_flags = txn.db_flags(db)?.bits() & 0x7fff;
         if have_flags != s.flags
             && !(s.name.is_none() && have_flags & !s.flags == 0 && s.flags & !have_flags == 0)
         {
-            bail!(
-                "{}: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
-                ctx("flags differ"),
-                have_flags,
-                crate::stat::flag_names(DatabaseFlags::from_bits_retain(have_flags)).join(","),
-                s.flags,
-                crate::stat::flag_names(want_flags).join(",")
-            );
+            return Err(fail(
+                Kind::Refused,
+                format!(
+                    "{}: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
+                    ctx("flags differ"),
+                    have_flags,
+                    crate::stat::flag_names(DatabaseFlags::from_bits_retain(have_flags)).join(","),
+                    s.flags,
+                    crate::stat::flag_names(want_flags).join(",")
+                ),
+            ))
+            .context(in_db());
         }
         let empty = txn.stat(db)?.entries == 0;
         let append = empty && s.sorted && !opts.no_overwrite;
@@ -646,7 +876,8 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         {
             let mut cur = txn
                 .cursor_mut(db)
-                .with_context(|| ctx("cannot open a cursor"))?;
+                .with_context(|| ctx("cannot open a cursor"))
+                .context(in_db())?;
             let mut prev_key: &[u8] = &[];
             for (i, r) in s.records.iter().enumerate() {
                 let (k, v) = (parsed.key(r), parsed.value(r));
@@ -663,20 +894,25 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
                     Ok(()) => written += 1,
                     Err(dlmdb::Error::KeyExist) if opts.no_overwrite => skipped += 1,
                     Err(e) => {
-                        return Err(anyhow!(e)).with_context(|| {
-                            format!(
-                                "{}: {dbname}: writing the record of input line {} failed; the load was rolled back, nothing was written",
-                                path.display(),
-                                r.3
-                            )
-                        })
+                        return Err(anyhow!(e))
+                            .with_context(|| {
+                                format!(
+                                    "writing the record of input line {} failed; the load was rolled back, nothing was written",
+                                    r.3
+                                )
+                            })
+                            .context(in_db())
                     }
                 }
-                if let Some(b) = &bar {
-                    if written % 8192 == 0 {
+                if (i + 1) % 8192 == 0 {
+                    check_interrupt()?;
+                    if let Some(b) = &bar {
                         b.inc(8192);
                     }
                 }
+            }
+            if let Some(b) = &bar {
+                b.inc(s.records.len() as u64 % 8192);
             }
         }
         dbs.push(LoadedDb {
@@ -688,14 +924,16 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
             appended: append,
         });
     }
-    txn.commit()
-        .with_context(|| format!("{}: commit failed; nothing was written", path.display()))?;
+    check_interrupt()?;
+    let txnid = txn.id();
+    txn.commit().context("commit failed; nothing was written")?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     let layout = env.layout();
     Ok(LoadReport {
-        path: path.display().to_string(),
+        path: opts.path.display().to_string(),
+        txnid,
         created,
         layout,
         input_lines: parsed.lines,
