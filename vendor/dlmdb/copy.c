@@ -2,12 +2,17 @@
  * copy.c - backups: plain copy (pages verbatim) and compacting copy
  * (format doc §17: live pages renumbered from 2 in post-order, no free list).
  *
- * Speed: the plain copy moves the pages after the metas with
- * copy_file_range() when the output is a regular file (the kernel copies
- * page-cache to page-cache, or shares extents), else with large write()s
- * straight from the map; the compacting copy gathers pages in a large
- * buffer and writes it in big sequential chunks. mdb_env_copy2() syncs the
- * output once, at the end.
+ * Speed: mdb_env_copy2() opens its output with O_DIRECT where the file
+ * system allows it, so pages go from the map to the disk without filling
+ * the page cache, and syncs once at the end. Every write is then a whole
+ * number of pages from a page-aligned address (the map, or buffers from
+ * dl_page_buf). The plain copy writes the pages after the metas in large
+ * chunks straight from the map; to a descriptor without O_DIRECT that is a
+ * regular file it uses copy_file_range() (the kernel copies page cache to
+ * page cache, or shares extents). The compacting copy gathers pages in a
+ * large buffer and writes it in big sequential chunks. A write that
+ * O_DIRECT refuses (EINVAL: a device block larger than the page) is
+ * retried without it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* copy_file_range */
@@ -36,6 +41,13 @@ static int dl_write_all(int fd, const void *buf, size_t len)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EINVAL) {
+				/* O_DIRECT alignment refused: go on buffered. */
+				int fl = fcntl(fd, F_GETFL);
+				if (fl >= 0 && (fl & O_DIRECT) &&
+				    fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0)
+					continue;
+			}
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				/* A non-blocking descriptor: wait until it drains. */
 				struct pollfd pf = { fd, POLLOUT, 0 };
@@ -53,10 +65,20 @@ static int dl_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* n zeroed pages at a page-aligned address (O_DIRECT writes need one). */
+static void *dl_page_buf(size_t ps, size_t n)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, ps, ps * n))
+		return NULL;
+	memset(p, 0, ps * n);
+	return p;
+}
+
 /* n pages of zeros, for the part of a snapshot beyond the file's end. */
 static int dl_write_zeros(int fd, size_t ps, size_t n)
 {
-	void *z = calloc(1, ps);
+	void *z = dl_page_buf(ps, 1);
 	int rc = 0;
 	if (!z)
 		return ENOMEM;
@@ -95,7 +117,9 @@ static int dl_copy_range(MDB_env *env, int fd, off_t off, size_t len)
 #if defined(__linux__) && defined(__GLIBC__)
 	struct stat st;
 	size_t done = 0;
-	if (env->flags & MDB_INMEMORY || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	int fl = fcntl(fd, F_GETFL);
+	if (env->flags & MDB_INMEMORY || fl < 0 || (fl & O_DIRECT) ||
+	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return ENOSYS;
 	while (done < len) {
 		size_t n = len - done < DL_COPY_CHUNK ? len - done : DL_COPY_CHUNK;
@@ -140,7 +164,7 @@ static int dl_copy_plain(MDB_env *env, int fd)
 		rc = errno;
 		goto done;
 	}
-	unsigned char *meta = calloc(2, ps);
+	unsigned char *meta = dl_page_buf(ps, 2);
 	if (!meta) {
 		rc = ENOMEM;
 		goto done;
@@ -182,7 +206,13 @@ typedef struct dl_cctx {
 	pgno_t	next;		/* next page number in the copy */
 	char	*buf;		/* pages not yet written, in file order */
 	size_t	used;		/* bytes in buf */
+	char	*stack;		/* one page per tree depth: the page being
+				 * rewritten while its children are copied */
 } dl_cctx;
+
+/* Page slots of cx->stack: dl_copy_tree refuses a depth above
+ * 2 * DL_MAXDEPTH, so depths 0 .. 2 * DL_MAXDEPTH need one slot each. */
+#define DL_COPY_DEPTHS	(2 * DL_MAXDEPTH + 1)
 
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg);
 
@@ -231,20 +261,62 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, pgno_t *newpg)
 	unsigned np = omp->mp_u.pages;
 	if (!IS_OVERFLOW(omp) || !np || pg + np > txn->fpages)
 		return MDB_CORRUPTED;
-	/* Patch the page number in a copy of the header; the rest streams
-	 * straight from the map. */
-	MDB_page hdr;
-	memcpy(&hdr, omp, PAGEHDRSZ);
-	hdr.mp_pgno = cx->next;
+	/* The first page goes through the buffer with its page number
+	 * patched; the rest streams from the map, whole pages at page-aligned
+	 * addresses. */
+	size_t ps = env->psize;
 	if (env->interrupted)
 		return EINTR;
-	if ((rc = dl_copy_bytes(cx, &hdr, PAGEHDRSZ)))
+	if (cx->used + ps > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
 		return rc;
-	rc = dl_copy_bytes(cx, (char *)omp + PAGEHDRSZ,
-	    (size_t)np * env->psize - PAGEHDRSZ);
+	MDB_page *first = (MDB_page *)(cx->buf + cx->used);
+	memcpy(first, omp, ps);
+	first->mp_pgno = cx->next;
+	cx->used += ps;
+	if (np > 1)
+		rc = dl_copy_bytes(cx, (char *)omp + ps, (size_t)(np - 1) * ps);
 	*newpg = cx->next;
 	cx->next += np;
 	return rc;
+}
+
+/*
+ * A leaf whose nodes lead nowhere (no overflow run, no sub-tree) has
+ * nothing to place before it: it goes from the map straight into the
+ * output buffer, one copy instead of two. Returns -1 when mp is not such a
+ * leaf (nothing was written), else 0 or an error.
+ */
+static int dl_copy_childless_leaf(dl_cctx *cx, MDB_page *mp, pgno_t *newpg)
+{
+	MDB_env *env = cx->txn->env;
+	size_t ps = env->psize;
+	int rc;
+	if (!IS_LEAF(mp))
+		return -1;
+	if (!IS_LEAF2(mp)) {
+		unsigned n = NUMKEYS(mp);
+		for (unsigned i = 0; i < n; i++) {
+			MDB_node *nd = NODEPTR(mp, i);
+			if ((rc = dl_node_check(env, mp, nd, 1)))
+				return rc;
+			if (nd->mn_flags & (F_BIGDATA | F_SUBDATA))
+				return -1;
+		}
+	}
+	if (env->interrupted)
+		return EINTR;
+	if (cx->used + ps > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
+		return rc;
+	MDB_page *cp = (MDB_page *)(cx->buf + cx->used);
+	memcpy(cp, mp, ps);
+	/* Unused bytes are not data: write them as zeros. */
+	if (!IS_LEAF2(cp))
+		memset((char *)cp + MP_LOWER(cp), 0, SIZELEFT(cp));
+	cp->mp_pgno = cx->next;
+	cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
+	cx->used += ps;
+	*newpg = cx->next++;
+	return 0;
 }
 
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
@@ -259,9 +331,10 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
 		return rc;
 	if ((rc = dl_page_check(env, mp)))
 		return rc;
-	MDB_page *cp = malloc(env->psize);
-	if (!cp)
-		return ENOMEM;
+	if ((rc = dl_copy_childless_leaf(cx, mp, newpg)) >= 0)
+		return rc;
+	rc = 0;
+	MDB_page *cp = (MDB_page *)(cx->stack + (size_t)depth * env->psize);
 	memcpy(cp, mp, env->psize);
 	unsigned n = NUMKEYS(cp);
 	if (IS_BRANCH(cp)) {
@@ -311,7 +384,6 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, pgno_t *newpg)
 		cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
 		rc = dl_copy_out(cx, cp, 1, newpg);
 	}
-	free(cp);
 	return rc;
 }
 
@@ -353,7 +425,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	int rc;
 	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
 		return rc;
-	dl_cctx cx = { txn, fd, 2, NULL, 0 };
+	dl_cctx cx = { txn, fd, 2, NULL, 0, NULL };
 	MDB_db main = txn->dbs[DL_MAIN_DBI];
 	pgno_t expect = 1;
 	if (main.md_root != P_INVALID) {
@@ -368,7 +440,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 		main.md_root = expect;
 	}
 	/* Two fresh metas: page 0 empty (txnid 0), page 1 the copied state. */
-	unsigned char *buf = calloc(2, ps);
+	unsigned char *buf = dl_page_buf(ps, 2);
 	if (!buf) {
 		rc = ENOMEM;
 		goto done;
@@ -398,7 +470,8 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	if (rc || txn->dbs[DL_MAIN_DBI].md_root == P_INVALID)
 		goto done;
 	pgno_t root;
-	if (!(cx.buf = malloc(DL_COPY_CHUNK))) {
+	if (!(cx.buf = dl_page_buf(ps, DL_COPY_CHUNK / ps)) ||
+	    !(cx.stack = dl_page_buf(ps, DL_COPY_DEPTHS))) {
 		rc = ENOMEM;
 		goto done;
 	}
@@ -410,6 +483,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 		rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
 done:
 	free(cx.buf);
+	free(cx.stack);
 	mdb_txn_abort(txn);
 	return rc;
 }
@@ -439,7 +513,9 @@ int mdb_env_copy2(MDB_env *env, const char *path, unsigned flags)
 		strcpy(p, path);
 	else
 		sprintf(p, "%s/data.mdb", path);
-	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0666);
+	if (fd < 0 && errno == EINVAL)	/* no O_DIRECT on this file system */
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	free(p);
 	if (fd < 0)
 		return errno;

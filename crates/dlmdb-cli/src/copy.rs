@@ -3,7 +3,7 @@
 //! partial output (and a directory this run created).
 
 use crate::error::{fail, Kind};
-use crate::stat::{open_env, LayoutChoice};
+use crate::stat::{open_env, LayoutChoice, Opened};
 use anyhow::{Context, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ pub struct CopyReport {
 
 pub fn run(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
     let facts = crate::store::precheck_complete(&a.src)?;
-    let opened = open_env(&a.src, layout)?;
+    let opened = open_source(&a.src, a.compact, layout)?;
     let Some(dst) = a.dst.filter(|d| d.as_os_str() != "-") else {
         if a.json {
             return Err(fail(
@@ -130,6 +130,33 @@ pub fn run(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
         println!("{}", crate::report::to_json("copy", &rep)?);
     }
     Ok(())
+}
+
+/// The source environment. A plain copy moves pages verbatim, so the node
+/// layout does not matter and the layout probe (which reads the main
+/// database of an ambiguous version-1 store) is skipped; a compacting copy
+/// parses nodes and opens the store in its probed layout.
+fn open_source(src: &Path, compact: bool, layout: LayoutChoice) -> Result<Opened> {
+    if compact {
+        return open_env(src, layout);
+    }
+    let no_subdir = src.is_file();
+    let mut flags = dlmdb::EnvFlags::READ_ONLY;
+    if no_subdir {
+        flags |= dlmdb::EnvFlags::NO_SUB_DIR;
+    }
+    let env = dlmdb::Env::builder()
+        .flags(flags)
+        .open(src)
+        .context("cannot open the store")?;
+    Ok(Opened {
+        env,
+        data_version: dlmdb::read_data_version(&crate::store::data_file_of(src)),
+        no_subdir,
+        reason: "plain copy: pages are copied verbatim".into(),
+        probe: None,
+        warnings: Vec::new(),
+    })
 }
 
 type Watcher = (Arc<AtomicBool>, std::thread::JoinHandle<()>);

@@ -16,13 +16,16 @@ pub struct WalkReport {
     pub summary: WalkSummary,
     /// Entries found by the walk, every duplicate value counted.
     pub walked_entries: u64,
-    /// `ok` when the walk matches the record's depth, branch, leaf and
-    /// overflow pages and entries (duplicate sub-trees are not in the
-    /// record's page counters, so they are compared by entries only);
-    /// `mismatch` otherwise.
+    /// `ok` when the walk matches the record's depth (main tree), branch,
+    /// leaf and overflow pages and entries (every duplicate); `mismatch`
+    /// otherwise. Branch and leaf pages are compared with or without the
+    /// duplicate sub-trees' pages, as the record counts them.
     pub verdict: &'static str,
     /// What differs (`"leaf_pages: record 5, walk 6"`), empty when `ok`.
     pub mismatches: Vec<String>,
+    /// The record's branch/leaf counters include duplicate sub-tree pages
+    /// (DLMDB engine) rather than leaving them out (stock LMDB).
+    pub subtrees_in_record: bool,
     /// Main-tree pages per level, root first.
     pub levels: Vec<LevelReport>,
     /// Prefix-compressed databases only.
@@ -82,14 +85,25 @@ pub fn walk_report(
             mismatches.push(format!("{what}: record {record}, walk {walk}"));
         }
     };
-    // The record's page counters cover the main tree only.
-    let main_branch = summary.branch_pages - subtree_count(&pages, PageKind::Branch);
-    let main_leaf = summary.leaf_pages
-        - subtree_count(&pages, PageKind::Leaf)
-        - subtree_count(&pages, PageKind::Leaf2);
     cmp("depth", u64::from(stat.depth), u64::from(summary.depth));
-    cmp("branch_pages", stat.branch_pages, main_branch);
-    cmp("leaf_pages", stat.leaf_pages, main_leaf);
+    // Whether the record's page counters include the pages of duplicate
+    // sub-trees differs between writers (stock LMDB leaves them out, the
+    // DLMDB engine counts them): either convention is consistent.
+    let sub_branch = subtree_count(&pages, &[PageKind::Branch]);
+    let sub_leaf = subtree_count(&pages, &[PageKind::Leaf, PageKind::Leaf2]);
+    let main_only = (
+        summary.branch_pages - sub_branch,
+        summary.leaf_pages - sub_leaf,
+    );
+    let subtrees_in_record = (stat.branch_pages, stat.leaf_pages) != main_only
+        && (stat.branch_pages, stat.leaf_pages) == (summary.branch_pages, summary.leaf_pages);
+    let (branch, leaf) = if subtrees_in_record {
+        (summary.branch_pages, summary.leaf_pages)
+    } else {
+        main_only
+    };
+    cmp("branch_pages", stat.branch_pages, branch);
+    cmp("leaf_pages", stat.leaf_pages, leaf);
     cmp(
         "overflow_pages",
         stat.overflow_pages,
@@ -135,15 +149,16 @@ pub fn walk_report(
             "mismatch"
         },
         mismatches,
+        subtrees_in_record,
         levels,
         compression,
     })
 }
 
-fn subtree_count(pages: &[PageInfo], kind: PageKind) -> u64 {
+fn subtree_count(pages: &[PageInfo], kinds: &[PageKind]) -> u64 {
     pages
         .iter()
-        .filter(|p| p.in_subtree && p.kind == kind)
+        .filter(|p| p.in_subtree && kinds.contains(&p.kind))
         .count() as u64
 }
 

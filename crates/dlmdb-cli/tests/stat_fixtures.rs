@@ -264,8 +264,10 @@ fn stat_json_has_documented_fields() {
     let dbs = v["databases"].as_array().unwrap();
     assert!(dbs[0]["name"].is_null());
     let kv = dbs.iter().find(|d| d["name"] == "kv").unwrap();
-    assert_eq!(kv["stat"]["entries"], 2789);
-    assert_eq!(kv["stat"]["depth"], 3);
+    assert_eq!(kv["entries"], 2789);
+    assert_eq!(kv["depth"], 3);
+    assert_eq!(v["page_size"], 4096);
+    assert!(v["txnid"].as_u64().unwrap() > 0);
     let ik = dbs.iter().find(|d| d["name"] == "intkey32").unwrap();
     assert_eq!(ik["flags"], serde_json::json!(["integerkey"]));
 }
