@@ -126,7 +126,8 @@ pub struct EnvSection {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FreelistSection {
-    /// `mdb_stat` of the free-page database.
+    /// `mdb_stat` of the free-page database (depth, page counts, entries).
+    #[serde(flatten)]
     pub stat: Stat,
     /// Sum of all records' page counts.
     pub free_pages: u64,
