@@ -633,7 +633,7 @@ pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
         opts.skip_unknown,
         stock_target,
     )
-    .map_err(|e| anyhow::Error::new(e).context(format!("{src}: nothing was written")))?;
+    .map_err(|e| fail(Kind::Input, format!("{src}: {e}; nothing was written")))?;
     drop(input);
     check_interrupt()?;
     for w in &parsed.warnings {
