@@ -44,10 +44,7 @@ pub fn run(a: CheckArgs, layout: LayoutChoice) -> Result<i32> {
             } else if r.layout.is_empty() {
                 // No valid meta page at all: one line, not an empty report.
                 let why = r.problems.first().map_or("", |p| p.message.as_str());
-                eprintln!(
-                    "dlmdb: {}: not an LMDB/DLMDB data file ({why})",
-                    r.data_file
-                );
+                eprintln!("dlmdb: {}: {why}", r.data_file);
             } else {
                 print!("{}", check::render_text(&r));
             }

@@ -469,7 +469,7 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
     };
     let mut warnings = warnings;
     if let Ok(Some(m)) = crate::store::read_meta(&env.data_file()) {
-        if let Some(why) = m.truncation() {
+        if let Some(why) = m.shortfall() {
             warnings.push(format!("{}: {why}", env.data_file().display()));
         }
     }

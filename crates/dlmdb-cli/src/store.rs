@@ -54,6 +54,25 @@ impl MetaFacts {
     }
 }
 
+impl MetaFacts {
+    /// A warning for a file shorter than the meta's last page: the certain
+    /// truncation of [`truncation`](Self::truncation), else a note that the
+    /// missing pages must all be free ones.
+    pub fn shortfall(&self) -> Option<String> {
+        if let Some(t) = self.truncation() {
+            return Some(t);
+        }
+        (self.file_pages < self.last_pgno + 1).then(|| {
+            format!(
+                "data file has {} pages, fewer than the {} the meta page (txnid {}) counts; a store is sound only if the missing pages are free ones (`dlmdb check` tells)",
+                self.file_pages,
+                self.last_pgno + 1,
+                self.txnid
+            )
+        })
+    }
+}
+
 /// The data file of PATH: PATH itself when it is a file, else PATH/data.mdb.
 pub fn data_file_of(path: &Path) -> PathBuf {
     if path.is_file() {
