@@ -66,6 +66,16 @@ fn truncated_file_is_one_line_and_checks_first_problem() {
     let tmp = tempfile::tempdir().unwrap();
     let store = fixture_dir("stock.mdb", tmp.path(), "cut").unwrap();
     let data = store.join("data.mdb");
+    // One page short: the engine opens it, stat warns in one line.
+    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    f.set_len(99 * 4096).unwrap();
+    drop(f);
+    let out = bin().arg("stat").arg(&store).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dlmdb: warning: "), "{err}");
+    assert!(err.contains("has 99 pages, fewer than the 100"), "{err}");
     let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
     f.set_len(20 * 4096).unwrap();
     drop(f);
@@ -82,19 +92,6 @@ fn truncated_file_is_one_line_and_checks_first_problem() {
     .collect();
     insta::assert_snapshot!("truncated", stderr_of(&cases, tmp.path()));
     assert!(!tmp.path().join("c").exists());
-    // One page short: the engine opens it, stat warns in one line.
-    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
-    f.set_len(99 * 4096).unwrap();
-    drop(f);
-    let out = bin().arg("stat").arg(&store).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("dlmdb: warning: "), "{err}");
-    assert!(err.contains("has 99 pages, fewer than the 100"), "{err}");
-    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
-    f.set_len(20 * 4096).unwrap();
-    drop(f);
     // check: the truncation is the first problem, in one line.
     let out = bin()
         .args(["check", "--json"])
