@@ -160,3 +160,84 @@ fn failures_into_an_existing_store_keep_its_data_file() {
         assert!(after == before, "data file changed: {err}");
     }
 }
+
+/// `n` records with keys in a scrambled order (a bijection of 0..n: 7919
+/// is prime and does not divide n).
+fn scrambled(n: u32, mapsize: u64) -> String {
+    let mut s = format!(
+        "VERSION=3\nformat=bytevalue\ntype=btree\nmapsize={mapsize}\nmaxreaders=126\nHEADER=END\n"
+    );
+    for i in 0..n {
+        let k = ((u64::from(i) * 7919 % u64::from(n)) as u32).to_be_bytes();
+        s.push_str(&format!(
+            " {}\n {}\n",
+            dlmdb_cli::util::hex(&k),
+            "cd".repeat(100)
+        ));
+    }
+    s.push_str("DATA=END\n");
+    s
+}
+
+#[test]
+fn a_new_store_is_streamed_over_many_commits_and_is_complete() {
+    // A 1 MiB map in the header: the load commits in many small steps and
+    // grows the map as it goes; the result must hold every record.
+    let n = 30_011;
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("t");
+    let out = {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("in.txt");
+        std::fs::write(&f, scrambled(n, 1 << 20)).unwrap();
+        bin()
+            .args(["load", "--json", "--commit-bytes", "200000", "-f"])
+            .arg(&f)
+            .arg(&target)
+            .output()
+            .unwrap()
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["txnid"].as_u64().unwrap() > 3, "{v}");
+    assert_eq!(v["databases"][0]["written"], n);
+    assert_eq!(v["databases"][0]["appended"], false);
+    let stat = bin().arg("stat").arg(&target).output().unwrap();
+    assert!(String::from_utf8_lossy(&stat.stdout).contains(&format!("  Entries: {n}\n")));
+    let check = bin().arg("check").arg(&target).output().unwrap();
+    assert_eq!(check.status.code(), Some(0));
+    // Keys 0..n, in order.
+    let keys = bin()
+        .args(["scan", "--keys-only", "--format", "hex"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let want: String = (0..n)
+        .map(|i| format!("{}\n", dlmdb_cli::util::hex(&i.to_be_bytes())))
+        .collect();
+    assert_eq!(String::from_utf8(keys.stdout).unwrap(), want);
+    assert_eq!(listing(tmp.path()), ["t"]);
+}
+
+#[test]
+fn a_duplicate_found_by_the_store_leaves_nothing() {
+    let mut input = scrambled(5000, 1 << 20);
+    // Repeat an early key near the end (not next to its first occurrence).
+    let dup = format!(
+        " {}\n {}\n",
+        dlmdb_cli::util::hex(&7u32.to_be_bytes()),
+        "00"
+    );
+    let end = input.rfind("DATA=END").unwrap();
+    input.insert_str(end, &dup);
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("t");
+    let (code, err) = load(&input, &target, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("line 10007: duplicate key"), "{err}");
+    assert!(listing(tmp.path()).is_empty(), "{:?}", listing(tmp.path()));
+}
