@@ -25,8 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Bytes per write() or copy_file_range() call: large enough to amortize
- * the system call, small enough to notice an interrupt quickly. */
+/* Bytes per write() or copy_file_range() call, and the compacting copy's
+ * output buffer: large enough to amortize the system call and keep the
+ * disk streaming, small enough to keep the buffer modest. */
 #define DL_COPY_CHUNK	((size_t)16 << 20)
 
 /*
@@ -88,14 +89,14 @@ static int dl_write_zeros(int fd, size_t ps, size_t n)
 	return rc;
 }
 
-/* Write len bytes from the map in chunks, stopping on an interrupt. */
-static int dl_write_chunked(MDB_env *env, int fd, const char *p, size_t len)
+/* Write len bytes from the map in chunks. Like the plain copy as a whole,
+ * this does not stop for mdb_env_set_interrupt (only the compacting walk
+ * does, page by page). */
+static int dl_write_chunked(int fd, const char *p, size_t len)
 {
 	while (len) {
 		size_t n = len < DL_COPY_CHUNK ? len : DL_COPY_CHUNK;
 		int rc;
-		if (env->interrupted)
-			return EINTR;
 		if ((rc = dl_write_all(fd, p, n)))
 			return rc;
 		p += n;
@@ -123,10 +124,7 @@ static int dl_copy_range(MDB_env *env, int fd, off_t off, size_t len)
 		return ENOSYS;
 	while (done < len) {
 		size_t n = len - done < DL_COPY_CHUNK ? len - done : DL_COPY_CHUNK;
-		ssize_t r;
-		if (env->interrupted)
-			return EINTR;
-		r = copy_file_range(env->fd, &off, fd, NULL, n, 0);
+		ssize_t r = copy_file_range(env->fd, &off, fd, NULL, n, 0);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -187,7 +185,7 @@ static int dl_copy_plain(MDB_env *env, int fd)
 	if (endp > 2) {
 		rc = dl_copy_range(env, fd, (off_t)(2 * ps), (endp - 2) * ps);
 		if (rc == ENOSYS)
-			rc = dl_write_chunked(env, fd, env->map + 2 * ps, (endp - 2) * ps);
+			rc = dl_write_chunked(fd, env->map + 2 * ps, (endp - 2) * ps);
 	}
 	if (!rc && endp < last + 1)
 		rc = dl_write_zeros(fd, ps, last + 1 - (endp > 2 ? endp : 2));
@@ -232,7 +230,7 @@ static int dl_copy_bytes(dl_cctx *cx, const void *p, size_t len)
 	if (cx->used + len > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
 		return rc;
 	if (len > DL_COPY_CHUNK)
-		return dl_write_chunked(cx->txn->env, cx->fd, p, len);
+		return dl_write_chunked(cx->fd, p, len);
 	memcpy(cx->buf + cx->used, p, len);
 	cx->used += len;
 	return 0;
