@@ -1,7 +1,22 @@
 /*
  * copy.c - backups: plain copy (pages verbatim) and compacting copy
  * (format doc §17: live pages renumbered from 2 in post-order, no free list).
+ *
+ * Speed: mdb_env_copy2() opens its output with O_DIRECT where the file
+ * system allows it, so pages go from the map to the disk without filling
+ * the page cache, and syncs once at the end. Every write is then a whole
+ * number of pages from a page-aligned address (the map, or buffers from
+ * dl_page_buf). The plain copy writes the pages after the metas in large
+ * chunks straight from the map; to a descriptor without O_DIRECT that is a
+ * regular file it uses copy_file_range() (the kernel copies page cache to
+ * page cache, or shares extents). The compacting copy gathers pages in a
+ * large buffer and writes it in big sequential chunks. A write that
+ * O_DIRECT refuses (EINVAL: a device block larger than the page) is
+ * retried without it.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* copy_file_range */
+#endif
 #include "internal.h"
 
 #include <fcntl.h>
@@ -9,6 +24,11 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Bytes per write() or copy_file_range() call, and the compacting copy's
+ * output buffer: large enough to amortize the system call and keep the
+ * disk streaming, small enough to keep the buffer modest. */
+#define DL_COPY_CHUNK	((size_t)16 << 20)
 
 /*
  * The output may be a pipe or a terminal (mdb_copy to stdout), so a copy
@@ -22,6 +42,13 @@ static int dl_write_all(int fd, const void *buf, size_t len)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EINVAL) {
+				/* O_DIRECT alignment refused: go on buffered. */
+				int fl = fcntl(fd, F_GETFL);
+				if (fl >= 0 && (fl & O_DIRECT) &&
+				    fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0)
+					continue;
+			}
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				/* A non-blocking descriptor: wait until it drains. */
 				struct pollfd pf = { fd, POLLOUT, 0 };
@@ -39,10 +66,20 @@ static int dl_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* n zeroed pages at a page-aligned address (O_DIRECT writes need one). */
+static void *dl_page_buf(size_t ps, size_t n)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, ps, ps * n))
+		return NULL;
+	memset(p, 0, ps * n);
+	return p;
+}
+
 /* n pages of zeros, for the part of a snapshot beyond the file's end. */
 static int dl_write_zeros(int fd, size_t ps, size_t n)
 {
-	void *z = calloc(1, ps);
+	void *z = dl_page_buf(ps, 1);
 	int rc = 0;
 	if (!z)
 		return ENOMEM;
@@ -53,6 +90,61 @@ static int dl_write_zeros(int fd, size_t ps, size_t n)
 }
 
 static int dl_free_total(MDB_txn *txn, pgno_t *total);
+
+/* Write len bytes from the map in chunks. Like the plain copy as a whole,
+ * this does not stop for mdb_env_set_interrupt (only the compacting walk
+ * does, page by page). */
+static int dl_write_chunked(int fd, const char *p, size_t len)
+{
+	while (len) {
+		size_t n = len < DL_COPY_CHUNK ? len : DL_COPY_CHUNK;
+		int rc;
+		if ((rc = dl_write_all(fd, p, n)))
+			return rc;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Copy len bytes of the data file from offset off to fd's current
+ * position with copy_file_range(). Returns 0, an error, or ENOSYS when the
+ * kernel or file systems cannot do it before anything was copied (the
+ * caller then writes from the map). Reading the file rather than the map
+ * sees the same bytes: committed pages reach both through the page cache,
+ * and pages of the snapshot are not rewritten while it is held.
+ */
+static int dl_copy_range(MDB_env *env, int fd, off_t off, size_t len)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+	struct stat st;
+	size_t done = 0;
+	int fl = fcntl(fd, F_GETFL);
+	if (env->flags & MDB_INMEMORY || fl < 0 || (fl & O_DIRECT) ||
+	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ENOSYS;
+	while (done < len) {
+		size_t n = len - done < DL_COPY_CHUNK ? len - done : DL_COPY_CHUNK;
+		ssize_t r = copy_file_range(env->fd, &off, fd, NULL, n, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!done && (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
+			    errno == EOPNOTSUPP || errno == EBADF || errno == EPERM))
+				return ENOSYS;
+			return errno;
+		}
+		if (r == 0)
+			return done ? EIO : ENOSYS;	/* source shorter than expected */
+		done += (size_t)r;
+	}
+	return 0;
+#else
+	(void)env; (void)fd; (void)off; (void)len;
+	return ENOSYS;
+#endif
+}
 
 static int dl_copy_plain(MDB_env *env, int fd)
 {
@@ -84,7 +176,7 @@ static int dl_copy_plain(MDB_env *env, int fd)
 			goto done;
 		}
 	}
-	unsigned char *meta = calloc(2, ps);
+	unsigned char *meta = dl_page_buf(ps, 2);
 	if (!meta) {
 		rc = ENOMEM;
 		goto done;
@@ -104,8 +196,11 @@ static int dl_copy_plain(MDB_env *env, int fd)
 		goto done;
 	size_t fpages = (size_t)st.st_size / ps;
 	size_t endp = last + 1 < fpages ? last + 1 : fpages;
-	if (endp > 2)
-		rc = dl_write_all(fd, env->map + 2 * ps, (endp - 2) * ps);
+	if (endp > 2) {
+		rc = dl_copy_range(env, fd, (off_t)(2 * ps), (endp - 2) * ps);
+		if (rc == ENOSYS)
+			rc = dl_write_chunked(fd, env->map + 2 * ps, (endp - 2) * ps);
+	}
 	if (!rc && endp < last + 1)
 		rc = dl_write_zeros(fd, ps, last + 1 - (endp > 2 ? endp : 2));
 done:
@@ -121,7 +216,15 @@ typedef struct dl_cctx {
 	MDB_txn	*txn;
 	int	fd;
 	pgno_t	next;		/* next page number in the copy */
+	char	*buf;		/* pages not yet written, in file order */
+	size_t	used;		/* bytes in buf */
+	char	*stack;		/* one page per tree depth: the page being
+				 * rewritten while its children are copied */
 } dl_cctx;
+
+/* Page slots of cx->stack: dl_copy_tree refuses a depth above
+ * 2 * DL_MAXDEPTH, so depths 0 .. 2 * DL_MAXDEPTH need one slot each. */
+#define DL_COPY_DEPTHS	(2 * DL_MAXDEPTH + 1)
 
 /*
  * What the compact walk found in one tree, to hold against its record: a
@@ -138,13 +241,35 @@ typedef struct dl_ctally {
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
 	pgno_t *newpg);
 
+/* Write out the gathered pages. */
+static int dl_copy_flush(dl_cctx *cx)
+{
+	int rc = dl_write_all(cx->fd, cx->buf, cx->used);
+	cx->used = 0;
+	return rc;
+}
+
+/* Append len bytes to the output, through the buffer; a piece larger
+ * than the buffer goes out directly once the buffer is flushed. */
+static int dl_copy_bytes(dl_cctx *cx, const void *p, size_t len)
+{
+	int rc;
+	if (cx->used + len > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
+		return rc;
+	if (len > DL_COPY_CHUNK)
+		return dl_write_chunked(cx->fd, p, len);
+	memcpy(cx->buf + cx->used, p, len);
+	cx->used += len;
+	return 0;
+}
+
 static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *newpg)
 {
 	MDB_env *env = cx->txn->env;
 	if (env->interrupted)
 		return EINTR;
 	*newpg = cx->next;
-	int rc = dl_write_all(cx->fd, buf, (size_t)npages * env->psize);
+	int rc = dl_copy_bytes(cx, buf, (size_t)npages * env->psize);
 	cx->next += npages;
 	return rc;
 }
@@ -163,17 +288,20 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, size_t dsize, dl_ctally *t, 
 	    PAGEHDRSZ + dsize > (size_t)np * env->psize)
 		return MDB_CORRUPTED;
 	t->overflow += np;
-	/* Patch the page number in a copy of the header; the rest streams
-	 * straight from the map. */
-	MDB_page hdr;
-	memcpy(&hdr, omp, PAGEHDRSZ);
-	hdr.mp_pgno = cx->next;
+	/* The first page goes through the buffer with its page number
+	 * patched; the rest streams from the map, whole pages at page-aligned
+	 * addresses. */
+	size_t ps = env->psize;
 	if (env->interrupted)
 		return EINTR;
-	if ((rc = dl_write_all(cx->fd, &hdr, PAGEHDRSZ)))
+	if (cx->used + ps > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
 		return rc;
-	rc = dl_write_all(cx->fd, (char *)omp + PAGEHDRSZ,
-	    (size_t)np * env->psize - PAGEHDRSZ);
+	MDB_page *first = (MDB_page *)(cx->buf + cx->used);
+	memcpy(first, omp, ps);
+	first->mp_pgno = cx->next;
+	cx->used += ps;
+	if (np > 1)
+		rc = dl_copy_bytes(cx, (char *)omp + ps, (size_t)(np - 1) * ps);
 	*newpg = cx->next;
 	cx->next += np;
 	return rc;
@@ -238,9 +366,7 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 		return rc;
 	if (IS_BRANCH(mp) ? left < 2 : left != 1)
 		return MDB_CORRUPTED;	/* the tree's height disagrees with its record */
-	MDB_page *cp = malloc(env->psize);
-	if (!cp)
-		return ENOMEM;
+	MDB_page *cp = (MDB_page *)(cx->stack + (size_t)depth * env->psize);
 	memcpy(cp, mp, env->psize);
 	unsigned n = NUMKEYS(cp);
 	if (!n)
@@ -313,7 +439,6 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 		cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
 		rc = dl_copy_out(cx, cp, 1, newpg);
 	}
-	free(cp);
 	return rc;
 }
 
@@ -355,7 +480,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	int rc;
 	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
 		return rc;
-	dl_cctx cx = { txn, fd, 2 };
+	dl_cctx cx = { txn, fd, 2, NULL, 0, NULL };
 	MDB_db main = txn->dbs[DL_MAIN_DBI];
 	pgno_t expect = 1;
 	if (main.md_root != P_INVALID) {
@@ -370,7 +495,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 		main.md_root = expect;
 	}
 	/* Two fresh metas: page 0 empty (txnid 0), page 1 the copied state. */
-	unsigned char *buf = calloc(2, ps);
+	unsigned char *buf = dl_page_buf(ps, 2);
 	if (!buf) {
 		rc = ENOMEM;
 		goto done;
@@ -400,6 +525,11 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	if (rc || txn->dbs[DL_MAIN_DBI].md_root == P_INVALID)
 		goto done;
 	pgno_t root;
+	if (!(cx.buf = dl_page_buf(ps, DL_COPY_CHUNK / ps)) ||
+	    !(cx.stack = dl_page_buf(ps, DL_COPY_DEPTHS))) {
+		rc = ENOMEM;
+		goto done;
+	}
 	dl_ctally t;
 	memset(&t, 0, sizeof(t));
 	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
@@ -411,9 +541,13 @@ static int dl_copy_compact(MDB_env *env, int fd)
 		goto done;
 	if ((rc = dl_tally_check(env, mrec, &t)))
 		goto done;
+	if ((rc = dl_copy_flush(&cx)))
+		goto done;
 	if (cx.next - 1 != expect || root != expect)
 		rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
 done:
+	free(cx.buf);
+	free(cx.stack);
 	mdb_txn_abort(txn);
 	return rc;
 }
@@ -443,7 +577,9 @@ int mdb_env_copy2(MDB_env *env, const char *path, unsigned flags)
 		strcpy(p, path);
 	else
 		sprintf(p, "%s/data.mdb", path);
-	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0666);
+	if (fd < 0 && errno == EINVAL)	/* no O_DIRECT on this file system */
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	free(p);
 	if (fd < 0)
 		return errno;

@@ -54,6 +54,10 @@ pub struct CountOptions {
 /// The `--json` object of `dlmdb count`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CountReport {
+    pub path: String,
+    pub layout: String,
+    /// Snapshot read.
+    pub txnid: u64,
     /// `null` = main database.
     pub database: Option<String>,
     pub mode: CountMode,
@@ -118,6 +122,9 @@ pub fn count(opts: &CountOptions) -> Result<CountReport> {
         )
     };
     Ok(CountReport {
+        path: opts.path.display().to_string(),
+        layout: env.layout().to_string(),
+        txnid: txn.id(),
         database: opts.subdb.clone(),
         mode: opts.mode,
         from: opts.from.as_deref().map(|b| show(b, opts.hex)),
@@ -189,6 +196,10 @@ pub struct RankOptions {
 /// The `--json` object of `dlmdb rank`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RankReport {
+    pub path: String,
+    pub layout: String,
+    /// Snapshot read.
+    pub txnid: u64,
     pub database: Option<String>,
     /// 0-based rank: number of entries sorting before this one.
     pub rank: u64,
@@ -267,6 +278,9 @@ pub fn rank(opts: &RankOptions) -> Result<RankReport> {
         }
     };
     Ok(RankReport {
+        path: opts.path.display().to_string(),
+        layout: env.layout().to_string(),
+        txnid: txn.id(),
         database: opts.subdb.clone(),
         rank,
         key: show(&key, opts.hex),
@@ -306,4 +320,139 @@ pub fn render_rank(r: &RankReport) -> String {
         s.push_str(&format!("value: {v}\n"));
     }
     s
+}
+
+#[derive(clap::Args)]
+pub struct CountArgs {
+    /// Environment directory or data file.
+    pub path: PathBuf,
+    /// Named database (default: the main database).
+    #[arg(short = 's', long = "subdb", value_name = "NAME")]
+    pub subdb: Option<String>,
+    /// Lower key bound (default: unbounded). Included unless --exclude-from.
+    #[arg(long, value_name = "KEY")]
+    pub from: Option<String>,
+    /// Upper key bound (default: unbounded). Excluded unless --include-to.
+    #[arg(long, value_name = "KEY")]
+    pub to: Option<String>,
+    /// Include the lower bound (the default).
+    #[arg(long, overrides_with = "exclude_from")]
+    pub include_from: bool,
+    /// Exclude the lower bound.
+    #[arg(long)]
+    pub exclude_from: bool,
+    /// Include the upper bound.
+    #[arg(long, overrides_with = "exclude_to")]
+    pub include_to: bool,
+    /// Exclude the upper bound (the default).
+    #[arg(long)]
+    pub exclude_to: bool,
+    /// Count distinct keys.
+    #[arg(long, conflicts_with = "values")]
+    pub keys: bool,
+    /// Count entries, every duplicate value separately (the default).
+    #[arg(long)]
+    pub values: bool,
+    /// Keys are given and shown in hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct RankArgs {
+    /// Environment directory or data file.
+    pub path: PathBuf,
+    /// Named database (default: the main database).
+    #[arg(short = 's', long = "subdb", value_name = "NAME")]
+    pub subdb: Option<String>,
+    /// 0-based rank of the entry to show.
+    #[arg(long, conflicts_with = "key", required_unless_present = "key")]
+    pub rank: Option<u64>,
+    /// Key whose rank to show (its first duplicate).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// With --key: rank of exactly this key/value pair.
+    #[arg(long, requires = "key")]
+    pub value: Option<String>,
+    /// Keys and values are given and shown in hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `dlmdb count`.
+pub fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
+    let opts = CountOptions {
+        path: a.path,
+        subdb: a.subdb,
+        from: a
+            .from
+            .as_deref()
+            .map(|s| decode_arg(s, a.hex))
+            .transpose()?,
+        to: a.to.as_deref().map(|s| decode_arg(s, a.hex)).transpose()?,
+        include_from: !a.exclude_from || a.include_from,
+        include_to: a.include_to && !a.exclude_to,
+        mode: if a.keys {
+            CountMode::Keys
+        } else {
+            CountMode::Entries
+        },
+        hex: a.hex,
+        layout,
+    };
+    let _ = a.values;
+    crate::store::precheck_complete(&opts.path)?;
+    let r = count(&opts)?;
+    if a.json {
+        println!("{}", crate::report::to_json("count", &r)?);
+    } else {
+        print!("{}", render_count(&r));
+        if let Some(n) = &r.note {
+            eprintln!("dlmdb: note: {n}");
+        }
+    }
+    Ok(())
+}
+
+/// `dlmdb rank`.
+pub fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
+    let query = match (a.rank, &a.key) {
+        (Some(r), _) => RankQuery::Rank(r),
+        (None, Some(k)) => RankQuery::Key(
+            decode_arg(k, a.hex)?,
+            a.value
+                .as_deref()
+                .map(|v| decode_arg(v, a.hex))
+                .transpose()?,
+        ),
+        (None, None) => {
+            return Err(crate::error::fail(
+                crate::error::Kind::Usage,
+                "give --rank or --key",
+            ))
+        }
+    };
+    crate::store::precheck_complete(&a.path)?;
+    let r = rank(&RankOptions {
+        path: a.path,
+        subdb: a.subdb,
+        query,
+        hex: a.hex,
+        layout,
+    })?;
+    if a.json {
+        println!("{}", crate::report::to_json("rank", &r)?);
+    } else {
+        print!("{}", render_rank(&r));
+        if let Some(n) = &r.note {
+            eprintln!("dlmdb: note: {n}");
+        }
+    }
+    Ok(())
 }

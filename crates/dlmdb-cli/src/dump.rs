@@ -1,12 +1,105 @@
 //! `dlmdb dump`: LMDB's dump text format (lmdb-api.md §9.1), byte for byte
 //! what `mdb_dump` writes, plus optional header lines for DLMDB's flags.
 
+use crate::error::{fail, InDatabase, Kind};
 use crate::stat::{open_env, LayoutChoice};
 use crate::util::{hex_encode_into, print_encode_into_with};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use dlmdb::{CursorOp, Database, DatabaseFlags, EnvInfo, RoTxn};
+use indicatif::ProgressBar;
 use std::io::Write;
 use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct DumpArgs {
+    /// Environment directory or data file.
+    pub path: PathBuf,
+    /// Dump this named database.
+    #[arg(short = 's', long = "subdb", value_name = "NAME", conflicts_with_all = ["all", "list"])]
+    pub subdb: Option<String>,
+    /// Dump every named database.
+    #[arg(short = 'a', long = "all")]
+    pub all: bool,
+    /// Only list the named databases.
+    #[arg(short = 'l', long = "list")]
+    pub list: bool,
+    /// Printable format (bytes 0x20-0x7e as themselves, `\\` and `\hh` escapes).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Write to FILE instead of standard output (removed again if the dump
+    /// fails or is interrupted).
+    #[arg(short = 'o', long = "output", short_alias = 'f', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Leave out the DLMDB flag lines (counted=1, prefix_compression=1).
+    #[arg(long)]
+    pub stock: bool,
+    /// With -p: write `\\` undoubled, exactly as Debian's mdb_dump 0.9.24 does
+    /// (the default doubles it, as LMDB 0.9.25+/1.0 and DLMDB do).
+    #[arg(long, requires = "print")]
+    pub legacy_print: bool,
+    /// Accepted for mdb_dump compatibility (a data file path implies it).
+    #[arg(short = 'n', hide = true)]
+    pub _nosubdir: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print a JSON summary (databases, records, bytes) to stderr at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `dlmdb dump`: SIGINT or a failure removes a partial output file.
+pub fn run(a: DumpArgs, layout: LayoutChoice) -> Result<()> {
+    crate::store::precheck_complete(&a.path)?;
+    let opts = DumpOptions {
+        path: a.path,
+        subdb: a.subdb,
+        all: a.all,
+        list: a.list,
+        print: a.print,
+        stock: a.stock,
+        legacy_print: a.legacy_print,
+        quiet: a.quiet || a.json,
+        layout,
+    };
+    let summary = match &a.output {
+        Some(f) => {
+            if f.exists() && f.is_dir() {
+                return Err(fail(
+                    Kind::Refused,
+                    format!("{} is a directory", f.display()),
+                ));
+            }
+            let mut file = std::fs::File::create(f)
+                .with_context(|| format!("cannot create {}", f.display()))?;
+            crate::interrupt::remove_on_interrupt(&[f.as_path()], &[], "dump stopped");
+            let r = dump(&opts, &mut file).and_then(|s| {
+                file.sync_all()
+                    .with_context(|| format!("writing {}", f.display()))?;
+                Ok(s)
+            });
+            if r.is_err() {
+                let _ = std::fs::remove_file(f);
+            }
+            crate::interrupt::disarm();
+            r?
+        }
+        None => {
+            crate::interrupt::remove_on_interrupt(
+                &[],
+                &[],
+                "dump stopped; the output is incomplete",
+            );
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            dump(&opts, &mut lock)?
+        }
+    };
+    if a.json {
+        eprintln!("{}", crate::report::to_json("dump", &summary)?);
+    }
+    Ok(())
+}
 
 /// What to dump.
 #[derive(Debug, Clone)]
@@ -25,6 +118,8 @@ pub struct DumpOptions {
     pub stock: bool,
     /// `-p` without doubling backslashes, as Debian's `mdb_dump` 0.9.24.
     pub legacy_print: bool,
+    /// No progress bar.
+    pub quiet: bool,
     pub layout: LayoutChoice,
 }
 
@@ -48,6 +143,10 @@ pub const EXTRA_FLAGS: [(DatabaseFlags, &str); 2] = [
 /// Summary of a dump (for `--json`, printed to stderr).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DumpSummary {
+    pub path: String,
+    pub layout: String,
+    /// Snapshot dumped.
+    pub txnid: u64,
     /// Databases written: name (`null` = main) and number of records.
     pub databases: Vec<DumpedDb>,
     /// Bytes of dump text written.
@@ -85,29 +184,52 @@ pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
     let env = opened.env;
     let info = env.info()?;
     let txn = env.read_txn()?;
+    let total_entries = |names: &[Option<&str>]| -> u64 {
+        names
+            .iter()
+            .filter_map(|n| txn.open_db(*n).ok())
+            .filter_map(|db| txn.stat(db).ok())
+            .map(|s| s.entries)
+            .sum()
+    };
     let mut out = Counting {
         inner: std::io::BufWriter::with_capacity(1 << 20, out),
         n: 0,
     };
-    let mut summary = DumpSummary::default();
+    let mut summary = DumpSummary {
+        path: opts.path.display().to_string(),
+        layout: env.layout().to_string(),
+        txnid: txn.id(),
+        ..Default::default()
+    };
     let path = opts.path.display();
     if opts.all || opts.list {
         let main = txn.open_db(None)?;
         // Stock rule: a main DB without any NUL-free key has no named databases.
         let mut any_plain_key = false;
         for item in txn.cursor(main)?.iter() {
-            let (k, _) = item.with_context(|| format!("{path}: reading the main database"))?;
+            let (k, _) = item.context("reading").context(InDatabase::of(None))?;
             if !k.contains(&0) {
                 any_plain_key = true;
                 break;
             }
         }
         if !any_plain_key {
-            bail!("{path} does not contain multiple databases");
+            return Err(fail(
+                Kind::NotFound,
+                format!("{path} does not contain multiple databases"),
+            ));
         }
         let names = txn
             .db_names()
-            .with_context(|| format!("{path}: listing named databases"))?;
+            .context("listing named databases")
+            .context(InDatabase::of(None))?;
+        let bar = if opts.list {
+            None
+        } else {
+            let refs: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+            dump_bar(total_entries(&refs), opts.quiet)
+        };
         for name in names {
             if opts.list {
                 out.write_all(name.as_bytes())?;
@@ -116,24 +238,30 @@ pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
             }
             let db = txn
                 .open_db(Some(&name))
-                .with_context(|| format!("{path}: cannot open database {name:?}"))?;
-            let n = dump_db(&txn, db, Some(&name), &info, opts, &mut out)
-                .with_context(|| format!("{path}: database {name:?}"))?;
+                .context("cannot open")
+                .context(InDatabase::of(Some(&name)))?;
+            let n = dump_db(&txn, db, Some(&name), &info, opts, &mut out, bar.as_ref())
+                .context(InDatabase::of(Some(&name)))?;
             summary.databases.push(DumpedDb {
                 name: Some(name),
                 records: n,
             });
         }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
     } else {
         let name = opts.subdb.as_deref();
-        let db = txn.open_db(name).with_context(|| match name {
-            Some(n) => format!("{path}: cannot open database {n:?}"),
-            None => format!("{path}: cannot open the main database"),
-        })?;
-        let n = dump_db(&txn, db, name, &info, opts, &mut out).with_context(|| match name {
-            Some(n) => format!("{path}: database {n:?}"),
-            None => format!("{path}: main database"),
-        })?;
+        let db = txn
+            .open_db(name)
+            .context("cannot open")
+            .context(InDatabase::of(name))?;
+        let bar = dump_bar(total_entries(&[name]), opts.quiet);
+        let n = dump_db(&txn, db, name, &info, opts, &mut out, bar.as_ref())
+            .context(InDatabase::of(name))?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
         summary.databases.push(DumpedDb {
             name: name.map(str::to_owned),
             records: n,
@@ -144,6 +272,16 @@ pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
     Ok(summary)
 }
 
+/// Records bar for dumps of more than 200,000 entries.
+fn dump_bar(total: u64, quiet: bool) -> Option<ProgressBar> {
+    crate::progress::bar(
+        total,
+        200_000,
+        quiet,
+        "dumping {bar:40} {pos}/{len} records {per_sec} eta {eta}",
+    )
+}
+
 /// One database block; returns the number of records.
 fn dump_db(
     txn: &RoTxn<'_>,
@@ -152,6 +290,7 @@ fn dump_db(
     info: &EnvInfo,
     opts: &DumpOptions,
     out: &mut dyn Write,
+    bar: Option<&ProgressBar>,
 ) -> Result<u64> {
     let flags = txn.db_flags(db)?;
     let stat = txn.stat(db)?;
@@ -213,6 +352,14 @@ fn dump_db(
         }
         out.write_all(&line)?;
         n += 1;
+        if n % 65536 == 0 {
+            if let Some(b) = bar {
+                b.inc(65536);
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.inc(n % 65536);
     }
     out.write_all(b"DATA=END\n")?;
     Ok(n)

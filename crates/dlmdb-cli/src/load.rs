@@ -3,21 +3,100 @@
 //!
 //! Strategy (all or nothing): the whole input is parsed and validated in
 //! memory first (syntax, header keywords, key sizes, duplicates where the
-//! database does not allow them), before the store is even opened; then
-//! every database of the input is written in **one** write transaction,
-//! which is aborted on any engine error. A malformed input or a failed write
-//! therefore leaves an existing store exactly as it was. (Stock `mdb_load`
-//! commits every 100 records and can leave half a database behind.) The
-//! price: the input must fit in memory and the map must hold the whole load
-//! at once, so the map size is raised as needed.
+//! database does not allow them, flags the target format cannot hold,
+//! integer items of one size per database, no REVERSEKEY on a non-empty
+//! main database), before the store is even opened; then every database of
+//! the input is written in **one** write transaction, which is aborted on
+//! any engine error or SIGINT. (Stock `mdb_load` commits every 100 records
+//! and can leave half a database behind.)
+//!
+//! - A new store is built under a temporary name beside PATH and renamed
+//!   into place only after its commit: a failure or Ctrl-C leaves nothing.
+//! - An existing store keeps its data file byte for byte: nothing reaches
+//!   the file before the commit, and a commit that fails part-way (ENOSPC)
+//!   after growing the file is undone by truncating the file back to its
+//!   length before the load, under the writer lock.
+//!
+//! The price: the input must fit in memory and the map must hold the whole
+//! load at once, so the map size is raised as needed.
 
+use crate::error::{fail, InDatabase, Kind};
 use crate::stat::LayoutChoice;
 use crate::util::{hex_decode_into, print_decode_into, Order};
 use anyhow::{anyhow, bail, Context, Result};
 use dlmdb::{DatabaseFlags, Env, EnvFlags, Layout, WriteFlags};
 use std::collections::HashSet;
-use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Environment directory (created if missing) or data file.
+    pub path: PathBuf,
+    /// Read from FILE instead of standard input.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Target database when the input header names none.
+    #[arg(short = 's', long = "subdb", value_name = "NAME")]
+    pub subdb: Option<String>,
+    /// Keep existing records (MDB_NOOVERWRITE|MDB_NODUPDATA); they are skipped.
+    #[arg(short = 'N')]
+    pub no_overwrite: bool,
+    /// Plain text input: alternating key and value lines, print escapes, no header.
+    #[arg(short = 'T')]
+    pub plain_text: bool,
+    /// Format of a newly created store.
+    #[arg(long, value_enum, default_value = "dlmdb")]
+    pub format: NewFormat,
+    /// Create PATH as a single data file (MDB_NOSUBDIR) when it does not exist.
+    #[arg(short = 'n')]
+    pub no_subdir: bool,
+    /// Unknown header keywords only warn (like stock mdb_load) instead of failing.
+    #[arg(long)]
+    pub skip_unknown: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print the load report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// New stores: input bytes read per write transaction (bounds memory).
+    #[arg(long, hide = true, default_value_t = STREAM_COMMIT_BYTES)]
+    pub commit_bytes: u64,
+}
+
+/// `dlmdb load`.
+pub fn run(a: LoadArgs, layout: LayoutChoice) -> Result<()> {
+    crate::interrupt::watch();
+    let opts = LoadOptions {
+        path: a.path,
+        file: a.file,
+        subdb: a.subdb,
+        no_overwrite: a.no_overwrite,
+        plain_text: a.plain_text,
+        format: a.format,
+        no_subdir: a.no_subdir,
+        skip_unknown: a.skip_unknown,
+        quiet: a.quiet || a.json,
+        commit_bytes: a.commit_bytes,
+        layout,
+    };
+    let report = load(&opts)?;
+    if a.json {
+        println!("{}", crate::report::to_json("load", &report)?);
+    }
+    Ok(())
+}
+
+fn check_interrupt() -> Result<()> {
+    if crate::interrupt::interrupted() {
+        return Err(fail(
+            Kind::Interrupted,
+            "load interrupted; nothing was written",
+        ));
+    }
+    Ok(())
+}
 
 /// Which format a newly created store gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -48,6 +127,8 @@ pub struct LoadOptions {
     pub skip_unknown: bool,
     /// No progress bar.
     pub quiet: bool,
+    /// New stores: input bytes read per write transaction.
+    pub commit_bytes: u64,
     pub layout: LayoutChoice,
 }
 
@@ -148,6 +229,18 @@ pub fn parse(
     plain_text: bool,
     skip_unknown: bool,
 ) -> Result<Parsed, InputError> {
+    parse_for(input, opts_subdb, plain_text, skip_unknown, false)
+}
+
+/// As [`parse`]; `stock_target` refuses DLMDB's flags (`counted`,
+/// `prefix_compression`), which a stock LMDB store cannot hold.
+pub fn parse_for(
+    input: &[u8],
+    opts_subdb: Option<&str>,
+    plain_text: bool,
+    skip_unknown: bool,
+    stock_target: bool,
+) -> Result<Parsed, InputError> {
     let mut p = Parsed {
         arena: Vec::with_capacity(input.len() / 2 + 64),
         ..Default::default()
@@ -206,53 +299,19 @@ pub fn parse(
                 if line.first() == Some(&b' ') {
                     return Err(err(no, "record line before HEADER=END"));
                 }
-                let text =
-                    std::str::from_utf8(line).map_err(|_| err(no, "header line is not UTF-8"))?;
-                let Some((k, v)) = text.split_once('=') else {
-                    return Err(err(
-                        no,
-                        format!("expected keyword=value in the header, found {text:?}"),
-                    ));
-                };
-                match k {
-                    "VERSION" => match v.parse::<u32>() {
-                        Ok(n) if (1..=3).contains(&n) => {}
-                        _ => return Err(err(no, format!("unsupported VERSION {v:?} (this tool reads 3)"))),
+                header_line(
+                    line,
+                    no,
+                    &mut Header {
+                        flags: &mut flags,
+                        print: &mut print,
+                        name: &mut name,
+                        mapsize: &mut p.mapsize,
                     },
-                    "format" => match v {
-                        "bytevalue" => print = false,
-                        "print" => print = true,
-                        _ => return Err(err(no, format!("unsupported format {v:?} (bytevalue or print)"))),
-                    },
-                    "type" => {
-                        if v != "btree" {
-                            return Err(err(no, format!("unsupported type {v:?} (only btree)")));
-                        }
-                    }
-                    "database" => name = Some(v.to_owned()),
-                    "mapsize" => {
-                        let n: u64 = v.parse().map_err(|_| err(no, format!("bad mapsize {v:?}")))?;
-                        p.mapsize = Some(p.mapsize.unwrap_or(0).max(n));
-                    }
-                    "maxreaders" => {
-                        v.parse::<u32>().map_err(|_| err(no, format!("bad maxreaders {v:?}")))?;
-                    }
-                    "mapaddr" | "duplicates" | "db_pagesize" => {} // informational
-                    _ => match FLAG_WORDS.iter().find(|(w, _)| *w == k) {
-                        Some(&(_, bit)) => match v {
-                            "1" => flags |= bit,
-                            "0" => flags &= !bit,
-                            _ => return Err(err(no, format!("flag {k} must be 0 or 1, found {v:?}"))),
-                        },
-                        None if skip_unknown => p.warnings.push(format!("line {no}: unrecognized keyword ignored: {k}")),
-                        None => {
-                            return Err(err(
-                                no,
-                                format!("unknown header keyword {k:?} (use --skip-unknown to ignore it as stock mdb_load does)"),
-                            ))
-                        }
-                    },
-                }
+                    skip_unknown,
+                    stock_target,
+                    &mut p.warnings,
+                )?;
             }
             if !ended {
                 if first_line == 0 && !p.sections.is_empty() {
@@ -326,7 +385,97 @@ pub fn parse(
         let sorted = validate_section(&p, &p.sections[i])?;
         p.sections[i].sorted = sorted;
     }
+    // Named databases live in the main database; a REVERSEKEY main database
+    // holding records or names is rejected by `dlmdb check`.
+    let named = p.sections.iter().any(|s| s.name.is_some());
+    if let Some(main) = p
+        .sections
+        .iter()
+        .find(|s| s.name.is_none() && s.flags & 0x02 != 0)
+    {
+        if !main.records.is_empty() || named {
+            return Err(err(
+                main.first_line,
+                "reversekey=1 on the main database with records or named databases: the main database holds the database names in the default order",
+            ));
+        }
+    }
     Ok(p)
+}
+
+/// What the header lines of one database block set.
+struct Header<'a> {
+    flags: &'a mut u32,
+    print: &'a mut bool,
+    name: &'a mut Option<String>,
+    mapsize: &'a mut Option<u64>,
+}
+
+/// Apply one `keyword=value` header line (not `HEADER=END`).
+fn header_line(
+    line: &[u8],
+    no: usize,
+    h: &mut Header<'_>,
+    skip_unknown: bool,
+    stock_target: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(), InputError> {
+    let text = std::str::from_utf8(line).map_err(|_| err(no, "header line is not UTF-8"))?;
+    let Some((k, v)) = text.split_once('=') else {
+        return Err(err(
+            no,
+            format!("expected keyword=value in the header, found {text:?}"),
+        ));
+    };
+    match k {
+        "VERSION" => match v.parse::<u32>() {
+            Ok(n) if (1..=3).contains(&n) => {}
+            _ => return Err(err(no, format!("unsupported VERSION {v:?} (this tool reads 3)"))),
+        },
+        "format" => match v {
+            "bytevalue" => *h.print = false,
+            "print" => *h.print = true,
+            _ => return Err(err(no, format!("unsupported format {v:?} (bytevalue or print)"))),
+        },
+        "type" => {
+            if v != "btree" {
+                return Err(err(no, format!("unsupported type {v:?} (only btree)")));
+            }
+        }
+        "database" => *h.name = Some(v.to_owned()),
+        "mapsize" => {
+            let n: u64 = v.parse().map_err(|_| err(no, format!("bad mapsize {v:?}")))?;
+            *h.mapsize = Some(h.mapsize.unwrap_or(0).max(n));
+        }
+        "maxreaders" => {
+            v.parse::<u32>()
+                .map_err(|_| err(no, format!("bad maxreaders {v:?}")))?;
+        }
+        "mapaddr" | "duplicates" | "db_pagesize" => {} // informational
+        _ => match FLAG_WORDS.iter().find(|(w, _)| *w == k) {
+            Some(&(_, bit)) => match v {
+                "1" if stock_target && bit & 0x180 != 0 => {
+                    return Err(err(
+                        no,
+                        format!("{k}=1 is a DLMDB flag that a stock LMDB store (--format lmdb, or an existing version-1 store) cannot hold"),
+                    ))
+                }
+                "1" => *h.flags |= bit,
+                "0" => *h.flags &= !bit,
+                _ => return Err(err(no, format!("flag {k} must be 0 or 1, found {v:?}"))),
+            },
+            None if skip_unknown => {
+                warnings.push(format!("line {no}: unrecognized keyword ignored: {k}"))
+            }
+            None => {
+                return Err(err(
+                    no,
+                    format!("unknown header keyword {k:?} (use --skip-unknown to ignore it as stock mdb_load does)"),
+                ))
+            }
+        },
+    }
+    Ok(())
 }
 
 fn check_key(k: &[u8], no: usize, what: &str) -> Result<(), InputError> {
@@ -348,45 +497,80 @@ fn check_key(k: &[u8], no: usize, what: &str) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Check sizes and duplicates; return whether the records are strictly
-/// ascending in the database's order (then they can be appended).
-fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
-    let dupsort = s.flags & 0x04 != 0;
-    let korder = Order::for_keys(s.flags);
-    let dorder = Order::for_dups(s.flags);
-    let mut fixed: Option<u32> = None;
-    let mut sorted = true;
-    for (i, r) in s.records.iter().enumerate() {
-        let k = p.key(r);
-        if !korder.size_ok(k) {
+/// The per-record rules of one database block, applied in input order:
+/// key and value sizes, one size for integer items and DUPFIXED values,
+/// and whether the records so far are strictly ascending (then they can be
+/// appended); an item equal to the one before it is a duplicate.
+struct RecordCheck {
+    flags: u32,
+    korder: Order,
+    dorder: Order,
+    fixed: Option<u32>,
+    int_key: Option<(usize, u32)>,
+    int_dup: Option<(usize, u32)>,
+    sorted: bool,
+}
+
+impl RecordCheck {
+    fn new(flags: u32) -> RecordCheck {
+        RecordCheck {
+            flags,
+            korder: Order::for_keys(flags),
+            dorder: Order::for_dups(flags),
+            fixed: None,
+            int_key: None,
+            int_dup: None,
+            sorted: true,
+        }
+    }
+
+    fn dupsort(&self) -> bool {
+        self.flags & 0x04 != 0
+    }
+
+    /// Check the record `(k, v)` whose key is on `line`; `prev` is the
+    /// record before it in this block and the line of its key.
+    fn check(
+        &mut self,
+        k: &[u8],
+        v: &[u8],
+        line: u32,
+        prev: Option<(&[u8], &[u8], u32)>,
+    ) -> Result<(), InputError> {
+        if !self.korder.size_ok(k) {
             return Err(err(
-                r.3 as usize,
+                line as usize,
                 format!(
                     "integerkey database needs 4- or 8-byte keys, found {} bytes",
                     k.len()
                 ),
             ));
         }
-        if dupsort {
-            let v = p.value(r);
-            if !dorder.size_ok(v) {
+        if self.korder == Order::Integer {
+            same_size(&mut self.int_key, k.len(), line, "integerkey", "keys")?;
+        }
+        if self.dupsort() {
+            if !self.dorder.size_ok(v) {
                 return Err(err(
-                    r.3 as usize + 1,
+                    line as usize + 1,
                     format!(
                         "integerdup database needs 4- or 8-byte values, found {} bytes",
                         v.len()
                     ),
                 ));
             }
-            if s.flags & 0x10 != 0 {
-                match fixed {
-                    None => fixed = Some(r.2),
-                    Some(n) if n != r.2 => {
+            if self.dorder == Order::Integer {
+                same_size(&mut self.int_dup, v.len(), line + 1, "integerdup", "values")?;
+            }
+            if self.flags & 0x10 != 0 {
+                let n = v.len() as u32;
+                match self.fixed {
+                    None => self.fixed = Some(n),
+                    Some(f) if f != n => {
                         return Err(err(
-                            r.3 as usize + 1,
+                            line as usize + 1,
                             format!(
-                                "dupfixed database: value of {} bytes, earlier values have {n}",
-                                r.2
+                                "dupfixed database: value of {n} bytes, earlier values have {f}"
                             ),
                         ))
                     }
@@ -394,20 +578,40 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
                 }
             }
         }
-        if i == 0 || !sorted {
-            continue;
+        let Some((pk, pv, pline)) = prev else {
+            return Ok(());
+        };
+        if !self.sorted {
+            return Ok(());
         }
-        let q = &s.records[i - 1];
-        let mut ord = korder.cmp(p.key(q), k);
-        if dupsort && ord == std::cmp::Ordering::Equal {
-            ord = dorder.cmp(p.value(q), p.value(r));
+        let mut ord = self.korder.cmp(pk, k);
+        if self.dupsort() && ord == std::cmp::Ordering::Equal {
+            ord = self.dorder.cmp(pv, v);
         }
         match ord {
-            std::cmp::Ordering::Less => {}
-            std::cmp::Ordering::Equal => return Err(dup_error(s, q.3, r.3)),
-            std::cmp::Ordering::Greater => sorted = false,
+            std::cmp::Ordering::Less => Ok(()),
+            std::cmp::Ordering::Equal => Err(dup_error(self.flags, pline, line)),
+            std::cmp::Ordering::Greater => {
+                self.sorted = false;
+                Ok(())
+            }
         }
     }
+}
+
+/// Check sizes and duplicates; return whether the records are strictly
+/// ascending in the database's order (then they can be appended).
+fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
+    let dupsort = s.flags & 0x04 != 0;
+    let mut rc = RecordCheck::new(s.flags);
+    for (i, r) in s.records.iter().enumerate() {
+        let prev = (i > 0).then(|| {
+            let q = &s.records[i - 1];
+            (p.key(q), p.value(q), q.3)
+        });
+        rc.check(p.key(r), p.value(r), r.3, prev)?;
+    }
+    let sorted = rc.sorted;
     if !sorted {
         // Unsorted input: find duplicates with a set of slices.
         let mut seen: HashSet<(&[u8], &[u8]), _> = HashSet::with_capacity(s.records.len());
@@ -416,7 +620,7 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
             let item = (p.key(r), if dupsort { p.value(r) } else { &[][..] });
             if !seen.insert(item) {
                 let first = *first_line.get(&item).unwrap_or(&0u32);
-                return Err(dup_error(s, first, r.3));
+                return Err(dup_error(s.flags, first, r.3));
             }
             first_line.insert(item, r.3);
         }
@@ -424,8 +628,31 @@ fn validate_section(p: &Parsed, s: &Section) -> Result<bool, InputError> {
     Ok(sorted)
 }
 
-fn dup_error(s: &Section, first: u32, again: u32) -> InputError {
-    let what = if s.flags & 0x04 != 0 {
+/// Integer items of one database must all have one size (4 or 8 bytes):
+/// the engine compares them by the size of the first, and `dlmdb check`
+/// rejects a mix.
+fn same_size(
+    first: &mut Option<(usize, u32)>,
+    len: usize,
+    line: u32,
+    flag: &str,
+    what: &str,
+) -> Result<(), InputError> {
+    match *first {
+        None => *first = Some((len, line)),
+        Some((n, at)) if n != len => {
+            return Err(err(
+                line as usize,
+                format!("{flag} database mixes {what} of {n} bytes (line {at}) and {len} bytes"),
+            ))
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn dup_error(flags: u32, first: u32, again: u32) -> InputError {
+    let what = if flags & 0x04 != 0 {
         "duplicate key/value pair"
     } else {
         "duplicate key in a database without dupsort"
@@ -437,6 +664,8 @@ fn dup_error(s: &Section, first: u32, again: u32) -> InputError {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadReport {
     pub path: String,
+    /// The transaction that committed the load.
+    pub txnid: u64,
     /// The store did not exist before this load.
     pub created: bool,
     /// Layout of the store: `lmdb`, `dlmdb-v1` or `dlmdb-v2`.
@@ -465,8 +694,46 @@ pub struct LoadedDb {
     pub appended: bool,
 }
 
-/// Read the input, validate it, write it.
+/// Load the input: streamed into a temporary store renamed into place
+/// when PATH is new, else read whole, validated, and written in one
+/// transaction.
 pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
+    if is_new_target(&opts.path) {
+        return load_new(opts);
+    }
+    load_existing(opts)
+}
+
+/// A new store: streamed into `.NAME.dlmdb-load-PID` beside PATH, renamed
+/// into place after the last commit; removed on any failure or SIGINT.
+fn load_new(opts: &LoadOptions) -> Result<LoadReport> {
+    let src = opts
+        .file
+        .as_ref()
+        .map_or("<stdin>".to_string(), |f| f.display().to_string());
+    let no_subdir = opts.no_subdir && !opts.path.is_dir();
+    let temp = temp_beside(&opts.path);
+    remove_store(&temp, no_subdir);
+    let r = stream_into_new(opts, &temp, no_subdir, &src).and_then(|rep| {
+        check_interrupt()?;
+        std::fs::rename(&temp, &opts.path)
+            .with_context(|| format!("cannot rename {} into place", temp.display()))?;
+        if no_subdir {
+            remove_store(&temp, true); // its lock file
+        } else {
+            // A lock file is recreated by the next open.
+            let _ = std::fs::remove_file(opts.path.join("lock.mdb"));
+        }
+        Ok(rep)
+    });
+    if r.is_err() {
+        remove_store(&temp, no_subdir);
+    }
+    r
+}
+
+/// An existing store: the whole input is read and validated first.
+fn load_existing(opts: &LoadOptions) -> Result<LoadReport> {
     let mut input = Vec::new();
     match &opts.file {
         Some(f) => {
@@ -479,61 +746,153 @@ pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
                 .context("cannot read standard input")?;
         }
     }
+    check_interrupt()?;
     let src = opts
         .file
         .as_ref()
         .map_or("<stdin>".to_string(), |f| f.display().to_string());
-    let parsed = parse(
+    let stock_target = target_is_stock(opts);
+    let parsed = parse_for(
         &input,
         opts.subdb.as_deref(),
         opts.plain_text,
         opts.skip_unknown,
+        stock_target,
     )
-    .map_err(|e| anyhow!("{src}: {e}; nothing was written to {}", opts.path.display()))?;
+    .map_err(|e| fail(Kind::Input, format!("{src}: {e}; nothing was written")))?;
     drop(input);
+    check_interrupt()?;
     for w in &parsed.warnings {
         eprintln!("dlmdb: {src}: {w}");
     }
     write(opts, &parsed)
 }
 
-/// Open (or create) the target and write every section in one transaction.
-/// If PATH did not exist and the write fails, what was created is removed.
+/// Whether the target is (or will be) a stock LMDB store.
+fn target_is_stock(opts: &LoadOptions) -> bool {
+    let data_file = crate::store::data_file_of(&opts.path);
+    match dlmdb::read_data_version(&data_file) {
+        Some(2) => false,
+        Some(_) => opts.layout != LayoutChoice::Dlmdb,
+        None => opts.format == NewFormat::Lmdb,
+    }
+}
+
+/// A path that receives a new store: missing, or an empty directory.
+fn is_new_target(path: &Path) -> bool {
+    match std::fs::read_dir(path) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(_) => !path.exists(),
+    }
+}
+
+/// `.NAME.dlmdb-load-PID` beside `path`.
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    parent.join(format!(".{name}.dlmdb-load-{}", std::process::id()))
+}
+
+fn remove_store(path: &Path, no_subdir: bool) {
+    if no_subdir {
+        let _ = std::fs::remove_file(path);
+        let mut lock = path.as_os_str().to_owned();
+        lock.push("-lock");
+        let _ = std::fs::remove_file(lock);
+    } else {
+        let _ = std::fs::remove_dir_all(path);
+    }
+}
+
+/// Write `parsed` into the store at `opts.path`, all or nothing (see the
+/// module documentation).
 pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
-    let existed = opts.path.exists();
-    let r = write_inner(opts, parsed);
-    if r.is_err() && !existed {
-        if opts.path.is_dir() {
-            let _ = std::fs::remove_dir_all(&opts.path);
-        } else {
-            let _ = std::fs::remove_file(&opts.path);
-            let mut lock = opts.path.clone().into_os_string();
-            lock.push("-lock");
-            let _ = std::fs::remove_file(lock);
+    if is_new_target(&opts.path) {
+        let no_subdir = opts.no_subdir && !opts.path.is_dir();
+        let temp = temp_beside(&opts.path);
+        remove_store(&temp, no_subdir);
+        let r = write_inner(opts, parsed, &temp, no_subdir, true).and_then(|rep| {
+            check_interrupt()?;
+            if no_subdir {
+                std::fs::rename(&temp, &opts.path)
+                    .with_context(|| format!("cannot rename {} into place", temp.display()))?;
+                remove_store(&temp, true); // its lock file
+            } else {
+                std::fs::rename(&temp, &opts.path)
+                    .with_context(|| format!("cannot rename {} into place", temp.display()))?;
+                // A lock file is recreated by the next open.
+                let _ = std::fs::remove_file(opts.path.join("lock.mdb"));
+            }
+            Ok(rep)
+        });
+        if r.is_err() {
+            remove_store(&temp, no_subdir);
+        }
+        return r;
+    }
+    let no_subdir = opts.path.is_file();
+    let data_file = crate::store::data_file_of(&opts.path);
+    let before = std::fs::metadata(&data_file).map(|m| m.len()).ok();
+    let r = write_inner(opts, parsed, &opts.path, no_subdir, false);
+    if r.is_err() {
+        if let Some(len) = before {
+            restore_length(opts, &data_file, len);
         }
     }
     r
 }
 
-fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
-    let path = &opts.path;
-    let exists = path.exists();
-    let no_subdir = if exists {
-        path.is_file()
-    } else {
-        opts.no_subdir
+/// After a failed load into an existing store: if the failed commit grew
+/// the data file, cut it back to `len` while holding the writer lock (no
+/// other writer can be extending it; the committed meta still ends within
+/// `len`).
+fn restore_length(opts: &LoadOptions, data_file: &Path, len: u64) {
+    let grown = std::fs::metadata(data_file).is_ok_and(|m| m.len() > len);
+    if !grown {
+        return;
+    }
+    let Ok(env) = crate::store::open_rw(&opts.path, opts.layout, 2) else {
+        return;
     };
-    if !exists && !no_subdir {
+    let Ok(txn) = env.write_txn() else {
+        return;
+    };
+    let committed_end = env
+        .info()
+        .map(|i| (i.last_pgno + 1) * u64::from(env.stat().map(|s| s.page_size).unwrap_or(4096)))
+        .unwrap_or(u64::MAX);
+    if committed_end <= len {
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(data_file) {
+            let _ = f.set_len(len);
+        }
+    }
+    txn.abort();
+}
+
+/// Write into the store at `path` (`created`: a new store, `path` is its
+/// temporary name). Messages name `opts.path`.
+fn write_inner(
+    opts: &LoadOptions,
+    parsed: &Parsed,
+    path: &Path,
+    no_subdir: bool,
+    created: bool,
+) -> Result<LoadReport> {
+    if created && !no_subdir {
         std::fs::create_dir_all(path)
             .with_context(|| format!("cannot create directory {}", path.display()))?;
     }
     let data_file = if no_subdir {
-        path.clone()
+        path.to_path_buf()
     } else {
         path.join("data.mdb")
     };
     let existing = std::fs::metadata(&data_file).map(|m| m.len()).unwrap_or(0);
-    let created = existing == 0;
     let mut flags = if no_subdir {
         EnvFlags::NO_SUB_DIR
     } else {
@@ -561,10 +920,10 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         match dlmdb::read_data_version(&data_file) {
             Some(2) => {
                 if opts.format == NewFormat::Lmdb {
-                    bail!(
-                        "{} is a DLMDB version-2 store; --format lmdb only applies to new stores",
-                        path.display()
-                    );
+                    return Err(fail(
+                        Kind::Refused,
+                        "this is a DLMDB version-2 store; --format lmdb only applies to new stores",
+                    ));
                 }
             }
             // Auto: the engine decides from the file (no evidence: stock).
@@ -573,7 +932,12 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
                 LayoutChoice::Lmdb => flags |= EnvFlags::FORMAT_LMDB,
                 LayoutChoice::Auto => {}
             },
-            _ => bail!("{} is not an LMDB/DLMDB data file", data_file.display()),
+            _ => {
+                return Err(fail(
+                    Kind::NotAStore,
+                    format!("{} is not an LMDB/DLMDB data file", data_file.display()),
+                ))
+            }
         }
     }
     let payload: u64 = parsed.arena.len() as u64
@@ -588,58 +952,50 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         .flags(flags)
         .max_dbs(named + 2)
         .open(path)
-        .with_context(|| format!("cannot open environment {}", path.display()))?;
+        .context("cannot open the store for writing")?;
     let have = env.info()?.map_size;
     let want = need.max(parsed.mapsize.unwrap_or(0));
     if want > have {
         env.set_map_size(want as usize)
-            .with_context(|| format!("{}: cannot set the map size to {want}", path.display()))?;
+            .with_context(|| format!("cannot set the map size to {want}"))?;
     }
+    // One bar over the records of every database, so rate and ETA cover
+    // the whole load.
     let total: u64 = parsed.sections.iter().map(|s| s.records.len() as u64).sum();
-    let bar = if !opts.quiet && std::io::stderr().is_terminal() && total > 10_000 {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} records {per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = crate::progress::bar(
+        total,
+        10_000,
+        opts.quiet,
+        "loading {bar:40} {pos}/{len} records {per_sec} eta {eta}",
+    );
     let mut txn = env
         .write_txn()
         .context("cannot begin a write transaction")?;
     let mut dbs = Vec::new();
     for s in &parsed.sections {
-        let dbname = match &s.name {
-            Some(n) => format!("database {n:?}"),
-            None => "main database".to_string(),
-        };
-        let ctx = |what: &str| {
-            format!(
-                "{}: {dbname} (input line {}): {what}",
-                path.display(),
-                s.first_line
-            )
-        };
+        let in_db = || InDatabase::of(s.name.as_deref());
+        let ctx = |what: &str| format!("input line {}: {what}", s.first_line);
         let want_flags = DatabaseFlags::from_bits_retain(s.flags);
         let db = txn
             .create_db(s.name.as_deref(), want_flags)
-            .with_context(|| ctx("cannot open or create"))?;
+            .with_context(|| ctx("cannot open or create"))
+            .context(in_db())?;
         let have_flags = txn.db_flags(db)?.bits() & 0x7fff;
         if have_flags != s.flags
             && !(s.name.is_none() && have_flags & !s.flags == 0 && s.flags & !have_flags == 0)
         {
-            bail!(
-                "{}: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
-                ctx("flags differ"),
-                have_flags,
-                crate::stat::flag_names(DatabaseFlags::from_bits_retain(have_flags)).join(","),
-                s.flags,
-                crate::stat::flag_names(want_flags).join(",")
-            );
+            return Err(fail(
+                Kind::Refused,
+                format!(
+                    "{}: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
+                    ctx("flags differ"),
+                    have_flags,
+                    crate::stat::flag_names(DatabaseFlags::from_bits_retain(have_flags)).join(","),
+                    s.flags,
+                    crate::stat::flag_names(want_flags).join(",")
+                ),
+            ))
+            .context(in_db());
         }
         let empty = txn.stat(db)?.entries == 0;
         let append = empty && s.sorted && !opts.no_overwrite;
@@ -653,7 +1009,8 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         {
             let mut cur = txn
                 .cursor_mut(db)
-                .with_context(|| ctx("cannot open a cursor"))?;
+                .with_context(|| ctx("cannot open a cursor"))
+                .context(in_db())?;
             let mut prev_key: &[u8] = &[];
             for (i, r) in s.records.iter().enumerate() {
                 let (k, v) = (parsed.key(r), parsed.value(r));
@@ -670,20 +1027,25 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
                     Ok(()) => written += 1,
                     Err(dlmdb::Error::KeyExist) if opts.no_overwrite => skipped += 1,
                     Err(e) => {
-                        return Err(anyhow!(e)).with_context(|| {
-                            format!(
-                                "{}: {dbname}: writing the record of input line {} failed; the load was rolled back, nothing was written",
-                                path.display(),
-                                r.3
-                            )
-                        })
+                        return Err(anyhow!(e))
+                            .with_context(|| {
+                                format!(
+                                    "writing the record of input line {} failed; the load was rolled back, nothing was written",
+                                    r.3
+                                )
+                            })
+                            .context(in_db())
                     }
                 }
-                if let Some(b) = &bar {
-                    if written % 8192 == 0 {
+                if (i + 1) % 8192 == 0 {
+                    check_interrupt()?;
+                    if let Some(b) = &bar {
                         b.inc(8192);
                     }
                 }
+            }
+            if let Some(b) = &bar {
+                b.inc(s.records.len() as u64 % 8192);
             }
         }
         dbs.push(LoadedDb {
@@ -695,14 +1057,16 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
             appended: append,
         });
     }
-    txn.commit()
-        .with_context(|| format!("{}: commit failed; nothing was written", path.display()))?;
+    check_interrupt()?;
+    let txnid = txn.id();
+    txn.commit().context("commit failed; nothing was written")?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     let layout = env.layout();
     Ok(LoadReport {
-        path: path.display().to_string(),
+        path: opts.path.display().to_string(),
+        txnid,
         created,
         layout,
         input_lines: parsed.lines,
@@ -711,6 +1075,477 @@ fn write_inner(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
         warnings: parsed.warnings.clone(),
     })
 }
+
+/// One event of a streamed input.
+enum Event {
+    /// A database block starts (its header has been read).
+    Section {
+        name: Option<String>,
+        flags: u32,
+        first_line: usize,
+    },
+    /// A record; its bytes are in the reader's `key` and `value`, its key on `line`.
+    Record { line: usize },
+    /// The input ended cleanly.
+    End,
+}
+
+/// Reads a dump (or plain text with `-T`) line by line from a stream,
+/// keeping one record in memory.
+struct DumpReader<R: std::io::BufRead> {
+    input: R,
+    line: Vec<u8>,
+    no: usize,
+    plain_text: bool,
+    skip_unknown: bool,
+    stock_target: bool,
+    name: Option<String>,
+    in_records: bool,
+    print: bool,
+    flags: u32,
+    sections: usize,
+    mapsize: Option<u64>,
+    warnings: Vec<String>,
+    /// Bytes read so far (for the progress bar).
+    bytes: u64,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl<R: std::io::BufRead> DumpReader<R> {
+    fn new(input: R, opts: &LoadOptions, stock_target: bool) -> DumpReader<R> {
+        DumpReader {
+            input,
+            line: Vec::with_capacity(1 << 12),
+            no: 0,
+            plain_text: opts.plain_text,
+            skip_unknown: opts.skip_unknown,
+            stock_target,
+            name: opts.subdb.clone(),
+            in_records: false,
+            print: false,
+            flags: 0,
+            sections: 0,
+            mapsize: None,
+            warnings: Vec::new(),
+            bytes: 0,
+            key: Vec::new(),
+            value: Vec::new(),
+        }
+    }
+
+    /// The next line without its `\n` in `self.line`; `false` at the end.
+    fn read_line(&mut self) -> Result<bool> {
+        self.line.clear();
+        let n = self
+            .input
+            .read_until(b'\n', &mut self.line)
+            .context("cannot read the input")?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.bytes += n as u64;
+        self.no += 1;
+        if self.line.last() == Some(&b'\n') {
+            self.line.pop();
+        }
+        Ok(true)
+    }
+
+    fn decode(&mut self, into_value: bool) -> Result<(), InputError> {
+        let out = if into_value {
+            &mut self.value
+        } else {
+            &mut self.key
+        };
+        out.clear();
+        let r = if self.plain_text {
+            print_decode_into(out, &self.line, 1)
+        } else if self.print {
+            print_decode_into(out, &self.line[1..], 2)
+        } else {
+            hex_decode_into(out, &self.line[1..], 2)
+        };
+        r.map_err(|e| err(self.no, e.to_string()))
+    }
+
+    fn next(&mut self) -> Result<Event> {
+        if self.plain_text {
+            if self.sections == 0 {
+                self.sections = 1;
+                return Ok(Event::Section {
+                    name: self.name.clone(),
+                    flags: 0,
+                    first_line: 1,
+                });
+            }
+            if !self.read_line()? {
+                return Ok(Event::End);
+            }
+            self.decode(false)?;
+            let kline = self.no;
+            check_key(&self.key, kline, "key")?;
+            if !self.read_line()? {
+                return Err(err(kline, "key without a value line (input ends after it)").into());
+            }
+            self.decode(true)?;
+            return Ok(Event::Record { line: kline });
+        }
+        loop {
+            if !self.in_records {
+                // Header of the next block.
+                let (mut flags, mut print, mut first_line) = (0u32, false, 0usize);
+                let mut name = self.name.clone();
+                let mut ended = false;
+                while self.read_line()? {
+                    let no = self.no;
+                    if first_line == 0 {
+                        first_line = no;
+                    }
+                    if self.line == b"HEADER=END" {
+                        ended = true;
+                        break;
+                    }
+                    if self.line.first() == Some(&b' ') {
+                        return Err(err(no, "record line before HEADER=END").into());
+                    }
+                    let mut mapsize = self.mapsize;
+                    let line = std::mem::take(&mut self.line);
+                    let r = header_line(
+                        &line,
+                        no,
+                        &mut Header {
+                            flags: &mut flags,
+                            print: &mut print,
+                            name: &mut name,
+                            mapsize: &mut mapsize,
+                        },
+                        self.skip_unknown,
+                        self.stock_target,
+                        &mut self.warnings,
+                    );
+                    self.line = line;
+                    r?;
+                    self.mapsize = mapsize;
+                }
+                if !ended {
+                    if first_line == 0 && self.sections > 0 {
+                        return Ok(Event::End);
+                    }
+                    return Err(err(self.no.max(1), "input ends before HEADER=END").into());
+                }
+                self.name = name.clone();
+                self.print = print;
+                self.flags = flags;
+                self.in_records = true;
+                self.sections += 1;
+                return Ok(Event::Section {
+                    name,
+                    flags,
+                    first_line,
+                });
+            }
+            if !self.read_line()? {
+                return Err(err(self.no, "input ends before DATA=END (truncated?)").into());
+            }
+            if self.line.first() != Some(&b' ') {
+                if self.line == b"DATA=END" {
+                    self.in_records = false;
+                    continue;
+                }
+                return Err(err(
+                    self.no,
+                    "expected a record line (starting with a space) or DATA=END",
+                )
+                .into());
+            }
+            self.decode(false)?;
+            let kline = self.no;
+            check_key(&self.key, kline, "key")?;
+            if !self.read_line()? {
+                return Err(err(kline, "key without a value line (input ends after it)").into());
+            }
+            if self.line.first() != Some(&b' ') {
+                return Err(err(self.no, format!("key on line {kline} has no value line")).into());
+            }
+            self.decode(true)?;
+            if self.flags & 0x04 != 0 {
+                check_key(&self.value, self.no, "duplicate value")?;
+            }
+            return Ok(Event::Record { line: kline });
+        }
+    }
+}
+
+/// Input bytes between commits of a streamed load: the dirty pages of one
+/// transaction stay in memory until it commits, so this bounds them.
+const STREAM_COMMIT_BYTES: u64 = 64 << 20;
+
+/// Load into a new store at `temp` while reading the input: records are
+/// checked and written as they are read, committed every
+/// [`STREAM_COMMIT_BYTES`] of input (the store is not visible under its
+/// name until the caller renames it), so memory stays bounded whatever the
+/// input size. Duplicates are found by the store being written
+/// (`MDB_NOOVERWRITE` / `MDB_NODUPDATA` into a database that started empty).
+fn stream_into_new(
+    opts: &LoadOptions,
+    temp: &Path,
+    no_subdir: bool,
+    src: &str,
+) -> Result<LoadReport> {
+    let (input, total): (Box<dyn std::io::BufRead>, Option<u64>) = match &opts.file {
+        Some(f) => {
+            let file =
+                std::fs::File::open(f).with_context(|| format!("cannot read {}", f.display()))?;
+            let len = file.metadata().ok().map(|m| m.len());
+            (
+                Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
+                len,
+            )
+        }
+        None => (
+            Box::new(std::io::BufReader::with_capacity(1 << 20, std::io::stdin())),
+            None,
+        ),
+    };
+    let stock = opts.format == NewFormat::Lmdb;
+    let mut rd = DumpReader::new(input, opts, stock);
+    let in_input = |e: anyhow::Error| -> anyhow::Error {
+        match e.downcast::<InputError>() {
+            Ok(ie) => fail(Kind::Input, format!("{src}: {ie}; nothing was written")),
+            Err(e) => e,
+        }
+    };
+    if !no_subdir {
+        std::fs::create_dir_all(temp)
+            .with_context(|| format!("cannot create directory {}", temp.display()))?;
+    }
+    let mut flags = EnvFlags::NO_SYNC;
+    if no_subdir {
+        flags |= EnvFlags::NO_SUB_DIR;
+    }
+    if stock {
+        flags |= EnvFlags::FORMAT_LMDB;
+    }
+    // The first header tells the map size the dump was taken with: the new
+    // store keeps it (as stock mdb_load does) unless the data needs more.
+    let mut pending = Some(rd.next().map_err(in_input)?);
+    let map_size = rd.mapsize.unwrap_or(1 << 30).max(1 << 20);
+    let mut env = Env::builder()
+        .flags(flags)
+        .max_dbs(32_000)
+        .map_size(map_size as usize)
+        .open(temp)
+        .context("cannot create the store")?;
+    let bar = match total {
+        Some(t) => crate::progress::bar(
+            t,
+            8 << 20,
+            opts.quiet,
+            "loading {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        ),
+        None => None,
+    };
+    let mut dbs: Vec<LoadedDb> = Vec::new();
+    let mut named_seen = false;
+    let mut main_reverse: Option<usize> = None;
+    let mut cur: Option<(dlmdb::Database, RecordCheck, usize)> = None;
+    let mut prev: (Vec<u8>, Vec<u8>, u32) = (Vec::new(), Vec::new(), 0);
+    let mut txn_start = 0u64;
+    let mut records = 0u64;
+    let mut txnid = 0u64;
+    let mut done = false;
+    let commit_bytes = opts.commit_bytes.max(1);
+    while !done {
+        // Room for one more transaction: in the worst case (keys in random
+        // order) it copies every page of the tree (copy-on-write) and adds
+        // its own records, whose input text is at least as long as their
+        // bytes and which pages hold with less than 2x overhead. So a
+        // transaction reads at most a quarter of what the map has beyond
+        // twice the used pages; when that is under 1 MiB the map grows
+        // (between transactions, never inside one).
+        let info = env.info()?;
+        let psize = u64::from(env.stat()?.page_size);
+        let used = (info.last_pgno + 1) * psize;
+        let mut budget = info.map_size.saturating_sub(2 * used);
+        if budget < (4 << 20) {
+            let want = (info.map_size * 2).max(2 * used + 4 * commit_bytes + (4 << 20));
+            env.set_map_size(want as usize)
+                .with_context(|| format!("cannot set the map size to {want}"))?;
+            budget = want - 2 * used;
+        }
+        let chunk = commit_bytes.min(budget / 4).max(1);
+        let mut txn = env
+            .write_txn()
+            .context("cannot begin a write transaction")?;
+        // Reopen the current database in this transaction.
+        if let Some((db, _, _)) = &mut cur {
+            let d = dbs.last().expect("a database is being loaded");
+            *db = txn
+                .open_db(d.name.as_deref())
+                .context(InDatabase::of(d.name.as_deref()))?;
+        }
+        loop {
+            if rd.bytes - txn_start >= chunk {
+                break;
+            }
+            let ev = match pending.take() {
+                Some(ev) => ev,
+                None => rd.next().map_err(in_input)?,
+            };
+            match ev {
+                Event::End => {
+                    done = true;
+                    break;
+                }
+                Event::Section {
+                    name,
+                    flags,
+                    first_line,
+                } => {
+                    if name.is_some() {
+                        named_seen = true;
+                    } else if flags & 0x02 != 0 {
+                        main_reverse = Some(first_line);
+                    }
+                    if let (Some(l), true) = (main_reverse, named_seen) {
+                        return Err(in_input(err(l, REVERSE_MAIN).into()));
+                    }
+                    let want = DatabaseFlags::from_bits_retain(flags);
+                    let db = txn
+                        .create_db(name.as_deref(), want)
+                        .with_context(|| format!("input line {first_line}: cannot create"))
+                        .context(InDatabase::of(name.as_deref()))?;
+                    let have = txn.db_flags(db)?.bits() & 0x7fff;
+                    if have != flags {
+                        return Err(fail(
+                            Kind::Refused,
+                            format!(
+                                "input line {first_line}: the input names this database twice, with flags {have:#x} and {flags:#x}; nothing was written"
+                            ),
+                        ))
+                        .context(InDatabase::of(name.as_deref()));
+                    }
+                    if let Some(d) = dbs.iter().find(|d| d.name == name) {
+                        return Err(fail(
+                            Kind::Input,
+                            format!(
+                                "{src}: line {first_line}: a second block for {}; nothing was written",
+                                InDatabase::of(d.name.as_deref())
+                            ),
+                        ));
+                    }
+                    dbs.push(LoadedDb {
+                        name,
+                        flags: crate::stat::flag_names(want),
+                        records: 0,
+                        written: 0,
+                        skipped: 0,
+                        appended: true,
+                    });
+                    cur = Some((db, RecordCheck::new(flags), 0));
+                }
+                Event::Record { line } => {
+                    let Some((db, check, n)) = &mut cur else {
+                        unreachable!("records follow a section")
+                    };
+                    let line32 = line as u32;
+                    let p = (*n > 0).then_some((&prev.0[..], &prev.1[..], prev.2));
+                    check
+                        .check(&rd.key, &rd.value, line32, p)
+                        .map_err(|e| in_input(e.into()))?;
+                    if main_reverse.is_some() && dbs.last().is_some_and(|d| d.name.is_none()) {
+                        return Err(in_input(
+                            err(main_reverse.unwrap_or(1), REVERSE_MAIN).into(),
+                        ));
+                    }
+                    let dupsort = check.dupsort();
+                    let mut f = if dupsort {
+                        WriteFlags::NO_DUP_DATA
+                    } else {
+                        WriteFlags::NO_OVERWRITE
+                    };
+                    if check.sorted {
+                        f |= if dupsort && *n > 0 && prev.0 == rd.key {
+                            WriteFlags::APPEND_DUP
+                        } else {
+                            WriteFlags::APPEND
+                        };
+                    }
+                    let d = dbs.last_mut().expect("a database is being loaded");
+                    d.records += 1;
+                    d.appended &= check.sorted;
+                    match txn.put(*db, &rd.key, &rd.value, f) {
+                        Ok(()) => d.written += 1,
+                        Err(dlmdb::Error::KeyExist) if opts.no_overwrite => d.skipped += 1,
+                        Err(dlmdb::Error::KeyExist) => {
+                            return Err(in_input(
+                                err(
+                                    line,
+                                    if dupsort {
+                                        "duplicate key/value pair (given earlier in the input)"
+                                    } else {
+                                        "duplicate key in a database without dupsort (given earlier in the input)"
+                                    },
+                                )
+                                .into(),
+                            ))
+                        }
+                        Err(e) => {
+                            return Err(anyhow!(e))
+                                .with_context(|| {
+                                    format!("writing the record of input line {line} failed; nothing was written")
+                                })
+                                .context(InDatabase::of(d.name.as_deref()))
+                        }
+                    }
+                    prev.0.clear();
+                    prev.0.extend_from_slice(&rd.key);
+                    prev.1.clear();
+                    prev.1.extend_from_slice(&rd.value);
+                    prev.2 = line32;
+                    *n += 1;
+                    records += 1;
+                    if records % 8192 == 0 {
+                        check_interrupt()?;
+                        if let Some(b) = &bar {
+                            b.set_position(rd.bytes);
+                        }
+                    }
+                }
+            }
+        }
+        check_interrupt()?;
+        txnid = txn.id();
+        txn.commit().context("commit failed; nothing was written")?;
+        txn_start = rd.bytes;
+    }
+    if dbs.is_empty() {
+        return Err(fail(
+            Kind::Input,
+            format!("{src}: the input holds no database"),
+        ));
+    }
+    env.sync(true).context("cannot sync the new store")?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    for w in &rd.warnings {
+        eprintln!("dlmdb: {src}: {w}");
+    }
+    Ok(LoadReport {
+        path: opts.path.display().to_string(),
+        txnid,
+        created: true,
+        layout: env.layout(),
+        input_lines: rd.no,
+        databases: dbs,
+        strategy: "temporary store, renamed into place",
+        warnings: rd.warnings.clone(),
+    })
+}
+
+const REVERSE_MAIN: &str = "reversekey=1 on the main database with records or named databases: the main database holds the database names in the default order";
 
 #[cfg(test)]
 mod tests {

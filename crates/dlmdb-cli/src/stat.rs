@@ -1,10 +1,10 @@
 //! `dlmdb stat`: gather environment, free-list and per-database statistics
 //! into a [`StatReport`], and render it like `mdb_stat` or as JSON.
 
+use crate::error::InDatabase;
 use anyhow::{anyhow, Context, Result};
 use dlmdb::{
     Database, DatabaseFlags, Env, Layout, LockFormat, LockUse, OpenError, OpenOptions, RoTxn, Stat,
-    WalkSummary,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -34,13 +34,38 @@ pub struct StatOptions {
     pub env_info: bool,
     /// Free-list detail level (`-f`, `-ff`, `-fff`).
     pub freelist: u8,
-    /// Reader table (`-r`).
-    pub readers: bool,
+    /// Reader table (`-r`); 2 (`-rr`) also clears stale reader slots.
+    pub readers: u8,
     /// Page-walk summary per database (`--pages`).
     pub pages: bool,
     /// Append sizes in KiB/MiB/GiB to byte and page figures (`-H`).
     pub human: bool,
+    /// Print the `layout: ...` line first (not part of mdb_stat's output).
+    pub layout_info: bool,
     pub layout: LayoutChoice,
+}
+
+impl StatOptions {
+    /// Options as `mdb_stat` would get them: main database only, nothing else.
+    pub fn new(path: PathBuf, layout: LayoutChoice) -> StatOptions {
+        StatOptions {
+            path,
+            all: false,
+            subdb: None,
+            env_info: false,
+            freelist: 0,
+            readers: 0,
+            pages: false,
+            human: false,
+            layout_info: false,
+            layout,
+        }
+    }
+
+    /// `mdb_stat -r` alone prints only the reader table.
+    fn readers_only(&self) -> bool {
+        self.readers > 0 && self.subdb.is_none() && !self.all && self.freelist == 0
+    }
 }
 
 /// Everything `dlmdb stat` found; this is also the `--json` object.
@@ -61,17 +86,27 @@ pub struct StatReport {
     /// Lock file use: `"none"`, `{"first": V}` (initialised by us in lock
     /// version V) or `{"joined": V}` (shared with running processes).
     pub lock: LockUse,
-    /// Doubts about the layout choice (printed to stderr in text mode).
+    /// Doubts about the layout choice, or a truncated data file (printed to
+    /// stderr in text mode).
     pub warnings: Vec<String>,
     /// Engine version string.
     pub engine: String,
+    /// Transaction id of the snapshot read.
+    pub txnid: u64,
+    /// Page size in bytes.
+    pub page_size: u32,
     pub env: EnvSection,
     /// Present with `-f`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freelist: Option<FreelistSection>,
-    /// Present with `-r`: the reader table text.
+    /// Present with `-r`: the reader table text (as `mdb_reader_list` prints it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub readers: Option<String>,
+    /// Present with `-rr`: stale reader slots cleared, and the table after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_readers_cleared: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readers_after: Option<String>,
     /// Main database first (unless `-s`), then named databases in key order.
     pub databases: Vec<DbSection>,
 }
@@ -85,14 +120,16 @@ pub struct EnvSection {
     pub max_pages: u64,
     /// `last_pgno + 1`.
     pub pages_used: u64,
-    pub last_txnid: u64,
+    /// Last committed transaction id.
+    pub txnid: u64,
     pub max_readers: u32,
     pub readers_used: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FreelistSection {
-    /// `mdb_stat` of the free-page database.
+    /// `mdb_stat` of the free-page database (depth, page counts, entries).
+    #[serde(flatten)]
     pub stat: Stat,
     /// Sum of all records' page counts.
     pub free_pages: u64,
@@ -121,6 +158,8 @@ pub struct DbSection {
     /// `integerdup`, `reversedup`, `counted`, `prefix_compression`).
     pub flags: Vec<&'static str>,
     pub flags_bits: u32,
+    /// Depth, page counts and entries as the database record stores them.
+    #[serde(flatten)]
     pub stat: Stat,
     /// MDB_COUNTED databases: the engine's O(1) total (`mdb_count_all`);
     /// absent for other databases.
@@ -130,7 +169,7 @@ pub struct DbSection {
     pub prefix_compression: bool,
     /// Present with `--pages`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub walk: Option<WalkSummary>,
+    pub walk: Option<crate::pages::WalkReport>,
 }
 
 /// `--lock-format`: lock file layout when this process is the first to open
@@ -248,17 +287,51 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         page_size: env_stat.page_size,
         max_pages: info.map_size / env_stat.page_size.max(1) as u64,
         pages_used: info.last_pgno + 1,
-        last_txnid: info.last_txnid,
+        txnid: info.last_txnid,
         max_readers: info.max_readers,
         readers_used: info.num_readers,
     };
-    let readers = if opts.readers {
+    let readers = if opts.readers > 0 {
         Some(env.reader_list()?)
     } else {
         None
     };
+    let (stale_readers_cleared, readers_after) = if opts.readers > 1 {
+        let n = env.reader_check().context("clearing stale readers")?;
+        (Some(n), Some(env.reader_list()?))
+    } else {
+        (None, None)
+    };
+    let mut warnings = warnings;
+    if let Ok(Some(m)) = crate::store::read_meta(&env.data_file()) {
+        if let Some(why) = m.shortfall() {
+            warnings.push(format!("{}: {why}", env.data_file().display()));
+        }
+    }
 
     let txn = env.read_txn()?;
+    let txnid = txn.id();
+    if opts.readers_only() {
+        return Ok(StatReport {
+            path: opts.path.display().to_string(),
+            data_file: env.data_file().display().to_string(),
+            no_subdir,
+            data_version,
+            layout: env.layout(),
+            layout_reason: reason,
+            lock,
+            warnings,
+            engine: dlmdb::version().0,
+            txnid,
+            page_size: env_section.page_size,
+            env: env_section,
+            freelist: None,
+            readers,
+            stale_readers_cleared,
+            readers_after,
+            databases: Vec::new(),
+        });
+    }
     let freelist = if opts.freelist > 0 {
         Some(freelist_section(&txn, opts.freelist)?)
     } else {
@@ -270,16 +343,30 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         Some(name) => {
             let db = txn
                 .open_db(Some(name))
-                .with_context(|| format!("cannot open database {name:?}"))?;
-            databases.push(db_section(&txn, Some(name.clone()), db, opts.pages)?);
+                .context("cannot open")
+                .context(InDatabase::of(Some(name)))?;
+            databases.push(
+                db_section(&txn, Some(name.clone()), db, opts.pages)
+                    .context(InDatabase::of(Some(name)))?,
+            );
         }
         None => {
-            let main = txn.open_db(None)?;
-            databases.push(db_section(&txn, None, main, opts.pages)?);
+            let main = txn.open_db(None).context(InDatabase::of(None))?;
+            databases.push(db_section(&txn, None, main, opts.pages).context(InDatabase::of(None))?);
             if opts.all {
-                for name in txn.db_names()? {
-                    let db = txn.open_db(Some(&name))?;
-                    databases.push(db_section(&txn, Some(name), db, opts.pages)?);
+                let names = txn
+                    .db_names()
+                    .context("listing named databases")
+                    .context(InDatabase::of(None))?;
+                for name in names {
+                    let db = txn
+                        .open_db(Some(&name))
+                        .context("cannot open")
+                        .context(InDatabase::of(Some(&name)))?;
+                    databases.push(
+                        db_section(&txn, Some(name.clone()), db, opts.pages)
+                            .context(InDatabase::of(Some(&name)))?,
+                    );
                 }
             }
         }
@@ -294,9 +381,13 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         lock,
         warnings,
         engine: dlmdb::version().0,
+        txnid,
+        page_size: env_section.page_size,
         env: env_section,
         freelist,
         readers,
+        stale_readers_cleared,
+        readers_after,
         databases,
     };
     drop(txn);
@@ -312,7 +403,7 @@ fn db_section(
     let flags = txn.db_flags(db)?;
     let stat = txn.stat(db)?;
     let walk = if pages {
-        Some(WalkSummary::of(&txn.pages(db)?))
+        Some(crate::pages::walk_report(txn, db, flags, &stat).context("walking the pages")?)
     } else {
         None
     };
@@ -414,10 +505,13 @@ fn stat_lines(out: &mut String, s: &Stat, human: bool) {
     let _ = writeln!(out, "  Entries: {}", s.entries);
 }
 
-/// Render like `mdb_stat`, preceded by one `layout:` line.
+/// Render exactly like `mdb_stat` (with `--layout-info`, preceded by one
+/// `layout:` line; with `--pages` or `-H`, extra lines and notes).
 pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "layout: {}", r.layout);
+    if opts.layout_info {
+        let _ = writeln!(out, "layout: {} ({})", r.layout, r.layout_reason);
+    }
     if opts.env_info {
         let e = &r.env;
         out.push_str("Environment Info\n");
@@ -440,13 +534,17 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
             e.pages_used,
             size_note(opts.human, e.pages_used * u64::from(e.page_size))
         );
-        let _ = writeln!(out, "  Last transaction ID: {}", e.last_txnid);
+        let _ = writeln!(out, "  Last transaction ID: {}", e.txnid);
         let _ = writeln!(out, "  Max readers: {}", e.max_readers);
         let _ = writeln!(out, "  Number of readers used: {}", e.readers_used);
     }
     if let Some(rd) = &r.readers {
         out.push_str("Reader Table Status\n");
         out.push_str(rd);
+        if let (Some(n), Some(after)) = (r.stale_readers_cleared, &r.readers_after) {
+            let _ = writeln!(out, "  {n} stale readers cleared.");
+            out.push_str(after);
+        }
     }
     if let Some(f) = &r.freelist {
         out.push_str("Freelist Status\n");
@@ -492,60 +590,93 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
         }
         stat_lines(&mut out, &db.stat, opts.human);
         if let Some(w) = &db.walk {
-            let flags = if db.flags.is_empty() {
-                "none".to_string()
-            } else {
-                db.flags.join(",")
-            };
-            let _ = writeln!(out, "  Flags: {flags}");
-            if let Some(n) = db.counted_entries {
-                let _ = writeln!(out, "  Counted entries: {n}");
-            }
-            if db.prefix_compression {
-                out.push_str("  Prefix compression: on\n");
-            }
-            let _ = writeln!(
-                out,
-                "  Walked pages: {} branch, {} leaf, {} overflow in {} runs, {} sub-pages, {} sub-tree pages",
-                w.branch_pages, w.leaf_pages, w.overflow_pages, w.overflow_runs, w.sub_pages, w.subtree_pages
-            );
-            let _ = writeln!(
-                out,
-                "  Walked bytes: {} used, {} free ({:.1}% full)",
-                w.used_bytes,
-                w.free_bytes,
-                if w.used_bytes + w.free_bytes == 0 {
-                    0.0
-                } else {
-                    100.0 * w.used_bytes as f64 / (w.used_bytes + w.free_bytes) as f64
-                }
-            );
-            if w.subtree_pages == 0 && w.sub_pages == 0 {
-                let s = &db.stat;
-                let ok = (
-                    w.branch_pages,
-                    w.leaf_pages,
-                    w.overflow_pages,
-                    w.leaf_entries,
-                    w.depth,
-                ) == (
-                    s.branch_pages,
-                    s.leaf_pages,
-                    s.overflow_pages,
-                    s.entries,
-                    s.depth,
-                );
-                let _ = writeln!(
-                    out,
-                    "  Walk check: {}",
-                    if ok {
-                        "ok"
-                    } else {
-                        "MISMATCH with the stored counters"
-                    }
-                );
-            }
+            crate::pages::render_walk(&mut out, db, w);
         }
     }
     out
+}
+
+#[derive(clap::Args)]
+pub struct StatArgs {
+    /// Environment directory, or the data file itself (then MDB_NOSUBDIR is used).
+    pub path: PathBuf,
+    /// Also every named database.
+    #[arg(short = 'a', long = "all", conflicts_with = "subdb")]
+    pub all: bool,
+    /// Only this named database.
+    #[arg(short = 's', long = "subdb", value_name = "NAME")]
+    pub subdb: Option<String>,
+    /// Environment information.
+    #[arg(short = 'e', long = "env")]
+    pub env: bool,
+    /// Free-list status; repeat for per-record lines (-ff) and page runs (-fff).
+    #[arg(short = 'f', long = "freelist", action = clap::ArgAction::Count)]
+    pub freelist: u8,
+    /// Reader table; repeat (-rr) to also clear stale reader slots first.
+    /// Alone, only the reader table is printed (as mdb_stat does).
+    #[arg(short = 'r', long = "readers", action = clap::ArgAction::Count)]
+    pub readers: u8,
+    /// Accepted for mdb_stat compatibility (a data file path implies it).
+    #[arg(short = 'n', hide = true)]
+    pub _nosubdir: bool,
+    /// Add a page-walk summary to each database: walk check against the
+    /// stored counters, pages and fill per level, key compression.
+    #[arg(long)]
+    pub pages: bool,
+    /// Also show sizes in KiB/MiB/GiB next to byte and page figures.
+    #[arg(short = 'H', long = "human")]
+    pub human: bool,
+    /// Print a `layout: NAME (reason)` line before the report (the rest of
+    /// stdout stays exactly what mdb_stat prints).
+    #[arg(long)]
+    pub layout_info: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `dlmdb stat`.
+pub fn run(a: StatArgs, layout: LayoutChoice) -> Result<()> {
+    let facts = crate::store::precheck(&a.path)?;
+    let opts = StatOptions {
+        path: a.path,
+        all: a.all,
+        subdb: a.subdb,
+        env_info: a.env,
+        freelist: a.freelist,
+        readers: a.readers,
+        pages: a.pages,
+        human: a.human,
+        layout_info: a.layout_info,
+        layout,
+    };
+    if opts.pages {
+        // The page walk reads every page: refuse a file cut short.
+        crate::store::precheck_complete(&opts.path)?;
+    }
+    let report = match collect(&opts) {
+        Ok(r) => r,
+        // The engine may refuse a truncated file: say why in one line.
+        Err(e) => match facts.truncation() {
+            Some(why) => {
+                return Err(crate::error::fail(
+                    crate::error::Kind::Truncated,
+                    format!(
+                        "{}: {why}",
+                        crate::store::data_file_of(&opts.path).display()
+                    ),
+                ))
+            }
+            None => return Err(e),
+        },
+    };
+    if a.json {
+        println!("{}", crate::report::to_json("stat", &report)?);
+    } else {
+        for w in &report.warnings {
+            eprintln!("dlmdb: warning: {w}");
+        }
+        print!("{}", render_text(&report, &opts));
+    }
+    Ok(())
 }

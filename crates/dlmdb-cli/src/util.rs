@@ -215,6 +215,39 @@ impl Order {
     }
 }
 
+/// How `get` and `scan` write keys and values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The dump's printable form: bytes 0x20-0x7e as themselves, `\\` and `\hh`.
+    Text,
+    /// Lowercase hex.
+    Hex,
+    /// The bytes as stored (get only; unsafe for binary data on a terminal).
+    Raw,
+}
+
+/// Append `bytes` in `format`.
+pub fn encode_into(out: &mut Vec<u8>, bytes: &[u8], format: OutputFormat) {
+    match format {
+        OutputFormat::Text => print_encode_into(out, bytes),
+        OutputFormat::Hex => hex_encode_into(out, bytes),
+        OutputFormat::Raw => out.extend_from_slice(bytes),
+    }
+}
+
+/// A key or value given on the command line: hex digits with `hex`, else
+/// the argument's bytes as they are (as `count` and `rank` take them).
+pub fn parse_arg(s: &str, hex: bool) -> anyhow::Result<Vec<u8>> {
+    if !hex {
+        return Ok(s.as_bytes().to_vec());
+    }
+    let mut v = Vec::new();
+    hex_decode_into(&mut v, s.as_bytes(), 1).map_err(|e| {
+        crate::error::fail(crate::error::Kind::Usage, format!("argument {s:?}: {e}"))
+    })?;
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,4 +299,3 @@ mod tests {
         assert_eq!(Order::for_dups(0x60), Order::Integer);
     }
 }
-

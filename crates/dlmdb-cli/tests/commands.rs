@@ -636,13 +636,15 @@ fn dump_errors_name_path_and_database() {
 
 #[test]
 fn help_has_examples_for_every_command() {
-    for c in ["stat", "dump", "load", "copy", "count", "rank", "check"] {
+    for c in [
+        "stat", "dump", "load", "copy", "count", "rank", "check", "get", "scan", "drop",
+    ] {
         let out = ok(bin().args([c, "--help"]));
         let s = String::from_utf8_lossy(&out);
         assert!(s.contains("Examples:"), "{c} --help lacks examples");
     }
     let s = String::from_utf8(ok(bin().args(["check", "--help"]))).unwrap();
-    assert!(s.contains("0 clean, 1 problems found, 2 library/system/usage error, 3 interrupted"));
+    assert!(s.contains("0 clean, 1 problems found, 2 library/system/usage error, 130 interrupted"));
 }
 
 #[test]

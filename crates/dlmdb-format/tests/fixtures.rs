@@ -10,9 +10,7 @@ use std::path::PathBuf;
 fn fixtures() -> Option<PathBuf> {
     let dir = std::env::var_os("DLMDB_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
-        });
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures"));
     dir.is_dir().then_some(dir)
 }
 

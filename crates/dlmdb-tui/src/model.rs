@@ -1248,4 +1248,3 @@ mod unit {
         assert_eq!(count_readers("(no active readers)\n"), (0, 0));
     }
 }
-

@@ -370,6 +370,14 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     report.txnid = meta.txnid;
     report.last_pgno = meta.last_pg;
     report.data_version = meta.version;
+    // A file too short for the pages its meta uses: one problem, stated first.
+    if let Some(why) = crate::store::read_meta(&data_file)
+        .ok()
+        .flatten()
+        .and_then(|m| m.truncation())
+    {
+        fatal(&mut report, why);
+    }
     let padded = match (meta.version, opts.layout, engine.as_ref()) {
         (2, _, _) => true,
         (_, _, Some(o)) => o.layout != dlmdb::Layout::Lmdb,

@@ -45,3 +45,50 @@ pub fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     }
     Some(copy_to_temp(&src))
 }
+
+/// Validate `doc` (JSON text) against `schemas/<name>.schema.json` with the
+/// Python `jsonschema` package (Draft 2020-12); panics with the validation
+/// errors. The schema itself is checked first.
+pub fn validate_json(name: &str, doc: &[u8]) {
+    const PY: &str = "import json, sys, jsonschema\n\
+s = json.load(open(sys.argv[1]))\n\
+jsonschema.Draft202012Validator.check_schema(s)\n\
+d = json.loads(sys.stdin.read())\n\
+errs = sorted(jsonschema.Draft202012Validator(s).iter_errors(d), key=str)\n\
+for e in errs:\n    print(list(e.absolute_path), e.message)\n\
+sys.exit(1 if errs else 0)\n";
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(format!("{name}.schema.json"));
+    let mut child = Command::new("python3")
+        .args(["-c", PY])
+        .arg(&schema)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 (with the jsonschema package) is needed to validate JSON output");
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(doc).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{name} schema rejects the document:\n{}{}\ndocument: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(doc)
+    );
+}
+
+/// Copy fixture `rel` into `dir/name/data.mdb` (a directory store).
+pub fn fixture_dir(rel: &str, dir: &Path, name: &str) -> Option<PathBuf> {
+    let src = fixtures()?.join(rel);
+    if !src.is_file() {
+        eprintln!("SKIP: fixture {} not found", src.display());
+        return None;
+    }
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(&src, d.join("data.mdb")).unwrap();
+    Some(d)
+}

@@ -1,0 +1,32 @@
+//! The JSON envelope shared by every command's `--json` output.
+//!
+//! Every report is one object with `schema_version` and `command` first, then
+//! the command's own fields. Field names are shared across commands: `path`
+//! (the path given), `data_file`, `layout` (`lmdb`, `dlmdb-v1`, `dlmdb-v2`),
+//! `txnid` (the snapshot read or the transaction written), `page_size`,
+//! `database` (one database: its name, `null` = main) and `databases` (a
+//! list of objects with `name`, and page counts as `depth`, `branch_pages`,
+//! `leaf_pages`, `overflow_pages`, `entries`). The JSON Schema of each
+//! command is in `crates/dlmdb-cli/schemas/<command>.schema.json`.
+
+use serde::Serialize;
+
+/// Bumped when a field is renamed or removed (adding fields keeps it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize> {
+    schema_version: u32,
+    command: &'a str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+/// `body` as pretty JSON inside the envelope.
+pub fn to_json<T: Serialize>(command: &str, body: &T) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(&Envelope {
+        schema_version: SCHEMA_VERSION,
+        command,
+        body,
+    })?)
+}

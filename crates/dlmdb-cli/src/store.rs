@@ -1,0 +1,235 @@
+//! Facts every command checks before opening a store: the path exists, the
+//! data file carries the meta magic, and the file is long enough for the
+//! pages its meta page references (a truncated file would otherwise be
+//! read past its end). Reads the two meta pages with plain reads
+//! (lmdb-format.md §10: magic at page offset 16, page size = FREE_DBI
+//! `md_pad` at 40, MAIN_DBI record at 88, `mm_last_pg` at 136, `mm_txnid`
+//! at 144).
+
+use crate::error::{fail, Kind};
+use anyhow::Result;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const MAGIC: u32 = 0xBEEF_C0DE;
+
+/// What the current meta page says, and how long the file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetaFacts {
+    pub page_size: u64,
+    pub data_version: u32,
+    pub txnid: u64,
+    pub last_pgno: u64,
+    /// Pages in the file (length / page size, rounded down).
+    pub file_pages: u64,
+    pub main_root: u64,
+    pub free_root: u64,
+    /// Branch + leaf + overflow pages of the main and free-list trees.
+    pub counted_pages: u64,
+}
+
+/// Page number of an empty tree's root.
+const NO_ROOT: u64 = u64::MAX;
+
+impl MetaFacts {
+    /// Why the file is too short for this meta, if it is. A file may
+    /// legitimately end before `last_pgno` when the missing pages are free
+    /// (lmdb-format.md §12.2), so only pages that are certainly in use
+    /// count: both roots, and the main and free-list trees' page totals.
+    pub fn truncation(&self) -> Option<String> {
+        let beyond = |root: u64| root != NO_ROOT && root >= self.file_pages;
+        if beyond(self.main_root)
+            || beyond(self.free_root)
+            || 2 + self.counted_pages > self.file_pages
+        {
+            Some(format!(
+                "data file truncated: it has {} pages, the meta page (txnid {}) says the store uses {}",
+                self.file_pages,
+                self.txnid,
+                self.last_pgno + 1
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+impl MetaFacts {
+    /// A warning for a file shorter than the meta's last page: the certain
+    /// truncation of [`truncation`](Self::truncation), else a note that the
+    /// missing pages must all be free ones.
+    pub fn shortfall(&self) -> Option<String> {
+        if let Some(t) = self.truncation() {
+            return Some(t);
+        }
+        (self.file_pages < self.last_pgno + 1).then(|| {
+            format!(
+                "data file has {} pages, fewer than the {} the meta page (txnid {}) counts; a store is sound only if the missing pages are free ones (`dlmdb check` tells)",
+                self.file_pages,
+                self.last_pgno + 1,
+                self.txnid
+            )
+        })
+    }
+}
+
+/// The data file of PATH: PATH itself when it is a file, else PATH/data.mdb.
+pub fn data_file_of(path: &Path) -> PathBuf {
+    if path.is_file() {
+        path.to_path_buf()
+    } else {
+        path.join("data.mdb")
+    }
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"))
+}
+
+/// One meta page's facts, if its magic is right (`page` holds >= 152 bytes).
+fn parse_meta(page: &[u8]) -> Option<(u64, u32, u64, u64, u64, u64, u64)> {
+    if page.len() < 152 || u32_at(page, 16) != MAGIC {
+        return None;
+    }
+    let psize = u64::from(u32_at(page, 40));
+    let tree_pages = |rec: usize| {
+        u64_at(page, rec + 8)
+            .saturating_add(u64_at(page, rec + 16))
+            .saturating_add(u64_at(page, rec + 24))
+    };
+    Some((
+        psize,
+        u32_at(page, 20),
+        u64_at(page, 144),
+        u64_at(page, 136),
+        u64_at(page, 88 + 40),
+        u64_at(page, 40 + 40),
+        tree_pages(88).saturating_add(tree_pages(40)),
+    ))
+}
+
+/// Read the current meta of `data_file`; `Ok(None)` when the file is not an
+/// LMDB/DLMDB data file.
+pub fn read_meta(data_file: &Path) -> std::io::Result<Option<MetaFacts>> {
+    let mut f = std::fs::File::open(data_file)?;
+    let len = f.metadata()?.len();
+    let mut head = vec![0u8; 152];
+    if len < 152 {
+        return Ok(None);
+    }
+    f.read_exact(&mut head)?;
+    let Some(m0) = parse_meta(&head) else {
+        return Ok(None);
+    };
+    let psize = m0.0;
+    if !(512..=65536).contains(&psize) || !psize.is_power_of_two() {
+        return Ok(None);
+    }
+    let mut current = m0;
+    if len >= psize + 152 {
+        use std::io::{Seek, SeekFrom};
+        f.seek(SeekFrom::Start(psize))?;
+        f.read_exact(&mut head)?;
+        if let Some(m1) = parse_meta(&head) {
+            if m1.2 > m0.2 && m1.0 == psize {
+                current = m1;
+            }
+        }
+    }
+    let (page_size, data_version, txnid, last_pgno, main_root, free_root, counted_pages) = current;
+    Ok(Some(MetaFacts {
+        page_size,
+        data_version,
+        txnid,
+        last_pgno,
+        file_pages: len / page_size,
+        main_root,
+        free_root,
+        counted_pages,
+    }))
+}
+
+/// Check that PATH is a store: exists, and its data file has a valid meta.
+/// Returns the meta facts (callers decide what a truncated file means).
+pub fn precheck(path: &Path) -> Result<MetaFacts> {
+    if !path.exists() {
+        return Err(fail(Kind::NotFound, "no such file or directory"));
+    }
+    let data_file = data_file_of(path);
+    let not_a_store = || {
+        fail(
+            Kind::NotAStore,
+            format!(
+                "{} is not an LMDB/DLMDB data file (no valid meta page)",
+                data_file.display()
+            ),
+        )
+    };
+    match read_meta(&data_file) {
+        Ok(Some(m)) => Ok(m),
+        Ok(None) => Err(not_a_store()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.is_dir() => Err(fail(
+            Kind::NotAStore,
+            format!("{} holds no data.mdb", path.display()),
+        )),
+        Err(e) => {
+            Err(anyhow::Error::new(e).context(format!("cannot read {}", data_file.display())))
+        }
+    }
+}
+
+/// As [`precheck`], and refuse a truncated file (commands that read pages).
+pub fn precheck_complete(path: &Path) -> Result<MetaFacts> {
+    let m = precheck(path)?;
+    if let Some(why) = m.truncation() {
+        return Err(fail(
+            Kind::Truncated,
+            format!("{}: {why}", data_file_of(path).display()),
+        ));
+    }
+    Ok(m)
+}
+
+/// Open an existing store for writing, in its layout (version-1 stores:
+/// DLMDB's padded layout when `choice` says so or the probe proves it).
+pub fn open_rw(path: &Path, choice: crate::stat::LayoutChoice, max_dbs: u32) -> Result<dlmdb::Env> {
+    use crate::stat::LayoutChoice;
+    use dlmdb::{EnvFlags, Layout, ProbeVerdict};
+    let data_file = data_file_of(path);
+    let mut flags = if path.is_file() {
+        EnvFlags::NO_SUB_DIR
+    } else {
+        EnvFlags::empty()
+    };
+    match dlmdb::read_data_version(&data_file) {
+        Some(2) => {}
+        Some(1) => {
+            let padded = match choice {
+                LayoutChoice::Dlmdb => true,
+                LayoutChoice::Lmdb => false,
+                LayoutChoice::Auto => matches!(
+                    dlmdb::probe_layout(&data_file).map(|p| p.verdict()),
+                    Ok(ProbeVerdict::Proven(Layout::DlmdbV1))
+                ),
+            };
+            if padded {
+                flags |= EnvFlags::FORMAT_DLMDB_V1;
+            }
+        }
+        _ => {
+            return Err(fail(
+                Kind::NotAStore,
+                format!("{} is not an LMDB/DLMDB data file", data_file.display()),
+            ))
+        }
+    }
+    use anyhow::Context;
+    dlmdb::Env::builder()
+        .flags(flags)
+        .max_dbs(max_dbs)
+        .open(path)
+        .context("cannot open the store for writing")
+}

@@ -1,0 +1,132 @@
+//! Damaged, truncated and not-a-store files: every command says what is
+//! wrong in exactly one line on stderr that names the file (and the
+//! database, when one is involved). Snapshots of stderr, temp paths
+//! redacted to `[TMP]`.
+
+mod common;
+
+use common::{bin, fixture_dir, fixtures};
+use std::path::Path;
+
+/// stderr of `dlmdb ARGS` for each case, one block per command line.
+fn stderr_of(cases: &[Vec<String>], tmp: &Path) -> String {
+    let mut all = String::new();
+    for args in cases {
+        let out = bin().args(args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_ne!(out.status.code(), Some(0), "{args:?} succeeded");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| a.replace(tmp.to_str().unwrap(), "[TMP]"))
+            .collect();
+        all.push_str(&format!(
+            "$ dlmdb {} (exit {:?})\n{}",
+            shown.join(" "),
+            out.status.code(),
+            err.replace(tmp.to_str().unwrap(), "[TMP]")
+        ));
+    }
+    all
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn not_a_store_is_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = tmp.path().join("notes.txt");
+    std::fs::write(&text, "this is a text file, not a store\n".repeat(200)).unwrap();
+    let empty_dir = tmp.path().join("emptydir");
+    std::fs::create_dir(&empty_dir).unwrap();
+    let t = s(&text);
+    let cases: Vec<Vec<String>> = [
+        vec!["stat", &t],
+        vec!["stat", "-a", "-e", &t],
+        vec!["check", &t],
+        vec!["dump", "-a", &t],
+        vec!["get", &t, "k"],
+        vec!["scan", &t],
+        vec!["copy", &t, "/nonexistent/dst"],
+        vec!["count", &t],
+        vec!["stat", &s(&empty_dir)],
+        vec!["stat", &s(&tmp.path().join("missing"))],
+    ]
+    .iter()
+    .map(|v| v.iter().map(|a| a.to_string()).collect())
+    .collect();
+    insta::assert_snapshot!("not_a_store", stderr_of(&cases, tmp.path()));
+}
+
+#[test]
+fn truncated_file_is_one_line_and_checks_first_problem() {
+    let Some(_) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let store = fixture_dir("stock.mdb", tmp.path(), "cut").unwrap();
+    let data = store.join("data.mdb");
+    // One page short: the engine opens it, stat warns in one line.
+    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    f.set_len(99 * 4096).unwrap();
+    drop(f);
+    let out = bin().arg("stat").arg(&store).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("dlmdb: warning: "), "{err}");
+    assert!(err.contains("has 99 pages, fewer than the 100"), "{err}");
+    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    f.set_len(20 * 4096).unwrap();
+    drop(f);
+    let st = s(&store);
+    let cases: Vec<Vec<String>> = [
+        vec!["stat", "-a", &st],
+        vec!["stat", "--pages", &st],
+        vec!["dump", "-a", &st],
+        vec!["scan", "-s", "accounts", &st],
+        vec!["copy", &st, &s(&tmp.path().join("c"))],
+    ]
+    .iter()
+    .map(|v| v.iter().map(|a| a.to_string()).collect())
+    .collect();
+    insta::assert_snapshot!("truncated", stderr_of(&cases, tmp.path()));
+    assert!(!tmp.path().join("c").exists());
+    // check: the truncation is the first problem, in one line.
+    let out = bin()
+        .args(["check", "--json"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["problems"][0]["message"],
+        "data file truncated: it has 20 pages, the meta page (txnid 40) says the store uses 100"
+    );
+}
+
+#[test]
+fn damaged_page_names_file_and_database() {
+    let Some(fx) = fixtures() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let store = fixture_dir("v2/plain.mdb", tmp.path(), "bad").unwrap();
+    let data = store.join("data.mdb");
+    let mut b = std::fs::read(fx.join("v2/plain.mdb")).unwrap();
+    // Page 234 is a leaf of database "big" in this fixture: point its
+    // first node offset past the page.
+    let off = 234 * 4096;
+    assert_eq!(u16::from_le_bytes([b[off + 10], b[off + 11]]) & 0x03, 0x02);
+    b[off + 16..off + 18].copy_from_slice(&0xfff0u16.to_le_bytes());
+    std::fs::write(&data, &b).unwrap();
+    let st = s(&store);
+    let cases: Vec<Vec<String>> = [
+        vec!["stat", "-a", "--pages", &st],
+        vec!["dump", "-a", &st],
+        vec!["scan", "-s", "big", &st],
+    ]
+    .iter()
+    .map(|v| v.iter().map(|a| a.to_string()).collect())
+    .collect();
+    insta::assert_snapshot!("damaged", stderr_of(&cases, tmp.path()));
+}
