@@ -1,5 +1,5 @@
 //! Every command's `--json` output, and the JSON errors, validated against
-//! the JSON Schema files in `schemas/` (Python `jsonschema`, Draft 2020-12).
+//! the JSON Schema files in `schemas/` (the `jsonschema` crate, Draft 2020-12).
 
 mod common;
 
