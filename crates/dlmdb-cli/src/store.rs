@@ -170,7 +170,10 @@ pub fn precheck(path: &Path) -> Result<MetaFacts> {
     };
     match read_meta(&data_file) {
         Ok(Some(m)) => Ok(m),
-        Ok(None) => Err(not_a_store()),
+        Ok(None) => Err(match dlmdb::unsupported_format_note(&data_file) {
+            Some(note) => fail(Kind::NotAStore, note),
+            None => not_a_store(),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.is_dir() => Err(fail(
             Kind::NotAStore,
             format!("{} holds no data.mdb", path.display()),

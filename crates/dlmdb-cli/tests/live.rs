@@ -108,9 +108,9 @@ fn read_only_commands_on_a_live_stock_store() {
         let want_lock = if f == Family::Lmdb09 { 1 } else { 2 };
         assert_eq!(stat["lock"]["joined"], want_lock, "{}: {stat}", f.name());
         assert_eq!(stat["layout"], "lmdb");
-        assert_eq!(stat["env"]["last_txnid"], txnid, "{}", f.name());
+        assert_eq!(stat["env"]["txnid"], txnid, "{}", f.name());
         assert_eq!(
-            stat["databases"][0]["stat"]["entries"],
+            stat["databases"][0]["entries"],
             entries,
             "{}: {stat}",
             f.name()
