@@ -12,6 +12,13 @@ use std::path::Path;
 /// Walk the whole store at `path` (directory or data file); `Err` lists the
 /// first problems found.
 pub fn strict_check(path: &Path) -> Result<(), String> {
+    // The store is open in this very process. A second environment on the
+    // same lock file would share its POSIX record locks, and closing it
+    // would drop the pid lock that marks this process's reader slots live,
+    // so a writer could take them for stale and reuse pages a held snapshot
+    // still reads. Without the lock file the check leaves those locks alone;
+    // the test commits nothing while it runs.
+    dlmdb_cli::stat::set_lock_options(dlmdb_cli::stat::LockFormatChoice::Auto, true);
     let opts = CheckOptions {
         path: path.to_path_buf(),
         subdb: None,
