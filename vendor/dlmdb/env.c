@@ -151,6 +151,7 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 	int rc, excl = 0, isnew = 0;
 	unsigned lockwant = 0;
 	MDB_meta m0, m1;
+	memset(&m0, 0, sizeof(m0));	/* a new file fills only a few fields */
 
 	if ((rc = dl_lock_wanted(flags, &lockwant)))
 		goto out;
