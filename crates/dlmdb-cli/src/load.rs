@@ -515,8 +515,8 @@ impl RecordCheck {
     fn new(flags: u32) -> RecordCheck {
         RecordCheck {
             flags,
-            korder: Order::for_keys(flags),
-            dorder: Order::for_dups(flags),
+            korder: Order::for_keys(crate::util::db_flags(flags)),
+            dorder: Order::for_dups(crate::util::db_flags(flags)),
             fixed: None,
             int_key: None,
             int_dup: None,

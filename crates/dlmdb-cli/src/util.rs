@@ -1,8 +1,6 @@
 //! Small shared pieces: hex and printable encodings of the dump format,
 //! key orderings per database flags, and store opening for writers.
 
-use std::cmp::Ordering;
-
 pub use dlmdb::unsupported_format_note;
 
 /// Two lowercase hex digits for every byte value, so encoding is one table
@@ -161,58 +159,13 @@ pub fn print_decode_into(out: &mut Vec<u8>, text: &[u8], col0: usize) -> Result<
     Ok(())
 }
 
-/// The stock orderings, chosen from database flags (lmdb-format.md §13).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// `memcmp` over the common length, shorter first.
-    Lexical,
-    /// Bytes compared from the end backwards, shorter first.
-    Reverse,
-    /// Native (little-endian) unsigned integers of 4 or 8 bytes.
-    Integer,
-}
+/// The stock orderings live with the rest of the format (`db_flags` turns
+/// the raw `md_flags` the commands read into the crate's flag type).
+pub use dlmdb_format::Order;
 
-impl Order {
-    /// Key order of a database with these flags.
-    pub fn for_keys(flags: u32) -> Order {
-        if flags & 0x02 != 0 {
-            Order::Reverse
-        } else if flags & 0x08 != 0 {
-            Order::Integer
-        } else {
-            Order::Lexical
-        }
-    }
-
-    /// Duplicate (value) order of a DUPSORT database with these flags.
-    pub fn for_dups(flags: u32) -> Order {
-        if flags & 0x20 != 0 {
-            Order::Integer
-        } else if flags & 0x40 != 0 {
-            Order::Reverse
-        } else {
-            Order::Lexical
-        }
-    }
-
-    /// Compare two items. Integer items of unequal or unusual size have no
-    /// defined order in LMDB; they are compared by length, then bytes from
-    /// the most significant end, which at least is a total order.
-    pub fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
-        match self {
-            Order::Lexical => a.cmp(b),
-            Order::Reverse => a.iter().rev().cmp(b.iter().rev()),
-            Order::Integer => a
-                .len()
-                .cmp(&b.len())
-                .then_with(|| a.iter().rev().cmp(b.iter().rev())),
-        }
-    }
-
-    /// Whether `item` has a size this order is defined for.
-    pub fn size_ok(self, item: &[u8]) -> bool {
-        self != Order::Integer || item.len() == 4 || item.len() == 8
-    }
+/// The persisted database flags as the format crate's type.
+pub fn db_flags(raw: u32) -> dlmdb_format::DbFlags {
+    dlmdb_format::DbFlags::from_bits_truncate(raw as u16)
 }
 
 /// How `get` and `scan` write keys and values.
@@ -289,13 +242,9 @@ mod tests {
     }
 
     #[test]
-    fn orders() {
-        assert_eq!(Order::Lexical.cmp(b"ab", b"abc"), Ordering::Less);
-        assert_eq!(Order::Reverse.cmp(b"ba", b"ab"), Ordering::Less);
-        assert_eq!(Order::Reverse.cmp(b"b", b"ab"), Ordering::Less);
-        let (one, two56) = (1u32.to_le_bytes(), 256u32.to_le_bytes());
-        assert_eq!(Order::Integer.cmp(&one, &two56), Ordering::Less);
-        assert_eq!(Order::for_keys(0x0a), Order::Reverse);
-        assert_eq!(Order::for_dups(0x60), Order::Integer);
+    fn raw_flags_choose_the_order() {
+        assert_eq!(Order::for_keys(db_flags(0x0a)), Order::Reverse);
+        assert_eq!(Order::for_keys(db_flags(0x08)), Order::Integer);
+        assert_eq!(Order::for_dups(db_flags(0x60)), Order::Integer);
     }
 }

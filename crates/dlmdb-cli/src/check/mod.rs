@@ -488,7 +488,7 @@ fn check_trees(
     let kind = |label: String, owner: u16, flags: u16| TreeKind {
         label,
         owner,
-        order: Order::for_keys(flags as u32),
+        order: Order::for_keys(crate::util::db_flags(flags as u32)),
         db_flags: flags,
         dup_tree: false,
         prefix: flags & 0x100 != 0,

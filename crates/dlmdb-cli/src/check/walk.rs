@@ -664,7 +664,7 @@ impl Checker {
                 let sub = TreeKind {
                     label: format!("{label} (duplicates of key {})", short(key)),
                     owner: kind.owner,
-                    order: Order::for_dups(dup_flags as u32),
+                    order: Order::for_dups(crate::util::db_flags(dup_flags as u32)),
                     db_flags: dup_flags,
                     dup_tree: true,
                     prefix: kind.prefix && dup_flags & 0x10 == 0,
@@ -721,7 +721,7 @@ impl Checker {
             );
             return 1;
         }
-        let order = Order::for_dups(cx.kind.db_flags as u32);
+        let order = Order::for_dups(crate::util::db_flags(cx.kind.db_flags as u32));
         let mut items: Vec<Vec<u8>> = Vec::new();
         if flags & P_LEAF2 != 0 {
             let k = u16_at(data, 8).unwrap() as usize;
