@@ -119,7 +119,34 @@ typedef struct dl_cctx {
 typedef struct dl_ctally {
 	uint64_t branch, leaf, overflow, entries;
 	uint64_t dup_branch, dup_leaf;
+	/* What the tree is, which decides the pages and nodes it may hold. */
+	unsigned dbflags;	/* its database's flags */
+	int	main;		/* the main DB: named-DB records allowed */
+	int	dup;		/* a duplicate sub-DB: bare items only */
+	unsigned itemsz;	/* DUPFIXED duplicate sub-DB: the item size */
 } dl_ctally;
+
+/* A leaf node's flags and data size fit the tree it is in (the rules
+ * `dlmdb check` applies).  dsz: the node's data size. */
+static int dl_copy_node_ok(const dl_ctally *t, unsigned nflags, size_t dsz)
+{
+	int dupsort = (t->dbflags & MDB_DUPSORT) != 0;
+	if (t->dup)
+		return nflags == 0 && dsz == 0;
+	switch (nflags) {
+	case 0:
+		return !dupsort || dsz <= DL_MAXKEY;
+	case F_BIGDATA:
+		return !dupsort;
+	case F_SUBDATA:
+		return t->main;
+	case F_DUPDATA:
+	case F_DUPDATA | F_SUBDATA:
+		return dupsort;
+	default:
+		return 0;
+	}
+}
 
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
 	pgno_t *newpg);
@@ -183,10 +210,25 @@ static int dl_tally_check(MDB_env *env, const MDB_db *rec, const dl_ctally *t)
  * duplicate sub-DB's pages are added to the owner's tally. */
 static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner)
 {
+	MDB_env *env = cx->txn->env;
 	dl_ctally st;
 	pgno_t np;
 	int rc;
 	memset(&st, 0, sizeof(st));
+	if (owner) {
+		st.dbflags = owner->dbflags;
+		st.dup = 1;
+		if (st.dbflags & MDB_DUPFIXED)
+			st.itemsz = rec->md_pad;
+		if (!rec->md_entries)
+			return MDB_CORRUPTED;	/* an empty duplicate sub-DB */
+	} else {
+		/* A named DB: flags this engine can read in this layout. */
+		st.dbflags = rec->md_flags;
+		if ((st.dbflags & ~DL_PERSISTENT_FLAGS) ||
+		    (!env->pad && (st.dbflags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION))))
+			return MDB_CORRUPTED;
+	}
 	if (rec->md_root == P_INVALID)
 		return rec->md_depth || rec->md_entries ? MDB_CORRUPTED : 0;
 	if (!rec->md_depth || rec->md_depth > DL_MAXDEPTH)
@@ -231,6 +273,14 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 	unsigned n = NUMKEYS(cp);
 	if (!n)
 		rc = MDB_CORRUPTED;
+	if (cp->mp_flags & P_SUBP)
+		rc = MDB_CORRUPTED;	/* a sub-page header on a page of its own */
+	if (IS_BRANCH(cp) && !rc &&
+	    !IS_COUNTED(cp) != !(t->dbflags & MDB_COUNTED))
+		rc = MDB_CORRUPTED;	/* counted pages exactly in counted trees */
+	if (IS_LEAF(cp) && !rc &&
+	    (IS_LEAF2(cp) ? !t->itemsz || cp->mp_pad != t->itemsz : t->itemsz != 0))
+		rc = MDB_CORRUPTED;	/* packed items exactly in DUPFIXED sub-DBs */
 	if (IS_BRANCH(cp)) {
 		t->branch++;
 		for (unsigned i = 0; i < n && !rc; i++) {
@@ -253,6 +303,10 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 			MDB_node *nd = NODEPTR(cp, i);
 			if ((rc = dl_node_check(env, cp, nd, 1)))
 				break;
+			if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd))) {
+				rc = MDB_CORRUPTED;
+				break;
+			}
 			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
 			if (nd->mn_flags & F_BIGDATA) {
 				pgno_t np;
@@ -389,6 +443,12 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	dl_ctally t;
 	memset(&t, 0, sizeof(t));
 	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
+	t.main = 1;
+	t.dbflags = mrec->md_flags;
+	if (txn->dbflags[DL_MAIN_DBI] & DB_INCOMPAT) {
+		rc = MDB_INCOMPATIBLE;	/* flags this engine cannot read here */
+		goto done;
+	}
 	if (!mrec->md_depth || mrec->md_depth > DL_MAXDEPTH) {
 		rc = MDB_CORRUPTED;
 		goto done;
