@@ -192,6 +192,47 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, size_t dsize, dl_ctally *t, 
 	return rc;
 }
 
+static int dl_cmp_extent(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The nodes of page cp (already checked one by one with dl_node_check) lie
+ * in its node area, at or above upper, and do not overlap.  The copy zeroes
+ * [lower, upper), so a node below upper would be lost.
+ */
+static int dl_copy_nodes_disjoint(MDB_env *env, MDB_page *cp)
+{
+	unsigned n = NUMKEYS(cp), up = MP_UPPER(cp);
+	uint32_t *ext = malloc((size_t)n * 2 * sizeof(uint32_t));
+	int rc = 0;
+	if (!ext)
+		return ENOMEM;
+	for (unsigned i = 0; i < n && !rc; i++) {
+		MDB_node *nd = NODEPTR(cp, i);
+		size_t off = cp->mp_ptrs[i], end;
+		if (IS_LEAF(cp))
+			end = off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
+				((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
+		else
+			end = off + NODEKOFF(cp) + nd->mn_ksize;
+		if (off < up)
+			rc = MDB_CORRUPTED;
+		ext[2 * i] = (uint32_t)off;
+		ext[2 * i + 1] = (uint32_t)end;
+	}
+	if (!rc) {
+		qsort(ext, n, 2 * sizeof(uint32_t), dl_cmp_extent);
+		for (unsigned i = 1; i < n && !rc; i++)
+			if (ext[2 * i - 1] > ext[2 * i])
+				rc = MDB_CORRUPTED;
+	}
+	free(ext);
+	return rc;
+}
+
 /* Whether a tree's tally matches its record's counters. */
 static int dl_tally_check(MDB_env *env, const MDB_db *rec, const dl_ctally *t)
 {
@@ -345,6 +386,8 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 			}
 		}
 	}
+	if (!rc && !IS_LEAF2(cp))
+		rc = dl_copy_nodes_disjoint(env, cp);
 	if (!rc) {
 		/* Unused bytes are not data: write them as zeros. */
 		if (!IS_LEAF2(cp))
