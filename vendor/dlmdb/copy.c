@@ -192,25 +192,35 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, size_t dsize, dl_ctally *t, 
 	return rc;
 }
 
-static int dl_cmp_extent(const void *a, const void *b)
+/* Mark units [a, b) in the bitmap; 1 if any was marked already. */
+static int dl_extent_mark(uint64_t *bits, size_t a, size_t b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
+	while (a < b) {
+		size_t w = a >> 6, sh = a & 63;
+		size_t n = b - a < 64 - sh ? b - a : 64 - sh;
+		uint64_t m = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << sh;
+		if (bits[w] & m)
+			return 1;
+		bits[w] |= m;
+		a += n;
+	}
+	return 0;
 }
 
 /*
  * The nodes of page cp (already checked one by one with dl_node_check) lie
  * in its node area, at or above upper, and do not overlap.  The copy zeroes
- * [lower, upper), so a node below upper would be lost.
+ * [lower, upper), so a node below upper would be lost.  Nodes start at even
+ * offsets, so a bitmap of 2-byte units (at most 16384 for 32 KiB pages)
+ * finds overlaps in one pass.
  */
 static int dl_copy_nodes_disjoint(MDB_env *env, MDB_page *cp)
 {
+	uint64_t bits[32768 / 2 / 64];
 	unsigned n = NUMKEYS(cp), up = MP_UPPER(cp);
-	uint32_t *ext = malloc((size_t)n * 2 * sizeof(uint32_t));
-	int rc = 0;
-	if (!ext)
-		return ENOMEM;
-	for (unsigned i = 0; i < n && !rc; i++) {
+	size_t units = env->psize / 2;
+	memset(bits, 0, (units + 63) / 64 * sizeof(uint64_t));
+	for (unsigned i = 0; i < n; i++) {
 		MDB_node *nd = NODEPTR(cp, i);
 		size_t off = cp->mp_ptrs[i], end;
 		if (IS_LEAF(cp))
@@ -218,19 +228,11 @@ static int dl_copy_nodes_disjoint(MDB_env *env, MDB_page *cp)
 				((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
 		else
 			end = off + NODEKOFF(cp) + nd->mn_ksize;
-		if (off < up)
-			rc = MDB_CORRUPTED;
-		ext[2 * i] = (uint32_t)off;
-		ext[2 * i + 1] = (uint32_t)end;
+		if (off < up || end > env->psize ||
+		    dl_extent_mark(bits, off / 2, (end + 1) / 2))
+			return MDB_CORRUPTED;
 	}
-	if (!rc) {
-		qsort(ext, n, 2 * sizeof(uint32_t), dl_cmp_extent);
-		for (unsigned i = 1; i < n && !rc; i++)
-			if (ext[2 * i - 1] > ext[2 * i])
-				rc = MDB_CORRUPTED;
-	}
-	free(ext);
-	return rc;
+	return 0;
 }
 
 /* Whether a tree's tally matches its record's counters. */
