@@ -1344,6 +1344,90 @@ fn counted_nested_txns() {
     }
 }
 
+/// Nested transactions over changes the parent made without asking for a
+/// count first: the child cannot write the parent's pages, so their counts
+/// must already be exact when it begins. Every rank and count is checked in
+/// an idle child, after the child's own changes, in a committed grandchild's
+/// parent, and after aborts, at depths 1 to 3.
+#[test]
+fn counted_nested_txns_over_unqueried_parent_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.mdb");
+    let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 28).unwrap();
+    for flags in [COUNTED, COUNTED | DUPSORT] {
+        let name = format!("u{flags:x}");
+        let mut model = CountModel::new(flags);
+        let txn = env.begin_rw().unwrap();
+        let dbi = txn
+            .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+            .unwrap();
+        for i in 0..3000 {
+            let k = format!("key{i:05}").into_bytes();
+            counted::put(&txn, dbi, &k, b"v", 0).unwrap();
+            model.put(&k, b"v");
+        }
+        txn.commit().unwrap();
+        // A new txn deletes some keys, asks nothing, starts an idle child.
+        let txn = env.begin_rw().unwrap();
+        let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
+        for i in 0..100 {
+            let k = format!("key{i:05}").into_bytes();
+            assert_eq!(counted::del(&txn, dbi, &k, None), Ok(true));
+            model.del_key(&k);
+        }
+        let child = ChildTxn::begin(&txn).expect("child");
+        counted::verify_every_rank(
+            &child,
+            dbi,
+            &model.snap(true),
+            &format!("{name}: idle child"),
+        );
+        // The child changes a few keys far from the parent's deletes.
+        let saved = model.clone();
+        for i in 2900..2910 {
+            let k = format!("key{i:05}").into_bytes();
+            assert_eq!(counted::del(&child, dbi, &k, None), Ok(true));
+            model.del_key(&k);
+        }
+        counted::verify_every_rank(&child, dbi, &model.snap(true), &format!("{name}: child"));
+        // A grandchild deletes elsewhere and commits; a great-grandchild
+        // started under it sees everything.
+        let gc = ChildTxn::begin(&child).expect("grandchild");
+        for i in 1500..1520 {
+            let k = format!("key{i:05}").into_bytes();
+            assert_eq!(counted::del(&gc, dbi, &k, None), Ok(true));
+            model.del_key(&k);
+        }
+        let ggc = ChildTxn::begin(&gc).expect("great-grandchild");
+        counted::verify_every_rank(
+            &ggc,
+            dbi,
+            &model.snap(true),
+            &format!("{name}: idle great-grandchild"),
+        );
+        drop(ggc);
+        gc.commit().unwrap();
+        counted::verify_every_rank(
+            &child,
+            dbi,
+            &model.snap(true),
+            &format!("{name}: child after grandchild commit"),
+        );
+        drop(child);
+        model = saved;
+        counted::verify_every_rank(
+            &txn,
+            dbi,
+            &model.snap(true),
+            &format!("{name}: parent after child abort"),
+        );
+        txn.commit().unwrap();
+        let r = env.begin_ro().unwrap();
+        let dbi = r.open_db(Some(name.as_bytes()), 0).unwrap();
+        counted::verify_every_rank(&r, dbi, &model.snap(true), &format!("{name}: committed"));
+    }
+}
+
 /// Plain and compacting copies (`mdb_env_copy2`) keep every count exact:
 /// the compacting copy rebuilds the trees, so its branch pages and counts
 /// are new and are checked again by rank queries and the structural checker.

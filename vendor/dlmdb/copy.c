@@ -236,7 +236,34 @@ typedef struct dl_cctx {
 typedef struct dl_ctally {
 	uint64_t branch, leaf, overflow, entries;
 	uint64_t dup_branch, dup_leaf;
+	/* What the tree is, which decides the pages and nodes it may hold. */
+	unsigned dbflags;	/* its database's flags */
+	int	main;		/* the main DB: named-DB records allowed */
+	int	dup;		/* a duplicate sub-DB: bare items only */
+	unsigned itemsz;	/* DUPFIXED duplicate sub-DB: the item size */
 } dl_ctally;
+
+/* A leaf node's flags and data size fit the tree it is in (the rules
+ * `dlmdb check` applies).  dsz: the node's data size. */
+static int dl_copy_node_ok(const dl_ctally *t, unsigned nflags, size_t dsz)
+{
+	int dupsort = (t->dbflags & MDB_DUPSORT) != 0;
+	if (t->dup)
+		return nflags == 0 && dsz == 0;
+	switch (nflags) {
+	case 0:
+		return !dupsort || dsz <= DL_MAXKEY;
+	case F_BIGDATA:
+		return !dupsort;
+	case F_SUBDATA:
+		return t->main;
+	case F_DUPDATA:
+	case F_DUPDATA | F_SUBDATA:
+		return dupsort;
+	default:
+		return 0;
+	}
+}
 
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
 	pgno_t *newpg);
@@ -307,6 +334,49 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, size_t dsize, dl_ctally *t, 
 	return rc;
 }
 
+/* Mark units [a, b) in the bitmap; 1 if any was marked already. */
+static int dl_extent_mark(uint64_t *bits, size_t a, size_t b)
+{
+	while (a < b) {
+		size_t w = a >> 6, sh = a & 63;
+		size_t n = b - a < 64 - sh ? b - a : 64 - sh;
+		uint64_t m = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << sh;
+		if (bits[w] & m)
+			return 1;
+		bits[w] |= m;
+		a += n;
+	}
+	return 0;
+}
+
+/*
+ * The nodes of page cp (already checked one by one with dl_node_check) lie
+ * in its node area, at or above upper, and do not overlap.  The copy zeroes
+ * [lower, upper), so a node below upper would be lost.  Nodes start at even
+ * offsets, so a bitmap of 2-byte units (at most 16384 for 32 KiB pages)
+ * finds overlaps in one pass.
+ */
+static int dl_copy_nodes_disjoint(MDB_env *env, MDB_page *cp)
+{
+	uint64_t bits[32768 / 2 / 64];
+	unsigned n = NUMKEYS(cp), up = MP_UPPER(cp);
+	size_t units = env->psize / 2;
+	memset(bits, 0, (units + 63) / 64 * sizeof(uint64_t));
+	for (unsigned i = 0; i < n; i++) {
+		MDB_node *nd = NODEPTR(cp, i);
+		size_t off = cp->mp_ptrs[i], end;
+		if (IS_LEAF(cp))
+			end = off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
+				((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
+		else
+			end = off + NODEKOFF(cp) + nd->mn_ksize;
+		if (off < up || end > env->psize ||
+		    dl_extent_mark(bits, off / 2, (end + 1) / 2))
+			return MDB_CORRUPTED;
+	}
+	return 0;
+}
+
 /* Whether a tree's tally matches its record's counters. */
 static int dl_tally_check(MDB_env *env, const MDB_db *rec, const dl_ctally *t)
 {
@@ -325,10 +395,25 @@ static int dl_tally_check(MDB_env *env, const MDB_db *rec, const dl_ctally *t)
  * duplicate sub-DB's pages are added to the owner's tally. */
 static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner)
 {
+	MDB_env *env = cx->txn->env;
 	dl_ctally st;
 	pgno_t np;
 	int rc;
 	memset(&st, 0, sizeof(st));
+	if (owner) {
+		st.dbflags = owner->dbflags;
+		st.dup = 1;
+		if (st.dbflags & MDB_DUPFIXED)
+			st.itemsz = rec->md_pad;
+		if (!rec->md_entries)
+			return MDB_CORRUPTED;	/* an empty duplicate sub-DB */
+	} else {
+		/* A named DB: flags this engine can read in this layout. */
+		st.dbflags = rec->md_flags;
+		if ((st.dbflags & ~DL_PERSISTENT_FLAGS) ||
+		    (!env->pad && (st.dbflags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION))))
+			return MDB_CORRUPTED;
+	}
 	if (rec->md_root == P_INVALID)
 		return rec->md_depth || rec->md_entries ? MDB_CORRUPTED : 0;
 	if (!rec->md_depth || rec->md_depth > DL_MAXDEPTH)
@@ -371,6 +456,14 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 	unsigned n = NUMKEYS(cp);
 	if (!n)
 		rc = MDB_CORRUPTED;
+	if (cp->mp_flags & P_SUBP)
+		rc = MDB_CORRUPTED;	/* a sub-page header on a page of its own */
+	if (IS_BRANCH(cp) && !rc &&
+	    !IS_COUNTED(cp) != !(t->dbflags & MDB_COUNTED))
+		rc = MDB_CORRUPTED;	/* counted pages exactly in counted trees */
+	if (IS_LEAF(cp) && !rc &&
+	    (IS_LEAF2(cp) ? !t->itemsz || cp->mp_pad != t->itemsz : t->itemsz != 0))
+		rc = MDB_CORRUPTED;	/* packed items exactly in DUPFIXED sub-DBs */
 	if (IS_BRANCH(cp)) {
 		t->branch++;
 		for (unsigned i = 0; i < n && !rc; i++) {
@@ -393,6 +486,10 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 			MDB_node *nd = NODEPTR(cp, i);
 			if ((rc = dl_node_check(env, cp, nd, 1)))
 				break;
+			if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd))) {
+				rc = MDB_CORRUPTED;
+				break;
+			}
 			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
 			if (nd->mn_flags & F_BIGDATA) {
 				pgno_t np;
@@ -431,6 +528,8 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 			}
 		}
 	}
+	if (!rc && !IS_LEAF2(cp))
+		rc = dl_copy_nodes_disjoint(env, cp);
 	if (!rc) {
 		/* Unused bytes are not data: write them as zeros. */
 		if (!IS_LEAF2(cp))
@@ -533,6 +632,12 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	dl_ctally t;
 	memset(&t, 0, sizeof(t));
 	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
+	t.main = 1;
+	t.dbflags = mrec->md_flags;
+	if (txn->dbflags[DL_MAIN_DBI] & DB_INCOMPAT) {
+		rc = MDB_INCOMPATIBLE;	/* flags this engine cannot read here */
+		goto done;
+	}
 	if (!mrec->md_depth || mrec->md_depth > DL_MAXDEPTH) {
 		rc = MDB_CORRUPTED;
 		goto done;

@@ -362,6 +362,64 @@ static void test_compact_copy_refuses_bad_record(void)
 	mdb_env_close(env);
 }
 
+/* A leaf node with flag bits no node carries: refused too. */
+static void test_compact_copy_refuses_bad_node_flags(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, 0, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	/* the first leaf of "d": a leaf page whose node 0 is a plain item */
+	long pg = -1;
+	for (long p = 2; (p + 1) * PS <= size && pg < 0; p++) {
+		uint16_t ptr0, nf;
+		if (flags_of(file + p * PS) != F_LEAF)
+			continue;
+		memcpy(&ptr0, file + p * PS + 16, 2);
+		memcpy(&nf, file + p * PS + ptr0 + 4, 2);
+		if (nf == 0 && ptr0 < PS - 8)
+			pg = p;
+	}
+	REQUIRE(pg >= 2);
+	uint16_t ptr0;
+	memcpy(&ptr0, file + pg * PS + 16, 2);
+	free(file);
+	uint16_t bad = 0x4500;
+	REQUIRE_OK(t_patch_file(path, pg * PS + ptr0 + 4, &bad, 2));
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	REQUIRE(env);
+	CHECK_RC(mdb_env_copy2(env, t_path("copy.mdb"), MDB_CP_COMPACT), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
+/* A node pointer into the free space between lower and upper (zeros there
+ * read as an empty node): the copy would zero that space, so it refuses. */
+static void test_compact_copy_refuses_node_below_upper(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, 0, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	long pg = -1;
+	uint16_t lower = 0, upper = 0;
+	for (long p = 2; (p + 1) * PS <= size && pg < 0; p++) {
+		memcpy(&lower, file + p * PS + 12, 2);
+		memcpy(&upper, file + p * PS + 14, 2);
+		if (flags_of(file + p * PS) == F_LEAF && upper - lower >= 64)
+			pg = p;
+	}
+	free(file);
+	REQUIRE(pg >= 2);
+	uint16_t into_free = (uint16_t)((lower + 16) & ~1);
+	REQUIRE_OK(t_patch_file(path, pg * PS + 16, &into_free, 2));
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	REQUIRE(env);
+	CHECK_RC(mdb_env_copy2(env, t_path("copy.mdb"), MDB_CP_COMPACT), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
 /* Sound stores of every kind still copy compactly. */
 static void test_compact_copy_sound(void)
 {
@@ -396,6 +454,8 @@ int main(void)
 	RUN(test_page_walk_damaged_counted_branch);
 	RUN(test_compact_copy_refuses_bad_counts);
 	RUN(test_compact_copy_refuses_bad_record);
+	RUN(test_compact_copy_refuses_bad_node_flags);
+	RUN(test_compact_copy_refuses_node_below_upper);
 	RUN(test_compact_copy_sound);
 	T_DONE();
 #endif

@@ -186,11 +186,117 @@ static void test_nested_churn(void)
 	mdb_env_close(env);
 }
 
+/*
+ * Deep chains of children that commit or abort, each freeing pages its
+ * ancestors had dirty: a page freed by a grandchild that its parent had
+ * copied from an older ancestor must not become reusable while that
+ * ancestor still holds its old copy (the top commit then failed with
+ * MDB_CORRUPTED in the free list).  The content is checked against a model
+ * after every top-level commit.
+ */
+#define DN_KEYS 1500
+static int dn_val[DN_KEYS];	/* value version per key, 0 = absent */
+
+/* n random puts and deletes; burst: delete a run of n keys instead (the
+ * merges free pages). */
+static void dn_mutate(MDB_txn *txn, MDB_dbi dbi, uint64_t *s, int tag, int n, int burst)
+{
+	int base = (int)(t_rand(s) % DN_KEYS);
+	for (int i = 0; i < n && !t_failures; i++) {
+		int k = burst ? (base + i) % DN_KEYS : (int)(t_rand(s) % DN_KEYS);
+		char kb[16], vb[64];
+		snprintf(kb, sizeof kb, "c%05d", k);
+		MDB_val key = t_val(kb);
+		if (burst || t_rand(s) % 3 == 0) {
+			int rc = mdb_del(txn, dbi, &key, NULL);
+			if (rc != (dn_val[k] ? 0 : MDB_NOTFOUND))
+				T_FAIL("del %s rc %d", kb, rc);
+			dn_val[k] = 0;
+		} else {
+			snprintf(vb, sizeof vb, "value-%d-%d-%040d", k, tag, 0);
+			MDB_val v = t_val(vb);
+			if (mdb_put(txn, dbi, &key, &v, 0))
+				T_FAIL("put %s", kb);
+			dn_val[k] = tag;
+		}
+	}
+}
+
+static void dn_level(MDB_txn *parent, MDB_dbi dbi, uint64_t *s, int depth, int *tag)
+{
+	static int saved[4][DN_KEYS];
+	for (int round = 0; round < 2 && !t_failures; round++) {
+		MDB_txn *child;
+		memcpy(saved[depth], dn_val, sizeof dn_val);
+		if (mdb_txn_begin(mdb_txn_env(parent), parent, 0, &child)) {
+			T_FAIL("child begin at depth %d", depth);
+			return;
+		}
+		int kind = (int)(t_rand(s) % 4);
+		dn_mutate(child, dbi, s, ++*tag, kind == 0 ? 0 : kind == 1 ? 5 : 300, kind == 3);
+		if (depth < 3)
+			dn_level(child, dbi, s, depth + 1, tag);
+		if (t_rand(s) % 3 == 0) {
+			mdb_txn_abort(child);
+			memcpy(dn_val, saved[depth], sizeof dn_val);
+		} else if (mdb_txn_commit(child)) {
+			T_FAIL("child commit at depth %d", depth);
+		}
+	}
+}
+
+static void test_nested_deep_freed_pages(void)
+{
+	for (uint64_t seed = 1; seed <= 12 && !t_failures; seed++) {
+		char dir[64];
+		snprintf(dir, sizeof dir, "s%llu", (unsigned long long)seed);
+		const char *path = t_path(dir);
+		mkdir(path, 0755);
+		memset(dn_val, 0, sizeof dn_val);
+		MDB_env *env = t_env_open(path, 0, 64u << 20, 0);
+		REQUIRE(env);
+		MDB_dbi dbi;
+		MDB_txn *txn;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, NULL, 0, &dbi));
+		REQUIRE_OK(mdb_txn_commit(txn));
+		uint64_t s = seed;
+		int tag = 0;
+		for (int t = 0; t < 5 && !t_failures; t++) {
+			REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+			dn_mutate(txn, dbi, &s, ++tag, t == 0 ? 1200 : 150, t % 3 == 2);
+			dn_level(txn, dbi, &s, 0, &tag);
+			int rc = mdb_txn_commit(txn);
+			if (rc) {
+				T_FAIL("seed %llu: top commit %d: rc %d (%s)", (unsigned long long)seed,
+				       t, rc, mdb_strerror(rc));
+				break;
+			}
+			/* the committed content is the model's */
+			REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+			for (int k = 0; k < DN_KEYS && !t_failures; k++) {
+				char kb[16], vb[64];
+				snprintf(kb, sizeof kb, "c%05d", k);
+				snprintf(vb, sizeof vb, "value-%d-%d-%040d", k, dn_val[k], 0);
+				MDB_val key = t_val(kb), v;
+				int g = mdb_get(txn, dbi, &key, &v);
+				if (dn_val[k] ? g != 0 || v.mv_size != strlen(vb) ||
+				    memcmp(v.mv_data, vb, v.mv_size) : g != MDB_NOTFOUND)
+					T_FAIL("seed %llu: key %s after commit %d", (unsigned long long)seed,
+					       kb, t);
+			}
+			mdb_txn_abort(txn);
+		}
+		mdb_env_close(env);
+	}
+}
+
 int main(void)
 {
 	RUN(test_nested_commit_abort);
 	RUN(test_nested_refused);
 	RUN(test_nested_rdonly_child);
 	RUN(test_nested_churn);
+	RUN(test_nested_deep_freed_pages);
 	T_DONE();
 }
