@@ -3,23 +3,7 @@
 
 mod common;
 use common::*;
-
-/// Two meta pages with data format 3, in the 24-byte page header layout
-/// (`wide`: flags at 18, magic at 24, version at 28) or the 16-byte one.
-fn lmdb1x_store(path: &std::path::Path, wide: bool) {
-    const PS: usize = 4096;
-    let mut buf = vec![0u8; 2 * PS];
-    for i in 0..2 {
-        let p = &mut buf[i * PS..(i + 1) * PS];
-        let h = if wide { 24 } else { 16 };
-        p[0..8].copy_from_slice(&(i as u64).to_le_bytes());
-        p[h - 6..h - 4].copy_from_slice(&0x08u16.to_le_bytes());
-        p[h..h + 4].copy_from_slice(&0xBEEF_C0DEu32.to_le_bytes());
-        p[h + 4..h + 8].copy_from_slice(&3u32.to_le_bytes());
-        p[h + 24..h + 28].copy_from_slice(&(PS as u32).to_le_bytes());
-    }
-    std::fs::write(path, buf).unwrap();
-}
+use dlmdb_tests::lmdb1x_store;
 
 #[test]
 fn every_command_names_an_lmdb1x_store() {
