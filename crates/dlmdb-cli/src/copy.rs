@@ -3,7 +3,7 @@
 //! partial output (and a directory this run created).
 
 use crate::error::{fail, Kind};
-use crate::stat::{open_env, LayoutChoice, Opened};
+use crate::stat::{open_env, LayoutChoice};
 use anyhow::{Context, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ pub struct CopyReport {
 
 pub fn run(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
     let facts = crate::store::precheck_complete(&a.src)?;
-    let opened = open_source(&a.src, a.compact, layout)?;
+    let opened = open_env(&a.src, layout)?;
     let Some(dst) = a.dst.filter(|d| d.as_os_str() != "-") else {
         if a.json {
             return Err(fail(
@@ -130,13 +130,6 @@ pub fn run(a: CopyArgs, layout: LayoutChoice) -> Result<()> {
         println!("{}", crate::report::to_json("copy", &rep)?);
     }
     Ok(())
-}
-
-/// The source environment, through the one opener every command uses (the
-/// engine's layout decision, the lock file shared with running processes or
-/// `--no-lock`).
-fn open_source(src: &Path, _compact: bool, layout: LayoutChoice) -> Result<Opened> {
-    open_env(src, layout)
 }
 
 type Watcher = (Arc<AtomicBool>, std::thread::JoinHandle<()>);
