@@ -103,7 +103,7 @@ pub fn decode_free_record(data: &[u8]) -> Result<Vec<u64>, String> {
 /// `dupsort_names` lists named DBs whose record counters follow other rules
 /// (their page counts are not compared).
 pub fn check_accounting(env: &Env) -> Result<AccountingReport, String> {
-    let (last_pg, _, _) = env.info().map_err(|e| format!("env_info: {e}"))?;
+    let last_pg = env.info().map_err(|e| format!("env_info: {e}"))?.last_pgno;
     let txn = env.begin_ro().map_err(|e| format!("txn_begin: {e}"))?;
     let mut owner: HashMap<u64, String> = HashMap::new();
     let mut trees = Vec::new();

@@ -1,64 +1,23 @@
 //! Shared helpers for dlmdb's cross-crate tests (`tests/tests/*.rs`).
 //!
-//! * [`stock`]: safe wrapper over stock LMDB (`lmdb-master-sys`), the oracle.
-//! * [`raw`]: the same wrapper over our engine's raw bindings (`dlmdb-sys`),
+//! * [`stock`]: the two-engine kit's driver over stock LMDB
+//!   (`lmdb-master-sys`), the oracle.
+//! * [`raw`]: the same driver over our engine's raw bindings (`dlmdb-sys`),
 //!   plus structural checks (page walk, free list, accounting invariant).
 //! * [`dump`], [`stat`]: the `mdb_dump` / `mdb_stat` text formats.
 //! * [`model`]: a `BTreeMap` model ordered like the stock comparators.
-//! * fixtures, temp dirs, seeds and external tools.
+//! * fixtures (located by `dlmdb_kit::fixtures_dir`), temp dirs, seeds and
+//!   external tools.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The small `MDB_val` / return-code helpers every raw wrapper here needs,
-/// written once for whichever FFI crate is in scope as `ffi` at the call
-/// site (`dlmdb-sys` and `lmdb-master-sys` have distinct `MDB_val` types).
-/// `$vis` is the visibility of `check`.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! raw_val_helpers {
-    ($($vis:tt)*) => {
-        /// `Ok` for a zero return code, else the code itself.
-        $($vis)* fn check(rc: i32) -> Res<()> {
-            if rc == 0 {
-                Ok(())
-            } else {
-                Err(rc)
-            }
-        }
+pub use dlmdb_kit::raw_val_helpers;
 
-        fn val(b: &[u8]) -> ffi::MDB_val {
-            ffi::MDB_val { mv_size: b.len(), mv_data: b.as_ptr() as *mut _ }
-        }
-
-        fn empty_val() -> ffi::MDB_val {
-            ffi::MDB_val { mv_size: 0, mv_data: std::ptr::null_mut() }
-        }
-
-        /// Copy an `MDB_val` returned by the engine into an owned vector.
-        ///
-        /// # Safety
-        /// `v` must describe readable memory that is valid for the current txn.
-        unsafe fn owned(v: &ffi::MDB_val) -> Vec<u8> {
-            if v.mv_size == 0 {
-                Vec::new()
-            } else {
-                std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size).to_vec()
-            }
-        }
-    };
-}
-
-mod wrap;
-
-/// An owned key/value pair.
-pub type Pair = (Vec<u8>, Vec<u8>);
-/// Owned key/value pairs in database order.
-pub type Pairs = Vec<Pair>;
+pub use dlmdb_kit::{fixtures, fixtures_dir, show, Pair, Pairs};
 
 pub mod counted;
 pub mod dump;
-pub mod dupwrap;
 pub mod live;
 pub mod model;
 pub mod multimap;
@@ -68,29 +27,19 @@ pub mod procs;
 pub mod stat;
 pub mod workload;
 
-/// Stock LMDB (mdb.master) through `lmdb-master-sys`.
+/// Stock LMDB (mdb.master) through the two-engine kit's driver.
 pub mod stock {
-    crate::lmdb_wrapper!(lmdb_master_sys);
-    pub use lmdb_master_sys::{MDB_INTEGERKEY, MDB_NOSUBDIR, MDB_REVERSEKEY};
+    pub use dlmdb_kit::stock::*;
 }
 
-/// Our engine through `dlmdb-sys` (raw FFI), for checks the safe API does
-/// not cover.
+/// Our engine through the same driver (raw `dlmdb-sys` calls), for checks
+/// the safe API does not cover, plus structural checks.
 pub mod raw {
-    crate::lmdb_wrapper!(dlmdb_sys);
     pub use crate::accounting::*;
+    pub use dlmdb_kit::ours::*;
 }
 
 mod accounting;
-
-/// Directory of the shared fixtures: `$DLMDB_FIXTURES`, else
-/// `<workspace root>/tests/fixtures`.
-pub fn fixtures_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
-        return PathBuf::from(d);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
-}
 
 /// Read a fixture companion file (dump, stat, json) as text.
 pub fn fixture_text(rel: &str) -> String {
@@ -174,17 +123,6 @@ pub fn seeds(fixed: &[u64]) -> Vec<u64> {
     let mut v = fixed.to_vec();
     v.push(t);
     v
-}
-
-/// Render bytes for a failure message: text when printable, else hex.
-pub fn show(b: &[u8]) -> String {
-    if !b.is_empty() && b.iter().all(|c| (0x20..0x7f).contains(c)) && b.len() <= 80 {
-        format!("{:?}", String::from_utf8_lossy(b))
-    } else if b.len() <= 40 {
-        format!("hex:{}", hex::encode(b))
-    } else {
-        format!("hex:{}..({} bytes)", hex::encode(&b[..32]), b.len())
-    }
 }
 
 /// Compare two pair lists and panic with the first difference.

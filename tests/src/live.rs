@@ -290,8 +290,8 @@ pub fn serve() {
                         let map: usize = a[2].parse().unwrap();
                         // The main DB's comparators are set up when it is
                         // opened once (stock LMDB needs this before use).
-                        let opened = m::Env::open(Path::new(a[1]), 0, 0, map).and_then(|e| {
-                            e.ro()?.open_db(None, 0)?;
+                        let opened = m::Env::open_file(Path::new(a[1]), 0, 0, map).and_then(|e| {
+                            e.begin(None, m::ffi::MDB_RDONLY)?.open_db(None, 0)?;
                             Ok(e)
                         });
                         match opened {
@@ -303,7 +303,7 @@ pub fn serve() {
                         }
                     }
                     (_, None) => err(libc::EINVAL),
-                    ("rbegin", Some(e)) => match e.ro() {
+                    ("rbegin", Some(e)) => match e.begin(None, m::ffi::MDB_RDONLY) {
                         Ok(t) => {
                             out(format!("ok {}", t.id()));
                             rtxn = Some(t);
@@ -314,7 +314,7 @@ pub fn serve() {
                         rtxn = None;
                         out("ok".into());
                     }
-                    ("wbegin", Some(e)) => match e.rw() {
+                    ("wbegin", Some(e)) => match e.begin(None, 0) {
                         Ok(t) => {
                             out(format!("ok {}", t.id()));
                             wtxn = Some(t);
@@ -349,7 +349,7 @@ pub fn serve() {
                         let fresh;
                         let t = match rtxn.as_ref() {
                             Some(t) => t,
-                            None => match e.ro() {
+                            None => match e.begin(None, m::ffi::MDB_RDONLY) {
                                 Ok(t) => {
                                     fresh = t;
                                     &fresh
@@ -371,7 +371,7 @@ pub fn serve() {
                         let fresh;
                         let t = match rtxn.as_ref() {
                             Some(t) => t,
-                            None => match e.ro() {
+                            None => match e.begin(None, m::ffi::MDB_RDONLY) {
                                 Ok(t) => {
                                     fresh = t;
                                     &fresh
@@ -382,7 +382,7 @@ pub fn serve() {
                                 }
                             },
                         };
-                        match t.walk(1) {
+                        match t.walk(1, true) {
                             Ok(p) => out(format!("ok {} {:016x}", p.len(), digest_of(&p))),
                             Err(rc) => err(rc),
                         }
@@ -391,10 +391,10 @@ pub fn serve() {
                         Ok(d) => out(format!("ok {d}")),
                         Err(rc) => err(rc),
                     },
-                    ("info", Some(e)) => {
-                        let i = e.info();
-                        out(format!("ok {} {}", i.1, i.3));
-                    }
+                    ("info", Some(e)) => match e.info() {
+                        Ok(i) => out(format!("ok {} {}", i.last_txnid, i.num_readers)),
+                        Err(rc) => err(rc),
+                    },
                     _ => err(libc::EINVAL),
                 }
             }

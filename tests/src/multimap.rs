@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use crate::dupwrap::{fl, rc, wf};
 use crate::model::sort_key;
+use dlmdb_kit::dup::{fl, rc, wf};
 
 /// Sort transform for a duplicate under the DB flags.
 pub fn dup_sort_key(flags: u32, d: &[u8]) -> Vec<u8> {

@@ -286,6 +286,44 @@ pub trait KvRead {
     fn entries(&self, dbi: u32) -> Result<u64, i32>;
 }
 
+/// [`KvWrite`] and [`KvRead`] for a transaction of the two-engine kit's
+/// driver; the same code for both engines.
+macro_rules! kv_for_kit_txn {
+    ($engine:ident) => {
+        impl KvWrite for dlmdb_kit::$engine::Txn<'_> {
+            fn open_db(&mut self, name: Option<&[u8]>, flags: u32) -> Result<u32, i32> {
+                dlmdb_kit::$engine::Txn::open_db(self, name, flags)
+            }
+            fn put(&mut self, dbi: u32, key: &[u8], val: &[u8]) -> Result<(), i32> {
+                dlmdb_kit::$engine::Txn::put(self, dbi, key, val, 0)
+            }
+            fn del(&mut self, dbi: u32, key: &[u8]) -> Result<bool, i32> {
+                dlmdb_kit::$engine::Txn::del(self, dbi, key, None)
+            }
+        }
+
+        impl KvRead for dlmdb_kit::$engine::Txn<'_> {
+            fn open_db(&self, name: Option<&[u8]>) -> Result<u32, i32> {
+                dlmdb_kit::$engine::Txn::open_db(self, name, 0)
+            }
+            fn db_flags(&self, dbi: u32) -> Result<u32, i32> {
+                dlmdb_kit::$engine::Txn::db_flags(self, dbi)
+            }
+            fn get(&self, dbi: u32, key: &[u8]) -> Result<Option<Vec<u8>>, i32> {
+                dlmdb_kit::$engine::Txn::get(self, dbi, key)
+            }
+            fn walk(&self, dbi: u32, forward: bool) -> Result<crate::Pairs, i32> {
+                dlmdb_kit::$engine::Txn::walk(self, dbi, forward)
+            }
+            fn entries(&self, dbi: u32) -> Result<u64, i32> {
+                dlmdb_kit::$engine::Txn::entries(self, dbi)
+            }
+        }
+    };
+}
+kv_for_kit_txn!(ours);
+kv_for_kit_txn!(stock);
+
 /// Apply the operations of one transaction; panics on any unexpected result.
 pub fn apply_txn<W: KvWrite>(w: &mut W, specs: &[DbSpec], t: &TxnOps, who: &str) {
     let mut dbis = Vec::new();

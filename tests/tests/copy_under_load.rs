@@ -33,15 +33,15 @@ macro_rules! digest_fn {
     ($name:ident, $m:ident) => {
         /// (txn id, digest) of the three DBs in a read txn of `env`.
         fn $name(env: &$m::Env) -> (u64, u64) {
-            let t = env.ro().unwrap();
+            let t = env.begin_ro().unwrap();
             let mut all = Vec::new();
             for n in DBS {
                 let d = t
-                    .open_db(Some(n), 0)
+                    .open_db(Some(n.as_bytes()), 0)
                     .unwrap_or_else(|e| panic!("open {n}: {}", $m::strerror(e)));
                 all.push((
                     n,
-                    t.walk(d)
+                    t.walk(d, true)
                         .unwrap_or_else(|e| panic!("walk {n}: {}", $m::strerror(e))),
                 ));
             }
@@ -56,7 +56,7 @@ digest_fn!(digest_ours, ours);
 digest_fn!(digest_stock, stock);
 
 fn write_txn(env: &ours::Env, dbis: &[u32], rng: &mut ChaCha8Rng) -> (u64, u64) {
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     for _ in 0..rng.gen_range(1..60) {
         let r: u32 = rng.gen_range(0..100);
         match r {
@@ -99,7 +99,7 @@ fn write_txn(env: &ours::Env, dbis: &[u32], rng: &mut ChaCha8Rng) -> (u64, u64) 
     let id = t.id();
     let mut all = Vec::new();
     for (i, n) in DBS.iter().enumerate() {
-        all.push((*n, t.walk(dbis[i]).unwrap()));
+        all.push((*n, t.walk(dbis[i], true).unwrap()));
     }
     let d = procs::digest(all.iter().map(|(n, p)| (*n, p.as_slice())));
     t.commit().unwrap();
@@ -159,7 +159,7 @@ fn run(flags: u32, label: &str, seed: u64) {
     let stock_format = flags & ours::ffi::MDB_FORMAT_LMDB != 0;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.mdb");
-    let env = Arc::new(ours::Env::open(&path, flags, 4, MAP).unwrap());
+    let env = Arc::new(ours::Env::open_file(&path, flags, 4, MAP).unwrap());
     let dbis = env.create_dbs(&db_flags()).unwrap();
     let snaps: Arc<Mutex<HashMap<u64, u64>>> = Arc::new(Mutex::new(HashMap::new()));
     {
@@ -212,13 +212,13 @@ fn run(flags: u32, label: &str, seed: u64) {
     for (kind, p) in &copies {
         let what = format!("{label} seed {seed}: {kind:?} {}", p.display());
         let (id, d) = {
-            let e = ours::Env::open(p, 0, 4, 0)
+            let e = ours::Env::open_file(p, 0, 4, 0)
                 .unwrap_or_else(|e| panic!("{what}: open: {}", ours::strerror(e)));
             digest_ours(&e)
         };
         remove_lock(p);
         if stock_format {
-            let e = stock::Env::open(p, 0, 4, 0)
+            let e = stock::Env::open_file(p, 0, 4, 0)
                 .unwrap_or_else(|e| panic!("{what}: stock open: {}", stock::strerror(e)));
             let s = digest_stock(&e);
             assert_eq!(
@@ -273,13 +273,13 @@ fn run(flags: u32, label: &str, seed: u64) {
     let ours_c = dir.path().join("recompact-ours.mdb");
     let stock_c = dir.path().join("recompact-stock.mdb");
     {
-        let e = ours::Env::open(plain, 0, 4, 0).unwrap();
+        let e = ours::Env::open_file(plain, 0, 4, 0).unwrap();
         e.copy2(&ours_c, ours::ffi::MDB_CP_COMPACT).unwrap();
     }
     remove_lock(plain);
     if stock_format {
         {
-            let e = stock::Env::open(plain, 0, 4, 0).unwrap();
+            let e = stock::Env::open_file(plain, 0, 4, 0).unwrap();
             e.copy2(&stock_c, stock::ffi::MDB_CP_COMPACT).unwrap();
         }
         remove_lock(plain);
@@ -301,11 +301,11 @@ fn run(flags: u32, label: &str, seed: u64) {
             }
         }
         let d_ours = {
-            let e = stock::Env::open(&ours_c, 0, 4, 0).unwrap();
+            let e = stock::Env::open_file(&ours_c, 0, 4, 0).unwrap();
             digest_stock(&e)
         };
         let d_stock = {
-            let e = ours::Env::open(&stock_c, 0, 4, 0).unwrap();
+            let e = ours::Env::open_file(&stock_c, 0, 4, 0).unwrap();
             digest_ours(&e)
         };
         assert_eq!(
@@ -346,10 +346,10 @@ macro_rules! pipe_copy_test {
             use $m as m;
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("data.mdb");
-            let env = m::Env::open(&path, $flags, 4, MAP).unwrap();
+            let env = m::Env::open_file(&path, $flags, 4, MAP).unwrap();
             let dbis = env.create_dbs(&db_flags()).unwrap();
             {
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 for i in 0..3000u32 {
                     t.put(dbis[0], format!("x{i:05}").as_bytes(), &vec![(i % 251) as u8; (i % 700) as usize], 0).unwrap();
                     t.put(dbis[1], format!("y{:03}", i % 97).as_bytes(), format!("{i:06}").as_bytes(), 0).unwrap();
@@ -359,7 +359,7 @@ macro_rules! pipe_copy_test {
                 }
                 t.commit().unwrap();
                 // Some free pages, so compaction has something to drop.
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 for i in (0..3000u32).step_by(3) {
                     t.del(dbis[0], format!("x{i:05}").as_bytes(), None).unwrap();
                 }
@@ -389,7 +389,7 @@ macro_rules! pipe_copy_test {
                 assert_eq!(bytes.len() % 4096, 0, "stream length {} (compact {compact})", bytes.len());
                 let out = dir.path().join(format!("piped-{compact}.mdb"));
                 std::fs::write(&out, &bytes).unwrap();
-                let e = m::Env::open(&out, 0, 4, 0).unwrap();
+                let e = m::Env::open_file(&out, 0, 4, 0).unwrap();
                 let got = $digest(&e);
                 assert_eq!(got.1, want.1, "piped copy (compact {compact}) holds other contents");
                 if !compact {

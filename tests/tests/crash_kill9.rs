@@ -42,7 +42,7 @@ fn txn_digest(txn: &ours::Txn, dbis: &[u32]) -> Result<u64, String> {
     for (i, &d) in dbis.iter().enumerate() {
         all.push((
             DBS[i],
-            txn.walk(d)
+            txn.walk(d, true)
                 .map_err(|e| format!("walk {}: {}", DBS[i], ours::strerror(e)))?,
         ));
     }
@@ -111,11 +111,11 @@ fn crasher() {
     let path = procs::param("PATH");
     let flags = procs::param_u64("FLAGS") as u32;
     let mut rng = ChaCha8Rng::seed_from_u64(procs::param_u64("SEED"));
-    let env = ours::Env::open(Path::new(&path), flags, 4, MAP).expect("crasher: open");
+    let env = ours::Env::open_file(Path::new(&path), flags, 4, MAP).expect("crasher: open");
     let dbis = env.open_dbs(&DBS).expect("crasher: open dbs");
     procs::report("ready");
     for _ in 0..20_000 {
-        let txn = env.rw().expect("crasher: begin");
+        let txn = env.begin_rw().expect("crasher: begin");
         let id = txn.id();
         let nops = if rng.gen_bool(0.1) {
             rng.gen_range(100..400)
@@ -173,7 +173,7 @@ fn env_state(env: &ours::Env, what: &str) -> (u64, u64) {
         .open_dbs(&DBS)
         .unwrap_or_else(|e| panic!("{what}: open dbs: {}", ours::strerror(e)));
     let txn = env
-        .ro()
+        .begin_ro()
         .unwrap_or_else(|e| panic!("{what}: read txn: {}", ours::strerror(e)));
     let id = txn.id();
     let d = txn_digest(&txn, &dbis).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -191,10 +191,14 @@ fn env_state(env: &ours::Env, what: &str) -> (u64, u64) {
 /// the accounting and file checks. Never two environments open at once.
 fn verify_store(path: &Path, flags: u32, what: &str) -> (u64, u64) {
     let (id, d) = {
-        let env = ours::Env::open(path, flags, 4, 0)
+        let env = ours::Env::open_file(path, flags, 4, 0)
             .unwrap_or_else(|e| panic!("{what}: reopen: {}", ours::strerror(e)));
         let r = env_state(&env, what);
-        assert_eq!(r.0, env.info().1, "{what}: read txn id vs env info");
+        assert_eq!(
+            r.0,
+            env.info().unwrap().last_txnid,
+            "{what}: read txn id vs env info"
+        );
         r
     };
     accounting(path, flags, what);
@@ -236,11 +240,11 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
     let path = dir.path().join("data.mdb");
     // Create the store before any kill, so a kill never lands in creation.
     {
-        let env = ours::Env::open(&path, flags, 4, MAP).unwrap();
+        let env = ours::Env::open_file(&path, flags, 4, MAP).unwrap();
         env.create_dbs(&db_flags()).unwrap();
     }
     let mut known = verify_store(&path, flags, &format!("{name}: initial"));
-    let held = hold.then(|| ours::Env::open(&path, flags, 4, MAP).unwrap());
+    let held = hold.then(|| ours::Env::open_file(&path, flags, 4, MAP).unwrap());
     let started = Instant::now();
     let (mut commits, mut in_flight_wins) = (0usize, 0usize);
     // With the env held open, the lock file outlives every child. A child
@@ -350,13 +354,13 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
     // A stock-layout store must also read back identically through stock LMDB.
     if flags & ours::ffi::MDB_FORMAT_LMDB != 0 {
         dlmdb_tests::remove_lock(&path);
-        let env = procs::stock::Env::open(&path, 0, 4, 0).expect("stock open");
-        let t = env.ro().unwrap();
+        let env = procs::stock::Env::open_file(&path, 0, 4, 0).expect("stock open");
+        let t = env.begin_ro().unwrap();
         assert_eq!(t.id(), known.0, "{name}: stock LMDB sees another txn id");
         let mut all = Vec::new();
         for n in DBS {
-            let d = t.open_db(Some(n), 0).unwrap();
-            all.push((n, t.walk(d).unwrap()));
+            let d = t.open_db(Some(n.as_bytes()), 0).unwrap();
+            all.push((n, t.walk(d, true).unwrap()));
         }
         let d = procs::digest(all.iter().map(|(n, p)| (*n, p.as_slice())));
         assert_eq!(d, known.1, "{name}: stock LMDB reads other contents");

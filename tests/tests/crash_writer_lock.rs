@@ -17,11 +17,11 @@ fn role_hold_writer() {
     let path = procs::param("PATH");
     macro_rules! go {
         ($m:ident) => {{
-            let env = $m::Env::open(Path::new(&path), 0, 2, MAP).expect("open");
+            let env = $m::Env::open_file(Path::new(&path), 0, 2, MAP).expect("open");
             let dbi = env.open_dbs(&["d"]).unwrap()[0];
             // A read txn too, so the dead process also leaves a reader slot.
-            let r = env.ro().unwrap();
-            let t = env.rw().unwrap();
+            let r = env.begin_ro().unwrap();
+            let t = env.begin_rw().unwrap();
             for i in 0..500u32 {
                 t.put(dbi, format!("dead{i:04}").as_bytes(), &[9u8; 500], 0)
                     .unwrap();
@@ -51,25 +51,25 @@ macro_rules! dead_writer_test {
             }
             use $m as m;
             let (_dir, path) = procs::temp_store();
-            let env = std::sync::Arc::new(m::Env::open(&path, 0, 2, MAP).unwrap());
+            let env = std::sync::Arc::new(m::Env::open_file(&path, 0, 2, MAP).unwrap());
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             {
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 t.put(dbi, b"before", b"1", 0).unwrap();
                 t.commit().unwrap();
             }
-            let committed = env.info().1;
+            let committed = env.info().unwrap().last_txnid;
             for round in 0..3 {
                 let child = procs::spawn_on_store("hold_writer", &path, $engine);
                 child.expect("inside", Duration::from_secs(30));
                 let _ = child.kill9();
                 // Readers are unaffected.
-                assert_eq!(env.ro().unwrap().get(dbi, b"before").unwrap().as_deref(), Some(&b"1"[..]));
+                assert_eq!(env.begin_ro().unwrap().get(dbi, b"before").unwrap().as_deref(), Some(&b"1"[..]));
                 // The next writer must get the lock (in a thread, with a deadline).
                 let (tx, rx) = mpsc::channel();
                 let env2 = env.clone();
                 std::thread::spawn(move || {
-                    let r = env2.rw().map(|t| {
+                    let r = env2.begin_rw().map(|t| {
                         let seen = t.get(dbi, b"dead0000").unwrap();
                         t.put(dbi, format!("after{round}").as_bytes(), b"2", 0).unwrap();
                         (seen, t.commit())
@@ -84,7 +84,7 @@ macro_rules! dead_writer_test {
                     Ok(Err(e)) => panic!("{} round {round}: write txn after a dead writer: {}", $engine, m::strerror(e)),
                     Err(_) => panic!("{} round {round}: write txn still blocked 20 s after the lock owner was killed", $engine),
                 }
-                assert_eq!(env.info().1, committed + round + 1, "{} round {round}: txn ids", $engine);
+                assert_eq!(env.info().unwrap().last_txnid, committed + round + 1, "{} round {round}: txn ids", $engine);
             }
             // The dead processes' reader slots are gone (cleared by the
             // recovery or by an explicit check; either way none is left).
@@ -96,7 +96,7 @@ macro_rules! dead_writer_test {
                 "{}: slots of dead processes remain: {lines:?}",
                 $engine
             );
-            let t = env.ro().unwrap();
+            let t = env.begin_ro().unwrap();
             assert_eq!(t.entries(dbi).unwrap(), 4);
         }
     };
@@ -123,14 +123,14 @@ macro_rules! stale_header_test {
             use std::os::unix::fs::FileExt;
             use $m as m;
             let (dir, path) = procs::temp_store();
-            let env = m::Env::open(&path, 0, 2, MAP).unwrap();
+            let env = m::Env::open_file(&path, 0, 2, MAP).unwrap();
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             for i in 0..5u32 {
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 t.put(dbi, format!("k{i}").as_bytes(), &[i as u8; 2000], 0).unwrap();
                 t.commit().unwrap();
             }
-            let newest = env.info().1;
+            let newest = env.info().unwrap().last_txnid;
             let child = procs::spawn_on_store("hold_writer", &path, $engine);
             child.expect("inside", Duration::from_secs(30));
             let _ = child.kill9();
@@ -139,16 +139,16 @@ macro_rules! stale_header_test {
             lock.read_exact_at(&mut b, 8).unwrap();
             assert_eq!(u64::from_le_bytes(b), newest, "{}: lock file header txnid not at offset 8", $engine);
             lock.write_all_at(&(newest - 1).to_le_bytes(), 8).unwrap();
-            let t = env.rw().unwrap_or_else(|e| panic!("{}: write txn after the recovery: {}", $engine, m::strerror(e)));
+            let t = env.begin_rw().unwrap_or_else(|e| panic!("{}: write txn after the recovery: {}", $engine, m::strerror(e)));
             assert_eq!(t.id(), newest + 1, "{}: the recovered writer builds on txn {} instead of the newest meta {newest}", $engine, t.id() - 1);
             assert_eq!(t.get(dbi, b"k4").unwrap(), Some(vec![4u8; 2000]), "{}: the newest commit is lost", $engine);
             t.put(dbi, b"k5", b"x", 0).unwrap_or_else(|e| panic!("{}: put: {}", $engine, m::strerror(e)));
             t.commit().unwrap_or_else(|e| panic!("{}: commit: {}", $engine, m::strerror(e)));
             drop(env);
             dlmdb_tests::remove_lock(&path);
-            let env = m::Env::open(&path, 0, 2, 0).unwrap();
+            let env = m::Env::open_file(&path, 0, 2, 0).unwrap();
             let dbi = env.open_dbs(&["d"]).unwrap()[0];
-            let t = env.ro().unwrap();
+            let t = env.begin_ro().unwrap();
             assert_eq!(t.id(), newest + 1);
             assert_eq!(t.entries(dbi).unwrap(), 6);
         }

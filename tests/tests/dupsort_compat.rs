@@ -27,13 +27,13 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use dlmdb_kit::dup::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::dump::{render_bytevalue, DumpHeader};
-use dlmdb_tests::dupwrap::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::multimap::MultiDb;
 use dlmdb_tests::{have_tool, raw, remove_lock, run_tool, seeds, show, skip_note};
 
-type Stock = dlmdb_tests::dupwrap::stock::Exec;
-type Ours = dlmdb_tests::dupwrap::ours::Exec;
+type Stock = dlmdb_kit::stock::Exec;
+type Ours = dlmdb_kit::ours::Exec;
 
 const MAP: usize = 64 << 20;
 const MAXDBS: u32 = 16;

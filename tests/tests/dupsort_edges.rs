@@ -104,7 +104,7 @@
 //!   GET_CURRENT, which ends a "just deleted" state that FIRST_DUP/LAST_DUP
 //!   keep, so list_dup is not called after a cursor delete until an
 //!   absolute positioning.
-//! `mdb_cursor_list_dup` (stock has none; emulated, see dupwrap.rs) is only
+//! `mdb_cursor_list_dup` (stock has none; emulated, see `dlmdb_kit::stock`) is only
 //! called right after a successful positioning op.
 //!
 //! `stock_self_check` runs stock against stock (sanity of the harness);
@@ -119,7 +119,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use dlmdb_tests::dupwrap::{fl, op, rc, wf, DupEngine, Out};
+use dlmdb_kit::dup::{fl, op, rc, wf, DupEngine, Out};
 use dlmdb_tests::seeds;
 
 const MAP: usize = 64 << 20;
@@ -1033,13 +1033,9 @@ fn replay_from_env() -> bool {
         .map(|i| all[i.parse::<usize>().unwrap()].clone())
         .collect();
     let r = if it.next() == Some("ours") {
-        run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::ours::Exec>(
-            db,
-            &ops,
-            fl::FORMAT_LMDB,
-        )
+        run::<dlmdb_kit::stock::Exec, dlmdb_kit::ours::Exec>(db, &ops, fl::FORMAT_LMDB)
     } else {
-        run::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(db, &ops, 0)
+        run::<dlmdb_kit::stock::Exec, dlmdb_kit::stock::Exec>(db, &ops, 0)
     };
     eprintln!("replay result: {r:?}");
     true
@@ -1050,14 +1046,12 @@ fn stock_self_check() {
     if replay_from_env() {
         return;
     }
-    differential::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::stock::Exec>(0);
+    differential::<dlmdb_kit::stock::Exec, dlmdb_kit::stock::Exec>(0);
 }
 
 #[test]
 fn ours_vs_stock_op_for_op() {
-    differential::<dlmdb_tests::dupwrap::stock::Exec, dlmdb_tests::dupwrap::ours::Exec>(
-        fl::FORMAT_LMDB,
-    );
+    differential::<dlmdb_kit::stock::Exec, dlmdb_kit::ours::Exec>(fl::FORMAT_LMDB);
 }
 
 /// Minimal op sequences (found by `DLMDB_EDGES_MIN=1` from seeded runs) on
@@ -1141,10 +1135,8 @@ fn minimized_sequences_match_stock() {
         let db = DBS.iter().find(|d| d.name == name).unwrap();
         let all = gen(seed ^ (db.flags as u64) << 32, db, 4000);
         let ops: Vec<E> = idx.iter().map(|&i| all[i].clone()).collect();
-        if let Err((i, msg)) = run::<
-            dlmdb_tests::dupwrap::stock::Exec,
-            dlmdb_tests::dupwrap::ours::Exec,
-        >(db, &ops, fl::FORMAT_LMDB)
+        if let Err((i, msg)) =
+            run::<dlmdb_kit::stock::Exec, dlmdb_kit::ours::Exec>(db, &ops, fl::FORMAT_LMDB)
         {
             failures.push(format!("{name} seed {seed}, op {}: {msg}", idx[i]));
         }
@@ -1158,7 +1150,7 @@ fn minimized_sequences_match_stock() {
 #[test]
 fn stock_documented_traces() {
     let db = &DBS[0];
-    let mut s = Side::<dlmdb_tests::dupwrap::stock::Exec>::new(db, 0);
+    let mut s = Side::<dlmdb_kit::stock::Exec>::new(db, 0);
     for (k, d) in [
         ("a", "1"),
         ("a", "2"),
@@ -1219,7 +1211,7 @@ fn stock_documented_traces() {
 #[test]
 fn stock_quirk_refused_appenddup_converts_plain_value() {
     let db = &DBS[0];
-    let mut s = Side::<dlmdb_tests::dupwrap::stock::Exec>::new(db, 0);
+    let mut s = Side::<dlmdb_kit::stock::Exec>::new(db, 0);
     assert_eq!(s.x.put(s.dbi, b"k", b"5", 0).rc, 0);
     assert_eq!(s.ensure(0), 0);
     assert_eq!(s.x.cget(0, op::SET, Some(b"k"), None).rc, 0);

@@ -22,8 +22,8 @@
 
 use std::collections::BTreeMap;
 
+use dlmdb_kit::dup::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::dump::{parse_dump, DumpDb};
-use dlmdb_tests::dupwrap::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::stat::parse_stat;
 use dlmdb_tests::{copy_fixture, fixture_text, show};
 
@@ -373,32 +373,32 @@ fn check_fixture<E: DupEngine>(fx: &Fixture) {
 
 #[test]
 fn stock_self_check_dupsort_stock_mdb() {
-    check_fixture::<dlmdb_tests::dupwrap::stock::Exec>(&DUPSORT_STOCK);
+    check_fixture::<dlmdb_kit::stock::Exec>(&DUPSORT_STOCK);
 }
 
 #[test]
 fn stock_self_check_stock_mdb_tags() {
-    check_fixture::<dlmdb_tests::dupwrap::stock::Exec>(&STOCK_TAGS);
+    check_fixture::<dlmdb_kit::stock::Exec>(&STOCK_TAGS);
 }
 
 // ----- our engine -----
 
 #[test]
 fn ours_dupsort_v1_dlmdb_layout() {
-    check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&DUPSORT_V1);
+    check_fixture::<dlmdb_kit::ours::Exec>(&DUPSORT_V1);
 }
 
 #[test]
 fn ours_dupsort_stock_layout() {
-    check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&DUPSORT_STOCK);
+    check_fixture::<dlmdb_kit::ours::Exec>(&DUPSORT_STOCK);
 }
 
 #[test]
 fn ours_dupsort_v2() {
-    check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&DUPSORT_V2);
+    check_fixture::<dlmdb_kit::ours::Exec>(&DUPSORT_V2);
 }
 
 #[test]
 fn ours_stock_mdb_tags() {
-    check_fixture::<dlmdb_tests::dupwrap::ours::Exec>(&STOCK_TAGS);
+    check_fixture::<dlmdb_kit::ours::Exec>(&STOCK_TAGS);
 }

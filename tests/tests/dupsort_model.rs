@@ -32,7 +32,7 @@ use std::path::Path;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use dlmdb_tests::dupwrap::{fl, op, rc, rc_name, wf, DupEngine, Out};
+use dlmdb_kit::dup::{fl, op, rc, rc_name, wf, DupEngine, Out};
 use dlmdb_tests::multimap::{MultiDb, Pos};
 use dlmdb_tests::{seeds, show};
 
@@ -1240,12 +1240,12 @@ fn differential_with<E: DupEngine>(total_ops: usize, fixed_seeds: &[u64], extra:
 
 #[test]
 fn stock_self_check() {
-    differential::<dlmdb_tests::dupwrap::stock::Exec>(100_000);
+    differential::<dlmdb_kit::stock::Exec>(100_000);
 }
 
 #[test]
 fn ours_model_differential() {
-    differential::<dlmdb_tests::dupwrap::ours::Exec>(100_000);
+    differential::<dlmdb_kit::ours::Exec>(100_000);
 }
 
 /// The same on prefix-compressed DUPSORT DBs: keys and values (sub-pages and
@@ -1253,9 +1253,5 @@ fn ours_model_differential() {
 /// whole store is checked page by page after every commit.
 #[test]
 fn ours_model_differential_prefix() {
-    differential_with::<dlmdb_tests::dupwrap::ours::Exec>(
-        100_000,
-        &[3, 4, 0xbeef],
-        fl::PREFIX_COMPRESSION,
-    );
+    differential_with::<dlmdb_kit::ours::Exec>(100_000, &[3, 4, 0xbeef], fl::PREFIX_COMPRESSION);
 }

@@ -214,8 +214,8 @@ fn store_without_evidence_stays_stock_when_written() {
         t.commit().unwrap();
     }
     let _ = std::fs::remove_file(path.with_file_name("main_only.mdb-lock"));
-    let env = stock::Env::open(&path, lmdb_master_sys::MDB_RDONLY, 4, 0).unwrap();
-    let t = env.ro().unwrap();
+    let env = stock::Env::open_file(&path, lmdb_master_sys::MDB_RDONLY, 4, 0).unwrap();
+    let t = env.begin_ro().unwrap();
     let main = t.open_db(None, 0).unwrap();
     assert_eq!(
         t.get(main, b"odd").unwrap().as_deref(),

@@ -37,19 +37,19 @@ fn inmemory_basic_and_forced_flags() {
         assert!(f & flag != 0, "mdb_env_get_flags {f:#x} lacks {name}");
     }
     let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     for i in 0..3000u32 {
         let v = vec![(i % 256) as u8; if i % 100 == 0 { 20_000 } else { 100 }];
         t.put(dbi, format!("k{i:05}").as_bytes(), &v, 0).unwrap();
     }
     t.commit().unwrap();
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     assert_eq!(t.entries(dbi).unwrap(), 3000);
     assert_eq!(t.get(dbi, b"k00100").unwrap(), Some(vec![100u8; 20_000]));
     drop(t);
     env.sync(true).unwrap();
     // Nested txns are refused like any WRITEMAP env (lmdb-api.md §3.6).
-    let top = env.rw().unwrap();
+    let top = env.begin_rw().unwrap();
     assert_eq!(env.begin(Some(&top), 0).err(), Some(ffi::MDB_BAD_TXN));
 }
 
@@ -69,7 +69,7 @@ fn inmemory_path_ignored_and_contents_gone_at_close() {
         )
         .unwrap();
         let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
-        let t = env.rw().unwrap();
+        let t = env.begin_rw().unwrap();
         t.put(dbi, b"k", b"v", 0).unwrap();
         t.commit().unwrap();
         let names: Vec<_> = std::fs::read_dir(dir.path())
@@ -79,15 +79,19 @@ fn inmemory_path_ignored_and_contents_gone_at_close() {
         assert!(names.is_empty(), "MDB_INMEMORY created files: {names:?}");
     }
     let env = open_mem(0, 4).unwrap();
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     assert_eq!(
-        t.open_db(Some("d"), 0).err(),
+        t.open_db(Some(b"d"), 0).err(),
         Some(ffi::MDB_NOTFOUND),
         "a new in-memory env still has the old DB"
     );
     let main = t.open_db(None, 0).unwrap();
     assert_eq!(t.entries(main).unwrap(), 0);
-    assert_eq!(env.info().1, 0, "a new in-memory env has committed txns");
+    assert_eq!(
+        env.info().unwrap().last_txnid,
+        0,
+        "a new in-memory env has committed txns"
+    );
 }
 
 #[test]
@@ -114,7 +118,7 @@ fn inmemory_concurrent_readers_one_writer() {
     let dbi = env.create_dbs(&[("inv", 0)]).unwrap()[0];
     const N: u64 = 8;
     {
-        let t = env.rw().unwrap();
+        let t = env.begin_rw().unwrap();
         for i in 0..N {
             t.put(dbi, &[b'c', i as u8], &100u64.to_le_bytes(), 0)
                 .unwrap();
@@ -131,7 +135,7 @@ fn inmemory_concurrent_readers_one_writer() {
                 start.wait();
                 let (mut prev, mut snaps) = (0u64, 0u64);
                 while !stop.load(Ordering::Relaxed) {
-                    let t = env.ro().unwrap();
+                    let t = env.begin_ro().unwrap();
                     let mut sum = 0;
                     for i in 0..N {
                         sum += u64::from_le_bytes(
@@ -170,7 +174,7 @@ fn inmemory_concurrent_readers_one_writer() {
         .collect();
     start.wait();
     for round in 0..2000u64 {
-        let t = env.rw().unwrap();
+        let t = env.begin_rw().unwrap();
         let (a, b) = ((round % N) as u8, ((round * 7 + 3) % N) as u8);
         let va = u64::from_le_bytes(t.get(dbi, &[b'c', a]).unwrap().unwrap().try_into().unwrap());
         let vb = u64::from_le_bytes(t.get(dbi, &[b'c', b]).unwrap().unwrap().try_into().unwrap());
@@ -190,7 +194,7 @@ fn inmemory_concurrent_readers_one_writer() {
             // While the write txn is open a new snapshot shows the old data.
             let env2 = env.clone();
             let old = std::thread::spawn(move || {
-                let r = env2.ro().unwrap();
+                let r = env2.begin_ro().unwrap();
                 r.get(dbi, b"f0000").unwrap()
             })
             .join()
@@ -220,11 +224,11 @@ fn inmemory_nolock() {
         .unwrap_or_else(|e| panic!("INMEMORY|NOLOCK: {}", m::strerror(e)));
     let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
     for i in 0..100u32 {
-        let t = env.rw().unwrap();
+        let t = env.begin_rw().unwrap();
         t.put(dbi, &i.to_be_bytes(), &[3u8; 700], 0).unwrap();
         t.commit().unwrap();
     }
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     assert_eq!(t.entries(dbi).unwrap(), 100);
     assert_eq!(t.id(), 101);
 }

@@ -21,9 +21,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn setup() -> (tempfile::TempDir, Env, u32) {
     let dir = tempfile::tempdir().unwrap();
-    let env = Env::open(&dir.path().join("data.mdb"), 0, 2, MAP).unwrap();
+    let env = Env::open_file(&dir.path().join("data.mdb"), 0, 2, MAP).unwrap();
     let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     for i in 0..2000u32 {
         t.put(dbi, format!("k{i:05}").as_bytes(), b"before", 0)
             .unwrap();
@@ -52,7 +52,7 @@ fn interrupt_fails_txns_until_cleared() {
     let (dir, env, dbi) = setup();
 
     // In flight: a write txn begun before the flag is raised.
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     t.put(dbi, b"k00001", b"inflight", 0).unwrap();
     set(&env, true);
     assert_eq!(
@@ -72,17 +72,17 @@ fn interrupt_fails_txns_until_cleared() {
     );
 
     // Later txns: begin succeeds, the first access fails.
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     assert_eq!(
         t.get(dbi, b"k00004").err(),
         Some(EINTR),
         "get in a new write txn"
     );
     drop(t);
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     assert_eq!(t.del(dbi, b"k00005", None).err(), Some(EINTR), "del");
     drop(t);
-    let r = env.ro().unwrap();
+    let r = env.begin_ro().unwrap();
     assert_eq!(
         r.get(dbi, b"k00006").err(),
         Some(EINTR),
@@ -94,7 +94,7 @@ fn interrupt_fails_txns_until_cleared() {
         "second get in the failed read txn"
     );
     r.reset();
-    let r2 = env.ro().unwrap();
+    let r2 = env.begin_ro().unwrap();
     {
         let mut c = Cursor::open(&r2, dbi).unwrap();
         assert_eq!(c.get(None, ffi::MDB_FIRST).err(), Some(EINTR), "cursor get");
@@ -102,10 +102,10 @@ fn interrupt_fails_txns_until_cleared() {
     drop(r2);
     assert_eq!(r.renew(), Ok(()), "renew while interrupted (not checked)");
     drop(r);
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     // A name without a handle yet needs a search of the main DB.
     assert_eq!(
-        t.open_db(Some("other"), 0).err(),
+        t.open_db(Some(b"other"), 0).err(),
         Some(EINTR),
         "mdb_dbi_open of a named DB"
     );
@@ -123,7 +123,7 @@ fn interrupt_fails_txns_until_cleared() {
 
     // Cleared: everything works again and nothing of the failed txns exists.
     set(&env, false);
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     assert_eq!(
         t.get(dbi, b"k00001").unwrap().as_deref(),
         Some(&b"before"[..]),
@@ -131,7 +131,7 @@ fn interrupt_fails_txns_until_cleared() {
     );
     t.put(dbi, b"k00001", b"after", 0).unwrap();
     t.commit().unwrap();
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     assert_eq!(
         t.get(dbi, b"k00001").unwrap().as_deref(),
         Some(&b"after"[..])
@@ -169,7 +169,7 @@ fn interrupt_from_signal_handler() {
         libc::sigemptyset(&mut sa.sa_mask);
         assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, &mut old), 0);
     }
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     let mut done = 0u64;
     let err = loop {
         let k = format!("long{done:08}");
@@ -200,7 +200,7 @@ fn interrupt_from_signal_handler() {
     assert_eq!(done, 20_000, "the put right after the signal must fail");
     assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));
     set(&env, false);
-    let r = env.ro().unwrap();
+    let r = env.begin_ro().unwrap();
     assert_eq!(
         r.get(dbi, b"long00000000").unwrap(),
         None,
@@ -216,7 +216,7 @@ fn interrupt_from_signal_handler() {
 fn interrupt_cursor_put_reports_failing_error() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (_dir, env, dbi) = setup();
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     let mut c = Cursor::open(&t, dbi).unwrap();
     assert!(c.get(None, ffi::MDB_FIRST).unwrap().is_some());
     set(&env, true);
@@ -238,7 +238,7 @@ fn interrupt_cursor_put_reports_failing_error() {
     c.forget();
     assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));
     set(&env, false);
-    assert_eq!(env.ro().unwrap().get(dbi, b"x").unwrap(), None);
+    assert_eq!(env.begin_ro().unwrap().get(dbi, b"x").unwrap(), None);
 }
 
 /// Another thread raises the flag while a writer loops: its in-flight txn
@@ -258,7 +258,7 @@ fn interrupt_from_another_thread() {
             set(&env, true);
         })
     };
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     let mut n = 0u64;
     let start = std::time::Instant::now();
     let err = loop {
@@ -279,10 +279,10 @@ fn interrupt_from_another_thread() {
     assert!(n > 100);
     drop(t);
     set(&env, false);
-    let t = env.rw().unwrap();
+    let t = env.begin_rw().unwrap();
     t.put(dbi, b"fine", b"1", 0).unwrap();
     t.commit().unwrap();
-    let r = env.ro().unwrap();
+    let r = env.begin_ro().unwrap();
     assert_eq!(r.get(dbi, b"t000000000").unwrap(), None);
     assert_eq!(r.get(dbi, b"fine").unwrap().as_deref(), Some(&b"1"[..]));
 }

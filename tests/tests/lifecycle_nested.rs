@@ -46,7 +46,7 @@ macro_rules! nested_model_test {
 
             fn verify(txn: &m::Txn, dbis: &BTreeMap<String, u32>, level: &Level, what: &str) {
                 for (name, want) in level {
-                    let got = txn.walk(dbis[name]).unwrap_or_else(|e| panic!("{what}: walk {name}: {}", m::strerror(e)));
+                    let got = txn.walk(dbis[name], true).unwrap_or_else(|e| panic!("{what}: walk {name}: {}", m::strerror(e)));
                     let want: Vec<_> = want.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                     dlmdb_tests::assert_pairs_eq(&format!("{what}: db {name}"), &got, &want);
                 }
@@ -56,12 +56,12 @@ macro_rules! nested_model_test {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("data.mdb");
-                let env = m::Env::open(&path, 0, 64, MAP).unwrap();
+                let env = m::Env::open_file(&path, 0, 64, MAP).unwrap();
                 let mut committed: Level = BTreeMap::new();
                 let mut handles: BTreeMap<String, u32> = BTreeMap::new();
                 {
-                    let t = env.rw().unwrap();
-                    handles.insert("base".into(), t.open_db(Some("base"), m::ffi::MDB_CREATE).unwrap());
+                    let t = env.begin_rw().unwrap();
+                    handles.insert("base".into(), t.open_db(Some(b"base"), m::ffi::MDB_CREATE).unwrap());
                     t.commit().unwrap();
                     committed.insert("base".into(), Db::new());
                 }
@@ -69,7 +69,7 @@ macro_rules! nested_model_test {
                 let (mut max_depth, mut child_commits, mut child_aborts) = (0, 0, 0);
                 for round in 0..25 {
                     // Stack of (txn, model, handles) — index 0 is the top-level txn.
-                    let mut txns: Vec<m::Txn> = vec![env.rw().unwrap()];
+                    let mut txns: Vec<m::Txn> = vec![env.begin_rw().unwrap()];
                     let mut models: Vec<Level> = vec![committed.clone()];
                     let mut hstack: Vec<BTreeMap<String, u32>> = vec![handles.clone()];
                     for step in 0..300 {
@@ -100,7 +100,7 @@ macro_rules! nested_model_test {
                                 let parent = txns.last().unwrap();
                                 for name in ch.keys().filter(|n| !models.last().unwrap().contains_key(*n)) {
                                     assert_eq!(
-                                        parent.open_db(Some(name), 0).err(),
+                                        parent.open_db(Some(name.as_bytes()), 0).err(),
                                         Some(m::ffi::MDB_NOTFOUND),
                                         "{what}: db {name} created in an aborted child still exists"
                                     );
@@ -112,7 +112,7 @@ macro_rules! nested_model_test {
                             late += 1;
                             let t = txns.last().unwrap();
                             let dbi = t
-                                .open_db(Some(&name), m::ffi::MDB_CREATE)
+                                .open_db(Some(name.as_bytes()), m::ffi::MDB_CREATE)
                                 .unwrap_or_else(|e| panic!("{what}: create {name}: {}", m::strerror(e)));
                             hstack.last_mut().unwrap().insert(name.clone(), dbi);
                             models.last_mut().unwrap().insert(name, Db::new());
@@ -158,7 +158,7 @@ macro_rules! nested_model_test {
                     } else {
                         drop(top);
                     }
-                    let t = env.ro().unwrap();
+                    let t = env.begin_ro().unwrap();
                     verify(&t, &handles, &committed, &format!("seed {seed} after round {round}"));
                 }
                 eprintln!(
@@ -169,11 +169,11 @@ macro_rules! nested_model_test {
                 assert!(max_depth >= 5, "seed {seed}: nesting depth only reached {max_depth}");
                 // Reopen: everything committed is on disk.
                 drop(env);
-                let env = m::Env::open(&path, 0, 64, 0).unwrap();
+                let env = m::Env::open_file(&path, 0, 64, 0).unwrap();
                 let names: Vec<&str> = committed.keys().map(String::as_str).collect();
                 let dbis = env.open_dbs(&names).unwrap();
                 let handles: BTreeMap<String, u32> = names.iter().map(|n| n.to_string()).zip(dbis).collect();
-                verify(&env.ro().unwrap(), &handles, &committed, &format!("seed {seed} after reopen"));
+                verify(&env.begin_ro().unwrap(), &handles, &committed, &format!("seed {seed} after reopen"));
             }
         }
     };
@@ -190,10 +190,10 @@ macro_rules! parent_cursor_test {
             for commit in [true, false] {
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("data.mdb");
-                let env = m::Env::open(&path, 0, 4, MAP).unwrap();
+                let env = m::Env::open_file(&path, 0, 4, MAP).unwrap();
                 let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
                 let mut model = Db::new();
-                let top = env.rw().unwrap();
+                let top = env.begin_rw().unwrap();
                 for i in (0..200).step_by(2) {
                     let k = format!("k{i:03}").into_bytes();
                     let v = vec![b'p'; if i % 20 == 0 { 9000 } else { 50 }];
@@ -250,8 +250,8 @@ macro_rules! parent_cursor_test {
                 assert_eq!(&back.0, want.keys().next().unwrap(), "{what}: FIRST");
                 cur.forget(); // freed with the write txn
                 top.commit().unwrap();
-                let t = env.ro().unwrap();
-                let got = t.walk(dbi).unwrap();
+                let t = env.begin_ro().unwrap();
+                let got = t.walk(dbi, true).unwrap();
                 let expect: Vec<_> = want.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                 dlmdb_tests::assert_pairs_eq(&format!("{what}: committed"), &got, &expect);
             }
@@ -269,9 +269,9 @@ macro_rules! begin_rules_test {
             use $m as m;
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("data.mdb");
-            let env = m::Env::open(&path, 0, 4, MAP).unwrap();
+            let env = m::Env::open_file(&path, 0, 4, MAP).unwrap();
             if $strict {
-                let ro = env.ro().unwrap();
+                let ro = env.begin_ro().unwrap();
                 assert_eq!(
                     env.begin(Some(&ro), 0).err(),
                     Some(libc::EINVAL),
@@ -279,7 +279,7 @@ macro_rules! begin_rules_test {
                 );
                 drop(ro);
             }
-            let top = env.rw().unwrap();
+            let top = env.begin_rw().unwrap();
             let child = env.begin(Some(&top), 0).unwrap();
             if $strict {
                 assert_eq!(
@@ -296,8 +296,8 @@ macro_rules! begin_rules_test {
 
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("data.mdb");
-            let env = m::Env::open(&path, m::ffi::MDB_WRITEMAP, 4, MAP).unwrap();
-            let top = env.rw().unwrap();
+            let env = m::Env::open_file(&path, m::ffi::MDB_WRITEMAP, 4, MAP).unwrap();
+            let top = env.begin_rw().unwrap();
             assert_eq!(
                 env.begin(Some(&top), 0).err(),
                 Some(m::ffi::MDB_BAD_TXN),

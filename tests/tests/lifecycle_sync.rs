@@ -33,15 +33,15 @@ fn role_nosync_writer() {
     let flags = procs::param_u64("FLAGS") as u32;
     macro_rules! go {
         ($m:ident) => {{
-            let env = $m::Env::open(Path::new(&path), flags, 2, MAP).expect("open");
+            let env = $m::Env::open_file(Path::new(&path), flags, 2, MAP).expect("open");
             let dbi = env.open_dbs(&["d"]).unwrap()[0];
             for i in 0..50u32 {
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 t.put(dbi, format!("k{i:03}").as_bytes(), &vec![i as u8; 3000], 0)
                     .unwrap();
                 t.commit().unwrap();
             }
-            procs::report(&format!("committed {}", env.info().1));
+            procs::report(&format!("committed {}", env.info().unwrap().last_txnid));
             std::thread::sleep(Duration::from_secs(60));
         }};
     }
@@ -64,7 +64,7 @@ macro_rules! sync_tests {
             }
             use $m as m;
             let dir = tempfile::tempdir().unwrap();
-            let env = m::Env::open(&dir.path().join("data.mdb"), 0, 0, MAP).unwrap();
+            let env = m::Env::open_file(&dir.path().join("data.mdb"), 0, 0, MAP).unwrap();
             for (f, name) in [
                 (m::ffi::MDB_NOSYNC, "NOSYNC"),
                 (m::ffi::MDB_NOMETASYNC, "NOMETASYNC"),
@@ -80,7 +80,7 @@ macro_rules! sync_tests {
                     "{}: {name} not reported after setting",
                     $engine
                 );
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 let main = t.open_db(None, 0).unwrap();
                 t.put(main, name.as_bytes(), b"v", 0).unwrap();
                 t.commit().unwrap();
@@ -125,12 +125,12 @@ macro_rules! sync_tests {
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("data.mdb");
                 {
-                    let env = m::Env::open(&path, flags, 0, MAP).unwrap();
-                    let t = env.rw().unwrap();
+                    let env = m::Env::open_file(&path, flags, 0, MAP).unwrap();
+                    let t = env.begin_rw().unwrap();
                     let main = t.open_db(None, 0).unwrap();
                     t.put(main, b"k", &[5u8; 5000], 0).unwrap();
                     t.commit().unwrap();
-                    let id = env.info().1;
+                    let id = env.info().unwrap().last_txnid;
                     assert_eq!(
                         disk_txnid(&path),
                         id,
@@ -144,7 +144,7 @@ macro_rules! sync_tests {
                         panic!("{} {name}: sync(1): {}", $engine, m::strerror(e))
                     });
                 }
-                let env = m::Env::open(&path, m::ffi::MDB_RDONLY, 0, 0).unwrap();
+                let env = m::Env::open_file(&path, m::ffi::MDB_RDONLY, 0, 0).unwrap();
                 assert_eq!(
                     env.sync(true).err(),
                     Some(libc::EACCES),
@@ -157,7 +157,7 @@ macro_rules! sync_tests {
                     "{} {name}: sync(0) on a read-only env",
                     $engine
                 );
-                let t = env.ro().unwrap();
+                let t = env.begin_ro().unwrap();
                 let main = t.open_db(None, 0).unwrap();
                 assert_eq!(t.get(main, b"k").unwrap(), Some(vec![5u8; 5000]));
             }
@@ -177,7 +177,7 @@ macro_rules! sync_tests {
                 let dir = tempfile::tempdir().unwrap();
                 let path = dir.path().join("data.mdb");
                 {
-                    let env = m::Env::open(&path, 0, 2, MAP).unwrap();
+                    let env = m::Env::open_file(&path, 0, 2, MAP).unwrap();
                     env.create_dbs(&[("d", 0)]).unwrap();
                 }
                 let child = procs::spawn(
@@ -198,15 +198,15 @@ macro_rules! sync_tests {
                     "{} flags {flags:#x}: meta on disk",
                     $engine
                 );
-                let env = m::Env::open(&path, 0, 2, 0).unwrap();
+                let env = m::Env::open_file(&path, 0, 2, 0).unwrap();
                 assert_eq!(
-                    env.info().1,
+                    env.info().unwrap().last_txnid,
                     id,
                     "{} flags {flags:#x}: txn lost by a process kill",
                     $engine
                 );
                 let dbi = env.open_dbs(&["d"]).unwrap()[0];
-                let t = env.ro().unwrap();
+                let t = env.begin_ro().unwrap();
                 assert_eq!(t.entries(dbi).unwrap(), 50);
                 assert_eq!(t.get(dbi, b"k049").unwrap(), Some(vec![49u8; 3000]));
             }

@@ -131,7 +131,7 @@ fn we_join_a_stock_environment() {
         let pinned_id: u64 = reader.ok("rbegin").parse().unwrap();
         let pinned = digest(&model);
 
-        let env = ours::Env::open(&path, 0, 0, MAP)
+        let env = ours::Env::open_file(&path, 0, 0, MAP)
             .unwrap_or_else(|rc| panic!("{}: we cannot join: {}", f.name(), ours::strerror(rc)));
         let l = layout(&env);
         assert_eq!(
@@ -146,13 +146,13 @@ fn we_join_a_stock_environment() {
         let their_id: u64 = writer.ok("commit").parse().unwrap();
         model.push((b"from-stock".to_vec(), b"1".to_vec()));
         model.sort();
-        let t = env.ro().unwrap();
+        let t = env.begin_ro().unwrap();
         assert_eq!(t.id(), their_id, "{}: our snapshot id", f.name());
-        dlmdb_tests::assert_pairs_eq(f.name(), &t.walk(1).unwrap(), &model);
+        dlmdb_tests::assert_pairs_eq(f.name(), &t.walk(1, true).unwrap(), &model);
         drop(t);
         // Our commits are visible to them, and their pinned reader still
         // sees its snapshot.
-        let w = env.rw().unwrap();
+        let w = env.begin_rw().unwrap();
         for i in (0..300).step_by(3) {
             w.del(1, &key(i), None).unwrap();
         }
@@ -198,7 +198,7 @@ fn we_join_a_stock_environment() {
             f.name()
         );
         // Both see each other's reader slots.
-        let t = env.ro().unwrap();
+        let t = env.begin_ro().unwrap();
         let (lines, _) = env.reader_list();
         assert!(
             lines
@@ -233,7 +233,7 @@ fn stock_joins_our_environment() {
         let (_dir, path) = procs::temp_store();
         // A fresh stock-format store, created by us.
         let env =
-            ours::Env::open(&path, dlmdb_sys::MDB_FORMAT_LMDB | our_flags(f), 0, MAP).unwrap();
+            ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB | our_flags(f), 0, MAP).unwrap();
         let l = layout(&env);
         assert_eq!(
             (l.ml_lockver, l.ml_lockjoined),
@@ -243,7 +243,7 @@ fn stock_joins_our_environment() {
         );
         let mut model: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         {
-            let w = env.rw().unwrap();
+            let w = env.begin_rw().unwrap();
             for i in 0..500 {
                 let v = format!("ours-{i}").into_bytes();
                 w.put(1, &key(i), &v, 0).unwrap();
@@ -251,7 +251,7 @@ fn stock_joins_our_environment() {
             }
             w.commit().unwrap();
         }
-        let pin = env.ro().unwrap();
+        let pin = env.begin_ro().unwrap();
         let pinned = model.clone();
         let mut p = Peer::spawn(f, &[]);
         p.open(&path, MAP)
@@ -275,10 +275,10 @@ fn stock_joins_our_environment() {
         });
         model.push((b"stock".to_vec(), vec![7u8; 3000]));
         model.sort();
-        dlmdb_tests::assert_pairs_eq("our pinned reader", &pin.walk(1).unwrap(), &pinned);
+        dlmdb_tests::assert_pairs_eq("our pinned reader", &pin.walk(1, true).unwrap(), &pinned);
         drop(pin);
-        let t = env.ro().unwrap();
-        dlmdb_tests::assert_pairs_eq("after their commit", &t.walk(1).unwrap(), &model);
+        let t = env.begin_ro().unwrap();
+        dlmdb_tests::assert_pairs_eq("after their commit", &t.walk(1, true).unwrap(), &model);
         drop(t);
         p.quit();
     }
@@ -313,7 +313,7 @@ fn alternating(f: Family, seed: u64) {
     let (_dir, path) = procs::temp_store();
     let (mut p, init) = stock_store(f, &path, 50);
     let mut model: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = init.into_iter().collect();
-    let env = std::sync::Arc::new(ours::Env::open(&path, 0, 0, MAP).unwrap());
+    let env = std::sync::Arc::new(ours::Env::open_file(&path, 0, 0, MAP).unwrap());
     for round in 0..40 {
         let ops: Vec<(u32, Option<Vec<u8>>)> = (0..rng.gen_range(1..60))
             .map(|_| {
@@ -336,7 +336,7 @@ fn alternating(f: Family, seed: u64) {
                 let env2 = env.clone();
                 let (tx, rx) = mpsc::channel();
                 std::thread::spawn(move || {
-                    let t = env2.rw().unwrap();
+                    let t = env2.begin_rw().unwrap();
                     let seen = t.get(1, b"round").unwrap();
                     t.put(1, b"after-stock", b"x", 0).unwrap();
                     let _ = tx.send((seen, t.commit()));
@@ -380,7 +380,7 @@ fn alternating(f: Family, seed: u64) {
                 model.insert(b"after-stock".to_vec(), b"x".to_vec());
             }
         } else {
-            let w = env.rw().unwrap();
+            let w = env.begin_rw().unwrap();
             if overlap {
                 // The stock writer asks while we are inside: no answer yet.
                 p.send("wbegin");
@@ -427,10 +427,10 @@ fn alternating(f: Family, seed: u64) {
         "seed {seed}: {} final content",
         f.name()
     );
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     dlmdb_tests::assert_pairs_eq(
         &format!("seed {seed}: our final content"),
-        &t.walk(1).unwrap(),
+        &t.walk(1, true).unwrap(),
         &want,
     );
     drop(t);
@@ -449,10 +449,10 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
         let _w = live::watchdog(format!("{}", f.name()), LIMIT);
         let (_dir, path) = procs::temp_store();
         let (mut p, mut model) = stock_store(f, &path, 400);
-        let env = ours::Env::open(&path, 0, 0, MAP).unwrap();
+        let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
         let churn_ours = |env: &ours::Env, gen: u8| {
             for _ in 0..10 {
-                let w = env.rw().unwrap();
+                let w = env.begin_rw().unwrap();
                 for i in 0..400 {
                     w.put(1, &key(i), &vec![gen; 200 + (i as usize % 7) * 300], 0)
                         .unwrap();
@@ -476,7 +476,7 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
             .collect();
         assert_eq!(p.digest(), digest(&model), "{}", f.name());
         // We pin, stock churns.
-        let pin = env.ro().unwrap();
+        let pin = env.begin_ro().unwrap();
         for gen in 2..12u8 {
             p.ok("wbegin");
             for i in 0..400 {
@@ -490,7 +490,7 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
         }
         dlmdb_tests::assert_pairs_eq(
             &format!("{}: our pinned snapshot", f.name()),
-            &pin.walk(1).unwrap(),
+            &pin.walk(1, true).unwrap(),
             &model,
         );
         drop(pin);
@@ -510,13 +510,13 @@ fn killed_writer_of_one_family_recovered_by_the_other() {
         // Stock dies, we wait.
         let (_dir, path) = procs::temp_store();
         let (mut p, model) = stock_store(f, &path, 100);
-        let env = std::sync::Arc::new(ours::Env::open(&path, 0, 0, MAP).unwrap());
+        let env = std::sync::Arc::new(ours::Env::open_file(&path, 0, 0, MAP).unwrap());
         p.ok("wbegin");
         p.put(b"dead", b"never");
         let env2 = env.clone();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let r = env2.rw().map(|t| {
+            let r = env2.begin_rw().map(|t| {
                 let seen = t.get(1, b"dead").unwrap();
                 t.put(1, b"survivor", b"ours", 0).unwrap();
                 (seen, t.commit())
@@ -540,11 +540,11 @@ fn killed_writer_of_one_family_recovered_by_the_other() {
                 f.name()
             ),
         }
-        let t = env.ro().unwrap();
+        let t = env.begin_ro().unwrap();
         let mut want = model.clone();
         want.push((b"survivor".to_vec(), b"ours".to_vec()));
         want.sort();
-        dlmdb_tests::assert_pairs_eq(f.name(), &t.walk(1).unwrap(), &want);
+        dlmdb_tests::assert_pairs_eq(f.name(), &t.walk(1, true).unwrap(), &want);
         drop(t);
         drop(env);
 
@@ -589,7 +589,7 @@ fn stale_readers_cleared_across_families() {
         let _w = live::watchdog(format!("{}", f.name()), LIMIT);
         let (_dir, path) = procs::temp_store();
         let (mut p, _) = stock_store(f, &path, 10);
-        let env = ours::Env::open(&path, 0, 0, MAP).unwrap();
+        let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
         let mut stock_reader = Peer::spawn(f, &[]);
         stock_reader.open(&path, MAP).unwrap();
         stock_reader.ok("rbegin");
@@ -636,7 +636,7 @@ fn unknown_lock_format_refused() {
     }
     let _w = live::watchdog("unknown lock format".into(), LIMIT);
     let (_dir, path) = procs::temp_store();
-    drop(ours::Env::open(&path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
+    drop(ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
     let lock = path.with_file_name("data.mdb-lock");
     let mut b = std::fs::read(&lock).unwrap();
     b[4..8].copy_from_slice(&0x2C2F_6003u32.to_le_bytes());
@@ -654,14 +654,14 @@ fn unknown_lock_format_refused() {
         dlmdb_sys::MDB_LOCK_V2,
     ] {
         assert_eq!(
-            ours::Env::open(&path, flags, 0, MAP).err(),
+            ours::Env::open_file(&path, flags, 0, MAP).err(),
             Some(dlmdb_sys::MDB_VERSION_MISMATCH),
             "flags {flags:#x}"
         );
     }
     // Without the lock byte held, the file is ours to re-initialise.
     let _ = holder.kill9();
-    let env = ours::Env::open(&path, 0, 0, MAP).unwrap();
+    let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
     assert_eq!(layout(&env).ml_lockver, 1);
     let b = std::fs::read(&lock).unwrap();
     assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 0x0001_0001);
@@ -679,32 +679,32 @@ fn first_opener_picks_the_lock_layout() {
         u32::from_le_bytes(b[4..8].try_into().unwrap())
     };
     let (_d1, stock_path) = procs::temp_store();
-    drop(ours::Env::open(&stock_path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
+    drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
     assert_eq!(
         word(&stock_path),
         0x0001_0001,
         "stock-layout store: lock version 1"
     );
     let (_d2, v2_path) = procs::temp_store();
-    drop(ours::Env::open(&v2_path, 0, 0, MAP).unwrap());
+    drop(ours::Env::open_file(&v2_path, 0, 0, MAP).unwrap());
     assert_eq!(
         word(&v2_path),
         0x2C2F_6002,
         "version-2 store: lock version 2"
     );
     let (_d3, padded_path) = procs::temp_store();
-    drop(ours::Env::open(&padded_path, dlmdb_sys::MDB_FORMAT_DLMDB_V1, 0, MAP).unwrap());
+    drop(ours::Env::open_file(&padded_path, dlmdb_sys::MDB_FORMAT_DLMDB_V1, 0, MAP).unwrap());
     assert_eq!(
         word(&padded_path),
         0x2C2F_6002,
         "padded version-1 store: lock version 2"
     );
-    drop(ours::Env::open(&stock_path, dlmdb_sys::MDB_LOCK_V2, 0, MAP).unwrap());
+    drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_LOCK_V2, 0, MAP).unwrap());
     assert_eq!(word(&stock_path), 0x2C2F_6002, "MDB_LOCK_V2");
-    drop(ours::Env::open(&v2_path, dlmdb_sys::MDB_LOCK_V1, 0, MAP).unwrap());
+    drop(ours::Env::open_file(&v2_path, dlmdb_sys::MDB_LOCK_V1, 0, MAP).unwrap());
     assert_eq!(word(&v2_path), 0x0001_0001, "MDB_LOCK_V1");
     assert_eq!(
-        ours::Env::open(
+        ours::Env::open_file(
             &v2_path,
             dlmdb_sys::MDB_LOCK_V1 | dlmdb_sys::MDB_LOCK_V2,
             0,

@@ -59,7 +59,7 @@ fn check_seq(id: u64, seq: u64, who: &str) {
 /// Check the invariant on one snapshot; returns (seq, checksum).
 fn check_snapshot(txn: &ours::Txn, dbi: u32, who: &str) -> (u64, u64) {
     let pairs = txn
-        .walk(dbi)
+        .walk(dbi, true)
         .unwrap_or_else(|e| panic!("{who}: walk: {}", ours::strerror(e)));
     let get = |k: &[u8]| pairs.iter().find(|p| p.0 == k).map(|p| p.1.clone());
     let sum: u64 = (0..COUNTERS)
@@ -82,7 +82,7 @@ fn check_snapshot(txn: &ours::Txn, dbi: u32, who: &str) -> (u64, u64) {
 
 /// One invariant-keeping write txn.
 fn write_step(env: &ours::Env, dbi: u32, rng: &mut ChaCha8Rng) -> u64 {
-    let txn = env.rw().expect("writer: begin");
+    let txn = env.begin_rw().expect("writer: begin");
     let id = txn.id();
     let i = rng.gen_range(0..COUNTERS);
     let j = rng.gen_range(0..COUNTERS);
@@ -110,7 +110,7 @@ fn write_step(env: &ours::Env, dbi: u32, rng: &mut ChaCha8Rng) -> u64 {
         }
     }
     txn.put(dbi, b"seq", &id.to_le_bytes(), 0).unwrap();
-    let c = checksum(&txn.walk(dbi).unwrap());
+    let c = checksum(&txn.walk(dbi, true).unwrap());
     txn.put(dbi, b"chk", &c.to_le_bytes(), 0).unwrap();
     txn.commit()
         .unwrap_or_else(|e| panic!("writer: commit {id}: {}", ours::strerror(e)));
@@ -118,7 +118,7 @@ fn write_step(env: &ours::Env, dbi: u32, rng: &mut ChaCha8Rng) -> u64 {
 }
 
 fn open(path: &str) -> (ours::Env, u32) {
-    let env = ours::Env::open(Path::new(path), 0, 2, MAP).expect("open");
+    let env = ours::Env::open_file(Path::new(path), 0, 2, MAP).expect("open");
     let dbi = env.open_dbs(&["inv"]).expect("open db")[0];
     (env, dbi)
 }
@@ -141,7 +141,7 @@ fn role_reader() {
     let end = Instant::now() + Duration::from_millis(procs::param_u64("MS"));
     let (mut snaps, mut distinct, mut prev, mut held) = (0u64, 0u64, 0u64, 0u64);
     while Instant::now() < end {
-        let txn = env.ro().expect("reader: begin");
+        let txn = env.begin_ro().expect("reader: begin");
         let (seq, c) = check_snapshot(&txn, dbi, &who);
         assert!(
             seq >= prev,
@@ -167,7 +167,7 @@ fn role_reader() {
 fn role_incr() {
     let (env, dbi) = open(&procs::param("PATH"));
     for _ in 0..procs::param_u64("N") {
-        let txn = env.rw().unwrap();
+        let txn = env.begin_rw().unwrap();
         let c = txn.get(dbi, b"counter").unwrap().map_or(0, |v| u64_of(&v));
         // Widen the race window: a non-exclusive writer would lose updates.
         std::thread::yield_now();
@@ -179,7 +179,7 @@ fn role_incr() {
 
 fn role_holder() {
     let (env, dbi) = open(&procs::param("PATH"));
-    let txn = env.rw().unwrap();
+    let txn = env.begin_rw().unwrap();
     txn.put(dbi, b"holder", b"1", 0).unwrap();
     procs::report(&format!("holding {}", procs::now_us()));
     std::thread::sleep(Duration::from_millis(procs::param_u64("MS")));
@@ -190,7 +190,7 @@ fn role_holder() {
 fn role_waiter() {
     let (env, dbi) = open(&procs::param("PATH"));
     procs::report(&format!("start {}", procs::now_us()));
-    let txn = env.rw().unwrap();
+    let txn = env.begin_rw().unwrap();
     procs::report(&format!("got {}", procs::now_us()));
     let holder = txn.get(dbi, b"holder").unwrap();
     assert_eq!(
@@ -204,7 +204,7 @@ fn role_waiter() {
 
 fn role_quick_reader() {
     let (env, dbi) = open(&procs::param("PATH"));
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     check_snapshot(&t, dbi, "quick reader");
     assert_eq!(
         t.get(dbi, b"holder").unwrap(),
@@ -232,10 +232,10 @@ fn child_entry() {
 fn setup() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.mdb");
-    let env = ours::Env::open(&path, 0, 2, MAP).unwrap();
+    let env = ours::Env::open_file(&path, 0, 2, MAP).unwrap();
     env.create_dbs(&[("inv", 0)]).unwrap();
     let dbi = env.open_dbs(&["inv"]).unwrap()[0];
-    let txn = env.rw().unwrap();
+    let txn = env.begin_rw().unwrap();
     let id = txn.id();
     for i in 0..COUNTERS {
         let v = if i == 0 {
@@ -246,7 +246,7 @@ fn setup() -> (tempfile::TempDir, String) {
         txn.put(dbi, &counter_key(i), &v.to_le_bytes(), 0).unwrap();
     }
     txn.put(dbi, b"seq", &id.to_le_bytes(), 0).unwrap();
-    let c = checksum(&txn.walk(dbi).unwrap());
+    let c = checksum(&txn.walk(dbi, true).unwrap());
     txn.put(dbi, b"chk", &c.to_le_bytes(), 0).unwrap();
     txn.commit().unwrap();
     (dir, path.display().to_string())
@@ -312,7 +312,7 @@ fn one_writer_three_readers() {
     let p = Path::new(&path);
     {
         let (env, dbi) = open(&path);
-        check_snapshot(&env.ro().unwrap(), dbi, "final");
+        check_snapshot(&env.begin_ro().unwrap(), dbi, "final");
     }
     let env = dlmdb_tests::raw::Env::open(p, ours::ffi::MDB_NOSUBDIR, 2, 0).unwrap();
     dlmdb_tests::raw::check_accounting(&env)
@@ -340,7 +340,7 @@ fn writer_exclusive_counter() {
         k.wait_ok(Duration::from_secs(10));
     }
     let (env, dbi) = open(&path);
-    let t = env.ro().unwrap();
+    let t = env.begin_ro().unwrap();
     let c = u64_of(&t.get(dbi, b"counter").unwrap().expect("counter"));
     assert_eq!(
         c,
@@ -415,10 +415,10 @@ fn $name() {
     use procs::$m as m;
     let dir = tempfile::tempdir().unwrap();
     // 1 GB: a reader preempted inside its txn pins pages for a while.
-    let env = m::Env::open(&dir.path().join("data.mdb"), m::ffi::MDB_NOSYNC, 2, 1 << 30).unwrap();
+    let env = m::Env::open_file(&dir.path().join("data.mdb"), m::ffi::MDB_NOSYNC, 2, 1 << 30).unwrap();
     let dbi = env.create_dbs(&[("inv", 0)]).unwrap()[0];
     {
-        let t = env.rw().unwrap();
+        let t = env.begin_rw().unwrap();
         t.put(dbi, b"seq", &t.id().to_le_bytes(), 0).unwrap();
         t.commit().unwrap();
     }
@@ -431,7 +431,7 @@ fn $name() {
                 let (mut n, mut mismatches) = (0u64, 0u64);
                 let mut bad = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
-                    let t = env.ro().unwrap();
+                    let t = env.begin_ro().unwrap();
                     let seq = u64_of(&t.get(dbi, b"seq").unwrap().unwrap());
                     if seq != t.id() {
                         mismatches += 1;
@@ -449,12 +449,18 @@ fn $name() {
     let end = Instant::now() + Duration::from_secs(2);
     let mut commits = 0u64;
     while Instant::now() < end {
-        let t = env.rw().unwrap();
+        let t = env.begin_rw().unwrap();
         t.put(dbi, b"seq", &t.id().to_le_bytes(), 0).unwrap();
         if let Err(e) = t.commit() {
             stop.store(true, Ordering::Relaxed);
-            let (last_pg, id, map, _) = env.info();
-            panic!("commit #{commits} failed: {} (last_pg {last_pg}, txn {id}, map {map})", m::strerror(e));
+            let i = env.info().unwrap();
+            panic!(
+                "commit #{commits} failed: {} (last_pg {}, txn {}, map {})",
+                m::strerror(e),
+                i.last_pgno,
+                i.last_txnid,
+                i.map_size
+            );
         }
         commits += 1;
     }

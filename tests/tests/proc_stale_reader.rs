@@ -21,8 +21,8 @@ fn role_reader() {
     let path = procs::param("PATH");
     macro_rules! hold {
         ($m:ident) => {{
-            let env = $m::Env::open(Path::new(&path), 0, 2, 0).expect("reader: open");
-            let t = env.ro().expect("reader: begin");
+            let env = $m::Env::open_file(Path::new(&path), 0, 2, 0).expect("reader: open");
+            let t = env.begin_ro().expect("reader: begin");
             procs::report(&format!("holding {} {}", t.id(), std::process::id()));
             std::thread::sleep(Duration::from_secs(120));
             drop(t);
@@ -47,21 +47,21 @@ macro_rules! stale_reader_test {
             }
             use $m as m;
             let (_dir, path) = procs::temp_store();
-            let env = m::Env::open(&path, 0, 2, MAP).unwrap();
+            let env = m::Env::open_file(&path, 0, 2, MAP).unwrap();
             let dbi = env.create_dbs(&[("churn", 0)]).unwrap()[0];
             let mut gen = 0u32;
             let churn = |gen: &mut u32, txns: usize| -> u64 {
-                let before = env.info().0;
+                let before = env.info().unwrap().last_pgno;
                 for _ in 0..txns {
                     *gen += 1;
-                    let t = env.rw().unwrap();
+                    let t = env.begin_rw().unwrap();
                     for k in 0..KEYS {
                         let v = vec![(*gen % 251) as u8; 1000];
                         t.put(dbi, format!("k{k:04}").as_bytes(), &v, 0).unwrap();
                     }
                     t.commit().unwrap();
                 }
-                env.info().0 - before
+                env.info().unwrap().last_pgno - before
             };
             churn(&mut gen, 5);
 
@@ -71,7 +71,7 @@ macro_rules! stale_reader_test {
             let pid = child.pid();
             assert_eq!(
                 txnid,
-                env.info().1,
+                env.info().unwrap().last_txnid,
                 "{}: reader holds the newest snapshot",
                 $engine
             );
@@ -188,7 +188,7 @@ macro_rules! readers_full_test {
             let env = std::sync::Arc::new(m::Env::open_with(Some(&path), o).unwrap());
             assert_eq!(env.maxreaders(), 4);
             {
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 // Stock LMDB sets up the main DB's comparator at its first open.
                 let main = t.open_db(None, 0).unwrap();
                 t.put(main, b"k", b"v", 0).unwrap();
@@ -199,23 +199,23 @@ macro_rules! readers_full_test {
             let mut held: Vec<m::Txn> = (0..4)
                 .map(|_| {
                     let env = env.clone();
-                    std::thread::spawn(move || env.ro().unwrap())
+                    std::thread::spawn(move || env.begin(None, m::ffi::MDB_RDONLY).unwrap())
                         .join()
                         .unwrap()
                 })
                 .collect();
-            let e = env.ro().err();
+            let e = env.begin_ro().err();
             assert_eq!(e, Some(m::ffi::MDB_READERS_FULL), "5th reader with 4 slots");
             // The held txns still read, from this thread.
             assert_eq!(held[2].get(1, b"k").unwrap().as_deref(), Some(&b"v"[..]));
             // One abort frees one slot.
             held.pop();
-            let t = env.ro().unwrap();
-            assert_eq!(env.ro().err(), Some(m::ffi::MDB_READERS_FULL));
+            let t = env.begin_ro().unwrap();
+            assert_eq!(env.begin_ro().err(), Some(m::ffi::MDB_READERS_FULL));
             // reset keeps the slot; renew reuses it.
             t.reset();
             assert_eq!(
-                env.ro().err(),
+                env.begin_ro().err(),
                 Some(m::ffi::MDB_READERS_FULL),
                 "reset must keep the NOTLS slot"
             );
@@ -223,7 +223,7 @@ macro_rules! readers_full_test {
             drop(t);
             drop(held);
             for _ in 0..10 {
-                let _a = env.ro().unwrap();
+                let _a = env.begin_ro().unwrap();
             }
         }
     };
@@ -254,7 +254,7 @@ macro_rules! thread_exit_test {
                 let env = env.clone();
                 std::thread::spawn(move || {
                     let t = env
-                        .ro()
+                        .begin_ro()
                         .unwrap_or_else(|e| panic!("thread {i}: {}", m::strerror(e)));
                     drop(t);
                 })
@@ -262,8 +262,8 @@ macro_rules! thread_exit_test {
                 .unwrap();
             }
             // Without NOTLS one thread has one read txn at a time.
-            let t = env.ro().unwrap();
-            assert_eq!(env.ro().err(), Some(m::ffi::MDB_BAD_RSLOT));
+            let t = env.begin_ro().unwrap();
+            assert_eq!(env.begin_ro().err(), Some(m::ffi::MDB_BAD_RSLOT));
             drop(t);
         }
     };
@@ -285,31 +285,31 @@ macro_rules! reuse_after_long_reader_test {
             }
             use $m as m;
             let dir = tempfile::tempdir().unwrap();
-            let env = m::Env::open(&dir.path().join("data.mdb"), m::ffi::MDB_NOSYNC, 2, 1 << 30).unwrap();
+            let env = m::Env::open_file(&dir.path().join("data.mdb"), m::ffi::MDB_NOSYNC, 2, 1 << 30).unwrap();
             let dbi = env.create_dbs(&[("d", 0)]).unwrap()[0];
             let commit = |i: u64| {
-                let t = env.rw().unwrap();
+                let t = env.begin_rw().unwrap();
                 t.put(dbi, format!("k{}", i % 50).as_bytes(), &i.to_le_bytes(), 0).unwrap();
                 t.commit().unwrap();
             };
             for i in 0..100 {
                 commit(i);
             }
-            let start = env.info().0;
-            let pin = env.ro().unwrap();
+            let start = env.info().unwrap().last_pgno;
+            let pin = env.begin_ro().unwrap();
             for i in 0..3000 {
                 commit(i);
             }
             drop(pin);
-            let pinned = env.info().0;
+            let pinned = env.info().unwrap().last_pgno;
             let mut marks = Vec::new();
             for i in 0..10_000 {
                 commit(i);
                 if i % 2000 == 1999 {
-                    marks.push(env.info().0);
+                    marks.push(env.info().unwrap().last_pgno);
                 }
             }
-            let after = env.info().0;
+            let after = env.info().unwrap().last_pgno;
             eprintln!(
                 "{}: pinned phase grew {start} -> {pinned}; then last_pg every 2000 commits {marks:?}",
                 stringify!($m)

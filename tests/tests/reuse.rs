@@ -47,7 +47,7 @@ fn run_stock(path: &Path, w: &Workload) -> u64 {
             }
         },
     );
-    env.info().unwrap().0
+    env.info().unwrap().last_pgno
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The stateful driver the peers workloads use, built on the one FFI
-//! harness of this crate ([`crate::extra::Eng`]).
+//! The stateful driver the peers workloads use, built on the two-engine
+//! kit's raw driver ([`dlmdb_kit::eng::Eng`]).
 //!
 //! [`Backend`] is the whole surface the peers workloads use: at most one
 //! open transaction and one cursor at a time, so each per-op call is a
@@ -14,7 +14,7 @@ use std::ptr;
 
 use anyhow::Result;
 
-use crate::extra::{k, Cur, Eng, Env, LmdbE, OursE, Txn};
+use dlmdb_kit::eng::{k, open_main_db, Cur, Eng, Env, LmdbE, OursE, Txn};
 
 /// How an environment is opened for a run. Identical for both engines except
 /// `ours_extra_flags`, which carries dlmdb-only format flags (none by default).
@@ -114,7 +114,7 @@ impl<E: Eng> Backend for Driver<E> {
             dbi: 0,
             _e: std::marker::PhantomData,
         };
-        me.dbi = crate::extra::open_main_db::<E>(env)?;
+        me.dbi = open_main_db::<E>(env)?;
         Ok(me)
     }
 

@@ -5,14 +5,8 @@
 use dlmdb_format::meta::current_meta;
 use dlmdb_format::prefix::page_keys;
 use dlmdb_format::{DbFlags, DbRecord, NodeFlags, NodeLayout, Order, Page, PageKind};
-use std::path::PathBuf;
 
-fn fixtures() -> Option<PathBuf> {
-    let dir = std::env::var_os("DLMDB_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures"));
-    dir.is_dir().then_some(dir)
-}
+use dlmdb_kit::fixtures;
 
 struct File {
     bytes: Vec<u8>,

@@ -14,18 +14,7 @@ pub fn bin() -> Command {
 
 /// `$DLMDB_FIXTURES`, else `<repo>/tests/fixtures`; `None` (with a
 /// SKIP note) when the directory is absent.
-pub fn fixtures() -> Option<PathBuf> {
-    let dir = match std::env::var_os("DLMDB_FIXTURES") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP: fixtures not found at {}", dir.display());
-        None
-    }
-}
+pub use dlmdb_tests::fixtures;
 
 /// Copy `src` into a fresh temp dir, keeping its file name.
 pub fn copy_to_temp(src: &Path) -> (tempfile::TempDir, PathBuf) {

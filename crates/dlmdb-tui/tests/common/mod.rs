@@ -133,9 +133,6 @@ pub fn select(app: &mut App, name: &str) {
     app.select_db(i);
 }
 
-pub fn fixtures_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("DLMDB_FIXTURES") {
-        return PathBuf::from(d);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
-}
+/// The one fixtures lookup (`$DLMDB_FIXTURES`, else `<repo>/tests/fixtures`).
+#[allow(unused_imports)]
+pub use dlmdb_tests::fixtures_dir;
