@@ -1,11 +1,8 @@
 /*
- * internal.h - structures shared by the engine's source files, and the
- * on-disk formats they read and write.
- *
- * All on-disk integers are little-endian host integers (x86-64 / aarch64).
- * Fields inside nodes are only 2-byte aligned, so every multi-byte read or
- * write of such a field goes through memcpy (the compiler turns it into a
- * plain load on targets that allow unaligned access).
+ * internal.h - the in-memory structures shared by the engine's source files
+ * (environment, transaction, cursor, lock file, page lists) and the
+ * prototypes of each file.  The data file's on-disk format is in layout.h,
+ * which this header includes.
  */
 #ifndef DLMDB_INTERNAL_H
 #define DLMDB_INTERNAL_H
@@ -18,197 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef uint64_t pgno_t;
-typedef uint64_t txnid_t;
-typedef uint16_t indx_t;
+#include "layout.h"
 
-#define P_INVALID	((pgno_t)~(pgno_t)0)
-#define TXNID_NONE	((txnid_t)~(txnid_t)0)
 
-#define DL_MAGIC	0xBEEFC0DEu
-#define DL_MAXKEY	511		/* key / DUPSORT item limit we write */
+#define TXNID_NONE	((txnid_t)~(txnid_t)0)	/* reader slot: idle */
 #define DL_MAXDEPTH	32		/* cursor stack depth */
-#define DL_FREE_DBI	0
-#define DL_MAIN_DBI	1
-#define DL_CORE_DBS	2
 
-/* Data format versions we understand. */
-#define DL_VERSION_LMDB	1	/* stock LMDB, or DLMDB before v2 (padded) */
-#define DL_VERSION_DLMDB	2	/* newest DLMDB: always padded */
-
-/* ------------------------------------------------------------------------- */
-/* Page header (16 bytes at the start of every page but overflow tails)      */
-/* ------------------------------------------------------------------------- */
-/*
- *   off 0  u64  pgno    own page number (sub-pages: meaningless)
- *   off 8  u16  pad     LEAF2: item size; prefix-compressed leaf or
- *                       sub-page: longest decoded key; otherwise unused
- *   off 10 u16  flags   P_* bits below
- *   off 12 u16  lower   end of the node pointer array (16 + 2*n)
- *   off 14 u16  upper   start of the node area
- *   off 12 u32  pages   overflow head only: run length (overlays lower/upper)
- *   off 16      ptrs    u16 node offsets from page start, in key order
- */
-/*
- * Packed (alignment 1): duplicate sub-pages stored after an odd-length key
- * in the stock layout are only byte-aligned, and they are read in place so
- * returned items keep pointing into the map.  On x86-64 and aarch64 the
- * compiler still emits plain loads.
- */
-typedef struct __attribute__((packed)) MDB_page {
-	pgno_t	mp_pgno;
-	uint16_t mp_pad;
-	uint16_t mp_flags;
-	union __attribute__((packed)) {
-		struct __attribute__((packed)) { indx_t lower, upper; } b;
-		uint32_t pages;
-	} mp_u;
-	indx_t	mp_ptrs[];
-} MDB_page;
-
-#define PAGEHDRSZ	16u
-
-#define P_BRANCH	0x01
-#define P_LEAF		0x02
-#define P_OVERFLOW	0x04
-#define P_META		0x08
-#define P_DIRTY		0x10	/* in memory; kept only inside sub-pages on disk */
-#define P_LEAF2		0x20
-#define P_SUBP		0x40
-#define P_COUNTED	0x80	/* DLMDB: branch nodes carry an 8-byte count */
+/* In-memory page flags (never written to the file). */
 #define P_LOOSE		0x4000
 #define P_KEEP		0x8000
-
-#define MP_LOWER(p)	((p)->mp_u.b.lower)
-#define MP_UPPER(p)	((p)->mp_u.b.upper)
-#define NUMKEYS(p)	((unsigned)(MP_LOWER(p) - PAGEHDRSZ) >> 1)
-#define SIZELEFT(p)	((unsigned)(MP_UPPER(p) - MP_LOWER(p)))
-#define IS_BRANCH(p)	(((p)->mp_flags & P_BRANCH) != 0)
-#define IS_LEAF(p)	(((p)->mp_flags & P_LEAF) != 0)
-#define IS_LEAF2(p)	(((p)->mp_flags & P_LEAF2) != 0)
-#define IS_OVERFLOW(p)	(((p)->mp_flags & P_OVERFLOW) != 0)
-#define IS_COUNTED(p)	(((p)->mp_flags & P_COUNTED) != 0)
-
-#define EVEN(n)		(((n) + 1u) & ~(size_t)1)
-
-/* ------------------------------------------------------------------------- */
-/* Nodes (branch and leaf entries)                                           */
-/* ------------------------------------------------------------------------- */
-/*
- *   off 0  u16 lo     leaf: data size bits 0-15   branch: child pgno bits 0-15
- *   off 2  u16 hi     leaf: data size bits 16-31  branch: child pgno bits 16-31
- *   off 4  u16 flags  leaf: F_* bits              branch: child pgno bits 32-47
- *   off 6  u16 ksize  key length
- *   off 8  [P_COUNTED branch only: u64 subtree count, then the key]
- *          key bytes; in the padded (DLMDB) layout one pad byte follows an
- *          odd-length key.  Leaf data follows the (padded) key.
- *
- * The padding is a property of the environment (env->pad = 1 for DLMDB
- * layouts, 0 for stock LMDB) and only moves leaf data; branch nodes end at
- * the key and are rounded to even size in both layouts.
- */
-typedef struct __attribute__((packed)) MDB_node {
-	uint16_t mn_lo, mn_hi, mn_flags, mn_ksize;
-	uint8_t  mn_data[];
-} MDB_node;
-
-#define NODESZ		8u
-#define F_BIGDATA	0x01
-#define F_SUBDATA	0x02
-#define F_DUPDATA	0x04
-
-#define NODEPTR(p, i)	((MDB_node *)((char *)(p) + (p)->mp_ptrs[i]))
-/* Offset of the key from the node start: counted branch pages hold a count first. */
-#define NODEKOFF(p)	(NODESZ + (((p)->mp_flags & P_COUNTED) >> 4))
-#define NODEKEY(p, n)	((void *)((char *)(n) + NODEKOFF(p)))
-#define NODEKSZ(n)	((n)->mn_ksize)
-#define NODEDSZ(n)	((uint32_t)(n)->mn_lo | ((uint32_t)(n)->mn_hi << 16))
-#define NODEPGNO(n)	((pgno_t)(n)->mn_lo | ((pgno_t)(n)->mn_hi << 16) | \
-			 ((pgno_t)(n)->mn_flags << 32))
-
-static inline void node_set_pgno(MDB_node *n, pgno_t pg)
-{
-	n->mn_lo = (uint16_t)pg;
-	n->mn_hi = (uint16_t)(pg >> 16);
-	n->mn_flags = (uint16_t)(pg >> 32);
-}
-
-static inline void node_set_dsize(MDB_node *n, size_t sz)
-{
-	n->mn_lo = (uint16_t)sz;
-	n->mn_hi = (uint16_t)(sz >> 16);
-}
-
-static inline uint64_t dl_get64(const void *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline void dl_put64(void *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Database record (48 bytes): meta page, named DBs, dup sub-databases       */
-/* ------------------------------------------------------------------------- */
-/*
- *   off 0  u32 md_pad             FREE_DBI in meta: page size; DUPFIXED sub-DB: item size
- *   off 4  u16 md_flags           persistent DB flags (FREE_DBI in meta: never interpreted)
- *   off 6  u16 md_depth           tree height, 0 = empty
- *   off 8  u64 md_branch_pages
- *   off 16 u64 md_leaf_pages
- *   off 24 u64 md_overflow_pages
- *   off 32 u64 md_entries
- *   off 40 u64 md_root            P_INVALID when empty
- */
-typedef struct MDB_db {
-	uint32_t md_pad;
-	uint16_t md_flags;
-	uint16_t md_depth;
-	pgno_t	md_branch_pages;
-	pgno_t	md_leaf_pages;
-	pgno_t	md_overflow_pages;
-	uint64_t md_entries;
-	pgno_t	md_root;
-} MDB_db;
-
-/* DB flag bits a record may carry. */
-#define DL_PERSISTENT_FLAGS	(MDB_REVERSEKEY|MDB_DUPSORT|MDB_INTEGERKEY| \
-	MDB_DUPFIXED|MDB_INTEGERDUP|MDB_REVERSEDUP|MDB_COUNTED|MDB_PREFIX_COMPRESSION)
-#define DL_STOCK_FLAGS	(MDB_REVERSEKEY|MDB_DUPSORT|MDB_INTEGERKEY| \
-	MDB_DUPFIXED|MDB_INTEGERDUP|MDB_REVERSEDUP)
-
-/* ------------------------------------------------------------------------- */
-/* Meta page body (starts at page offset 16; 136 bytes)                      */
-/* ------------------------------------------------------------------------- */
-/*
- *   page off 16  u32 mm_magic    0xBEEFC0DE
- *   page off 20  u32 mm_version  1 (LMDB / old DLMDB) or 2 (newest DLMDB)
- *   page off 24  u64 mm_address  fixed map address or 0
- *   page off 32  u64 mm_mapsize  largest map size committed so far
- *   page off 40  48  FREE_DBI record (md_pad = page size)
- *   page off 88  48  MAIN_DBI record
- *   page off 136 u64 mm_last_pg  highest page in use
- *   page off 144 u64 mm_txnid    transaction that wrote this meta
- * A commit rewrites only page bytes 32..151.
- */
-typedef struct MDB_meta {
-	uint32_t mm_magic;
-	uint32_t mm_version;
-	uint64_t mm_address;
-	uint64_t mm_mapsize;
-	MDB_db	mm_dbs[DL_CORE_DBS];
-	pgno_t	mm_last_pg;
-	txnid_t	mm_txnid;
-} MDB_meta;
-
-#define METAOFF		PAGEHDRSZ
-#define METADATA(p)	((MDB_meta *)((char *)(p) + PAGEHDRSZ))
-#define META_WRITE_OFF	32u	/* first byte a commit rewrites */
-#define META_WRITE_LEN	120u	/* bytes 32..151 */
 
 /* ------------------------------------------------------------------------- */
 /* Lock file                                                                 */
