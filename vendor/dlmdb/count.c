@@ -524,8 +524,11 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 		} else {
 			if ((rc = dl_count_fix_page(txn, child, depth + 1, &c)))
 				return rc;
-			if (own)
+			if (own) {
 				dl_put64((char *)nd + NODESZ, c);
+				/* The reader (dl_bcount) sees the count just written. */
+				DL_ASSERT(dl_bcount(mp, i) == c);
+			}
 		}
 		sum += c;
 	}

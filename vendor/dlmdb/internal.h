@@ -17,6 +17,36 @@
 
 #include "layout.h"
 
+/*
+ * DL_ASSERT(cond): a debug-build check of an invariant the engine itself
+ * establishes (on with -DDLMDB_DEBUG, which the Makefile's test and asan
+ * variants set; the library, perf and Rust builds leave it off).  Off, the
+ * condition is not evaluated; sizeof keeps its variables "used".
+ *
+ * Never assert on a fact read from the file: a damaged store must give
+ * MDB_CORRUPTED, in every build.  Assert only on state this engine wrote
+ * or computed (a page after it edited it, a cursor stack it built).
+ */
+#ifdef DLMDB_DEBUG
+#include <stdio.h>
+__attribute__((noreturn, cold)) static inline void dl_assert_fail(const char *cond,
+	const char *file, int line, const char *func)
+{
+	fprintf(stderr, "dlmdb: %s:%d: %s: invariant failed: %s\n", file, line, func, cond);
+	abort();
+}
+#define DL_ASSERT(cond)	((cond) ? (void)0 : dl_assert_fail(#cond, __FILE__, __LINE__, __func__))
+#else
+#define DL_ASSERT(cond)	((void)sizeof(!(cond)))
+#endif
+
+/* A page (or sub-page) header the engine just edited: 16 <= lower <= upper. */
+#define DL_ASSERT_PAGE_SPACE(mp) \
+	DL_ASSERT(MP_LOWER(mp) >= PAGEHDRSZ && MP_LOWER(mp) <= MP_UPPER(mp))
+
+/* A cursor level the caller is about to use lies on the cursor's stack. */
+#define DL_ASSERT_LEVEL(mc, level) \
+	DL_ASSERT((level) >= 0 && (level) <= (mc)->top && (mc)->top < DL_MAXDEPTH)
 
 #define TXNID_NONE	((txnid_t)~(txnid_t)0)	/* reader slot: idle */
 #define DL_MAXDEPTH	32		/* cursor stack depth */
