@@ -45,7 +45,10 @@ fn main() {
         .define("DLMDB_PREFIX_SYMBOLS", None)
         .flag_if_supported("-pthread")
         .flag_if_supported("-fno-strict-aliasing")
-        .warnings(false);
+        // -Wall -Wextra, as the Makefile (which adds -Werror); cargo shows
+        // what they find.
+        .warnings(true)
+        .extra_warnings(true);
     // The optimisation level follows the Cargo profile (cc reads OPT_LEVEL),
     // exactly as lmdb-master-sys builds stock LMDB, so benchmarks compare
     // like with like; NDEBUG likewise matches its release builds.
