@@ -139,10 +139,10 @@ impl<E: Eng> Drop for EnvGuard<E> {
     }
 }
 
-/// Open the main (unnamed) DB in its own committed write txn.
-pub fn open_main_db<E: Eng>(env: Env) -> Result<u32> {
+/// Open a DB (`None`: the main DB) in its own committed write txn.
+fn open_db_committed<E: Eng>(env: Env, name: Option<&str>, flags: u32) -> Result<u32> {
     let t = E::txn_begin(env, std::ptr::null_mut(), 0)?;
-    match E::dbi_open(t, None, 0) {
+    match E::dbi_open(t, name, flags) {
         Ok(d) => {
             E::txn_commit(t)?;
             Ok(d)
@@ -154,17 +154,12 @@ pub fn open_main_db<E: Eng>(env: Env) -> Result<u32> {
     }
 }
 
+/// Open the main (unnamed) DB in its own committed write txn.
+pub fn open_main_db<E: Eng>(env: Env) -> Result<u32> {
+    open_db_committed::<E>(env, None, 0)
+}
+
 /// Open (creating) a named DB in its own committed write txn.
 pub fn create_db<E: Eng>(env: Env, name: &str, flags: u32) -> Result<u32> {
-    let t = E::txn_begin(env, std::ptr::null_mut(), 0)?;
-    match E::dbi_open(t, Some(name), flags | k::MDB_CREATE) {
-        Ok(d) => {
-            E::txn_commit(t)?;
-            Ok(d)
-        }
-        Err(e) => {
-            E::txn_abort(t);
-            Err(e)
-        }
-    }
+    open_db_committed::<E>(env, Some(name), flags | k::MDB_CREATE)
 }
