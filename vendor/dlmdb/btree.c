@@ -187,6 +187,7 @@ static unsigned char *dl_page_open(MDB_page *mp, unsigned idx, size_t len)
 	mp->mp_ptrs[idx] = MP_UPPER(mp);
 	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) + sizeof(indx_t));
 	DL_ASSERT_PAGE_SPACE(mp);
+	DL_ASSERT(dl_ptrs_in_node_area(mp));
 	return (unsigned char *)mp + MP_UPPER(mp);
 }
 
@@ -223,6 +224,7 @@ static void dl_page_del_raw(MDB_page *mp, unsigned idx, size_t sz)
 	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) - sizeof(indx_t));
 	MP_UPPER(mp) = (indx_t)(up + sz);
 	DL_ASSERT_PAGE_SPACE(mp);
+	DL_ASSERT(dl_ptrs_in_node_area(mp));
 }
 
 static void dl_page_init(MDB_env *env, MDB_page *mp, unsigned flags)
@@ -719,46 +721,6 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp);
 static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx);
 
-#ifdef DLMDB_DEBUG
-/* Key of entry i of an uncompressed leaf page. */
-static void dl_leaf_key_at(MDB_page *mp, unsigned i, MDB_val *k)
-{
-	if (IS_LEAF2(mp)) {
-		k->mv_size = mp->mp_pad;
-		k->mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
-	} else {
-		MDB_node *n = NODEPTR(mp, i);
-		k->mv_size = NODEKSZ(n);
-		k->mv_data = NODEKEY(mp, n);
-	}
-}
-
-/*
- * After an insert at idx of a leaf: the pointers stay in key order, the new
- * entry sorting strictly between its neighbours.  The search that chose idx
- * compared the key with both neighbours, so this holds even on a page read
- * from a damaged file.  Compressed pages store encoded keys; they are left
- * to the prefix checks.
- */
-static void dl_assert_sorted_at(MDB_cursor *mc, MDB_page *mp, unsigned idx)
-{
-	MDB_val a, b;
-	if (mc->flags & C_PREFIX)
-		return;
-	dl_leaf_key_at(mp, idx, &b);
-	if (idx > 0) {
-		dl_leaf_key_at(mp, idx - 1, &a);
-		DL_ASSERT(mc->dbx->cmp(&a, &b) < 0);
-	}
-	if (idx + 1 < NUMKEYS(mp)) {
-		dl_leaf_key_at(mp, idx + 1, &a);
-		DL_ASSERT(mc->dbx->cmp(&b, &a) < 0);
-	}
-}
-#else
-#define dl_assert_sorted_at(mc, mp, idx)	((void)0)
-#endif
-
 static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
 {
 	unsigned subflag = ((flags & DL_PUT_SUBDATA) ? F_SUBDATA : 0) |
@@ -776,7 +738,6 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 			return MDB_BAD_VALSIZE;
 		if (SIZELEFT(mp) >= mp->mp_pad) {
 			memcpy(dl_leaf2_open(mp, idx), key->mv_data, key->mv_size);
-			dl_assert_sorted_at(mc, mp, idx);
 			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
 			return 0;
 		}
@@ -820,7 +781,6 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 	if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
 		unsigned char *dst = dl_page_open(mp, idx, nsz);
 		dl_leaf_write(env, dst, key, ds, dpart, dlen, nflags);
-		dl_assert_sorted_at(mc, mp, idx);
 		if (reserve)
 			data->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : (void *)(dst + kpart);
 		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;

@@ -44,6 +44,22 @@ __attribute__((noreturn, cold)) static inline void dl_assert_fail(const char *co
 #define DL_ASSERT_PAGE_SPACE(mp) \
 	DL_ASSERT(MP_LOWER(mp) >= PAGEHDRSZ && MP_LOWER(mp) <= MP_UPPER(mp))
 
+/*
+ * Every node pointer of a page with a pointer array points into the node
+ * area (at or above upper).  Pages a write txn copies from the file are
+ * validated first (dl_page_wcheck), so after the engine edits one this is
+ * the engine's own invariant.  Key order is not asserted: it is a property
+ * of the file's contents, which a damaged store breaks.
+ */
+static inline int dl_ptrs_in_node_area(const MDB_page *mp)
+{
+	unsigned n = NUMKEYS(mp);
+	for (unsigned i = 0; i < n; i++)
+		if (mp->mp_ptrs[i] < MP_UPPER(mp))
+			return 0;
+	return 1;
+}
+
 /* A cursor level the caller is about to use lies on the cursor's stack. */
 #define DL_ASSERT_LEVEL(mc, level) \
 	DL_ASSERT((level) >= 0 && (level) <= (mc)->top && (mc)->top < DL_MAXDEPTH)
