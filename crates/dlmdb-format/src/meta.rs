@@ -60,6 +60,18 @@ impl Meta {
     }
 }
 
+/// The page size a meta page image records (the free tree's `pad`, page
+/// offset 40), when its magic is right; not yet checked to be a power of two.
+pub fn recorded_page_size(b: &[u8]) -> Option<u32> {
+    (u32_at(b, OFF_MAGIC)? == MAGIC).then_some(())?;
+    u32_at(b, OFF_FREE_DB + crate::record::OFF_PAD)
+}
+
+/// Page sizes any writer uses: powers of two from 512 to 65536 bytes.
+pub fn page_size_ok(psize: usize) -> bool {
+    (512..=65536).contains(&psize) && psize.is_power_of_two()
+}
+
 /// Decode and validate the meta page image `b` that should be page `which`
 /// (magic, META flag, page number, version 1 or 2).
 pub fn parse_meta(b: &[u8], which: u64) -> Result<Meta> {
@@ -160,5 +172,8 @@ mod tests {
         );
         assert_eq!(current_meta(&meta_page(0, 6), &bad).unwrap().txnid, 6);
         assert!(current_meta(&bad, &bad).is_err());
+        assert_eq!(recorded_page_size(&meta_page(0, 1)), Some(4096));
+        assert_eq!(recorded_page_size(&bad), None);
+        assert!(page_size_ok(4096) && !page_size_ok(4000) && !page_size_ok(256));
     }
 }
