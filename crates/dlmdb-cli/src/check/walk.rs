@@ -762,6 +762,7 @@ impl Checker {
                 return 1;
             };
             let prefix = cx.kind.prefix;
+            let layout = self.layout();
             let mut trunk = Vec::new();
             let mut ext = Vec::new();
             let mut stored: Vec<&[u8]> = Vec::new();
@@ -770,11 +771,15 @@ impl Checker {
                 let ks = usize::from(h.ksize);
                 let (dsz, nfl) = (h.data_size(), h.flags_word);
                 let kstart = h.key_offset(false);
-                if kstart + ks > data.len() || dsz != 0 || nfl != 0 {
-                    self.problem(Some(pgno), &label, format!("{what}: item {j} malformed (key {ks} bytes, data {dsz}, flags {nfl:#x})"));
+                // The node's whole even-sized extent lies in the sub-page
+                // (a sub-page may be odd-sized; the engine refuses a node
+                // whose padding runs past it).
+                let end = o + layout.leaf_node_size(ks, 0);
+                if end > data.len() || dsz != 0 || nfl != 0 {
+                    self.problem(Some(pgno), &label, format!("{what}: item {j} malformed (key {ks} bytes, data {dsz}, flags {nfl:#x}, node end {end} of {})", data.len()));
                     return offs.len() as u64;
                 }
-                ext.push((o, dlmdb_format::even(kstart + ks), j));
+                ext.push((o, end, j));
                 let raw = &data[kstart..kstart + ks];
                 let item = if prefix && j > 0 {
                     match decode_prefixed(&trunk, raw) {
