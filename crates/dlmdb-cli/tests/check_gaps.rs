@@ -339,3 +339,42 @@ fn meta_at_the_largest_txnid() {
     drop(env);
     check_reports(&store, "largest possible");
 }
+
+#[test]
+fn dup_sub_database_record_without_the_counted_bit() {
+    // 3000 duplicates of one key in a counted DUPSORT database: a
+    // sub-database with counted branch pages, whose record carries
+    // MDB_COUNTED as DLMDB writes it.
+    let dir = tempfile::tempdir().unwrap();
+    let pairs: Vec<(String, String)> = (0..3000)
+        .map(|i| ("many".to_string(), format!("value-{i:05}")))
+        .collect();
+    let store = load(
+        dir.path(),
+        "c.mdb",
+        &dump_text(Some("c"), "dupsort=1\ncounted=1\n", &pairs),
+        false,
+    );
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    // Leaf node of "many": F_SUBDATA|F_DUPDATA (6), key size 4, then the
+    // record (key padded to even), whose md_flags sit at offset 4.
+    let pat = [6u8, 0, 4, 0, b'm', b'a', b'n', b'y'];
+    let node = file
+        .windows(pat.len())
+        .position(|w| w == pat)
+        .expect("node of many")
+        - 4;
+    let flags_at = node + 8 + 4 + 4;
+    assert_eq!(u16_at(&file, flags_at), 0x80, "sub-database record flags");
+    file[flags_at] = 0;
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses_write(
+        &store,
+        "c",
+        DatabaseFlags::DUP_SORT | DatabaseFlags::COUNTED,
+        b"many",
+        b"value-00000x",
+    );
+    check_reports(&store, "sub-database record flags 0x0");
+}

@@ -672,6 +672,23 @@ impl Checker {
                     );
                     return Ok(1);
                 };
+                // DLMDB stores its owner's COUNTED and PREFIX_COMPRESSION
+                // bits in a duplicate sub-database record; this engine reads
+                // the sub-tree by the record's bits, so a record that lost
+                // or gained one makes it refuse the sub-tree's pages.
+                let owner_bits = kind.flags() & DbFlags::DLMDB_ONLY;
+                let rec_bits = rec.db_flags() & DbFlags::DLMDB_ONLY;
+                if owner_bits != rec_bits {
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!(
+                            "node {i}: sub-database record flags {:#x} disagree with the database's DLMDB-only flags {:#x}",
+                            rec.flags,
+                            owner_bits.bits()
+                        ),
+                    );
+                }
                 let dup_flags = kind.db_flags;
                 let dup_fixed = kind.flags().contains(DbFlags::DUP_FIXED);
                 let sub = TreeKind {
