@@ -1066,11 +1066,7 @@ pub fn check_file(path: &Path, v1_padded: bool) -> Result<FileReport, String> {
     let m1 = parse_meta(&m1, 1).map_err(|e| format!("meta 1: {e}"))?;
     let meta = if m1.txnid > m0.txnid { m1 } else { m0 };
     let version = meta.version;
-    let layout = if version == 2 || v1_padded {
-        NodeLayout::Padded
-    } else {
-        NodeLayout::Stock
-    };
+    let layout = NodeLayout::from_padded(version == 2 || v1_padded);
     let img = Image {
         file,
         psize,

@@ -72,6 +72,15 @@ pub enum NodeLayout {
 }
 
 impl NodeLayout {
+    /// `Padded` when `padded`, else `Stock`.
+    pub fn from_padded(padded: bool) -> NodeLayout {
+        if padded {
+            NodeLayout::Padded
+        } else {
+            NodeLayout::Stock
+        }
+    }
+
     /// Bytes the key of `ksize` bytes occupies in a leaf or uncounted branch node.
     pub fn key_area(self, ksize: usize) -> usize {
         match self {

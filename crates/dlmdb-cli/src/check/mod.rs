@@ -152,11 +152,7 @@ impl Checker {
 
     /// Node layout of the store being checked.
     fn layout(&self) -> dlmdb_format::NodeLayout {
-        if self.padded {
-            dlmdb_format::NodeLayout::Padded
-        } else {
-            dlmdb_format::NodeLayout::Stock
-        }
+        dlmdb_format::NodeLayout::from_padded(self.padded)
     }
 
     fn tick(&mut self) -> Result<(), Interrupted> {
