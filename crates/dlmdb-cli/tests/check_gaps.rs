@@ -378,3 +378,40 @@ fn dup_sub_database_record_without_the_counted_bit() {
     );
     check_reports(&store, "sub-database record flags 0x0");
 }
+
+#[test]
+fn dupsort_main_database_holding_a_named_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(
+        dir.path(),
+        "s.mdb",
+        &dump_text(Some("d"), "", &keys(50)),
+        false,
+    );
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    for meta in 0..2 {
+        file[meta * PS + 92] |= 0x04; // MAIN_DBI md_flags: MDB_DUPSORT
+    }
+    std::fs::write(&store, &file).unwrap();
+    let env = Env::builder()
+        .flags(EnvFlags::NO_SUB_DIR)
+        .max_dbs(4)
+        .open(&store)
+        .unwrap();
+    let written = env.write_txn().and_then(|mut txn| {
+        let main = txn.open_db(None)?;
+        {
+            let mut c = txn.cursor_mut(main)?;
+            c.first()?;
+            c.del(WriteFlags::empty())?;
+        }
+        txn.commit()
+    });
+    assert!(
+        written.is_err(),
+        "the engine deleted a named database as a duplicate"
+    );
+    drop(env);
+    check_reports(&store, "named-database record in a DUPSORT main database");
+}

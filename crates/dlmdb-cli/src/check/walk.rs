@@ -629,6 +629,18 @@ impl Checker {
                     );
                     return Ok(1);
                 }
+                // A DUPSORT main database holds duplicates, not named
+                // databases: the engine refuses such a node
+                // (MDB_INCOMPATIBLE).
+                if dupsort {
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!(
+                            "node {i}: named-database record in a DUPSORT main database (the engine refuses it)"
+                        ),
+                    );
+                }
                 match DbRecord::parse(data).filter(|_| dsize == DB_RECORD_SIZE as u64) {
                     Some(r) => cx.out.named.push(NamedDb {
                         name: key.to_vec(),
