@@ -1,19 +1,26 @@
 //! `dlmdb check`: integrity verification by an independent reader.
 //!
-//! The checker does not use the engine: it reads the data file with plain
-//! positional reads ([`page`]), bounds-checks every offset, and walks every
-//! tree from the current meta page ([`walk`]). It is therefore both a
-//! safety net for damaged stores (it never maps the file, never follows a
+//! The checker does not read pages through the engine: it reads the data
+//! file with plain positional reads ([`page`]), decodes every structure with
+//! `dlmdb_format` (the one Rust description of the on-disk format),
+//! bounds-checks every offset, and walks every tree from the current meta
+//! page ([`walk`]). The engine is only asked for its layout decision and a
+//! read transaction that pins the snapshot being checked. It is therefore
+//! both a safety net for damaged stores (it never maps the file, never follows a
 //! pointer without checking it, and its memory is bounded by the page map:
 //! 2 bytes per page) and a cross-check of the engine.
 //!
-//! What it verifies: both meta pages, the choice of the current one; every
-//! page reachable exactly once; page headers, node bounds and overlaps; key
-//! order within and across pages against the parents' separators (stock
+//! What it verifies: both meta pages, the choice of the current one, a map
+//! size a process can map and a txnid a transaction can follow; every
+//! page reachable exactly once; page headers (flags that fit the page's
+//! role, an even `upper` on node pages, LEAF2 bookkeeping), node bounds and
+//! overlaps; key order within and across pages against the parents' separators (stock
 //! orders chosen by the stored flags: default, REVERSEKEY, INTEGERKEY,
 //! INTEGERDUP, REVERSEDUP; custom comparators are not recorded in the file
 //! and cannot be known); subtree counts on P_COUNTED branch pages; overflow
-//! runs; duplicate sub-pages and sub-databases; the records' counters
+//! runs; duplicate sub-pages and sub-databases (their records carrying the
+//! database's DLMDB-only flags); DLMDB-only flags only in padded-layout
+//! stores; no named database in a DUPSORT main database; the records' counters
 //! against the walk; free-list records (valid, descending, disjoint from
 //! used pages and from each other); and that no page is lost:
 //! `2 + used + free == last_pg + 1`.
