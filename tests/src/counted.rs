@@ -677,66 +677,13 @@ impl CountSnap {
 // Structural checker (parses the data file; spec §3.4-§3.5)
 // ---------------------------------------------------------------------------
 
-const P_BRANCH: u16 = 0x01;
-const P_LEAF: u16 = 0x02;
-const P_OVERFLOW: u16 = 0x04;
-const P_META: u16 = 0x08;
-const P_LEAF2: u16 = 0x20;
-const P_SUBP: u16 = 0x40;
-const P_COUNTED: u16 = 0x80;
-const F_BIGDATA: u16 = 0x01;
-const F_SUBDATA: u16 = 0x02;
-const F_DUPDATA: u16 = 0x04;
-/// Page header: pgno u64 @0, mp_pad u16 @8, mp_flags u16 @10, mp_lower u16
-/// @12, mp_upper u16 @14; the node pointer array starts at 16.
-const PAGEHDR: usize = 16;
-/// Node header: mn_lo u16 @0, mn_hi u16 @2, mn_flags u16 @4, mn_ksize u16 @6.
-const NODEHDR: usize = 8;
-const P_INVALID: u64 = u64::MAX;
-const MAGIC: u32 = 0xBEEF_C0DE;
-
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    u16::from_le_bytes([b[o], b[o + 1]])
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
-}
-
-/// An `MDB_db` record (48 bytes): md_pad u32 @0, md_flags u16 @4, md_depth
-/// u16 @6, branch/leaf/overflow page counts u64 @8/@16/@24, md_entries u64
-/// @32, md_root u64 @40.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DbRecord {
-    pub pad: u32,
-    pub flags: u16,
-    pub depth: u16,
-    pub branch_pages: u64,
-    pub leaf_pages: u64,
-    pub overflow_pages: u64,
-    pub entries: u64,
-    pub root: u64,
-}
-
-impl DbRecord {
-    pub fn parse(b: &[u8]) -> Result<DbRecord, String> {
-        if b.len() < 48 {
-            return Err(format!("database record of {} bytes (need 48)", b.len()));
-        }
-        Ok(DbRecord {
-            pad: u32_at(b, 0),
-            flags: u16_at(b, 4),
-            depth: u16_at(b, 6),
-            branch_pages: u64_at(b, 8),
-            leaf_pages: u64_at(b, 16),
-            overflow_pages: u64_at(b, 24),
-            entries: u64_at(b, 32),
-            root: u64_at(b, 40),
-        })
-    }
-}
+use dlmdb_format::meta::{page_size_ok, parse_meta, recorded_page_size, META_SIZE};
+use dlmdb_format::node::subtree_count;
+pub use dlmdb_format::DbRecord;
+use dlmdb_format::{
+    DbFlags, NodeFlags, NodeHeader, NodeLayout, Page, PageFlags, PageHeader, NODE_HEADER_SIZE,
+    PAGE_HEADER_SIZE, P_INVALID,
+};
 
 /// What the checker found in one tree (a DB's own tree; dup sub-DBs are
 /// folded into their owner's numbers, except `subdbs`).
@@ -782,8 +729,8 @@ struct Image {
     file: File,
     psize: usize,
     last_pg: u64,
-    /// Even key padding in leaf nodes (DLMDB layouts).
-    padded: bool,
+    /// Stock, or DLMDB's even key padding in leaf nodes.
+    layout: NodeLayout,
 }
 
 /// Context of the tree being walked.
@@ -805,23 +752,24 @@ impl Image {
         self.file
             .read_exact_at(&mut buf, pgno * self.psize as u64)
             .map_err(|e| format!("cannot read page {pgno}: {e}"))?;
-        if u64_at(&buf, 0) != pgno {
-            return Err(format!("page {pgno} says it is page {}", u64_at(&buf, 0)));
+        let said = PageHeader::parse(&buf).map_err(|e| e.to_string())?.pgno;
+        if said != pgno {
+            return Err(format!("page {pgno} says it is page {said}"));
         }
         Ok(buf)
     }
 
     /// Node offsets of a page (or sub-page) image `p`, bounds-checked.
     fn nodes(p: &[u8], what: &str) -> Result<Vec<usize>, String> {
-        let lower = u16_at(p, 12) as usize;
-        if lower < PAGEHDR || lower > p.len() || (lower - PAGEHDR) % 2 != 0 {
+        let page = Page::parse(p).map_err(|e| format!("{what}: {e}"))?;
+        let lower = usize::from(page.header.lower);
+        let Some(n) = page.header.items().filter(|_| lower <= p.len()) else {
             return Err(format!("{what}: bad mp_lower {lower}"));
-        }
-        let n = (lower - PAGEHDR) / 2;
+        };
         let mut v = Vec::with_capacity(n);
         for i in 0..n {
-            let o = u16_at(p, PAGEHDR + 2 * i) as usize;
-            if o < lower || o + NODEHDR > p.len() {
+            let o = page.pointer(i).expect("pointer below lower");
+            if o < lower || o + NODE_HEADER_SIZE > p.len() {
                 return Err(format!("{what}: node {i} at bad offset {o}"));
             }
             v.push(o);
@@ -829,9 +777,13 @@ impl Image {
         Ok(v)
     }
 
+    /// Header of the node at `o` (checked to fit by [`Image::nodes`]).
+    fn node(p: &[u8], o: usize) -> NodeHeader {
+        NodeHeader::parse(p, o).expect("node header within the page")
+    }
+
     fn data_off(&self, p: &[u8], o: usize) -> usize {
-        let ks = u16_at(p, o + 6) as usize;
-        o + NODEHDR + if self.padded { (ks + 1) & !1 } else { ks }
+        Self::node(p, o).data_offset(self.layout)
     }
 
     /// Walk the tree of `rec`; returns its report after checking C1-C4.
@@ -878,19 +830,25 @@ impl Image {
             return Err(format!("{w}: page {pgno} reached twice"));
         }
         let p = self.page(pgno)?;
-        let flags = u16_at(&p, 10);
-        if flags & (P_OVERFLOW | P_META | P_SUBP) != 0 {
+        let hdr = PageHeader::parse(&p).expect("a whole page");
+        let flags = hdr.raw_flags;
+        if hdr
+            .flags
+            .intersects(PageFlags::OVERFLOW | PageFlags::META | PageFlags::SUBP)
+        {
             return Err(format!(
                 "{w}: page {pgno} has flags {flags:#x} inside a tree"
             ));
         }
-        if flags & P_LEAF2 != 0 {
+        if hdr.flags.contains(PageFlags::LEAF2) {
             // LEAF2: no pointer array; mp_lower still grows by 2 per item,
             // and the items (mp_pad bytes each) follow the header.
             rep.leaf_pages += 1;
-            let lower = u16_at(&p, 12) as usize;
-            let width = u16_at(&p, 8) as usize;
-            if !(ctx.sub && ctx.dupfixed) || flags & (P_BRANCH | P_COUNTED) != 0 {
+            let lower = usize::from(hdr.lower);
+            let width = usize::from(hdr.pad);
+            if !(ctx.sub && ctx.dupfixed)
+                || hdr.flags.intersects(PageFlags::BRANCH | PageFlags::COUNTED)
+            {
                 return Err(format!(
                     "{w}: LEAF2 page {pgno} (flags {flags:#x}) outside a DUPFIXED sub-database"
                 ));
@@ -901,15 +859,15 @@ impl Image {
                     ctx.depth
                 ));
             }
-            if lower < PAGEHDR
-                || (lower - PAGEHDR) % 2 != 0
-                || PAGEHDR + (lower - PAGEHDR) / 2 * width > p.len()
-            {
+            let Some(n) = hdr
+                .items()
+                .filter(|n| PAGE_HEADER_SIZE + n * width <= p.len())
+            else {
                 return Err(format!(
                     "{w}: LEAF2 page {pgno}: mp_lower {lower} with item size {width}"
                 ));
-            }
-            let n = ((lower - PAGEHDR) / 2) as u64;
+            };
+            let n = n as u64;
             if n == 0 && level > 0 {
                 return Err(format!("{w}: non-root LEAF2 page {pgno} is empty"));
             }
@@ -917,7 +875,7 @@ impl Image {
             return Ok(n);
         }
         let nodes = Self::nodes(&p, &format!("{w}: page {pgno}"))?;
-        if flags & P_BRANCH != 0 {
+        if hdr.flags.contains(PageFlags::BRANCH) {
             rep.branch_pages += 1;
             if level + 1 >= ctx.depth {
                 return Err(format!(
@@ -925,7 +883,7 @@ impl Image {
                     ctx.depth
                 ));
             }
-            let counted = flags & P_COUNTED != 0;
+            let counted = hdr.counted_branch();
             if counted != ctx.counted {
                 return Err(format!(
                     "{w}: branch page {pgno} flags {flags:#x}: P_COUNTED {} in a {} tree",
@@ -945,15 +903,13 @@ impl Image {
             }
             let mut sum = 0u64;
             for (i, &o) in nodes.iter().enumerate() {
-                if counted && o + 16 > p.len() {
+                let stored = subtree_count(&p, o);
+                if counted && stored.is_err() {
                     return Err(format!("{w}: branch page {pgno} node {i} truncated"));
                 }
-                let child = u16_at(&p, o) as u64
-                    | (u16_at(&p, o + 2) as u64) << 16
-                    | (u16_at(&p, o + 4) as u64) << 32;
+                let child = Self::node(&p, o).child_pgno();
                 let sub = self.walk(child, level + 1, ctx, seen, rep)?;
-                if counted {
-                    let stored = u64_at(&p, o + NODEHDR);
+                if let (true, Ok(stored)) = (counted, stored) {
                     rep.counts_checked += 1;
                     if stored != sub {
                         return Err(format!(
@@ -965,7 +921,7 @@ impl Image {
             }
             return Ok(sum);
         }
-        if flags & P_LEAF == 0 {
+        if !hdr.flags.contains(PageFlags::LEAF) {
             return Err(format!(
                 "{w}: page {pgno} has flags {flags:#x} (neither branch nor leaf)"
             ));
@@ -977,7 +933,7 @@ impl Image {
                 ctx.depth
             ));
         }
-        if flags & P_COUNTED != 0 {
+        if hdr.flags.contains(PageFlags::COUNTED) {
             return Err(format!(
                 "{w}: leaf page {pgno} carries P_COUNTED ({flags:#x})"
             ));
@@ -988,8 +944,9 @@ impl Image {
         let mut sum = 0u64;
         for (i, &o) in nodes.iter().enumerate() {
             rep.keys += 1;
-            let nf = u16_at(&p, o + 4);
-            if nf & F_BIGDATA != 0 {
+            let node = Self::node(&p, o);
+            let nf = node.flags();
+            if nf.contains(NodeFlags::BIGDATA) {
                 // data = 8-byte page number of an overflow run
                 let doff = self.data_off(&p, o);
                 if doff + 8 > p.len() {
@@ -997,27 +954,27 @@ impl Image {
                         "{w}: leaf page {pgno} node {i}: overflow reference beyond the page"
                     ));
                 }
-                let opg = u64_at(&p, doff);
+                let opg = dlmdb_format::bytes::u64_at(&p, doff).expect("checked");
                 if !seen.insert(opg) {
                     return Err(format!("{w}: overflow page {opg} reached twice"));
                 }
-                let op = self.page(opg)?;
-                if u16_at(&op, 10) & P_OVERFLOW == 0 {
+                let op = PageHeader::parse(&self.page(opg)?).expect("a whole page");
+                if !op.flags.contains(PageFlags::OVERFLOW) {
                     return Err(format!(
                         "{w}: leaf page {pgno} node {i}: page {opg} is not an overflow page"
                     ));
                 }
-                let n = u32_at(&op, 12) as u64;
+                let n = u64::from(op.overflow_pages());
                 if n == 0 || opg + n - 1 > self.last_pg {
                     return Err(format!("{w}: overflow run at {opg} of {n} pages"));
                 }
                 rep.overflow_pages += n;
             }
-            if ctx.sub || nf & F_DUPDATA == 0 {
+            if ctx.sub || !nf.contains(NodeFlags::DUPDATA) {
                 sum += 1;
                 continue;
             }
-            let dsize = u16_at(&p, o) as usize | (u16_at(&p, o + 2) as usize) << 16;
+            let dsize = node.data_size() as usize;
             let doff = self.data_off(&p, o);
             if doff + dsize > p.len() {
                 return Err(format!(
@@ -1025,9 +982,13 @@ impl Image {
                 ));
             }
             let data = &p[doff..doff + dsize];
-            if nf & F_SUBDATA != 0 {
-                let sr = DbRecord::parse(data)
-                    .map_err(|e| format!("{w}: leaf page {pgno} node {i}: {e}"))?;
+            if nf.contains(NodeFlags::SUBDATA) {
+                let sr = DbRecord::parse(data).ok_or_else(|| {
+                    format!(
+                        "{w}: leaf page {pgno} node {i}: database record of {} bytes (need 48)",
+                        data.len()
+                    )
+                })?;
                 let what = format!("{w} / dup sub-DB in page {pgno} node {i}");
                 let sctx = TreeCtx {
                     what: &what,
@@ -1049,25 +1010,28 @@ impl Image {
                 rep.counts_checked += srep.counts_checked;
                 sum += sr.entries;
             } else {
-                if data.len() < PAGEHDR {
+                let Ok(sh) = PageHeader::parse(data) else {
                     return Err(format!(
                         "{w}: leaf page {pgno} node {i}: dup sub-page of {} bytes",
                         data.len()
                     ));
-                }
-                let sf = u16_at(data, 10);
-                if sf & P_SUBP == 0 || sf & P_LEAF == 0 || sf & (P_BRANCH | P_COUNTED) != 0 {
+                };
+                let sf = sh.flags;
+                if !sf.contains(PageFlags::SUBP | PageFlags::LEAF)
+                    || sf.intersects(PageFlags::BRANCH | PageFlags::COUNTED)
+                {
                     return Err(format!(
-                        "{w}: leaf page {pgno} node {i}: dup sub-page flags {sf:#x}"
+                        "{w}: leaf page {pgno} node {i}: dup sub-page flags {:#x}",
+                        sh.raw_flags
                     ));
                 }
-                let lower = u16_at(data, 12) as usize;
-                if lower < PAGEHDR || lower > data.len() {
+                let lower = usize::from(sh.lower);
+                if lower < PAGE_HEADER_SIZE || lower > data.len() {
                     return Err(format!(
                         "{w}: leaf page {pgno} node {i}: sub-page mp_lower {lower}"
                     ));
                 }
-                let n = ((lower - PAGEHDR) / 2) as u64;
+                let n = ((lower - PAGE_HEADER_SIZE) / 2) as u64;
                 if n == 0 {
                     return Err(format!(
                         "{w}: leaf page {pgno} node {i}: empty dup sub-page"
@@ -1087,70 +1051,57 @@ impl Image {
 /// newest committed snapshot (the meta with the larger txnid).
 pub fn check_file(path: &Path, v1_padded: bool) -> Result<FileReport, String> {
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut hdr = vec![0u8; 256];
+    let mut hdr = vec![0u8; META_SIZE];
     file.read_exact_at(&mut hdr, 0)
         .map_err(|e| format!("cannot read meta 0: {e}"))?;
-    if u32_at(&hdr, 16) != MAGIC {
-        return Err("meta 0: bad magic (or not a 16-byte-header layout)".into());
-    }
-    let psize = u32_at(&hdr, 40) as usize;
-    if !(512..=65536).contains(&psize) || !psize.is_power_of_two() {
+    let psize = recorded_page_size(&hdr)
+        .ok_or("meta 0: bad magic (or not a 16-byte-header layout)")? as usize;
+    if !page_size_ok(psize) {
         return Err(format!("meta 0: page size {psize}"));
     }
-    let mut m1 = vec![0u8; 256];
+    let mut m1 = vec![0u8; META_SIZE];
     file.read_exact_at(&mut m1, psize as u64)
         .map_err(|e| format!("cannot read meta 1: {e}"))?;
-    if u32_at(&m1, 16) != MAGIC {
-        return Err("meta 1: bad magic".into());
-    }
-    // Meta: magic u32 @16, version u32 @20, address @24, mapsize @32, FREE
-    // record @40, MAIN record @88, last_pg @136, txnid @144.
-    let meta = if u64_at(&m1, 144) > u64_at(&hdr, 144) {
-        m1
-    } else {
-        hdr
-    };
-    let version = u32_at(&meta, 20);
-    let padded = match version {
-        2 => true,
-        1 => v1_padded,
-        v => return Err(format!("data version {v}")),
-    };
+    let m0 = parse_meta(&hdr, 0).map_err(|e| format!("meta 0: {e}"))?;
+    let m1 = parse_meta(&m1, 1).map_err(|e| format!("meta 1: {e}"))?;
+    let meta = if m1.txnid > m0.txnid { m1 } else { m0 };
+    let version = meta.version;
+    let layout = NodeLayout::from_padded(version == 2 || v1_padded);
     let img = Image {
         file,
         psize,
-        last_pg: u64_at(&meta, 136),
-        padded,
+        last_pg: meta.last_pg,
+        layout,
     };
-    let main = DbRecord::parse(&meta[88..136])?;
+    let main = meta.main;
     let mut rep = FileReport {
         version,
-        txnid: u64_at(&meta, 144),
+        txnid: meta.txnid,
         last_pg: img.last_pg,
         ..Default::default()
     };
     let mut seen = HashSet::new();
     let mctx = TreeCtx {
         what: "main DB",
-        counted: main.flags as u32 & COUNTED != 0,
-        dupfixed: main.flags as u32 & DUPFIXED != 0,
+        counted: main.db_flags().contains(DbFlags::COUNTED),
+        dupfixed: main.db_flags().contains(DbFlags::DUP_FIXED),
         depth: main.depth,
         sub: false,
     };
     rep.main = img.tree(&main, &mctx, &mut seen)?;
-    if main.flags & 0x100 != 0 {
+    if main.db_flags().contains(DbFlags::PREFIX_COMPRESSION) {
         return Err(
             "main DB is prefix-compressed: named-DB names not decoded by this checker".into(),
         );
     }
     // Named DBs: F_SUBDATA leaf nodes of the main tree (main DB not DUPSORT).
-    if main.flags as u32 & DUPSORT == 0 {
+    if !main.db_flags().contains(DbFlags::DUP_SORT) {
         for (name, rec) in img.named_records(&main)? {
             let what = format!("DB {}", crate::show(&name));
             let ctx = TreeCtx {
                 what: &what,
-                counted: rec.flags as u32 & COUNTED != 0,
-                dupfixed: rec.flags as u32 & DUPFIXED != 0,
+                counted: rec.db_flags().contains(DbFlags::COUNTED),
+                dupfixed: rec.db_flags().contains(DbFlags::DUP_FIXED),
                 depth: rec.depth,
                 sub: false,
             };
@@ -1174,13 +1125,13 @@ impl Image {
         while let Some(pg) = stack.pop() {
             let p = self.page(pg)?;
             let nodes = Self::nodes(&p, &format!("main DB page {pg}"))?;
-            if u16_at(&p, 10) & P_BRANCH != 0 {
+            if PageHeader::parse(&p)
+                .expect("a whole page")
+                .flags
+                .contains(PageFlags::BRANCH)
+            {
                 for &o in nodes.iter().rev() {
-                    stack.push(
-                        u16_at(&p, o) as u64
-                            | (u16_at(&p, o + 2) as u64) << 16
-                            | (u16_at(&p, o + 4) as u64) << 32,
-                    );
+                    stack.push(Self::node(&p, o).child_pgno());
                 }
             } else {
                 leaves.push((p, nodes));
@@ -1188,14 +1139,20 @@ impl Image {
         }
         for (p, nodes) in leaves {
             for o in nodes {
-                let nf = u16_at(&p, o + 4);
-                if nf & F_SUBDATA == 0 || nf & F_DUPDATA != 0 {
+                let node = Self::node(&p, o);
+                let nf = node.flags();
+                if !nf.contains(NodeFlags::SUBDATA) || nf.contains(NodeFlags::DUPDATA) {
                     continue;
                 }
-                let ks = u16_at(&p, o + 6) as usize;
-                let name = p[o + NODEHDR..o + NODEHDR + ks].to_vec();
+                let kstart = node.key_offset(false);
+                let name = p[kstart..kstart + usize::from(node.ksize)].to_vec();
                 let doff = self.data_off(&p, o);
-                let rec = DbRecord::parse(&p[doff..(doff + 48).min(p.len())])?;
+                let rec = p.get(doff..).and_then(DbRecord::parse).ok_or_else(|| {
+                    format!(
+                        "main DB page: record of {} past the page",
+                        crate::show(&name)
+                    )
+                })?;
                 out.push((name, rec));
             }
         }

@@ -191,15 +191,6 @@ fn walked_entries(pages: &[PageInfo]) -> u64 {
     n.max(0) as u64
 }
 
-fn varint_len(mut s: u64) -> u64 {
-    let mut n = 1;
-    while s >= 128 {
-        s >>= 7;
-        n += 1;
-    }
-    n
-}
-
 fn compression(
     txn: &RoTxn<'_>,
     db: Database,
@@ -231,8 +222,7 @@ fn compression(
                 trunk.extend_from_slice(k);
                 klen
             } else {
-                let s = trunk.iter().zip(k).take_while(|(a, b)| a == b).count() as u64;
-                varint_len(s) + klen - s
+                dlmdb_format::prefix::encoded_len(&trunk, k) as u64
             };
             r.keys += 1;
             r.logical_key_bytes += klen;

@@ -430,17 +430,8 @@ fn freelist_section(txn: &RoTxn<'_>, level: u8) -> Result<FreelistSection> {
     for rec in txn.freelist()? {
         let n = rec.pages.len() as u64;
         free_pages += n;
-        let bad_sequence =
-            rec.pages.iter().any(|&p| p <= 1) || rec.pages.windows(2).any(|w| w[0] <= w[1]);
-        let mut asc = rec.pages.clone();
-        asc.sort_unstable();
-        let mut runs: Vec<(u64, u64)> = Vec::new();
-        for p in asc {
-            match runs.last_mut() {
-                Some((start, len)) if *start + *len == p => *len += 1,
-                _ => runs.push((p, 1)),
-            }
-        }
+        let bad_sequence = rec.pages.iter().any(|&p| p <= 1) || !rec.is_descending();
+        let runs = rec.runs();
         let maxspan = runs.iter().map(|r| r.1).max().unwrap_or(0);
         records.push(FreeRecordInfo {
             txnid: rec.txnid,

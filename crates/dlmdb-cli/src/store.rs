@@ -1,17 +1,15 @@
 //! Facts every command checks before opening a store: the path exists, the
 //! data file carries the meta magic, and the file is long enough for the
 //! pages its meta page references (a truncated file would otherwise be
-//! read past its end). Reads the two meta pages with plain reads
-//! (lmdb-format.md §10: magic at page offset 16, page size = FREE_DBI
-//! `md_pad` at 40, MAIN_DBI record at 88, `mm_last_pg` at 136, `mm_txnid`
-//! at 144).
+//! read past its end). Reads the two meta pages with plain reads, decoded
+//! by `dlmdb_format::Meta`.
 
 use crate::error::{fail, Kind};
 use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-const MAGIC: u32 = 0xBEEF_C0DE;
+use dlmdb_format::meta::{page_size_ok, Meta, META_SIZE};
 
 /// What the current meta page says, and how long the file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +27,7 @@ pub struct MetaFacts {
 }
 
 /// Page number of an empty tree's root.
-const NO_ROOT: u64 = u64::MAX;
+const NO_ROOT: u64 = dlmdb_format::P_INVALID;
 
 impl MetaFacts {
     /// Why the file is too short for this meta, if it is. A file may
@@ -82,73 +80,43 @@ pub fn data_file_of(path: &Path) -> PathBuf {
     }
 }
 
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"))
-}
-
-/// One meta page's facts, if its magic is right (`page` holds >= 152 bytes).
-fn parse_meta(page: &[u8]) -> Option<(u64, u32, u64, u64, u64, u64, u64)> {
-    if page.len() < 152 || u32_at(page, 16) != MAGIC {
-        return None;
-    }
-    let psize = u64::from(u32_at(page, 40));
-    let tree_pages = |rec: usize| {
-        u64_at(page, rec + 8)
-            .saturating_add(u64_at(page, rec + 16))
-            .saturating_add(u64_at(page, rec + 24))
-    };
-    Some((
-        psize,
-        u32_at(page, 20),
-        u64_at(page, 144),
-        u64_at(page, 136),
-        u64_at(page, 88 + 40),
-        u64_at(page, 40 + 40),
-        tree_pages(88).saturating_add(tree_pages(40)),
-    ))
-}
-
 /// Read the current meta of `data_file`; `Ok(None)` when the file is not an
 /// LMDB/DLMDB data file.
 pub fn read_meta(data_file: &Path) -> std::io::Result<Option<MetaFacts>> {
     let mut f = std::fs::File::open(data_file)?;
     let len = f.metadata()?.len();
-    let mut head = vec![0u8; 152];
-    if len < 152 {
+    let mut head = vec![0u8; META_SIZE];
+    if len < META_SIZE as u64 {
         return Ok(None);
     }
     f.read_exact(&mut head)?;
-    let Some(m0) = parse_meta(&head) else {
+    let Some(m0) = Meta::decode(&head) else {
         return Ok(None);
     };
-    let psize = m0.0;
-    if !(512..=65536).contains(&psize) || !psize.is_power_of_two() {
+    let psize = u64::from(m0.page_size());
+    if !page_size_ok(psize as usize) {
         return Ok(None);
     }
     let mut current = m0;
-    if len >= psize + 152 {
+    if len >= psize + META_SIZE as u64 {
         use std::io::{Seek, SeekFrom};
         f.seek(SeekFrom::Start(psize))?;
         f.read_exact(&mut head)?;
-        if let Some(m1) = parse_meta(&head) {
-            if m1.2 > m0.2 && m1.0 == psize {
+        if let Some(m1) = Meta::decode(&head) {
+            if m1.txnid > m0.txnid && u64::from(m1.page_size()) == psize {
                 current = m1;
             }
         }
     }
-    let (page_size, data_version, txnid, last_pgno, main_root, free_root, counted_pages) = current;
     Ok(Some(MetaFacts {
-        page_size,
-        data_version,
-        txnid,
-        last_pgno,
-        file_pages: len / page_size,
-        main_root,
-        free_root,
-        counted_pages,
+        page_size: psize,
+        data_version: current.version,
+        txnid: current.txnid,
+        last_pgno: current.last_pg,
+        file_pages: len / psize,
+        main_root: current.main.root,
+        free_root: current.free.root,
+        counted_pages: current.main.pages().saturating_add(current.free.pages()),
     }))
 }
 

@@ -1,11 +1,14 @@
 //! Damage the engine refuses must make `dlmdb check` fail too: page flags
 //! that contradict the page's role, `upper` of LEAF2 pages and sub-pages,
-//! DLMDB-only database flags in a stock-layout store, and a map size no
-//! process can map. Each case shows the engine refusing the store (a read
-//! command fails) and check reporting it (exit status 1).
+//! an odd `upper` of a node page, a sub-page node whose padding runs past
+//! the sub-page, DLMDB-only database flags in a stock-layout store, a map
+//! size no process can map, and a meta at the largest txnid. Each case
+//! shows the engine refusing the store (a read command fails, or a write
+//! transaction does) and check reporting it (exit status 1).
 
 mod common;
 use common::*;
+use dlmdb::{DatabaseFlags, Env, EnvFlags, WriteFlags};
 use std::path::{Path, PathBuf};
 
 const PS: usize = 4096;
@@ -77,6 +80,22 @@ fn check_reports(store: &Path, what: &str) {
         text.contains(what),
         "check does not mention {what:?}: {text}"
     );
+}
+
+/// The engine refuses to write the store: putting `key`/`val` into database
+/// `db` (opened with `flags`) and committing fails.
+fn engine_refuses_write(store: &Path, db: &str, flags: DatabaseFlags, key: &[u8], val: &[u8]) {
+    let env = Env::builder()
+        .flags(EnvFlags::NO_SUB_DIR)
+        .max_dbs(4)
+        .open(store)
+        .unwrap();
+    let written = env.write_txn().and_then(|mut txn| {
+        let d = txn.create_db(Some(db), flags)?;
+        txn.put(d, key, val, WriteFlags::empty())?;
+        txn.commit()
+    });
+    assert!(written.is_err(), "the engine wrote to the damaged store");
 }
 
 fn check_clean(store: &Path) {
@@ -208,4 +227,191 @@ fn map_size_no_process_can_map() {
         engine_refuses(&store);
         check_reports(&store, "map size");
     }
+}
+
+/// Every page whose flags word is `flags` (from page 2 on).
+fn pages_with(file: &[u8], flags: u16) -> Vec<usize> {
+    (2..file.len() / PS)
+        .filter(|&p| u16_at(file, p * PS + 10) == flags)
+        .collect()
+}
+
+/// Add `delta` to `upper` of every page with flags `flags`.
+fn shift_upper(store: &Path, flags: u16, delta: i32) {
+    let mut file = std::fs::read(store).unwrap();
+    let pages = pages_with(&file, flags);
+    assert!(!pages.is_empty(), "no page with flags {flags:#x}");
+    for pg in pages {
+        let at = pg * PS + 14;
+        let upper = (i32::from(u16_at(&file, at)) + delta) as u16;
+        file[at..at + 2].copy_from_slice(&upper.to_le_bytes());
+    }
+    std::fs::write(store, &file).unwrap();
+}
+
+#[test]
+fn leaf2_page_upper_off_its_item_count() {
+    // Within the page, even and odd: reads pass, but the page's bookkeeping
+    // no longer matches its items, so the engine refuses to edit it.
+    for delta in [-2, -1] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dupfixed_store(dir.path());
+        shift_upper(&store, 0x22, delta);
+        engine_refuses_write(
+            &store,
+            "f",
+            DatabaseFlags::DUP_SORT | DatabaseFlags::DUP_FIXED,
+            b"big",
+            b"000a",
+        );
+        check_reports(&store, "LEAF2 page: upper");
+    }
+}
+
+#[test]
+fn leaf_page_with_an_odd_upper() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(
+        dir.path(),
+        "s.mdb",
+        &dump_text(Some("d"), "", &keys(3000)),
+        false,
+    );
+    shift_upper(&store, 0x02, -1);
+    engine_refuses_write(&store, "d", DatabaseFlags::empty(), b"k000100x", b"v");
+    check_reports(&store, "odd upper");
+}
+
+#[test]
+fn sub_page_node_padding_past_an_odd_sized_sub_page() {
+    // Key "sk" has three 5-byte (odd) duplicates in a padded sub-page; the
+    // node's data size shrunk by one leaves the last node's pad byte
+    // outside the sub-page.
+    let dir = tempfile::tempdir().unwrap();
+    let pairs: Vec<(String, String)> = ["a0001", "a0002", "a0003"]
+        .iter()
+        .map(|v| ("sk".to_string(), v.to_string()))
+        .collect();
+    let store = load(
+        dir.path(),
+        "d.mdb",
+        &dump_text(Some("d"), "dupsort=1\n", &pairs),
+        false,
+    );
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    let pat = [4u8, 0, 2, 0, b's', b'k'];
+    let node = file
+        .windows(pat.len())
+        .position(|w| w == pat)
+        .expect("node of sk")
+        - 4;
+    let size = u16_at(&file, node);
+    assert_eq!(size % 2, 0, "sub-page of {size} bytes");
+    file[node..node + 2].copy_from_slice(&(size - 1).to_le_bytes());
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses_write(&store, "d", DatabaseFlags::DUP_SORT, b"sk", b"a0000");
+    check_reports(&store, "malformed");
+}
+
+#[test]
+fn meta_at_the_largest_txnid() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(dir.path(), "s.mdb", &dump_text(None, "", &keys(50)), false);
+    let mut file = std::fs::read(&store).unwrap();
+    let txnid =
+        |f: &[u8], m: usize| u64::from_le_bytes(f[m * PS + 144..m * PS + 152].try_into().unwrap());
+    let cur = if txnid(&file, 1) > txnid(&file, 0) {
+        1
+    } else {
+        0
+    };
+    file[cur * PS + 144..cur * PS + 152].copy_from_slice(&u64::MAX.to_le_bytes());
+    std::fs::write(&store, &file).unwrap();
+    let env = Env::builder()
+        .flags(EnvFlags::NO_SUB_DIR)
+        .open(&store)
+        .unwrap();
+    assert!(
+        env.write_txn().is_err(),
+        "a write txn after the largest txnid"
+    );
+    drop(env);
+    check_reports(&store, "largest possible");
+}
+
+#[test]
+fn dup_sub_database_record_without_the_counted_bit() {
+    // 3000 duplicates of one key in a counted DUPSORT database: a
+    // sub-database with counted branch pages, whose record carries
+    // MDB_COUNTED as DLMDB writes it.
+    let dir = tempfile::tempdir().unwrap();
+    let pairs: Vec<(String, String)> = (0..3000)
+        .map(|i| ("many".to_string(), format!("value-{i:05}")))
+        .collect();
+    let store = load(
+        dir.path(),
+        "c.mdb",
+        &dump_text(Some("c"), "dupsort=1\ncounted=1\n", &pairs),
+        false,
+    );
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    // Leaf node of "many": F_SUBDATA|F_DUPDATA (6), key size 4, then the
+    // record (key padded to even), whose md_flags sit at offset 4.
+    let pat = [6u8, 0, 4, 0, b'm', b'a', b'n', b'y'];
+    let node = file
+        .windows(pat.len())
+        .position(|w| w == pat)
+        .expect("node of many")
+        - 4;
+    let flags_at = node + 8 + 4 + 4;
+    assert_eq!(u16_at(&file, flags_at), 0x80, "sub-database record flags");
+    file[flags_at] = 0;
+    std::fs::write(&store, &file).unwrap();
+    engine_refuses_write(
+        &store,
+        "c",
+        DatabaseFlags::DUP_SORT | DatabaseFlags::COUNTED,
+        b"many",
+        b"value-00000x",
+    );
+    check_reports(&store, "sub-database record flags 0x0");
+}
+
+#[test]
+fn dupsort_main_database_holding_a_named_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(
+        dir.path(),
+        "s.mdb",
+        &dump_text(Some("d"), "", &keys(50)),
+        false,
+    );
+    check_clean(&store);
+    let mut file = std::fs::read(&store).unwrap();
+    for meta in 0..2 {
+        file[meta * PS + 92] |= 0x04; // MAIN_DBI md_flags: MDB_DUPSORT
+    }
+    std::fs::write(&store, &file).unwrap();
+    let env = Env::builder()
+        .flags(EnvFlags::NO_SUB_DIR)
+        .max_dbs(4)
+        .open(&store)
+        .unwrap();
+    let written = env.write_txn().and_then(|mut txn| {
+        let main = txn.open_db(None)?;
+        {
+            let mut c = txn.cursor_mut(main)?;
+            c.first()?;
+            c.del(WriteFlags::empty())?;
+        }
+        txn.commit()
+    });
+    assert!(
+        written.is_err(),
+        "the engine deleted a named database as a duplicate"
+    );
+    drop(env);
+    check_reports(&store, "named-database record in a DUPSORT main database");
 }

@@ -54,10 +54,40 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// The fields of a meta page image whose magic is right, with none of
+    /// the other checks of [`parse_meta`] (for readers that only need the
+    /// figures); `None` when shorter than [`META_SIZE`] or the magic is wrong.
+    pub fn decode(b: &[u8]) -> Option<Meta> {
+        if b.len() < META_SIZE || u32_at(b, OFF_MAGIC)? != MAGIC {
+            return None;
+        }
+        Some(Meta {
+            version: u32_at(b, OFF_VERSION)?,
+            address: u64_at(b, OFF_ADDRESS)?,
+            mapsize: u64_at(b, OFF_MAPSIZE)?,
+            free: DbRecord::parse(&b[OFF_FREE_DB..])?,
+            main: DbRecord::parse(&b[OFF_MAIN_DB..])?,
+            last_pg: u64_at(b, OFF_LAST_PG)?,
+            txnid: u64_at(b, OFF_TXNID)?,
+        })
+    }
+
     /// Page size recorded in the free tree's `pad`.
     pub fn page_size(&self) -> u32 {
         self.free.pad
     }
+}
+
+/// The page size a meta page image records (the free tree's `pad`, page
+/// offset 40), when its magic is right; not yet checked to be a power of two.
+pub fn recorded_page_size(b: &[u8]) -> Option<u32> {
+    (u32_at(b, OFF_MAGIC)? == MAGIC).then_some(())?;
+    u32_at(b, OFF_FREE_DB + crate::record::OFF_PAD)
+}
+
+/// Page sizes any writer uses: powers of two from 512 to 65536 bytes.
+pub fn page_size_ok(psize: usize) -> bool {
+    (512..=65536).contains(&psize) && psize.is_power_of_two()
 }
 
 /// Decode and validate the meta page image `b` that should be page `which`
@@ -69,9 +99,7 @@ pub fn parse_meta(b: &[u8], which: u64) -> Result<Meta> {
             b.len()
         )));
     }
-    let at32 = |o| u32_at(b, o).expect("in meta");
-    let at64 = |o| u64_at(b, o).expect("in meta");
-    let magic = at32(OFF_MAGIC);
+    let magic = u32_at(b, OFF_MAGIC).expect("in meta");
     if magic != MAGIC {
         return Err(FormatError::Invalid(format!("bad magic {magic:#010x}")));
     }
@@ -81,27 +109,39 @@ pub fn parse_meta(b: &[u8], which: u64) -> Result<Meta> {
             "page flags {flags:#06x} lack META"
         )));
     }
-    let pgno = at64(OFF_PGNO);
+    let pgno = u64_at(b, OFF_PGNO).expect("in meta");
     if pgno != which {
         return Err(FormatError::Invalid(format!(
             "page number field says {pgno}, expected {which}"
         )));
     }
-    let version = at32(OFF_VERSION);
-    if version != 1 && version != 2 {
+    let meta = Meta::decode(b).expect("size and magic checked");
+    if meta.version != 1 && meta.version != 2 {
         return Err(FormatError::Invalid(format!(
-            "unsupported data version {version}"
+            "unsupported data version {}",
+            meta.version
         )));
     }
-    Ok(Meta {
-        version,
-        address: at64(OFF_ADDRESS),
-        mapsize: at64(OFF_MAPSIZE),
-        free: DbRecord::parse(&b[OFF_FREE_DB..OFF_FREE_DB + 48]).expect("48 bytes"),
-        main: DbRecord::parse(&b[OFF_MAIN_DB..OFF_MAIN_DB + 48]).expect("48 bytes"),
-        last_pg: at64(OFF_LAST_PG),
-        txnid: at64(OFF_TXNID),
-    })
+    Ok(meta)
+}
+
+/// LMDB 1.x (data format 3) puts a 24-byte header before the meta body:
+/// its flags word at byte 18, magic at 24 and version at 28.
+pub const LMDB1X_OFF_FLAGS: usize = 18;
+pub const LMDB1X_OFF_MAGIC: usize = 24;
+pub const LMDB1X_OFF_VERSION: usize = 28;
+
+/// `mm_version` of a meta page image in either header layout: the 16-byte
+/// header of LMDB 0.9, 1.0 and DLMDB (magic at 16, version at 20), or LMDB
+/// 1.x's 24-byte one (a META flags word at 18, magic at 24, version at 28);
+/// `None` when neither carries the magic.
+pub fn data_version(b: &[u8]) -> Option<u32> {
+    if u32_at(b, OFF_MAGIC)? == MAGIC {
+        return u32_at(b, OFF_VERSION);
+    }
+    let flags = PageFlags::from_bits_retain(u16_at(b, LMDB1X_OFF_FLAGS)?);
+    (flags.contains(PageFlags::META) && u32_at(b, LMDB1X_OFF_MAGIC)? == MAGIC)
+        .then(|| u32_at(b, LMDB1X_OFF_VERSION))?
 }
 
 /// The current meta of two page images: the valid one with the larger txn
@@ -160,5 +200,20 @@ mod tests {
         );
         assert_eq!(current_meta(&meta_page(0, 6), &bad).unwrap().txnid, 6);
         assert!(current_meta(&bad, &bad).is_err());
+        assert_eq!(recorded_page_size(&meta_page(0, 1)), Some(4096));
+        assert_eq!(recorded_page_size(&bad), None);
+        assert_eq!(data_version(&meta_page(0, 1)), Some(2));
+        assert_eq!(data_version(&bad), None);
+        let mut v3 = vec![0u8; 64];
+        v3[18] = 0x08;
+        v3[24..28].copy_from_slice(&MAGIC.to_le_bytes());
+        v3[28..32].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(data_version(&v3), Some(3));
+        assert_eq!(Meta::decode(&bad), None);
+        let mut loose = meta_page(1, 3);
+        loose[10] = 0; // no META flag: decode still reads the figures
+        assert_eq!(Meta::decode(&loose).unwrap().txnid, 3);
+        assert!(parse_meta(&loose, 1).is_err());
+        assert!(page_size_ok(4096) && !page_size_ok(4000) && !page_size_ok(256));
     }
 }

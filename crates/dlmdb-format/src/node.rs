@@ -18,7 +18,7 @@
 //! counted branch page it is always even. A node occupies
 //! `EVEN(8 [+8] + key area + data area)` bytes plus its 2-byte pointer.
 
-use crate::bytes::{req_u16, req_u64, slice};
+use crate::bytes::{req_u64, slice};
 use crate::{even, Result};
 
 /// Bytes of the node header.
@@ -72,6 +72,15 @@ pub enum NodeLayout {
 }
 
 impl NodeLayout {
+    /// `Padded` when `padded`, else `Stock`.
+    pub fn from_padded(padded: bool) -> NodeLayout {
+        if padded {
+            NodeLayout::Padded
+        } else {
+            NodeLayout::Stock
+        }
+    }
+
     /// Bytes the key of `ksize` bytes occupies in a leaf or uncounted branch node.
     pub fn key_area(self, ksize: usize) -> usize {
         match self {
@@ -95,6 +104,78 @@ impl NodeLayout {
             even(NODE_HEADER_SIZE + self.key_area(ksize))
         }
     }
+}
+
+/// The 8-byte header of the node at `offset` of a page or sub-page, decoded
+/// without its key or data, so that a reader can judge a node whose key or
+/// data would run past the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeHeader {
+    /// Offset of the node in its page (or sub-page).
+    pub offset: usize,
+    /// Offset 0 (u16).
+    pub lo: u16,
+    /// Offset 2 (u16).
+    pub hi: u16,
+    /// Offset 4 (u16): leaf flags, or branch child pgno bits 32-47.
+    pub flags_word: u16,
+    /// Offset 6 (u16).
+    pub ksize: u16,
+}
+
+impl NodeHeader {
+    /// Decode the header at `offset` of `page`.
+    pub fn parse(page: &[u8], offset: usize) -> Result<NodeHeader> {
+        let h = slice(page, offset, NODE_HEADER_SIZE, "node header")?;
+        let at = |o: usize| u16::from_le_bytes([h[o], h[o + 1]]);
+        Ok(NodeHeader {
+            offset,
+            lo: at(OFF_LO),
+            hi: at(OFF_HI),
+            flags_word: at(OFF_FLAGS),
+            ksize: at(OFF_KSIZE),
+        })
+    }
+
+    /// Branch nodes: the child page number (48 bits: lo, hi, flags word).
+    pub fn child_pgno(&self) -> u64 {
+        u64::from(self.lo) | (u64::from(self.hi) << 16) | (u64::from(self.flags_word) << 32)
+    }
+
+    /// Leaf nodes: the data size field (lo, hi).
+    pub fn data_size(&self) -> u32 {
+        u32::from(self.lo) | (u32::from(self.hi) << 16)
+    }
+
+    /// Leaf nodes: the flags, unknown bits kept.
+    pub fn flags(&self) -> NodeFlags {
+        NodeFlags::from_bits_retain(self.flags_word)
+    }
+
+    /// Offset in the page of the key: after the header, and after the
+    /// subtree count on a counted branch page.
+    pub fn key_offset(&self, counted_branch: bool) -> usize {
+        self.offset + NODE_HEADER_SIZE + if counted_branch { COUNT_SIZE } else { 0 }
+    }
+
+    /// Leaf nodes: offset in the page of the data, after the key area.
+    pub fn data_offset(&self, layout: NodeLayout) -> usize {
+        self.key_offset(false) + layout.key_area(usize::from(self.ksize))
+    }
+
+    /// Leaf nodes: bytes of the data area (8 for an overflow reference).
+    pub fn data_len(&self) -> usize {
+        if self.flags().contains(NodeFlags::BIGDATA) {
+            8
+        } else {
+            self.data_size() as usize
+        }
+    }
+}
+
+/// The subtree count of the counted branch node at `offset` of `page`.
+pub fn subtree_count(page: &[u8], offset: usize) -> Result<u64> {
+    req_u64(page, offset + OFF_COUNT, "subtree count")
 }
 
 /// One node, decoded in place.
@@ -132,39 +213,28 @@ impl<'a> Node<'a> {
         counted: bool,
         layout: NodeLayout,
     ) -> Result<Node<'a>> {
-        let lo = req_u16(page, offset + OFF_LO, "node header")?;
-        let hi = req_u16(page, offset + OFF_HI, "node header")?;
-        let flags_word = req_u16(page, offset + OFF_FLAGS, "node header")?;
-        let ksize = req_u16(page, offset + OFF_KSIZE, "node header")?;
+        let h = NodeHeader::parse(page, offset)?;
         let counted = branch && counted;
         let count = if counted {
-            Some(req_u64(page, offset + OFF_COUNT, "subtree count")?)
+            Some(subtree_count(page, offset)?)
         } else {
             None
         };
-        let key_at = offset + NODE_HEADER_SIZE + if counted { COUNT_SIZE } else { 0 };
-        let k = usize::from(ksize);
-        let key = slice(page, key_at, k, "node key")?;
+        let k = usize::from(h.ksize);
+        let key = slice(page, h.key_offset(counted), k, "node key")?;
         let (data, size) = if branch {
             (&page[0..0], layout.branch_node_size(k, counted))
         } else {
-            let flags = NodeFlags::from_bits_retain(flags_word);
-            let dsize = usize::from(lo) | (usize::from(hi) << 16);
-            let dlen = if flags.contains(NodeFlags::BIGDATA) {
-                8
-            } else {
-                dsize
-            };
-            let data_at = key_at + layout.key_area(k);
-            let data = slice(page, data_at, dlen, "node data")?;
+            let dlen = h.data_len();
+            let data = slice(page, h.data_offset(layout), dlen, "node data")?;
             (data, layout.leaf_node_size(k, dlen))
         };
         Ok(Node {
             offset,
-            lo,
-            hi,
-            flags_word,
-            ksize,
+            lo: h.lo,
+            hi: h.hi,
+            flags_word: h.flags_word,
+            ksize: h.ksize,
             count,
             key,
             data,
@@ -173,9 +243,20 @@ impl<'a> Node<'a> {
         })
     }
 
+    /// The 8-byte header alone.
+    pub fn header(&self) -> NodeHeader {
+        NodeHeader {
+            offset: self.offset,
+            lo: self.lo,
+            hi: self.hi,
+            flags_word: self.flags_word,
+            ksize: self.ksize,
+        }
+    }
+
     /// Branch nodes: the child page number (48 bits).
     pub fn child_pgno(&self) -> u64 {
-        u64::from(self.lo) | (u64::from(self.hi) << 16) | (u64::from(self.flags_word) << 32)
+        self.header().child_pgno()
     }
 
     /// Leaf nodes: the flags.
@@ -189,7 +270,7 @@ impl<'a> Node<'a> {
 
     /// Leaf nodes: the data size field (the value's size for overflow values).
     pub fn data_size(&self) -> u32 {
-        u32::from(self.lo) | (u32::from(self.hi) << 16)
+        self.header().data_size()
     }
 
     /// `BIGDATA` leaf nodes: first page of the overflow run.

@@ -69,6 +69,16 @@ bitflags::bitflags! {
 }
 
 impl PageFlags {
+    /// The type bits: exactly one of them says what a page is.
+    pub const TYPE: PageFlags = PageFlags::BRANCH
+        .union(PageFlags::LEAF)
+        .union(PageFlags::OVERFLOW)
+        .union(PageFlags::META);
+    /// Bits only a writer's memory uses; a page on disk never has them.
+    pub const IN_MEMORY: PageFlags = PageFlags::DIRTY
+        .union(PageFlags::LOOSE)
+        .union(PageFlags::KEEP);
+
     /// Names of the set bits, `|`-separated (`BRANCH|COUNTED`), from the
     /// bitflags definitions; unknown bits in hex.
     pub fn names(self) -> String {
@@ -103,6 +113,27 @@ impl PageKind {
             PageKind::Meta => "meta",
             PageKind::Unknown => "unknown",
         }
+    }
+}
+
+/// How a page's flags contradict the role of a B+tree page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleProblem {
+    /// Not exactly one of BRANCH and LEAF, or OVERFLOW, META or SUBP set.
+    NotTreePage,
+    /// A branch page flagged LEAF2.
+    BranchWithLeaf2,
+    /// A leaf page flagged COUNTED.
+    LeafWithCounted,
+}
+
+impl std::fmt::Display for RoleProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RoleProblem::NotTreePage => "not a branch or leaf page",
+            RoleProblem::BranchWithLeaf2 => "branch page with P_LEAF2",
+            RoleProblem::LeafWithCounted => "leaf page with P_COUNTED",
+        })
     }
 }
 
@@ -177,6 +208,74 @@ impl PageHeader {
     pub fn counted_branch(&self) -> bool {
         self.flags.contains(PageFlags::BRANCH | PageFlags::COUNTED)
     }
+
+    /// Why the flags do not fit a page of a B+tree, or `None`: exactly one
+    /// of BRANCH and LEAF, no OVERFLOW, META or SUBP; a branch page never
+    /// LEAF2 (its nodes are not packed items) and a leaf page never
+    /// COUNTED (a reader would skip 8 key bytes as a count).
+    pub fn tree_role_problem(&self) -> Option<RoleProblem> {
+        let f = self.flags;
+        let branch = f.contains(PageFlags::BRANCH);
+        if branch == f.contains(PageFlags::LEAF)
+            || f.intersects(PageFlags::OVERFLOW | PageFlags::META | PageFlags::SUBP)
+        {
+            Some(RoleProblem::NotTreePage)
+        } else if branch && f.contains(PageFlags::LEAF2) {
+            Some(RoleProblem::BranchWithLeaf2)
+        } else if !branch && f.contains(PageFlags::COUNTED) {
+            Some(RoleProblem::LeafWithCounted)
+        } else {
+            None
+        }
+    }
+
+    /// Why the flags do not fit a DUPSORT sub-page, or `None`: LEAF and
+    /// SUBP, never BRANCH, OVERFLOW, META or COUNTED (LEAF2 allowed).
+    pub fn sub_page_role_problem(&self) -> Option<&'static str> {
+        let f = self.flags;
+        (!f.contains(PageFlags::LEAF | PageFlags::SUBP)
+            || f.intersects(
+                PageFlags::BRANCH | PageFlags::OVERFLOW | PageFlags::META | PageFlags::COUNTED,
+            ))
+        .then_some("not a leaf sub-page")
+    }
+
+    /// Items on a LEAF2 page or sub-page of `size` bytes with `item_size`
+    /// items, by the fit rule every reader applies: `lower` even, at least
+    /// 16 and not above `upper`, and the packed items plus the free space
+    /// `upper - lower` within `size` (LEAF2 bookkeeping moves `lower` up by
+    /// 2 and `upper` down by `item_size - 2` per item, lmdb-format.md §7).
+    pub fn leaf2_items(&self, size: usize, item_size: usize) -> Result<usize> {
+        let (lower, upper) = (usize::from(self.lower), usize::from(self.upper));
+        if lower < PAGE_HEADER_SIZE || !lower.is_multiple_of(2) || lower > upper {
+            return Err(FormatError::Invalid(format!(
+                "bad lower/upper {lower}/{upper}"
+            )));
+        }
+        let n = (lower - PAGE_HEADER_SIZE) / 2;
+        let used = n
+            .checked_mul(item_size)
+            .and_then(|b| b.checked_add(PAGE_HEADER_SIZE + (upper - lower)));
+        if used.is_none_or(|u| u > size) {
+            return Err(FormatError::Invalid(format!(
+                "{n} items of {item_size} bytes and {} free bytes (upper {upper}) exceed {size} bytes",
+                upper - lower
+            )));
+        }
+        Ok(n)
+    }
+
+    /// `upper` a LEAF2 page of `size` bytes holding `n` items of
+    /// `item_size` bytes has when kept by the bookkeeping above:
+    /// `size - n * (item_size - 2)`. Writers edit a LEAF2 page by these
+    /// steps, so a page (not a sub-page, whose size follows its items)
+    /// with another `upper` cannot be written.
+    /// (For 1-byte items `upper` grows by one per item, past `size`.)
+    pub fn leaf2_expected_upper(size: usize, n: usize, item_size: usize) -> Option<usize> {
+        let per_item = i64::try_from(item_size).ok()? - 2;
+        let upper = i64::try_from(size).ok()? - i64::try_from(n).ok()?.checked_mul(per_item)?;
+        usize::try_from(upper).ok()
+    }
 }
 
 /// A branch, leaf, LEAF2 or sub-page: its bytes and decoded header.
@@ -238,6 +337,12 @@ impl<'a> Page<'a> {
             )));
         }
         Ok(n)
+    }
+
+    /// Node pointer `i` as stored (at `16 + 2 * i`), unchecked against
+    /// `upper`; `None` when it lies past the bytes.
+    pub fn pointer(&self, i: usize) -> Option<usize> {
+        crate::bytes::u16_at(self.bytes, PAGE_HEADER_SIZE + 2 * i).map(usize::from)
     }
 
     /// Offset of node `i` (pointer at `16 + 2 * i`), checked to lie in the
@@ -346,6 +451,17 @@ mod tests {
         assert_eq!(h.free_bytes(), Some(40 - 20));
         assert_eq!(h.flags.names(), "LEAF");
         assert!(PageHeader::parse(&p[..15]).is_err());
+        assert_eq!(h.tree_role_problem(), None);
+        let role = |f: u16| {
+            let mut q = p.clone();
+            q[10..12].copy_from_slice(&f.to_le_bytes());
+            PageHeader::parse(&q).unwrap().tree_role_problem()
+        };
+        assert_eq!(role(0x81), None);
+        assert_eq!(role(0x03), Some(RoleProblem::NotTreePage));
+        assert_eq!(role(0x42), Some(RoleProblem::NotTreePage));
+        assert_eq!(role(0x21), Some(RoleProblem::BranchWithLeaf2));
+        assert_eq!(role(0x82), Some(RoleProblem::LeafWithCounted));
     }
 
     #[test]
@@ -394,6 +510,13 @@ mod tests {
         assert!(page.leaf2_item(5, 4).is_err());
         assert_eq!(page.header.flags.names(), "LEAF|DIRTY|LEAF2|SUBP");
         assert!(Page::parse_subpage(&p).is_ok());
+        let h = page.header;
+        assert_eq!(h.leaf2_items(48, 4).unwrap(), 5);
+        assert!(h.leaf2_items(47, 4).is_err());
+        assert_eq!(PageHeader::leaf2_expected_upper(48, 5, 4), Some(38));
+        assert_eq!(PageHeader::leaf2_expected_upper(4096, 3, 1), Some(4099));
+        assert_eq!(PageHeader::leaf2_expected_upper(64, 10, 10), None);
+        assert_eq!(h.sub_page_role_problem(), None);
         p[10] = 0x22;
         assert!(Page::parse_subpage(&p).is_err());
     }

@@ -56,6 +56,10 @@ bitflags::bitflags! {
 }
 
 impl DbFlags {
+    /// DLMDB's additions: they need DLMDB's padded node layout, so a
+    /// stock-layout store cannot hold a database with them.
+    pub const DLMDB_ONLY: DbFlags = DbFlags::COUNTED.union(DbFlags::PREFIX_COMPRESSION);
+
     /// `DUP_SORT|COUNTED` names of the set bits, unknown bits in hex.
     pub fn names(self) -> String {
         flag_names(

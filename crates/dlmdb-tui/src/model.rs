@@ -13,7 +13,7 @@ use dlmdb::{
     CountFlags, CursorOp, Database, DatabaseFlags, Env, Layout, LayoutChoice, LockFormat, LockUse,
     OpenError, PageInfo, PageKind, RoTxn, Stat, WalkSummary,
 };
-use dlmdb_format::NodeLayout;
+use dlmdb_format::{NodeLayout, DB_RECORD_SIZE, PAGE_HEADER_SIZE};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
@@ -832,7 +832,7 @@ impl<'e> View<'e> {
                         let leaves = leaves.clone();
                         attachments.next();
                         self.dup_values(&mut cur, val, &leaves, leaf2, prefix, &mut out)?;
-                        48 // the sub-database record
+                        DB_RECORD_SIZE as u64
                     }
                     _ => vlen,
                 };
@@ -854,7 +854,7 @@ impl<'e> View<'e> {
                     .map(|(k, v)| (k.to_vec(), v.to_vec()));
             }
             out.leaf_pages_seen += 1;
-            out.leaf_bytes_stored += rebuilt - 16;
+            out.leaf_bytes_stored += rebuilt - PAGE_HEADER_SIZE as u64;
             checked += 1;
             matching += (rebuilt == u64::from(leaf.used)) as u64;
         }
@@ -1136,11 +1136,12 @@ fn encoded_len(trunk: &[u8], key: &[u8]) -> u64 {
 /// DLMDB does not shrink them in prefix databases.
 fn one_value_subpage(size: u64, leaf2: bool, vlen: u64, pad: bool, prefix: bool) -> bool {
     if leaf2 {
-        return vlen > 0 && size >= 16 + vlen && (size - 16).is_multiple_of(vlen);
+        let header = PAGE_HEADER_SIZE as u64;
+        return vlen > 0 && size >= header + vlen && (size - header).is_multiple_of(vlen);
     }
     let layout = node_layout(pad);
     // Sub-page header + one pointer + one node holding the value as its key.
-    let exact = (16 + 2 + layout.leaf_node_size(vlen as usize, 0)) as u64;
+    let exact = (PAGE_HEADER_SIZE + 2 + layout.leaf_node_size(vlen as usize, 0)) as u64;
     if prefix {
         size >= exact
     } else {
@@ -1149,11 +1150,7 @@ fn one_value_subpage(size: u64, leaf2: bool, vlen: u64, pad: bool, prefix: bool)
 }
 
 fn node_layout(pad: bool) -> NodeLayout {
-    if pad {
-        NodeLayout::Padded
-    } else {
-        NodeLayout::Stock
-    }
+    NodeLayout::from_padded(pad)
 }
 
 /// Data a main-tree leaf node points to, as the page walk reports it.

@@ -380,16 +380,9 @@ impl View<'_> {
         Ok(Some(parse_readers(&self.reader_list()?)))
     }
 
-    /// Free-list records of this snapshot, through the format layer's record type.
+    /// Free-list records of this snapshot (the format layer's record type).
     pub fn free_records(&self) -> Result<Vec<dlmdb_format::FreeRecord>> {
-        Ok(self
-            .freelist()?
-            .into_iter()
-            .map(|r| dlmdb_format::FreeRecord {
-                txnid: r.txnid,
-                pages: r.pages,
-            })
-            .collect())
+        self.freelist()
     }
 }
 

@@ -352,20 +352,10 @@ fn engine_layout(raw: *mut ffi::MDB_env) -> Layout {
 /// or 18 in the longer header) marks a meta page either way.
 pub fn read_data_version(data_file: &Path) -> Option<u32> {
     use std::io::Read;
-    const MAGIC: u32 = 0xBEEF_C0DE;
-    const P_META: u16 = 0x08;
     let mut head = [0u8; 32];
     let mut f = std::fs::File::open(data_file).ok()?;
     f.read_exact(&mut head).ok()?;
-    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]);
-    let u32_at = |o: usize| u32::from_le_bytes(head[o..o + 4].try_into().unwrap());
-    if u32_at(16) == MAGIC {
-        Some(u32_at(20))
-    } else if u16_at(18) & P_META != 0 && u32_at(24) == MAGIC {
-        Some(u32_at(28))
-    } else {
-        None
-    }
+    dlmdb_format::meta::data_version(&head)
 }
 
 /// One line naming a data file in a format this engine cannot read yet

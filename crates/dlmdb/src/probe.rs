@@ -25,17 +25,18 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use dlmdb_format::bytes::{u32_at, u64_at};
+use dlmdb_format::meta::{
+    page_size_ok, recorded_page_size, MAGIC, META_SIZE, OFF_LAST_PG, OFF_MAGIC, OFF_TXNID,
+    OFF_VERSION,
+};
+use dlmdb_format::{
+    DbFlags, DbRecord, NodeFlags, NodeHeader, NodeLayout, PageFlags, PageHeader, DB_RECORD_SIZE,
+    NODE_HEADER_SIZE, PAGE_HEADER_SIZE, P_INVALID,
+};
+
 use crate::flags::Layout;
 
-const P_BRANCH: u16 = 0x01;
-const P_LEAF: u16 = 0x02;
-const P_OVERFLOW: u16 = 0x04;
-const P_LEAF2: u16 = 0x20;
-const P_SUBP: u16 = 0x40;
-const F_BIGDATA: u16 = 0x01;
-const F_SUBDATA: u16 = 0x02;
-const F_DUPDATA: u16 = 0x04;
-const MAGIC: u32 = 0xBEEF_C0DE;
 /// Upper bound on pages read (4 GiB of 4 KiB pages), so huge stores stay quick.
 const MAX_SCAN_PAGES: u64 = 1 << 20;
 
@@ -87,19 +88,6 @@ impl LayoutProbe {
     }
 }
 
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    u16::from_le_bytes([b[o], b[o + 1]])
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
-}
-fn even(x: usize) -> usize {
-    (x + 1) & !1
-}
-
 /// Probe the data file at `data_file` (the file itself, not the directory).
 pub fn probe_layout(data_file: &Path) -> std::io::Result<LayoutProbe> {
     probe_layout_limited(data_file, MAX_SCAN_PAGES)
@@ -116,27 +104,28 @@ pub fn probe_layout_limited(data_file: &Path, max_pages: u64) -> std::io::Result
         )
     };
     let mut f = File::open(data_file)?;
-    let mut head = [0u8; 152];
+    let mut head = [0u8; META_SIZE];
     f.read_exact(&mut head)?;
-    if u32_at(&head, 16) != MAGIC || u16_at(&head, 10) & 0x08 == 0 {
+    let head_flags = PageHeader::parse(&head).map_err(|_| bad())?.flags;
+    let psize = recorded_page_size(&head).unwrap_or(0) as usize;
+    if !head_flags.contains(PageFlags::META) || !page_size_ok(psize) {
         return Err(bad());
     }
-    let psize = u32_at(&head, 40) as usize;
-    if !(512..=65536).contains(&psize) || !psize.is_power_of_two() {
-        return Err(bad());
-    }
-    let mut meta1 = [0u8; 152];
+    let mut meta1 = [0u8; META_SIZE];
     f.seek(SeekFrom::Start(psize as u64))?;
     f.read_exact(&mut meta1)?;
-    let cur = if u32_at(&meta1, 16) == MAGIC && u64_at(&meta1, 144) > u64_at(&head, 144) {
+    let field = |m: &[u8], off| u64_at(m, off).expect("in meta");
+    let cur = if u32_at(&meta1, OFF_MAGIC) == Some(MAGIC)
+        && field(&meta1, OFF_TXNID) > field(&head, OFF_TXNID)
+    {
         &meta1
     } else {
         &head
     };
     let mut p = LayoutProbe {
-        data_version: u32_at(cur, 20),
+        data_version: u32_at(cur, OFF_VERSION).expect("in meta"),
         page_size: psize as u32,
-        last_pgno: u64_at(cur, 136),
+        last_pgno: field(cur, OFF_LAST_PG),
         ..Default::default()
     };
     if p.data_version != 1 {
@@ -149,19 +138,23 @@ pub fn probe_layout_limited(data_file: &Path, max_pages: u64) -> std::io::Result
     while pgno <= last {
         f.seek(SeekFrom::Start(pgno * psize as u64))?;
         f.read_exact(&mut page)?;
-        let flags = u16_at(&page, 10);
-        if u64_at(&page, 0) != pgno {
+        let h = PageHeader::parse(&page).expect("a whole page");
+        if h.pgno != pgno {
             pgno += 1;
             continue;
         }
-        if flags & P_OVERFLOW != 0 {
-            pgno += (u32_at(&page, 12) as u64).max(1);
+        if h.flags.contains(PageFlags::OVERFLOW) {
+            pgno += u64::from(h.overflow_pages()).max(1);
             continue;
         }
-        if flags & P_LEAF != 0 && flags & (P_LEAF2 | P_BRANCH | P_SUBP) == 0 {
+        if h.flags.contains(PageFlags::LEAF)
+            && !h
+                .flags
+                .intersects(PageFlags::LEAF2 | PageFlags::BRANCH | PageFlags::SUBP)
+        {
             p.leaf_pages += 1;
-            let (odd, stock_ok) = check_leaf(&page, psize, false, p.last_pgno);
-            let (_, padded_ok) = check_leaf(&page, psize, true, p.last_pgno);
+            let (odd, stock_ok) = check_leaf(&page, psize, NodeLayout::Stock, p.last_pgno);
+            let (_, padded_ok) = check_leaf(&page, psize, NodeLayout::Padded, p.last_pgno);
             p.odd_key_nodes += odd;
             p.stock_bad_pages += (!stock_ok) as u64;
             p.padded_bad_pages += (!padded_ok) as u64;
@@ -179,54 +172,52 @@ pub fn probe_layout_limited(data_file: &Path, max_pages: u64) -> std::io::Result
 
 /// Check one leaf page (or sub-page: `area` = its size) under one layout.
 /// Returns (odd-length-key nodes, page consistent).
-fn check_leaf(page: &[u8], area: usize, padded: bool, last_pgno: u64) -> (u64, bool) {
-    let lower = u16_at(page, 12) as usize;
-    let upper = u16_at(page, 14) as usize;
-    if lower < 16 || lower > upper || upper > area || (lower & 1) != 0 {
+fn check_leaf(page: &[u8], area: usize, layout: NodeLayout, last_pgno: u64) -> (u64, bool) {
+    let Ok(h) = PageHeader::parse(page) else {
         return (0, false);
-    }
-    let n = (lower - 16) / 2;
+    };
+    let upper = usize::from(h.upper);
+    let Some(n) = h.items().filter(|_| h.lower <= h.upper && upper <= area) else {
+        return (0, false);
+    };
     let mut spans = Vec::with_capacity(n);
     let mut odd = 0;
     let mut ok = true;
     for i in 0..n {
-        let off = u16_at(page, 16 + 2 * i) as usize;
-        if off < upper || off + 8 > area {
+        let off =
+            dlmdb_format::bytes::u16_at(page, PAGE_HEADER_SIZE + 2 * i).map_or(0, usize::from);
+        if off < upper || off + NODE_HEADER_SIZE > area {
             return (odd, false);
         }
-        let dsize = u16_at(page, off) as usize | (u16_at(page, off + 2) as usize) << 16;
-        let nflags = u16_at(page, off + 4);
-        let ksize = u16_at(page, off + 6) as usize;
-        if ksize % 2 == 1 {
+        let node = NodeHeader::parse(page, off).expect("header within the area");
+        if node.ksize % 2 == 1 {
             odd += 1;
         }
-        let koff = if padded { even(ksize) } else { ksize };
-        let data = off + 8 + koff;
-        let dlen = if nflags & F_BIGDATA != 0 { 8 } else { dsize };
+        let data = node.data_offset(layout);
+        let dlen = node.data_len();
         let end = data + dlen;
         if end > area {
             return (odd, false);
         }
         let d = &page[data..end];
-        ok &= match nflags & (F_BIGDATA | F_SUBDATA | F_DUPDATA) {
-            0 => true,
-            F_BIGDATA => {
-                let ov = u64_at(d, 0);
-                (2..=last_pgno).contains(&ov)
-            }
-            F_SUBDATA | 0x06 => dlen == 48 && plausible_record(d, last_pgno),
-            F_DUPDATA => {
-                dlen >= 16 && {
-                    let sf = u16_at(d, 10);
-                    sf & (P_LEAF | P_SUBP) == (P_LEAF | P_SUBP) && {
-                        let (sl, su) = (u16_at(d, 12) as usize, u16_at(d, 14) as usize);
-                        sl >= 16 && sl <= su && su <= dlen
-                    }
-                }
-            }
-            _ => false,
+        let kind = node.flags() & (NodeFlags::BIGDATA | NodeFlags::SUBDATA | NodeFlags::DUPDATA);
+        ok &= if kind.is_empty() {
+            true
+        } else if kind == NodeFlags::BIGDATA {
+            u64_at(d, 0).is_some_and(|ov| (2..=last_pgno).contains(&ov))
+        } else if kind == NodeFlags::SUBDATA || kind == NodeFlags::SUBDATA | NodeFlags::DUPDATA {
+            dlen == DB_RECORD_SIZE && plausible_record(d, last_pgno)
+        } else if kind == NodeFlags::DUPDATA {
+            PageHeader::parse(d).is_ok_and(|sh| {
+                sh.flags.contains(PageFlags::LEAF | PageFlags::SUBP)
+                    && sh.lower >= PAGE_HEADER_SIZE as u16
+                    && sh.lower <= sh.upper
+                    && usize::from(sh.upper) <= dlen
+            })
+        } else {
+            false
         };
-        spans.push((off, even(end) - off));
+        spans.push((off, dlmdb_format::even(end) - off));
     }
     // Compact pages: nodes tile [upper, area) with no gap and no overlap.
     spans.sort_unstable();
@@ -242,14 +233,14 @@ fn check_leaf(page: &[u8], area: usize, padded: bool, last_pgno: u64) -> (u64, b
 
 /// A 48-byte database record that could have been written by either writer.
 fn plausible_record(r: &[u8], last_pgno: u64) -> bool {
-    let flags = u16_at(r, 4);
-    let depth = u16_at(r, 6) as u64;
-    let root = u64_at(r, 40);
-    if flags & !0x1fe != 0 || depth > 64 {
+    let Some(rec) = DbRecord::parse(r) else {
+        return false;
+    };
+    if DbFlags::from_bits(rec.flags).is_none() || rec.depth > 64 {
         return false;
     }
-    if depth == 0 {
-        return root == u64::MAX;
+    if rec.depth == 0 {
+        return rec.root == P_INVALID;
     }
-    (2..=last_pgno).contains(&root)
+    (2..=last_pgno).contains(&rec.root)
 }

@@ -55,14 +55,9 @@ pub(crate) unsafe fn reserved<'a>(d: &ffi::MDB_val, len: usize) -> &'a mut [u8] 
     }
 }
 
-/// One free-list record of the free-page database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FreeRecord {
-    /// Transaction that freed the pages.
-    pub txnid: u64,
-    /// Page numbers as stored (LMDB keeps them in descending order).
-    pub pages: Vec<u64>,
-}
+/// One free-list record of the free-page database: the transaction that
+/// freed the pages and their numbers as stored (descending).
+pub use dlmdb_format::FreeRecord;
 
 /// A read-only transaction: a stable snapshot of the environment.
 ///
@@ -270,25 +265,14 @@ impl<'env> RoTxn<'env> {
         let mut c = self.cursor(Database::FREE)?;
         for item in c.iter() {
             let (k, d) = item?;
-            if k.len() != 8 || d.len() < 8 || d.len() % 8 != 0 {
-                return Err(Error::Corrupted);
-            }
-            let txnid = u64::from_ne_bytes(k[..].try_into().unwrap());
-            let words: Vec<u64> = d
-                .chunks_exact(8)
-                .map(|w| u64::from_ne_bytes(w.try_into().unwrap()))
-                .collect();
             // The record may be longer than its count needs: the committing
             // txn reserves room before it knows the final list (LMDB does
-            // the same), and readers go by the leading count.
-            let n = words[0] as usize;
-            if n > words.len() - 1 {
+            // the same), and readers go by the leading count. It is always
+            // whole page numbers.
+            if d.len() % 8 != 0 {
                 return Err(Error::Corrupted);
             }
-            out.push(FreeRecord {
-                txnid,
-                pages: words[1..=n].to_vec(),
-            });
+            out.push(FreeRecord::parse(&k, &d).map_err(|_| Error::Corrupted)?);
         }
         Ok(out)
     }

@@ -1,19 +1,26 @@
 //! `dlmdb check`: integrity verification by an independent reader.
 //!
-//! The checker does not use the engine: it reads the data file with plain
-//! positional reads ([`page`]), bounds-checks every offset, and walks every
-//! tree from the current meta page ([`walk`]). It is therefore both a
-//! safety net for damaged stores (it never maps the file, never follows a
+//! The checker does not read pages through the engine: it reads the data
+//! file with plain positional reads ([`page`]), decodes every structure with
+//! `dlmdb_format` (the one Rust description of the on-disk format),
+//! bounds-checks every offset, and walks every tree from the current meta
+//! page ([`walk`]). The engine is only asked for its layout decision and a
+//! read transaction that pins the snapshot being checked. It is therefore
+//! both a safety net for damaged stores (it never maps the file, never follows a
 //! pointer without checking it, and its memory is bounded by the page map:
 //! 2 bytes per page) and a cross-check of the engine.
 //!
-//! What it verifies: both meta pages, the choice of the current one; every
-//! page reachable exactly once; page headers, node bounds and overlaps; key
-//! order within and across pages against the parents' separators (stock
+//! What it verifies: both meta pages, the choice of the current one, a map
+//! size a process can map and a txnid a transaction can follow; every
+//! page reachable exactly once; page headers (flags that fit the page's
+//! role, an even `upper` on node pages, LEAF2 bookkeeping), node bounds and
+//! overlaps; key order within and across pages against the parents' separators (stock
 //! orders chosen by the stored flags: default, REVERSEKEY, INTEGERKEY,
 //! INTEGERDUP, REVERSEDUP; custom comparators are not recorded in the file
 //! and cannot be known); subtree counts on P_COUNTED branch pages; overflow
-//! runs; duplicate sub-pages and sub-databases; the records' counters
+//! runs; duplicate sub-pages and sub-databases (their records carrying the
+//! database's DLMDB-only flags); DLMDB-only flags only in padded-layout
+//! stores; no named database in a DUPSORT main database; the records' counters
 //! against the walk; free-list records (valid, descending, disjoint from
 //! used pages and from each other); and that no page is lost:
 //! `2 + used + free == last_pg + 1`.
@@ -22,7 +29,8 @@ pub mod page;
 pub mod walk;
 
 use crate::stat::{flag_names, LayoutChoice};
-use crate::util::Order;
+use dlmdb_format::meta::{page_size_ok, parse_meta, recorded_page_size, Meta, META_SIZE};
+use dlmdb_format::{DbFlags, Order};
 use page::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtOrd};
@@ -147,6 +155,11 @@ impl Checker {
                 message,
             });
         }
+    }
+
+    /// Node layout of the store being checked.
+    fn layout(&self) -> dlmdb_format::NodeLayout {
+        dlmdb_format::NodeLayout::from_padded(self.padded)
     }
 
     fn tick(&mut self) -> Result<(), Interrupted> {
@@ -284,17 +297,13 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         anyhow::bail!(note);
     }
     // Page size: from meta 0, else from a valid meta 1 at a power-of-two offset.
-    let head = file.read_at(0, 152)?;
-    let mut psize = head
-        .as_ref()
-        .filter(|h| u32_at(h, 16) == Some(MAGIC))
-        .and_then(|h| u32_at(h, 40))
-        .unwrap_or(0) as usize;
-    if !(512..=65536).contains(&psize) || !psize.is_power_of_two() {
+    let head = file.read_at(0, META_SIZE)?;
+    let mut psize = head.as_deref().and_then(recorded_page_size).unwrap_or(0) as usize;
+    if !page_size_ok(psize) {
         psize = 0;
         for cand in [4096usize, 8192, 16384, 32768, 65536, 512, 1024, 2048] {
-            if let Ok(Some(b)) = file.read_at(cand as u64, 152) {
-                if parse_meta(&b, 1).is_ok() && u32_at(&b, 40) == Some(cand as u32) {
+            if let Ok(Some(b)) = file.read_at(cand as u64, META_SIZE) {
+                if parse_meta(&b, 1).is_ok_and(|m| m.page_size() == cand as u32) {
                     psize = cand;
                     break;
                 }
@@ -317,12 +326,12 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         match file.read_at(which * psize as u64, psize)? {
             None => meta_problems.push((which, "missing: the file is too short".to_string())),
             Some(b) => match parse_meta(&b, which) {
-                Ok(m) if m.free.pad as usize != psize => meta_problems.push((
+                Ok(m) if m.page_size() as usize != psize => meta_problems.push((
                     which,
-                    format!("page size field {} differs from {psize}", m.free.pad),
+                    format!("page size field {} differs from {psize}", m.page_size()),
                 )),
                 Ok(m) => metas[which as usize] = Some(m),
-                Err(e) => meta_problems.push((which, e)),
+                Err(e) => meta_problems.push((which, e.to_string())),
             },
         }
     }
@@ -366,6 +375,18 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         }
     };
     let meta = metas[cur as usize].unwrap();
+    // The next write transaction takes txnid + 1: at the largest id there is
+    // none (it would wrap to 0 and lose to the other meta), and the engine
+    // refuses to begin one (MDB_CORRUPTED).
+    if meta.txnid == u64::MAX {
+        meta_problems.push((
+            cur,
+            format!(
+                "txnid {} is the largest possible: no transaction can follow it (the engine refuses to write)",
+                meta.txnid
+            ),
+        ));
+    }
     report.meta = cur;
     report.txnid = meta.txnid;
     report.last_pgno = meta.last_pg;
@@ -451,21 +472,23 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     Ok(Outcome::Done(Box::new(report)))
 }
 
-/// MDB_COUNTED (0x80) and MDB_PREFIX_COMPRESSION (0x100) need DLMDB's
-/// padded node layout: in a stock-layout store the engine refuses such a
-/// database with MDB_INCOMPATIBLE.
+/// MDB_COUNTED and MDB_PREFIX_COMPRESSION need DLMDB's padded node
+/// layout: in a stock-layout store the engine refuses such a database with
+/// MDB_INCOMPATIBLE.
 fn layout_flag_problem(padded: bool, flags: u16) -> Option<String> {
-    let dlmdb_only = flags & 0x180;
-    (!padded && dlmdb_only != 0).then(|| {
+    let dlmdb_only = DbFlags::from_bits_retain(flags) & DbFlags::DLMDB_ONLY;
+    (!padded && !dlmdb_only.is_empty()).then(|| {
         format!(
             "database flags {flags:#x} include DLMDB-only bits ({}) in a stock-layout store: the engine refuses it (MDB_INCOMPATIBLE)",
-            match dlmdb_only {
-                0x80 => "counted",
-                0x100 => "prefix_compression",
-                _ => "counted, prefix_compression",
-            }
+            flag_names(dlmdb::DatabaseFlags::from_bits_retain(dlmdb_only.bits().into())).join(", ")
         )
     })
+}
+
+/// Database flag bits no writer sets.
+fn unknown_flag_bits(flags: u16) -> Option<u16> {
+    let unknown = flags & !DbFlags::all().bits();
+    (unknown != 0).then_some(flags)
 }
 
 fn check_trees(
@@ -476,7 +499,7 @@ fn check_trees(
 ) -> Result<(), Interrupted> {
     let space = |name: Option<String>, flags: u16, t: &walk::Tally| DbSpace {
         name,
-        flags: flag_names(dlmdb::DatabaseFlags::from_bits_retain(flags as u32)),
+        flags: flag_names(dlmdb::DatabaseFlags::from_bits_retain(flags.into())),
         depth: t.depth,
         branch_pages: t.branch_pages,
         leaf_pages: t.leaf_pages,
@@ -488,11 +511,11 @@ fn check_trees(
     let kind = |label: String, owner: u16, flags: u16| TreeKind {
         label,
         owner,
-        order: Order::for_keys(crate::util::db_flags(flags as u32)),
+        order: Order::for_keys(DbFlags::from_bits_truncate(flags)),
         db_flags: flags,
         dup_tree: false,
-        prefix: flags & 0x100 != 0,
-        counted: flags & 0x80 != 0,
+        prefix: DbFlags::from_bits_retain(flags).contains(DbFlags::PREFIX_COMPRESSION),
+        counted: DbFlags::from_bits_retain(flags).contains(DbFlags::COUNTED),
         leaf2: None,
         is_main: false,
         is_free: false,
@@ -507,7 +530,7 @@ fn check_trees(
         .push(space(Some("(free)".into()), 0, &free.tally));
     // Main database.
     let mflags = meta.main.flags;
-    if mflags & !0x1fe != 0 {
+    if unknown_flag_bits(mflags).is_some() {
         ck.problem(
             None,
             "(main)",
@@ -532,7 +555,7 @@ fn check_trees(
         }
         found = true;
         let f = nd.record.flags;
-        if f & !0x1fe != 0 {
+        if unknown_flag_bits(f).is_some() {
             ck.problem(
                 Some(nd.pgno),
                 &name,

@@ -4,7 +4,13 @@
 
 use super::page::*;
 use super::{Checker, Interrupted};
-use crate::util::Order;
+use dlmdb_format::bytes::u64_at;
+use dlmdb_format::node::{subtree_count, NodeHeader};
+use dlmdb_format::prefix::decode_prefixed;
+use dlmdb_format::{
+    DbFlags, DbRecord, FreeRecord, NodeFlags, Order, Page, PageFlags, PageHeader, DB_RECORD_SIZE,
+    NODE_HEADER_SIZE, PAGE_HEADER_SIZE, P_INVALID,
+};
 use std::cmp::Ordering;
 
 /// How to read one tree.
@@ -30,6 +36,13 @@ pub struct TreeKind {
     pub is_main: bool,
     /// The free-page database: values are page lists.
     pub is_free: bool,
+}
+
+impl TreeKind {
+    /// The owning database's flags (unknown bits dropped).
+    pub fn flags(&self) -> DbFlags {
+        DbFlags::from_bits_truncate(self.db_flags)
+    }
 }
 
 /// What a walk found, to compare with the tree's record.
@@ -187,45 +200,45 @@ impl Checker {
                 return Ok(None);
             }
         };
-        let hdr_pgno = u64_at(&page, 0).unwrap_or(0);
-        let flags = u16_at(&page, 10).unwrap_or(0);
-        if hdr_pgno != pgno {
+        let Ok(hdr) = PageHeader::parse(&page) else {
             self.problem(
                 Some(pgno),
                 &label,
-                format!("header page number is {hdr_pgno}{from}"),
+                format!("page shorter than its header{from}"),
             );
             return Ok(None);
-        }
-        let is_branch = flags & P_BRANCH != 0;
-        let is_leaf = flags & P_LEAF != 0;
-        if is_branch == is_leaf || flags & (P_OVERFLOW | P_META | P_SUBP) != 0 {
+        };
+        let flags = hdr.raw_flags;
+        if hdr.pgno != pgno {
             self.problem(
                 Some(pgno),
                 &label,
-                format!("page flags {flags:#06x} are not a branch or leaf page{from}"),
+                format!("header page number is {}{from}", hdr.pgno),
             );
             return Ok(None);
         }
+        let is_branch = hdr.flags.contains(PageFlags::BRANCH);
+        let is_leaf = !is_branch;
         // Flags that contradict the page's role: the engine would read the
         // nodes at the wrong offsets, so it refuses the page (MDB_CORRUPTED).
-        if is_branch && flags & P_LEAF2 != 0 {
+        if let Some(why) = hdr.tree_role_problem() {
             self.problem(
                 Some(pgno),
                 &label,
-                format!("branch page with P_LEAF2 (flags {flags:#06x}){from}"),
+                format!("{why} (flags {flags:#06x}){from}"),
             );
             return Ok(None);
         }
-        if is_leaf && flags & P_COUNTED != 0 {
+        // Nodes are even-sized and pages even, so node pages keep upper
+        // even; the engine refuses to write a page with an odd one.
+        if !hdr.flags.contains(PageFlags::LEAF2) && hdr.upper % 2 == 1 {
             self.problem(
                 Some(pgno),
                 &label,
-                format!("leaf page with P_COUNTED (flags {flags:#06x}){from}"),
+                format!("node page with an odd upper {}{from}", hdr.upper),
             );
-            return Ok(None);
         }
-        if flags & (P_DIRTY | 0x4000 | 0x8000) != 0 {
+        if hdr.flags.intersects(PageFlags::IN_MEMORY) {
             self.problem(
                 Some(pgno),
                 &label,
@@ -255,10 +268,10 @@ impl Checker {
         }
         if is_branch {
             cx.out.tally.branch_pages += 1;
-            self.branch(cx, &page, pgno, flags, level, lo, hi)
+            self.branch(cx, &page, pgno, hdr.flags, level, lo, hi)
         } else {
             cx.out.tally.leaf_pages += 1;
-            self.leaf(cx, &page, pgno, flags, lo, hi)
+            self.leaf(cx, &page, pgno, hdr.flags, lo, hi)
         }
     }
 
@@ -272,21 +285,20 @@ impl Checker {
         what: &str,
     ) -> Option<Vec<usize>> {
         let size = page.len();
-        let lower = u16_at(page, 12)? as usize;
-        let upper = u16_at(page, 14)? as usize;
-        if lower < 16 || !lower.is_multiple_of(2) || lower > upper || upper > size {
+        let p = Page::parse(page).ok()?;
+        let (lower, upper) = (usize::from(p.header.lower), usize::from(p.header.upper));
+        let Some(n) = p.header.items().filter(|_| lower <= upper && upper <= size) else {
             self.problem(
                 Some(pgno),
                 label,
                 format!("{what}: bad lower/upper {lower}/{upper} for size {size}"),
             );
             return None;
-        }
-        let n = (lower - 16) / 2;
+        };
         let mut offs = Vec::with_capacity(n);
         for i in 0..n {
-            let o = u16_at(page, 16 + 2 * i)? as usize;
-            if o < upper || !o.is_multiple_of(2) || o + 8 > size {
+            let o = p.pointer(i)?;
+            if o < upper || !o.is_multiple_of(2) || o + NODE_HEADER_SIZE > size {
                 self.problem(
                     Some(pgno),
                     label,
@@ -327,7 +339,7 @@ impl Checker {
         cx: &mut Ctx<'_>,
         page: &[u8],
         pgno: u64,
-        flags: u16,
+        flags: PageFlags,
         level: u16,
         lo: Option<&[u8]>,
         hi: Option<&[u8]>,
@@ -340,7 +352,7 @@ impl Checker {
             self.problem(Some(pgno), &label, "branch page without nodes".into());
             return Ok(None);
         }
-        let counted_page = flags & P_COUNTED != 0;
+        let counted_page = flags.contains(PageFlags::COUNTED);
         if counted_page != cx.kind.counted {
             self.problem(
                 Some(pgno),
@@ -352,13 +364,15 @@ impl Checker {
                 },
             );
         }
-        let kstart = if counted_page { 16 } else { 8 };
+        let layout = self.layout();
         // (child, count, key)
         let mut nodes: Vec<(u64, Option<u64>, Vec<u8>)> = Vec::with_capacity(offs.len());
         let mut ext = Vec::with_capacity(offs.len());
         for (i, &o) in offs.iter().enumerate() {
-            let ks = u16_at(page, o + 6).unwrap_or(0) as usize;
-            let end = o + kstart + ks;
+            let h = NodeHeader::parse(page, o).expect("pointer checked");
+            let ks = usize::from(h.ksize);
+            let kstart = h.key_offset(counted_page);
+            let end = kstart + ks;
             if end > page.len() {
                 self.problem(
                     Some(pgno),
@@ -367,12 +381,9 @@ impl Checker {
                 );
                 return Ok(None);
             }
-            ext.push((o, o + ((kstart + ks + 1) & !1), i));
-            let child = u16_at(page, o).unwrap() as u64
-                | (u16_at(page, o + 2).unwrap() as u64) << 16
-                | (u16_at(page, o + 4).unwrap() as u64) << 32;
-            let count = counted_page.then(|| u64_at(page, o + 8).unwrap());
-            nodes.push((child, count, page[o + kstart..end].to_vec()));
+            ext.push((o, o + layout.branch_node_size(ks, counted_page), i));
+            let count = counted_page.then(|| subtree_count(page, o).expect("key fits"));
+            nodes.push((h.child_pgno(), count, page[kstart..end].to_vec()));
         }
         if !self.check_overlap(ext, pgno, &label, "branch page") {
             return Ok(None);
@@ -436,12 +447,12 @@ impl Checker {
         cx: &mut Ctx<'_>,
         page: &[u8],
         pgno: u64,
-        flags: u16,
+        flags: PageFlags,
         lo: Option<&[u8]>,
         hi: Option<&[u8]>,
     ) -> Result<Option<u64>, Interrupted> {
         let label = cx.kind.label.clone();
-        if flags & P_LEAF2 != 0 {
+        if flags.contains(PageFlags::LEAF2) {
             return Ok(self.leaf2_page(cx, page, pgno, lo, hi, &label));
         }
         if cx.kind.leaf2.is_some() {
@@ -457,34 +468,29 @@ impl Checker {
         if offs.is_empty() {
             self.problem(Some(pgno), &label, "empty leaf page".into());
         }
-        let padded = self.padded;
+        let layout = self.layout();
         let mut ext = Vec::with_capacity(offs.len());
         let mut total = 0u64;
         let mut trunk: Vec<u8> = Vec::new();
         let strict = self.strict_prefix && cx.kind.prefix;
         let mut form: (Vec<&[u8]>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
         for (i, &o) in offs.iter().enumerate() {
-            let dsize =
-                u16_at(page, o).unwrap() as u64 | (u16_at(page, o + 2).unwrap() as u64) << 16;
-            let nflags = u16_at(page, o + 4).unwrap();
-            let ks = u16_at(page, o + 6).unwrap() as usize;
-            let kpad = if padded { (ks + 1) & !1 } else { ks };
-            let dstart = o + 8 + kpad;
-            let dlen = if nflags & F_BIGDATA != 0 {
-                8
-            } else {
-                dsize as usize
-            };
-            let end = dstart.saturating_add(dlen);
-            if o + 8 + ks > page.len() || end > page.len() {
+            let h = NodeHeader::parse(page, o).expect("pointer checked");
+            let dsize = u64::from(h.data_size());
+            let nflags = h.flags_word;
+            let ks = usize::from(h.ksize);
+            let kstart = h.key_offset(false);
+            let dstart = h.data_offset(layout);
+            let end = dstart.saturating_add(h.data_len());
+            if kstart + ks > page.len() || end > page.len() {
                 self.problem(Some(pgno), &label, format!("leaf node {i} (key {ks}, data {dsize} bytes, flags {nflags:#x}) runs past the page end"));
                 return Ok(None);
             }
-            ext.push((o, (end + 1) & !1, i));
-            let raw_key = &page[o + 8..o + 8 + ks];
+            ext.push((o, dlmdb_format::even(end), i));
+            let raw_key = &page[kstart..kstart + ks];
             let key = if cx.kind.prefix && i > 0 {
                 match decode_prefixed(&trunk, raw_key) {
-                    Ok(k) => k,
+                    Ok(k) => k.key,
                     Err(e) => {
                         self.problem(Some(pgno), &label, format!("leaf node {i}: {e}"));
                         return Ok(None);
@@ -506,7 +512,8 @@ impl Checker {
         }
         self.check_overlap(ext, pgno, &label, "leaf page");
         if strict {
-            for e in prefix_form_problems(u16_at(page, 8).unwrap(), &form.0, &form.1) {
+            let pad = PageHeader::parse(page).expect("header checked").pad;
+            for e in prefix_form_problems(pad, &form.0, &form.1) {
                 self.problem(Some(pgno), &label, format!("compressed leaf: {e}"));
             }
         }
@@ -575,7 +582,11 @@ impl Checker {
     ) -> Result<u64, Interrupted> {
         let kind = cx.kind;
         let label = &kind.label;
-        let dupsort = kind.db_flags & 0x04 != 0 && !kind.dup_tree;
+        let dupsort = kind.flags().contains(DbFlags::DUP_SORT) && !kind.dup_tree;
+        const BIGDATA: u16 = NodeFlags::BIGDATA.bits();
+        const SUBDATA: u16 = NodeFlags::SUBDATA.bits();
+        const DUPDATA: u16 = NodeFlags::DUPDATA.bits();
+        const DUP_SUBDATA: u16 = DUPDATA | SUBDATA;
         if kind.dup_tree && (nflags != 0 || dsize != 0) {
             self.problem(Some(pgno), label, format!("duplicate-tree node {i} has flags {nflags:#x} / data {dsize} bytes (expected none)"));
             return Ok(1);
@@ -594,7 +605,7 @@ impl Checker {
                 }
                 Ok(1)
             }
-            F_BIGDATA => {
+            BIGDATA => {
                 let first = u64_at(data, 0).unwrap_or(0);
                 if dupsort {
                     self.problem(
@@ -609,7 +620,7 @@ impl Checker {
                 }
                 Ok(1)
             }
-            F_SUBDATA => {
+            SUBDATA => {
                 if !kind.is_main {
                     self.problem(
                         Some(pgno),
@@ -618,7 +629,19 @@ impl Checker {
                     );
                     return Ok(1);
                 }
-                match DbRecord::parse(data).filter(|_| dsize == 48) {
+                // A DUPSORT main database holds duplicates, not named
+                // databases: the engine refuses such a node
+                // (MDB_INCOMPATIBLE).
+                if dupsort {
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!(
+                            "node {i}: named-database record in a DUPSORT main database (the engine refuses it)"
+                        ),
+                    );
+                }
+                match DbRecord::parse(data).filter(|_| dsize == DB_RECORD_SIZE as u64) {
                     Some(r) => cx.out.named.push(NamedDb {
                         name: key.to_vec(),
                         record: r,
@@ -632,7 +655,7 @@ impl Checker {
                 }
                 Ok(1)
             }
-            F_DUPDATA => {
+            DUPDATA => {
                 if !dupsort {
                     self.problem(
                         Some(pgno),
@@ -643,7 +666,7 @@ impl Checker {
                 }
                 Ok(self.sub_page(cx, pgno, i, data))
             }
-            x if x == F_DUPDATA | F_SUBDATA => {
+            DUP_SUBDATA => {
                 if !dupsort {
                     self.problem(
                         Some(pgno),
@@ -652,7 +675,8 @@ impl Checker {
                     );
                     return Ok(1);
                 }
-                let Some(rec) = DbRecord::parse(data).filter(|_| dsize == 48) else {
+                let Some(rec) = DbRecord::parse(data).filter(|_| dsize == DB_RECORD_SIZE as u64)
+                else {
                     self.problem(
                         Some(pgno),
                         label,
@@ -660,16 +684,34 @@ impl Checker {
                     );
                     return Ok(1);
                 };
+                // DLMDB stores its owner's COUNTED and PREFIX_COMPRESSION
+                // bits in a duplicate sub-database record; this engine reads
+                // the sub-tree by the record's bits, so a record that lost
+                // or gained one makes it refuse the sub-tree's pages.
+                let owner_bits = kind.flags() & DbFlags::DLMDB_ONLY;
+                let rec_bits = rec.db_flags() & DbFlags::DLMDB_ONLY;
+                if owner_bits != rec_bits {
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!(
+                            "node {i}: sub-database record flags {:#x} disagree with the database's DLMDB-only flags {:#x}",
+                            rec.flags,
+                            owner_bits.bits()
+                        ),
+                    );
+                }
                 let dup_flags = kind.db_flags;
+                let dup_fixed = kind.flags().contains(DbFlags::DUP_FIXED);
                 let sub = TreeKind {
                     label: format!("{label} (duplicates of key {})", short(key)),
                     owner: kind.owner,
-                    order: Order::for_dups(crate::util::db_flags(dup_flags as u32)),
+                    order: Order::for_dups(kind.flags()),
                     db_flags: dup_flags,
                     dup_tree: true,
-                    prefix: kind.prefix && dup_flags & 0x10 == 0,
+                    prefix: kind.prefix && !dup_fixed,
                     counted: kind.counted,
-                    leaf2: (dup_flags & 0x10 != 0).then_some(rec.pad as usize),
+                    leaf2: dup_fixed.then_some(rec.pad as usize),
                     is_main: false,
                     is_free: false,
                 };
@@ -702,71 +744,75 @@ impl Checker {
     fn sub_page(&mut self, cx: &mut Ctx<'_>, pgno: u64, i: usize, data: &[u8]) -> u64 {
         let label = cx.kind.label.clone();
         let what = format!("sub-page of node {i}");
-        if data.len() < 16 {
+        let Ok(hdr) = PageHeader::parse(data) else {
             self.problem(
                 Some(pgno),
                 &label,
                 format!("{what}: only {} bytes", data.len()),
             );
             return 1;
-        }
-        let flags = u16_at(data, 10).unwrap();
-        if flags & (P_LEAF | P_SUBP) != (P_LEAF | P_SUBP)
-            || flags & (P_BRANCH | P_OVERFLOW | P_META | P_COUNTED) != 0
-        {
+        };
+        if hdr.sub_page_role_problem().is_some() {
             self.problem(
                 Some(pgno),
                 &label,
-                format!("{what}: flags {flags:#06x} (expected P_LEAF|P_SUBP)"),
+                format!(
+                    "{what}: flags {:#06x} (expected P_LEAF|P_SUBP)",
+                    hdr.raw_flags
+                ),
             );
             return 1;
         }
-        let order = Order::for_dups(crate::util::db_flags(cx.kind.db_flags as u32));
+        let order = Order::for_dups(cx.kind.flags());
         let mut items: Vec<Vec<u8>> = Vec::new();
-        if flags & P_LEAF2 != 0 {
-            let k = u16_at(data, 8).unwrap() as usize;
-            let lower = u16_at(data, 12).unwrap() as usize;
-            let n = lower.saturating_sub(16) / 2;
-            if let Some(why) = leaf2_bounds_problem(data, k) {
-                self.problem(Some(pgno), &label, format!("{what}: {why}"));
-                return n.max(1) as u64;
-            }
-            if k == 0 || lower < 16 || 16 + n * k > data.len() {
+        if hdr.flags.contains(PageFlags::LEAF2) {
+            let k = usize::from(hdr.pad);
+            let n = usize::from(hdr.lower).saturating_sub(PAGE_HEADER_SIZE) / 2;
+            if k == 0 {
                 self.problem(
                     Some(pgno),
                     &label,
-                    format!(
-                        "{what}: fixed items ({n} of {k} bytes) do not fit in {} bytes",
-                        data.len()
-                    ),
+                    format!("{what}: fixed items of 0 bytes"),
                 );
                 return n.max(1) as u64;
             }
+            // The fit rule is the engine's for sub-pages: a sub-page is as
+            // large as its items and free space, not a whole page.
+            if let Err(why) = hdr.leaf2_items(data.len(), k) {
+                self.problem(Some(pgno), &label, format!("{what}: {why}"));
+                return n.max(1) as u64;
+            }
+            let page = Page::parse(data).expect("header checked");
             for j in 0..n {
-                items.push(data[16 + j * k..16 + (j + 1) * k].to_vec());
+                items.push(page.leaf2_item(j, k).expect("items fit").to_vec());
             }
         } else {
             let Some(offs) = self.node_offsets(data, pgno, &label, &what) else {
                 return 1;
             };
             let prefix = cx.kind.prefix;
+            let layout = self.layout();
             let mut trunk = Vec::new();
             let mut ext = Vec::new();
             let mut stored: Vec<&[u8]> = Vec::new();
             for (j, &o) in offs.iter().enumerate() {
-                let ks = u16_at(data, o + 6).unwrap() as usize;
-                let dsz = u16_at(data, o).unwrap() as usize
-                    | (u16_at(data, o + 2).unwrap() as usize) << 16;
-                let nfl = u16_at(data, o + 4).unwrap();
-                if o + 8 + ks > data.len() || dsz != 0 || nfl != 0 {
-                    self.problem(Some(pgno), &label, format!("{what}: item {j} malformed (key {ks} bytes, data {dsz}, flags {nfl:#x})"));
+                let h = NodeHeader::parse(data, o).expect("pointer checked");
+                let ks = usize::from(h.ksize);
+                let (dsz, nfl) = (h.data_size(), h.flags_word);
+                let kstart = h.key_offset(false);
+                // The node's whole even-sized extent lies in the sub-page
+                // (a sub-page may be odd-sized; the engine refuses a node
+                // whose padding runs past it).
+                let end = o + layout.leaf_node_size(ks, 0);
+                if end > data.len() || dsz != 0 || nfl != 0 {
+                    self.problem(Some(pgno), &label, format!("{what}: item {j} malformed (key {ks} bytes, data {dsz}, flags {nfl:#x}, node end {end} of {})", data.len()));
                     return offs.len() as u64;
                 }
-                ext.push((o, o + ((8 + ks + 1) & !1), j));
-                let raw = &data[o + 8..o + 8 + ks];
+                ext.push((o, end, j));
+                let raw = &data[kstart..kstart + ks];
                 let item = if prefix && j > 0 {
                     match decode_prefixed(&trunk, raw) {
-                        Ok(v) => v,
+                        Ok(v) => v.key,
                         Err(e) => {
                             self.problem(Some(pgno), &label, format!("{what}: item {j}: {e}"));
                             return offs.len() as u64;
@@ -783,7 +829,7 @@ impl Checker {
             }
             self.check_overlap(ext, pgno, &label, &what);
             if prefix && self.strict_prefix {
-                for e in prefix_form_problems(u16_at(data, 8).unwrap(), &stored, &items) {
+                for e in prefix_form_problems(hdr.pad, &stored, &items) {
                     self.problem(Some(pgno), &label, format!("{what} (compressed): {e}"));
                 }
             }
@@ -822,9 +868,8 @@ impl Checker {
             );
             return None;
         };
-        let lower = u16_at(page, 12).unwrap() as usize;
-        let n = lower.saturating_sub(16) / 2;
-        let pad = u16_at(page, 8).unwrap() as usize;
+        let hdr = PageHeader::parse(page).expect("header checked");
+        let pad = usize::from(hdr.pad);
         if pad != k {
             self.problem(
                 Some(pgno),
@@ -833,20 +878,36 @@ impl Checker {
             );
             return None;
         }
-        if let Some(why) = leaf2_bounds_problem(page, k) {
-            self.problem(Some(pgno), label, format!("LEAF2 page: {why}"));
+        if k == 0 {
+            self.problem(Some(pgno), label, "LEAF2 page: items of 0 bytes".into());
             return None;
         }
-        if k == 0 || lower < 16 || 16 + n * k > page.len() {
+        let n = match hdr.leaf2_items(page.len(), k) {
+            Ok(n) => n,
+            Err(why) => {
+                self.problem(Some(pgno), label, format!("LEAF2 page: {why}"));
+                return None;
+            }
+        };
+        // Writers move upper by the item size at every insert and delete, so
+        // a page whose upper is off that count cannot be written: the engine
+        // refuses it (MDB_CORRUPTED).
+        let want = PageHeader::leaf2_expected_upper(page.len(), n, k);
+        if want != Some(usize::from(hdr.upper)) {
             self.problem(
                 Some(pgno),
                 label,
-                format!("LEAF2 page: {n} items of {k} bytes do not fit"),
+                format!(
+                    "LEAF2 page: upper {} but {n} items of {k} bytes in {} bytes keep it at {}",
+                    hdr.upper,
+                    page.len(),
+                    want.map_or("no valid offset".into(), |w| w.to_string())
+                ),
             );
-            return None;
         }
+        let p = Page::parse(page).expect("header checked");
         for j in 0..n {
-            let item = page[16 + j * k..16 + (j + 1) * k].to_vec();
+            let item = p.leaf2_item(j, k).expect("items fit").to_vec();
             self.key_in_order(cx, &item, lo, hi, pgno, &format!("LEAF2 item {j}"));
         }
         cx.out.tally.entries += n as u64;
@@ -885,16 +946,16 @@ impl Checker {
                 return Ok(None);
             }
         };
-        let flags = u16_at(&head, 10).unwrap();
-        let hp = u64_at(&head, 0).unwrap();
-        if flags & P_OVERFLOW == 0 || hp != first {
+        let h = PageHeader::parse(&head).expect("a whole page");
+        let (flags, hp) = (h.raw_flags, h.pgno);
+        if !h.flags.contains(PageFlags::OVERFLOW) || hp != first {
             self.problem(Some(first), &label, format!("{what}: not an overflow page (flags {flags:#06x}, header page number {hp}) (from page {pgno})"));
             self.claim(first, cx.kind.owner, &label, "");
             return Ok(None);
         }
-        let n = u32_at(&head, 12).unwrap() as u64;
+        let n = u64::from(h.overflow_pages());
         let psize = self.file.psize as u64;
-        let need = (16 + dsize).div_ceil(psize);
+        let need = (PAGE_HEADER_SIZE as u64 + dsize).div_ceil(psize);
         if n < need || n == 0 {
             self.problem(
                 Some(first),
@@ -924,7 +985,7 @@ impl Checker {
         if want_value && n >= need {
             return Ok(self
                 .file
-                .read_at(first * psize + 16, dsize as usize)
+                .read_at(first * psize + PAGE_HEADER_SIZE as u64, dsize as usize)
                 .ok()
                 .flatten());
         }
@@ -934,50 +995,24 @@ impl Checker {
     /// Decode one FREE_DBI record (key txnid, value `[n, p1 > p2 > ...]`).
     fn free_record(&mut self, cx: &mut Ctx<'_>, pgno: u64, key: &[u8], v: Vec<u8>) {
         let label = cx.kind.label.clone();
-        if key.len() != 8 {
-            self.problem(
-                Some(pgno),
-                &label,
-                format!(
-                    "free-list key of {} bytes (expected an 8-byte txnid)",
-                    key.len()
-                ),
-            );
-            return;
-        }
-        let txnid = u64::from_le_bytes(key.try_into().unwrap());
-        let Some(n) = u64_at(&v, 0) else {
-            self.problem(
-                Some(pgno),
-                &label,
-                format!("free-list record of txn {txnid}: shorter than 8 bytes"),
-            );
-            return;
+        let FreeRecord { txnid, pages } = match FreeRecord::parse(key, &v) {
+            Ok(r) if !r.is_descending() => {
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!(
+                        "free-list record of txn {}: page numbers not strictly descending",
+                        r.txnid
+                    ),
+                );
+                r
+            }
+            Ok(r) => r,
+            Err(e) => {
+                self.problem(Some(pgno), &label, e.to_string());
+                return;
+            }
         };
-        if n.checked_add(1)
-            .and_then(|x| x.checked_mul(8))
-            .is_none_or(|need| need > v.len() as u64)
-        {
-            self.problem(
-                Some(pgno),
-                &label,
-                format!(
-                    "free-list record of txn {txnid}: count {n} but only {} bytes",
-                    v.len()
-                ),
-            );
-            return;
-        }
-        let pages: Vec<u64> = (0..n as usize)
-            .map(|j| u64_at(&v, 8 + 8 * j).unwrap())
-            .collect();
-        if pages.windows(2).any(|w| w[0] <= w[1]) {
-            self.problem(
-                Some(pgno),
-                &label,
-                format!("free-list record of txn {txnid}: page numbers not strictly descending"),
-            );
-        }
         cx.out.free.push(FreeRec { txnid, pages, pgno });
     }
 }
@@ -998,26 +1033,4 @@ pub fn fmt_pg(p: u64) -> String {
     } else {
         p.to_string()
     }
-}
-
-/// `lower`/`upper` of a LEAF2 page or sub-page of `page.len()` bytes holding
-/// `k`-byte items. LMDB's accounting moves lower up by 2 and upper down by
-/// k - 2 per item, so upper - lower is the free space: lower even, at least
-/// 16, not above upper, and the items plus the free space fit (the engine's
-/// rule; it refuses the page otherwise).
-fn leaf2_bounds_problem(page: &[u8], k: usize) -> Option<String> {
-    let lower = u16_at(page, 12)? as usize;
-    let upper = u16_at(page, 14)? as usize;
-    let n = lower.saturating_sub(16) / 2;
-    if lower < 16 || !lower.is_multiple_of(2) || lower > upper {
-        return Some(format!("bad lower/upper {lower}/{upper}"));
-    }
-    if 16 + n * k + (upper - lower) > page.len() {
-        return Some(format!(
-            "{n} items of {k} bytes and {} free bytes (upper {upper}) exceed {} bytes",
-            upper - lower,
-            page.len()
-        ));
-    }
-    None
 }
