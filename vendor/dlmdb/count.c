@@ -549,7 +549,7 @@ int dl_count_fix(MDB_txn *txn, MDB_dbi dbi)
 			if ((rc = dl_count_fix_page(txn, root, 0, &t)))
 				return rc;
 			if (t != db->md_entries)
-				return MDB_PROBLEM;	/* counts and entries disagree */
+				return MDB_CORRUPTED;	/* counts and entries disagree */
 		}
 	}
 	txn->dbflags[dbi] &= (unsigned char)~DB_CNTSTALE;
