@@ -24,6 +24,7 @@
  *
  *   fuzz_store [--seed S] [--cases N] [--case K] [--emit DIR] [--after DIR] [--keep DIR]
  *              [--clean] [-v]
+ *   fuzz_store --bases DIR    write the base stores to DIR and stop
  *
  * --clean runs the same passes on the unchanged base stores: every case
  * must end "ok" (the control that the passes themselves are sound).
@@ -1430,8 +1431,29 @@ static void worker(uint64_t from, uint64_t to)
 	_exit(0);
 }
 
+/* Write every base store to dir as NN-name.mdb (a seed corpus for the
+ * libFuzzer target, fuzz/libfuzz_store.c). */
+static void write_bases(const char *dir)
+{
+	mkdir(dir, 0755);
+	for (unsigned i = 0; i < nbases; i++) {
+		char out[512], name[64];
+		memcpy(name, bases[i].name, sizeof(name));
+		name[sizeof(name) - 1] = 0;
+		for (char *c = name; *c; c++)
+			if (*c == '/' || *c == ':')
+				*c = '-';
+		snprintf(out, sizeof(out), "%s/%02u-%s", dir, i, name);
+		mutant m = { bases[i].img, bases[i].size, bases[i].psize, 0, "auto", "", 0 };
+		if (write_image(out, &m))
+			die("write base", errno);
+	}
+}
+
+#ifndef FUZZ_STORE_NO_MAIN
 int main(int argc, char **argv)
 {
+	const char *bases_dir = NULL;
 	uint64_t cases = 1000, only = UINT64_MAX;
 	const char *keep = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -1443,6 +1465,8 @@ int main(int argc, char **argv)
 			only = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--emit") && i + 1 < argc)
 			emit_dir = argv[++i];
+		else if (!strcmp(argv[i], "--bases") && i + 1 < argc)
+			bases_dir = argv[++i];
 		else if (!strcmp(argv[i], "--after") && i + 1 < argc)
 			after_dir = argv[++i];
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
@@ -1453,7 +1477,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: %s [--seed S] [--cases N] [--case K] [--emit DIR] "
-			    "[--after DIR] [--keep DIR] [--clean] [-v]\n", argv[0]);
+			    "[--after DIR] [--keep DIR] [--clean] [-v] | --bases DIR\n", argv[0]);
 			return 2;
 		}
 	}
@@ -1472,6 +1496,11 @@ int main(int argc, char **argv)
 	load_bases();
 	if (!nbases)
 		die("no base stores", EINVAL);
+	if (bases_dir) {
+		write_bases(bases_dir);
+		rmdir(workdir);
+		return 0;
+	}
 	choose_formats();
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
@@ -1545,3 +1574,4 @@ int main(int argc, char **argv)
 		return 1;
 	return crashes || sh->badcommit ? 1 : 0;
 }
+#endif /* FUZZ_STORE_NO_MAIN */
