@@ -744,12 +744,47 @@ void dl_wchecked_committed(MDB_txn *txn)
 			dl_wchecked_add(env, txn->dirty.ents[k].pgno);
 }
 
-/* dl_page_wcheck of a map page, with the node area from the cache if known. */
-static int dl_page_wcheck_map(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+/*
+ * The keys of checked page mp ascend strictly in the cursor's order (a
+ * branch from node 1: node 0 has no key).  A write searches the page by
+ * binary search and inserts where the search lands, so on a page out of
+ * order it would place keys wrongly and could store one key twice.
+ */
+static int dl_worder_ok(MDB_cursor *mc, MDB_page *mp)
 {
+	unsigned n = NUMKEYS(mp), i = IS_BRANCH(mp) ? 1 : 0;
+	unsigned char b0[DL_MAXKEY + 1], b1[DL_MAXKEY + 1];
+	unsigned char *cur = b0, *prev = b1, *t;
+	MDB_val k, p;
+	MDB_cmp_func *cmp = mc->dbx->cmp;
+	int rc;
+	if (i >= n)
+		return 0;
+	if ((rc = dl_wkey(mc, mp, i, &p, prev)))
+		return rc;
+	for (i++; i < n; i++) {
+		if ((rc = dl_wkey(mc, mp, i, &k, cur)))
+			return rc;
+		if (cmp(&p, &k) >= 0)
+			return MDB_CORRUPTED;
+		p = k;
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	return 0;
+}
+
+/* dl_page_wcheck of a map page reached by cursor mc, with the node area
+ * (and key order) from the cache if known. */
+static int dl_page_wcheck_map(MDB_cursor *mc, int subdb, MDB_page *mp)
+{
+	MDB_env *env = mc->txn->env;
 	pgno_t pg = mp->mp_pgno;
 	int known = env->wchecked && env->wchecked[dl_wchecked_slot(pg)] == pg;
-	int rc = dl_page_wcheck_core(env, db, subdb, mp, known);
+	int rc = dl_page_wcheck_core(env, mc->db, subdb, mp, known);
+	if (!rc && !known)
+		rc = dl_worder_ok(mc, mp);
 	if (!rc && !known)
 		dl_wchecked_add(env, pg);
 	return rc;
@@ -789,7 +824,7 @@ int dl_page_touch(MDB_cursor *mc, int level)
 	 * is keyed by it. */
 	if (mp->mp_pgno != (pgno_t)(((char *)mp - env->map) / env->psize))
 		return dl_txn_fail(txn, MDB_CORRUPTED);
-	if ((rc = dl_page_wcheck_map(env, mc->db, mc->db != &txn->dbs[mc->dbi], mp)))
+	if ((rc = dl_page_wcheck_map(mc, mc->db != &txn->dbs[mc->dbi], mp)))
 		return dl_txn_fail(txn, rc);
 	if (level > 0 && (rc = dl_wrange_ok(mc, level, mp)))
 		return dl_txn_fail(txn, rc);
