@@ -660,6 +660,25 @@ static void test_leaf_linked_from_two_written_branches(void)
 	mdb_env_close(env);
 }
 
+/* Two keys in the middle of a leaf swapped (its first and last keys, and
+ * so its range, unchanged): the write's binary search would land in the
+ * wrong place.  Refused when the write first copies the leaf. */
+static void test_leaf_keys_out_of_order(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) >= 16 + 2 * 8);
+	uint16_t p3 = P_PTR(b, 3), p4 = P_PTR(b, 4);
+	put16(b + 16 + 2 * 3, p4);
+	put16(b + 16 + 2 * 4, p3);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
 /* Offset in the file of the entries counter of named DB name's record in
  * the main DB's (single) leaf page, or -1. */
 static long long record_entries_at(const char *path, const char *name)
@@ -808,6 +827,7 @@ int main(void)
 	RUN(test_children_out_of_range);
 	RUN(test_leaf_in_two_trees);
 	RUN(test_leaf_linked_from_two_written_branches);
+	RUN(test_leaf_keys_out_of_order);
 	RUN(test_entries_below_tree);
 	RUN(test_entries_above_tree);
 	RUN(test_dup_entries_below_key);
