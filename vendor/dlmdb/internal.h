@@ -518,7 +518,6 @@ int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
 int  dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp);
-int  dl_dirty_links_ok(MDB_txn *txn);
 void dl_wchecked_begin(MDB_env *env, txnid_t snapshot);
 void dl_wchecked_committed(MDB_txn *txn);
 int  dl_txn_err(MDB_txn *txn, int rc);

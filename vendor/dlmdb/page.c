@@ -639,54 +639,6 @@ static int dl_wrange_ok(MDB_cursor *mc, int level, MDB_page *mp)
 }
 
 /*
- * At commit: no page is the child of two branch pages this txn wrote.  In
- * a tree every page has one parent, so a second link is damage the pages
- * themselves could not show: a link into another subtree or database that
- * the write never followed, or a link to a page the free list called free,
- * which this txn then took for new contents.  Committing would leave the
- * stale link on a page that now holds something else.  Cost: one hash
- * insert per child of each dirty branch page.
- */
-int dl_dirty_links_ok(MDB_txn *txn)
-{
-	size_t total = 0, cap = 64;
-	for (size_t k = 0; k < txn->dirty.count; k++) {
-		dl_dent *e = &txn->dirty.ents[k];
-		if (e->npages == 1 && IS_BRANCH(e->page))
-			total += NUMKEYS(e->page);
-	}
-	if (!total)
-		return 0;
-	while (cap < 2 * total)
-		cap *= 2;
-	pgno_t *set = calloc(cap, sizeof(pgno_t));	/* 0: empty (never a child) */
-	if (!set)
-		return ENOMEM;
-	int rc = 0;
-	for (size_t k = 0; k < txn->dirty.count && !rc; k++) {
-		dl_dent *e = &txn->dirty.ents[k];
-		if (e->npages != 1 || !IS_BRANCH(e->page))
-			continue;
-		MDB_page *mp = e->page;
-		for (unsigned i = 0; i < NUMKEYS(mp) && !rc; i++) {
-			pgno_t c = NODEPGNO(NODEPTR(mp, i));
-			if (!c) {
-				rc = MDB_CORRUPTED;
-				break;
-			}
-			size_t h = dl_hash(c, cap - 1);
-			while (set[h] && set[h] != c)
-				h = (h + 1) & (cap - 1);
-			if (set[h])
-				rc = MDB_CORRUPTED;
-			set[h] = c;
-		}
-	}
-	free(set);
-	return rc;
-}
-
-/*
  * Cache of map pages whose node area is known good, so the branch pages
  * every write txn copies again are not checked again each time.  A
  * committed page never changes in place: its content changes only when a

@@ -706,9 +706,6 @@ int mdb_txn_commit(MDB_txn *txn)
 			goto fail;
 	if ((rc = dl_fl_save(txn)))
 		goto fail;
-	/* Before anything reaches the file: a page linked twice is damage. */
-	if ((rc = dl_dirty_links_ok(txn)))
-		goto fail;
 	if ((rc = dl_flush_dirty(txn)))
 		goto fail;
 	int nosync = (env->flags & MDB_NOSYNC) || (txn->flags & TXN_NOSYNC);

@@ -626,40 +626,6 @@ static void test_leaf_in_two_trees(void)
 	mdb_env_close(env);
 }
 
-/* "a"'s child 5 replaced by "b"'s child 5 (same key range), and writes
- * to both trees far from it: neither write follows the link, but both
- * branch pages are rewritten, and the commit finds one page the child of
- * two of them.  Committing would let "b"'s next write of that leaf leave
- * "a" linked to a freed page. */
-static void test_leaf_linked_from_two_written_branches(void)
-{
-	const char *path = t_path("s.mdb");
-	unsigned char ba[PS], bb[PS];
-	REQUIRE_OK(build_twins(path));
-	mdb_size_t pa = find_page(path, "a", 0, MDB_PAGE_BRANCH, 0);
-	mdb_size_t pb = find_page(path, "b", 0, MDB_PAGE_BRANCH, 0);
-	REQUIRE(pa && pb && pa != pb);
-	REQUIRE_OK(page_io(path, pa, ba, 0));
-	REQUIRE_OK(page_io(path, pb, bb, 0));
-	REQUIRE(P_LOWER(ba) >= 16 + 2 * 8);
-	set_child(ba, 5, child_of(bb, 5));
-	REQUIRE_OK(page_io(path, pa, ba, 1));
-	MDB_env *env = open_file(path, 0);
-	MDB_txn *txn;
-	MDB_dbi a, b;
-	REQUIRE(env);
-	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	REQUIRE_OK(mdb_dbi_open(txn, "a", 0, &a));
-	REQUIRE_OK(mdb_dbi_open(txn, "b", 0, &b));
-	char kb[32];
-	key_of(kb, sizeof(kb), 1);
-	MDB_val k = t_val(kb);
-	OK(mdb_del(txn, a, &k, NULL));
-	OK(mdb_del(txn, b, &k, NULL));
-	CHECK_RC(mdb_txn_commit(txn), MDB_CORRUPTED);
-	mdb_env_close(env);
-}
-
 /* Two keys in the middle of a leaf swapped (its first and last keys, and
  * so its range, unchanged): the write's binary search would land in the
  * wrong place.  Refused when the write first copies the leaf. */
@@ -826,7 +792,6 @@ int main(void)
 	RUN(test_child_is_its_parent);
 	RUN(test_children_out_of_range);
 	RUN(test_leaf_in_two_trees);
-	RUN(test_leaf_linked_from_two_written_branches);
 	RUN(test_leaf_keys_out_of_order);
 	RUN(test_entries_below_tree);
 	RUN(test_entries_above_tree);
