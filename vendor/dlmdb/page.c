@@ -592,7 +592,8 @@ static int dl_wchildren_ok(MDB_page *mp)
 
 /* Key of entry i of a checked tree page: a branch separator (node 0's is
  * not used) or a leaf key (prefix-decoded into buf when compressed). */
-static int dl_wkey(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val *k, unsigned char *buf)
+static inline int dl_wkey(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val *k,
+	unsigned char *buf)
 {
 	if (IS_BRANCH(mp)) {
 		MDB_node *n = NODEPTR(mp, i);
@@ -620,19 +621,19 @@ static int dl_wrange_ok(MDB_cursor *mc, int level, MDB_page *mp)
 	unsigned char fb[DL_MAXKEY + 1], lb[DL_MAXKEY + 1];
 	MDB_val fk, lk, sep;
 	MDB_cmp_func *cmp = mc->dbx->cmp;
-	int rc;
+	int lex = cmp == dl_cmp_lex, rc;
 	if (n <= first || pi >= pn)
 		return 0;
 	if ((rc = dl_wkey(mc, mp, first, &fk, fb)) || (rc = dl_wkey(mc, mp, n - 1, &lk, lb)))
 		return rc;
 	if (pi > 0) {
 		dl_wkey(mc, parent, pi, &sep, NULL);
-		if (cmp(&fk, &sep) < 0)
+		if ((lex ? dl_lex(&fk, &sep) : cmp(&fk, &sep)) < 0)
 			return MDB_CORRUPTED;
 	}
 	if (pi + 1 < pn) {
 		dl_wkey(mc, parent, pi + 1, &sep, NULL);
-		if (cmp(&lk, &sep) >= 0)
+		if ((lex ? dl_lex(&lk, &sep) : cmp(&lk, &sep)) >= 0)
 			return MDB_CORRUPTED;
 	}
 	return 0;
