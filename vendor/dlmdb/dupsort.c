@@ -1972,7 +1972,7 @@ int dl_dup_rank(MDB_cursor *mc, uint64_t idx)
 	return 0;
 }
 
-uint64_t dl_bcount(MDB_page *mp, unsigned i);
+int dl_bcount(MDB_env *env, MDB_page *mp, unsigned i, uint64_t *out);
 
 /* Rank support: index of the duplicate cursor's value within its key. */
 int dl_dup_index(MDB_cursor *mc, uint64_t *idx)
@@ -1986,8 +1986,13 @@ int dl_dup_index(MDB_cursor *mc, uint64_t *idx)
 	for (int l = 0; l < mx->top; l++) {
 		if (!IS_COUNTED(mx->pg[l]))
 			return MDB_INCOMPATIBLE;
-		for (unsigned i = 0; i < mx->ki[l]; i++)
-			sum += dl_bcount(mx->pg[l], i);
+		for (unsigned i = 0; i < mx->ki[l]; i++) {
+			uint64_t c;
+			int rc = dl_bcount(mc->txn->env, mx->pg[l], i, &c);
+			if (rc)
+				return rc;
+			sum += c;
+		}
 	}
 	*idx = sum + mx->ki[mx->top];
 	return 0;

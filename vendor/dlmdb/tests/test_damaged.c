@@ -287,6 +287,45 @@ static void test_get_rank_counts_disagree(void)
 	mdb_env_close(env);
 }
 
+/* A counted branch page whose last node pointer lies past the page: the
+ * rank and range-count functions read the counts of the nodes before the
+ * one they descend into, so each must be checked before its count is
+ * read (a read past the page faulted here). */
+static void test_rank_with_branch_pointer_past_page(void)
+{
+	const char *path = t_path("s.mdb");
+	/* 400 keys: a root branch over a few leaves, in a file of under 16
+	 * pages, so 64 KiB past any page is past the end of the file. */
+	REQUIRE_OK(build(path, MDB_COUNTED, 400, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	REQUIRE(size < 16 * PS);
+	long pg = find_page(file, size, F_BRANCH | F_COUNTED);
+	REQUIRE(pg >= 2);
+	uint16_t lower;
+	memcpy(&lower, file + pg * PS + 12, 2);
+	free(file);
+	unsigned last = (lower - 16) / 2 - 1;
+	REQUIRE(last >= 2);
+	uint16_t past = 65534;	/* past the end of the file: a read there faults */
+	REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * last, &past, 2));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	MDB_val k, v;
+	CHECK_RC(mdb_get_rank(txn, dbi, 399, &k, &v), MDB_CORRUPTED);
+	char kb[16];
+	snprintf(kb, sizeof kb, "k%06d", 399);
+	MDB_val key = t_val(kb);
+	uint64_t r;
+	int rc = mdb_get_key_rank(txn, dbi, &key, NULL, &r);
+	CHECK(rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
 struct walk_seen {
 	long damaged;	/* page number that must not be reported */
 	int reported;
@@ -595,6 +634,7 @@ int main(void)
 	RUN(test_list_dup_untrusted_entries);
 	RUN(test_list_dup_sound);
 	RUN(test_get_rank_counts_disagree);
+	RUN(test_rank_with_branch_pointer_past_page);
 	RUN(test_page_walk_damaged_counted_branch);
 	RUN(test_compact_copy_refuses_bad_counts);
 	RUN(test_compact_copy_refuses_bad_record);
