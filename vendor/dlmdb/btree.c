@@ -1690,6 +1690,10 @@ int dl_cursor_del0(MDB_cursor *mc)
 
 	if (idx >= NUMKEYS(mp))
 		return MDB_NOTFOUND;
+	/* The record counts the item being deleted: a count of zero is a
+	 * damaged record, and decrementing it would wrap. */
+	if (!mc->db->md_entries)
+		return MDB_CORRUPTED;
 	MDB_node *node = NULL;
 	if (!IS_LEAF2(mp)) {
 		node = NODEPTR(mp, idx);
@@ -1727,6 +1731,11 @@ int dl_cursor_del0(MDB_cursor *mc)
 	mc->flags |= C_DEL | C_INIT;
 	mc->flags &= ~C_EOF;
 	if (mc->db->md_root == P_INVALID) {
+		/* An empty tree holds no entries; a record still counting some
+		 * was damaged.  (A DUPSORT main cursor, mc->xcursor set, takes
+		 * the key's other duplicates off the count afterwards.) */
+		if (mc->db->md_entries && !mc->xcursor)
+			return MDB_CORRUPTED;
 		/* Empty tree: every cursor on it is unpositioned. */
 		mc->top = -1;
 		mc->flags &= ~(C_INIT | C_EOF | C_DEL);

@@ -241,7 +241,92 @@ typedef struct dl_ctally {
 	int	main;		/* the main DB: named-DB records allowed */
 	int	dup;		/* a duplicate sub-DB: bare items only */
 	unsigned itemsz;	/* DUPFIXED duplicate sub-DB: the item size */
+	/* Key order: the walk meets a tree's keys in order, so each leaf key
+	 * and separator is held against the one met before it. */
+	MDB_cmp_func *cmp;	/* the tree's order: keys, or a sub-DB's items */
+	MDB_cmp_func *dcmp;	/* order of the duplicates of a key (DUPSORT) */
+	int	pfx;		/* leaves are prefix-compressed */
+	int	last;		/* what prev holds: 0 nothing, 1 a leaf key, 2 a separator */
+	size_t	prevlen;
+	unsigned char prev[DL_MAXKEY + 1];
 } dl_ctally;
+
+/*
+ * The next key of the in-order walk of a tree: a leaf key (sep 0) or the
+ * separator of branch node i >= 1 (sep 1), met before the child it leads
+ * to.  A leaf key is above the previous leaf key and at or above the
+ * previous separator; a separator is above every key met before it.  This
+ * is the whole B-tree order: keys sorted across leaves, and every key
+ * below a child inside the range its parent's separators give.
+ */
+static int dl_copy_order(dl_ctally *t, const MDB_val *k, int sep)
+{
+	if (k->mv_size > DL_MAXKEY)
+		return MDB_CORRUPTED;
+	if (t->last) {
+		MDB_val p = { t->prevlen, t->prev };
+		int c = t->cmp(k, &p);
+		if (c < 0 || (c == 0 && (sep || t->last == 1)))
+			return MDB_CORRUPTED;
+	}
+	memcpy(t->prev, k->mv_data, k->mv_size);
+	t->prevlen = k->mv_size;
+	t->last = sep ? 2 : 1;
+	return 0;
+}
+
+/* The items of an inline duplicate sub-page (checked sound) ascend
+ * strictly in the duplicate order. */
+static int dl_copy_subpage_order(const dl_ctally *t, MDB_page *sp, size_t sz)
+{
+	unsigned n = NUMKEYS(sp);
+	unsigned char kb[DL_MAXKEY + 1], pb[DL_MAXKEY + 1];
+	MDB_val k, p = { 0, pb };
+	for (unsigned i = 0; i < n; i++) {
+		if (IS_LEAF2(sp)) {
+			k.mv_size = sp->mp_pad;
+			k.mv_data = (char *)sp + PAGEHDRSZ + (size_t)i * sp->mp_pad;
+		} else {
+			size_t off = sp->mp_ptrs[i];
+			if ((off & 1) || off < MP_LOWER(sp) || off + NODESZ > sz)
+				return MDB_CORRUPTED;
+			MDB_node *nd = (MDB_node *)((char *)sp + off);
+			if (off + NODESZ + nd->mn_ksize > sz)
+				return MDB_CORRUPTED;
+			k.mv_size = nd->mn_ksize;
+			k.mv_data = NODEKEY(sp, nd);
+			if (t->pfx && i > 0 && dl_prefix_decode(sp, nd, kb, &k))
+				return MDB_CORRUPTED;
+		}
+		if (k.mv_size > DL_MAXKEY || (i && t->dcmp(&k, &p) <= 0))
+			return MDB_CORRUPTED;
+		memcpy(pb, k.mv_data, k.mv_size);
+		p.mv_size = k.mv_size;
+	}
+	return 0;
+}
+
+/* The order of named DB name in env: an open handle's comparators (custom
+ * ones included), else the stock orders its flags give. */
+static void dl_copy_orders(MDB_env *env, const MDB_val *name, unsigned flags,
+	MDB_cmp_func **cmp, MDB_cmp_func **dcmp)
+{
+	*cmp = dl_default_cmp(flags);
+	*dcmp = dl_default_dcmp(flags);
+	for (unsigned i = DL_MAIN_DBI; i < env->maxdbs && env->dbxs; i++) {
+		dl_dbx *x = &env->dbxs[i];
+		if (!x->valid)
+			continue;
+		if (name ? (!x->name || x->namelen != name->mv_size ||
+		    memcmp(x->name, name->mv_data, name->mv_size)) : i != DL_MAIN_DBI)
+			continue;
+		if (x->cmp)
+			*cmp = x->cmp;
+		if (x->dcmp && (flags & MDB_DUPSORT))
+			*dcmp = x->dcmp;
+		return;
+	}
+}
 
 /* A leaf node's flags and data size fit the tree it is in (the rules
  * `dlmdb check` applies).  dsz: the node's data size. */
@@ -393,7 +478,8 @@ static int dl_tally_check(MDB_env *env, const MDB_db *rec, const dl_ctally *t)
 /* Copy the tree of record rec (a named DB or a duplicate sub-DB) and check
  * it against the record; rec->md_root becomes its root in the copy, and a
  * duplicate sub-DB's pages are added to the owner's tally. */
-static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner)
+static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner,
+	const MDB_val *name)
 {
 	MDB_env *env = cx->txn->env;
 	dl_ctally st;
@@ -403,6 +489,8 @@ static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner
 	if (owner) {
 		st.dbflags = owner->dbflags;
 		st.dup = 1;
+		st.cmp = owner->dcmp;
+		st.pfx = owner->pfx;
 		if (st.dbflags & MDB_DUPFIXED)
 			st.itemsz = rec->md_pad;
 		if (!rec->md_entries)
@@ -413,6 +501,8 @@ static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner
 		if ((st.dbflags & ~DL_PERSISTENT_FLAGS) ||
 		    (!env->pad && (st.dbflags & (MDB_COUNTED | MDB_PREFIX_COMPRESSION))))
 			return MDB_CORRUPTED;
+		dl_copy_orders(env, name, st.dbflags, &st.cmp, &st.dcmp);
+		st.pfx = (st.dbflags & MDB_PREFIX_COMPRESSION) != 0;
 	}
 	if (rec->md_root == P_INVALID)
 		return rec->md_depth || rec->md_entries ? MDB_CORRUPTED : 0;
@@ -471,6 +561,11 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 			pgno_t np;
 			if ((rc = dl_node_check(env, cp, nd, 0)))
 				break;
+			if (i > 0) {
+				MDB_val sep = { nd->mn_ksize, NODEKEY(cp, nd) };
+				if ((rc = dl_copy_order(t, &sep, 1)))
+					break;
+			}
 			uint64_t before = t->entries;
 			if ((rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, left - 1, t, &np)))
 				break;
@@ -480,11 +575,22 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 		}
 	} else {
 		t->leaf++;
-		if (IS_LEAF2(cp))
+		if (IS_LEAF2(cp)) {
 			t->entries += n;
+			for (unsigned i = 0; i < n && !rc; i++) {
+				MDB_val k = { cp->mp_pad, (char *)cp + PAGEHDRSZ + (size_t)i * cp->mp_pad };
+				rc = dl_copy_order(t, &k, 0);
+			}
+		}
 		for (unsigned i = 0; i < n && !rc && !IS_LEAF2(cp); i++) {
 			MDB_node *nd = NODEPTR(cp, i);
 			if ((rc = dl_node_check(env, cp, nd, 1)))
+				break;
+			MDB_val key = { nd->mn_ksize, NODEKEY(cp, nd) };
+			unsigned char kb[DL_MAXKEY + 1];
+			if (t->pfx && i > 0 && (rc = dl_prefix_decode(cp, nd, kb, &key)))
+				break;
+			if ((rc = dl_copy_order(t, &key, 0)))
 				break;
 			if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd))) {
 				rc = MDB_CORRUPTED;
@@ -506,7 +612,7 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 				memcpy(&rec, d, sizeof(rec));
 				int dup = (nd->mn_flags & F_DUPDATA) != 0;
 				t->entries += dup ? rec.md_entries : 1;
-				if (!(rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL)))
+				if (!(rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL, &key)))
 					memcpy(d, &rec, sizeof(rec));
 			} else if (nd->mn_flags & F_DUPDATA) {
 				/* Inline duplicates: a sound sub-page of NODEDSZ bytes. */
@@ -518,7 +624,8 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 				}
 				memcpy(&sp, d, PAGEHDRSZ);
 				if (!dl_subpage_flags_ok(sp.mp_flags) || NUMKEYS(&sp) == 0 ||
-				    !dl_bounds_ok(&sp, sz, IS_LEAF2(&sp) ? sp.mp_pad : 0)) {
+				    !dl_bounds_ok(&sp, sz, IS_LEAF2(&sp) ? sp.mp_pad : 0) ||
+				    !t->dcmp || (rc = dl_copy_subpage_order(t, (MDB_page *)d, sz))) {
 					rc = MDB_CORRUPTED;
 					break;
 				}
@@ -634,6 +741,8 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
 	t.main = 1;
 	t.dbflags = mrec->md_flags;
+	dl_copy_orders(env, NULL, t.dbflags, &t.cmp, &t.dcmp);
+	t.pfx = (t.dbflags & MDB_PREFIX_COMPRESSION) != 0;
 	if (txn->dbflags[DL_MAIN_DBI] & DB_INCOMPAT) {
 		rc = MDB_INCOMPATIBLE;	/* flags this engine cannot read here */
 		goto done;

@@ -12,11 +12,17 @@
 
 #define DL_COUNT_FLAGS	(MDB_COUNT_LOWER_INCL | MDB_COUNT_UPPER_INCL)
 
-/* Subtree count stored in branch node i of a counted branch page. */
-uint64_t dl_bcount(MDB_page *mp, unsigned i);
-uint64_t dl_bcount(MDB_page *mp, unsigned i)
+/* Subtree count stored in branch node i of a counted branch page, after
+ * checking that the node (and so its count) lies inside the page: a
+ * damaged pointer would otherwise read past it. */
+int dl_bcount(MDB_env *env, MDB_page *mp, unsigned i, uint64_t *out);
+int dl_bcount(MDB_env *env, MDB_page *mp, unsigned i, uint64_t *out)
 {
-	return dl_get64((char *)NODEPTR(mp, i) + NODESZ);
+	MDB_node *n = NODEPTR(mp, i);
+	if (!IS_COUNTED(mp) || dl_node_check(env, mp, n, 0))
+		return MDB_CORRUPTED;
+	*out = dl_get64((char *)n + NODESZ);
+	return 0;
 }
 
 /* Entries leaf entry i stands for (format of §3.5). */
@@ -91,8 +97,11 @@ static int dl_before(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, int incl, ui
 		MDB_page *mp = mc.pg[l];
 		if (!IS_COUNTED(mp))
 			return MDB_INCOMPATIBLE;
-		for (unsigned i = 0; i < mc.ki[l]; i++)
-			sum += dl_bcount(mp, i);
+		for (unsigned i = 0; i < mc.ki[l]; i++) {
+			if ((rc = dl_bcount(txn->env, mp, i, &c)))
+				return rc;
+			sum += c;
+		}
 	}
 	MDB_node *n = dl_leaf_search(&mc, key, &exact);
 	MDB_page *lp = mc.pg[mc.top];
@@ -288,7 +297,9 @@ int dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left)
 		if (!IS_COUNTED(mp))
 			return MDB_INCOMPATIBLE;
 		for (i = 0; i < n; i++) {
-			uint64_t c = dl_bcount(mp, i);
+			uint64_t c;
+			if ((rc = dl_bcount(env, mp, i, &c)))
+				return rc;
 			if (r < c)
 				break;
 			r -= c;
@@ -520,7 +531,8 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 		if ((rc = dl_page_get(txn, NODEPGNO(nd), &child)))
 			return rc;
 		if (dl_counts_settled(txn, child)) {
-			c = dl_bcount(mp, i);
+			if ((rc = dl_bcount(env, mp, i, &c)))
+				return rc;
 		} else {
 			if ((rc = dl_count_fix_page(txn, child, depth + 1, &c)))
 				return rc;
@@ -552,7 +564,7 @@ int dl_count_fix(MDB_txn *txn, MDB_dbi dbi)
 			if ((rc = dl_count_fix_page(txn, root, 0, &t)))
 				return rc;
 			if (t != db->md_entries)
-				return MDB_PROBLEM;	/* counts and entries disagree */
+				return MDB_CORRUPTED;	/* counts and entries disagree */
 		}
 	}
 	txn->dbflags[dbi] &= (unsigned char)~DB_CNTSTALE;

@@ -1408,6 +1408,8 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	MDB_txn *txn = mc->txn;
 	MDB_val kk;
 	int rc;
+	if (!mc->db->md_entries)
+		return MDB_CORRUPTED;	/* the record does not count this item */
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
@@ -1478,6 +1480,10 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		}
 	}
 	uint64_t count = !xc->active ? 1 : xc->db.md_entries;
+	/* The DB's record counts every duplicate of the key; fewer, or a
+	 * sub-database counting none, is a damaged record. */
+	if (!count || mc->db->md_entries < count)
+		return MDB_CORRUPTED;
 	if (all || count == 1) {
 		/* The whole key goes, with any sub-database. */
 		if (xc->active && !xc->subpage) {
@@ -1498,6 +1504,8 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 			return rc;
 		mc->flags |= C_KEYDEL;
 		mc->db->md_entries -= count - 1;
+		if (mc->db->md_root == P_INVALID && mc->db->md_entries)
+			return MDB_CORRUPTED;	/* empty tree, entries counted */
 		/* Now on the following key (if any): on its first item. */
 		if ((mc->flags & C_INIT) && mc->top >= 0 &&
 		    mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])) {
@@ -1964,7 +1972,7 @@ int dl_dup_rank(MDB_cursor *mc, uint64_t idx)
 	return 0;
 }
 
-uint64_t dl_bcount(MDB_page *mp, unsigned i);
+int dl_bcount(MDB_env *env, MDB_page *mp, unsigned i, uint64_t *out);
 
 /* Rank support: index of the duplicate cursor's value within its key. */
 int dl_dup_index(MDB_cursor *mc, uint64_t *idx)
@@ -1978,8 +1986,13 @@ int dl_dup_index(MDB_cursor *mc, uint64_t *idx)
 	for (int l = 0; l < mx->top; l++) {
 		if (!IS_COUNTED(mx->pg[l]))
 			return MDB_INCOMPATIBLE;
-		for (unsigned i = 0; i < mx->ki[l]; i++)
-			sum += dl_bcount(mx->pg[l], i);
+		for (unsigned i = 0; i < mx->ki[l]; i++) {
+			uint64_t c;
+			int rc = dl_bcount(mc->txn->env, mx->pg[l], i, &c);
+			if (rc)
+				return rc;
+			sum += c;
+		}
 	}
 	*idx = sum + mx->ki[mx->top];
 	return 0;

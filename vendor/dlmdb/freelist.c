@@ -137,6 +137,34 @@ static int dl_fl_fill(MDB_cursor *mc, txnid_t k, const pgno_t *ids, size_t n)
 	return 0;
 }
 
+/*
+ * The pages this txn freed (freed) and the reusable ones it holds (pool),
+ * both sorted descending, name every page at most once.  A page twice in
+ * freed was reached through two links of the tree and copied once per
+ * link; a page in both was still linked from the tree while listed free.
+ * Either way the store was damaged, and the free list about to be written
+ * would hand the page out twice.
+ */
+static int dl_fl_disjoint(const dl_idl *freed, const dl_idl *pool)
+{
+	size_t i = 0, j = 0;
+	for (size_t k = 1; k < freed->n; k++)
+		if (freed->ids[k] == freed->ids[k - 1])
+			return 0;
+	for (size_t k = 1; k < pool->n; k++)
+		if (pool->ids[k] == pool->ids[k - 1])
+			return 0;
+	while (i < freed->n && j < pool->n) {
+		if (freed->ids[i] == pool->ids[j])
+			return 0;
+		if (freed->ids[i] > pool->ids[j])
+			i++;
+		else
+			j++;
+	}
+	return 1;
+}
+
 /* Move pages freed again inside this txn to where they will be recorded. */
 static int dl_drain_loose(MDB_txn *txn)
 {
@@ -297,6 +325,11 @@ int dl_fl_save(MDB_txn *txn)
 
 	/* 3. Write the page numbers into the reserved records. */
 	dl_idl_sort_desc(&txn->freed);
+	dl_idl_sort_desc(&txn->pool);
+	if (!dl_fl_disjoint(&txn->freed, &txn->pool)) {
+		rc = MDB_CORRUPTED;
+		goto out;
+	}
 	if (t_room && (rc = dl_fl_fill(&mc, txn->txnid, txn->freed.ids, txn->freed.n)))
 		goto out;
 	dl_idl_sort_desc(&txn->pool);

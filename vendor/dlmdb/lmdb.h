@@ -380,7 +380,12 @@ int  mdb_env_open(MDB_env *env, const char *path, unsigned int flags, mdb_mode_t
 int  mdb_env_copy(MDB_env *env, const char *path);
 /** Like mdb_env_copy, into an open descriptor. */
 int  mdb_env_copyfd(MDB_env *env, mdb_filehandle_t fd);
-/** Copy with flags (0 or MDB_CP_COMPACT). */
+/** Copy with flags (0 or MDB_CP_COMPACT).  dlmdb: a compacting copy checks
+ * every page it walks, key order included (each DB's keys and duplicates in
+ * the order of the handle open in env, custom comparators included, else
+ * the stock order its flags give), and fails with MDB_CORRUPTED instead of
+ * writing a copy of a damaged store.  A DB with a custom comparator must be
+ * open in env with that comparator set for its copy to pass. */
 int  mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags);
 /** Copy with flags into an open descriptor. */
 int  mdb_env_copyfd2(MDB_env *env, mdb_filehandle_t fd, unsigned int flags);

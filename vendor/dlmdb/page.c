@@ -430,6 +430,7 @@ static size_t dl_wnode_size(MDB_env *env, MDB_page *mp, MDB_node *n, int kind)
 }
 
 static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz);
+static int dl_wchildren_ok(MDB_page *mp);
 
 /* The leaf node's flags and, for an inline duplicate set, its sub-page. */
 static int dl_wleaf_node_ok(MDB_env *env, MDB_node *n)
@@ -511,7 +512,8 @@ static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz)
  * leaf page (P_LEAF2 only in DUPFIXED sub-databases (subdb: db is a
  * duplicate sub-database), never P_COUNTED).  LEAF2 pages must follow the
  * lower/upper counting convention exactly, since deletes and inserts adjust
- * both by the item size.  Then lower/upper and the node area.
+ * both by the item size.  Then lower/upper and the node area, and a
+ * branch's children are distinct (dl_wchildren_ok).
  * nodes_known_good: the node area was checked before (the role checks,
  * which depend on db, are made every time; they cost O(1)).
  * Returns 0, MDB_INCOMPATIBLE (a counted DB with an uncounted branch page,
@@ -530,8 +532,10 @@ static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_pa
 			return MDB_CORRUPTED;
 		if (counted != IS_COUNTED(mp))
 			return counted ? MDB_INCOMPATIBLE : MDB_CORRUPTED;
-		return nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ?
-			0 : MDB_CORRUPTED;
+		if (nodes_known_good)
+			return 0;
+		return dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ? dl_wchildren_ok(mp) :
+			MDB_CORRUPTED;
 	}
 	/* Node pages keep upper even (nodes are even-sized); an odd upper
 	 * would place the next inserted node at an odd offset. */
@@ -554,6 +558,85 @@ static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_pa
 int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
 {
 	return dl_page_wcheck_core(env, db, subdb, mp, 0);
+}
+
+static int dl_pgno_cmp(const void *a, const void *b)
+{
+	pgno_t x = *(const pgno_t *)a, y = *(const pgno_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The children of branch page mp (node area already checked) are distinct
+ * and none is mp itself.  A page reached through two links of one branch
+ * would be copied (and freed) once per link by a write, and one link would
+ * keep pointing at a freed page.
+ */
+static int dl_wchildren_ok(MDB_page *mp)
+{
+	pgno_t local[256], *kids = local;
+	unsigned n = NUMKEYS(mp);
+	int ok = 1;
+	if (n > sizeof(local) / sizeof(local[0]) && !(kids = malloc(n * sizeof(pgno_t))))
+		return ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		kids[i] = NODEPGNO(NODEPTR(mp, i));
+	qsort(kids, n, sizeof(pgno_t), dl_pgno_cmp);
+	for (unsigned i = 0; i < n && ok; i++)
+		if ((i && kids[i] == kids[i - 1]) || kids[i] == mp->mp_pgno)
+			ok = 0;
+	if (kids != local)
+		free(kids);
+	return ok ? 0 : MDB_CORRUPTED;
+}
+
+/* Key of entry i of a checked tree page: a branch separator (node 0's is
+ * not used) or a leaf key (prefix-decoded into buf when compressed). */
+static inline int dl_wkey(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val *k,
+	unsigned char *buf)
+{
+	if (IS_BRANCH(mp)) {
+		MDB_node *n = NODEPTR(mp, i);
+		k->mv_size = n->mn_ksize;
+		k->mv_data = NODEKEY(mp, n);
+		return 0;
+	}
+	return dl_leaf_keyd(mc, mp, i, k, buf);
+}
+
+/*
+ * Page mp, about to be copied, was reached through node ki of its parent
+ * (the writable page one level up): its keys must lie inside the range the
+ * parent's separators give that child, [separator ki, separator ki + 1).
+ * A link to a page of another subtree, another database, an ancestor or a
+ * stale page of the free list fails here before the write moves anything.
+ * Two comparisons: the page's first and last keys (a branch's node 0 has
+ * no key of its own, so its first key is node 1's).
+ */
+static int dl_wrange_ok(MDB_cursor *mc, int level, MDB_page *mp)
+{
+	MDB_page *parent = mc->pg[level - 1];
+	unsigned pi = mc->ki[level - 1], pn = NUMKEYS(parent);
+	unsigned n = NUMKEYS(mp), first = IS_BRANCH(mp) ? 1 : 0;
+	unsigned char fb[DL_MAXKEY + 1], lb[DL_MAXKEY + 1];
+	MDB_val fk, lk, sep;
+	MDB_cmp_func *cmp = mc->dbx->cmp;
+	int lex = cmp == dl_cmp_lex, rc;
+	if (n <= first || pi >= pn)
+		return 0;
+	if ((rc = dl_wkey(mc, mp, first, &fk, fb)) || (rc = dl_wkey(mc, mp, n - 1, &lk, lb)))
+		return rc;
+	if (pi > 0) {
+		dl_wkey(mc, parent, pi, &sep, NULL);
+		if ((lex ? dl_lex(&fk, &sep) : cmp(&fk, &sep)) < 0)
+			return MDB_CORRUPTED;
+	}
+	if (pi + 1 < pn) {
+		dl_wkey(mc, parent, pi + 1, &sep, NULL);
+		if ((lex ? dl_lex(&lk, &sep) : cmp(&lk, &sep)) >= 0)
+			return MDB_CORRUPTED;
+	}
+	return 0;
 }
 
 /*
@@ -614,12 +697,47 @@ void dl_wchecked_committed(MDB_txn *txn)
 			dl_wchecked_add(env, txn->dirty.ents[k].pgno);
 }
 
-/* dl_page_wcheck of a map page, with the node area from the cache if known. */
-static int dl_page_wcheck_map(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
+/*
+ * The keys of checked page mp ascend strictly in the cursor's order (a
+ * branch from node 1: node 0 has no key).  A write searches the page by
+ * binary search and inserts where the search lands, so on a page out of
+ * order it would place keys wrongly and could store one key twice.
+ */
+static int dl_worder_ok(MDB_cursor *mc, MDB_page *mp)
 {
+	unsigned n = NUMKEYS(mp), i = IS_BRANCH(mp) ? 1 : 0;
+	unsigned char b0[DL_MAXKEY + 1], b1[DL_MAXKEY + 1];
+	unsigned char *cur = b0, *prev = b1, *t;
+	MDB_val k, p;
+	MDB_cmp_func *cmp = mc->dbx->cmp;
+	int rc;
+	if (i >= n)
+		return 0;
+	if ((rc = dl_wkey(mc, mp, i, &p, prev)))
+		return rc;
+	for (i++; i < n; i++) {
+		if ((rc = dl_wkey(mc, mp, i, &k, cur)))
+			return rc;
+		if (cmp(&p, &k) >= 0)
+			return MDB_CORRUPTED;
+		p = k;
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	return 0;
+}
+
+/* dl_page_wcheck of a map page reached by cursor mc, with the node area
+ * (and key order) from the cache if known. */
+static int dl_page_wcheck_map(MDB_cursor *mc, int subdb, MDB_page *mp)
+{
+	MDB_env *env = mc->txn->env;
 	pgno_t pg = mp->mp_pgno;
 	int known = env->wchecked && env->wchecked[dl_wchecked_slot(pg)] == pg;
-	int rc = dl_page_wcheck_core(env, db, subdb, mp, known);
+	int rc = dl_page_wcheck_core(env, mc->db, subdb, mp, known);
+	if (!rc && !known)
+		rc = dl_worder_ok(mc, mp);
 	if (!rc && !known)
 		dl_wchecked_add(env, pg);
 	return rc;
@@ -659,7 +777,9 @@ int dl_page_touch(MDB_cursor *mc, int level)
 	 * is keyed by it. */
 	if (mp->mp_pgno != (pgno_t)(((char *)mp - env->map) / env->psize))
 		return dl_txn_fail(txn, MDB_CORRUPTED);
-	if ((rc = dl_page_wcheck_map(env, mc->db, mc->db != &txn->dbs[mc->dbi], mp)))
+	if ((rc = dl_page_wcheck_map(mc, mc->db != &txn->dbs[mc->dbi], mp)))
+		return dl_txn_fail(txn, rc);
+	if (level > 0 && (rc = dl_wrange_ok(mc, level, mp)))
 		return dl_txn_fail(txn, rc);
 	if ((rc = dl_page_alloc(mc, 1, &np)))
 		return rc;

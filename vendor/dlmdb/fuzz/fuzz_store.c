@@ -22,7 +22,9 @@
  * case as a crash, keeps the mutant, and starts a new worker at the next
  * case.  Case n of seed s is reproducible alone: --seed s --case n.
  *
- *   fuzz_store [--seed S] [--cases N] [--case K] [--emit DIR] [--keep DIR] [--clean] [-v]
+ *   fuzz_store [--seed S] [--cases N] [--case K] [--emit DIR] [--after DIR] [--keep DIR]
+ *              [--clean] [-v]
+ *   fuzz_store --bases DIR    write the base stores to DIR and stop
  *
  * --clean runs the same passes on the unchanged base stores: every case
  * must end "ok" (the control that the passes themselves are sound).
@@ -31,6 +33,9 @@
  * to DIR/verdicts.txt: "mNNNNNN <read-only result> <read-write result> <layout>"
  * (0 = ok, else the engine's error number; layout: the CLI's --layout for
  * the base store), for running tools on them.
+ * --after DIR writes, for every mutant that read clean and then committed,
+ * the committed image as DIR/aNNNNNN.mdb: with --emit's image of the same
+ * case, the store before and after the engine's write.
  * Exit status: 0 when no case crashed, hung or committed after an error.
  */
 #ifndef _GNU_SOURCE
@@ -1200,6 +1205,7 @@ typedef struct shared {
 static shared *sh;
 static uint64_t seed = 1;
 static const char *emit_dir;
+static const char *after_dir;	/* --after: committed images of clean-reading mutants */
 static int clean;	/* --clean: base stores unchanged, every case must be ok */
 
 /* Tally slot of an error: LMDB's codes by offset from MDB_KEYEXIST, errno
@@ -1280,6 +1286,15 @@ static int write_image(const char *path, const mutant *m)
 	return 0;
 }
 
+static void copy_file(const char *from, const char *to)
+{
+	mutant m;
+	if (read_file(from, &m.img, &m.size))
+		return;
+	write_image(to, &m);
+	free(m.img);
+}
+
 static int run_case(uint64_t n)
 {
 	mutant m;
@@ -1297,6 +1312,11 @@ static int run_case(uint64_t n)
 	int committed, bad;
 	int rw = write_pass(path, &committed, &bad);
 	int post = 0;
+	if (committed && after_dir && !ro) {
+		char out[512];
+		snprintf(out, sizeof(out), "%s/a%06llu.mdb", after_dir, (unsigned long long)n);
+		copy_file(path, out);
+	}
 	if (committed)
 		post = read_pass(path);
 	if (ro)
@@ -1343,8 +1363,14 @@ static int run_case(uint64_t n)
 
 /*
  * A version 1 store is either stock LMDB's or DLMDB's padded layout, which
- * the file does not tell apart: use the format flag under which the
- * unchanged store reads back without error.
+ * the file does not tell apart: the engine decides from a sample of the
+ * file.  The layout it decides for the unchanged store is pinned for every
+ * mutant of it (MDB_FORMAT_LMDB or MDB_FORMAT_DLMDB_V1, the CLI's --layout
+ * lmdb or dlmdb), as an application that knows its store would open it: a
+ * mutant or a written mutant whose damage sways the sample the other way
+ * would otherwise be read in the wrong layout, which measures the layout
+ * guess, not the reading and writing of a damaged store.  When the guess
+ * fails on the unchanged store, the padded layout is tried.
  */
 static void choose_formats(void)
 {
@@ -1354,11 +1380,25 @@ static void choose_formats(void)
 		mutant m = { bases[i].img, bases[i].size, bases[i].psize, 0, "auto", "", 0 };
 		uint32_t version;
 		memcpy(&version, bases[i].img + 20, 4);
-		bases[i].layout = version == 1 ? "lmdb" : "auto";
+		bases[i].layout = "auto";
+		bases[i].envflags = 0;
+		if (version != 1)
+			continue;
 		if (write_image(path, &m))
 			die("write image", errno);
 		case_envflags = 0;
-		if (read_pass(path)) {
+		if (read_pass(path) == 0) {
+			MDB_env *env;
+			MDB_envlayout lay;
+			if (env_open(path, MDB_RDONLY, &env) == 0) {
+				if (mdb_env_get_layout(env, &lay) == 0) {
+					bases[i].envflags = lay.ml_padded ? MDB_FORMAT_DLMDB_V1 :
+					    MDB_FORMAT_LMDB;
+					bases[i].layout = lay.ml_padded ? "dlmdb" : "lmdb";
+				}
+				mdb_env_close(env);
+			}
+		} else {
 			case_envflags = MDB_FORMAT_DLMDB_V1;
 			if (read_pass(path) == 0) {
 				bases[i].envflags = MDB_FORMAT_DLMDB_V1;
@@ -1366,6 +1406,7 @@ static void choose_formats(void)
 			}
 		}
 	}
+	case_envflags = 0;
 	unlink(path);
 }
 
@@ -1390,8 +1431,29 @@ static void worker(uint64_t from, uint64_t to)
 	_exit(0);
 }
 
+/* Write every base store to dir as NN-name.mdb (a seed corpus for the
+ * libFuzzer target, fuzz/libfuzz_store.c). */
+static void write_bases(const char *dir)
+{
+	mkdir(dir, 0755);
+	for (unsigned i = 0; i < nbases; i++) {
+		char out[512], name[64];
+		memcpy(name, bases[i].name, sizeof(name));
+		name[sizeof(name) - 1] = 0;
+		for (char *c = name; *c; c++)
+			if (*c == '/' || *c == ':')
+				*c = '-';
+		snprintf(out, sizeof(out), "%s/%02u-%s", dir, i, name);
+		mutant m = { bases[i].img, bases[i].size, bases[i].psize, 0, "auto", "", 0 };
+		if (write_image(out, &m))
+			die("write base", errno);
+	}
+}
+
+#ifndef FUZZ_STORE_NO_MAIN
 int main(int argc, char **argv)
 {
+	const char *bases_dir = NULL;
 	uint64_t cases = 1000, only = UINT64_MAX;
 	const char *keep = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -1403,6 +1465,10 @@ int main(int argc, char **argv)
 			only = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--emit") && i + 1 < argc)
 			emit_dir = argv[++i];
+		else if (!strcmp(argv[i], "--bases") && i + 1 < argc)
+			bases_dir = argv[++i];
+		else if (!strcmp(argv[i], "--after") && i + 1 < argc)
+			after_dir = argv[++i];
 		else if (!strcmp(argv[i], "--keep") && i + 1 < argc)
 			keep = argv[++i];
 		else if (!strcmp(argv[i], "--clean"))
@@ -1411,7 +1477,7 @@ int main(int argc, char **argv)
 			verbose = 1;
 		else {
 			fprintf(stderr, "usage: %s [--seed S] [--cases N] [--case K] [--emit DIR] "
-			    "[--keep DIR] [--clean] [-v]\n", argv[0]);
+			    "[--after DIR] [--keep DIR] [--clean] [-v] | --bases DIR\n", argv[0]);
 			return 2;
 		}
 	}
@@ -1425,9 +1491,16 @@ int main(int argc, char **argv)
 		mkdir(emit_dir, 0755);
 	if (keep)
 		mkdir(keep, 0755);
+	if (after_dir)
+		mkdir(after_dir, 0755);
 	load_bases();
 	if (!nbases)
 		die("no base stores", EINVAL);
+	if (bases_dir) {
+		write_bases(bases_dir);
+		rmdir(workdir);
+		return 0;
+	}
 	choose_formats();
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
@@ -1501,3 +1574,4 @@ int main(int argc, char **argv)
 		return 1;
 	return crashes || sh->badcommit ? 1 : 0;
 }
+#endif /* FUZZ_STORE_NO_MAIN */

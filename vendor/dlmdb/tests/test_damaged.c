@@ -287,6 +287,45 @@ static void test_get_rank_counts_disagree(void)
 	mdb_env_close(env);
 }
 
+/* A counted branch page whose last node pointer lies past the page: the
+ * rank and range-count functions read the counts of the nodes before the
+ * one they descend into, so each must be checked before its count is
+ * read (a read past the page faulted here). */
+static void test_rank_with_branch_pointer_past_page(void)
+{
+	const char *path = t_path("s.mdb");
+	/* 400 keys: a root branch over a few leaves, in a file of under 16
+	 * pages, so 64 KiB past any page is past the end of the file. */
+	REQUIRE_OK(build(path, MDB_COUNTED, 400, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	REQUIRE(size < 16 * PS);
+	long pg = find_page(file, size, F_BRANCH | F_COUNTED);
+	REQUIRE(pg >= 2);
+	uint16_t lower;
+	memcpy(&lower, file + pg * PS + 12, 2);
+	free(file);
+	unsigned last = (lower - 16) / 2 - 1;
+	REQUIRE(last >= 2);
+	uint16_t past = 65534;	/* past the end of the file: a read there faults */
+	REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * last, &past, 2));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	MDB_val k, v;
+	CHECK_RC(mdb_get_rank(txn, dbi, 399, &k, &v), MDB_CORRUPTED);
+	char kb[16];
+	snprintf(kb, sizeof kb, "k%06d", 399);
+	MDB_val key = t_val(kb);
+	uint64_t r;
+	int rc = mdb_get_key_rank(txn, dbi, &key, NULL, &r);
+	CHECK(rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
 struct walk_seen {
 	long damaged;	/* page number that must not be reported */
 	int reported;
@@ -420,6 +459,150 @@ static void test_compact_copy_refuses_node_below_upper(void)
 	mdb_env_close(env);
 }
 
+/* Leaf page pg of the file at path: swap the pointers of nodes i and j. */
+static int swap_ptrs(const char *path, long pg, unsigned i, unsigned j)
+{
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	if (!file)
+		return -1;
+	uint16_t a, b;
+	memcpy(&a, file + pg * PS + 16 + 2 * i, 2);
+	memcpy(&b, file + pg * PS + 16 + 2 * j, 2);
+	free(file);
+	return t_patch_file(path, pg * PS + 16 + 2 * i, &b, 2) ||
+		t_patch_file(path, pg * PS + 16 + 2 * j, &a, 2) ? -1 : 0;
+}
+
+static int compact_copy_rc(const char *path)
+{
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR | MDB_RDONLY, 0, 2);
+	if (!env)
+		return -1;
+	unlink(t_path("copy.mdb"));
+	int rc = mdb_env_copy2(env, t_path("copy.mdb"), MDB_CP_COMPACT);
+	mdb_env_close(env);
+	return rc;
+}
+
+/* Two keys of one leaf swapped: each page is sound, the order is not. */
+static void test_compact_copy_refuses_leaf_order(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, 0, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	long pg = -1;	/* a leaf of "d": more than 8 keys */
+	for (long p = 2; (p + 1) * PS <= size && pg < 0; p++) {
+		uint16_t lower;
+		memcpy(&lower, file + p * PS + 12, 2);
+		if (flags_of(file + p * PS) == F_LEAF && lower > 16 + 2 * 8)
+			pg = p;
+	}
+	free(file);
+	REQUIRE(pg >= 2);
+	REQUIRE_OK(swap_ptrs(path, pg, 3, 4));
+	CHECK_RC(compact_copy_rc(path), MDB_CORRUPTED);
+}
+
+/* Two children of a branch swapped: every leaf is in order inside, but
+ * the keys under each link lie outside its separators' range. */
+static void test_compact_copy_refuses_child_order(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, 0, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	long pg = find_page(file, size, F_BRANCH);
+	REQUIRE(pg >= 2);
+	unsigned char *b = file + pg * PS;
+	uint16_t p1, p3;
+	memcpy(&p1, b + 16 + 2, 2);
+	memcpy(&p3, b + 16 + 6, 2);
+	unsigned char c1[6], c3[6];	/* the child page numbers (48 bits) */
+	memcpy(c1, b + p1, 6);
+	memcpy(c3, b + p3, 6);
+	free(file);
+	REQUIRE_OK(t_patch_file(path, pg * PS + p1, c3, 6));
+	REQUIRE_OK(t_patch_file(path, pg * PS + p3, c1, 6));
+	CHECK_RC(compact_copy_rc(path), MDB_CORRUPTED);
+}
+
+/* The inline duplicates of one key (a sub-page) out of order. */
+static void test_compact_copy_refuses_dup_order(void)
+{
+	const char *path = t_path("s.mdb");
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 16u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT, &dbi));
+	static const char *vals[] = { "alpha", "bravo", "charlie", "delta" };
+	for (int i = 0; i < 4; i++) {
+		MDB_val k = t_val("x"), v = t_val(vals[i]);
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	REQUIRE_OK(compact_copy_rc(path));	/* sound: copies */
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	/* node: data size (2+2), flags F_DUPDATA, key size 1, key "x", one
+	 * pad byte, then the sub-page: 16-byte header and item pointers */
+	static const unsigned char node[] = { 4, 0, 1, 0, 'x' };
+	long long off = find_bytes(file, size, node, sizeof node);
+	REQUIRE(off > 4);
+	long long sp = off - 4 + 8 + 2;
+	uint16_t a, b;
+	memcpy(&a, file + sp + 16, 2);
+	memcpy(&b, file + sp + 18, 2);
+	free(file);
+	REQUIRE_OK(t_patch_file(path, sp + 16, &b, 2));
+	REQUIRE_OK(t_patch_file(path, sp + 18, &a, 2));
+	CHECK_RC(compact_copy_rc(path), MDB_CORRUPTED);
+}
+
+/* Byte-reversed lexicographic order of the keys "k%06d" is not the stock
+ * one: keys ordered by their last byte first. */
+static int cmp_last_byte_first(const MDB_val *a, const MDB_val *b)
+{
+	const unsigned char *x = a->mv_data, *y = b->mv_data;
+	size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+	for (size_t i = 1; i <= n; i++)
+		if (x[a->mv_size - i] != y[b->mv_size - i])
+			return x[a->mv_size - i] < y[b->mv_size - i] ? -1 : 1;
+	return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
+}
+
+/* A DB with a custom comparator: the copy holds its keys to the order of
+ * the handle open in the environment; without that handle it only knows
+ * the stock order, which these keys break, and refuses. */
+static void test_compact_copy_uses_the_db_comparator(void)
+{
+	const char *path = t_path("s.mdb");
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 16u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "d", MDB_CREATE, &dbi));
+	REQUIRE_OK(mdb_set_compare(txn, dbi, cmp_last_byte_first));
+	for (int i = 0; i < 3000; i++) {
+		char kb[16];
+		snprintf(kb, sizeof kb, "k%06d", i);
+		MDB_val k = t_val(kb), v = t_val("value");
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	OK(mdb_env_copy2(env, t_path("custom.mdb"), MDB_CP_COMPACT));
+	mdb_env_close(env);
+	CHECK_RC(compact_copy_rc(path), MDB_CORRUPTED);
+}
+
 /* Sound stores of every kind still copy compactly. */
 static void test_compact_copy_sound(void)
 {
@@ -451,11 +634,16 @@ int main(void)
 	RUN(test_list_dup_untrusted_entries);
 	RUN(test_list_dup_sound);
 	RUN(test_get_rank_counts_disagree);
+	RUN(test_rank_with_branch_pointer_past_page);
 	RUN(test_page_walk_damaged_counted_branch);
 	RUN(test_compact_copy_refuses_bad_counts);
 	RUN(test_compact_copy_refuses_bad_record);
 	RUN(test_compact_copy_refuses_bad_node_flags);
 	RUN(test_compact_copy_refuses_node_below_upper);
+	RUN(test_compact_copy_refuses_leaf_order);
+	RUN(test_compact_copy_refuses_child_order);
+	RUN(test_compact_copy_refuses_dup_order);
+	RUN(test_compact_copy_uses_the_db_comparator);
 	RUN(test_compact_copy_sound);
 	T_DONE();
 #endif

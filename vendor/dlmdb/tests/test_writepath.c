@@ -486,6 +486,275 @@ static void test_drop_branch_pointer(void)
 	mdb_env_close(env);
 }
 
+/* Child page number of branch node i (page image b). */
+static uint64_t child_of(const unsigned char *b, unsigned i)
+{
+	const unsigned char *n = b + P_PTR(b, i);
+	return get16(n) | (uint64_t)get16(n + 2) << 16 | (uint64_t)get16(n + 4) << 32;
+}
+
+static void set_child(unsigned char *b, unsigned i, uint64_t pg)
+{
+	unsigned char *n = b + P_PTR(b, i);
+	put16(n, (uint16_t)pg);
+	put16(n + 2, (uint16_t)(pg >> 16));
+	put16(n + 4, (uint16_t)(pg >> 32));
+}
+
+/* Two nodes of one branch page lead to the same child: a write through
+ * both would copy the page twice and leave one link on a freed page.  The
+ * branch page is refused when the write first copies it. */
+static void test_duplicate_children(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) >= 16 + 2 * 8);
+	set_child(b, 5, child_of(b, 2));
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* A branch page with its own number as a child: a cycle. */
+static void test_child_is_its_parent(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	set_child(b, 1, pg);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* Children 1 and 3 swapped: every page is sound and every child distinct,
+ * but the keys under each link lie outside the range the separators give
+ * it.  A write through such a link is refused before it copies the page
+ * (the writes go to keys 0..399, which live under children 0..8). */
+static void test_children_out_of_range(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) >= 16 + 2 * 8);
+	uint64_t c1 = child_of(b, 1), c3 = child_of(b, 3);
+	set_child(b, 1, c3);
+	set_child(b, 3, c1);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* The store of two DBs "a" and "b" with the same keys and values: their
+ * pages hold the same key ranges. */
+static int build_twins(const char *path)
+{
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi a, b;
+	char kb[32], vb[40];
+	int rc;
+	if (!env)
+		return EIO;
+	memset(vb, 'v', sizeof(vb));
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+		goto out;
+	if ((rc = mdb_dbi_open(txn, "a", MDB_CREATE, &a)) ||
+	    (rc = mdb_dbi_open(txn, "b", MDB_CREATE, &b)))
+		goto abort;
+	for (unsigned i = 0; i < 3000; i++) {
+		key_of(kb, sizeof(kb), i);
+		MDB_val k = t_val(kb), v = t_mem(vb, sizeof(vb));
+		if ((rc = mdb_put(txn, a, &k, &v, 0)) || (rc = mdb_put(txn, b, &k, &v, 0)))
+			goto abort;
+	}
+	rc = mdb_txn_commit(txn);
+	goto out;
+abort:
+	mdb_txn_abort(txn);
+out:
+	mdb_env_close(env);
+	return rc;
+}
+
+/* One leaf linked from two trees, inside the range both links allow: "a"'s
+ * first child is replaced by "b"'s first leaf.  Nothing on a page tells,
+ * but a write through both links copies (and frees) the page twice; the
+ * commit finds the page freed twice and refuses with MDB_CORRUPTED rather
+ * than write a free list that hands the page out twice. */
+static void test_leaf_in_two_trees(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char ba[PS], bb[PS];
+	REQUIRE_OK(build_twins(path));
+	mdb_size_t pa = find_page(path, "a", 0, MDB_PAGE_BRANCH, 0);
+	mdb_size_t pb = find_page(path, "b", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pa && pb && pa != pb);
+	REQUIRE_OK(page_io(path, pa, ba, 0));
+	REQUIRE_OK(page_io(path, pb, bb, 0));
+	set_child(ba, 0, child_of(bb, 0));
+	REQUIRE_OK(page_io(path, pa, ba, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi a, b;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "a", 0, &a));
+	REQUIRE_OK(mdb_dbi_open(txn, "b", 0, &b));
+	char kb[32];
+	key_of(kb, sizeof(kb), 1);
+	MDB_val k = t_val(kb);
+	OK(mdb_del(txn, a, &k, NULL));
+	OK(mdb_del(txn, b, &k, NULL));
+	CHECK_RC(mdb_txn_commit(txn), MDB_CORRUPTED);
+	mdb_env_close(env);
+	/* The store as it was: both trees still read key 1. */
+	env = open_file(path, MDB_RDONLY);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "b", 0, &b));
+	MDB_val v;
+	OK(mdb_get(txn, b, &k, &v));
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* Two keys in the middle of a leaf swapped (its first and last keys, and
+ * so its range, unchanged): the write's binary search would land in the
+ * wrong place.  Refused when the write first copies the leaf. */
+static void test_leaf_keys_out_of_order(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_LEAF, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	REQUIRE(P_LOWER(b) >= 16 + 2 * 8);
+	uint16_t p3 = P_PTR(b, 3), p4 = P_PTR(b, 4);
+	put16(b + 16 + 2 * 3, p4);
+	put16(b + 16 + 2 * 4, p3);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* Offset in the file of the entries counter of named DB name's record in
+ * the main DB's (single) leaf page, or -1. */
+static long long record_entries_at(const char *path, const char *name)
+{
+	mdb_size_t pg = find_page(path, NULL, 0, MDB_PAGE_LEAF, 0);
+	unsigned char b[PS];
+	size_t nl = strlen(name);
+	if (!pg || page_io(path, pg, b, 0))
+		return -1;
+	unsigned n = (P_LOWER(b) - 16) / 2;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned off = P_PTR(b, i);
+		if (get16(b + off + 6) == nl && !memcmp(b + off + 8, name, nl))
+			return (long long)pg * PS + off + 8 + (long long)(nl + (nl & 1)) + 32;
+	}
+	return -1;
+}
+
+/* The record of "kv" counts fewer entries than its tree holds: deleting
+ * them all would take the counter below zero (it would wrap). */
+static void test_entries_below_tree(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	long long at = record_entries_at(path, "kv");
+	REQUIRE(at > 0);
+	uint64_t e = 300;
+	REQUIRE_OK(t_patch_file(path, at, &e, 8));
+	expect_write_refused(path, "kv", op_delete_all, MDB_CORRUPTED);
+}
+
+/* The record counts more entries than the tree holds: the delete that
+ * empties the tree finds entries still counted. */
+static void test_entries_above_tree(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, "kv", 0, 400));
+	long long at = record_entries_at(path, "kv");
+	REQUIRE(at > 0);
+	uint64_t e = 401;
+	REQUIRE_OK(t_patch_file(path, at, &e, 8));
+	expect_write_refused(path, "kv", op_delete_all, MDB_CORRUPTED);
+}
+
+/* A DUPSORT record counting fewer entries than one key's duplicates:
+ * removing the key with all its duplicates would wrap the counter. */
+static void test_dup_entries_below_key(void)
+{
+	const char *path = t_path("s.mdb");
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi));
+	MDB_val k = t_val("key");
+	for (unsigned i = 0; i < 50; i++) {
+		char vb[16];
+		snprintf(vb, sizeof(vb), "v%03u", i);
+		MDB_val v = t_val(vb);
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	long long at = record_entries_at(path, "dup");
+	REQUIRE(at > 0);
+	uint64_t e = 10;
+	REQUIRE_OK(t_patch_file(path, at, &e, 8));
+	env = open_file(path, 0);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "dup", 0, &dbi));
+	CHECK_RC(mdb_del(txn, dbi, &k, NULL), MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	mdb_env_close(env);
+}
+
+/* A counted branch whose count for an untouched child is off by one: the
+ * commit sums the stored count with the recomputed ones, finds the total
+ * disagrees with the record and refuses with MDB_CORRUPTED. */
+static void test_counted_count_off(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "cnt", MDB_COUNTED, 3000));
+	mdb_size_t pg = find_page(path, "cnt", 0, MDB_PAGE_BRANCH, 0);
+	REQUIRE(pg);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	unsigned last = (P_LOWER(b) - 16) / 2 - 1;
+	REQUIRE(last >= 5);
+	unsigned char *cnt = b + P_PTR(b, last) + 8;
+	uint64_t c;
+	memcpy(&c, cnt, 8);
+	c++;
+	memcpy(cnt, &c, 8);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", 0, &dbi));
+	char kb[32];
+	key_of(kb, sizeof(kb), 1);
+	MDB_val k = t_val(kb);
+	OK(mdb_del(txn, dbi, &k, NULL));	/* under child 0, far from the damage */
+	CHECK_RC(mdb_txn_commit(txn), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
 /* The control: the same writes on undamaged stores commit. */
 static void test_undamaged_writes_commit(void)
 {
@@ -519,6 +788,15 @@ int main(void)
 	RUN(test_meta_txnid_wraps);
 	RUN(test_copy_last_page_past_map);
 	RUN(test_drop_branch_pointer);
+	RUN(test_duplicate_children);
+	RUN(test_child_is_its_parent);
+	RUN(test_children_out_of_range);
+	RUN(test_leaf_in_two_trees);
+	RUN(test_leaf_keys_out_of_order);
+	RUN(test_entries_below_tree);
+	RUN(test_entries_above_tree);
+	RUN(test_dup_entries_below_key);
+	RUN(test_counted_count_off);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
