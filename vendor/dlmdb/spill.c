@@ -314,7 +314,8 @@ int dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *da
 		for (MDB_cursor *c = txn->cursors[i]; c; c = c->next)
 			if ((rc = dl_keep_cursor(&keep, c)))
 				goto done;
-	qsort(keep.p, keep.n, sizeof(*keep.p), dl_cmp_ptr);
+	if (keep.n)
+		qsort(keep.p, keep.n, sizeof(*keep.p), dl_cmp_ptr);
 
 	size_t nc = 0;
 	if (!(cand = malloc(d->count * sizeof(*cand)))) {
