@@ -42,6 +42,11 @@ section "Rust tests: cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast || rust_rc=$?
 # The engine built with the dlmdb-sys feature that makes new stores stock format.
 cargo test --release -p dlmdb-sys --features stock-format --test create_format || rust_rc=$?
+# The model tests again with a write txn limited to 8 dirty pages in memory
+# (DLMDB_DIRTY_LIMIT, read at env open): their transactions spill pages to
+# the data file before commit and reload them when touched again.
+DLMDB_DIRTY_LIMIT=8 cargo test --release -p dlmdb-tests \
+    --test model --test dupsort_model --test counted_model || rust_rc=$?
 
 section "summary"
 echo "C engine tests: $([[ $c_rc -eq 0 ]] && echo passed || echo "FAILED (exit $c_rc)")"

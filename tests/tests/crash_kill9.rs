@@ -111,6 +111,11 @@ fn crasher() {
     let path = procs::param("PATH");
     let flags = procs::param_u64("FLAGS") as u32;
     let mut rng = ChaCha8Rng::seed_from_u64(procs::param_u64("SEED"));
+    // A dirty-page limit for this process's engine (read at env open):
+    // larger txns then write pages before their commit (spill.c).
+    if let Ok(limit) = std::env::var("DLMDB_CHILD_DIRTY_LIMIT") {
+        std::env::set_var("DLMDB_DIRTY_LIMIT", limit);
+    }
     let env = ours::Env::open_file(Path::new(&path), flags, 4, MAP).expect("crasher: open");
     let dbis = env.open_dbs(&DBS).expect("crasher: open dbs");
     procs::report("ready");
@@ -229,6 +234,19 @@ fn iters() -> usize {
 /// live with its stale reader slot. Checks then read through the held env
 /// and the file checker; page accounting runs once at the end.
 fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
+    run_variant_limited(name, flags, fixed_seed, hold, None)
+}
+
+/// `dirty_limit`: the children's engine keeps at most this many dirty pages
+/// in memory per write txn (DLMDB_DIRTY_LIMIT), spilling the rest to the
+/// data file before commit.
+fn run_variant_limited(
+    name: &str,
+    flags: u32,
+    fixed_seed: u64,
+    hold: bool,
+    dirty_limit: Option<u32>,
+) {
     let seed = std::env::var("DLMDB_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -256,15 +274,15 @@ fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
     let mut unresolved: Option<(u64, u64)> = None;
     for i in 0..n {
         let what = format!("{name} seed {seed} kill #{i}");
-        let child = procs::spawn(
-            "child_entry",
-            "crasher",
-            &[
-                ("PATH", path.display().to_string()),
-                ("FLAGS", flags.to_string()),
-                ("SEED", rng.gen::<u64>().to_string()),
-            ],
-        );
+        let mut vars = vec![
+            ("PATH", path.display().to_string()),
+            ("FLAGS", flags.to_string()),
+            ("SEED", rng.gen::<u64>().to_string()),
+        ];
+        if let Some(limit) = dirty_limit {
+            vars.push(("DIRTY_LIMIT", limit.to_string()));
+        }
+        let child = procs::spawn("child_entry", "crasher", &vars);
         // Kill at a seeded moment: usually after some commits, sometimes
         // right at start-up (while opening, or before the first commit).
         let delay = match rng.gen_range(0..10) {
@@ -407,4 +425,14 @@ fn crash_kill9_env_held_open() {
         return;
     }
     run_variant("default, env held open", 0, 0x4b11_0004, true);
+}
+
+#[test]
+fn crash_kill9_spilling() {
+    if procs::role().is_some() {
+        return;
+    }
+    // Eight dirty pages: most txns spill, so kills land between spilled
+    // writes and commits; nothing spilled may ever become visible.
+    run_variant_limited("default, dirty limit 8", 0, 0x4b11_0005, false, Some(8));
 }

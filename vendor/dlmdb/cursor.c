@@ -763,6 +763,8 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		return MDB_BAD_VALSIZE;
 	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
 		return dl_txn_err(txn, rc);
+	if ((rc = dl_dirty_room(txn, mc, mc->dbi, key, data)))
+		return rc;
 	if (dup) {
 		if (flags & MDB_MULTIPLE)
 			data[1].mv_size = mcount;
@@ -817,6 +819,8 @@ int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
 		return MDB_NOTFOUND;
 	if (dl_is_subdata(mc))
 		return dl_txn_fail(txn, MDB_INCOMPATIBLE);
+	if ((rc = dl_dirty_room(txn, mc, mc->dbi, NULL, NULL)))
+		return rc;
 	if (mc->db->md_flags & MDB_DUPSORT)
 		return dl_txn_err(txn, dl_dup_del(mc, NULL, (flags & MDB_NODUPDATA) != 0));
 	return dl_txn_err(txn, dl_cursor_del0(mc));
@@ -887,6 +891,8 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned fla
 		return MDB_BAD_VALSIZE;
 	if (data->mv_size > 0xFFFFFFFFu)
 		return MDB_BAD_VALSIZE;
+	if ((rc = dl_dirty_room(txn, NULL, dbi, key, data)))
+		return rc;
 	dl_cursor_init(&mc, txn, dbi);
 	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
 		if (flags & MDB_RESERVE)
@@ -915,6 +921,8 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return rc;
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
+	if ((rc = dl_dirty_room(txn, NULL, dbi, key, data)))
+		return rc;
 	if (txn->dbs[dbi].md_flags & MDB_DUPSORT) {
 		/* A named-DB record can't be in a DUPSORT DB: no check needed. */
 		rc = dl_dup_del_key(txn, dbi, key, data);

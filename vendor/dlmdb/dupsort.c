@@ -43,6 +43,14 @@ int dl_dup_owns(MDB_cursor *mc, const void *p)
 	return b && q >= b && q < b + sizeof(dl_xcursor);
 }
 
+/* The cursor walking mc's duplicates, or NULL when mc has none set up;
+ * its page stack may point into dirty pages (spill.c keeps those). */
+MDB_cursor *dl_dup_subcursor(MDB_cursor *mc)
+{
+	dl_xcursor *xc = mc->xcursor;
+	return xc && xc->active ? &xc->mx : NULL;
+}
+
 static dl_xcursor *dl_xc_get(MDB_cursor *mc)
 {
 	if (!mc->xcursor) {

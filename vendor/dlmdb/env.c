@@ -29,6 +29,7 @@ int mdb_env_create(MDB_env **ret)
 	env->fd = env->mfd = env->lfd = -1;
 	env->maxreaders = DL_DEFAULT_READERS;
 	env->maxdbs = DL_CORE_DBS;
+	env->dirtylimit = DL_DIRTY_LIMIT_DEFAULT;
 	env->pid = getpid();
 	pthread_mutex_init(&env->wlocal, NULL);
 	*ret = env;
@@ -354,6 +355,9 @@ int mdb_env_open(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode
 		return EINVAL;
 	if (flags & MDB_PREVSNAPSHOT)
 		return EINVAL;	/* not supported yet */
+	const char *dlim = getenv("DLMDB_DIRTY_LIMIT");
+	if (dlim && *dlim && dl_dirty_limit_parse(dlim, &env->dirtylimit))
+		return EINVAL;
 	if (flags & MDB_INMEMORY) {
 		flags |= MDB_WRITEMAP | MDB_NOSYNC | MDB_NOMETASYNC;
 		flags &= ~(MDB_FORMAT_LMDB | MDB_FORMAT_DLMDB_V1 | MDB_LOCK_V1 | MDB_LOCK_V2);
@@ -398,6 +402,7 @@ void mdb_env_close(MDB_env *env)
 		dl_idl_free(&t->loose);
 		free(t->dirty.tab);
 		free(t->dirty.ents);
+		dl_spilled_free(&t->spilled);
 		free(t->scratch);
 		free(t->pfxbuf);
 		free(t->rankbuf);

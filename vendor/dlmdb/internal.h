@@ -140,6 +140,8 @@ typedef struct dl_dent {
 	pgno_t	pgno;		/* P_INVALID = empty slot */
 	MDB_page *page;
 	unsigned npages;
+	uint64_t stamp;		/* dl_dirty.clock when last added or looked up:
+				   the spiller writes out the smallest first */
 } dl_dent;
 
 /* Entries live in a dense array (cheap to walk at commit); the hash table
@@ -149,7 +151,27 @@ typedef struct dl_dirty {
 	size_t	mask;		/* table capacity - 1 (power of two) */
 	dl_dent	*ents;
 	size_t	count, cap;
+	uint64_t clock;		/* bumped on every add and own-table hit */
 } dl_dirty;
+
+/*
+ * Pages a write transaction wrote to the data file before commit to bound
+ * its memory (spill.c): a bitmap over page numbers.  Every such page is an
+ * allocation of this transaction (never referenced by the last committed
+ * meta), is not in the transaction's dirty table, and is read through the
+ * map until touched again.  count = bits set; all words are zero when it is
+ * 0.  An overflow run is recorded by its first page only.
+ */
+typedef struct dl_spillset {
+	uint64_t *bits;
+	size_t	nwords;
+	size_t	count;
+} dl_spillset;
+
+/* Dirty pages a write transaction keeps in memory by default before it
+ * spills (the size of stock LMDB's dirty list).  DLMDB_DIRTY_LIMIT, read by
+ * mdb_env_open, overrides it (lmdb.h). */
+#define DL_DIRTY_LIMIT_DEFAULT	131072u
 
 /* ------------------------------------------------------------------------- */
 /* Per-handle database info kept in the environment                          */
@@ -233,6 +255,7 @@ struct MDB_env {
 	MDB_page *pagepool;
 	size_t	npool;
 	pthread_mutex_t poolmx;
+	size_t	dirtylimit;	/* dirty pages a write txn keeps before spilling */
 };
 
 /* ------------------------------------------------------------------------- */
@@ -269,6 +292,7 @@ struct MDB_txn {
 	int	lasterr;
 	/* write transactions */
 	dl_dirty dirty;
+	dl_spillset spilled;	/* pages written early (spill.c) */
 	dl_idl	freed;		/* snapshot pages released by this txn */
 	dl_idl	pool;		/* reusable pages taken from FREE_DBI, sorted desc */
 	dl_idl	loose;		/* pages allocated and freed again in this txn */
@@ -387,6 +411,40 @@ int  dl_page_owned(MDB_txn *txn, MDB_page *mp);
 MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages, unsigned *oldn);
 void dl_cursor_save_one(MDB_cursor *c);
 void dl_cursor_free(MDB_cursor *c);
+
+/* spill.c: bounded dirty set */
+int  dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *data,
+	size_t need);
+int  dl_spilled_has(const dl_spillset *s, pgno_t pgno);
+int  dl_spilled_add(dl_spillset *s, pgno_t pgno);
+void dl_spilled_del(dl_spillset *s, pgno_t pgno);
+int  dl_spilled_merge(dl_spillset *dst, const dl_spillset *src);
+void dl_spilled_clear(dl_spillset *s);
+void dl_spilled_free(dl_spillset *s);
+int  dl_ancestor_holds(MDB_txn *txn, pgno_t pgno);
+unsigned dl_spilled_run(MDB_txn *txn, pgno_t pgno);
+int  dl_dirty_limit_parse(const char *v, size_t *limit);
+
+/*
+ * Before a write operation of mc's database (mc may be unpositioned, or
+ * NULL with db given through dbi): make room in the dirty set for what the
+ * operation may dirty (two copies of both trees' paths, plus the value's
+ * overflow pages), spilling the least recently used pages when the set
+ * would pass the environment's limit.  The limit is soft: one operation may
+ * go past it, the next one brings the set back below.  key and data may
+ * point into dirty pages (a value read earlier in the txn): those pages stay.
+ */
+static inline int dl_dirty_room(MDB_txn *txn, MDB_cursor *mc, MDB_dbi dbi,
+	const MDB_val *key, const MDB_val *data)
+{
+	size_t need = 2 * ((size_t)txn->dbs[dbi].md_depth +
+		txn->dbs[DL_MAIN_DBI].md_depth + 2) + 8;
+	if (data)
+		need += (PAGEHDRSZ + data->mv_size + txn->env->psize - 1) / txn->env->psize;
+	if (__builtin_expect(txn->dirty.count + need <= txn->env->dirtylimit, 1))
+		return 0;
+	return dl_spill(txn, mc, key, data, need);
+}
 
 /* layout.c: version-1 layout misread guard at open */
 int  dl_layout_decide(MDB_env *env, int told, unsigned *why);
@@ -629,6 +687,7 @@ int  dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 void dl_dup_save(MDB_cursor *mc);
 void dl_dup_free(void *xcursor);
 int  dl_dup_owns(MDB_cursor *mc, const void *p);
+MDB_cursor *dl_dup_subcursor(MDB_cursor *mc);
 int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
 int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
 int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);

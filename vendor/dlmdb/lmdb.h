@@ -124,7 +124,8 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
 #define MDB_RDONLY	0x20000
 /** Flush data pages at commit but not the meta page. */
 #define MDB_NOMETASYNC	0x40000
-/** Use a writable shared map and modify pages in place. */
+/** Use a writable shared map.  This engine still builds changed pages in
+ * memory and writes them with pwrite (see DLMDB_DIRTY_LIMIT). */
 #define MDB_WRITEMAP	0x80000
 /** With MDB_WRITEMAP: flush asynchronously. */
 #define MDB_MAPASYNC	0x100000
@@ -202,6 +203,26 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
  *
  * The flags above still decide when given.  Existing stores open in their own
  * format whatever these say, and MDB_INMEMORY environments are unaffected.
+ */
+/*
+ * Memory of write transactions (dlmdb addition).  A write transaction keeps
+ * the pages it changes in memory up to a limit, by default 131072 pages
+ * (512 MiB with 4 KiB pages: the size of stock LMDB's dirty list).  Before
+ * a put or delete that could pass it, the least recently used changed pages
+ * not under a cursor are written to their places in the data file
+ * ("spilled") and their memory is reused; a spilled page is read through the
+ * map and copied back into memory when changed again.  Spilled pages are
+ * only reachable from the meta page the commit writes, so crash safety is
+ * unchanged, and an abort leaves them as unused free space.  A nested
+ * transaction spills only pages it allocated itself, so its parent's pages
+ * are as they were when it aborts.  Unlike stock LMDB this also applies with
+ * MDB_WRITEMAP (this engine does not change pages in the map) and never fails
+ * with MDB_TXN_FULL: the limit is soft, a single operation may pass it.
+ *
+ * The environment variable DLMDB_DIRTY_LIMIT, read at every mdb_env_open,
+ * sets the limit in pages: a decimal count of at least 1 (any other
+ * non-empty value makes mdb_env_open fail with EINVAL).  Tests use a few
+ * pages to make small transactions spill.
  */
 
 /* ------------------------------------------------------------------------- */

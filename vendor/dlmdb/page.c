@@ -72,6 +72,7 @@ int dl_dirty_add(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages)
 	e->pgno = pgno;
 	e->page = mp;
 	e->npages = npages;
+	e->stamp = ++d->clock;
 	size_t i = dl_hash(pgno, d->mask);
 	while (d->tab[i])
 		i = (i + 1) & d->mask;
@@ -122,6 +123,7 @@ MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages,
 			*oldn = e->npages;
 			e->page = mp;
 			e->npages = npages;
+			e->stamp = ++d->clock;
 			return old;
 		}
 	}
@@ -207,10 +209,14 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 {
 	if (pgno < 2 || pgno >= txn->next_pgno)
 		return MDB_PAGE_NOTFOUND;
-	if (txn->dirty.count) {
-		MDB_page *mp = dl_dirty_find(&txn->dirty, pgno, NULL);
-		if (mp) {
-			*ret = mp;
+	dl_dirty *d = &txn->dirty;
+	if (d->count) {
+		size_t i = dl_dirty_slot(d, pgno);
+		if (d->tab[i]) {
+			/* A use: the page moves to the back of the spill order. */
+			dl_dent *e = &d->ents[d->tab[i] - 1];
+			e->stamp = ++d->clock;
+			*ret = e->page;
 			return 0;
 		}
 	}
@@ -261,7 +267,6 @@ int dl_txn_fail(MDB_txn *txn, int rc)
 	return rc;
 }
 
-static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno);
 static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num);
 
 /* Remove a run of num consecutive pages from the reusable pool, if present. */
@@ -340,8 +345,9 @@ int dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret)
 }
 
 /*
- * Release pages.  Pages allocated by this txn are reusable at once (loose);
- * pages of the snapshot are recorded as freed by this txn.
+ * Release pages.  Pages allocated by this txn are reusable at once (loose),
+ * whether still in memory or already spilled; pages of the snapshot are
+ * recorded as freed by this txn.
  */
 int dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num)
 {
@@ -349,29 +355,33 @@ int dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num)
 	int rc;
 	MDB_page *mp = dl_dirty_find(&txn->dirty, pgno, &dn);
 	txn->flags |= TXN_DIRTY;
-	if (txn->parent && dl_ancestor_dirty(txn, pgno)) {
+	if (txn->parent && dl_ancestor_holds(txn, pgno)) {
 		/* Still the ancestor's page: hand it back when this txn commits. */
 		if (mp) {
 			dl_dirty_del(&txn->dirty, pgno);
 			dl_buf_put(txn->env, mp, dn);
 		}
 		/* Record the run's first page; its length is in the ancestor's
-		 * dirty table. */
+		 * dirty table, or in the run's header in the map if spilled. */
 		return dl_idl_push(&txn->ploose, pgno);
 	}
 	if (mp) {
 		dl_dirty_del(&txn->dirty, pgno);
 		dl_buf_put(txn->env, mp, dn);
-		if ((rc = dl_idl_reserve(&txn->loose, num)))
+	} else if (txn->spilled.count && dl_spilled_has(&txn->spilled, pgno)) {
+		/* Written early, never committed: as free as a dirty page. */
+		dl_spilled_del(&txn->spilled, pgno);
+	} else {
+		if ((rc = dl_idl_reserve(&txn->freed, num)))
 			return rc;
-		for (unsigned i = num; i-- > 0; )
-			txn->loose.ids[txn->loose.n++] = pgno + i;
+		for (unsigned i = 0; i < num; i++)
+			txn->freed.ids[txn->freed.n++] = pgno + i;
 		return 0;
 	}
-	if ((rc = dl_idl_reserve(&txn->freed, num)))
+	if ((rc = dl_idl_reserve(&txn->loose, num)))
 		return rc;
-	for (unsigned i = 0; i < num; i++)
-		txn->freed.ids[txn->freed.n++] = pgno + i;
+	for (unsigned i = num; i-- > 0; )
+		txn->loose.ids[txn->loose.n++] = pgno + i;
 	return 0;
 }
 
@@ -388,15 +398,6 @@ int dl_page_owned(MDB_txn *txn, MDB_page *mp)
 	if (!txn->parent)
 		return 1;
 	return dl_dirty_find(&txn->dirty, mp->mp_pgno, NULL) == mp;
-}
-
-/* Whether an ancestor of txn has pgno dirty. */
-static int dl_ancestor_dirty(MDB_txn *txn, pgno_t pgno)
-{
-	for (MDB_txn *p = txn->parent; p; p = p->parent)
-		if (dl_dirty_find(&p->dirty, pgno, NULL))
-			return 1;
-	return 0;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -744,10 +745,38 @@ static int dl_page_wcheck_map(MDB_cursor *mc, int subdb, MDB_page *mp)
 }
 
 /*
+ * Give txn its own in-memory copy of page pgno (content mp) under the same
+ * number, at cursor level level: for a page an ancestor holds (dirty or
+ * spilled: an abort must leave the ancestor's version untouched) and for
+ * reloading a page this txn spilled.  The content was written by the engine
+ * in this txn or an ancestor, so it is not checked again.
+ */
+static int dl_page_shadow(MDB_cursor *mc, int level, MDB_page *mp, pgno_t pgno)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *np;
+	int rc;
+	if (!(np = dl_buf_get(env, 1)))
+		return dl_txn_err(txn, ENOMEM);
+	memcpy(np, mp, env->psize);
+	np->mp_flags |= P_DIRTY;
+	if ((rc = dl_dirty_add(&txn->dirty, pgno, np, 1))) {
+		dl_buf_put(env, np, 1);
+		return dl_txn_err(txn, rc);
+	}
+	mc->pg[level] = np;
+	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	txn->flags |= TXN_DIRTY;
+	return 0;
+}
+
+/*
  * Copy-on-write the page at mc->pg[level]; the levels above must already be
  * writable.  Only the used parts of the page are copied, after the page
  * passed dl_page_wcheck: a damaged page fails the transaction here, before
- * any of its nodes is moved.
+ * any of its nodes is moved.  A page this txn spilled comes back under its
+ * own number (it is already this txn's allocation).
  */
 int dl_page_touch(MDB_cursor *mc, int level)
 {
@@ -761,22 +790,21 @@ int dl_page_touch(MDB_cursor *mc, int level)
 	if (dl_is_dirty(env, mp)) {
 		/* Nested txn: an ancestor's dirty page.  Shadow it under the same
 		 * number so an abort leaves the ancestor's copy untouched. */
-		if (!(np = dl_buf_get(env, 1)))
-			return dl_txn_err(txn, ENOMEM);
-		memcpy(np, mp, env->psize);
-		if ((rc = dl_dirty_add(&txn->dirty, mp->mp_pgno, np, 1))) {
-			dl_buf_put(env, np, 1);
-			return dl_txn_err(txn, rc);
-		}
-		mc->pg[level] = np;
-		txn->dbflags[mc->dbi] |= DB_DIRTY;
-		txn->flags |= TXN_DIRTY;
-		return 0;
+		return dl_page_shadow(mc, level, mp, mp->mp_pgno);
 	}
 	/* The page number read from the map must be the page's own: the cache
 	 * is keyed by it. */
 	if (mp->mp_pgno != (pgno_t)(((char *)mp - env->map) / env->psize))
 		return dl_txn_fail(txn, MDB_CORRUPTED);
+	if (txn->spilled.count && dl_spilled_has(&txn->spilled, mp->mp_pgno)) {
+		pgno_t pg = mp->mp_pgno;
+		if ((rc = dl_page_shadow(mc, level, mp, pg)))
+			return rc;
+		dl_spilled_del(&txn->spilled, pg);
+		return 0;
+	}
+	if (txn->parent && dl_ancestor_holds(txn, mp->mp_pgno))
+		return dl_page_shadow(mc, level, mp, mp->mp_pgno);	/* spilled by an ancestor */
 	if ((rc = dl_page_wcheck_map(mc, mc->db != &txn->dbs[mc->dbi], mp)))
 		return dl_txn_fail(txn, rc);
 	if (level > 0 && (rc = dl_wrange_ok(mc, level, mp)))

@@ -42,6 +42,7 @@ static void dl_txn_release(MDB_txn *txn)
 	free(txn->pfxbuf);
 	free(txn->dirty.tab);
 	free(txn->dirty.ents);
+	dl_spilled_free(&txn->spilled);
 	free(txn->rankbuf);
 	free(txn);
 }
@@ -284,15 +285,6 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	return 0;
 }
 
-/* Whether an ancestor of txn (not txn itself) has pgno dirty. */
-static int dl_txn_ancestor_dirty(MDB_txn *txn, pgno_t pgno)
-{
-	for (MDB_txn *p = txn->parent; p; p = p->parent)
-		if (dl_dirty_find(&p->dirty, pgno, NULL))
-			return 1;
-	return 0;
-}
-
 /* End a nested txn; commit merges its work into the parent. */
 static int dl_txn_end_child(MDB_txn *txn, int commit)
 {
@@ -331,10 +323,13 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 		txn->cursors[i] = NULL;
 	}
 	if (commit) {
-		/* Dirty pages move up, replacing the parent's older copies. */
+		/* Dirty pages move up, replacing the parent's older copies (and
+		 * the parent's spilled version of a page the child reloaded). */
 		for (size_t i = 0; i < txn->dirty.count; i++) {
 			dl_dent *e = &txn->dirty.ents[i];
 			unsigned oldn = 0;
+			if (parent->spilled.count)
+				dl_spilled_del(&parent->spilled, e->pgno);
 			MDB_page *old = dl_dirty_swap(&parent->dirty, e->pgno, e->page, e->npages, &oldn);
 			if (old == (MDB_page *)-1) {
 				rc = ENOMEM;
@@ -360,17 +355,28 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 			pgno_t pg = txn->ploose.ids[i];
 			unsigned n;
 			MDB_page *mp = dl_dirty_find(&parent->dirty, pg, &n);
+			int held = mp != NULL;
 			if (mp) {
 				dl_dirty_del(&parent->dirty, pg);
 				dl_buf_put(env, mp, n);
+			} else if (parent->spilled.count && dl_spilled_has(&parent->spilled, pg)) {
+				n = dl_spilled_run(parent, pg);
+				dl_spilled_del(&parent->spilled, pg);
+				held = 1;
 			}
-			if (!mp || dl_txn_ancestor_dirty(parent, pg)) {
+			if (!held || dl_ancestor_holds(parent, pg)) {
 				rc = dl_idl_push(&parent->ploose, pg);
 				continue;
 			}
 			for (unsigned j = 0; j < n && !rc; j++)
 				rc = dl_idl_push(&txn->loose, pg + j);
 		}
+		/* Pages the child spilled are its own allocations: the parent
+		 * now reads them through the map. */
+		if (!rc)
+			rc = dl_spilled_merge(&parent->spilled, &txn->spilled);
+		if (txn->fpages > parent->fpages)
+			parent->fpages = txn->fpages;
 		if (!rc) {
 			dl_idl t;
 			t = parent->freed; parent->freed = txn->freed; txn->freed = t;
@@ -531,6 +537,7 @@ static void dl_wtxn_end(MDB_txn *txn, int committed)
 	dl_txn_close_cursors(txn);
 	dl_dbi_txn_end(txn, committed);
 	dl_dirty_free(env, &txn->dirty);
+	dl_spilled_clear(&txn->spilled);
 	txn->freed.n = txn->pool.n = txn->loose.n = 0;
 	txn->flags = TXN_FINISHED;
 	env->txn = NULL;
