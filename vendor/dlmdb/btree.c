@@ -329,7 +329,8 @@ static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigne
  * Damaged pages: a node is read only when its offset is even, at or above
  * the pointer array's end (lower) and leaves room in the page for the node
  * header and 8 key bytes (one compare of off - lower, which wraps when off
- * is below lower), and (LEXW) its whole key ends inside the page.  The
+ * is below lower); LEXW reads past the first 8 key bytes only after
+ * checking that the whole key ends inside the page.  The
  * caller checks the node the search settles on in full (dl_node_check).
  */
 static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
@@ -359,12 +360,14 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		size_t ks = ((const MDB_node *)(kb + d - koff))->mn_ksize;
 		uint64_t y = dl_get64(kb + d);
 		if (kind == DL_KC_LEXW) {
-			if (__builtin_expect(ks < 8 || d + ks > wmax + 8, 0))
+			if (__builtin_expect(ks < 8, 0))
 				return -1;
 			y = __builtin_bswap64(y);
 			if (w != y) {
 				gt = w > y;
 			} else {
+				if (__builtin_expect(d + ks > wmax + 8, 0))
+					return -1;
 				int c = dl_lex_inline(ka + 8, kal - 8, kb + d + 8, ks - 8);
 				gt = c > 0;
 				eq = c == 0 ? m : eq;
@@ -436,27 +439,46 @@ static __attribute__((noinline)) int dl_nsearch_generic(MDB_page *mp, const dl_s
 	return 0;
 }
 
+/* dl_nsearch_fast compiled once per kind, each with its own registers. */
+static __attribute__((noinline)) int dl_nsearch_lex8(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_LEX8, lo, psize, res, exact);
+}
+
+static __attribute__((noinline)) int dl_nsearch_lexw(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_LEXW, lo, psize, res, exact);
+}
+
+static __attribute__((noinline)) int dl_nsearch_int8(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_INT8, lo, psize, res, exact);
+}
+
 /* Lower bound among nodes lo..n-1 of a branch page or plain leaf (see
  * dl_nsearch_fast); MDB_CORRUPTED with *res = the index of a node outside
  * the page. */
-static int dl_nsearch(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
+static inline int dl_nsearch(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
 	unsigned *res, int *exact)
 {
 	int rc;
 	switch (s->kind) {
 	case DL_KC_LEX8:
-		rc = dl_nsearch_fast(mp, s, DL_KC_LEX8, lo, psize, res, exact);
+		rc = dl_nsearch_lex8(mp, s, lo, psize, res, exact);
 		break;
 	case DL_KC_LEXW:
-		rc = dl_nsearch_fast(mp, s, DL_KC_LEXW, lo, psize, res, exact);
+		rc = dl_nsearch_lexw(mp, s, lo, psize, res, exact);
 		break;
 	case DL_KC_INT8:
-		rc = dl_nsearch_fast(mp, s, DL_KC_INT8, lo, psize, res, exact);
+		rc = dl_nsearch_int8(mp, s, lo, psize, res, exact);
 		break;
 	default:
 		rc = -1;
 	}
-	if (rc < 0)
+	if (__builtin_expect(rc < 0, 0))
 		rc = dl_nsearch_generic(mp, s, lo, psize, res, exact);
 	return rc;
 }
@@ -612,15 +634,16 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 }
 
 /*
- * Descend from the root.  mode DL_PS_KEY follows key, DL_PS_FIRST/LAST the
- * edges; DL_PS_MODIFY makes every page on the path writable.  On success
- * mc->top is the leaf level; the leaf index is left for the caller.
+ * Descend from the root.  mode DL_PS_KEY follows the search key s,
+ * DL_PS_FIRST/LAST the edges (s NULL); DL_PS_MODIFY makes every page on
+ * the path writable.  On success mc->top is the leaf level; the leaf index
+ * is left for the caller.
  */
-int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
+static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
-	int rc, level = 0;
+	int rc, level = 0, how = mode & 3;
 	MDB_page *mp;
 
 	if ((rc = dl_check_intr(txn)))
@@ -633,9 +656,6 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 	pgno_t root = mc->db->md_root;
 	if (root == P_INVALID)
 		return MDB_NOTFOUND;
-	dl_skey s;
-	if ((mode & 3) == DL_PS_KEY)
-		dl_skey_init(&s, mc->dbx->cmp, key);
 	if ((rc = dl_pget(txn, root, &mp)))
 		return rc;
 	mc->pg[0] = mp;
@@ -651,14 +671,19 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 		unsigned n = NUMKEYS(mp), idx;
 		if (!n)
 			return MDB_CORRUPTED;
-		if ((mode & 3) == DL_PS_FIRST)
+		if (how == DL_PS_FIRST)
 			idx = 0;
-		else if ((mode & 3) == DL_PS_LAST)
+		else if (how == DL_PS_LAST)
 			idx = n - 1;
-		else if ((rc = dl_branch_search(env, mp, &s, &idx)))
+		else if ((rc = dl_branch_search(env, mp, s, &idx)))
 			return rc;
 		MDB_node *node = NODEPTR(mp, idx);
-		if ((rc = dl_node_check(env, mp, node, 0)))
+		/* A key search settles on node 0 or on a node it probed.
+		 * Except under LEXW (which bounds only the first 8 key bytes
+		 * of most probes), every probe bounds the node's header and
+		 * key as dl_node_check does: only the others need the check. */
+		if ((how != DL_PS_KEY || idx == 0 || s->kind == DL_KC_LEXW) &&
+		    (rc = dl_node_check(env, mp, node, 0)))
 			return rc;
 		mc->ki[level] = (indx_t)idx;
 		if (++level >= DL_MAXDEPTH)
@@ -676,6 +701,31 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 	if ((unsigned)level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
 	return dl_leaf2_check(env, mc->db, mp);
+}
+
+int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
+{
+	dl_skey s;
+	if ((mode & 3) != DL_PS_KEY)
+		return dl_search_sk(mc, NULL, mode);
+	dl_skey_init(&s, mc->dbx->cmp, key);
+	return dl_search_sk(mc, &s, mode);
+}
+
+/*
+ * dl_search for key, then dl_leaf_search in the leaf reached, sharing the
+ * prepared search key.  Returns dl_search's error, or 0 with *node and
+ * *exact set as dl_leaf_search sets them.
+ */
+int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
+{
+	dl_skey s;
+	dl_skey_init(&s, mc->dbx->cmp, key);
+	int rc = dl_search_sk(mc, &s, DL_PS_KEY);
+	if (rc)
+		return rc;
+	*node = dl_leaf_search_sk(mc, &s, exact);
+	return 0;
 }
 
 int dl_search_edge(MDB_cursor *mc, int last)

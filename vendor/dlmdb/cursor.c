@@ -342,14 +342,14 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
 	mc->flags &= ~(C_EOF | C_DEL);
-	rc = dl_search(mc, key, DL_PS_KEY);
+	MDB_node *node;
+	rc = dl_search_key(mc, key, &node, &exact);
 	if (rc) {
 		if (rc == MDB_NOTFOUND)
 			mc->flags &= ~C_INIT;
 		return rc;
 	}
 	mc->flags |= C_INIT;
-	MDB_node *node = dl_leaf_search(mc, key, &exact);
 	if (!node) {
 		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 			return MDB_CORRUPTED;
@@ -865,10 +865,10 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
 	dl_cursor_init(&mc, txn, dbi);
-	rc = dl_search(&mc, key, DL_PS_KEY);
+	MDB_node *node;
+	rc = dl_search_key(&mc, key, &node, &exact);
 	if (rc)
 		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
-	MDB_node *node = dl_leaf_search(&mc, key, &exact);
 	if (!node || !exact) {
 		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
 			return dl_txn_err(txn, MDB_CORRUPTED);
