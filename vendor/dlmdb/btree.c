@@ -543,12 +543,41 @@ static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, uns
 	return 0;
 }
 
+static MDB_node *dl_leaf_search_other(MDB_cursor *mc, const dl_skey *s, int *exact);
+
 /*
  * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
  * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
  * sets *exact.
  */
 static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	if ((mc->flags & C_PREFIX) || IS_LEAF2(mp))
+		return dl_leaf_search_other(mc, s, exact);
+	/* Plain nodes: the specialised search. */
+	MDB_env *env = mc->txn->env;
+	unsigned i;
+	int c;
+	*exact = 0;
+	if (dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
+		/* NULL with ki inside the page: callers report MDB_CORRUPTED. */
+		mc->ki[mc->top] = (indx_t)i;
+		return NULL;
+	}
+	mc->ki[mc->top] = (indx_t)i;
+	if (i >= NUMKEYS(mp))
+		return NULL;
+	MDB_node *res = NODEPTR(mp, i);
+	if (dl_node_check(env, mp, res, 1))
+		return NULL;	/* ki < n: callers report MDB_CORRUPTED */
+	*exact = c;
+	return res;
+}
+
+/* dl_leaf_search_sk on a prefix-compressed leaf or a LEAF2 page. */
+static __attribute__((noinline)) MDB_node *dl_leaf_search_other(MDB_cursor *mc,
+	const dl_skey *s, int *exact)
 {
 	MDB_env *env = mc->txn->env;
 	MDB_page *mp = mc->pg[mc->top];
@@ -562,23 +591,6 @@ static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
 	int lex = cmp == dl_cmp_lex, pfx = (mc->flags & C_PREFIX) != 0;
 	*exact = 0;
 	int leaf2 = IS_LEAF2(mp);
-	if (!pfx && !leaf2) {
-		/* Plain nodes: the specialised search. */
-		if (dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
-			/* NULL with ki inside the page: callers report
-			 * MDB_CORRUPTED. */
-			mc->ki[mc->top] = (indx_t)i;
-			return NULL;
-		}
-		mc->ki[mc->top] = (indx_t)i;
-		if (i >= n)
-			return NULL;
-		MDB_node *res = NODEPTR(mp, i);
-		if (dl_node_check(env, mp, res, 1))
-			return NULL;	/* ki < n: callers report MDB_CORRUPTED */
-		*exact = c;
-		return res;
-	}
 	if (pfx && lex && !leaf2 && n) {
 		if (dl_pfx_search_lex(env, mp, key, &i, &c)) {
 			/* NULL with ki inside the page: MDB_CORRUPTED. */
@@ -634,6 +646,19 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 }
 
 /*
+ * The common answer of dl_page_check, cheaply: a branch (counted or not) or
+ * a leaf of nodes (not LEAF2) with sane lower/upper.  0 means "ask
+ * dl_page_check", which decides LEAF2 pages and reports damage.
+ */
+static inline int dl_tree_page_ok(const MDB_page *mp, size_t psize)
+{
+	unsigned f = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 | P_COUNTED);
+	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
+	return ((f & ~(unsigned)P_COUNTED) == P_BRANCH || f == P_LEAF) && up <= psize &&
+		lo <= up && lo >= PAGEHDRSZ && !(lo & 1);
+}
+
+/*
  * Descend from the root.  mode DL_PS_KEY follows the search key s,
  * DL_PS_FIRST/LAST the edges (s NULL); DL_PS_MODIFY makes every page on
  * the path writable.  On success mc->top is the leaf level; the leaf index
@@ -664,7 +689,7 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 		return rc;
 	mp = mc->pg[0];
 	for (;;) {
-		if ((rc = dl_page_check(env, mp)))
+		if (!dl_tree_page_ok(mp, env->psize) && (rc = dl_page_check(env, mp)))
 			return rc;
 		if (!IS_BRANCH(mp))
 			break;
