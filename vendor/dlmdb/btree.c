@@ -358,11 +358,14 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		if (__builtin_expect(((d & 1) | (d > wmax)) != 0, 0))
 			return -1;
 		size_t ks = ((const MDB_node *)(kb + d - koff))->mn_ksize;
-		uint64_t y = dl_get64(kb + d);
+		uint64_t y;
+		/* Key bytes are loaded only once the key is known to hold
+		 * them: on an inline duplicate sub-page psize does not bound
+		 * the bytes after a short key. */
 		if (kind == DL_KC_LEXW) {
 			if (__builtin_expect(ks < 8, 0))
 				return -1;
-			y = __builtin_bswap64(y);
+			y = dl_be64(kb + d);
 			if (w != y) {
 				gt = w > y;
 			} else {
@@ -375,6 +378,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		} else {
 			if (__builtin_expect(ks != 8, 0))
 				return -1;
+			y = dl_get64(kb + d);
 			if (kind == DL_KC_LEX8)
 				y = __builtin_bswap64(y);
 			gt = w > y;
