@@ -256,36 +256,253 @@ static inline MDB_node *dl_probe(MDB_page *mp, unsigned i, size_t psize, size_t 
 	return n;
 }
 
-/* Index of the child to descend into for key (largest separator <= key). */
-static int dl_branch_search(MDB_cursor *mc, MDB_page *mp, const MDB_val *key, unsigned *idx)
+/*
+ * How a search compares the search key with node keys.  The kind is picked
+ * once per search from the DB's comparator and the search key:
+ *   LEX8  default order (memcmp on the shorter length, then length), 8-byte
+ *         search key: an 8-byte node key is one byte-swapped load and one
+ *         integer compare;
+ *   LEXW  default order, search key longer than 8 bytes: the first 8 bytes
+ *         of both keys compared the same way, the rest only when they tie,
+ *         all inline;
+ *   INT8  MDB_INTEGERKEY (or the free DB's order), native 8-byte search key:
+ *         an 8-byte node key is one native compare;
+ *   ANY   anything else (shorter default-order keys, 4-byte or unusually
+ *         sized integer keys, REVERSEKEY, user comparators): the generic
+ *         search, calling the comparator.
+ */
+enum { DL_KC_ANY, DL_KC_LEX8, DL_KC_LEXW, DL_KC_INT8 };
+
+typedef struct dl_skey {
+	const MDB_val *key;
+	MDB_cmp_func *cmp;
+	uint64_t word;		/* LEX8/LEXW: first 8 key bytes big-endian; INT8: the key */
+	int kind;
+} dl_skey;
+
+static inline uint64_t dl_be64(const void *p)
 {
-	MDB_env *env = mc->txn->env;
-	MDB_cmp_func *cmp = mc->dbx->cmp;
+	return __builtin_bswap64(dl_get64(p));
+}
+
+static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *key)
+{
+	s->key = key;
+	s->cmp = cmp;
+	s->word = 0;
+	s->kind = DL_KC_ANY;
+	if (cmp == dl_cmp_lex && key->mv_size >= 8) {
+		s->kind = key->mv_size == 8 ? DL_KC_LEX8 : DL_KC_LEXW;
+		s->word = dl_be64(key->mv_data);
+	} else if ((cmp == dl_cmp_int || cmp == dl_cmp_u64) && key->mv_size == 8) {
+		s->kind = DL_KC_INT8;
+		s->word = dl_get64(key->mv_data);
+	}
+}
+
+/* Default order of a[0..al) and b[0..bl), inline (no library call). */
+static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigned char *b,
+	size_t bl)
+{
+	size_t n = al < bl ? al : bl, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = dl_be64(a + i), y = dl_be64(b + i);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	for (; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return al < bl ? -1 : al > bl;
+}
+
+/*
+ * Lower bound among nodes lo..n-1 of a branch page or an uncompressed,
+ * unpacked leaf, for the LEX8, LEXW and INT8 kinds: *res = the first index
+ * whose key is >= the search key (n when none is), *exact = that node's key
+ * equals it.  Returns -1, having decided nothing, when a probed node is not
+ * what this loop handles (an 8-byte kind meeting a key of another size, a
+ * LEXW probe meeting a key shorter than 8 bytes, or a node that does not
+ * pass the checks below): the caller then runs the generic search, which
+ * checks every probe itself and reports damage.
+ *
+ * The loop halves the range with conditional moves instead of branches
+ * (the outcome of each comparison is unpredictable, so a branch would be
+ * mispredicted half of the time), and it does not stop early on equality:
+ * an equal probe is remembered and is the answer, since keys on a page are
+ * unique and ordered.  It calls nothing, so its state stays in registers.
+ *
+ * Damaged pages: a node is read only when its offset is even, at or above
+ * the pointer array's end (lower) and leaves room in the page for the node
+ * header and 8 key bytes (one compare of off - lower, which wraps when off
+ * is below lower); LEXW reads past the first 8 key bytes only after
+ * checking that the whole key ends inside the page.  The
+ * caller checks the node the search settles on in full (dl_node_check).
+ */
+static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
+	const dl_skey *s, int kind, unsigned lo, size_t psize, unsigned *res, int *exact)
+{
 	unsigned n = NUMKEYS(mp);
-	int lo = 1, hi = (int)n - 1;
-	unsigned res = 0;
-	MDB_val k;
+	size_t lower = MP_LOWER(mp), koff = NODEKOFF(mp);
+	if (n <= lo) {
+		*res = lo;
+		*exact = 0;
+		return 0;
+	}
+	if (lower + koff + 8 > psize)
+		return -1;
+	/* d = off - lower; d <= wmax: the header and 8 key bytes fit. */
+	size_t wmax = psize - koff - 8 - lower;
+	const unsigned char *kb = (const unsigned char *)mp + lower + koff;
+	const unsigned char *ka = s->key->mv_data;
+	size_t kal = s->key->mv_size;
+	uint64_t w = s->word;
+	unsigned base = lo, len = n - lo, eq = ~0u, m, gt;
+	for (;;) {
+		m = base + (len >> 1);
+		size_t d = (size_t)mp->mp_ptrs[m] - lower;
+		if (__builtin_expect(((d & 1) | (d > wmax)) != 0, 0))
+			return -1;
+		size_t ks = ((const MDB_node *)(kb + d - koff))->mn_ksize;
+		uint64_t y;
+		/* Key bytes are loaded only once the key is known to hold
+		 * them: on an inline duplicate sub-page psize does not bound
+		 * the bytes after a short key. */
+		if (kind == DL_KC_LEXW) {
+			if (__builtin_expect(ks < 8, 0))
+				return -1;
+			y = dl_be64(kb + d);
+			if (w != y) {
+				gt = w > y;
+			} else {
+				if (__builtin_expect(d + ks > wmax + 8, 0))
+					return -1;
+				int c = dl_lex_inline(ka + 8, kal - 8, kb + d + 8, ks - 8);
+				gt = c > 0;
+				eq = c == 0 ? m : eq;
+			}
+		} else {
+			if (__builtin_expect(ks != 8, 0))
+				return -1;
+			y = dl_get64(kb + d);
+			if (kind == DL_KC_LEX8)
+				y = __builtin_bswap64(y);
+			gt = w > y;
+			eq = w == y ? m : eq;
+		}
+		if (len == 1)
+			break;
+		base = gt ? m : base;
+		len -= len >> 1;
+	}
+	/* len == 1: the answer is base or base + 1, and base (== m) was just
+	 * probed. */
+	*res = base + gt;
+	*exact = eq == *res;
+	return 0;
+}
+
+/*
+ * The generic search: the same answer as dl_nsearch_fast for any
+ * comparator, a binary search that calls the comparator (the default order
+ * inline) on each probe and bounds each probed node with dl_probe first.
+ * Returns MDB_CORRUPTED, *res = the node's index, for a node outside the
+ * page.
+ */
+static __attribute__((noinline)) int dl_nsearch_generic(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
+	unsigned *res, int *exact)
+{
+	MDB_cmp_func *cmp = s->cmp;
+	const MDB_val *key = s->key;
 	int lex = cmp == dl_cmp_lex;
-	size_t psize = env->psize, koff = NODEKOFF(mp);
-	while (lo <= hi) {
-		int mid = (lo + hi) >> 1;
+	size_t koff = NODEKOFF(mp);
+	int l = (int)lo, h = (int)NUMKEYS(mp) - 1, c = 1;
+	unsigned i = lo;
+	while (l <= h) {
+		int mid = (l + h) >> 1;
 		MDB_node *node = dl_probe(mp, (unsigned)mid, psize, koff);
-		if (!node)
+		if (!node) {
+			*res = (unsigned)mid;
 			return MDB_CORRUPTED;
-		dl_node_key(mp, node, &k);
-		int c = lex ? dl_lex(key, &k) : cmp(key, &k);
+		}
+		const unsigned char *k = (const unsigned char *)node + koff;
+		if (lex) {
+			c = dl_lex_inline(key->mv_data, key->mv_size, k, node->mn_ksize);
+		} else {
+			MDB_val v = { node->mn_ksize, (void *)k };
+			c = cmp(key, &v);
+		}
 		if (c == 0) {
-			res = (unsigned)mid;
+			i = (unsigned)mid;
 			break;
 		}
 		if (c < 0) {
-			hi = mid - 1;
+			h = mid - 1;
+			i = (unsigned)mid;
 		} else {
-			res = (unsigned)mid;
-			lo = mid + 1;
+			l = mid + 1;
+			i = (unsigned)mid + 1;
 		}
 	}
-	*idx = res;
+	*res = i;
+	*exact = c == 0;
+	return 0;
+}
+
+/* dl_nsearch_fast compiled once per kind, each with its own registers. */
+static __attribute__((noinline)) int dl_nsearch_lex8(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_LEX8, lo, psize, res, exact);
+}
+
+static __attribute__((noinline)) int dl_nsearch_lexw(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_LEXW, lo, psize, res, exact);
+}
+
+static __attribute__((noinline)) int dl_nsearch_int8(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_INT8, lo, psize, res, exact);
+}
+
+/* Lower bound among nodes lo..n-1 of a branch page or plain leaf (see
+ * dl_nsearch_fast); MDB_CORRUPTED with *res = the index of a node outside
+ * the page. */
+static inline int dl_nsearch(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
+	unsigned *res, int *exact)
+{
+	int rc;
+	switch (s->kind) {
+	case DL_KC_LEX8:
+		rc = dl_nsearch_lex8(mp, s, lo, psize, res, exact);
+		break;
+	case DL_KC_LEXW:
+		rc = dl_nsearch_lexw(mp, s, lo, psize, res, exact);
+		break;
+	case DL_KC_INT8:
+		rc = dl_nsearch_int8(mp, s, lo, psize, res, exact);
+		break;
+	default:
+		rc = -1;
+	}
+	if (__builtin_expect(rc < 0, 0))
+		rc = dl_nsearch_generic(mp, s, lo, psize, res, exact);
+	return rc;
+}
+
+/* Index of the child to descend into for key (largest separator <= key;
+ * node 0's key is never compared). */
+static int dl_branch_search(MDB_env *env, MDB_page *mp, const dl_skey *s, unsigned *idx)
+{
+	unsigned i;
+	int exact;
+	int rc = dl_nsearch(mp, s, 1, env->psize, &i, &exact);
+	if (rc)
+		return rc;
+	*idx = exact ? i : i - 1;
 	return 0;
 }
 
@@ -336,16 +553,46 @@ static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, uns
 	return 0;
 }
 
+static MDB_node *dl_leaf_search_other(MDB_cursor *mc, const dl_skey *s, int *exact);
+
 /*
  * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
  * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
  * sets *exact.
  */
-MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
+static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	if ((mc->flags & C_PREFIX) || IS_LEAF2(mp))
+		return dl_leaf_search_other(mc, s, exact);
+	/* Plain nodes: the specialised search. */
+	MDB_env *env = mc->txn->env;
+	unsigned i;
+	int c;
+	*exact = 0;
+	if (dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
+		/* NULL with ki inside the page: callers report MDB_CORRUPTED. */
+		mc->ki[mc->top] = (indx_t)i;
+		return NULL;
+	}
+	mc->ki[mc->top] = (indx_t)i;
+	if (i >= NUMKEYS(mp))
+		return NULL;
+	MDB_node *res = NODEPTR(mp, i);
+	if (dl_node_check(env, mp, res, 1))
+		return NULL;	/* ki < n: callers report MDB_CORRUPTED */
+	*exact = c;
+	return res;
+}
+
+/* dl_leaf_search_sk on a prefix-compressed leaf or a LEAF2 page. */
+static __attribute__((noinline)) MDB_node *dl_leaf_search_other(MDB_cursor *mc,
+	const dl_skey *s, int *exact)
 {
 	MDB_env *env = mc->txn->env;
 	MDB_page *mp = mc->pg[mc->top];
 	MDB_cmp_func *cmp = mc->dbx->cmp;
+	const MDB_val *key = s->key;
 	unsigned n = NUMKEYS(mp);
 	int lo = 0, hi = (int)n - 1, c = 1;
 	unsigned i = 0;
@@ -354,7 +601,6 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	int lex = cmp == dl_cmp_lex, pfx = (mc->flags & C_PREFIX) != 0;
 	*exact = 0;
 	int leaf2 = IS_LEAF2(mp);
-	size_t psize = env->psize, koff = NODEKOFF(mp);
 	if (pfx && lex && !leaf2 && n) {
 		if (dl_pfx_search_lex(env, mp, key, &i, &c)) {
 			/* NULL with ki inside the page: MDB_CORRUPTED. */
@@ -366,16 +612,7 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	}
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
-		if (!leaf2 && !pfx) {
-			MDB_node *pn = dl_probe(mp, (unsigned)mid, psize, koff);
-			if (!pn) {
-				/* NULL with ki inside the page: callers report
-				 * MDB_CORRUPTED. */
-				mc->ki[mc->top] = (indx_t)mid;
-				return NULL;
-			}
-			dl_node_key(mp, pn, &k);
-		} else if (!leaf2 && dl_node_check(env, mp, NODEPTR(mp, mid), 1)) {
+		if (!leaf2 && dl_node_check(env, mp, NODEPTR(mp, mid), 1)) {
 			mc->ki[mc->top] = (indx_t)mid;
 			return NULL;
 		} else if (!pfx)
@@ -411,16 +648,37 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 	return res;
 }
 
+MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
+{
+	dl_skey s;
+	dl_skey_init(&s, mc->dbx->cmp, key);
+	return dl_leaf_search_sk(mc, &s, exact);
+}
+
 /*
- * Descend from the root.  mode DL_PS_KEY follows key, DL_PS_FIRST/LAST the
- * edges; DL_PS_MODIFY makes every page on the path writable.  On success
- * mc->top is the leaf level; the leaf index is left for the caller.
+ * The common answer of dl_page_check, cheaply: a branch (counted or not) or
+ * a leaf of nodes (not LEAF2) with sane lower/upper.  0 means "ask
+ * dl_page_check", which decides LEAF2 pages and reports damage.
  */
-int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
+static inline int dl_tree_page_ok(const MDB_page *mp, size_t psize)
+{
+	unsigned f = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 | P_COUNTED);
+	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
+	return ((f & ~(unsigned)P_COUNTED) == P_BRANCH || f == P_LEAF) && up <= psize &&
+		lo <= up && lo >= PAGEHDRSZ && !(lo & 1);
+}
+
+/*
+ * Descend from the root.  mode DL_PS_KEY follows the search key s,
+ * DL_PS_FIRST/LAST the edges (s NULL); DL_PS_MODIFY makes every page on
+ * the path writable.  On success mc->top is the leaf level; the leaf index
+ * is left for the caller.
+ */
+static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
-	int rc, level = 0;
+	int rc, level = 0, how = mode & 3;
 	MDB_page *mp;
 
 	if ((rc = dl_check_intr(txn)))
@@ -441,21 +699,26 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 		return rc;
 	mp = mc->pg[0];
 	for (;;) {
-		if ((rc = dl_page_check(env, mp)))
+		if (!dl_tree_page_ok(mp, env->psize) && (rc = dl_page_check(env, mp)))
 			return rc;
 		if (!IS_BRANCH(mp))
 			break;
 		unsigned n = NUMKEYS(mp), idx;
 		if (!n)
 			return MDB_CORRUPTED;
-		if ((mode & 3) == DL_PS_FIRST)
+		if (how == DL_PS_FIRST)
 			idx = 0;
-		else if ((mode & 3) == DL_PS_LAST)
+		else if (how == DL_PS_LAST)
 			idx = n - 1;
-		else if ((rc = dl_branch_search(mc, mp, key, &idx)))
+		else if ((rc = dl_branch_search(env, mp, s, &idx)))
 			return rc;
 		MDB_node *node = NODEPTR(mp, idx);
-		if ((rc = dl_node_check(env, mp, node, 0)))
+		/* A key search settles on node 0 or on a node it probed.
+		 * Except under LEXW (which bounds only the first 8 key bytes
+		 * of most probes), every probe bounds the node's header and
+		 * key as dl_node_check does: only the others need the check. */
+		if ((how != DL_PS_KEY || idx == 0 || s->kind == DL_KC_LEXW) &&
+		    (rc = dl_node_check(env, mp, node, 0)))
 			return rc;
 		mc->ki[level] = (indx_t)idx;
 		if (++level >= DL_MAXDEPTH)
@@ -474,6 +737,31 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 	if ((unsigned)level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
 	return dl_leaf2_check(env, mc->db, mp);
+}
+
+int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
+{
+	dl_skey s;
+	if ((mode & 3) != DL_PS_KEY)
+		return dl_search_sk(mc, NULL, mode);
+	dl_skey_init(&s, mc->dbx->cmp, key);
+	return dl_search_sk(mc, &s, mode);
+}
+
+/*
+ * dl_search for key, then dl_leaf_search in the leaf reached, sharing the
+ * prepared search key.  Returns dl_search's error, or 0 with *node and
+ * *exact set as dl_leaf_search sets them.
+ */
+int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
+{
+	dl_skey s;
+	dl_skey_init(&s, mc->dbx->cmp, key);
+	int rc = dl_search_sk(mc, &s, DL_PS_KEY);
+	if (rc)
+		return rc;
+	*node = dl_leaf_search_sk(mc, &s, exact);
+	return 0;
 }
 
 int dl_search_edge(MDB_cursor *mc, int last)
@@ -852,7 +1140,8 @@ static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int 
 	if (dl_node_check(env, mp, NODEPTR(mp, n - 1), 1) ||
 	    dl_leaf_keyd(mc, mp, n - 1, &k, kb))
 		return 0;
-	c = cmp == dl_cmp_lex ? dl_lex(key, &k) : cmp(key, &k);
+	c = cmp == dl_cmp_lex ? dl_lex_inline(key->mv_data, key->mv_size, k.mv_data, k.mv_size) :
+		cmp(key, &k);
 	if (c >= 0) {
 		if (c > 0)
 			for (int l = 0; l < mc->top; l++)
@@ -866,7 +1155,8 @@ static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int 
 	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1) ||
 	    dl_leaf_keyd(mc, mp, 0, &k, kb))
 		return 0;
-	c = cmp == dl_cmp_lex ? dl_lex(key, &k) : cmp(key, &k);
+	c = cmp == dl_cmp_lex ? dl_lex_inline(key->mv_data, key->mv_size, k.mv_data, k.mv_size) :
+		cmp(key, &k);
 	if (c <= 0) {
 		if (c < 0)
 			for (int l = 0; l < mc->top; l++)

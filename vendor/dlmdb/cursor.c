@@ -342,14 +342,14 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
 	mc->flags &= ~(C_EOF | C_DEL);
-	rc = dl_search(mc, key, DL_PS_KEY);
+	MDB_node *node;
+	rc = dl_search_key(mc, key, &node, &exact);
 	if (rc) {
 		if (rc == MDB_NOTFOUND)
 			mc->flags &= ~C_INIT;
 		return rc;
 	}
 	mc->flags |= C_INIT;
-	MDB_node *node = dl_leaf_search(mc, key, &exact);
 	if (!node) {
 		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 			return MDB_CORRUPTED;
@@ -395,18 +395,72 @@ static inline int dl_txn_usable(MDB_txn *txn)
 }
 
 /*
- * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
- * common step of a scan, done here without the general path's calls.  On
- * a prefix-compressed leaf the key is decoded from the trunk, which the
- * previous step left in cache, and the node's suffix.  Returns -1 when the
- * general path must run (leaf edge, damaged or undecodable node, overflow
- * value in a txn with dirty pages, unusual cursor or txn state); otherwise
- * the result.
+ * Key of entry i >= 1 of a prefix-compressed leaf for dl_step_fast, decoded
+ * into mc->kdec from the trunk (node 0, which the previous step left in
+ * cache) and node's suffix.  Out of line so that the plain step keeps its
+ * registers.  Returns -1 when the general path must decide (raw or damaged
+ * encoding, trunk outside the page).
  */
-static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int back)
+static __attribute__((noinline)) int dl_step_prefix_key(MDB_cursor *mc, MDB_page *mp,
+	MDB_node *node, size_t psize, MDB_val *key)
+{
+	size_t off0 = mp->mp_ptrs[0], ks = node->mn_ksize;
+	if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
+		return -1;
+	MDB_node *n0 = (MDB_node *)((char *)mp + off0);
+	const unsigned char *t = n0->mn_data;
+	size_t tl = n0->mn_ksize, s, h;
+	if (off0 + NODESZ + tl > psize)
+		return -1;
+	if (dl_pfx_parse(node->mn_data, ks, t, tl, &s, &h))
+		return -1;	/* raw or corrupt: the general path */
+	if (s + ks - h > DL_MAXKEY)
+		return -1;
+	memcpy(mc->kdec, t, s);
+	memcpy(mc->kdec + s, node->mn_data + h, ks - h);
+	key->mv_size = s + ks - h;
+	key->mv_data = mc->kdec;
+	return 0;
+}
+
+/*
+ * Overflow value of a snapshot page for dl_step_fast (no dirty pages
+ * anywhere): the checks of dl_node_read without the dirty-table lookups.
+ * Returns the value's address, or NULL when the general path must decide.
+ */
+static inline char *dl_step_overflow(MDB_txn *txn, MDB_env *env, const char *dptr,
+	size_t dsz, size_t psize)
+{
+	if (txn->dirty.count || txn->parent)
+		return NULL;
+	pgno_t pg = dl_get64(dptr);
+	if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
+		return NULL;
+	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
+	uint64_t np = omp->mp_u.pages;
+	/* The run holds the value, is in use and lies inside the file (the
+	 * general path decides the rare runs longer than the value needs
+	 * that end past the file). */
+	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz || pg + np > txn->next_pgno ||
+	    pg + np > txn->fpages)
+		return NULL;
+	return (char *)omp + PAGEHDRSZ;
+}
+
+/*
+ * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
+ * common step of a scan, done here without the general path's calls (back
+ * is a constant where this is inlined, so each direction gets its own
+ * copy).  Returns -1 when the general path must run (leaf edge, damaged or
+ * undecodable node, overflow value in a txn with dirty pages, unusual
+ * cursor or txn state); otherwise the result.
+ */
+static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, int back)
 {
 	MDB_txn *txn = mc->txn;
-	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_ATEND)) != C_INIT ||
+	unsigned cf = mc->flags;
+	if ((cf & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_ATEND)) != C_INIT ||
 	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
@@ -423,60 +477,30 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 	i = back ? i - 1 : i + 1;
 	/* The checks of dl_node_check, sharing the size arithmetic. */
 	size_t off = mp->mp_ptrs[i], psize = env->psize;
-	if ((off & 1) || off < MP_LOWER(mp) || off + NODESZ > psize)
+	if ((off & 1) | (off < MP_LOWER(mp)) | (off + NODESZ > psize))
 		return -1;	/* the general path reports it */
 	MDB_node *node = (MDB_node *)((char *)mp + off);
 	size_t ks = node->mn_ksize, dsz = NODEDSZ(node);
 	size_t doff = off + NODESZ + ks + (ks & env->pad);
 	unsigned nf = node->mn_flags;
-	if (nf & F_DUPDATA)
-		return -1;
 	char *dptr = (char *)mp + doff;
-	if (nf & F_BIGDATA) {
-		/* Overflow value of a snapshot page (no dirty pages anywhere):
-		 * the checks of dl_node_read, without the dirty-table lookups. */
-		if (doff + sizeof(pgno_t) > psize || txn->dirty.count || txn->parent)
+	if (__builtin_expect(nf & (F_BIGDATA | F_DUPDATA), 0)) {
+		if ((nf & F_DUPDATA) || doff + sizeof(pgno_t) > psize ||
+		    !(dptr = dl_step_overflow(txn, env, dptr, dsz, psize)))
 			return -1;
-		pgno_t pg = dl_get64(dptr);
-		if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
-			return -1;
-		MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
-		uint64_t np = omp->mp_u.pages;
-		if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz ||
-		    pg + np > txn->next_pgno ||
-		    pg + (PAGEHDRSZ + dsz + psize - 1) / psize > txn->fpages)
-			return -1;
-		dptr = (char *)omp + PAGEHDRSZ;
 	} else if (doff + dsz > psize) {
 		return -1;
 	}
-	if (key && (mc->flags & C_PREFIX) && i > 0) {
-		size_t off0 = mp->mp_ptrs[0];
-		if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
-			return -1;
-		MDB_node *n0 = (MDB_node *)((char *)mp + off0);
-		const unsigned char *t = n0->mn_data;
-		size_t tl = n0->mn_ksize, s, h;
-		if (off0 + NODESZ + tl > psize)
-			return -1;
-		int r = dl_pfx_parse(node->mn_data, ks, t, tl, &s, &h);
-		if (r)
-			return -1;	/* raw or corrupt: the general path */
-		if (s + ks - h > DL_MAXKEY)
-			return -1;
-		memcpy(mc->kdec, t, s);
-		memcpy(mc->kdec + s, node->mn_data + h, ks - h);
-		mc->ki[mc->top] = (indx_t)i;
-		key->mv_size = s + ks - h;
-		key->mv_data = mc->kdec;
-		key = NULL;
-	} else {
-		mc->ki[mc->top] = (indx_t)i;
-	}
 	if (key) {
-		key->mv_size = ks;
-		key->mv_data = node->mn_data;
+		if ((cf & C_PREFIX) && i > 0) {
+			if (dl_step_prefix_key(mc, mp, node, psize, key))
+				return -1;
+		} else {
+			key->mv_size = ks;
+			key->mv_data = node->mn_data;
+		}
 	}
+	mc->ki[mc->top] = (indx_t)i;
 	if (data) {
 		data->mv_size = dsz;
 		data->mv_data = dptr;
@@ -636,8 +660,12 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 {
 	if (!mc)
 		return EINVAL;
-	if (op == MDB_NEXT || op == MDB_PREV) {
-		int rc = dl_step_fast(mc, key, data, op == MDB_PREV);
+	if (op == MDB_NEXT) {
+		int rc = dl_step_fast(mc, key, data, 0);
+		if (rc >= 0)
+			return rc;
+	} else if (op == MDB_PREV) {
+		int rc = dl_step_fast(mc, key, data, 1);
 		if (rc >= 0)
 			return rc;
 	}
@@ -841,10 +869,10 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
 	dl_cursor_init(&mc, txn, dbi);
-	rc = dl_search(&mc, key, DL_PS_KEY);
+	MDB_node *node;
+	rc = dl_search_key(&mc, key, &node, &exact);
 	if (rc)
 		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
-	MDB_node *node = dl_leaf_search(&mc, key, &exact);
 	if (!node || !exact) {
 		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
 			return dl_txn_err(txn, MDB_CORRUPTED);

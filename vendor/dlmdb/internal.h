@@ -456,6 +456,7 @@ int  dl_fl_save(MDB_txn *txn);
 /* btree.c */
 int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
 int  dl_search(MDB_cursor *mc, const MDB_val *key, int mode);
+int  dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact);
 int  dl_search_lowest(MDB_cursor *mc);
 int  dl_search_edge(MDB_cursor *mc, int last);
 MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);

@@ -1,0 +1,175 @@
+/*
+ * perf_reads - the read rows of `bench peers` as plain C loops, for
+ * instruction counts per operation under callgrind, ours against stock:
+ *   get   mdb_get of every key, in a fixed random order
+ *   seek  MDB_SET_RANGE on an absent key just below every key but the
+ *         first (the inexact path), same order
+ *   next  MDB_FIRST, then MDB_NEXT over every record
+ * Record i has the key be64(2i), followed for KEYSIZE > 8 by bytes derived
+ * from i, and a 100-byte value; the store is loaded in key order.  Each
+ * phase is its own function (phase_get, phase_seek, phase_next), so
+ *
+ *   valgrind --tool=callgrind --toggle-collect=phase_get build/perf/perf_reads DIR 10000
+ *
+ * counts one phase alone; divide by ENTRIES.  Every result is checked.
+ *
+ * usage: perf_reads DIR [ENTRIES] [KEYSIZE 8..64]
+ */
+#include "perf.h"
+#include <stdint.h>
+#include <string.h>
+
+#define VSIZE 100
+
+static unsigned keysize = 8;
+
+static void make_key(uint64_t i, unsigned char *k)
+{
+	uint64_t v = 2 * i;
+	for (int b = 0; b < 8; b++)
+		k[b] = (unsigned char)(v >> (8 * (7 - b)));
+	for (unsigned b = 8; b < keysize; b++)
+		k[b] = (unsigned char)(i * 131 + b * 7);
+}
+
+static void make_val(uint64_t i, unsigned char *v)
+{
+	for (int b = 0; b < VSIZE; b++)
+		v[b] = (unsigned char)(i + b);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static void load(MDB_env *env, MDB_dbi *dbi, uint64_t n)
+{
+	MDB_txn *txn = NULL;
+	unsigned char kb[64], vb[VSIZE];
+	for (uint64_t i = 0; i < n; i++) {
+		if (!txn) {
+			PERF_CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+			PERF_CHECK(mdb_dbi_open(txn, NULL, 0, dbi));
+		}
+		make_key(i, kb);
+		make_val(i, vb);
+		MDB_val k = { keysize, kb }, v = { VSIZE, vb };
+		PERF_CHECK(mdb_put(txn, *dbi, &k, &v, 0));
+		if ((i + 1) % 10000 == 0 || i + 1 == n) {
+			PERF_CHECK(mdb_txn_commit(txn));
+			txn = NULL;
+		}
+	}
+}
+
+static void bad(const char *what, uint64_t i)
+{
+	fprintf(stderr, "perf_reads: %s: wrong result for record %llu\n", what,
+	    (unsigned long long)i);
+	exit(1);
+}
+
+__attribute__((noinline)) static void phase_get(MDB_txn *txn, MDB_dbi dbi,
+	const uint64_t *order, uint64_t n)
+{
+	unsigned char kb[64];
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t i = order[j];
+		make_key(i, kb);
+		MDB_val k = { keysize, kb }, v;
+		if (mdb_get(txn, dbi, &k, &v) || v.mv_size != VSIZE ||
+		    ((unsigned char *)v.mv_data)[0] != (unsigned char)i)
+			bad("get", i);
+	}
+}
+
+__attribute__((noinline)) static void phase_seek(MDB_cursor *cur, const uint64_t *order,
+	uint64_t n)
+{
+	unsigned char kb[64];
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t i = order[j];
+		if (!i)
+			continue;
+		/* be64(2i - 1) followed by 0xff bytes: absent, just below key i. */
+		uint64_t v = 2 * i - 1;
+		for (int b = 0; b < 8; b++)
+			kb[b] = (unsigned char)(v >> (8 * (7 - b)));
+		memset(kb + 8, 0xff, keysize - 8);
+		MDB_val k = { keysize, kb }, d;
+		if (mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE) ||
+		    ((unsigned char *)d.mv_data)[0] != (unsigned char)i)
+			bad("seek", i);
+	}
+}
+
+__attribute__((noinline)) static void phase_next(MDB_cursor *cur, uint64_t n)
+{
+	MDB_val k, d;
+	uint64_t seen = 0;
+	int rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST);
+	while (rc == 0) {
+		if (((unsigned char *)d.mv_data)[0] != (unsigned char)seen)
+			bad("next", seen);
+		seen++;
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT);
+	}
+	if (rc != MDB_NOTFOUND || seen != n)
+		bad("next (count)", seen);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DIR [ENTRIES] [KEYSIZE 8..64]\n", argv[0]);
+		return 2;
+	}
+	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
+	if (argc > 3)
+		keysize = (unsigned)atoi(argv[3]);
+	if (n < 2 || keysize < 8 || keysize > 64) {
+		fprintf(stderr, "perf_reads: ENTRIES >= 2, KEYSIZE 8..64\n");
+		return 2;
+	}
+	perf_fresh_env_dir(argv[1]);
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_dbi dbi;
+	PERF_CHECK(mdb_env_create(&env));
+	PERF_CHECK(mdb_env_set_mapsize(env, 4ul << 30));
+	PERF_CHECK(mdb_env_open(env, argv[1], MDB_NOSYNC, 0644));
+	load(env, &dbi, n);
+
+	uint64_t *order = malloc(n * sizeof *order), s = 42;
+	if (!order)
+		return 1;
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = i;
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t j = splitmix(&s) % (i + 1), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+
+	PERF_CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	PERF_CHECK(mdb_cursor_open(txn, dbi, &cur));
+	double t0 = perf_now_ns();
+	phase_get(txn, dbi, order, n);
+	double t1 = perf_now_ns();
+	phase_seek(cur, order, n);
+	double t2 = perf_now_ns();
+	phase_next(cur, n);
+	double t3 = perf_now_ns();
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	free(order);
+	printf("get %.1f ns/op, seek %.1f ns/op, next %.1f ns/op (%llu entries, %u-byte keys)\n",
+	    (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n, (unsigned long long)n, keysize);
+	return 0;
+}
