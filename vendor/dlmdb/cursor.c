@@ -23,6 +23,7 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 	mc->xcursor = NULL;
 	mc->backup = NULL;
 	mc->keylen = 0;
+	mc->kc_pg = NULL;
 }
 
 /* Free a cursor with its sub-cursor and any nested-txn backups. */
@@ -262,7 +263,7 @@ int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 	if (key) {
 		if ((mc->flags & C_PREFIX) && i > 0) {
 			/* Valid until the cursor's next operation. */
-			if ((rc = dl_prefix_decode(mp, n, mc->kdec, key)))
+			if ((rc = dl_pfx_cursor_key(mc, mp, i, n, key)))
 				return rc;
 		} else {
 			key->mv_size = n->mn_ksize;
@@ -455,20 +456,11 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 		if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
 			return -1;
 		MDB_node *n0 = (MDB_node *)((char *)mp + off0);
-		const unsigned char *t = n0->mn_data;
-		size_t tl = n0->mn_ksize, s, h;
-		if (off0 + NODESZ + tl > psize)
+		if (off0 + NODESZ + n0->mn_ksize > psize)
 			return -1;
-		int r = dl_pfx_parse(node->mn_data, ks, t, tl, &s, &h);
-		if (r)
-			return -1;	/* raw or corrupt: the general path */
-		if (s + ks - h > DL_MAXKEY)
-			return -1;
-		memcpy(mc->kdec, t, s);
-		memcpy(mc->kdec + s, node->mn_data + h, ks - h);
+		if (dl_pfx_cursor_key(mc, mp, i, node, key))
+			return -1;	/* corrupt or too long: the general path */
 		mc->ki[mc->top] = (indx_t)i;
-		key->mv_size = s + ks - h;
-		key->mv_data = mc->kdec;
 		key = NULL;
 	} else {
 		mc->ki[mc->top] = (indx_t)i;

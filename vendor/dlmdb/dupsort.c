@@ -109,6 +109,7 @@ static int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 	mx->top = -1;
 	mx->xcursor = NULL;
 	mx->keylen = 0;
+	mx->kc_pg = NULL;
 	xc->dbx.cmp = mc->dbx->dcmp ? mc->dbx->dcmp : dl_cmp_lex;
 	xc->dbx.dcmp = NULL;
 	xc->dbx.flags = 0;
@@ -284,10 +285,14 @@ static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	int rc;
 	if (key) {
 		MDB_page *mp = mc->pg[mc->top];
-		if (!(mc->flags & C_PREFIX) && !IS_LEAF2(mp) && mc->ki[mc->top] < NUMKEYS(mp)) {
-			MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+		unsigned i = mc->ki[mc->top];
+		if (!IS_LEAF2(mp) && i < NUMKEYS(mp) && (!(mc->flags & C_PREFIX) || i == 0)) {
+			/* Stored in full (a compressed page's trunk too). */
+			MDB_node *n = NODEPTR(mp, i);
 			key->mv_size = n->mn_ksize;
 			key->mv_data = NODEKEY(mp, n);
+		} else if ((mc->flags & C_PREFIX) && dl_pfx_cursor_cached(mc, mp, i, key)) {
+			/* Decoded when the cursor reached this key. */
 		} else if ((rc = dl_cursor_current(mc, key, NULL))) {
 			return rc;
 		}

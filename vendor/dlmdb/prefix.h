@@ -171,10 +171,26 @@ static inline int dl_pfx_cmp_trunk(const MDB_val *key, size_t p, const unsigned 
 	return ((const unsigned char *)key->mv_data)[p] < t[p] ? -1 : 1;
 }
 
+/*
+ * A cursor's decoded key of node i of compressed page mp when kdec already
+ * holds it (see dl_pfx_cursor_key): 1 with key set, else 0.
+ */
+static inline int dl_pfx_cursor_cached(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val *key)
+{
+	MDB_txn *txn = mc->txn;
+	if (mc->kc_pg != mp || mc->kc_idx != i || !(txn->flags & TXN_RDONLY) ||
+	    mc->kc_txnid != txn->txnid)
+		return 0;
+	key->mv_size = mc->kc_len;
+	key->mv_data = mc->kdec;
+	return 1;
+}
+
 /* prefix.c: reading */
 int  dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out);
 int  dl_pfx_declen(MDB_page *mp, MDB_node *n, size_t *len);
 unsigned dl_pfx_maxlen(MDB_page *mp);
+int  dl_pfx_cursor_key(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_node *n, MDB_val *key);
 
 /* prefix.c: writing single nodes in place */
 size_t dl_pfx_varint_put(unsigned char *p, size_t s);
