@@ -1601,7 +1601,8 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
-	if ((rc = dl_xinit(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
+	/* The node was checked above (dl_xinit); the touch only copied it. */
+	if ((rc = dl_xinit_trusted(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
 		return rc;
 	int here = 0;	/* edited in place: mc still sits on the key's node */
 	if (xc->subpage && (mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0]) &&
