@@ -210,11 +210,69 @@ static inline int dl_pfx_cursor_cached(MDB_cursor *mc, MDB_page *mp, unsigned i,
 	return 1;
 }
 
+/*
+ * The decoded key of node n = index i >= 1 of compressed page mp, for a
+ * cursor step: the result is in mc->kdec (raw nodes: in the page), valid
+ * until the cursor's next operation.  In a read txn the page cannot change,
+ * so what kdec holds is remembered (the kc_ fields): the same node again
+ * costs nothing, and a node of the same page copies from the trunk only
+ * the bytes kdec does not already hold, then its own suffix.  A scan of a
+ * page thus copies the trunk about once per page visit, not once per key.
+ * Write txns edit pages in place and always decode in full.  The caller
+ * has checked that node n lies inside the page.
+ */
+static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_node *n, MDB_val *key)
+{
+	MDB_txn *txn = mc->txn;
+	int keep = (txn->flags & TXN_RDONLY) != 0;
+	size_t tv = 0;
+	if (keep && mc->kc_pg == mp && mc->kc_txnid == txn->txnid) {
+		if (mc->kc_idx == i) {
+			key->mv_size = mc->kc_len;
+			key->mv_data = mc->kdec;
+			return 0;
+		}
+		tv = mc->kc_tv;
+	}
+	MDB_node *n0 = NODEPTR(mp, 0);
+	const unsigned char *t = NODEKEY(mp, n0), *e = NODEKEY(mp, n);
+	size_t tl = n0->mn_ksize, l = n->mn_ksize, s, h;
+	int r = dl_pfx_parse(e, l, t, tl, &s, &h);
+	if (r < 0)
+		return MDB_CORRUPTED;
+	if (r) {
+		/* Raw key: read in place; kdec keeps what it held. */
+		key->mv_size = l;
+		key->mv_data = (void *)e;
+		return 0;
+	}
+	size_t len = s + (l - h);
+	if (len > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	if (s > tv)
+		memcpy(mc->kdec + tv, t + tv, s - tv);
+	if (l > h)
+		memcpy(mc->kdec + s, e + h, l - h);
+	key->mv_size = len;
+	key->mv_data = mc->kdec;
+	if (keep) {
+		/* A non-empty suffix differs from the trunk at byte s (canonical
+		 * form); an empty one leaves kdec's trunk bytes past s intact. */
+		mc->kc_pg = mp;
+		mc->kc_txnid = txn->txnid;
+		mc->kc_idx = i;
+		mc->kc_len = (unsigned)len;
+		mc->kc_tv = (unsigned)(l == h && tv > s ? tv : s);
+	} else {
+		mc->kc_pg = NULL;
+	}
+	return 0;
+}
+
 /* prefix.c: reading */
 int  dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out);
 int  dl_pfx_declen(MDB_page *mp, MDB_node *n, size_t *len);
 unsigned dl_pfx_maxlen(MDB_page *mp);
-int  dl_pfx_cursor_key(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_node *n, MDB_val *key);
 
 /* prefix.c: writing single nodes in place */
 size_t dl_pfx_varint_put(unsigned char *p, size_t s);
