@@ -1385,13 +1385,14 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	e[idx].data = dpart;
 	e[idx].dlen = dlen;
 	n++;
-	if (dl_pfx_size(env, e, n) <= env->psize) {
+	size_t total = dl_pfx_size(env, e, n);
+	if (total <= env->psize) {
 		dl_pfx_write_sz(env, mp, env->psize, e, n);
 		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
 		goto placed;
 	}
 	int fits;
-	s = dl_pfx_split_point(env, e, n, env->psize, &fits);
+	s = dl_pfx_split_point(env, e, n, total, env->psize, &fits);
 	if (!fits)
 		return MDB_PAGE_FULL;
 	if ((rc = dl_page_alloc(mc, 1, &rp)))

@@ -275,8 +275,9 @@ int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 
 /*
  * Where to split entries e[0..n) over two pages of psz bytes: the number
- * that stay left.  The page is measured once against e[0] and the first
- * split past half the bytes is taken, then moved until both sides fit.
+ * that stay left.  total is dl_pfx_size(env, e, n), which the caller has
+ * just measured (e[] holds that measure against e[0]).  The first split
+ * past half the bytes is taken, then moved until both sides fit.
  * Under lexicographic order a key shares at least as much with any earlier
  * key of the right page as with e[0], so "sizes against e[0], plus the
  * right trunk stored raw" bounds the right page and each candidate costs
@@ -284,12 +285,13 @@ int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
  * fall back to measuring candidates.  On return both sides are measured
  * for dl_pfx_write_sz; *fits = 0 if no split fits.
  */
-unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits)
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, size_t psz,
+	int *fits)
 {
 	*fits = 0;
 	if (n < 2)
 		return 1;
-	size_t total = dl_pfx_size(env, e, n), half = total / 2;
+	size_t half = total / 2;
 	unsigned s = 1;
 	size_t acc = PAGEHDRSZ + sizeof(indx_t) + e[0].nsz;
 	while (s < n - 1 && acc < half) {

@@ -289,7 +289,8 @@ size_t dl_pfx_size(MDB_env *env, dl_pent *e, unsigned n);
 void   dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n);
 int    dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 	size_t arenasz);
-unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits);
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, size_t psz,
+	int *fits);
 size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
 int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items,
 	unsigned n);
