@@ -146,7 +146,14 @@ static int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 
 static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 {
-	return dl_xinit_core(mc, xc, 1);
+	/* A leaf outside the map is a page this write txn owns: built here,
+	 * or copied from the map after dl_page_wcheck checked all of it
+	 * (sub-pages included), and changed only by this txn since.  Map
+	 * pages (read txns, WRITEMAP) are always checked. */
+	MDB_env *env = mc->txn->env;
+	const char *p = (const char *)mc->pg[mc->top];
+	int own = p < (const char *)env->map || p >= (const char *)env->map + env->mapsize;
+	return dl_xinit_core(mc, xc, !own);
 }
 
 /* dl_xinit for a node this txn just wrote or copied after validating it. */
