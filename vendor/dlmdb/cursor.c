@@ -685,6 +685,8 @@ int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *mc)
 		return rc;
 	if (!dl_txn_usable(txn))
 		return MDB_BAD_TXN;
+	/* A DUPSORT cursor's sub-cursor is set up again when next used. */
+	dl_dup_free(mc->xcursor);
 	dl_cursor_init(mc, txn, mc->dbi);
 	return 0;
 }
