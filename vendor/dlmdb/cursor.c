@@ -390,6 +390,14 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
 }
 
+/* dl_pfx_cursor_key out of line for dl_step_fast: inlined there, its code
+ * would cost the uncompressed step registers and instructions. */
+static __attribute__((noinline)) int dl_step_pfx_key(MDB_cursor *mc, MDB_page *mp, unsigned i,
+	MDB_node *n, MDB_val *key)
+{
+	return dl_pfx_cursor_key(mc, mp, i, n, key);
+}
+
 static inline int dl_txn_usable(MDB_txn *txn)
 {
 	return !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child;
@@ -458,7 +466,7 @@ static inline int dl_step_fast(MDB_cursor *mc, MDB_val *key, MDB_val *data, int 
 		MDB_node *n0 = (MDB_node *)((char *)mp + off0);
 		if (off0 + NODESZ + n0->mn_ksize > psize)
 			return -1;
-		if (dl_pfx_cursor_key(mc, mp, i, node, key))
+		if (dl_step_pfx_key(mc, mp, i, node, key))
 			return -1;	/* corrupt or too long: the general path */
 		mc->ki[mc->top] = (indx_t)i;
 		key = NULL;
