@@ -236,6 +236,15 @@ int dl_cursor_prev_leaf(MDB_cursor *mc)
 	return dl_descend(mc, l, 1);
 }
 
+/* dl_pfx_cursor_key out of line for dl_cursor_current and dl_step_fast:
+ * inlined there, its code would cost the uncompressed paths registers and
+ * instructions. */
+static __attribute__((noinline)) int dl_step_pfx_key(MDB_cursor *mc, MDB_page *mp, unsigned i,
+	MDB_node *n, MDB_val *key)
+{
+	return dl_pfx_cursor_key(mc, mp, i, n, key);
+}
+
 /* Return the item under the cursor. */
 int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
@@ -263,7 +272,7 @@ int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 	if (key) {
 		if ((mc->flags & C_PREFIX) && i > 0) {
 			/* Valid until the cursor's next operation. */
-			if ((rc = dl_pfx_cursor_key(mc, mp, i, n, key)))
+			if ((rc = dl_step_pfx_key(mc, mp, i, n, key)))
 				return rc;
 		} else {
 			key->mv_size = n->mn_ksize;
@@ -388,14 +397,6 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		return dl_node_read(mc, node, data);
 	}
 	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
-}
-
-/* dl_pfx_cursor_key out of line for dl_step_fast: inlined there, its code
- * would cost the uncompressed step registers and instructions. */
-static __attribute__((noinline)) int dl_step_pfx_key(MDB_cursor *mc, MDB_page *mp, unsigned i,
-	MDB_node *n, MDB_val *key)
-{
-	return dl_pfx_cursor_key(mc, mp, i, n, key);
 }
 
 static inline int dl_txn_usable(MDB_txn *txn)
