@@ -1685,13 +1685,26 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	e[idx].data = dpart;
 	e[idx].dlen = dlen;
 	n++;
-	if (dl_pfx_size(env, e, n) <= env->psize) {
+	size_t total;
+	if (idx > 0) {
+		/* Same trunk: the loaded entries are measured already; only
+		 * the new one is. */
+		e[idx].s0 = dl_pfx_lcp(key->mv_data, key->mv_size, e[0].key.mv_data,
+			e[0].key.mv_size);
+		e[idx].nsz = dl_pfx_node_size(env, key->mv_size, e[idx].s0, 0, dlen);
+		total = PAGEHDRSZ;
+		for (unsigned j = 0; j < n; j++)
+			total += sizeof(indx_t) + e[j].nsz;
+	} else {
+		total = dl_pfx_size(env, e, n);
+	}
+	if (total <= env->psize) {
 		dl_pfx_write_sz(env, mp, env->psize, e, n);
 		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
 		goto placed;
 	}
 	int fits;
-	s = dl_pfx_split_point(env, e, n, env->psize, &fits);
+	s = dl_pfx_split_point(env, e, n, total, env->psize, &fits);
 	if (!fits)
 		return MDB_PAGE_FULL;
 	if ((rc = dl_page_alloc(mc, 1, &rp)))

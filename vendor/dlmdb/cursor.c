@@ -23,6 +23,7 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 	mc->xcursor = NULL;
 	mc->backup = NULL;
 	mc->keylen = 0;
+	mc->kc_pg = NULL;
 }
 
 /* Free a cursor with its sub-cursor and any nested-txn backups. */
@@ -235,6 +236,15 @@ int dl_cursor_prev_leaf(MDB_cursor *mc)
 	return dl_descend(mc, l, 1);
 }
 
+/* dl_pfx_cursor_key out of line for dl_cursor_current and dl_step_fast:
+ * inlined there, its code would cost the uncompressed paths registers and
+ * instructions. */
+static __attribute__((noinline)) int dl_step_pfx_key(MDB_cursor *mc, MDB_page *mp, unsigned i,
+	MDB_node *n, MDB_val *key)
+{
+	return dl_pfx_cursor_key(mc, mp, i, n, key);
+}
+
 /* Return the item under the cursor. */
 int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
@@ -262,7 +272,7 @@ int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 	if (key) {
 		if ((mc->flags & C_PREFIX) && i > 0) {
 			/* Valid until the cursor's next operation. */
-			if ((rc = dl_prefix_decode(mp, n, mc->kdec, key)))
+			if ((rc = dl_step_pfx_key(mc, mp, i, n, key)))
 				return rc;
 		} else {
 			key->mv_size = n->mn_ksize;
@@ -402,24 +412,17 @@ static inline int dl_txn_usable(MDB_txn *txn)
  * encoding, trunk outside the page).
  */
 static __attribute__((noinline)) int dl_step_prefix_key(MDB_cursor *mc, MDB_page *mp,
-	MDB_node *node, size_t psize, MDB_val *key)
+	unsigned i, MDB_node *node, size_t psize, MDB_val *key)
 {
-	size_t off0 = mp->mp_ptrs[0], ks = node->mn_ksize;
+	size_t off0 = mp->mp_ptrs[0];
 	if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
 		return -1;
 	MDB_node *n0 = (MDB_node *)((char *)mp + off0);
-	const unsigned char *t = n0->mn_data;
-	size_t tl = n0->mn_ksize, s, h;
-	if (off0 + NODESZ + tl > psize)
+	if (off0 + NODESZ + n0->mn_ksize > psize)
 		return -1;
-	if (dl_pfx_parse(node->mn_data, ks, t, tl, &s, &h))
-		return -1;	/* raw or corrupt: the general path */
-	if (s + ks - h > DL_MAXKEY)
-		return -1;
-	memcpy(mc->kdec, t, s);
-	memcpy(mc->kdec + s, node->mn_data + h, ks - h);
-	key->mv_size = s + ks - h;
-	key->mv_data = mc->kdec;
+	/* Incremental decode: the trunk bytes the cursor already holds stay. */
+	if (dl_step_pfx_key(mc, mp, i, node, key))
+		return -1;	/* raw, corrupt or too long: the general path */
 	return 0;
 }
 
@@ -493,7 +496,7 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	}
 	if (key) {
 		if ((cf & C_PREFIX) && i > 0) {
-			if (dl_step_prefix_key(mc, mp, node, psize, key))
+			if (dl_step_prefix_key(mc, mp, i, node, psize, key))
 				return -1;
 		} else {
 			key->mv_size = ks;
@@ -721,6 +724,8 @@ int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *mc)
 		return rc;
 	if (!dl_txn_usable(txn))
 		return MDB_BAD_TXN;
+	/* A DUPSORT cursor's sub-cursor is set up again when next used. */
+	dl_dup_free(mc->xcursor);
 	dl_cursor_init(mc, txn, mc->dbi);
 	return 0;
 }

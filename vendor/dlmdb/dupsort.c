@@ -117,6 +117,7 @@ static int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 	mx->top = -1;
 	mx->xcursor = NULL;
 	mx->keylen = 0;
+	mx->kc_pg = NULL;
 	xc->dbx.cmp = mc->dbx->dcmp ? mc->dbx->dcmp : dl_cmp_lex;
 	xc->dbx.dcmp = NULL;
 	xc->dbx.flags = 0;
@@ -153,7 +154,14 @@ static int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 
 static int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 {
-	return dl_xinit_core(mc, xc, 1);
+	/* A leaf outside the map is a page this write txn owns: built here,
+	 * or copied from the map after dl_page_wcheck checked all of it
+	 * (sub-pages included), and changed only by this txn since.  Map
+	 * pages (read txns, WRITEMAP) are always checked. */
+	MDB_env *env = mc->txn->env;
+	const char *p = (const char *)mc->pg[mc->top];
+	int own = p < (const char *)env->map || p >= (const char *)env->map + env->mapsize;
+	return dl_xinit_core(mc, xc, !own);
 }
 
 /* dl_xinit for a node this txn just wrote or copied after validating it. */
@@ -292,10 +300,14 @@ static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	int rc;
 	if (key) {
 		MDB_page *mp = mc->pg[mc->top];
-		if (!(mc->flags & C_PREFIX) && !IS_LEAF2(mp) && mc->ki[mc->top] < NUMKEYS(mp)) {
-			MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+		unsigned i = mc->ki[mc->top];
+		if (!IS_LEAF2(mp) && i < NUMKEYS(mp) && (!(mc->flags & C_PREFIX) || i == 0)) {
+			/* Stored in full (a compressed page's trunk too). */
+			MDB_node *n = NODEPTR(mp, i);
 			key->mv_size = n->mn_ksize;
 			key->mv_data = NODEKEY(mp, n);
+		} else if ((mc->flags & C_PREFIX) && dl_pfx_cursor_cached(mc, mp, i, key)) {
+			/* Decoded when the cursor reached this key. */
 		} else if ((rc = dl_cursor_current(mc, key, NULL))) {
 			return rc;
 		}
@@ -1124,6 +1136,82 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 	return 0;
 }
 
+/*
+ * Drop the free space of the key's inline sub-page (between its pointer
+ * array and its nodes) in place: the sub-page's header and pointers move
+ * up to meet its nodes, the key's node shrinks by as much, and the leaf's
+ * nodes at lower addresses move up with it, so the leaf stays compact.
+ * The sub-page's nodes do not move.  Non-LEAF2 sub-pages on a touched leaf
+ * only; the sub-page moved, so xc must be set up again afterwards.  An odd
+ * free size keeps one byte (nodes stay at even offsets).
+ *
+ * Leaf page, before -> after (addresses grow to the right; B = sub-page):
+ *   [upper .. node hdr, key, B hdr, B ptrs]  moves up by the free size
+ *   [B free space]                            is gone
+ *   [B nodes]                                 stay
+ */
+static int dl_subpage_compact(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top], nkeys = NUMKEYS(mp);
+	MDB_node *node = NODEPTR(mp, idx);
+	MDB_page *sp = xc->mx.pg[0];
+	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
+	size_t ssz = NODEDSZ(node), off = mp->mp_ptrs[idx], spo = off + kpart;
+	size_t lo = MP_LOWER(sp), hi = MP_UPPER(sp), up = MP_UPPER(mp);
+	unsigned char *base = (unsigned char *)mp;
+	unsigned n = NUMKEYS(sp);
+	if ((unsigned char *)sp != base + spo || IS_LEAF2(sp) || lo > hi || hi > ssz)
+		return MDB_PROBLEM;
+	size_t gap = (hi - lo) & ~(size_t)1;
+	if (!gap)
+		return 0;
+	for (unsigned j = 0; j < n; j++)
+		if (sp->mp_ptrs[j] < hi)
+			return MDB_PROBLEM;
+	memmove(base + up + gap, base + up, spo + lo - up);
+	MDB_page *np = (MDB_page *)(base + spo + gap);
+	for (unsigned j = 0; j < n; j++)
+		np->mp_ptrs[j] = (indx_t)(np->mp_ptrs[j] - gap);
+	MP_UPPER(np) = (indx_t)(hi - gap);
+	for (unsigned j = 0; j < nkeys; j++)
+		if (mp->mp_ptrs[j] <= off)
+			mp->mp_ptrs[j] = (indx_t)(mp->mp_ptrs[j] + gap);
+	MP_UPPER(mp) = (indx_t)(up + gap);
+	node_set_dsize(NODEPTR(mp, idx), ssz - gap);
+	return 0;
+}
+
+/*
+ * Remove item idx of an uncompressed, variable-size sub-page of sz bytes:
+ * its node goes, the nodes below it move up, the other items keep their
+ * order, and the space becomes free space (dl_subpage_compact gives it
+ * back to the leaf).  A sub-page laid out by dl_subpage_build comes out as
+ * a rebuild without the item would lay it out.
+ */
+static int dl_subpage_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx)
+{
+	unsigned n = NUMKEYS(sp);
+	if (idx >= n || n < 2)
+		return MDB_PROBLEM;
+	MDB_node *nd = NODEPTR(sp, idx);
+	size_t off = sp->mp_ptrs[idx], up = MP_UPPER(sp);
+	size_t nsz = dl_dnode_size(env, nd->mn_ksize);
+	if (off < up || off + nsz > sz)
+		return MDB_CORRUPTED;
+	for (unsigned i = 0, j = 0; i < n; i++) {
+		if (i == idx)
+			continue;
+		size_t p = sp->mp_ptrs[i];
+		sp->mp_ptrs[j++] = (indx_t)(p < off ? p + nsz : p);
+	}
+	memmove((char *)sp + up + nsz, (char *)sp + up, off - up);
+	MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) - sizeof(indx_t));
+	MP_UPPER(sp) = (indx_t)(up + nsz);
+	return 0;
+}
+
 /* Write the sub-cursor's record back into the key's node (page is dirty). */
 static void dl_subdb_writeback(MDB_cursor *mc, dl_xcursor *xc)
 {
@@ -1313,6 +1401,15 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 				txn->dbflags[mc->dbi] |= DB_DIRTY;
 				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
 				return 0;
+			}
+			if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
+			    SIZELEFT(sp) > 1) {
+				/* Free space, but too little: give it back to the
+				 * leaf, then grow by what the value needs. */
+				if ((rc = dl_subpage_compact(mc, xc)) ||
+				    (rc = dl_xinit_trusted(mc, xc)))
+					return rc;
+				sp = xc->mx.pg[0];
 			}
 			if (!fixed && !IS_LEAF2(sp) && !SIZELEFT(sp)) {
 				/* Room on the leaf page: grow the node in place. */
@@ -1527,14 +1624,25 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
-	if ((rc = dl_xinit(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
+	/* The node was checked above (dl_xinit); the touch only copied it. */
+	if ((rc = dl_xinit_trusted(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
 		return rc;
+	int here = 0;	/* edited in place: mc still sits on the key's node */
 	if (xc->subpage && (mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0]) &&
 	    xc->mx.ki[0] > 0) {
 		/* Not the trunk: only this value's node goes. */
 		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
 		if ((rc = dl_pfx_sub_remove(txn->env, xc->mx.pg[0], NODEDSZ(on), xc->mx.ki[0])))
 			return rc;
+		here = 1;
+	} else if (xc->subpage && !(mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0])) {
+		/* Uncompressed: the node goes and the sub-page shrinks to fit,
+		 * leaving no free space (as LMDB leaves it). */
+		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		if ((rc = dl_subpage_remove(txn->env, xc->mx.pg[0], NODEDSZ(on), xc->mx.ki[0])) ||
+		    (rc = dl_subpage_compact(mc, xc)))
+			return rc;
+		here = 1;
 	} else if (xc->subpage) {
 		MDB_val *items;
 		unsigned n;
@@ -1558,7 +1666,14 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	mc->flags &= ~C_KEYDEL;
 	/* Land on the following item of the key; when none is left after it,
 	 * stay on the key past its last duplicate (C_DUPEND), as LMDB does. */
-	rc = dl_dup_reposition(mc, xc, &k, &item);
+	if (here) {
+		/* Same leaf, same node index: no lookup from the root. */
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+		if (!(rc = dl_xinit_trusted(mc, xc)))
+			rc = xc->active ? dl_xset(xc, &item, 1) : MDB_PROBLEM;
+	} else {
+		rc = dl_dup_reposition(mc, xc, &k, &item);
+	}
 	if (rc == MDB_NOTFOUND) {
 		if (!xc->active)
 			return MDB_PROBLEM;

@@ -347,6 +347,13 @@ struct MDB_cursor {
 	unsigned duplen;	/* DUPSORT: saved item, ~0u = none */
 	unsigned char dupbuf[DL_MAXKEY + 1];
 	unsigned char kdec[DL_MAXKEY + 1];	/* decoded key returned to the caller */
+	/* What kdec holds (prefix.h, dl_pfx_cursor_key), kept only in read
+	 * txns, whose pages never change: the decoded key of node kc_idx of
+	 * compressed page kc_pg of snapshot kc_txnid, whose first kc_tv bytes
+	 * are also that page's trunk.  kc_pg NULL: nothing known. */
+	MDB_page *kc_pg;
+	txnid_t	kc_txnid;
+	unsigned kc_idx, kc_len, kc_tv;
 };
 
 /* ------------------------------------------------------------------------- */

@@ -237,46 +237,74 @@ void dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, u
 
 /*
  * Decode every entry of compressed leaf mp (a full page) into ents: keys
- * copied to arena (arenasz bytes), data parts pointing into mp.
+ * copied to arena (arenasz bytes), data parts pointing into mp.  The
+ * entries come out measured as dl_pfx_size(env, ents, n) would measure
+ * them (s0 against node 0, nsz): a canonical node's varint is exactly its
+ * shared length with the trunk, so only raw nodes need an lcp.
  */
 int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 	size_t arenasz)
 {
 	unsigned n = NUMKEYS(mp);
-	size_t off = 0;
+	size_t off = 0, tl = 0;
+	const unsigned char *t = NULL;
 	int rc;
 	for (unsigned i = 0; i < n; i++) {
 		MDB_node *nd = NODEPTR(mp, i);
-		MDB_val k;
+		const unsigned char *e = NODEKEY(mp, nd);
+		size_t l, s0;
 		if ((rc = dl_node_check(env, mp, nd, 1)))
 			return rc;
 		if (arenasz - off < DL_MAXKEY + 1)
 			return MDB_PROBLEM;
 		if (i == 0) {
-			k.mv_size = nd->mn_ksize;
-			k.mv_data = NODEKEY(mp, nd);
-			if (k.mv_size > DL_MAXKEY + 1)
+			l = nd->mn_ksize;
+			if (l > DL_MAXKEY + 1)
 				return MDB_BAD_VALSIZE;
-		} else if ((rc = dl_prefix_decode(mp, nd, arena + off, &k))) {
-			return rc;
+			if (l)
+				memcpy(arena + off, e, l);
+			t = e;
+			tl = l;
+			s0 = 0;
+		} else {
+			size_t s, h;
+			int r = dl_pfx_parse(e, nd->mn_ksize, t, tl, &s, &h);
+			if (r < 0)
+				return MDB_CORRUPTED;
+			if (r) {
+				/* Raw key: its stored bytes. */
+				l = nd->mn_ksize;
+				if (l > DL_MAXKEY)
+					return MDB_BAD_VALSIZE;
+				memcpy(arena + off, e, l);
+				s0 = dl_pfx_lcp(e, l, t, tl);
+			} else {
+				l = s + (nd->mn_ksize - h);
+				if (l > DL_MAXKEY)
+					return MDB_BAD_VALSIZE;
+				memcpy(arena + off, t, s);
+				memcpy(arena + off + s, e + h, nd->mn_ksize - h);
+				s0 = s;
+			}
 		}
-		if (k.mv_data != arena + off && k.mv_size)
-			memcpy(arena + off, k.mv_data, k.mv_size);
 		ents[i].key.mv_data = arena + off;
-		ents[i].key.mv_size = k.mv_size;
-		off += k.mv_size;
+		ents[i].key.mv_size = l;
+		off += l;
 		ents[i].flags = nd->mn_flags;
 		ents[i].dsize = NODEDSZ(nd);
 		ents[i].dlen = (nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd);
 		ents[i].data = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+		ents[i].s0 = s0;
+		ents[i].nsz = dl_pfx_node_size(env, l, s0, i == 0, ents[i].dlen);
 	}
 	return 0;
 }
 
 /*
  * Where to split entries e[0..n) over two pages of psz bytes: the number
- * that stay left.  The page is measured once against e[0] and the first
- * split past half the bytes is taken, then moved until both sides fit.
+ * that stay left.  total is dl_pfx_size(env, e, n), which the caller has
+ * just measured (e[] holds that measure against e[0]).  The first split
+ * past half the bytes is taken, then moved until both sides fit.
  * Under lexicographic order a key shares at least as much with any earlier
  * key of the right page as with e[0], so "sizes against e[0], plus the
  * right trunk stored raw" bounds the right page and each candidate costs
@@ -284,12 +312,13 @@ int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
  * fall back to measuring candidates.  On return both sides are measured
  * for dl_pfx_write_sz; *fits = 0 if no split fits.
  */
-unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits)
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, size_t psz,
+	int *fits)
 {
 	*fits = 0;
 	if (n < 2)
 		return 1;
-	size_t total = dl_pfx_size(env, e, n), half = total / 2;
+	size_t half = total / 2;
 	unsigned s = 1;
 	size_t acc = PAGEHDRSZ + sizeof(indx_t) + e[0].nsz;
 	while (s < n - 1 && acc < half) {

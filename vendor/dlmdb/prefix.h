@@ -131,6 +131,30 @@ static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned 
 }
 
 /*
+ * memcmp's sign for a[0..m) and b[0..m), inline: the parts a probe
+ * compares are the few bytes past the shared prefix, where a library call
+ * would cost more than the comparison.  8 bytes at a time (as big-endian
+ * numbers), then byte by byte.
+ */
+static inline int dl_pfx_bytes_cmp(const unsigned char *a, const unsigned char *b, size_t m)
+{
+	while (m >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+		a += 8;
+		b += 8;
+		m -= 8;
+	}
+	for (; m; a++, b++, m--)
+		if (*a != *b)
+			return *a < *b ? -1 : 1;
+	return 0;
+}
+
+/*
  * Lexicographic comparison of key with the decoded key of node bytes
  * e[0..l) (node i >= 1) without decoding it; p = lcp(key, trunk).  Bytes
  * below min(p, s) are known equal; a node with s > p differs from key at
@@ -153,7 +177,7 @@ static inline int dl_pfx_cmp_lex(const MDB_val *key, size_t p, const unsigned ch
 	if (p < s)
 		return p == kl ? -1 : (k[p] < t[p] ? -1 : 1);
 	size_t rest = kl - s, sl = l - h, m = rest < sl ? rest : sl;
-	int c = m ? memcmp(k + s, e + h, m) : 0;
+	int c = dl_pfx_bytes_cmp(k + s, e + h, m);
 	if (c)
 		return c;
 	return rest < sl ? -1 : rest > sl;
@@ -169,6 +193,80 @@ static inline int dl_pfx_cmp_trunk(const MDB_val *key, size_t p, const unsigned 
 	if (p == tl)
 		return 1;
 	return ((const unsigned char *)key->mv_data)[p] < t[p] ? -1 : 1;
+}
+
+/*
+ * A cursor's decoded key of node i of compressed page mp when kdec already
+ * holds it (see dl_pfx_cursor_key): 1 with key set, else 0.
+ */
+static inline int dl_pfx_cursor_cached(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val *key)
+{
+	MDB_txn *txn = mc->txn;
+	if (mc->kc_pg != mp || mc->kc_idx != i || !(txn->flags & TXN_RDONLY) ||
+	    mc->kc_txnid != txn->txnid)
+		return 0;
+	key->mv_size = mc->kc_len;
+	key->mv_data = mc->kdec;
+	return 1;
+}
+
+/*
+ * The decoded key of node n = index i >= 1 of compressed page mp, for a
+ * cursor step: the result is in mc->kdec (raw nodes: in the page), valid
+ * until the cursor's next operation.  In a read txn the page cannot change,
+ * so what kdec holds is remembered (the kc_ fields): the same node again
+ * costs nothing, and a node of the same page copies from the trunk only
+ * the bytes kdec does not already hold, then its own suffix.  A scan of a
+ * page thus copies the trunk about once per page visit, not once per key.
+ * Write txns edit pages in place and always decode in full.  The caller
+ * has checked that node n lies inside the page.
+ */
+static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_node *n, MDB_val *key)
+{
+	MDB_txn *txn = mc->txn;
+	int keep = (txn->flags & TXN_RDONLY) != 0;
+	size_t tv = 0;
+	if (keep && mc->kc_pg == mp && mc->kc_txnid == txn->txnid) {
+		if (mc->kc_idx == i) {
+			key->mv_size = mc->kc_len;
+			key->mv_data = mc->kdec;
+			return 0;
+		}
+		tv = mc->kc_tv;
+	}
+	MDB_node *n0 = NODEPTR(mp, 0);
+	const unsigned char *t = NODEKEY(mp, n0), *e = NODEKEY(mp, n);
+	size_t tl = n0->mn_ksize, l = n->mn_ksize, s, h;
+	int r = dl_pfx_parse(e, l, t, tl, &s, &h);
+	if (r < 0)
+		return MDB_CORRUPTED;
+	if (r) {
+		/* Raw key: read in place; kdec keeps what it held. */
+		key->mv_size = l;
+		key->mv_data = (void *)e;
+		return 0;
+	}
+	size_t len = s + (l - h);
+	if (len > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	if (s > tv)
+		memcpy(mc->kdec + tv, t + tv, s - tv);
+	if (l > h)
+		memcpy(mc->kdec + s, e + h, l - h);
+	key->mv_size = len;
+	key->mv_data = mc->kdec;
+	if (keep) {
+		/* A non-empty suffix differs from the trunk at byte s (canonical
+		 * form); an empty one leaves kdec's trunk bytes past s intact. */
+		mc->kc_pg = mp;
+		mc->kc_txnid = txn->txnid;
+		mc->kc_idx = i;
+		mc->kc_len = (unsigned)len;
+		mc->kc_tv = (unsigned)(l == h && tv > s ? tv : s);
+	} else {
+		mc->kc_pg = NULL;
+	}
+	return 0;
 }
 
 /* prefix.c: reading */
@@ -191,7 +289,8 @@ size_t dl_pfx_size(MDB_env *env, dl_pent *e, unsigned n);
 void   dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n);
 int    dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 	size_t arenasz);
-unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t psz, int *fits);
+unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, size_t psz,
+	int *fits);
 size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);
 int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val *items,
 	unsigned n);

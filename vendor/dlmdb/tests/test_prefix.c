@@ -395,6 +395,171 @@ static void test_prefix_dupsort_values(void)
 	mdb_env_close(env);
 }
 
+/* ---- read-txn steps: incremental decoding ------------------------------- */
+
+typedef struct step_item {
+	unsigned char k[64];
+	size_t kl;
+	unsigned char v[48];
+	size_t vl;
+} step_item;
+
+static int step_item_cmp(const void *a, const void *b)
+{
+	const step_item *x = a, *y = b;
+	size_t m = x->kl < y->kl ? x->kl : y->kl;
+	int c = memcmp(x->k, y->k, m);
+	if (c)
+		return c;
+	if (x->kl != y->kl)
+		return x->kl < y->kl ? -1 : 1;
+	m = x->vl < y->vl ? x->vl : y->vl;
+	c = memcmp(x->v, y->v, m);
+	if (c)
+		return c;
+	return x->vl < y->vl ? -1 : x->vl > y->vl;
+}
+
+/* Bytes of varied shapes: one of a few common heads, then a tail of 0 to 40
+ * bytes from a 3-letter alphabet, so neighbours share 0 to 50 bytes with a
+ * page's first key and shared lengths go up and down along a page. */
+static size_t step_bytes(unsigned char *b, uint64_t r, size_t maxtail)
+{
+	static const char *heads[] = { "", "ab", "abab/", "datalevin/attr/name/" };
+	const char *h = heads[r % 4];
+	size_t n = strlen(h), tail = (size_t)((r >> 2) % (maxtail + 1));
+	memcpy(b, h, n);
+	uint64_t x = r >> 9;
+	for (size_t i = 0; i < tail; i++) {
+		if (!x)
+			x = next_rand();
+		b[n + i] = (unsigned char)('a' + x % 3);
+		x /= 3;
+	}
+	if (!n && !tail)
+		b[n + tail++] = 'z';
+	return n + tail;
+}
+
+/* Compare one cursor answer with the expected item. */
+static int step_same(const MDB_val *k, const MDB_val *v, const step_item *e, int dups)
+{
+	if (k->mv_size != e->kl || memcmp(k->mv_data, e->k, e->kl))
+		return 0;
+	if (dups && (v->mv_size != e->vl || memcmp(v->mv_data, e->v, e->vl)))
+		return 0;
+	return 1;
+}
+
+/* Every key (and duplicate) returned by NEXT and PREV scans, SET_RANGE and
+ * random back-and-forth steps in read txns equals the one written: the
+ * decoded-key cache of a read-txn cursor never hands out a stale or mixed
+ * key, also across pages, across reset/renew of the txn onto a newer
+ * snapshot, and for duplicates in sub-pages and sub-DBs. */
+static void step_check(int dups)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 4);
+	REQUIRE(env);
+	enum { N = 30000 };
+	step_item *items = calloc(N, sizeof(*items));
+	REQUIRE(items);
+	size_t n = 0;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "s", MDB_CREATE | MDB_PREFIX_COMPRESSION |
+		(dups ? MDB_DUPSORT : 0), &dbi));
+	for (size_t i = 0; i < N; i++) {
+		step_item *e = &items[n];
+		e->kl = step_bytes(e->k, next_rand(), dups ? 6 : 40);
+		e->vl = dups ? step_bytes(e->v, next_rand(), 20) : 8;
+		if (!dups)
+			memcpy(e->v, &i, 8);
+		MDB_val k = { e->kl, e->k }, v = { e->vl, e->v };
+		int rc = mdb_put(txn, dbi, &k, &v, dups ? MDB_NODUPDATA : MDB_NOOVERWRITE);
+		if (rc == MDB_KEYEXIST)
+			continue;
+		REQUIRE_OK(rc);
+		n++;
+	}
+	OK(mdb_txn_commit(txn));
+	qsort(items, n, sizeof(*items), step_item_cmp);
+
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	for (int round = 0; round < 2; round++) {
+		MDB_val k, v;
+		size_t i = 0, bad = 0;
+		int rc;
+		for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && i < n;
+		     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), i++)
+			bad += !step_same(&k, &v, &items[i], dups);
+		CHECK_EQ(i, n);
+		CHECK_RC(rc, MDB_NOTFOUND);
+		i = n;
+		for (rc = mdb_cursor_get(c, &k, &v, MDB_LAST); rc == 0 && i > 0;
+		     rc = mdb_cursor_get(c, &k, &v, MDB_PREV))
+			bad += !step_same(&k, &v, &items[--i], dups);
+		CHECK_EQ(i, 0);
+		CHECK_RC(rc, MDB_NOTFOUND);
+		/* random positions, then short walks both ways */
+		for (int j = 0; j < 300; j++) {
+			size_t at = (size_t)(next_rand() % n);
+			while (at > 0 && items[at - 1].kl == items[at].kl &&
+			       !memcmp(items[at - 1].k, items[at].k, items[at].kl))
+				at--;	/* SET_RANGE lands on a key's first duplicate */
+			k.mv_size = items[at].kl;
+			k.mv_data = items[at].k;
+			REQUIRE_OK(mdb_cursor_get(c, &k, &v, MDB_SET_RANGE));
+			bad += !step_same(&k, &v, &items[at], dups);
+			for (int w = 0; w < 40; w++) {
+				int back = (next_rand() & 3) == 0;
+				if (back ? at == 0 : at + 1 >= n)
+					break;
+				at = back ? at - 1 : at + 1;
+				REQUIRE_OK(mdb_cursor_get(c, &k, &v, back ? MDB_PREV : MDB_NEXT));
+				bad += !step_same(&k, &v, &items[at], dups);
+				if (w % 7 == 0) {
+					REQUIRE_OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+					bad += !step_same(&k, &v, &items[at], dups);
+				}
+			}
+		}
+		CHECK_EQ(bad, 0);
+		if (round == 0) {
+			/* a newer snapshot where every page changed: the same
+			 * cursor, renewed, must not reuse what it decoded */
+			mdb_txn_reset(txn);
+			MDB_txn *w;
+			REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &w));
+			MDB_cursor *wc;
+			REQUIRE_OK(mdb_cursor_open(w, dbi, &wc));
+			size_t kept = 0;
+			for (size_t x = 0; x < n; x++) {
+				MDB_val dk = { items[x].kl, items[x].k }, dv = { items[x].vl, items[x].v };
+				if (x % 3 == 1) {
+					OK(mdb_del(w, dbi, &dk, dups ? &dv : NULL));
+					continue;
+				}
+				items[kept++] = items[x];
+			}
+			mdb_cursor_close(wc);
+			OK(mdb_txn_commit(w));
+			n = kept;
+			REQUIRE_OK(mdb_txn_renew(txn));
+			REQUIRE_OK(mdb_cursor_renew(txn, c));
+		}
+	}
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	free(items);
+	mdb_env_close(env);
+}
+
+static void test_prefix_read_steps_decode_every_key(void) { step_check(0); }
+static void test_prefix_read_steps_decode_every_duplicate(void) { step_check(1); }
+
 #endif
 
 int main(void)
@@ -406,6 +571,8 @@ int main(void)
 	RUN(test_prefix_sorted_puts_fill_leaves);
 	RUN(test_prefix_dupfixed_list_dup_points_into_map);
 	RUN(test_prefix_dupsort_values);
+	RUN(test_prefix_read_steps_decode_every_key);
+	RUN(test_prefix_read_steps_decode_every_duplicate);
 #endif
 	T_DONE();
 }
