@@ -707,10 +707,17 @@ pub struct LoadedDb {
 /// when PATH is new, else read whole, validated, and written in one
 /// transaction.
 pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
-    if is_new_target(&opts.path) {
-        return load_new(opts);
+    let r = if is_new_target(&opts.path) {
+        load_new(opts)
+    } else {
+        load_existing(opts)
+    };
+    // A load stopped by SIGINT may fail on something else first (its input
+    // cut short, a read interrupted): it reports the interrupt.
+    if r.is_err() {
+        check_interrupt()?;
     }
-    load_existing(opts)
+    r
 }
 
 /// A new store: streamed into `.NAME.dlmdb-load-PID` beside PATH, renamed
