@@ -222,8 +222,43 @@ pub struct PeersArgs {
     /// default 40, or 10 with --quick; --min-time sets it in seconds).
     #[arg(long)]
     pub min_sample_ms: Option<u64>,
+    /// Scale rows instead of the suite: build stores of these sizes on
+    /// --dir (a real disk, not tmpfs) and time random get and seek, warm and
+    /// with the data file's pages dropped, e.g. `--scale 1e7` or `--scale 1e7,1e8`.
+    #[arg(long, value_name = "SIZES", value_parser = parse_scale_counts)]
+    pub scale: Option<crate::scale::Counts>,
+    /// With --scale: one write transaction of each of these many puts per
+    /// engine, with its peak RSS ("none" for no put rows).
+    #[arg(long, value_name = "COUNTS", default_value = "12e6,50e6", value_parser = parse_put_counts)]
+    pub scale_puts: crate::scale::Counts,
+    /// With --scale: random lookups per warm row.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub scale_lookups: u64,
+    /// With --scale: random lookups per cold row (0: no cold rows).
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    pub scale_cold_lookups: u64,
+    /// With --scale: stop a put row's child when its RSS passes this many MB
+    /// (default: 80% of MemAvailable).
+    #[arg(long, value_name = "MB")]
+    pub scale_rss_cap: Option<u64>,
+    /// Accept small --scale sizes and memory filesystems (for tests).
+    #[arg(long, hide = true)]
+    pub scale_test: bool,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// `--scale-puts`: counts, or `none`.
+fn parse_put_counts(s: &str) -> Result<crate::scale::Counts, String> {
+    if s == "none" {
+        return Ok(crate::scale::Counts(Vec::new()));
+    }
+    parse_scale_counts(s)
+}
+
+/// `--scale`: comma-separated counts.
+fn parse_scale_counts(s: &str) -> Result<crate::scale::Counts, String> {
+    crate::scale::parse_counts(s).map(crate::scale::Counts)
 }
 
 /// A flag word in decimal or `0x` hex.
@@ -262,8 +297,58 @@ impl PeersArgs {
         }
     }
 
+    /// The `--scale` run these flags ask for (`None` without `--scale`).
+    pub fn scale_options(&self) -> Result<Option<crate::scale::ScaleOptions>, String> {
+        let Some(sizes) = &self.scale else {
+            return Ok(None);
+        };
+        let Some(dir) = &self.dir else {
+            return Err(
+                "--scale needs --dir, a directory on a real disk with room for the stores".into(),
+            );
+        };
+        let rss_cap = match self.scale_rss_cap {
+            Some(mb) => mb << 20,
+            None => crate::sysinfo::mem_available()
+                .map(|b| b / 5 * 4)
+                .ok_or("cannot read MemAvailable from /proc/meminfo; give --scale-rss-cap")?,
+        };
+        Ok(Some(crate::scale::ScaleOptions {
+            sizes: sizes.0.clone(),
+            put_sizes: self.scale_puts.0.clone(),
+            dir: dir.clone(),
+            rounds: self.out.rounds.unwrap_or(3),
+            warm_lookups: self.scale_lookups.max(1),
+            cold_lookups: self.scale_cold_lookups,
+            rss_cap,
+            only: self.options().only,
+            test_mode: self.scale_test,
+            progress: self.out.progress(),
+        }))
+    }
+
     /// Run the benchmark, print it, and return the exit status.
     pub fn run(&self) -> Result<i32> {
+        match self.scale_options() {
+            Err(e) => {
+                eprintln!("dlmdb bench: {e}");
+                return Ok(EXIT_USAGE);
+            }
+            Ok(Some(so)) => {
+                let rep = crate::scale::run_scale(&so).context("peers --scale")?;
+                let out = match self.out.format() {
+                    Format::Json => serde_json::to_string_pretty(&rep)? + "\n",
+                    _ => crate::scale::render_text(&rep),
+                };
+                if let Some(p) = &self.out.save_json {
+                    std::fs::write(p, serde_json::to_string_pretty(&rep)?)
+                        .with_context(|| format!("writing {}", p.display()))?;
+                }
+                print!("{out}");
+                return Ok(EXIT_OK);
+            }
+            Ok(None) => {}
+        }
         let opts = self.options();
         if let Err(e) = crate::check_peers_filter(&opts) {
             eprintln!("dlmdb bench: {e}");

@@ -27,6 +27,7 @@ pub mod dupiter;
 pub mod dups;
 pub mod extra;
 pub mod sample;
+pub mod scale;
 pub mod txns;
 pub use dups::run_dups;
 pub use extra::{render_suite_markdown, render_suite_text, SuiteOptions, SuiteReport, SuiteRow};

@@ -47,3 +47,11 @@ pub fn fs_type(path: &Path) -> Option<String> {
     }
     best.map(|(_, t)| t)
 }
+
+/// `MemAvailable` from /proc/meminfo, bytes.
+pub fn mem_available() -> Option<u64> {
+    let s = read("/proc/meminfo")?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

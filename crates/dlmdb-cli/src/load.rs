@@ -1,24 +1,26 @@
 //! `dlmdb load`: read LMDB's dump text format (lmdb-api.md §9.2) or plain
 //! text (`-T`) into a store.
 //!
-//! Strategy (all or nothing): the whole input is parsed and validated in
-//! memory first (syntax, header keywords, key sizes, duplicates where the
-//! database does not allow them, flags the target format cannot hold,
-//! integer items of one size per database, no REVERSEKEY on a non-empty
-//! main database), before the store is even opened; then every database of
-//! the input is written in **one** write transaction, which is aborted on
-//! any engine error or SIGINT. (Stock `mdb_load` commits every 100 records
-//! and can leave half a database behind.)
+//! Strategy (all or nothing, in bounded memory): the input is read as a
+//! stream, one record at a time, and each record is checked (syntax, header
+//! keywords, key sizes, flags the target format cannot hold, integer items
+//! of one size per database, no REVERSEKEY on a non-empty main database)
+//! and written as it is read. Any failure or SIGINT aborts what is not yet
+//! committed. (Stock `mdb_load` commits every 100 records and can leave
+//! half a database behind.) Duplicates are found by the store being
+//! written, not by an in-memory copy of the input.
 //!
-//! - A new store is built under a temporary name beside PATH and renamed
-//!   into place only after its commit: a failure or Ctrl-C leaves nothing.
-//! - An existing store keeps its data file byte for byte: nothing reaches
-//!   the file before the commit, and a commit that fails part-way (ENOSPC)
-//!   after growing the file is undone by truncating the file back to its
-//!   length before the load, under the writer lock.
-//!
-//! The price: the input must fit in memory and the map must hold the whole
-//! load at once, so the map size is raised as needed.
+//! - A new store is built under a temporary name beside PATH, committed in
+//!   steps, and renamed into place only after its last commit: a failure
+//!   or Ctrl-C leaves nothing.
+//! - An existing store is loaded in **one** write transaction. Its data
+//!   file keeps its bytes: nothing reaches the file before the commit
+//!   except pages the engine spills, which only the commit makes
+//!   reachable, and a load that fails after growing the file (ENOSPC,
+//!   EFBIG, a failed commit) is undone by truncating the file back to its
+//!   length before the load, under the writer lock. The map is sized for
+//!   the whole load before the transaction starts (from the input file's
+//!   length; a fixed allowance for standard input).
 
 use crate::error::{fail, InDatabase, Kind};
 use crate::stat::LayoutChoice;
@@ -26,7 +28,6 @@ use crate::util::{hex_decode_into, print_decode_into, Order};
 use anyhow::{anyhow, bail, Context, Result};
 use dlmdb::{DatabaseFlags, Env, EnvFlags, Layout, WriteFlags};
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -63,6 +64,10 @@ pub struct LoadArgs {
     /// New stores: input bytes read per write transaction (bounds memory).
     #[arg(long, hide = true, default_value_t = STREAM_COMMIT_BYTES)]
     pub commit_bytes: u64,
+    /// Existing stores: bytes of input items kept in memory for duplicate
+    /// detection before they move to a scratch database.
+    #[arg(long, hide = true, default_value_t = SEEN_MEMORY_BYTES)]
+    pub seen_memory_bytes: usize,
 }
 
 /// `dlmdb load`.
@@ -79,6 +84,7 @@ pub fn run(a: LoadArgs, layout: LayoutChoice) -> Result<()> {
         skip_unknown: a.skip_unknown,
         quiet: a.quiet || a.json,
         commit_bytes: a.commit_bytes,
+        seen_memory_bytes: a.seen_memory_bytes,
         layout,
     };
     let report = load(&opts)?;
@@ -129,6 +135,9 @@ pub struct LoadOptions {
     pub quiet: bool,
     /// New stores: input bytes read per write transaction.
     pub commit_bytes: u64,
+    /// Existing stores: bytes of input items kept in memory for duplicate
+    /// detection before they move to a scratch database.
+    pub seen_memory_bytes: usize,
     pub layout: LayoutChoice,
 }
 
@@ -698,10 +707,17 @@ pub struct LoadedDb {
 /// when PATH is new, else read whole, validated, and written in one
 /// transaction.
 pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
-    if is_new_target(&opts.path) {
-        return load_new(opts);
+    let r = if is_new_target(&opts.path) {
+        load_new(opts)
+    } else {
+        load_existing(opts)
+    };
+    // A load stopped by SIGINT may fail on something else first (its input
+    // cut short, a read interrupted): it reports the interrupt.
+    if r.is_err() {
+        check_interrupt()?;
     }
-    load_existing(opts)
+    r
 }
 
 /// A new store: streamed into `.NAME.dlmdb-load-PID` beside PATH, renamed
@@ -714,7 +730,11 @@ fn load_new(opts: &LoadOptions) -> Result<LoadReport> {
     let no_subdir = opts.no_subdir && !opts.path.is_dir();
     let temp = temp_beside(&opts.path);
     remove_store(&temp, no_subdir);
-    let r = stream_into_new(opts, &temp, no_subdir, &src).and_then(|rep| {
+    let target = Target::New {
+        temp: &temp,
+        no_subdir,
+    };
+    let r = stream(opts, target, &src).and_then(|rep| {
         check_interrupt()?;
         std::fs::rename(&temp, &opts.path)
             .with_context(|| format!("cannot rename {} into place", temp.display()))?;
@@ -732,40 +752,23 @@ fn load_new(opts: &LoadOptions) -> Result<LoadReport> {
     r
 }
 
-/// An existing store: the whole input is read and validated first.
+/// An existing store: streamed into one write transaction; if that fails
+/// after growing the data file, the file is cut back to its length before
+/// the load.
 fn load_existing(opts: &LoadOptions) -> Result<LoadReport> {
-    let mut input = Vec::new();
-    match &opts.file {
-        Some(f) => {
-            input = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-        }
-        None => {
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut input)
-                .context("cannot read standard input")?;
-        }
-    }
-    check_interrupt()?;
     let src = opts
         .file
         .as_ref()
         .map_or("<stdin>".to_string(), |f| f.display().to_string());
-    let stock_target = target_is_stock(opts);
-    let parsed = parse_for(
-        &input,
-        opts.subdb.as_deref(),
-        opts.plain_text,
-        opts.skip_unknown,
-        stock_target,
-    )
-    .map_err(|e| fail(Kind::Input, format!("{src}: {e}; nothing was written")))?;
-    drop(input);
-    check_interrupt()?;
-    for w in &parsed.warnings {
-        eprintln!("dlmdb: {src}: {w}");
+    let data_file = crate::store::data_file_of(&opts.path);
+    let before = std::fs::metadata(&data_file).map(|m| m.len()).ok();
+    let r = stream(opts, Target::Existing, &src);
+    if r.is_err() {
+        if let Some(len) = before {
+            restore_length(opts, &data_file, len);
+        }
     }
-    write(opts, &parsed)
+    r
 }
 
 /// Whether the target is (or will be) a stock LMDB store.
@@ -809,44 +812,6 @@ fn remove_store(path: &Path, no_subdir: bool) {
     }
 }
 
-/// Write `parsed` into the store at `opts.path`, all or nothing (see the
-/// module documentation).
-pub fn write(opts: &LoadOptions, parsed: &Parsed) -> Result<LoadReport> {
-    if is_new_target(&opts.path) {
-        let no_subdir = opts.no_subdir && !opts.path.is_dir();
-        let temp = temp_beside(&opts.path);
-        remove_store(&temp, no_subdir);
-        let r = write_inner(opts, parsed, &temp, no_subdir, true).and_then(|rep| {
-            check_interrupt()?;
-            if no_subdir {
-                std::fs::rename(&temp, &opts.path)
-                    .with_context(|| format!("cannot rename {} into place", temp.display()))?;
-                remove_store(&temp, true); // its lock file
-            } else {
-                std::fs::rename(&temp, &opts.path)
-                    .with_context(|| format!("cannot rename {} into place", temp.display()))?;
-                // A lock file is recreated by the next open.
-                let _ = std::fs::remove_file(opts.path.join("lock.mdb"));
-            }
-            Ok(rep)
-        });
-        if r.is_err() {
-            remove_store(&temp, no_subdir);
-        }
-        return r;
-    }
-    let no_subdir = opts.path.is_file();
-    let data_file = crate::store::data_file_of(&opts.path);
-    let before = std::fs::metadata(&data_file).map(|m| m.len()).ok();
-    let r = write_inner(opts, parsed, &opts.path, no_subdir, false);
-    if r.is_err() {
-        if let Some(len) = before {
-            restore_length(opts, &data_file, len);
-        }
-    }
-    r
-}
-
 /// After a failed load into an existing store: if the failed commit grew
 /// the data file, cut it back to `len` while holding the writer lock (no
 /// other writer can be extending it; the committed meta still ends within
@@ -874,25 +839,11 @@ fn restore_length(opts: &LoadOptions, data_file: &Path, len: u64) {
     txn.abort();
 }
 
-/// Write into the store at `path` (`created`: a new store, `path` is its
-/// temporary name). Messages name `opts.path`.
-fn write_inner(
-    opts: &LoadOptions,
-    parsed: &Parsed,
-    path: &Path,
-    no_subdir: bool,
-    created: bool,
-) -> Result<LoadReport> {
-    if created && !no_subdir {
-        std::fs::create_dir_all(path)
-            .with_context(|| format!("cannot create directory {}", path.display()))?;
-    }
-    let data_file = if no_subdir {
-        path.to_path_buf()
-    } else {
-        path.join("data.mdb")
-    };
-    let existing = std::fs::metadata(&data_file).map(|m| m.len()).unwrap_or(0);
+/// Open the existing store at `opts.path` for one load transaction, with
+/// a map of at least `map_size` bytes.
+fn open_existing(opts: &LoadOptions, map_size: u64) -> Result<Env> {
+    let no_subdir = opts.path.is_file();
+    let data_file = crate::store::data_file_of(&opts.path);
     let mut flags = if no_subdir {
         EnvFlags::NO_SUB_DIR
     } else {
@@ -907,173 +858,184 @@ fn write_inner(
         dlmdb::LockFormat::V1 => EnvFlags::LOCK_V1,
         dlmdb::LockFormat::V2 => EnvFlags::LOCK_V2,
     };
-    if !created {
-        if let Some(note) = crate::util::unsupported_format_note(&data_file) {
-            bail!(note);
-        }
+    if let Some(note) = crate::util::unsupported_format_note(&data_file) {
+        bail!(note);
     }
-    if created {
-        if opts.format == NewFormat::Lmdb {
-            flags |= EnvFlags::FORMAT_LMDB;
-        }
-    } else {
-        match dlmdb::read_data_version(&data_file) {
-            Some(2) => {
-                if opts.format == NewFormat::Lmdb {
-                    return Err(fail(
-                        Kind::Refused,
-                        "this is a DLMDB version-2 store; --format lmdb only applies to new stores",
-                    ));
-                }
-            }
-            // Auto: the engine decides from the file (no evidence: stock).
-            Some(1) => match opts.layout {
-                LayoutChoice::Dlmdb => flags |= EnvFlags::FORMAT_DLMDB_V1,
-                LayoutChoice::Lmdb => flags |= EnvFlags::FORMAT_LMDB,
-                LayoutChoice::Auto => {}
-            },
-            _ => {
+    match dlmdb::read_data_version(&data_file) {
+        Some(2) => {
+            if opts.format == NewFormat::Lmdb {
                 return Err(fail(
-                    Kind::NotAStore,
-                    format!("{} is not an LMDB/DLMDB data file", data_file.display()),
-                ))
+                    Kind::Refused,
+                    "this is a DLMDB version-2 store; --format lmdb only applies to new stores",
+                ));
             }
         }
+        // Auto: the engine decides from the file (no evidence: stock).
+        Some(1) => match opts.layout {
+            LayoutChoice::Dlmdb => flags |= EnvFlags::FORMAT_DLMDB_V1,
+            LayoutChoice::Lmdb => flags |= EnvFlags::FORMAT_LMDB,
+            LayoutChoice::Auto => {}
+        },
+        _ => {
+            return Err(fail(
+                Kind::NotAStore,
+                format!("{} is not an LMDB/DLMDB data file", data_file.display()),
+            ))
+        }
     }
-    let payload: u64 = parsed.arena.len() as u64
-        + parsed
-            .sections
-            .iter()
-            .map(|s| s.records.len() as u64 * 48)
-            .sum::<u64>();
-    let need = (existing + 3 * payload + (4 << 20)).div_ceil(1 << 20) << 20;
-    let named = parsed.sections.iter().filter(|s| s.name.is_some()).count() as u32;
     let mut env = Env::builder()
         .flags(flags)
-        .max_dbs(named + 2)
-        .open(path)
+        .max_dbs(MAX_DBS)
+        .open(&opts.path)
         .context("cannot open the store for writing")?;
     let have = env.info()?.map_size;
-    let want = need.max(parsed.mapsize.unwrap_or(0));
-    if want > have {
-        env.set_map_size(want as usize)
-            .with_context(|| format!("cannot set the map size to {want}"))?;
+    if map_size > have {
+        env.set_map_size(map_size as usize)
+            .with_context(|| format!("cannot set the map size to {map_size}"))?;
     }
-    // One bar over the records of every database, so rate and ETA cover
-    // the whole load.
-    let total: u64 = parsed.sections.iter().map(|s| s.records.len() as u64).sum();
-    let bar = crate::progress::bar(
-        total,
-        10_000,
-        opts.quiet,
-        "loading {bar:40} {pos}/{len} records {per_sec} eta {eta}",
-    );
-    let mut txn = env
-        .write_txn()
-        .context("cannot begin a write transaction")?;
-    let mut dbs = Vec::new();
-    for s in &parsed.sections {
-        let in_db = || InDatabase::of(s.name.as_deref());
-        let ctx = |what: &str| format!("input line {}: {what}", s.first_line);
-        let want_flags = DatabaseFlags::from_bits_retain(s.flags);
-        let db = txn
-            .create_db(s.name.as_deref(), want_flags)
-            .with_context(|| ctx("cannot open or create"))
-            .context(in_db())?;
-        let have_flags = txn.db_flags(db)?.bits() & 0x7fff;
-        if have_flags != s.flags
-            && !(s.name.is_none() && have_flags & !s.flags == 0 && s.flags & !have_flags == 0)
-        {
-            return Err(fail(
-                Kind::Refused,
-                format!(
-                    "{}: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
-                    ctx("flags differ"),
-                    have_flags,
-                    crate::stat::flag_names(DatabaseFlags::from_bits_retain(have_flags)).join(","),
-                    s.flags,
-                    crate::stat::flag_names(want_flags).join(",")
-                ),
-            ))
-            .context(in_db());
+    Ok(env)
+}
+
+/// Named databases a streamed load can open: the input's count is not
+/// known before it has been read.
+const MAX_DBS: u32 = 32_000;
+
+/// Map size for loading `input_len` bytes of dump text into a store whose
+/// data file has `existing` bytes, in one transaction: the transaction may
+/// copy every page of the store (copy-on-write) and store each input byte
+/// with at most 4x overhead (small records: page and node headers; the
+/// duplicate-tracking database of a merge doubles it); `None` (standard
+/// input) allows a fixed 64 GiB of growth.
+fn one_txn_map_size(existing: u64, input_len: Option<u64>) -> u64 {
+    let growth = input_len.map_or(64 << 30, |n| 8 * n);
+    (2 * existing + growth + (16 << 20)).div_ceil(1 << 20) << 20
+}
+
+/// Where a streamed load writes.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    /// A new store at a temporary path, committed every
+    /// [`LoadOptions::commit_bytes`] of input.
+    New { temp: &'a Path, no_subdir: bool },
+    /// The existing store at `opts.path`, in one write transaction.
+    Existing,
+}
+
+/// How the records of one input block written into a database that held
+/// records before the load are told apart from the input's own
+/// duplicates: the store cannot say whether a key it finds was there
+/// before or came earlier in the input, so the input's items are recorded
+/// as they are written: in memory up to [`SEEN_MEMORY_BYTES`], then in a
+/// scratch database of the same transaction (deleted before the commit),
+/// so memory stays bounded. When the main database cannot hold a named
+/// database (it has DUPSORT, INTEGERKEY or REVERSEKEY), the set stays in
+/// memory.
+struct Seen {
+    /// The items so far, each as key length (2 bytes), key, and for
+    /// DUPSORT the value; empty once they moved to `db`.
+    memory: HashSet<Vec<u8>>,
+    memory_bytes: usize,
+    /// Past this many bytes the items move to `db`.
+    memory_cap: usize,
+    db: Option<dlmdb::Database>,
+    /// Index of the input block (names the scratch database).
+    index: usize,
+    dupsort: bool,
+}
+
+/// Bytes of items a [`Seen`] set keeps in memory before moving them to a
+/// scratch database.
+const SEEN_MEMORY_BYTES: usize = 32 << 20;
+
+impl Seen {
+    fn new(index: usize, flags: u32, memory_cap: usize) -> Seen {
+        Seen {
+            memory: HashSet::new(),
+            memory_bytes: 0,
+            memory_cap,
+            db: None,
+            index,
+            dupsort: flags & 0x04 != 0,
         }
-        let empty = txn.stat(db)?.entries == 0;
-        let append = empty && s.sorted && !opts.no_overwrite;
-        let dupsort = s.flags & 0x04 != 0;
-        let base = if opts.no_overwrite {
-            WriteFlags::NO_OVERWRITE | WriteFlags::NO_DUP_DATA
+    }
+
+    /// Record the item; `false` if the input gave it before. `scratch`
+    /// collects the scratch databases made, to be deleted before commit.
+    fn insert(
+        &mut self,
+        txn: &mut dlmdb::RwTxn<'_>,
+        k: &[u8],
+        v: &[u8],
+        scratch: &mut Vec<dlmdb::Database>,
+    ) -> Result<bool> {
+        if let Some(db) = self.db {
+            return self.put(txn, db, k, v);
+        }
+        // Key length first, so (key, value) splits one way only.
+        let mut item = Vec::with_capacity(2 + k.len() + v.len());
+        item.extend_from_slice(&(k.len() as u16).to_be_bytes());
+        item.extend_from_slice(k);
+        if self.dupsort {
+            item.extend_from_slice(v);
+        }
+        let size = item.len() + 32;
+        if !self.memory.insert(item) {
+            return Ok(false);
+        }
+        self.memory_bytes += size;
+        if self.memory_bytes > self.memory_cap {
+            if let Some(db) = self.scratch_db(txn) {
+                scratch.push(db);
+                for item in std::mem::take(&mut self.memory) {
+                    let klen = usize::from(u16::from_be_bytes([item[0], item[1]]));
+                    let (k, v) = item[2..].split_at(klen);
+                    self.put(txn, db, k, v)?;
+                }
+                self.db = Some(db);
+                self.memory_bytes = 0;
+            }
+        }
+        Ok(true)
+    }
+
+    fn put(
+        &self,
+        txn: &mut dlmdb::RwTxn<'_>,
+        db: dlmdb::Database,
+        k: &[u8],
+        v: &[u8],
+    ) -> Result<bool> {
+        let (data, f) = if self.dupsort {
+            (v, WriteFlags::NO_DUP_DATA)
         } else {
-            WriteFlags::empty()
+            (&b"+"[..], WriteFlags::NO_OVERWRITE)
         };
-        let (mut written, mut skipped) = (0u64, 0u64);
-        {
-            let mut cur = txn
-                .cursor_mut(db)
-                .with_context(|| ctx("cannot open a cursor"))
-                .context(in_db())?;
-            let mut prev_key: &[u8] = &[];
-            for (i, r) in s.records.iter().enumerate() {
-                let (k, v) = (parsed.key(r), parsed.value(r));
-                let mut f = base;
-                if append {
-                    f |= if dupsort && i > 0 && prev_key == k {
-                        WriteFlags::APPEND_DUP
-                    } else {
-                        WriteFlags::APPEND
-                    };
-                }
-                prev_key = k;
-                match cur.put(k, v, f) {
-                    Ok(()) => written += 1,
-                    Err(dlmdb::Error::KeyExist) if opts.no_overwrite => skipped += 1,
-                    Err(e) => {
-                        return Err(anyhow!(e))
-                            .with_context(|| {
-                                format!(
-                                    "writing the record of input line {} failed; the load was rolled back, nothing was written",
-                                    r.3
-                                )
-                            })
-                            .context(in_db())
-                    }
-                }
-                if (i + 1) % 8192 == 0 {
-                    check_interrupt()?;
-                    if let Some(b) = &bar {
-                        b.inc(8192);
-                    }
-                }
-            }
-            if let Some(b) = &bar {
-                b.inc(s.records.len() as u64 % 8192);
-            }
+        match txn.put(db, k, data, f) {
+            Ok(()) => Ok(true),
+            Err(dlmdb::Error::KeyExist) => Ok(false),
+            Err(e) => Err(anyhow!(e).context("cannot track the input's items")),
         }
-        dbs.push(LoadedDb {
-            name: s.name.clone(),
-            flags: crate::stat::flag_names(want_flags),
-            records: s.records.len() as u64,
-            written,
-            skipped,
-            appended: append,
-        });
     }
-    check_interrupt()?;
-    let txnid = txn.id();
-    txn.commit().context("commit failed; nothing was written")?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
+
+    /// A new, empty scratch database named after this process, or `None`
+    /// when the main database cannot hold one.
+    fn scratch_db(&self, txn: &dlmdb::RwTxn<'_>) -> Option<dlmdb::Database> {
+        let main_plain = txn
+            .open_db(None)
+            .and_then(|m| txn.db_flags(m))
+            .is_ok_and(|f| f.bits() & 0x7fff & !(0x80 | 0x100) == 0);
+        if !main_plain {
+            return None;
+        }
+        let name = format!(".dlmdb-load-seen-{}-{}", std::process::id(), self.index);
+        let flags = if self.dupsort {
+            DatabaseFlags::DUP_SORT
+        } else {
+            DatabaseFlags::empty()
+        };
+        let db = txn.create_db(Some(&name), flags).ok()?;
+        txn.stat(db).is_ok_and(|s| s.entries == 0).then_some(db)
     }
-    let layout = env.layout();
-    Ok(LoadReport {
-        path: opts.path.display().to_string(),
-        txnid,
-        created,
-        layout,
-        input_lines: parsed.lines,
-        databases: dbs,
-        strategy: "single transaction",
-        warnings: parsed.warnings.clone(),
-    })
 }
 
 /// One event of a streamed input.
@@ -1281,18 +1243,21 @@ impl<R: std::io::BufRead> DumpReader<R> {
 /// transaction stay in memory until it commits, so this bounds them.
 const STREAM_COMMIT_BYTES: u64 = 64 << 20;
 
-/// Load into a new store at `temp` while reading the input: records are
-/// checked and written as they are read, committed every
-/// [`STREAM_COMMIT_BYTES`] of input (the store is not visible under its
-/// name until the caller renames it), so memory stays bounded whatever the
-/// input size. Duplicates are found by the store being written
-/// (`MDB_NOOVERWRITE` / `MDB_NODUPDATA` into a database that started empty).
-fn stream_into_new(
-    opts: &LoadOptions,
-    temp: &Path,
-    no_subdir: bool,
-    src: &str,
-) -> Result<LoadReport> {
+/// Load while reading the input: records are checked and written as they
+/// are read, so memory holds one record whatever the input size.
+///
+/// - Into a new store at a temporary path: committed every
+///   [`STREAM_COMMIT_BYTES`] of input (the store is not visible under its
+///   name until the caller renames it).
+/// - Into an existing store: one write transaction, committed after the
+///   last record, aborted on any error or SIGINT; its dirty pages are the
+///   engine's to bound.
+///
+/// Duplicates are found by the store being written: `MDB_NOOVERWRITE` /
+/// `MDB_NODUPDATA` into a database that started empty, and a [`Seen`] set
+/// for a database that held records before the load.
+fn stream(opts: &LoadOptions, target: Target<'_>, src: &str) -> Result<LoadReport> {
+    let existing = matches!(target, Target::Existing);
     let (input, total): (Box<dyn std::io::BufRead>, Option<u64>) = match &opts.file {
         Some(f) => {
             let file =
@@ -1308,7 +1273,11 @@ fn stream_into_new(
             None,
         ),
     };
-    let stock = opts.format == NewFormat::Lmdb;
+    let stock = if existing {
+        target_is_stock(opts)
+    } else {
+        opts.format == NewFormat::Lmdb
+    };
     let mut rd = DumpReader::new(input, opts, stock);
     let in_input = |e: anyhow::Error| -> anyhow::Error {
         match e.downcast::<InputError>() {
@@ -1316,27 +1285,38 @@ fn stream_into_new(
             Err(e) => e,
         }
     };
-    if !no_subdir {
-        std::fs::create_dir_all(temp)
-            .with_context(|| format!("cannot create directory {}", temp.display()))?;
-    }
-    let mut flags = EnvFlags::NO_SYNC;
-    if no_subdir {
-        flags |= EnvFlags::NO_SUB_DIR;
-    }
-    if stock {
-        flags |= EnvFlags::FORMAT_LMDB;
-    }
     // The first header tells the map size the dump was taken with: the new
     // store keeps it (as stock mdb_load does) unless the data needs more.
     let mut pending = Some(rd.next().map_err(in_input)?);
-    let map_size = rd.mapsize.unwrap_or(1 << 30).max(1 << 20);
-    let mut env = Env::builder()
-        .flags(flags)
-        .max_dbs(32_000)
-        .map_size(map_size as usize)
-        .open(temp)
-        .context("cannot create the store")?;
+    let mut env = match target {
+        Target::New { temp, no_subdir } => {
+            if !no_subdir {
+                std::fs::create_dir_all(temp)
+                    .with_context(|| format!("cannot create directory {}", temp.display()))?;
+            }
+            let mut flags = EnvFlags::NO_SYNC;
+            if no_subdir {
+                flags |= EnvFlags::NO_SUB_DIR;
+            }
+            if stock {
+                flags |= EnvFlags::FORMAT_LMDB;
+            }
+            let map_size = rd.mapsize.unwrap_or(1 << 30).max(1 << 20);
+            Env::builder()
+                .flags(flags)
+                .max_dbs(MAX_DBS)
+                .map_size(map_size as usize)
+                .open(temp)
+                .context("cannot create the store")?
+        }
+        Target::Existing => {
+            let len = std::fs::metadata(crate::store::data_file_of(&opts.path))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            let want = one_txn_map_size(len, total).max(rd.mapsize.unwrap_or(0));
+            open_existing(opts, want)?
+        }
+    };
     let bar = match total {
         Some(t) => crate::progress::bar(
             t,
@@ -1349,7 +1329,12 @@ fn stream_into_new(
     let mut dbs: Vec<LoadedDb> = Vec::new();
     let mut named_seen = false;
     let mut main_reverse: Option<usize> = None;
-    let mut cur: Option<(dlmdb::Database, RecordCheck, usize)> = None;
+    // The database being loaded, its record rules, its records so far, and
+    // (a database that held records before the load, without -N) the
+    // input's items seen in it.
+    let mut cur: Option<(dlmdb::Database, RecordCheck, usize, Option<Seen>)> = None;
+    // Scratch databases of the Seen sets, deleted before the commit.
+    let mut scratch: Vec<dlmdb::Database> = Vec::new();
     let mut prev: (Vec<u8>, Vec<u8>, u32) = (Vec::new(), Vec::new(), 0);
     let mut txn_start = 0u64;
     let mut records = 0u64;
@@ -1368,18 +1353,23 @@ fn stream_into_new(
         let psize = u64::from(env.stat()?.page_size);
         let used = (info.last_pgno + 1) * psize;
         let mut budget = info.map_size.saturating_sub(2 * used);
-        if budget < (4 << 20) {
+        if budget < (4 << 20) && !existing {
             let want = (info.map_size * 2).max(2 * used + 4 * commit_bytes + (4 << 20));
             env.set_map_size(want as usize)
                 .with_context(|| format!("cannot set the map size to {want}"))?;
             budget = want - 2 * used;
         }
-        let chunk = commit_bytes.min(budget / 4).max(1);
+        // An existing store is loaded in one transaction.
+        let chunk = if existing {
+            u64::MAX
+        } else {
+            commit_bytes.min(budget / 4).max(1)
+        };
         let mut txn = env
             .write_txn()
             .context("cannot begin a write transaction")?;
         // Reopen the current database in this transaction.
-        if let Some((db, _, _)) = &mut cur {
+        if let Some((db, _, _, _)) = &mut cur {
             let d = dbs.last().expect("a database is being loaded");
             *db = txn
                 .open_db(d.name.as_deref())
@@ -1417,6 +1407,20 @@ fn stream_into_new(
                         .with_context(|| format!("input line {first_line}: cannot create"))
                         .context(InDatabase::of(name.as_deref()))?;
                     let have = txn.db_flags(db)?.bits() & 0x7fff;
+                    let earlier = dbs.iter().any(|d| d.name == name);
+                    if have != flags && existing && !earlier {
+                        return Err(fail(
+                            Kind::Refused,
+                            format!(
+                                "input line {first_line}: flags differ: it exists with flags {:#x} ({}) but the input says {:#x} ({}); nothing was written",
+                                have,
+                                crate::stat::flag_names(DatabaseFlags::from_bits_retain(have)).join(","),
+                                flags,
+                                crate::stat::flag_names(want).join(",")
+                            ),
+                        ))
+                        .context(InDatabase::of(name.as_deref()));
+                    }
                     if have != flags {
                         return Err(fail(
                             Kind::Refused,
@@ -1443,10 +1447,15 @@ fn stream_into_new(
                         skipped: 0,
                         appended: true,
                     });
-                    cur = Some((db, RecordCheck::new(flags), 0));
+                    let held = txn.stat(db)?.entries > 0;
+                    let seen = (held && !opts.no_overwrite)
+                        .then(|| Seen::new(dbs.len(), flags, opts.seen_memory_bytes));
+                    let d = dbs.last_mut().expect("just pushed");
+                    d.appended = !held;
+                    cur = Some((db, RecordCheck::new(flags), 0, seen));
                 }
                 Event::Record { line } => {
-                    let Some((db, check, n)) = &mut cur else {
+                    let Some((db, check, n, seen)) = &mut cur else {
                         unreachable!("records follow a section")
                     };
                     let line32 = line as u32;
@@ -1465,7 +1474,26 @@ fn stream_into_new(
                     } else {
                         WriteFlags::NO_OVERWRITE
                     };
-                    if check.sorted {
+                    if let Some(seen) = seen {
+                        // A merge: the input's own duplicates are refused,
+                        // records that were in the store are replaced.
+                        if !seen.insert(&mut txn, &rd.key, &rd.value, &mut scratch)? {
+                            return Err(in_input(
+                                err(
+                                    line,
+                                    if dupsort {
+                                        "duplicate key/value pair (given earlier in the input)"
+                                    } else {
+                                        "duplicate key in a database without dupsort (given earlier in the input)"
+                                    },
+                                )
+                                .into(),
+                            ));
+                        }
+                        f = WriteFlags::empty();
+                    }
+                    let append = check.sorted && dbs.last().is_some_and(|d| d.appended);
+                    if append {
                         f |= if dupsort && *n > 0 && prev.0 == rd.key {
                             WriteFlags::APPEND_DUP
                         } else {
@@ -1474,7 +1502,7 @@ fn stream_into_new(
                     }
                     let d = dbs.last_mut().expect("a database is being loaded");
                     d.records += 1;
-                    d.appended &= check.sorted;
+                    d.appended &= append;
                     match txn.put(*db, &rd.key, &rd.value, f) {
                         Ok(()) => d.written += 1,
                         Err(dlmdb::Error::KeyExist) if opts.no_overwrite => d.skipped += 1,
@@ -1516,6 +1544,12 @@ fn stream_into_new(
             }
         }
         check_interrupt()?;
+        if done {
+            for db in scratch.drain(..) {
+                txn.drop_db(db)
+                    .context("cannot delete the duplicate-tracking database")?;
+            }
+        }
         txnid = txn.id();
         txn.commit().context("commit failed; nothing was written")?;
         txn_start = rd.bytes;
@@ -1526,7 +1560,9 @@ fn stream_into_new(
             format!("{src}: the input holds no database"),
         ));
     }
-    env.sync(true).context("cannot sync the new store")?;
+    if !existing {
+        env.sync(true).context("cannot sync the new store")?;
+    }
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -1536,11 +1572,15 @@ fn stream_into_new(
     Ok(LoadReport {
         path: opts.path.display().to_string(),
         txnid,
-        created: true,
+        created: !existing,
         layout: env.layout(),
         input_lines: rd.no,
         databases: dbs,
-        strategy: "temporary store, renamed into place",
+        strategy: if existing {
+            "single transaction"
+        } else {
+            "temporary store, renamed into place"
+        },
         warnings: rd.warnings.clone(),
     })
 }

@@ -1,0 +1,275 @@
+//! `dlmdb load` into an existing store: the input is streamed into one
+//! write transaction (records already in the store are replaced, the
+//! input's own duplicates are refused through a set kept in memory or in a
+//! scratch database of the transaction), and any failure, a full disk
+//! included, leaves the data file byte for byte as it was, size included.
+
+mod common;
+
+use common::bin;
+use dlmdb_cli::util::hex;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A dump of database `name` (`dupsort`) holding `records` in that order.
+fn dump(name: &str, dupsort: bool, records: &[(Vec<u8>, Vec<u8>)]) -> String {
+    let mut s = format!(
+        "VERSION=3\nformat=bytevalue\ndatabase={name}\ntype=btree\n{}mapsize=1048576\nmaxreaders=126\nHEADER=END\n",
+        if dupsort { "dupsort=1\n" } else { "" }
+    );
+    for (k, v) in records {
+        s.push_str(&format!(" {}\n {}\n", hex(k), hex(v)));
+    }
+    s.push_str("DATA=END\n");
+    s
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+/// `dlmdb load ARGS -f <file holding input> TARGET`.
+fn load(input: &str, target: &Path, args: &[&str]) -> Output {
+    load_with(bin(), input, target, args)
+}
+
+fn load_with(mut cmd: Command, input: &str, target: &Path, args: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("in.txt");
+    std::fs::write(&f, input).unwrap();
+    cmd.arg("load")
+        .args(args)
+        .arg("-f")
+        .arg(&f)
+        .arg(target)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: Output) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A store at `dir/s` whose database `t` holds keys 0..n with value "old".
+fn store_with(dir: &Path, n: u32, dupsort: bool) -> PathBuf {
+    let store = dir.join("s");
+    let recs: Vec<_> = (0..n).map(|i| (key(i), b"old".to_vec())).collect();
+    ok(load(&dump("t", dupsort, &recs), &store, &["-q"]));
+    store
+}
+
+/// The main database's keys: the names of the named databases.
+fn names(store: &Path) -> String {
+    String::from_utf8(ok(bin()
+        .args(["scan", "--keys-only"])
+        .arg(store)
+        .output()
+        .unwrap()))
+    .unwrap()
+}
+
+/// Memory caps for the duplicate set: the default (all in memory) and one
+/// byte (every item moves to the scratch database at once).
+const SEEN_CAPS: [&[&str]; 2] = [&[], &["--seen-memory-bytes", "1"]];
+
+#[test]
+fn a_merge_replaces_existing_records_and_adds_new_ones() {
+    for cap in SEEN_CAPS {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = store_with(tmp.path(), 1000, false);
+        // Keys 500..1500 in a scrambled order (3 is prime to 1001).
+        let recs: Vec<_> = (0..1001u32)
+            .map(|i| {
+                let k = 500 + i * 3 % 1001;
+                (key(k), format!("new{k}").into_bytes())
+            })
+            .collect();
+        let mut args = vec!["--json"];
+        args.extend_from_slice(cap);
+        let v: serde_json::Value =
+            serde_json::from_slice(&ok(load(&dump("t", false, &recs), &store, &args))).unwrap();
+        assert_eq!(v["created"], false, "{v}");
+        assert_eq!(v["strategy"], "single transaction");
+        assert_eq!(v["databases"][0]["written"], 1001);
+        assert_eq!(v["databases"][0]["appended"], false);
+        let text = String::from_utf8(ok(bin()
+            .args(["scan", "-s", "t"])
+            .arg(&store)
+            .output()
+            .unwrap()))
+        .unwrap();
+        let want: String = (0..1501u32)
+            .map(|i| {
+                let v = if i < 500 {
+                    "old".to_string()
+                } else {
+                    format!("new{i}")
+                };
+                format!("key{i:06}\t{v}\n")
+            })
+            .collect();
+        assert_eq!(text, want, "cap {cap:?}");
+        assert_eq!(names(&store), "t\n", "a scratch database was left behind");
+        let check = bin().arg("check").arg(&store).output().unwrap();
+        assert_eq!(check.status.code(), Some(0), "{check:?}");
+    }
+}
+
+#[test]
+fn the_inputs_own_duplicates_are_refused_and_the_file_kept() {
+    for cap in SEEN_CAPS {
+        for dupsort in [false, true] {
+            // (what, the repeated item's key, its value)
+            for (what, k, v) in [
+                ("an item the store held", key(3), b"old".to_vec()),
+                ("an item new to the store", key(5000), b"x".to_vec()),
+            ] {
+                let tmp = tempfile::tempdir().unwrap();
+                let store = store_with(tmp.path(), 200, dupsort);
+                let data = store.join("data.mdb");
+                let before = std::fs::read(&data).unwrap();
+                // The item, 300 others, then the item again (not adjacent).
+                let mut recs = vec![(k.clone(), v.clone())];
+                recs.extend((0..300u32).map(|i| (key(9000 + i * 13 % 300), b"y".to_vec())));
+                recs.push((k, v));
+                let out = load(&dump("t", dupsort, &recs), &store, cap);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+                // Header lines (7, 8 with dupsort=1), then two per record:
+                // the repeated key is record 301.
+                let line = 8 + usize::from(dupsort) + 2 * 301;
+                assert!(
+                    err.contains(&format!("line {line}: duplicate")),
+                    "{what}, dupsort {dupsort}: {err}"
+                );
+                assert!(
+                    std::fs::read(&data).unwrap() == before,
+                    "{what}: file changed"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn no_overwrite_merges_keep_existing_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_with(tmp.path(), 10, false);
+    let recs: Vec<_> = (5..15u32).map(|i| (key(i), b"new".to_vec())).collect();
+    let v: serde_json::Value = serde_json::from_slice(&ok(load(
+        &dump("t", false, &recs),
+        &store,
+        &["--json", "-N"],
+    )))
+    .unwrap();
+    assert_eq!(v["databases"][0]["written"], 5, "{v}");
+    assert_eq!(v["databases"][0]["skipped"], 5, "{v}");
+    let out = ok(bin()
+        .args(["get", "-s", "t"])
+        .arg(&store)
+        .arg("key000007")
+        .output()
+        .unwrap());
+    assert_eq!(out, b"old\n");
+}
+
+/// A load that runs out of room: the big input, the data file before, and
+/// the outcome.
+fn fill_up(store: &Path, cmd: Command) -> (Vec<u8>, Output) {
+    let data = store.join("data.mdb");
+    let before = std::fs::read(&data).unwrap();
+    // About 4 MB of records: more than the room given.
+    let recs: Vec<_> = (0..20_000u32)
+        .map(|i| (key(100_000 + i * 7 % 20_000), vec![b'v'; 200]))
+        .collect();
+    let out = load_with(cmd, &dump("t", false, &recs), store, &["-q"]);
+    (before, out)
+}
+
+fn assert_kept(store: &Path, before: &[u8], out: &Output, what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+    assert!(err.contains(what), "{err}");
+    let after = std::fs::read(store.join("data.mdb")).unwrap();
+    assert_eq!(after.len(), before.len(), "size changed: {err}");
+    assert!(after == before, "data file changed: {err}");
+    // Still a healthy store with its records.
+    let check = bin().arg("check").arg(store).output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let out = ok(bin()
+        .args(["get", "-s", "t"])
+        .arg(store)
+        .arg("key000001")
+        .output()
+        .unwrap());
+    assert_eq!(out, b"old\n");
+}
+
+/// A tmpfs of 1 MiB mounted for the test; unmounted on drop.
+struct SmallFs(tempfile::TempDir);
+
+impl SmallFs {
+    fn mount() -> Option<SmallFs> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .ok()?;
+        st.success().then_some(SmallFs(dir))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// ENOSPC: a full filesystem during the load's writes.
+#[test]
+fn a_full_disk_leaves_the_data_file_as_it_was() {
+    let Some(fs) = SmallFs::mount() else {
+        eprintln!("SKIP: mounting a small tmpfs needs root; the EFBIG test covers the same path");
+        return;
+    };
+    let store = store_with(fs.0.path(), 100, false);
+    let (before, out) = fill_up(&store, bin());
+    assert_kept(&store, &before, &out, "No space left on device");
+}
+
+/// EFBIG: RLIMIT_FSIZE stops the data file's growth (SIGXFSZ ignored, so
+/// the write fails instead), through the same failure and truncation path
+/// as a full disk; needs no privileges.
+#[test]
+fn a_file_size_limit_leaves_the_data_file_as_it_was() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_with(tmp.path(), 100, false);
+    let mut cmd = bin();
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: 1 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let (before, out) = fill_up(&store, cmd);
+    assert_kept(&store, &before, &out, "File too large");
+}
