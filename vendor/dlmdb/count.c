@@ -539,7 +539,10 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 			if (own) {
 				dl_put64((char *)nd + NODESZ, c);
 				/* The reader (dl_bcount) sees the count just written. */
-				DL_ASSERT(dl_bcount(mp, i) == c);
+#ifdef DLMDB_DEBUG
+				uint64_t back;
+				DL_ASSERT(dl_bcount(env, mp, i, &back) == 0 && back == c);
+#endif
 			}
 		}
 		sum += c;
