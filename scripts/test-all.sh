@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The one test command: C engine tests (plain + sanitizers), then every Rust
-# test of the workspace in release mode (the model-based tests run 100k ops).
+# The one test command: C engine tests (plain + sanitizers), then the Rust
+# lints (rustfmt, clippy with warnings as errors) and every Rust test of the
+# workspace in release mode (the model-based tests run 100k ops).
 #
 #   bash scripts/test-all.sh
 #
@@ -37,6 +38,10 @@ rust_rc=0
 
 section "C engine tests: make -C vendor/dlmdb check (plain, then ASan/UBSan)"
 make -C vendor/dlmdb check FIXTURES="$DLMDB_FIXTURES" || c_rc=$?
+
+section "Rust lints: cargo fmt --check, cargo clippy -D warnings"
+cargo fmt --all --check || rust_rc=$?
+cargo clippy --workspace --all-targets --release -- -D warnings || rust_rc=$?
 
 section "Rust tests: cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast || rust_rc=$?

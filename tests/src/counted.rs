@@ -125,6 +125,9 @@ pub fn get_rank(txn: &impl AsTxn, dbi: u32, rank: u64) -> Res<Pair> {
     }
 }
 
+/// The key and the value `get_rank_partial` was asked for.
+pub type RankItem = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// `mdb_get_rank` with NULL key and/or data outputs (returns what was asked).
 pub fn get_rank_partial(
     txn: &impl AsTxn,
@@ -132,7 +135,7 @@ pub fn get_rank_partial(
     rank: u64,
     want_key: bool,
     want_data: bool,
-) -> Res<(Option<Vec<u8>>, Option<Vec<u8>>)> {
+) -> Res<RankItem> {
     let (mut k, mut d) = (empty_val(), empty_val());
     let kp: *mut ffi::MDB_val = if want_key { &mut k } else { ptr::null_mut() };
     let dp: *mut ffi::MDB_val = if want_data { &mut d } else { ptr::null_mut() };
@@ -294,7 +297,7 @@ pub fn put_multiple(
     items: &[u8],
     size: usize,
 ) -> Res<usize> {
-    assert!(size > 0 && items.len() % size == 0);
+    assert!(size > 0 && items.len().is_multiple_of(size));
     let c = Cursor::open(txn, dbi)?;
     let mut k = val(key);
     let mut d = [
@@ -422,13 +425,16 @@ impl Drop for Cursor<'_> {
 // Model
 // ---------------------------------------------------------------------------
 
+/// A key's sort key paired with its duplicates in the default order.
+type SortedDups = (Vec<u8>, BTreeSet<Vec<u8>>);
+
 /// In-memory model of one plain or DUPSORT database, ordered like the
 /// default comparators (keys via [`sort_key`], duplicates bytewise — the
 /// default dup comparator, also for DUPFIXED without INTEGERDUP).
 #[derive(Debug, Clone, Default)]
 pub struct CountModel {
     pub flags: u32,
-    map: BTreeMap<Vec<u8>, (Vec<u8>, BTreeSet<Vec<u8>>)>,
+    map: BTreeMap<Vec<u8>, SortedDups>,
     entries: usize,
 }
 

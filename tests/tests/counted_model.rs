@@ -84,7 +84,10 @@ fn key_of(kind: Kind, id: u64) -> Vec<u8> {
         Kind::Plain => {
             let mut k = format!("k{:05}", id).into_bytes();
             let extra = (id * 37 % 300) as usize;
-            k.extend(std::iter::repeat(b'a' + (id % 26) as u8).take(extra.saturating_sub(6)));
+            k.extend(std::iter::repeat_n(
+                b'a' + (id % 26) as u8,
+                extra.saturating_sub(6),
+            ));
             k.truncate(1 + (id as usize * 7919) % 300);
             if k.len() < 6 {
                 // very short keys collide on prefixes: keep them unique
@@ -429,10 +432,7 @@ fn one_op(
                 if x == u64::MAX {
                     return;
                 }
-                (x + 1 + rng.gen_range(0..1000))
-                    .min(u64::MAX)
-                    .to_be_bytes()
-                    .to_vec()
+                (x + 1 + rng.gen_range(0..1000)).to_be_bytes().to_vec()
             }
             (Kind::DupFixed, None) => gen_val(rng, kind),
             (_, Some(m)) => {
@@ -544,6 +544,7 @@ fn gen_bound(rng: &mut ChaCha8Rng, db: &Db, snap: &CountSnap) -> Option<Vec<u8>>
 }
 
 /// All queries of one DB against its snapshot, in `txn` (read or write).
+#[allow(clippy::too_many_arguments)] // each argument is one independent query input
 fn verify_db(
     txn: &impl AsTxn,
     dbi: u32,
@@ -1242,6 +1243,7 @@ fn counted_nested_txns() {
         let name = format!("n{flags:x}");
         let mut model = CountModel::new(flags);
         // `t` puts one pair; an existing DUPSORT pair may answer KEYEXIST.
+        #[allow(clippy::type_complexity)]
         let fill = |t: &dyn Fn(&[u8], &[u8]) -> Res<()>,
                     m: &mut CountModel,
                     rng: &mut ChaCha8Rng,

@@ -121,10 +121,10 @@ fn key_for(s: &Spec, n: u32) -> Vec<u8> {
     } else {
         // odd and even lengths
         let mut k = format!("key{:04}", n).into_bytes();
-        if n % 3 == 0 {
+        if n.is_multiple_of(3) {
             k.extend_from_slice(b"-x");
         }
-        if n % 5 == 0 {
+        if n.is_multiple_of(5) {
             k.push(b'z');
         }
         k
@@ -215,7 +215,7 @@ fn generate_stats(
             let burst = if hot && phase < 2 && rng.gen_bool(0.3) {
                 rng.gen_range(10..60)
             } else if hot && phase == 2 && rng.gen_bool(0.3) {
-                -(rng.gen_range(10..80) as i32)
+                -rng.gen_range(10..80)
             } else {
                 0
             };

@@ -104,6 +104,7 @@
 //!   GET_CURRENT, which ends a "just deleted" state that FIRST_DUP/LAST_DUP
 //!   keep, so list_dup is not called after a cursor delete until an
 //!   absolute positioning.
+//!
 //! `mdb_cursor_list_dup` (stock has none; emulated, see `dlmdb_kit::stock`) is only
 //! called right after a successful positioning op.
 //!
@@ -222,7 +223,7 @@ fn val(db: &Db, n: u32) -> Vec<u8> {
     } else {
         // variable sizes; odd and even lengths
         let mut v = format!("{n}").into_bytes();
-        if n % 3 == 0 {
+        if n.is_multiple_of(3) {
             v.extend_from_slice(b"-pad");
         }
         v
@@ -783,10 +784,8 @@ fn run<A: DupEngine, B: DupEngine>(
                 slot,
                 op: op::FIRST | op::LAST,
                 ..
-            } => {
-                if oa[0].rc == 0 || oa[0].rc == rc::NOTFOUND {
-                    unspec[*slot] = false;
-                }
+            } if (oa[0].rc == 0 || oa[0].rc == rc::NOTFOUND) => {
+                unspec[*slot] = false;
             }
             E::CPut { slot, .. } => unspec[*slot] = oa[0].rc != 0,
             // *_MULTIPLE leave a page-dependent position; a later cursor
@@ -808,9 +807,9 @@ fn run<A: DupEngine, B: DupEngine>(
             _ => None,
         };
         if let Some(w) = writer {
-            for sl in 0..2 {
+            for (sl, t) in tainted.iter_mut().enumerate() {
                 if w != Some(sl) {
-                    tainted[sl] = true;
+                    *t = true;
                 }
             }
         }

@@ -182,7 +182,7 @@ fn key_for(db: usize, n: u32) -> Vec<u8> {
         (n.wrapping_mul(13) + 1).to_ne_bytes().to_vec()
     } else {
         let mut k = format!("k{n:03}").into_bytes();
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             k.push(b'e');
         }
         k
@@ -1123,13 +1123,13 @@ fn env_flags_for<E: DupEngine>(seed: u64) -> u32 {
     // our engine: stock layout for even seeds, default (version 2) for odd;
     // prefix runs need a DLMDB layout
     if extra_flags() != 0 {
-        return if seed % 2 == 0 {
+        return if seed.is_multiple_of(2) {
             0
         } else {
             fl::FORMAT_DLMDB_V1
         };
     }
-    if E::NAME.contains("dlmdb") && seed % 2 == 0 {
+    if E::NAME.contains("dlmdb") && seed.is_multiple_of(2) {
         fl::FORMAT_LMDB
     } else {
         0

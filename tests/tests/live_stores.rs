@@ -95,8 +95,11 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
 
+/// The key/value pairs a store should hold, in key order.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A stock peer creates a stock store with `n` keys; returns it and the model.
-fn stock_store(f: Family, path: &Path, n: u32) -> (Peer, Vec<(Vec<u8>, Vec<u8>)>) {
+fn stock_store(f: Family, path: &Path, n: u32) -> (Peer, Pairs) {
     let mut p = Peer::spawn(f, &[]);
     p.open(path, MAP).expect("stock peer opens");
     p.ok("wbegin");
@@ -123,7 +126,7 @@ fn we_join_a_stock_environment() {
         return;
     }
     for f in stock_families() {
-        let _w = live::watchdog(format!("{}", f.name()), LIMIT);
+        let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
         let (mut writer, mut model) = stock_store(f, &path, 300);
         let mut reader = Peer::spawn(f, &[]);
@@ -229,7 +232,7 @@ fn stock_joins_our_environment() {
         return;
     }
     for f in stock_families() {
-        let _w = live::watchdog(format!("{}", f.name()), LIMIT);
+        let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
         // A fresh stock-format store, created by us.
         let env =
@@ -446,7 +449,7 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
         return;
     }
     for f in stock_families() {
-        let _w = live::watchdog(format!("{}", f.name()), LIMIT);
+        let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
         let (mut p, mut model) = stock_store(f, &path, 400);
         let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
@@ -586,7 +589,7 @@ fn stale_readers_cleared_across_families() {
         return;
     }
     for f in stock_families() {
-        let _w = live::watchdog(format!("{}", f.name()), LIMIT);
+        let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
         let (mut p, _) = stock_store(f, &path, 10);
         let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();

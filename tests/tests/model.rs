@@ -414,7 +414,7 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
 fn layout_for(seed: u64) -> EnvFlags {
     if prefix_mode() {
         // prefix compression needs a DLMDB layout (stock LMDB has none)
-        return if seed % 2 == 0 {
+        return if seed.is_multiple_of(2) {
             EnvFlags::empty()
         } else {
             EnvFlags::FORMAT_DLMDB_V1

@@ -51,7 +51,7 @@ fn u64_of(v: &[u8]) -> u64 {
 /// an older snapshot, never one from the other meta page.
 fn check_seq(id: u64, seq: u64, who: &str) {
     assert!(
-        seq >= id && (seq - id) % 2 == 0,
+        seq >= id && (seq - id).is_multiple_of(2),
         "{who}: read txn id {id} but its data is txn {seq}'s (older, or from the other meta page)"
     );
 }

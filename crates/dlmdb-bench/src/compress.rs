@@ -268,11 +268,7 @@ impl Gen {
     }
 
     fn key_index(&self, idx: u64) -> u64 {
-        if self.dups > 0 {
-            idx / self.dups
-        } else {
-            idx
-        }
+        idx.checked_div(self.dups).unwrap_or(idx)
     }
 
     /// `'p' x prefix_len` then the key index as 16 lowercase hex digits.
@@ -1018,68 +1014,6 @@ pub fn render_compress_text(run: &CompressRun) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_variants_with_dups() {
-        let o = CompressOptions {
-            dups: 20,
-            ..Default::default()
-        };
-        let l: Vec<String> = variants(&o).unwrap().into_iter().map(|v| v.label).collect();
-        assert_eq!(l, ["plain", "prefix", "plain-dups", "prefix-dups"]);
-    }
-
-    #[test]
-    fn variant_specs() {
-        let o = CompressOptions {
-            variant_specs: vec!["off".into(), "x:on".into(), "plain".into()],
-            ..Default::default()
-        };
-        let v = variants(&o).unwrap();
-        let l: Vec<(&str, bool)> = v.iter().map(|v| (v.label.as_str(), v.compressed)).collect();
-        assert_eq!(l, [("plain", false), ("x", true), ("plain-2", false)]);
-        let bad = CompressOptions {
-            variant_specs: vec!["zip".into()],
-            ..Default::default()
-        };
-        assert!(variants(&bad).is_err());
-        let long = CompressOptions {
-            variant_specs: vec!["a".repeat(128)],
-            ..Default::default()
-        };
-        assert!(variants(&long).is_err());
-    }
-
-    #[test]
-    fn keys_and_values() {
-        let o = CompressOptions {
-            prefix_len: 3,
-            value_size: 4,
-            entries: 10,
-            ..Default::default()
-        };
-        let mut g = Gen::new(&o, 0);
-        assert_eq!(g.key(0x1234_abcd), b"ppp000000001234abcd");
-        assert_eq!(g.value(2, 1), [12, 13, 14, 15]);
-        let mut g = Gen::new(&o, 4);
-        assert_eq!(g.key(9), b"ppp0000000000000002");
-        assert_eq!(g.value(9, 3), [2, 2, 3, 1]);
-        let o1 = CompressOptions { value_size: 1, ..o };
-        let mut g = Gen::new(&o1, 4);
-        assert_eq!(g.value(9, 3), [4]);
-    }
-
-    #[test]
-    fn sizes_like_compress_bench() {
-        assert_eq!(human_size(0), "0.00 B");
-        assert_eq!(human_size(1536), "1.50 KiB");
-        assert_eq!(human_size(3 << 30), "3.00 GiB");
-    }
-}
-
 // ---------------------------------------------------------------- report
 
 /// DLMDB's published "relative to plain" time ratios (compress_bench, n =
@@ -1172,7 +1106,7 @@ pub fn compress_report(runs: &[CompressRun]) -> Result<crate::report::Report> {
             }
             let samples = |pick: &dyn Fn(&CompressRun) -> Option<&VariantResult>| -> Vec<f64> {
                 runs.iter()
-                    .filter_map(|run| pick(run))
+                    .filter_map(pick)
                     .map(|v| phases(v)[p].2.us_per_op() * scale)
                     .collect()
             };
@@ -1243,4 +1177,66 @@ pub fn compress_report(runs: &[CompressRun]) -> Result<crate::report::Report> {
         }
     }
     Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_variants_with_dups() {
+        let o = CompressOptions {
+            dups: 20,
+            ..Default::default()
+        };
+        let l: Vec<String> = variants(&o).unwrap().into_iter().map(|v| v.label).collect();
+        assert_eq!(l, ["plain", "prefix", "plain-dups", "prefix-dups"]);
+    }
+
+    #[test]
+    fn variant_specs() {
+        let o = CompressOptions {
+            variant_specs: vec!["off".into(), "x:on".into(), "plain".into()],
+            ..Default::default()
+        };
+        let v = variants(&o).unwrap();
+        let l: Vec<(&str, bool)> = v.iter().map(|v| (v.label.as_str(), v.compressed)).collect();
+        assert_eq!(l, [("plain", false), ("x", true), ("plain-2", false)]);
+        let bad = CompressOptions {
+            variant_specs: vec!["zip".into()],
+            ..Default::default()
+        };
+        assert!(variants(&bad).is_err());
+        let long = CompressOptions {
+            variant_specs: vec!["a".repeat(128)],
+            ..Default::default()
+        };
+        assert!(variants(&long).is_err());
+    }
+
+    #[test]
+    fn keys_and_values() {
+        let o = CompressOptions {
+            prefix_len: 3,
+            value_size: 4,
+            entries: 10,
+            ..Default::default()
+        };
+        let mut g = Gen::new(&o, 0);
+        assert_eq!(g.key(0x1234_abcd), b"ppp000000001234abcd");
+        assert_eq!(g.value(2, 1), [12, 13, 14, 15]);
+        let mut g = Gen::new(&o, 4);
+        assert_eq!(g.key(9), b"ppp0000000000000002");
+        assert_eq!(g.value(9, 3), [2, 2, 3, 1]);
+        let o1 = CompressOptions { value_size: 1, ..o };
+        let mut g = Gen::new(&o1, 4);
+        assert_eq!(g.value(9, 3), [4]);
+    }
+
+    #[test]
+    fn sizes_like_compress_bench() {
+        assert_eq!(human_size(0), "0.00 B");
+        assert_eq!(human_size(1536), "1.50 KiB");
+        assert_eq!(human_size(3 << 30), "3.00 GiB");
+    }
 }

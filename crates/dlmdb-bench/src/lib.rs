@@ -611,49 +611,6 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filter_matching() {
-        let f = Some("RAND_GET, k64/v100/1M".to_string());
-        assert!(matches(&f, "rand_get/k8/v100/10K"));
-        assert!(matches(&f, "seq_put/k64/v100/1M"));
-        assert!(!matches(&f, "seq_put/k64/v100/10K"));
-        assert!(matches(&None, "anything"));
-    }
-
-    #[test]
-    fn median_odd_even() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-    }
-
-    #[test]
-    fn tiny_run_produces_every_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = PeersOptions {
-            quick: true,
-            filter: Some("k8/v100/10K".into()),
-            rounds: 1,
-            dir: Some(dir.path().to_path_buf()),
-            map_size: 256 << 20,
-            ..Default::default()
-        };
-        let rep = run_peers(&opts).unwrap();
-        assert_eq!(rep.rows.len(), 6, "{:#?}", rep.rows);
-        for r in &rep.rows {
-            assert!(r.error.is_none(), "{}: {:?}", r.name, r.error);
-            assert!(r.ratio.is_some());
-        }
-        let md = render_markdown(&rep);
-        assert!(md.contains("| rand_seek/k8/v100/10K |"), "{md}");
-        serde_json::to_string(&rep).unwrap();
-    }
-}
-
 /// Names of every row `run_peers` can produce for these sizes (for
 /// checking a `--filter` before running).
 pub fn peers_row_names(quick: bool) -> Vec<String> {
@@ -719,4 +676,47 @@ pub fn peers_report(p: &PeersReport) -> report::Report {
         })
         .collect();
     rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_matching() {
+        let f = Some("RAND_GET, k64/v100/1M".to_string());
+        assert!(matches(&f, "rand_get/k8/v100/10K"));
+        assert!(matches(&f, "seq_put/k64/v100/1M"));
+        assert!(!matches(&f, "seq_put/k64/v100/10K"));
+        assert!(matches(&None, "anything"));
+    }
+
+    #[test]
+    fn median_odd_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn tiny_run_produces_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = PeersOptions {
+            quick: true,
+            filter: Some("k8/v100/10K".into()),
+            rounds: 1,
+            dir: Some(dir.path().to_path_buf()),
+            map_size: 256 << 20,
+            ..Default::default()
+        };
+        let rep = run_peers(&opts).unwrap();
+        assert_eq!(rep.rows.len(), 6, "{:#?}", rep.rows);
+        for r in &rep.rows {
+            assert!(r.error.is_none(), "{}: {:?}", r.name, r.error);
+            assert!(r.ratio.is_some());
+        }
+        let md = render_markdown(&rep);
+        assert!(md.contains("| rand_seek/k8/v100/10K |"), "{md}");
+        serde_json::to_string(&rep).unwrap();
+    }
 }

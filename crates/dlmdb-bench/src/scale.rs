@@ -158,7 +158,7 @@ pub fn parse_counts(s: &str) -> Result<Vec<u64>, String> {
                 let f: f64 = part
                     .parse()
                     .map_err(|_| format!("{part:?} is not a count (e.g. 1e7 or 10000000)"))?;
-                if !(f.is_finite() && f >= 1.0 && f <= 1e12 && f.fract() == 0.0) {
+                if !(f.is_finite() && (1.0..=1e12).contains(&f) && f.fract() == 0.0) {
                     return Err(format!("{part:?} is not a whole count between 1 and 1e12"));
                 }
                 f as u64
@@ -552,7 +552,7 @@ fn run_size(
     if free < need + (2 << 30) {
         bail!(
             "{n} entries need up to {} GB per engine on {}, and only {} GB are free",
-            n * BYTES_PER_ENTRY_MAX >> 30,
+            (n * BYTES_PER_ENTRY_MAX) >> 30,
             root.display(),
             free >> 30
         );

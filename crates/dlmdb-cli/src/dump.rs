@@ -352,7 +352,7 @@ fn dump_db(
         }
         out.write_all(&line)?;
         n += 1;
-        if n % 65536 == 0 {
+        if n.is_multiple_of(65536) {
             if let Some(b) = bar {
                 b.inc(65536);
             }

@@ -1534,7 +1534,7 @@ fn stream(opts: &LoadOptions, target: Target<'_>, src: &str) -> Result<LoadRepor
                     prev.2 = line32;
                     *n += 1;
                     records += 1;
-                    if records % 8192 == 0 {
+                    if records.is_multiple_of(8192) {
                         check_interrupt()?;
                         if let Some(b) = &bar {
                             b.set_position(rd.bytes);
