@@ -796,6 +796,13 @@ fn is_new_target(path: &Path) -> bool {
 
 /// `.NAME.dlmdb-load-PID` beside `path`.
 fn temp_beside(path: &Path) -> PathBuf {
+    let (dir, prefix) = hidden_beside(path, "dlmdb-load");
+    dir.join(format!("{prefix}{}", std::process::id()))
+}
+
+/// The directory holding `path` and the prefix `.NAME.TAG-` of the
+/// scratch files a load keeps there (the process id completes the name).
+fn hidden_beside(path: &Path, tag: &str) -> (PathBuf, String) {
     let name = path
         .file_name()
         .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
@@ -803,7 +810,7 @@ fn temp_beside(path: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    parent.join(format!(".{name}.dlmdb-load-{}", std::process::id()))
+    (parent, format!(".{name}.{tag}-"))
 }
 
 fn remove_store(path: &Path, no_subdir: bool) {

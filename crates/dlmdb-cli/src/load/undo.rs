@@ -59,14 +59,7 @@ pub(super) struct Undo {
 /// The directory of `data_file` and the undo files' name prefix
 /// `.NAME.dlmdb-load-undo-` (the process id follows).
 fn undo_prefix(data_file: &Path) -> (PathBuf, String) {
-    let name = data_file
-        .file_name()
-        .map_or_else(|| "data.mdb".into(), |n| n.to_string_lossy().into_owned());
-    let parent = match data_file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    (parent, format!(".{name}.dlmdb-load-undo-"))
+    super::hidden_beside(data_file, "dlmdb-load-undo")
 }
 
 /// `.NAME.dlmdb-load-undo-PID` beside the data file.
