@@ -28,10 +28,32 @@ fn key(i: u32) -> Vec<u8> {
 fn store_with_free_pages(dir: &Path, n: u32) -> PathBuf {
     let store = dir.join("s");
     std::fs::create_dir(&store).unwrap();
+    fill_and_free(&store, dlmdb::EnvFlags::empty(), n);
+    store
+}
+
+/// As [`store_with_free_pages`], a single data file `dir/s.mdb`.
+fn single_file_store_with_free_pages(dir: &Path, n: u32) -> PathBuf {
+    let store = dir.join("s.mdb");
+    fill_and_free(&store, dlmdb::EnvFlags::NO_SUB_DIR, n);
+    store
+}
+
+/// The data file of `store`.
+fn data_of(store: &Path) -> PathBuf {
+    if store.is_file() {
+        store.to_path_buf()
+    } else {
+        store.join("data.mdb")
+    }
+}
+
+fn fill_and_free(store: &Path, flags: dlmdb::EnvFlags, n: u32) {
     let env = dlmdb::Env::builder()
+        .flags(flags)
         .max_dbs(4)
         .map_size(256 << 20)
-        .open(&store)
+        .open(store)
         .unwrap();
     let mut txn = env.write_txn().unwrap();
     let db = txn
@@ -58,14 +80,11 @@ fn store_with_free_pages(dir: &Path, n: u32) -> PathBuf {
         let r = env.read_txn().unwrap();
         r.freelist().unwrap().iter().map(|f| f.pages.len()).sum()
     };
-    let len = std::fs::metadata(store.join("data.mdb")).unwrap().len();
-    eprintln!("{n} records: {len} bytes, {free} free pages");
+    let len = std::fs::metadata(data_of(store)).unwrap().len();
     assert!(
         free as u64 * 4096 > len / 2,
         "only {free} free pages in {len} bytes"
     );
-    drop(env);
-    store
 }
 
 /// Dump text of database `name` with `n` records (keys from `first`), 150-byte
@@ -123,7 +142,8 @@ fn command(dirty_limit: Option<&str>, limit: Option<u64>) -> Command {
 /// Names in `dir` and in the store directory that look like undo files.
 fn leftovers(store: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for d in [store, store.parent().unwrap()] {
+    let dirs = [store, store.parent().unwrap()];
+    for d in dirs.iter().filter(|d| d.is_dir()) {
         for e in std::fs::read_dir(d).unwrap() {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
             if name.contains("undo") {
@@ -141,7 +161,7 @@ fn assert_kept(store: &Path, before: &[u8], out: &Output, code: i32, what: &str)
     assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(err.contains(what), "{err}");
     assert!(!err.contains("warning"), "{err}");
-    let after = std::fs::read(store.join("data.mdb")).unwrap();
+    let after = std::fs::read(data_of(store)).unwrap();
     assert_eq!(after.len(), before.len(), "size changed: {err}");
     let differing = after
         .chunks(4096)
@@ -158,7 +178,15 @@ fn assert_kept(store: &Path, before: &[u8], out: &Output, code: i32, what: &str)
 fn a_malformed_record_late_in_the_input_leaves_every_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(store.join("data.mdb")).unwrap();
+    let before = std::fs::read(data_of(&store)).unwrap();
+    fail_late_both_ways(&store, &before, 5_000);
+}
+
+#[test]
+fn a_single_file_store_keeps_every_byte_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = single_file_store_with_free_pages(tmp.path(), 20_000);
+    let before = std::fs::read(&store).unwrap();
     fail_late_both_ways(&store, &before, 5_000);
 }
 
@@ -181,7 +209,7 @@ fn fail_late_both_ways(store: &Path, before: &[u8], n: u32) {
 fn a_file_size_limit_during_spills_leaves_every_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(store.join("data.mdb")).unwrap();
+    let before = std::fs::read(data_of(&store)).unwrap();
     // Room for a few more pages than the file has: the load reuses the
     // free pages, grows the file a little, then fails.
     let limit = before.len() as u64 + (64 << 10);
@@ -201,7 +229,7 @@ fn a_file_size_limit_during_spills_leaves_every_byte() {
 fn a_commit_that_fails_part_way_leaves_every_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(store.join("data.mdb")).unwrap();
+    let before = std::fs::read(data_of(&store)).unwrap();
     let limit = before.len() as u64 + (64 << 10);
     let out = load(&store, &dump("t", 50_000, 20_000, false), None, Some(limit));
     assert_kept(&store, &before, &out, 1, "commit failed");
@@ -228,7 +256,7 @@ fn spawn_load(store: &Path) -> (Child, ChildStdin) {
 fn ctrl_c_late_in_a_spilling_load_leaves_every_byte() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(store.join("data.mdb")).unwrap();
+    let before = std::fs::read(data_of(&store)).unwrap();
     let (child, stdin) = spawn_load(&store);
     // SIGINT once the load has had time to write most of its input.
     std::thread::sleep(Duration::from_millis(1500));
@@ -250,7 +278,7 @@ fn ctrl_c_late_in_a_spilling_load_leaves_every_byte() {
 fn a_file_longer_than_its_meta_keeps_its_tail() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with_free_pages(tmp.path(), 20_000);
-    let data = store.join("data.mdb");
+    let data = data_of(&store);
     let len = std::fs::metadata(&data).unwrap().len();
     let (mut child, stdin) = spawn_load(&store);
     let start = std::time::Instant::now();
@@ -300,7 +328,7 @@ fn a_successful_load_leaves_no_undo_file() {
 fn no_room_for_the_undo_file_refuses_the_load() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(store.join("data.mdb")).unwrap();
+    let before = std::fs::read(data_of(&store)).unwrap();
     let out = load(&store, &dump("t", 50_000, 10, false), None, Some(1 << 20));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -312,6 +340,6 @@ fn no_room_for_the_undo_file_refuses_the_load() {
             && err.contains("nothing was written"),
         "{err}"
     );
-    assert_eq!(std::fs::read(store.join("data.mdb")).unwrap(), before);
+    assert_eq!(std::fs::read(data_of(&store)).unwrap(), before);
     assert!(leftovers(&store).is_empty(), "{:?}", leftovers(&store));
 }
