@@ -116,9 +116,10 @@ fn load(store: &Path, input: &[u8], dirty_limit: Option<&str>, limit: Option<u64
 
 fn command(dirty_limit: Option<&str>, limit: Option<u64>) -> Command {
     let mut cmd = bin();
-    if let Some(d) = dirty_limit {
-        cmd.env("DLMDB_DIRTY_LIMIT", d);
-    }
+    match dirty_limit {
+        Some(d) => cmd.env("DLMDB_DIRTY_LIMIT", d),
+        None => cmd.env_remove("DLMDB_DIRTY_LIMIT"),
+    };
     if let Some(bytes) = limit {
         use std::os::unix::process::CommandExt;
         // SAFETY: only async-signal-safe calls between fork and exec.
