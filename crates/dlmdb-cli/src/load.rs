@@ -18,9 +18,12 @@
 //!   except pages the engine spills, which only the commit makes
 //!   reachable, and a load that fails after growing the file (ENOSPC,
 //!   EFBIG, a failed commit) is undone by truncating the file back to its
-//!   length before the load, under the writer lock. The map is sized for
-//!   the whole load before the transaction starts (from the input file's
-//!   length; a fixed allowance for standard input).
+//!   length before the load, under the writer lock. Spilled pages inside
+//!   the old length land only on pages the transaction may reuse; their
+//!   bytes are saved to an undo file first and written back after a
+//!   failure ([`undo`]), so the data file stays byte for byte as it was.
+//!   The map is sized for the whole load before the transaction starts
+//!   (from the input file's length; a fixed allowance for standard input).
 
 use crate::error::{fail, InDatabase, Kind};
 use crate::stat::LayoutChoice;
@@ -29,6 +32,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use dlmdb::{DatabaseFlags, Env, EnvFlags, Layout, WriteFlags};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+mod undo;
 
 #[derive(clap::Args)]
 pub struct LoadArgs {
@@ -752,20 +757,20 @@ fn load_new(opts: &LoadOptions) -> Result<LoadReport> {
     r
 }
 
-/// An existing store: streamed into one write transaction; if that fails
-/// after growing the data file, the file is cut back to its length before
-/// the load.
+/// An existing store: streamed into one write transaction whose reusable
+/// pages are saved to an undo file first; if the load fails, the pages it
+/// wrote inside the old length are written back and the file is cut back
+/// to its length before the load.
 fn load_existing(opts: &LoadOptions) -> Result<LoadReport> {
     let src = opts
         .file
         .as_ref()
         .map_or("<stdin>".to_string(), |f| f.display().to_string());
-    let data_file = crate::store::data_file_of(&opts.path);
-    let before = std::fs::metadata(&data_file).map(|m| m.len()).ok();
-    let r = stream(opts, Target::Existing, &src);
+    let mut undo = None;
+    let r = stream(opts, Target::Existing { undo: &mut undo }, &src);
     if r.is_err() {
-        if let Some(len) = before {
-            restore_length(opts, &data_file, len);
+        if let Some(u) = &undo {
+            u.restore(opts);
         }
     }
     r
@@ -791,6 +796,13 @@ fn is_new_target(path: &Path) -> bool {
 
 /// `.NAME.dlmdb-load-PID` beside `path`.
 fn temp_beside(path: &Path) -> PathBuf {
+    let (dir, prefix) = hidden_beside(path, "dlmdb-load");
+    dir.join(format!("{prefix}{}", std::process::id()))
+}
+
+/// The directory holding `path` and the prefix `.NAME.TAG-` of the
+/// scratch files a load keeps there (the process id completes the name).
+fn hidden_beside(path: &Path, tag: &str) -> (PathBuf, String) {
     let name = path
         .file_name()
         .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
@@ -798,7 +810,7 @@ fn temp_beside(path: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    parent.join(format!(".{name}.dlmdb-load-{}", std::process::id()))
+    (parent, format!(".{name}.{tag}-"))
 }
 
 fn remove_store(path: &Path, no_subdir: bool) {
@@ -810,33 +822,6 @@ fn remove_store(path: &Path, no_subdir: bool) {
     } else {
         let _ = std::fs::remove_dir_all(path);
     }
-}
-
-/// After a failed load into an existing store: if the failed commit grew
-/// the data file, cut it back to `len` while holding the writer lock (no
-/// other writer can be extending it; the committed meta still ends within
-/// `len`).
-fn restore_length(opts: &LoadOptions, data_file: &Path, len: u64) {
-    let grown = std::fs::metadata(data_file).is_ok_and(|m| m.len() > len);
-    if !grown {
-        return;
-    }
-    let Ok(env) = crate::store::open_rw(&opts.path, opts.layout, 2) else {
-        return;
-    };
-    let Ok(txn) = env.write_txn() else {
-        return;
-    };
-    let committed_end = env
-        .info()
-        .map(|i| (i.last_pgno + 1) * u64::from(env.stat().map(|s| s.page_size).unwrap_or(4096)))
-        .unwrap_or(u64::MAX);
-    if committed_end <= len {
-        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(data_file) {
-            let _ = f.set_len(len);
-        }
-    }
-    txn.abort();
 }
 
 /// Open the existing store at `opts.path` for one load transaction, with
@@ -912,13 +897,13 @@ fn one_txn_map_size(existing: u64, input_len: Option<u64>) -> u64 {
 }
 
 /// Where a streamed load writes.
-#[derive(Clone, Copy)]
 enum Target<'a> {
     /// A new store at a temporary path, committed every
     /// [`LoadOptions::commit_bytes`] of input.
     New { temp: &'a Path, no_subdir: bool },
-    /// The existing store at `opts.path`, in one write transaction.
-    Existing,
+    /// The existing store at `opts.path`, in one write transaction; `undo`
+    /// receives the saved pages once that transaction has begun.
+    Existing { undo: &'a mut Option<undo::Undo> },
 }
 
 /// How the records of one input block written into a database that held
@@ -1256,8 +1241,8 @@ const STREAM_COMMIT_BYTES: u64 = 64 << 20;
 /// Duplicates are found by the store being written: `MDB_NOOVERWRITE` /
 /// `MDB_NODUPDATA` into a database that started empty, and a [`Seen`] set
 /// for a database that held records before the load.
-fn stream(opts: &LoadOptions, target: Target<'_>, src: &str) -> Result<LoadReport> {
-    let existing = matches!(target, Target::Existing);
+fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadReport> {
+    let existing = matches!(target, Target::Existing { .. });
     let (input, total): (Box<dyn std::io::BufRead>, Option<u64>) = match &opts.file {
         Some(f) => {
             let file =
@@ -1288,8 +1273,8 @@ fn stream(opts: &LoadOptions, target: Target<'_>, src: &str) -> Result<LoadRepor
     // The first header tells the map size the dump was taken with: the new
     // store keeps it (as stock mdb_load does) unless the data needs more.
     let mut pending = Some(rd.next().map_err(in_input)?);
-    let mut env = match target {
-        Target::New { temp, no_subdir } => {
+    let mut env = match &target {
+        &Target::New { temp, no_subdir } => {
             if !no_subdir {
                 std::fs::create_dir_all(temp)
                     .with_context(|| format!("cannot create directory {}", temp.display()))?;
@@ -1309,7 +1294,7 @@ fn stream(opts: &LoadOptions, target: Target<'_>, src: &str) -> Result<LoadRepor
                 .open(temp)
                 .context("cannot create the store")?
         }
-        Target::Existing => {
+        Target::Existing { .. } => {
             let len = std::fs::metadata(crate::store::data_file_of(&opts.path))
                 .map(|m| m.len())
                 .unwrap_or(0);
@@ -1368,6 +1353,12 @@ fn stream(opts: &LoadOptions, target: Target<'_>, src: &str) -> Result<LoadRepor
         let mut txn = env
             .write_txn()
             .context("cannot begin a write transaction")?;
+        if let Target::Existing { undo: slot } = &mut target {
+            if slot.is_none() {
+                let data_file = crate::store::data_file_of(&opts.path);
+                **slot = Some(undo::Undo::save(&env, txn.id(), &data_file)?);
+            }
+        }
         // Reopen the current database in this transaction.
         if let Some((db, _, _, _)) = &mut cur {
             let d = dbs.last().expect("a database is being loaded");
