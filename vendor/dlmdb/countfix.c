@@ -67,17 +67,29 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 	if ((rc = dl_page_check(env, mp)))
 		return rc;
 	unsigned n = NUMKEYS(mp);
+	if (IS_LEAF2(mp)) {
+		*total = n;
+		return 0;
+	}
 	if (IS_LEAF(mp)) {
+		/* A node without duplicates is one entry: only its position and
+		 * flags are read, so only those are checked here (the common case,
+		 * one pass of a few instructions per node at every commit). */
+		size_t lower = MP_LOWER(mp), last = env->psize - NODESZ;
 		for (unsigned i = 0; i < n; i++) {
+			size_t off = mp->mp_ptrs[i];
+			if ((off & 1) || off < lower || off > last)
+				return MDB_CORRUPTED;
+			MDB_node *nd = (MDB_node *)((char *)mp + off);
+			if (!(nd->mn_flags & F_DUPDATA)) {
+				sum++;
+				continue;
+			}
 			if ((rc = dl_contrib(env, mp, i, &c)))
 				return rc;
 			sum += c;
-			if (!IS_LEAF2(mp)) {
-				MDB_node *nd = NODEPTR(mp, i);
-				if ((nd->mn_flags & (F_DUPDATA | F_SUBDATA)) == (F_DUPDATA | F_SUBDATA) &&
-				    (rc = dl_count_fix_subdb(txn, nd, depth)))
-					return rc;
-			}
+			if ((nd->mn_flags & F_SUBDATA) && (rc = dl_count_fix_subdb(txn, nd, depth)))
+				return rc;
 		}
 		*total = sum;
 		return 0;
