@@ -1613,6 +1613,93 @@ static inline int dl_pfx_trunk_ok(MDB_env *env, MDB_page *mp)
 }
 
 /*
+ * Split of compressed leaf mc->pg[top] for an insert of key at index >= 1,
+ * which leaves the page's trunk where it is: the nodes that stay left keep
+ * their bytes (copied as they are, no decode and re-encode) and only the
+ * keys that move right are decoded, to be encoded against the right page's
+ * new trunk.  The pages come out byte for byte as the general rewrite
+ * (dl_pfx_gather, dl_pfx_split_point, dl_pfx_write_sz) writes them.  On
+ * success *sp = the entries left on mc's page, *rpp = the new right page,
+ * e[*sp] = its first entry.  Returns -1, having changed no page, when the
+ * general path is needed: a raw node on the page (re-encoding changes its
+ * bytes), everything fitting on one page, or a first split point whose
+ * sides do not both fit.  copy, e, arena: dl_pfx_work's scratch for n + 1
+ * entries and keys.
+ */
+static int dl_pfx_split_keep(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, unsigned char *copy, dl_pent *e, unsigned char *arena,
+	size_t asz, unsigned *sp, MDB_page **rpp)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top], *cp = (MDB_page *)copy, *rp;
+	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp), j;
+	size_t psz = env->psize, off, total, left;
+	int raw, rc;
+
+	memcpy(copy, mp, psz);
+	if ((rc = dl_pfx_load_meta(env, cp, e, &raw)))
+		return rc;
+	if (raw || key->mv_size > DL_MAXKEY)
+		return -1;
+	memmove(e + idx + 1, e + idx, (n - idx) * sizeof(dl_pent));
+	dl_pent *ne = &e[idx];
+	memcpy(arena, key->mv_data, key->mv_size);
+	off = key->mv_size;
+	ne->key.mv_data = arena;
+	ne->key.mv_size = key->mv_size;
+	ne->flags = (uint16_t)nflags;
+	ne->dsize = (uint32_t)ds;
+	ne->data = dpart;
+	ne->dlen = dlen;
+	ne->raw = 0;
+	ne->s0 = dl_pfx_shared(cp, key);
+	ne->nsz = dl_pfx_node_size(env, key->mv_size, ne->s0, 0, dlen);
+	n++;
+	total = PAGEHDRSZ;
+	for (j = 0; j < n; j++)
+		total += sizeof(indx_t) + e[j].nsz;
+	if (total <= psz)
+		return -1;
+	unsigned s = dl_pfx_split_guess(env, e, n, total, psz, &left);
+	if (left > psz)
+		return -1;
+	for (j = s; j < n; j++) {
+		if (j == idx)
+			continue;
+		if (asz - off < DL_MAXKEY + 1)
+			return MDB_PROBLEM;
+		dl_pfx_key_copy(cp, j - (j > idx), &e[j], arena + off);
+		off += e[j].key.mv_size;
+	}
+	if (dl_pfx_size(env, e + s, n - s) > psz)
+		return -1;
+	if ((rc = dl_page_alloc(mc, 1, &rp)))
+		return rc;
+	dl_page_init(env, rp, P_LEAF);
+	/* The left page: its first s entries, laid out as dl_pfx_write_sz
+	 * lays them out (node 0 at the top, then downward in index order). */
+	size_t pos = psz, maxk = 0;
+	for (j = 0; j < s; j++) {
+		pos -= e[j].nsz;
+		if (j == idx)
+			dl_pfx_node_write(env, (unsigned char *)mp + pos, &e[j].key, e[j].s0, 0,
+				e[j].dsize, e[j].flags, e[j].data, e[j].dlen);
+		else
+			memcpy((char *)mp + pos, (char *)cp + cp->mp_ptrs[j - (j > idx)], e[j].nsz);
+		mp->mp_ptrs[j] = (indx_t)pos;
+		if (e[j].key.mv_size > maxk)
+			maxk = e[j].key.mv_size;
+	}
+	MP_LOWER(mp) = (indx_t)(PAGEHDRSZ + 2 * s);
+	MP_UPPER(mp) = (indx_t)pos;
+	mp->mp_pad = (uint16_t)(maxk > 65535 ? 65535 : maxk);
+	dl_pfx_write_sz(env, rp, psz, e + s, n - s);
+	*sp = s;
+	*rpp = rp;
+	return 0;
+}
+
+/*
  * Insert (key, node tail) at mc's index of a compressed leaf.  In place
  * when the trunk stays and the node fits; an append that does not fit
  * starts a new right page holding only the new node (the left page stays
@@ -1673,6 +1760,16 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	size_t asz, used;
 	if ((rc = dl_pfx_work(txn, 1, n + 1, n, &copy, &e, &arena, &asz)))
 		return rc;
+	if (idx > 0) {
+		rc = dl_pfx_split_keep(mc, key, ds, nflags, dpart, dlen, copy, e, arena, asz, &s,
+			&rp);
+		if (rc == 0) {
+			n++;
+			goto split_done;
+		}
+		if (rc > 0)
+			return rc;
+	}
 	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
 		return rc;
 	unsigned char *kcopy = arena + used;	/* the spare key slot */
@@ -1712,6 +1809,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	dl_page_init(env, rp, P_LEAF);
 	dl_pfx_write_sz(env, mp, env->psize, e, s);
 	dl_pfx_write_sz(env, rp, env->psize, e + s, n - s);
+split_done:
 	mc->db->md_leaf_pages++;
 	unsigned char sepbuf[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
 	MDB_val sep = { e[s].key.mv_size, sepbuf }, k2 = { key->mv_size, kb };
