@@ -950,7 +950,8 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	}
 
 	/* Choose how many entries stay left.  Appending at the end keeps the
-	 * left page full (sequential loads); otherwise split by bytes. */
+	 * left page full (sequential loads); otherwise split by bytes, or by
+	 * count when the entries are few and large. */
 	size_t room = ps - PAGEHDRSZ;
 	size_t key0 = branch ? EVEN(NODEKOFF(mp)) : 0;	/* size of a keyless branch node */
 	if (IS_LEAF2(mp)) {
