@@ -98,8 +98,9 @@
 //!   survives a later cursor put of a new key unless its lookup starts on
 //!   the leaf the key belongs to, so the following NEXT depends on where
 //!   leaves split; our engine splits LEAF2 pages like LMDB but other
-//!   leaves by bytes, so after such a put in a tree of several leaves the
-//!   cursor is closed (seen once in ~6,000 runs: seed 1309 `rev`);
+//!   leaves by bytes (at the middle entry when they hold fewer than one
+//!   entry per 128 bytes), so after such a put in a tree of several leaves
+//!   the cursor is closed (seen once in ~6,000 runs: seed 1309 `rev`);
 //! * the stock list_dup emulation reads the cursor's position with
 //!   GET_CURRENT, which ends a "just deleted" state that FIRST_DUP/LAST_DUP
 //!   keep, so list_dup is not called after a cursor delete until an

@@ -262,22 +262,26 @@ static inline MDB_node *dl_probe(MDB_page *mp, unsigned i, size_t psize, size_t 
  *   LEX8  default order (memcmp on the shorter length, then length), 8-byte
  *         search key: an 8-byte node key is one byte-swapped load and one
  *         integer compare;
- *   LEXW  default order, search key longer than 8 bytes: the first 8 bytes
+ *   LEXW  default order, search key of 9 to 40 bytes: the first 8 bytes
  *         of both keys compared the same way, the rest only when they tie,
  *         all inline;
+ *   LEXL  the same for longer search keys, except that a tie past 32 more
+ *         bytes (duplicate values that share most of their bytes) is
+ *         settled by memcmp, which steps 32 bytes at a time;
  *   INT8  MDB_INTEGERKEY (or the free DB's order), native 8-byte search key:
  *         an 8-byte node key is one native compare;
  *   ANY   anything else (shorter default-order keys, 4-byte or unusually
  *         sized integer keys, REVERSEKEY, user comparators): the generic
  *         search, calling the comparator.
  */
-enum { DL_KC_ANY, DL_KC_LEX8, DL_KC_LEXW, DL_KC_INT8 };
+enum { DL_KC_ANY, DL_KC_LEX8, DL_KC_LEXW, DL_KC_LEXL, DL_KC_INT8 };
 
 typedef struct dl_skey {
 	const MDB_val *key;
 	MDB_cmp_func *cmp;
-	uint64_t word;		/* LEX8/LEXW: first 8 key bytes big-endian; INT8: the key */
+	uint64_t word;		/* LEX8/LEXW/LEXL: first 8 key bytes big-endian; INT8: the key */
 	int kind;
+	int part;		/* LEXW/LEXL: probes bound only the first 8 key bytes */
 } dl_skey;
 
 static inline uint64_t dl_be64(const void *p)
@@ -291,8 +295,11 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 	s->cmp = cmp;
 	s->word = 0;
 	s->kind = DL_KC_ANY;
+	s->part = 0;
 	if (cmp == dl_cmp_lex && key->mv_size >= 8) {
-		s->kind = key->mv_size == 8 ? DL_KC_LEX8 : DL_KC_LEXW;
+		s->kind = key->mv_size == 8 ? DL_KC_LEX8 :
+			key->mv_size > 40 ? DL_KC_LEXL : DL_KC_LEXW;
+		s->part = key->mv_size > 8;
 		s->word = dl_be64(key->mv_data);
 	} else if ((cmp == dl_cmp_int || cmp == dl_cmp_u64) && key->mv_size == 8) {
 		s->kind = DL_KC_INT8;
@@ -300,8 +307,9 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 	}
 }
 
-/* Default order of a[0..al) and b[0..bl), inline (no library call). */
-static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigned char *b,
+/* Default order, 8 bytes at a time, then byte by byte: the tails of LEXW
+ * probes (keys of 9 to 40 bytes) past their first 8 bytes. */
+static inline int dl_lex_words(const unsigned char *a, size_t al, const unsigned char *b,
 	size_t bl)
 {
 	size_t n = al < bl ? al : bl, i = 0;
@@ -316,13 +324,56 @@ static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigne
 	return al < bl ? -1 : al > bl;
 }
 
+/* Default order of a[0..al) and b[0..bl), inline (no library call): 8
+ * bytes at a time, then 4 (twice, overlapping) or byte by byte. */
+static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigned char *b,
+	size_t bl)
+{
+	size_t n = al < bl ? al : bl, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x = dl_be64(a + i), y = dl_be64(b + i);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	if (n - i >= 4) {
+		uint32_t x, y;
+		memcpy(&x, a + i, 4);
+		memcpy(&y, b + i, 4);
+		if (x == y) {
+			memcpy(&x, a + n - 4, 4);
+			memcpy(&y, b + n - 4, 4);
+		}
+		if (x != y)
+			return __builtin_bswap32(x) < __builtin_bswap32(y) ? -1 : 1;
+	} else {
+		for (; i < n; i++)
+			if (a[i] != b[i])
+				return a[i] < b[i] ? -1 : 1;
+	}
+	return al < bl ? -1 : al > bl;
+}
+
+/* The tails of LEXL probes: memcmp past 32 common bytes, else inline. */
+static inline int dl_lex_tail(const unsigned char *a, size_t al, const unsigned char *b,
+	size_t bl)
+{
+	size_t n = al < bl ? al : bl;
+	if (n > 32) {
+		int r = memcmp(a, b, n);
+		if (r)
+			return r < 0 ? -1 : 1;
+		return al < bl ? -1 : al > bl;
+	}
+	return dl_lex_words(a, al, b, bl);
+}
+
 /*
  * Lower bound among nodes lo..n-1 of a branch page or an uncompressed,
- * unpacked leaf, for the LEX8, LEXW and INT8 kinds: *res = the first index
+ * unpacked leaf, for the LEX8, LEXW, LEXL and INT8 kinds: *res = the first index
  * whose key is >= the search key (n when none is), *exact = that node's key
  * equals it.  Returns -1, having decided nothing, when a probed node is not
  * what this loop handles (an 8-byte kind meeting a key of another size, a
- * LEXW probe meeting a key shorter than 8 bytes, or a node that does not
+ * LEXW or LEXL probe meeting a key shorter than 8 bytes, or a node that does not
  * pass the checks below): the caller then runs the generic search, which
  * checks every probe itself and reports damage.
  *
@@ -330,12 +381,13 @@ static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigne
  * (the outcome of each comparison is unpredictable, so a branch would be
  * mispredicted half of the time), and it does not stop early on equality:
  * an equal probe is remembered and is the answer, since keys on a page are
- * unique and ordered.  It calls nothing, so its state stays in registers.
+ * unique and ordered.  It calls nothing (but memcmp for a LEXL tie past 40
+ * bytes), so its state stays in registers.
  *
  * Damaged pages: a node is read only when its offset is even, at or above
  * the pointer array's end (lower) and leaves room in the page for the node
  * header and 8 key bytes (one compare of off - lower, which wraps when off
- * is below lower); LEXW reads past the first 8 key bytes only after
+ * is below lower); LEXW and LEXL read past the first 8 key bytes only after
  * checking that the whole key ends inside the page.  The
  * caller checks the node the search settles on in full (dl_node_check).
  */
@@ -368,7 +420,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		/* Key bytes are loaded only once the key is known to hold
 		 * them: on an inline duplicate sub-page psize does not bound
 		 * the bytes after a short key. */
-		if (kind == DL_KC_LEXW) {
+		if (kind == DL_KC_LEXW || kind == DL_KC_LEXL) {
 			if (__builtin_expect(ks < 8, 0))
 				return -1;
 			y = dl_be64(kb + d);
@@ -377,7 +429,9 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 			} else {
 				if (__builtin_expect(d + ks > wmax + 8, 0))
 					return -1;
-				int c = dl_lex_inline(ka + 8, kal - 8, kb + d + 8, ks - 8);
+				int c = kind == DL_KC_LEXL ?
+					dl_lex_tail(ka + 8, kal - 8, kb + d + 8, ks - 8) :
+					dl_lex_words(ka + 8, kal - 8, kb + d + 8, ks - 8);
 				gt = c > 0;
 				eq = c == 0 ? m : eq;
 			}
@@ -462,6 +516,12 @@ static __attribute__((noinline)) int dl_nsearch_lexw(MDB_page *mp, const dl_skey
 	return dl_nsearch_fast(mp, s, DL_KC_LEXW, lo, psize, res, exact);
 }
 
+static __attribute__((noinline)) int dl_nsearch_lexl(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	return dl_nsearch_fast(mp, s, DL_KC_LEXL, lo, psize, res, exact);
+}
+
 static __attribute__((noinline)) int dl_nsearch_int8(MDB_page *mp, const dl_skey *s,
 	unsigned lo, size_t psize, unsigned *res, int *exact)
 {
@@ -486,7 +546,9 @@ static inline int dl_nsearch(MDB_page *mp, const dl_skey *s, unsigned lo, size_t
 		rc = dl_nsearch_int8(mp, s, lo, psize, res, exact);
 		break;
 	default:
-		rc = -1;
+		/* LEXL last: a compare chain, not a jump table, for the
+		 * common kinds. */
+		rc = s->kind == DL_KC_LEXL ? dl_nsearch_lexl(mp, s, lo, psize, res, exact) : -1;
 	}
 	if (__builtin_expect(rc < 0, 0))
 		rc = dl_nsearch_generic(mp, s, lo, psize, res, exact);
@@ -714,10 +776,10 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 			return rc;
 		MDB_node *node = NODEPTR(mp, idx);
 		/* A key search settles on node 0 or on a node it probed.
-		 * Except under LEXW (which bounds only the first 8 key bytes
+		 * Except under LEXW and LEXL (which bound only the first 8 key bytes
 		 * of most probes), every probe bounds the node's header and
 		 * key as dl_node_check does: only the others need the check. */
-		if ((how != DL_PS_KEY || idx == 0 || s->kind == DL_KC_LEXW) &&
+		if ((how != DL_PS_KEY || idx == 0 || s->part) &&
 		    (rc = dl_node_check(env, mp, node, 0)))
 			return rc;
 		mc->ki[level] = (indx_t)idx;
@@ -888,7 +950,8 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	}
 
 	/* Choose how many entries stay left.  Appending at the end keeps the
-	 * left page full (sequential loads); otherwise split by bytes. */
+	 * left page full (sequential loads); otherwise split by bytes, or by
+	 * count when the entries are few and large. */
 	size_t room = ps - PAGEHDRSZ;
 	size_t key0 = branch ? EVEN(NODEKOFF(mp)) : 0;	/* size of a keyless branch node */
 	if (IS_LEAF2(mp)) {
@@ -903,6 +966,13 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		s = n;
 	} else if (idx == n && branch && n >= 2) {
 		s = n - 1;
+	} else if (!branch && total < ps >> 7) {
+		/* Few, large entries (as LMDB judges them: fewer than one per
+		 * 128 bytes): split at the middle entry.  Entries this large are
+		 * often duplicate sub-pages that keep growing; a split by bytes
+		 * tends to leave one big entry alone on a page that no later key
+		 * joins, while halves by count keep room on both sides. */
+		s = total / 2;
 	} else {
 		size_t acc = 0;
 		for (s = 0; s < total; s++) {
@@ -1613,6 +1683,93 @@ static inline int dl_pfx_trunk_ok(MDB_env *env, MDB_page *mp)
 }
 
 /*
+ * Split of compressed leaf mc->pg[top] for an insert of key at index >= 1,
+ * which leaves the page's trunk where it is: the nodes that stay left keep
+ * their bytes (copied as they are, no decode and re-encode) and only the
+ * keys that move right are decoded, to be encoded against the right page's
+ * new trunk.  The pages come out byte for byte as the general rewrite
+ * (dl_pfx_gather, dl_pfx_split_point, dl_pfx_write_sz) writes them.  On
+ * success *sp = the entries left on mc's page, *rpp = the new right page,
+ * e[*sp] = its first entry.  Returns -1, having changed no page, when the
+ * general path is needed: a raw node on the page (re-encoding changes its
+ * bytes), everything fitting on one page, or a first split point whose
+ * sides do not both fit.  copy, e, arena: dl_pfx_work's scratch for n + 1
+ * entries and keys.
+ */
+static int dl_pfx_split_keep(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, unsigned char *copy, dl_pent *e, unsigned char *arena,
+	size_t asz, unsigned *sp, MDB_page **rpp)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top], *cp = (MDB_page *)copy, *rp;
+	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp), j;
+	size_t psz = env->psize, off, total, left;
+	int raw, rc;
+
+	memcpy(copy, mp, psz);
+	if ((rc = dl_pfx_load_meta(env, cp, e, &raw)))
+		return rc;
+	if (raw || key->mv_size > DL_MAXKEY)
+		return -1;
+	memmove(e + idx + 1, e + idx, (n - idx) * sizeof(dl_pent));
+	dl_pent *ne = &e[idx];
+	memcpy(arena, key->mv_data, key->mv_size);
+	off = key->mv_size;
+	ne->key.mv_data = arena;
+	ne->key.mv_size = key->mv_size;
+	ne->flags = (uint16_t)nflags;
+	ne->dsize = (uint32_t)ds;
+	ne->data = dpart;
+	ne->dlen = dlen;
+	ne->raw = 0;
+	ne->s0 = dl_pfx_shared(cp, key);
+	ne->nsz = dl_pfx_node_size(env, key->mv_size, ne->s0, 0, dlen);
+	n++;
+	total = PAGEHDRSZ;
+	for (j = 0; j < n; j++)
+		total += sizeof(indx_t) + e[j].nsz;
+	if (total <= psz)
+		return -1;
+	unsigned s = dl_pfx_split_guess(env, e, n, total, psz, &left);
+	if (left > psz)
+		return -1;
+	for (j = s; j < n; j++) {
+		if (j == idx)
+			continue;
+		if (asz - off < DL_MAXKEY + 1)
+			return MDB_PROBLEM;
+		dl_pfx_key_copy(cp, j - (j > idx), &e[j], arena + off);
+		off += e[j].key.mv_size;
+	}
+	if (dl_pfx_size(env, e + s, n - s) > psz)
+		return -1;
+	if ((rc = dl_page_alloc(mc, 1, &rp)))
+		return rc;
+	dl_page_init(env, rp, P_LEAF);
+	/* The left page: its first s entries, laid out as dl_pfx_write_sz
+	 * lays them out (node 0 at the top, then downward in index order). */
+	size_t pos = psz, maxk = 0;
+	for (j = 0; j < s; j++) {
+		pos -= e[j].nsz;
+		if (j == idx)
+			dl_pfx_node_write(env, (unsigned char *)mp + pos, &e[j].key, e[j].s0, 0,
+				e[j].dsize, e[j].flags, e[j].data, e[j].dlen);
+		else
+			memcpy((char *)mp + pos, (char *)cp + cp->mp_ptrs[j - (j > idx)], e[j].nsz);
+		mp->mp_ptrs[j] = (indx_t)pos;
+		if (e[j].key.mv_size > maxk)
+			maxk = e[j].key.mv_size;
+	}
+	MP_LOWER(mp) = (indx_t)(PAGEHDRSZ + 2 * s);
+	MP_UPPER(mp) = (indx_t)pos;
+	mp->mp_pad = (uint16_t)(maxk > 65535 ? 65535 : maxk);
+	dl_pfx_write_sz(env, rp, psz, e + s, n - s);
+	*sp = s;
+	*rpp = rp;
+	return 0;
+}
+
+/*
  * Insert (key, node tail) at mc's index of a compressed leaf.  In place
  * when the trunk stays and the node fits; an append that does not fit
  * starts a new right page holding only the new node (the left page stays
@@ -1673,6 +1830,16 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	size_t asz, used;
 	if ((rc = dl_pfx_work(txn, 1, n + 1, n, &copy, &e, &arena, &asz)))
 		return rc;
+	if (idx > 0) {
+		rc = dl_pfx_split_keep(mc, key, ds, nflags, dpart, dlen, copy, e, arena, asz, &s,
+			&rp);
+		if (rc == 0) {
+			n++;
+			goto split_done;
+		}
+		if (rc > 0)
+			return rc;
+	}
 	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
 		return rc;
 	unsigned char *kcopy = arena + used;	/* the spare key slot */
@@ -1712,6 +1879,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	dl_page_init(env, rp, P_LEAF);
 	dl_pfx_write_sz(env, mp, env->psize, e, s);
 	dl_pfx_write_sz(env, rp, env->psize, e + s, n - s);
+split_done:
 	mc->db->md_leaf_pages++;
 	unsigned char sepbuf[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
 	MDB_val sep = { e[s].key.mv_size, sepbuf }, k2 = { key->mv_size, kb };

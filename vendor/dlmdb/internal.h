@@ -684,25 +684,33 @@ int  dl_cursor_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 
-/* dupsort.c (reading sorted duplicates) */
+/* dupread.c (reading sorted duplicates; the sub-cursor is in dupcursor.h) */
 int  dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 int  dl_dup_count(MDB_cursor *mc, mdb_size_t *countp);
 int  dl_dup_first_item(MDB_cursor *mc, MDB_node *node, MDB_val *data);
-int  dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
-int  dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all);
-int  dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags);
-int  dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
 void dl_dup_save(MDB_cursor *mc);
+int  dl_dup_restore(MDB_cursor *mc);
 void dl_dup_free(void *xcursor);
 int  dl_dup_owns(MDB_cursor *mc, const void *p);
 MDB_cursor *dl_dup_subcursor(MDB_cursor *mc);
 int  dl_dup_rank(MDB_cursor *mc, uint64_t idx);
 int  dl_dup_index(MDB_cursor *mc, uint64_t *idx);
+
+/* dupwrite.c (putting and deleting sorted duplicates) */
+int  dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
+int  dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all);
+int  dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags);
+int  dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
+int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
+
+/* count.c (count and rank queries on counted DBs) */
+int  dl_bcount(MDB_env *env, MDB_page *mp, unsigned i, uint64_t *out);
+int  dl_contrib(MDB_env *env, MDB_page *mp, unsigned i, uint64_t *out);
 int  dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left);
+
+/* countfix.c (recomputing counted-branch counts after writes) */
 int  dl_count_fix(MDB_txn *txn, MDB_dbi dbi);
 int  dl_count_fix_all(MDB_txn *txn);
-int  dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
-int  dl_dup_restore(MDB_cursor *mc);
 
 /* dbi.c */
 int  dl_dbi_check(MDB_txn *txn, MDB_dbi dbi, int user);

@@ -120,19 +120,20 @@ size_t dl_pfx_node_write(MDB_env *env, unsigned char *dst, const MDB_val *key, s
 	nd->mn_flags = (uint16_t)nflags;
 	nd->mn_ksize = (uint16_t)kl;
 	if (trunk) {
-		if (key->mv_size)
-			memcpy(dst + k, key->mv_data, key->mv_size);
+		dl_pfx_copy(dst + k, key->mv_data, key->mv_size);
 		k += key->mv_size;
 	} else {
-		k += dl_pfx_varint_put(dst + k, s);
-		if (key->mv_size > s)
-			memcpy(dst + k, (const char *)key->mv_data + s, key->mv_size - s);
+		if (s < 128)
+			dst[k++] = (unsigned char)s;
+		else
+			k += dl_pfx_varint_put(dst + k, s);
+		dl_pfx_copy(dst + k, (const unsigned char *)key->mv_data + s, key->mv_size - s);
 		k += key->mv_size - s;
 	}
 	if (kl & env->pad)
 		dst[k++] = 0;
-	if (dpart && dlen)
-		memcpy(dst + k, dpart, dlen);
+	if (dpart)
+		dl_pfx_copy(dst + k, dpart, dlen);
 	k += dlen;
 	if (k & 1)
 		dst[k++] = 0;
@@ -236,66 +237,97 @@ void dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, u
 }
 
 /*
+ * Check and measure every entry of compressed leaf mp into ents without
+ * copying key bytes: key.mv_size is the decoded length (key.mv_data NULL),
+ * flags, sizes and data parts (pointing into mp) are set, and s0 / nsz are
+ * what dl_pfx_size(env, ents, n) would measure: a canonical node's varint is
+ * exactly its shared length with the trunk, so only raw nodes need an lcp.
+ * *raw = 1 when some node is raw (its re-encoding differs from its bytes).
+ */
+int dl_pfx_load_meta(MDB_env *env, MDB_page *mp, dl_pent *ents, int *raw)
+{
+	unsigned n = NUMKEYS(mp);
+	size_t tl = 0;
+	const unsigned char *t = NULL;
+	int rc;
+	*raw = 0;
+	for (unsigned i = 0; i < n; i++) {
+		MDB_node *nd = NODEPTR(mp, i);
+		const unsigned char *e = NODEKEY(mp, nd);
+		size_t l = nd->mn_ksize, s0 = 0;
+		int r = 0;
+		if ((rc = dl_node_check(env, mp, nd, 1)))
+			return rc;
+		if (i == 0) {
+			if (l > DL_MAXKEY + 1)
+				return MDB_BAD_VALSIZE;
+			t = e;
+			tl = l;
+		} else {
+			size_t s, h;
+			r = dl_pfx_parse(e, l, t, tl, &s, &h);
+			if (r < 0)
+				return MDB_CORRUPTED;
+			if (r) {
+				s0 = dl_pfx_lcp(e, l, t, tl);
+				*raw = 1;
+			} else {
+				l = s + (l - h);
+				s0 = s;
+			}
+			if (l > DL_MAXKEY)
+				return MDB_BAD_VALSIZE;
+		}
+		dl_pent *en = &ents[i];
+		en->key.mv_data = NULL;
+		en->key.mv_size = l;
+		en->flags = nd->mn_flags;
+		en->dsize = NODEDSZ(nd);
+		en->dlen = (nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd);
+		en->data = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+		en->s0 = s0;
+		en->nsz = dl_pfx_node_size(env, l, s0, i == 0, en->dlen);
+		en->raw = r;
+	}
+	return 0;
+}
+
+/* Decode the key of node i of mp, measured by dl_pfx_load_meta into ent,
+ * to dst (room for ent->key.mv_size bytes) and point ent->key at it. */
+void dl_pfx_key_copy(MDB_page *mp, unsigned i, dl_pent *ent, unsigned char *dst)
+{
+	MDB_node *nd = NODEPTR(mp, i);
+	const unsigned char *e = NODEKEY(mp, nd);
+	size_t l = ent->key.mv_size;
+	if (i == 0 || ent->raw) {
+		dl_pfx_copy(dst, e, l);
+	} else {
+		/* Canonical: e = varint(s0) || suffix, l = s0 + suffix length. */
+		size_t sl = l - ent->s0, h = nd->mn_ksize - sl;
+		dl_pfx_copy(dst, NODEKEY(mp, NODEPTR(mp, 0)), ent->s0);
+		dl_pfx_copy(dst + ent->s0, e + h, sl);
+	}
+	ent->key.mv_data = dst;
+}
+
+/*
  * Decode every entry of compressed leaf mp (a full page) into ents: keys
- * copied to arena (arenasz bytes), data parts pointing into mp.  The
- * entries come out measured as dl_pfx_size(env, ents, n) would measure
- * them (s0 against node 0, nsz): a canonical node's varint is exactly its
- * shared length with the trunk, so only raw nodes need an lcp.
+ * copied to arena (arenasz bytes), data parts pointing into mp, measured
+ * as dl_pfx_load_meta measures them.
  */
 int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 	size_t arenasz)
 {
 	unsigned n = NUMKEYS(mp);
-	size_t off = 0, tl = 0;
-	const unsigned char *t = NULL;
-	int rc;
+	size_t off = 0;
+	int raw, rc;
+	if ((rc = dl_pfx_load_meta(env, mp, ents, &raw)))
+		return rc;
 	for (unsigned i = 0; i < n; i++) {
-		MDB_node *nd = NODEPTR(mp, i);
-		const unsigned char *e = NODEKEY(mp, nd);
-		size_t l, s0;
-		if ((rc = dl_node_check(env, mp, nd, 1)))
-			return rc;
 		if (arenasz - off < DL_MAXKEY + 1)
 			return MDB_PROBLEM;
-		if (i == 0) {
-			l = nd->mn_ksize;
-			if (l > DL_MAXKEY + 1)
-				return MDB_BAD_VALSIZE;
-			if (l)
-				memcpy(arena + off, e, l);
-			t = e;
-			tl = l;
-			s0 = 0;
-		} else {
-			size_t s, h;
-			int r = dl_pfx_parse(e, nd->mn_ksize, t, tl, &s, &h);
-			if (r < 0)
-				return MDB_CORRUPTED;
-			if (r) {
-				/* Raw key: its stored bytes. */
-				l = nd->mn_ksize;
-				if (l > DL_MAXKEY)
-					return MDB_BAD_VALSIZE;
-				memcpy(arena + off, e, l);
-				s0 = dl_pfx_lcp(e, l, t, tl);
-			} else {
-				l = s + (nd->mn_ksize - h);
-				if (l > DL_MAXKEY)
-					return MDB_BAD_VALSIZE;
-				memcpy(arena + off, t, s);
-				memcpy(arena + off + s, e + h, nd->mn_ksize - h);
-				s0 = s;
-			}
-		}
-		ents[i].key.mv_data = arena + off;
-		ents[i].key.mv_size = l;
-		off += l;
-		ents[i].flags = nd->mn_flags;
-		ents[i].dsize = NODEDSZ(nd);
-		ents[i].dlen = (nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd);
-		ents[i].data = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
-		ents[i].s0 = s0;
-		ents[i].nsz = dl_pfx_node_size(env, l, s0, i == 0, ents[i].dlen);
+		dl_pfx_key_copy(mp, i, &ents[i], arena + off);
+		off += ents[i].key.mv_size;
 	}
 	return 0;
 }
@@ -315,9 +347,32 @@ int dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, size_t psz,
 	int *fits)
 {
+	size_t acc;
 	*fits = 0;
 	if (n < 2)
 		return 1;
+	unsigned s = dl_pfx_split_guess(env, e, n, total, psz, &acc);
+	if (acc <= psz && dl_pfx_size(env, e + s, n - s) <= psz) {
+		*fits = 1;
+		return s;
+	}
+	for (unsigned t = 1; t < n; t++) {
+		if (dl_pfx_size(env, e, t) <= psz && dl_pfx_size(env, e + t, n - t) <= psz) {
+			*fits = 1;
+			return t;
+		}
+	}
+	return s;
+}
+
+/*
+ * The first step of dl_pfx_split_point (n >= 2): the split it tries first,
+ * chosen from the node sizes e[].nsz and key lengths alone (no key bytes
+ * are read), with *left = the bytes the left page needs.
+ */
+unsigned dl_pfx_split_guess(MDB_env *env, const dl_pent *e, unsigned n, size_t total,
+	size_t psz, size_t *left)
+{
 	size_t half = total / 2;
 	unsigned s = 1;
 	size_t acc = PAGEHDRSZ + sizeof(indx_t) + e[0].nsz;
@@ -343,16 +398,7 @@ unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, 
 		}
 		break;
 	}
-	if (acc <= psz && dl_pfx_size(env, e + s, n - s) <= psz) {
-		*fits = 1;
-		return s;
-	}
-	for (unsigned t = 1; t < n; t++) {
-		if (dl_pfx_size(env, e, t) <= psz && dl_pfx_size(env, e + t, n - t) <= psz) {
-			*fits = 1;
-			return t;
-		}
-	}
+	*left = acc;
 	return s;
 }
 

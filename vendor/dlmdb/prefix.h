@@ -57,7 +57,35 @@ typedef struct dl_pent {
 	size_t	dlen;		/* data part length on the page */
 	size_t	s0;		/* dl_pfx_size: shared length with the run's first entry */
 	size_t	nsz;		/* dl_pfx_size: node size on the page */
+	int	raw;		/* dl_pfx_load_meta: a node i >= 1 read as its stored bytes */
 } dl_pent;
+
+/*
+ * Copy len bytes, inline for the short lengths keys and their suffixes
+ * usually have (no library call); overlapping 8- or 4-byte moves never
+ * touch a byte outside [0, len) of either buffer.
+ */
+static inline void dl_pfx_copy(unsigned char *dst, const unsigned char *src, size_t len)
+{
+	uint64_t a, b;
+	uint32_t x, y;
+	if (len > 16) {
+		memcpy(dst, src, len);
+	} else if (len >= 8) {
+		memcpy(&a, src, 8);
+		memcpy(&b, src + len - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + len - 8, &b, 8);
+	} else if (len >= 4) {
+		memcpy(&x, src, 4);
+		memcpy(&y, src + len - 4, 4);
+		memcpy(dst, &x, 4);
+		memcpy(dst + len - 4, &y, 4);
+	} else {
+		for (size_t i = 0; i < len; i++)
+			dst[i] = src[i];
+	}
+}
 
 /* Bytes the minimal varint of s takes. */
 static inline size_t dl_pfx_varint_len(size_t s)
@@ -289,6 +317,10 @@ size_t dl_pfx_size(MDB_env *env, dl_pent *e, unsigned n);
 void   dl_pfx_write_sz(MDB_env *env, MDB_page *mp, size_t psz, const dl_pent *e, unsigned n);
 int    dl_pfx_load(MDB_env *env, MDB_page *mp, dl_pent *ents, unsigned char *arena,
 	size_t arenasz);
+int    dl_pfx_load_meta(MDB_env *env, MDB_page *mp, dl_pent *ents, int *raw);
+void   dl_pfx_key_copy(MDB_page *mp, unsigned i, dl_pent *ent, unsigned char *dst);
+unsigned dl_pfx_split_guess(MDB_env *env, const dl_pent *e, unsigned n, size_t total,
+	size_t psz, size_t *left);
 unsigned dl_pfx_split_point(MDB_env *env, dl_pent *e, unsigned n, size_t total, size_t psz,
 	int *fits);
 size_t dl_pfx_items_size(MDB_env *env, const MDB_val *items, unsigned n);

@@ -427,7 +427,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 		    (env->flags & MDB_WRITEMAP))
 			return MDB_BAD_TXN;
 		/* The child cannot write the parent's pages: their counts must
-		 * be exact before it starts (count.c). */
+		 * be exact before it starts (countfix.c). */
 		if ((rc = dl_count_fix_all(parent)))
 			return dl_txn_err(parent, rc);
 		return dl_txn_begin_child(parent, ret);

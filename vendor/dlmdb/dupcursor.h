@@ -1,0 +1,202 @@
+/*
+ * dupcursor.h - the sub-cursor over one key's sorted duplicates, shared by
+ * dupread.c and dupwrite.c: its state (dl_xcursor), setting it up for the
+ * key under the main cursor (an inline sub-page or a sub-database), and
+ * placing it on the first/last item, on the current item or on a given one.
+ *
+ * The functions are static inline so each side keeps them inlined into its
+ * hot paths (NEXT scans, puts into a sub-page) as one file did before.
+ */
+#ifndef DLMDB_DUPCURSOR_H
+#define DLMDB_DUPCURSOR_H
+
+#include "internal.h"
+
+typedef struct dl_xcursor {
+	MDB_cursor mx;		/* walks the duplicates of the current key */
+	MDB_db	db;		/* sub-DB record, or a synthetic one for a sub-page */
+	dl_dbx	dbx;		/* cmp = the parent's duplicate order */
+	int	active;		/* current key has F_DUPDATA */
+	int	subpage;	/* duplicates are in an inline sub-page */
+	int	xmoved;		/* last dl_xset stepped into the next leaf */
+	MDB_val	*list;		/* mdb_cursor_list_dup result */
+	size_t	listcap;
+	unsigned char *lbuf;	/* decoded values of a prefix DB's list */
+	size_t	lbufcap;
+} dl_xcursor;
+
+static inline dl_xcursor *dl_xc_get(MDB_cursor *mc)
+{
+	if (!mc->xcursor) {
+		dl_xcursor *xc = calloc(1, sizeof(*xc));
+		if (!xc)
+			return NULL;
+		mc->xcursor = xc;
+	}
+	return mc->xcursor;
+}
+
+static inline void *dl_node_dataptr(MDB_env *env, MDB_node *n)
+{
+	return (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
+}
+
+/* Check a sub-page of size sz: header and every node inside it. */
+static inline int dl_subpage_check(MDB_page *sp, size_t sz)
+{
+	if (sz < PAGEHDRSZ || !dl_subpage_flags_ok(sp->mp_flags) ||
+	    !dl_bounds_ok(sp, sz, IS_LEAF2(sp) ? sp->mp_pad : 0))
+		return MDB_CORRUPTED;
+	unsigned n = NUMKEYS(sp);
+	if (IS_LEAF2(sp))
+		return 0;	/* items packed, checked by dl_bounds_ok */
+	for (unsigned i = 0; i < n; i++) {
+		size_t off = sp->mp_ptrs[i];
+		if ((off & 1) || off < MP_LOWER(sp) || off + NODESZ > sz)
+			return MDB_CORRUPTED;
+		MDB_node *nd = (MDB_node *)((char *)sp + off);
+		if (off + NODESZ + nd->mn_ksize > sz)
+			return MDB_CORRUPTED;
+	}
+	return 0;
+}
+
+/* Load the duplicates of the main cursor's current node into its sub-cursor. */
+/*
+ * Set the sub-cursor up for the key under mc.  check: validate the node and
+ * an inline sub-page first (always, for anything read from the file);
+ * callers pass 0 only right after this txn wrote the node itself, or copied
+ * a node this same call sequence had just validated (a page touch).
+ */
+static inline int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+	int rc;
+
+	xc->active = 0;
+	if (check && (rc = dl_node_check(env, mp, n, 1)))
+		return rc;
+	if (!(n->mn_flags & F_DUPDATA))
+		return 0;
+	MDB_cursor *mx = &xc->mx;
+	mx->next = NULL;
+	mx->txn = txn;
+	mx->dbi = mc->dbi;
+	mx->db = &xc->db;
+	mx->dbx = &xc->dbx;
+	mx->flags = C_UNTRACKED | (mc->flags & C_PREFIX);
+	mx->top = -1;
+	mx->xcursor = NULL;
+	mx->keylen = 0;
+	mx->kc_pg = NULL;
+	xc->dbx.cmp = mc->dbx->dcmp ? mc->dbx->dcmp : dl_cmp_lex;
+	xc->dbx.dcmp = NULL;
+	xc->dbx.flags = 0;
+	void *d = dl_node_dataptr(env, n);
+	size_t sz = NODEDSZ(n);
+	if (n->mn_flags & F_SUBDATA) {
+		if (sz != sizeof(MDB_db))
+			return MDB_CORRUPTED;
+		memcpy(&xc->db, d, sizeof(MDB_db));
+		if (xc->db.md_root == P_INVALID || xc->db.md_root < 2 ||
+		    xc->db.md_root >= txn->next_pgno || !xc->db.md_depth)
+			return MDB_CORRUPTED;
+		xc->subpage = 0;
+	} else {
+		MDB_page *sp = d;
+		if (check && (rc = dl_subpage_check(sp, sz)))
+			return rc;
+		memset(&xc->db, 0, sizeof(xc->db));
+		xc->db.md_depth = 1;
+		xc->db.md_leaf_pages = 1;
+		xc->db.md_entries = NUMKEYS(sp);
+		xc->db.md_root = P_INVALID;
+		xc->db.md_pad = IS_LEAF2(sp) ? sp->mp_pad : 0;
+		mx->pg[0] = sp;
+		mx->top = 0;
+		mx->ki[0] = 0;
+		xc->subpage = 1;
+		if (!NUMKEYS(sp))
+			return MDB_CORRUPTED;
+	}
+	xc->active = 1;
+	return 0;
+}
+
+static inline int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
+{
+	/* A leaf outside the map is a page this write txn owns: built here,
+	 * or copied from the map after dl_page_wcheck checked all of it
+	 * (sub-pages included), and changed only by this txn since.  Map
+	 * pages (read txns, WRITEMAP) are always checked. */
+	MDB_env *env = mc->txn->env;
+	const char *p = (const char *)mc->pg[mc->top];
+	int own = p < (const char *)env->map || p >= (const char *)env->map + env->mapsize;
+	return dl_xinit_core(mc, xc, !own);
+}
+
+/* dl_xinit for a node this txn just wrote or copied after validating it. */
+static inline int dl_xinit_trusted(MDB_cursor *mc, dl_xcursor *xc)
+{
+	return dl_xinit_core(mc, xc, 0);
+}
+
+static inline int dl_xfirst(dl_xcursor *xc, int last)
+{
+	MDB_cursor *mx = &xc->mx;
+	mx->flags = last ? (mx->flags | C_ATEND) : (mx->flags & ~C_ATEND);
+	if (xc->subpage) {
+		unsigned n = NUMKEYS(mx->pg[0]);
+		mx->top = 0;
+		mx->ki[0] = (indx_t)(last ? n - 1 : 0);
+		mx->flags |= C_INIT;
+		return 0;
+	}
+	int rc = dl_search_edge(mx, last);
+	if (rc == MDB_NOTFOUND)
+		return MDB_CORRUPTED;	/* a sub-DB is never empty */
+	if (!rc)
+		mx->flags |= C_INIT;
+	return rc;
+}
+
+static inline int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
+{
+	MDB_val tmp;
+	return dl_cursor_current(&xc->mx, data ? data : &tmp, NULL);
+}
+
+/* Position the sub-cursor on item val (exact) or the first item >= val. */
+static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
+{
+	MDB_cursor *mx = &xc->mx;
+	int rc, exact;
+	mx->flags &= ~C_ATEND;
+	xc->xmoved = 0;
+	if (!xc->subpage) {
+		if ((rc = dl_search(mx, val, DL_PS_KEY)))
+			return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
+	} else {
+		mx->top = 0;
+	}
+	mx->flags |= C_INIT;
+	MDB_node *n = dl_leaf_search(mx, val, &exact);
+	if (!n) {
+		if (mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top]))
+			return MDB_CORRUPTED;
+		if (!range || xc->subpage)
+			return MDB_NOTFOUND;
+		if ((rc = dl_cursor_next_leaf(mx)))
+			return rc;
+		xc->xmoved = 1;
+		return 0;
+	}
+	if (!exact && !range)
+		return MDB_NOTFOUND;
+	return 0;
+}
+
+#endif /* DLMDB_DUPCURSOR_H */
