@@ -996,6 +996,7 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 	int rc;
 
 	DL_ASSERT_LEVEL(mc, level);
+	DL_ASSERT(dl_stack_ok(mc));
 	unsigned char *tmp = malloc(ps);
 	dl_sent *e = malloc(total * sizeof(dl_sent));
 	if (!tmp || !e) {
@@ -1394,6 +1395,7 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	} else if ((rc = dl_cursor_touch(mc))) {
 		return rc;
 	}
+	DL_ASSERT(dl_stack_ok(mc));
 	if (exact)
 		return dl_put_overwrite(mc, key, data, flags);
 	if ((rc = dl_leaf_add(mc, key, data, flags)))

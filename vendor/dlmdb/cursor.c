@@ -208,6 +208,7 @@ static int dl_descend(MDB_cursor *mc, int l, int rightmost)
 		mc->pg[lev] = mp;
 		mc->ki[lev] = (indx_t)(rightmost ? n - 1 : 0);
 	}
+	DL_ASSERT(dl_stack_ok(mc));
 	return 0;
 }
 

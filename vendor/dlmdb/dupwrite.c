@@ -711,6 +711,7 @@ static int dl_dup_put_more(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
+	DL_ASSERT(dl_stack_ok(mc));
 	if (xc->subpage)
 		return dl_dup_put_subpage(mc, xc, k, item, atend, fixed);
 	return dl_dup_put_subdb(mc, xc, item, flags);

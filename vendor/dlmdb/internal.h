@@ -356,6 +356,22 @@ struct MDB_cursor {
 	unsigned kc_idx, kc_len, kc_tv;
 };
 
+/*
+ * A cursor's page stack as the engine builds it: its depth within bounds,
+ * branch pages above a leaf (an inline sub-page is a leaf).  Every page was
+ * checked (dl_page_check, or a level test) before it was pushed, so a
+ * damaged file fails there with MDB_CORRUPTED before this can be asked.
+ */
+static inline int dl_stack_ok(const MDB_cursor *mc)
+{
+	if (mc->top < 0 || mc->top >= DL_MAXDEPTH)
+		return 0;
+	for (int l = 0; l < mc->top; l++)
+		if (!IS_BRANCH(mc->pg[l]))
+			return 0;
+	return IS_LEAF(mc->pg[mc->top]);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Internal functions (dl_ prefix: never clash with LMDB's mdb_ names)       */
 /* ------------------------------------------------------------------------- */
