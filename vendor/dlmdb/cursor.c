@@ -77,8 +77,7 @@ void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
 	for (MDB_cursor *c = txn->cursors[dbi]; c; c = c->next) {
 		if (c == except)
 			continue;
-		c->flags &= ~(C_INIT | C_EOF | C_RESEEK | C_ATEND |
-		    C_KEYDEL | C_DUPEND | C_DUPDEL);
+		c->flags &= ~(C_INIT | C_EOF | C_RESEEK | C_ATEND | C_DELKIND);
 		c->top = -1;
 		c->keylen = 0;
 	}

@@ -143,7 +143,7 @@ static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 
 /*
  * An op on a cursor whose delete removed its key's last duplicate
- * (C_DUPEND): it sits on the key past the end of its duplicates, with the
+ * (C_DK_DUPEND): it sits on the key past the end of its duplicates, with the
  * sub-cursor on the new last one.  Returns -1 for ops that behave as usual
  * once the state is dropped.
  */
@@ -155,11 +155,12 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	case MDB_GET_CURRENT:
 		/* Nothing here; in LMDB this read also ends the duplicate
 		 * position's "just deleted" state (seen by FIRST/LAST_DUP). */
-		mc->flags |= C_DUPEND | C_DELGONE;
+		dl_set_delkind(mc, C_DK_DUPEND);
+		mc->flags |= C_DELGONE;
 		return MDB_NOTFOUND;
 	case MDB_NEXT_DUP:
 		/* Nothing here and no next duplicate; the state stays. */
-		mc->flags |= C_DUPEND;
+		dl_set_delkind(mc, C_DK_DUPEND);
 		return MDB_NOTFOUND;
 	case MDB_NEXT:
 	case MDB_NEXT_NODUP:
@@ -167,7 +168,7 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 		if ((rc = dl_cursor_next(mc, key, NULL))) {
 			/* No next key: still past the end of this one. */
 			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_DEL | C_DUPEND;
+				mc->flags = (mc->flags & ~C_DELKIND) | C_DEL | C_DK_DUPEND;
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 0);
@@ -177,7 +178,7 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 		mc->flags &= ~C_DEL;
 		if ((rc = dl_cursor_prev(mc, key, NULL))) {
 			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_DEL | C_DUPEND;
+				mc->flags = (mc->flags & ~C_DELKIND) | C_DEL | C_DK_DUPEND;
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 1);
@@ -237,25 +238,26 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_DELGONE)) == (C_INIT | C_DEL)) {
 		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 			return data ? MDB_NOTFOUND : EINVAL;
-		mc->flags &= ~(C_DUPDEL | C_DUPEND);
+		if (dl_delkind(mc) != C_DK_KEY)
+			dl_set_delkind(mc, C_DK_NONE);
 		rc = dl_dup_get0(mc, xc, key, data, op, fixed);
 		if (!rc)
-			mc->flags = (mc->flags & ~(C_ATEND | C_KEYDEL)) | (xc->active ? C_DEL | C_DUPDEL : 0);
+			mc->flags = (mc->flags & ~(C_ATEND | C_DELKIND)) | (xc->active ? C_DEL | C_DK_DUP : 0);
 		return rc;
 	}
 	/* NEXT_NODUP leaves the duplicate position alone: if there is no next
 	 * key, its "just deleted" state is still there afterwards (LMDB). */
 	unsigned keep_dupdel = 0;
-	if (mc->flags & C_DUPDEL) {
+	if (dl_delkind(mc) == C_DK_DUP) {
 		if (op == MDB_NEXT_NODUP && (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
 			mc->flags &= ~C_DEL;
-			keep_dupdel = C_DEL | C_DUPDEL;
+			keep_dupdel = C_DEL | C_DK_DUP;
 		}
-		mc->flags &= ~C_DUPDEL;
+		dl_set_delkind(mc, C_DK_NONE);
 	}
-	if (mc->flags & C_DUPEND) {
+	if (dl_delkind(mc) == C_DK_DUPEND) {
 		int dupend = (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL);
-		mc->flags &= ~C_DUPEND;
+		dl_set_delkind(mc, C_DK_NONE);
 		if (dupend && (rc = dl_dup_get_dupend(mc, xc, key, data, op)) != -1)
 			return rc;
 	}
@@ -337,20 +339,20 @@ static int dl_dup_next_deleted(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB
 	 * found", whatever follows. */
 	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return MDB_NOTFOUND;
-	if (op == MDB_NEXT_DUP && (mc->flags & C_KEYDEL)) {
+	if (op == MDB_NEXT_DUP && dl_delkind(mc) == C_DK_KEY) {
 		/* LMDB: a following NEXT still returns that key's first
 		 * duplicate, but NEXT_NODUP moves on. */
 		if (xc->active)
-			mc->flags = (mc->flags & ~C_KEYDEL) | C_DUPDEL;
+			dl_set_delkind(mc, C_DK_DUP);
 		else
 			mc->flags &= ~C_DEL;
 		return MDB_NOTFOUND;
 	}
 	/* LMDB tests the duplicate position's end marker (left by LAST_DUP)
 	 * before its "just deleted" state. */
-	if (xc->active && (xc->mx.flags & C_ATEND) && !(mc->flags & C_KEYDEL)) {
+	if (xc->active && (xc->mx.flags & C_ATEND) && dl_delkind(mc) != C_DK_KEY) {
 		if (op == MDB_NEXT_DUP) {
-			mc->flags |= C_DUPDEL;
+			dl_set_delkind(mc, C_DK_DUP);
 			return MDB_NOTFOUND;
 		}
 		mc->flags &= ~C_DEL;
@@ -448,9 +450,11 @@ static int dl_dup_prev(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		/* LMDB: a refused PREV_NODUP ends the key-level "just deleted"
 		 * state but not the duplicate position's one. */
 		if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel) {
-			mc->flags &= ~C_KEYDEL;
-			if (xc->active)
-				mc->flags |= C_DEL | C_DUPDEL;
+			dl_set_delkind(mc, C_DK_NONE);
+			if (xc->active) {
+				mc->flags |= C_DEL;
+				dl_set_delkind(mc, C_DK_DUP);
+			}
 		}
 		return rc;
 	}

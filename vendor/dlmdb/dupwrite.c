@@ -802,19 +802,19 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	dl_subdb_writeback(mc, xc);
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_KEYDEL | C_DUPEND | C_DUPDEL | C_DELGONE);
+	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_DELKIND | C_DELGONE);
 	MDB_cursor *mx = &xc->mx;
 	mx->flags &= ~C_DEL;
 	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {
-		mc->flags |= C_DEL | C_DUPDEL | C_INIT;	/* on the following duplicate */
+		mc->flags |= C_DEL | C_DK_DUP | C_INIT;	/* on the following duplicate */
 		return 0;
 	}
 	/* That was the key's last duplicate: like LMDB, stay on the key with
-	 * the duplicate position past its end (C_DUPEND; see dl_dup_get). */
+	 * the duplicate position past its end (C_DK_DUPEND; see dl_dup_get). */
 	(void)kk;
 	if ((rc = dl_xfirst(xc, 1)))
 		return rc;
-	mc->flags = (mc->flags & ~C_DELGONE) | C_DEL | C_DUPEND | C_INIT;
+	mc->flags = (mc->flags & ~(C_DELGONE | C_DELKIND)) | C_DEL | C_DK_DUPEND | C_INIT;
 	return 0;
 }
 
@@ -839,7 +839,7 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 	xc->active = 0;
 	if ((rc = dl_cursor_del0(mc)))
 		return rc;
-	mc->flags |= C_KEYDEL;
+	dl_set_delkind(mc, C_DK_KEY);
 	mc->db->md_entries -= count - 1;
 	if (mc->db->md_root == P_INVALID && mc->db->md_entries)
 		return MDB_CORRUPTED;	/* empty tree, entries counted */
@@ -903,7 +903,7 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 /*
  * After item was removed from key k: land on the key's following item; when
  * none is left after it, stay on the key past its last duplicate
- * (C_DUPEND), as LMDB does.
+ * (C_DK_DUPEND), as LMDB does.
  */
 static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item, int here)
 {
@@ -921,12 +921,13 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 			return MDB_PROBLEM;
 		if ((rc = dl_xfirst(xc, 1)))
 			return rc;
-		mc->flags = (mc->flags & ~C_DELGONE) | C_DEL | C_DUPEND | C_INIT;
+		mc->flags = (mc->flags & ~(C_DELGONE | C_DELKIND)) | C_DEL | C_DK_DUPEND | C_INIT;
 		return 0;
 	} else if (rc) {
 		return rc;
 	}
-	mc->flags |= C_DEL | C_DUPDEL;
+	mc->flags |= C_DEL;
+	dl_set_delkind(mc, C_DK_DUP);
 	return 0;
 }
 
@@ -944,7 +945,10 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 
 	if (!xc)
 		return ENOMEM;
-	mc->flags &= ~(C_DUPEND | C_DUPDEL | C_DELGONE);
+	/* A new delete: only "the whole key went" may still be there. */
+	mc->flags &= ~C_DELGONE;
+	if (dl_delkind(mc) != C_DK_KEY)
+		dl_set_delkind(mc, C_DK_NONE);
 	if ((rc = dl_cursor_current(mc, &kk, NULL)))
 		return rc;
 	if ((rc = dl_key_copy(&kk, kb, &k)))
@@ -991,7 +995,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		return rc;
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~C_KEYDEL;
+	dl_set_delkind(mc, C_DK_NONE);
 	return dl_dup_del_land(mc, xc, &k, &item, here);
 }
 
