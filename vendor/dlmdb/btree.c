@@ -908,35 +908,13 @@ static int dl_parent_add(MDB_cursor *mc, int level, pgno_t left, const MDB_val *
 	return dl_split_insert(mc, level - 1, pidx, img, len);
 }
 
-/*
- * Insert node image img at index idx of the (writable) page at mc->pg[level]
- * which has no room for it: split the page in two and add a separator to
- * the parent, splitting upwards as needed.
- */
-static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
-	const unsigned char *img, size_t ilen)
+/* The entries of the page being split (a copy, tp) in order, with the new
+ * node image at idx; returns their total size, ovh per entry included. */
+static size_t dl_split_gather(MDB_env *env, MDB_page *tp, unsigned idx,
+	const unsigned char *img, size_t ilen, dl_sent *e, unsigned total, size_t ovh)
 {
-	MDB_txn *txn = mc->txn;
-	MDB_env *env = txn->env;
-	MDB_page *mp = mc->pg[level], *rp;
-	size_t ps = env->psize;
-	unsigned n = NUMKEYS(mp), total = n + 1, s, i;
-	int branch = IS_BRANCH(mp);
-	size_t ovh = dl_ent_ovh(mp);
-	int rc;
-
-	DL_ASSERT_LEVEL(mc, level);
-	unsigned char *tmp = malloc(ps);
-	dl_sent *e = malloc(total * sizeof(dl_sent));
-	if (!tmp || !e) {
-		free(tmp);
-		free(e);
-		return ENOMEM;
-	}
-	memcpy(tmp, mp, ps);
-	MDB_page *tp = (MDB_page *)tmp;
 	size_t sum = 0;
-	for (i = 0; i < total; i++) {
+	for (unsigned i = 0; i < total; i++) {
 		if (i == idx) {
 			e[i].p = img;
 			e[i].len = ilen;
@@ -948,12 +926,16 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		}
 		sum += e[i].len + ovh;
 	}
+	return sum;
+}
 
-	/* Choose how many entries stay left.  Appending at the end keeps the
-	 * left page full (sequential loads); otherwise split by bytes, or by
-	 * count when the entries are few and large. */
-	size_t room = ps - PAGEHDRSZ;
-	size_t key0 = branch ? EVEN(NODEKOFF(mp)) : 0;	/* size of a keyless branch node */
+/* How many of the total entries of page mp (n old ones and a new one at
+ * idx) should stay on the left, before checking that both halves fit. */
+static unsigned dl_split_first_guess(MDB_cursor *mc, MDB_page *mp, const dl_sent *e,
+	unsigned idx, size_t sum, size_t ovh)
+{
+	unsigned n = NUMKEYS(mp), total = n + 1, s;
+	int branch = IS_BRANCH(mp);
 	if (IS_LEAF2(mp)) {
 		/* Fixed-size duplicates: GET_MULTIPLE and NEXT/PREV_MULTIPLE
 		 * hand these pages out whole, so they must be split exactly
@@ -961,32 +943,46 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		 * of its own; any other insert divides the old items at
 		 * (n + 1) / 2, the new one joining the side it sorts into. */
 		unsigned half = (n + 1) / 2;
-		s = (mc->flags & C_APPENDING) ? n : (idx < half ? half + 1 : half);
-	} else if (idx == n && !branch) {
-		s = n;
-	} else if (idx == n && branch && n >= 2) {
-		s = n - 1;
-	} else if (!branch && total < ps >> 7) {
+		return (mc->flags & C_APPENDING) ? n : (idx < half ? half + 1 : half);
+	}
+	/* Appending at the end keeps the left page full (sequential loads);
+	 * otherwise split by bytes, or by count when the entries are few and
+	 * large. */
+	if (idx == n && !branch)
+		return n;
+	if (idx == n && branch && n >= 2)
+		return n - 1;
+	if (!branch && total < mc->txn->env->psize >> 7) {
 		/* Few, large entries (as LMDB judges them: fewer than one per
 		 * 128 bytes): split at the middle entry.  Entries this large are
 		 * often duplicate sub-pages that keep growing; a split by bytes
 		 * tends to leave one big entry alone on a page that no later key
 		 * joins, while halves by count keep room on both sides. */
-		s = total / 2;
-	} else {
-		size_t acc = 0;
-		for (s = 0; s < total; s++) {
-			if (acc + e[s].len + ovh > sum / 2)
-				break;
-			acc += e[s].len + ovh;
-		}
+		return total / 2;
 	}
+	size_t acc = 0;
+	for (s = 0; s < total; s++) {
+		if (acc + e[s].len + ovh > sum / 2)
+			break;
+		acc += e[s].len + ovh;
+	}
+	return s;
+}
+
+/* The split point: *s entries stay left, both halves fitting a page (a
+ * branch page keeps at least two entries per side, the right one's first
+ * without its key).  MDB_PAGE_FULL when too few entries to split. */
+static int dl_split_point(MDB_cursor *mc, MDB_page *mp, const dl_sent *e, unsigned idx,
+	size_t sum, size_t ovh, unsigned *sp)
+{
+	unsigned total = NUMKEYS(mp) + 1, i;
+	int branch = IS_BRANCH(mp);
+	size_t room = mc->txn->env->psize - PAGEHDRSZ;
+	size_t key0 = branch ? EVEN(NODEKOFF(mp)) : 0;	/* size of a keyless branch node */
 	unsigned smin = branch ? 2 : 1, smax = branch ? total - 2 : total - 1;
-	if (total < 2 * smin) {
-		free(tmp);
-		free(e);
+	if (total < 2 * smin)
 		return MDB_PAGE_FULL;
-	}
+	unsigned s = dl_split_first_guess(mc, mp, e, idx, sum, ovh);
 	if (s < smin)
 		s = smin;
 	if (s > smax)
@@ -1005,30 +1001,34 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		else
 			break;
 	}
+	*sp = s;
+	return 0;
+}
 
-	/* Separator = first key of the right half (copied: tmp is reused). */
-	unsigned char sepbuf[DL_MAXKEY + 2];
-	MDB_val sep;
-	{
-		const MDB_node *sn = (const MDB_node *)e[s].p;
-		sep.mv_size = IS_LEAF2(mp) ? mp->mp_pad : sn->mn_ksize;
-		if (sep.mv_size > sizeof(sepbuf)) {
-			free(tmp);
-			free(e);
-			return MDB_BAD_VALSIZE;
-		}
-		size_t ko = IS_LEAF2(mp) ? 0 : branch ? NODEKOFF(mp) : NODESZ;
-		memcpy(sepbuf, e[s].p + ko, sep.mv_size);
-		sep.mv_data = sepbuf;
-	}
+/* Separator = first key of the right half, copied into buf (the entries'
+ * copy of the page is reused). */
+static int dl_split_sep(MDB_page *mp, const dl_sent *first, unsigned char *buf, size_t bufsz,
+	MDB_val *sep)
+{
+	const MDB_node *sn = (const MDB_node *)first->p;
+	sep->mv_size = IS_LEAF2(mp) ? mp->mp_pad : sn->mn_ksize;
+	if (sep->mv_size > bufsz)
+		return MDB_BAD_VALSIZE;
+	size_t ko = IS_LEAF2(mp) ? 0 : IS_BRANCH(mp) ? NODEKOFF(mp) : NODESZ;
+	memcpy(buf, first->p + ko, sep->mv_size);
+	sep->mv_data = buf;
+	return 0;
+}
 
-	if ((rc = dl_page_alloc(mc, 1, &rp))) {
-		free(tmp);
-		free(e);
-		return rc;
-	}
+/* Rebuild mp with entries [0, s) and the new page rp with [s, total); the
+ * right page of a branch split starts with a keyless node. */
+static void dl_split_fill(MDB_env *env, MDB_page *mp, MDB_page *rp, const dl_sent *e,
+	unsigned s, unsigned total)
+{
 	unsigned pflags = mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED);
 	uint16_t pad = IS_LEAF2(mp) ? mp->mp_pad : 0;
+	int branch = IS_BRANCH(mp);
+	unsigned i;
 	dl_page_init(env, rp, pflags);
 	dl_page_init(env, mp, pflags);
 	rp->mp_pad = mp->mp_pad = pad;
@@ -1045,8 +1045,46 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 			dl_page_insert_raw(rp, i - s, e[i].p, e[i].len);
 		}
 	}
+}
+
+/*
+ * Insert node image img at index idx of the (writable) page at mc->pg[level]
+ * which has no room for it: split the page in two and add a separator to
+ * the parent, splitting upwards as needed.
+ */
+static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
+	const unsigned char *img, size_t ilen)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[level], *rp;
+	size_t ps = env->psize;
+	unsigned total = NUMKEYS(mp) + 1, s;
+	int branch = IS_BRANCH(mp);
+	size_t ovh = dl_ent_ovh(mp);
+	unsigned char sepbuf[DL_MAXKEY + 2];
+	MDB_val sep;
+	int rc;
+
+	DL_ASSERT_LEVEL(mc, level);
+	DL_ASSERT(dl_stack_ok(mc));
+	unsigned char *tmp = malloc(ps);
+	dl_sent *e = malloc(total * sizeof(dl_sent));
+	if (!tmp || !e) {
+		free(tmp);
+		free(e);
+		return ENOMEM;
+	}
+	memcpy(tmp, mp, ps);
+	size_t sum = dl_split_gather(env, (MDB_page *)tmp, idx, img, ilen, e, total, ovh);
+	if (!(rc = dl_split_point(mc, mp, e, idx, sum, ovh, &s)) &&
+	    !(rc = dl_split_sep(mp, &e[s], sepbuf, sizeof(sepbuf), &sep)) &&
+	    !(rc = dl_page_alloc(mc, 1, &rp)))
+		dl_split_fill(env, mp, rp, e, s, total);
 	free(e);
 	free(tmp);
+	if (rc)
+		return rc;
 	if (branch)
 		mc->db->md_branch_pages++;
 	else
@@ -1242,29 +1280,23 @@ static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int 
 }
 
 /*
- * Put for non-DUPSORT databases.  flags: MDB_NOOVERWRITE, MDB_RESERVE,
- * MDB_APPEND, MDB_CURRENT.
+ * Where a put of key goes (flags as dl_cursor_put0): MDB_CURRENT the
+ * cursor's item, an empty tree nowhere yet, MDB_APPEND past the last key
+ * (which key must exceed), else a search.  *exact: key is stored, at mc.
  */
-int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+static inline __attribute__((always_inline)) int dl_put_locate(MDB_cursor *mc,
+	MDB_val *key, unsigned flags, MDB_node **node, int *exact)
 {
-	MDB_txn *txn = mc->txn;
-	MDB_env *env = txn->env;
-	MDB_db *db = mc->db;
-	MDB_node *node = NULL;
-	int rc, exact = 0;
-
-	if (txn->dbflags[mc->dbi] & DB_STALE) {
-		if ((rc = dl_db_load(txn, mc->dbi)))
-			return rc;
-	}
+	int rc;
+	*exact = 0;
 	if (flags & MDB_CURRENT) {
 		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0)
 			return EINVAL;
 		if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 			return MDB_NOTFOUND;
-		exact = 1;
-	} else if (db->md_root == P_INVALID) {
-		exact = 0;
+		*exact = 1;
+	} else if (mc->db->md_root == P_INVALID) {
+		return 0;
 	} else if (flags & MDB_APPEND) {
 		if ((rc = dl_search_edge(mc, 1)))
 			return rc;
@@ -1276,101 +1308,167 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 			return MDB_KEYEXIST;
 		mc->ki[mc->top]++;
 	} else {
-		if (!dl_put_here(mc, key, &node, &exact)) {
+		if (!dl_put_here(mc, key, node, exact)) {
 			if ((rc = dl_search(mc, key, DL_PS_KEY)))
 				return rc;
-			node = dl_leaf_search(mc, key, &exact);
+			*node = dl_leaf_search(mc, key, exact);
 		}
-		if (!node && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+		if (!*node && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 			return MDB_CORRUPTED;
 	}
-	if (exact) {
-		node = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
-		if ((rc = dl_node_check(env, mc->pg[mc->top], node, 1)))
+	return 0;
+}
+
+/* The stored node a put would overwrite: it must be of the kind the put
+ * writes (plain value or named-DB record, never duplicates); NOOVERWRITE
+ * refuses with the stored value in data and the cursor on it. */
+static int dl_put_check_existing(MDB_cursor *mc, MDB_val *data, unsigned flags)
+{
+	MDB_node *node = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+	int rc;
+	if ((rc = dl_node_check(mc->txn->env, mc->pg[mc->top], node, 1)))
+		return rc;
+	if (node->mn_flags & F_DUPDATA)
+		return MDB_INCOMPATIBLE;
+	if (!(node->mn_flags & F_SUBDATA) != !(flags & DL_PUT_SUBDATA))
+		return MDB_INCOMPATIBLE;
+	if (flags & MDB_NOOVERWRITE) {
+		/* The cursor is left on the existing item. */
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		if ((rc = dl_node_read(mc, node, data)))
 			return rc;
-		if (node->mn_flags & F_DUPDATA)
-			return MDB_INCOMPATIBLE;
-		if (!(node->mn_flags & F_SUBDATA) != !(flags & DL_PUT_SUBDATA))
-			return MDB_INCOMPATIBLE;
-		if (flags & MDB_NOOVERWRITE) {
-			/* The cursor is left on the existing item. */
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
-			if ((rc = dl_node_read(mc, node, data)))
-				return rc;
-			return MDB_KEYEXIST;
-		}
+		return MDB_KEYEXIST;
 	}
+	return 0;
+}
+
+/* First put into an empty tree: a root leaf, with mc on it. */
+static int dl_put_new_root(MDB_cursor *mc)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_db *db = mc->db;
+	MDB_page *mp;
+	int rc;
+	if ((rc = dl_page_alloc(mc, 1, &mp)))
+		return rc;
+	dl_page_init(txn->env, mp, P_LEAF);
+	db->md_root = mp->mp_pgno;
+	db->md_depth = 1;
+	db->md_leaf_pages = 1;
+	mc->pg[0] = mp;
+	mc->top = 0;
+	mc->ki[0] = 0;
+	txn->dbflags[mc->dbi] |= DB_DIRTY;
+	txn->flags |= TXN_DIRTY;
+	return 0;
+}
+
+/*
+ * New value for the overflow node under mc (path touched): written into its
+ * run when this txn owns the run and it is big enough (0), else the run is
+ * freed (1: the caller replaces the node).
+ */
+static int dl_put_overflow_value(MDB_cursor *mc, MDB_node *node, MDB_val *data, unsigned flags)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	size_t ds = data->mv_size;
+	pgno_t pg = dl_get64(dl_leaf_data(env, node));
+	MDB_page *omp;
+	int rc;
+	if ((rc = dl_page_get(txn, pg, &omp)))
+		return rc;
+	if (!IS_OVERFLOW(omp))
+		return MDB_CORRUPTED;
+	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
+	if (dl_page_owned(txn, omp) && kpart + ds > env->nodemax &&
+	    (uint64_t)omp->mp_u.pages * env->psize >= PAGEHDRSZ + ds) {
+		node_set_dsize(node, ds);
+		if (flags & MDB_RESERVE)
+			data->mv_data = (char *)omp + PAGEHDRSZ;
+		else if (ds)
+			memmove((char *)omp + PAGEHDRSZ, data->mv_data, ds);
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		return 0;
+	}
+	if ((rc = dl_ov_free(mc, node)))
+		return rc;
+	return 1;
+}
+
+/* New value for the stored key under mc (path touched): in place when the
+ * size is unchanged (or its own overflow run has room), else the node is
+ * replaced. */
+static int dl_put_overwrite(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top];
+	MDB_node *node = NODEPTR(mp, idx);
+	size_t ds = data->mv_size;
+	int rc;
+	if (node->mn_flags & F_BIGDATA) {
+		/* Reuse a run this txn already owns if it is big enough. */
+		if ((rc = dl_put_overflow_value(mc, node, data, flags)) != 1)
+			return rc;
+	} else if (NODEDSZ(node) == ds) {
+		void *dst = dl_leaf_data(env, node);
+		if (flags & MDB_RESERVE)
+			data->mv_data = dst;
+		else if (ds)
+			memmove(dst, data->mv_data, ds);
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		return 0;
+	}
+	/* Size changed: drop the old node, insert the new one in its place.
+	 * The key may live in the node being removed: copy it first. */
+	unsigned char kb[DL_MAXKEY + 1];
+	MDB_val k2;
+	if (key->mv_size > sizeof(kb))
+		return MDB_BAD_VALSIZE;
+	memcpy(kb, key->mv_data, key->mv_size);
+	k2.mv_size = key->mv_size;
+	k2.mv_data = kb;
+	if ((mc->flags & C_PREFIX) && !IS_LEAF2(mp)) {
+		if ((rc = dl_pfx_del(mc, mp, idx)))
+			return rc;
+	} else {
+		dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
+	}
+	return dl_leaf_add(mc, &k2, data, flags);
+}
+
+/*
+ * Put for non-DUPSORT databases.  flags: MDB_NOOVERWRITE, MDB_RESERVE,
+ * MDB_APPEND, MDB_CURRENT.
+ */
+int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_db *db = mc->db;
+	MDB_node *node = NULL;
+	int rc, exact;
+
+	if (txn->dbflags[mc->dbi] & DB_STALE) {
+		if ((rc = dl_db_load(txn, mc->dbi)))
+			return rc;
+	}
+	if ((rc = dl_put_locate(mc, key, flags, &node, &exact)))
+		return rc;
+	if (exact && (rc = dl_put_check_existing(mc, data, flags)))
+		return rc;
 
 	/* From here on the tree changes. */
 	dl_cursors_save(mc);
 	if (db->md_root == P_INVALID) {
-		MDB_page *mp;
-		if ((rc = dl_page_alloc(mc, 1, &mp)))
+		if ((rc = dl_put_new_root(mc)))
 			return rc;
-		dl_page_init(env, mp, P_LEAF);
-		db->md_root = mp->mp_pgno;
-		db->md_depth = 1;
-		db->md_leaf_pages = 1;
-		mc->pg[0] = mp;
-		mc->top = 0;
-		mc->ki[0] = 0;
-		txn->dbflags[mc->dbi] |= DB_DIRTY;
-		txn->flags |= TXN_DIRTY;
 	} else if ((rc = dl_cursor_touch(mc))) {
 		return rc;
 	}
-	MDB_page *mp = mc->pg[mc->top];
-	if (exact) {
-		unsigned idx = mc->ki[mc->top];
-		node = NODEPTR(mp, idx);
-		size_t ds = data->mv_size;
-		if (node->mn_flags & F_BIGDATA) {
-			/* Reuse a run this txn already owns if it is big enough. */
-			pgno_t pg = dl_get64(dl_leaf_data(env, node));
-			MDB_page *omp;
-			if ((rc = dl_page_get(txn, pg, &omp)))
-				return rc;
-			if (!IS_OVERFLOW(omp))
-				return MDB_CORRUPTED;
-			size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
-			if (dl_page_owned(txn, omp) && kpart + ds > env->nodemax &&
-			    (uint64_t)omp->mp_u.pages * env->psize >= PAGEHDRSZ + ds) {
-				node_set_dsize(node, ds);
-				if (flags & MDB_RESERVE)
-					data->mv_data = (char *)omp + PAGEHDRSZ;
-				else if (ds)
-					memmove((char *)omp + PAGEHDRSZ, data->mv_data, ds);
-				mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
-				return 0;
-			}
-			if ((rc = dl_ov_free(mc, node)))
-				return rc;
-		} else if (NODEDSZ(node) == ds) {
-			void *dst = dl_leaf_data(env, node);
-			if (flags & MDB_RESERVE)
-				data->mv_data = dst;
-			else if (ds)
-				memmove(dst, data->mv_data, ds);
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
-			return 0;
-		}
-		/* Size changed: drop the old node, insert the new one in its place.
-		 * The key may live in the node being removed: copy it first. */
-		unsigned char kb[DL_MAXKEY + 1];
-		MDB_val k2;
-		if (key->mv_size > sizeof(kb))
-			return MDB_BAD_VALSIZE;
-		memcpy(kb, key->mv_data, key->mv_size);
-		k2.mv_size = key->mv_size;
-		k2.mv_data = kb;
-		if ((mc->flags & C_PREFIX) && !IS_LEAF2(mp)) {
-			if ((rc = dl_pfx_del(mc, mp, idx)))
-				return rc;
-		} else {
-			dl_page_del_raw(mp, idx, dl_node_size(env, mp, node));
-		}
-		return dl_leaf_add(mc, &k2, data, flags);
-	}
+	DL_ASSERT(dl_stack_ok(mc));
+	if (exact)
+		return dl_put_overwrite(mc, key, data, flags);
 	if ((rc = dl_leaf_add(mc, key, data, flags)))
 		return rc;
 	db->md_entries++;

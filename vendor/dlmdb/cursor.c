@@ -77,8 +77,7 @@ void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
 	for (MDB_cursor *c = txn->cursors[dbi]; c; c = c->next) {
 		if (c == except)
 			continue;
-		c->flags &= ~(C_INIT | C_EOF | C_RESEEK | C_ATEND |
-		    C_KEYDEL | C_DUPEND | C_DUPDEL);
+		c->flags &= ~(C_INIT | C_EOF | C_RESEEK | C_ATEND | C_DELKIND);
 		c->top = -1;
 		c->keylen = 0;
 	}
@@ -208,6 +207,7 @@ static int dl_descend(MDB_cursor *mc, int l, int rightmost)
 		mc->pg[lev] = mp;
 		mc->ki[lev] = (indx_t)(rightmost ? n - 1 : 0);
 	}
+	DL_ASSERT(dl_stack_ok(mc));
 	return 0;
 }
 
@@ -511,44 +511,66 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	return 0;
 }
 
-/* Everything but the fast step: kept out of line so that mdb_cursor_get's
- * fast path stays small. */
-static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, MDB_cursor_op op)
+/* NEXT, NEXT_DUP, NEXT_NODUP on a plain (not DUPSORT) DB, outside the
+ * fast step. */
+static int dl_plain_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	/* LMDB checks its end marker before the "just deleted" state: on the
+	 * last item of its page, whatever came there after the marker was
+	 * set, the answer is "not found". */
+	if ((mc->flags & (C_INIT | C_ATEND | C_DEL)) == (C_INIT | C_ATEND | C_DEL) &&
+	    mc->top >= 0 && mc->ki[mc->top] + 1u >= NUMKEYS(mc->pg[mc->top])) {
+		mc->flags &= ~C_DEL;
+		return MDB_NOTFOUND;
+	}
+	/* Every key has one item: after a delete there is no "next duplicate"
+	 * of the deleted key. */
+	if (op == MDB_NEXT_DUP && (mc->flags & (C_INIT | C_DEL)) == (C_INIT | C_DEL)) {
+		if (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+			mc->flags &= ~C_DEL;
+		return MDB_NOTFOUND;
+	}
+	/* Only running off the end sets the marker; an unpositioned cursor's
+	 * NEXT is a FIRST. */
+	int was_init = (mc->flags & C_INIT) != 0;
+	int rc = dl_cursor_next(mc, key, data);
+	if (rc == MDB_NOTFOUND && was_init)
+		mc->flags |= C_ATEND;
+	else
+		mc->flags &= ~C_ATEND;
+	return rc;
+}
+
+/* Duplicate ops on a plain DB: like LMDB, the argument and position checks
+ * come before the database-type check, and (as after every cursor op,
+ * refused ones included) the "just deleted" state ends: a following NEXT
+ * moves past the current item. */
+static int dl_plain_dup_op(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
+{
+	mc->flags &= ~C_DEL;
+	switch (op) {
+	case MDB_FIRST_DUP:
+	case MDB_LAST_DUP:
+	case MDB_GET_MULTIPLE:
+		if (!data || !(mc->flags & C_INIT))
+			return EINVAL;
+		return MDB_INCOMPATIBLE;
+	case MDB_GET_BOTH:
+	case MDB_GET_BOTH_RANGE:
+	case MDB_NEXT_MULTIPLE:
+	case MDB_PREV_MULTIPLE:
+		if (!data)
+			return EINVAL;
+		return MDB_INCOMPATIBLE;
+	default:
+		return EINVAL;
+	}
+}
+
+/* A cursor op on a plain DB whose txn and record have been checked. */
+static int dl_plain_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	int rc;
-	MDB_txn *txn = mc->txn;
-	if ((op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) &&
-	    txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
-	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
-	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
-	    !(mc->db->md_flags & MDB_DUPSORT)) {
-		/* Positioning by key on a plain DB in the usual state: the
-		 * checks below would all pass. */
-		mc->flags &= ~C_ATEND;
-		rc = dl_cursor_set(mc, key, data, op);
-		if (rc && rc != MDB_NOTFOUND)
-			return dl_txn_err(txn, rc);
-		return rc;
-	}
-	if (!txn || !dl_txn_usable(txn))
-		return MDB_BAD_TXN;
-	if ((rc = dl_check_intr(txn)))
-		return rc;
-	if (txn->dbflags[mc->dbi] & DB_INCOMPAT)
-		return MDB_INCOMPATIBLE;
-	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
-		return dl_txn_err(txn, rc);
-	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
-		return rc;
-	int dup = (mc->db->md_flags & MDB_DUPSORT) != 0;
-	if (dup) {
-		rc = dl_dup_get(mc, key, data, op);
-		if (rc && rc != MDB_NOTFOUND && rc != EINVAL && rc != MDB_INCOMPATIBLE &&
-		    rc != MDB_BAD_VALSIZE)
-			return dl_txn_err(txn, rc);
-		return rc;
-	}
 	/* C_ATEND mirrors LMDB's end marker on a plain DB: set when the cursor
 	 * reached the last item by MDB_LAST, an MDB_APPEND put or a NEXT that
 	 * ran off the end; a move back or a repositioning ends it (the
@@ -585,31 +607,7 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
-		/* LMDB checks its end marker before the "just deleted" state:
-		 * on the last item of its page, whatever came there after the
-		 * marker was set, the answer is "not found". */
-		if ((mc->flags & (C_INIT | C_ATEND | C_DEL)) == (C_INIT | C_ATEND | C_DEL) &&
-		    mc->top >= 0 && mc->ki[mc->top] + 1u >= NUMKEYS(mc->pg[mc->top])) {
-			mc->flags &= ~C_DEL;
-			return MDB_NOTFOUND;
-		}
-		/* Every key has one item: after a delete there is no "next
-		 * duplicate" of the deleted key. */
-		if (op == MDB_NEXT_DUP && (mc->flags & (C_INIT | C_DEL)) == (C_INIT | C_DEL)) {
-			if (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
-				mc->flags &= ~C_DEL;
-			return MDB_NOTFOUND;
-		}
-		{
-			/* Only running off the end sets the marker; an
-			 * unpositioned cursor's NEXT is a FIRST. */
-			int was_init = (mc->flags & C_INIT) != 0;
-			rc = dl_cursor_next(mc, key, data);
-			if (rc == MDB_NOTFOUND && was_init)
-				mc->flags |= C_ATEND;
-			else
-				mc->flags &= ~C_ATEND;
-		}
+		rc = dl_plain_next(mc, key, data, op);
 		break;
 	case MDB_PREV:
 	case MDB_PREV_DUP:
@@ -631,30 +629,49 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	case MDB_SET_RANGE:
 		rc = dl_cursor_set(mc, key, data, op);
 		break;
-	/* Duplicate ops on a plain DB: like LMDB, the argument and position
-	 * checks come before the database-type check, and (as after every
-	 * cursor op, refused ones included) the "just deleted" state ends: a
-	 * following NEXT moves past the current item. */
-	case MDB_FIRST_DUP:
-	case MDB_LAST_DUP:
-	case MDB_GET_MULTIPLE:
-		mc->flags &= ~C_DEL;
-		if (!data || !(mc->flags & C_INIT))
-			return EINVAL;
-		return MDB_INCOMPATIBLE;
-	case MDB_GET_BOTH:
-	case MDB_GET_BOTH_RANGE:
-	case MDB_NEXT_MULTIPLE:
-	case MDB_PREV_MULTIPLE:
-		mc->flags &= ~C_DEL;
-		if (!data)
-			return EINVAL;
-		return MDB_INCOMPATIBLE;
 	default:
-		mc->flags &= ~C_DEL;
-		return EINVAL;
+		return dl_plain_dup_op(mc, data, op);
 	}
 	if (rc && rc != MDB_NOTFOUND)
+		return dl_txn_err(mc->txn, rc);
+	return rc;
+}
+
+/* Everything but the fast step: kept out of line so that mdb_cursor_get's
+ * fast path stays small. */
+static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
+{
+	int rc;
+	MDB_txn *txn = mc->txn;
+	if ((op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) &&
+	    txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
+	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
+	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
+	    !(mc->db->md_flags & MDB_DUPSORT)) {
+		/* Positioning by key on a plain DB in the usual state: the
+		 * checks below would all pass. */
+		mc->flags &= ~C_ATEND;
+		rc = dl_cursor_set(mc, key, data, op);
+		if (rc && rc != MDB_NOTFOUND)
+			return dl_txn_err(txn, rc);
+		return rc;
+	}
+	if (!txn || !dl_txn_usable(txn))
+		return MDB_BAD_TXN;
+	if ((rc = dl_check_intr(txn)))
+		return rc;
+	if (txn->dbflags[mc->dbi] & DB_INCOMPAT)
+		return MDB_INCOMPATIBLE;
+	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
+		return dl_txn_err(txn, rc);
+	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
+		return rc;
+	if (!(mc->db->md_flags & MDB_DUPSORT))
+		return dl_plain_get(mc, key, data, op);
+	rc = dl_dup_get(mc, key, data, op);
+	if (rc && rc != MDB_NOTFOUND && rc != EINVAL && rc != MDB_INCOMPATIBLE &&
+	    rc != MDB_BAD_VALSIZE)
 		return dl_txn_err(txn, rc);
 	return rc;
 }

@@ -86,6 +86,157 @@ int dl_db_load(MDB_txn *txn, MDB_dbi dbi)
 	return 0;
 }
 
+/* mdb_dbi_open of the main DB (name NULL): flags not yet set are added
+ * where that is safe (a write txn, an empty DB for COUNTED/PREFIX). */
+static int dl_dbi_open_main(MDB_txn *txn, unsigned pflags, MDB_dbi *dbi)
+{
+	MDB_env *env = txn->env;
+	MDB_db *m = &txn->dbs[DL_MAIN_DBI];
+	unsigned add = pflags & ~m->md_flags;
+	if (add) {
+		if (!env->pad && (add & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)))
+			return MDB_INCOMPATIBLE;
+		/* Adding COUNTED or PREFIX to a populated DB would misread the
+		 * existing pages: refuse (safe deviation from DLMDB). */
+		if ((add & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)) && m->md_root != P_INVALID)
+			return MDB_INCOMPATIBLE;
+		if (!(txn->flags & TXN_RDONLY)) {
+			m->md_flags |= (uint16_t)add;
+			txn->flags |= TXN_DIRTY;
+			dl_dbx *x = &env->dbxs[DL_MAIN_DBI];
+			x->flags = m->md_flags;
+			x->cmp = dl_default_cmp(x->flags);
+			x->dcmp = dl_default_dcmp(x->flags);
+			if (!dl_flags_usable(env, m->md_flags))
+				txn->dbflags[DL_MAIN_DBI] |= DB_INCOMPAT;
+		}
+	}
+	*dbi = DL_MAIN_DBI;
+	return 0;
+}
+
+/*
+ * Look name up among the env's handles.  *open: it is open (and usable in
+ * txn) as *dbi.  Otherwise *slot is where a new handle goes: a free slot, or
+ * (*reuse) the handle of the same name dropped earlier in this txn.
+ */
+static int dl_dbi_find_slot(MDB_txn *txn, const char *name, size_t len, MDB_dbi *dbi,
+	int *open, MDB_dbi *slot, int *reuse)
+{
+	MDB_env *env = txn->env;
+	int rc;
+	*open = 0;
+	*slot = 0;
+	*reuse = 0;
+	for (MDB_dbi i = DL_CORE_DBS; i < env->numdbs; i++) {
+		dl_dbx *x = &env->dbxs[i];
+		if (!x->valid) {
+			if (!*slot)
+				*slot = i;
+			continue;
+		}
+		if (x->namelen == len && !memcmp(x->name, name, len)) {
+			if (i < txn->numdbs && (txn->dbflags[i] & DB_DELETED)) {
+				/* Dropped with del=1 earlier in this txn: LMDB frees
+				 * the handle at once, so opening the name again gives
+				 * a fresh handle (here: the same slot, reset by
+				 * dl_dbi_install). */
+				*slot = i;
+				*reuse = 1;
+				return 0;
+			}
+			if ((rc = dl_dbi_check(txn, i, 1)))
+				return rc;
+			*dbi = i;
+			*open = 1;
+			return 0;
+		}
+	}
+	if (!*slot) {
+		if (env->numdbs >= env->maxdbs)
+			return MDB_DBS_FULL;
+		*slot = env->numdbs;
+	}
+	return 0;
+}
+
+/* The record of named DB name in the main DB, created (empty, with pflags)
+ * when absent and flags has MDB_CREATE; *created tells which. */
+static int dl_dbi_record(MDB_txn *txn, const char *name, size_t len, unsigned flags,
+	unsigned pflags, MDB_db *rec, int *created)
+{
+	int rc;
+	*created = 0;
+	if (len > DL_MAXKEY) {
+		if (!(flags & MDB_CREATE))
+			return MDB_NOTFOUND;
+		return MDB_BAD_VALSIZE;
+	}
+	rc = dl_find_record(txn, name, len, rec);
+	if (rc == MDB_NOTFOUND) {
+		if (!(flags & MDB_CREATE))
+			return MDB_NOTFOUND;
+		if (txn->flags & TXN_RDONLY)
+			return EACCES;
+		if (!dl_flags_usable(txn->env, pflags))
+			return MDB_INCOMPATIBLE;
+		memset(rec, 0, sizeof(*rec));
+		rec->md_flags = (uint16_t)pflags;
+		rec->md_root = P_INVALID;
+		MDB_cursor mc;
+		MDB_val key = { len, (void *)name }, data = { sizeof(*rec), rec };
+		dl_cursor_init(&mc, txn, DL_MAIN_DBI);
+		/* The put counts the new record in the main DB's entries. */
+		rc = dl_cursor_put0(&mc, &key, &data, DL_PUT_SUBDATA | MDB_NOOVERWRITE);
+		if (rc)
+			return dl_txn_err(txn, rc);
+		*created = 1;
+	} else if (rc) {
+		return rc == MDB_INCOMPATIBLE ? rc : dl_txn_err(txn, rc);
+	}
+	if (rec->md_flags & ~DL_PERSISTENT_FLAGS)
+		return MDB_INCOMPATIBLE;
+	return 0;
+}
+
+/* Set handle slot up for named DB name with record rec, in the env and in
+ * txn (where it is new). */
+static int dl_dbi_install(MDB_txn *txn, MDB_dbi slot, int reuse, const char *name, size_t len,
+	const MDB_db *rec, int created)
+{
+	MDB_env *env = txn->env;
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return ENOMEM;
+	memcpy(copy, name, len + 1);
+	dl_dbx *x = &env->dbxs[slot];
+	if (reuse)
+		free(x->name);
+	x->name = copy;
+	x->namelen = len;
+	x->flags = rec->md_flags;
+	x->cmp = dl_default_cmp(rec->md_flags);
+	x->dcmp = dl_default_dcmp(rec->md_flags);
+	x->rel = NULL;
+	x->relctx = NULL;
+	x->seq++;
+	x->valid = 1;
+	env->dbgen++;
+	if (slot >= env->numdbs)
+		env->numdbs = slot + 1;
+	if (slot >= txn->numdbs)
+		txn->numdbs = slot + 1;
+	txn->dbs[slot] = *rec;
+	txn->dbseq[slot] = x->seq;
+	if (!reuse)
+		txn->cursors[slot] = NULL;	/* a reused slot keeps its (unpositioned) cursors */
+	txn->dbflags[slot] = DB_VALID | DB_USRVALID | DB_NEW | (created ? DB_DIRTY : 0);
+	txn->flags |= TXN_NEWDBI;
+	if (!dl_flags_usable(env, rec->md_flags))
+		txn->dbflags[slot] |= DB_INCOMPAT;
+	return 0;
+}
+
 int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 {
 	MDB_env *env;
@@ -101,134 +252,28 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
 		return rc;
 	unsigned pflags = flags & DL_PERSISTENT_FLAGS;
 
-	if (!name) {
-		MDB_db *m = &txn->dbs[DL_MAIN_DBI];
-		unsigned add = pflags & ~m->md_flags;
-		if (add) {
-			if (!env->pad && (add & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)))
-				return MDB_INCOMPATIBLE;
-			/* Adding COUNTED or PREFIX to a populated DB would misread
-			 * the existing pages: refuse (safe deviation from DLMDB). */
-			if ((add & (MDB_COUNTED | MDB_PREFIX_COMPRESSION)) &&
-			    m->md_root != P_INVALID)
-				return MDB_INCOMPATIBLE;
-			if (!(txn->flags & TXN_RDONLY)) {
-				m->md_flags |= (uint16_t)add;
-				txn->flags |= TXN_DIRTY;
-				dl_dbx *x = &env->dbxs[DL_MAIN_DBI];
-				x->flags = m->md_flags;
-				x->cmp = dl_default_cmp(x->flags);
-				x->dcmp = dl_default_dcmp(x->flags);
-				if (!dl_flags_usable(env, m->md_flags))
-					txn->dbflags[DL_MAIN_DBI] |= DB_INCOMPAT;
-			}
-		}
-		*dbi = DL_MAIN_DBI;
-		return 0;
-	}
+	if (!name)
+		return dl_dbi_open_main(txn, pflags, dbi);
 	if (env->maxdbs <= DL_CORE_DBS)
 		return MDB_DBS_FULL;
 	size_t len = strlen(name);
 	if (!len)
 		return MDB_BAD_VALSIZE;
-	/* Already open? */
-	MDB_dbi slot = 0;
-	int reuse = 0;
-	for (MDB_dbi i = DL_CORE_DBS; i < env->numdbs; i++) {
-		dl_dbx *x = &env->dbxs[i];
-		if (!x->valid) {
-			if (!slot)
-				slot = i;
-			continue;
-		}
-		if (x->namelen == len && !memcmp(x->name, name, len)) {
-			if (i < txn->numdbs && (txn->dbflags[i] & DB_DELETED)) {
-				/* Dropped with del=1 earlier in this txn: LMDB
-				 * frees the handle at once, so opening the name
-				 * again gives a fresh handle (here: the same slot,
-				 * reset below). */
-				slot = i;
-				reuse = 1;
-				break;
-			}
-			if ((rc = dl_dbi_check(txn, i, 1)))
-				return rc;
-			*dbi = i;
-			return 0;
-		}
-	}
-	if (!slot) {
-		if (env->numdbs >= env->maxdbs)
-			return MDB_DBS_FULL;
-		slot = env->numdbs;
-	}
+	MDB_dbi slot;
+	int open, reuse;
+	if ((rc = dl_dbi_find_slot(txn, name, len, dbi, &open, &slot, &reuse)) || open)
+		return rc;
 	unsigned mflags = txn->dbs[DL_MAIN_DBI].md_flags;
 	if (mflags & (MDB_DUPSORT | MDB_INTEGERKEY))
 		return (flags & MDB_CREATE) ? MDB_INCOMPATIBLE : MDB_NOTFOUND;
 	if (txn->dbflags[DL_MAIN_DBI] & DB_INCOMPAT)
 		return MDB_INCOMPATIBLE;
-
 	MDB_db rec;
-	int created = 0;
-	if (len > DL_MAXKEY) {
-		if (!(flags & MDB_CREATE))
-			return MDB_NOTFOUND;
-		return MDB_BAD_VALSIZE;
-	}
-	rc = dl_find_record(txn, name, len, &rec);
-	if (rc == MDB_NOTFOUND) {
-		if (!(flags & MDB_CREATE))
-			return MDB_NOTFOUND;
-		if (txn->flags & TXN_RDONLY)
-			return EACCES;
-		if (!dl_flags_usable(env, pflags))
-			return MDB_INCOMPATIBLE;
-		memset(&rec, 0, sizeof(rec));
-		rec.md_flags = (uint16_t)pflags;
-		rec.md_root = P_INVALID;
-		MDB_cursor mc;
-		MDB_val key = { len, (void *)name }, data = { sizeof(rec), &rec };
-		dl_cursor_init(&mc, txn, DL_MAIN_DBI);
-		rc = dl_cursor_put0(&mc, &key, &data, DL_PUT_SUBDATA | MDB_NOOVERWRITE);
-		if (rc)
-			return dl_txn_err(txn, rc);
-		txn->dbs[DL_MAIN_DBI].md_entries += 0;	/* counted by the put */
-		created = 1;
-	} else if (rc) {
-		return rc == MDB_INCOMPATIBLE ? rc : dl_txn_err(txn, rc);
-	}
-	if (rec.md_flags & ~DL_PERSISTENT_FLAGS)
-		return MDB_INCOMPATIBLE;
-
-	char *copy = malloc(len + 1);
-	if (!copy)
-		return ENOMEM;
-	memcpy(copy, name, len + 1);
-	dl_dbx *x = &env->dbxs[slot];
-	if (reuse)
-		free(x->name);
-	x->name = copy;
-	x->namelen = len;
-	x->flags = rec.md_flags;
-	x->cmp = dl_default_cmp(rec.md_flags);
-	x->dcmp = dl_default_dcmp(rec.md_flags);
-	x->rel = NULL;
-	x->relctx = NULL;
-	x->seq++;
-	x->valid = 1;
-	env->dbgen++;
-	if (slot >= env->numdbs)
-		env->numdbs = slot + 1;
-	if (slot >= txn->numdbs)
-		txn->numdbs = slot + 1;
-	txn->dbs[slot] = rec;
-	txn->dbseq[slot] = x->seq;
-	if (!reuse)
-		txn->cursors[slot] = NULL;	/* a reused slot keeps its (unpositioned) cursors */
-	txn->dbflags[slot] = DB_VALID | DB_USRVALID | DB_NEW | (created ? DB_DIRTY : 0);
-	txn->flags |= TXN_NEWDBI;
-	if (!dl_flags_usable(env, rec.md_flags))
-		txn->dbflags[slot] |= DB_INCOMPAT;
+	int created;
+	if ((rc = dl_dbi_record(txn, name, len, flags, pflags, &rec, &created)))
+		return rc;
+	if ((rc = dl_dbi_install(txn, slot, reuse, name, len, &rec, created)))
+		return rc;
 	*dbi = slot;
 	return 0;
 }

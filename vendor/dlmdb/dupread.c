@@ -143,7 +143,7 @@ static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 
 /*
  * An op on a cursor whose delete removed its key's last duplicate
- * (C_DUPEND): it sits on the key past the end of its duplicates, with the
+ * (C_DK_DUPEND): it sits on the key past the end of its duplicates, with the
  * sub-cursor on the new last one.  Returns -1 for ops that behave as usual
  * once the state is dropped.
  */
@@ -155,11 +155,12 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	case MDB_GET_CURRENT:
 		/* Nothing here; in LMDB this read also ends the duplicate
 		 * position's "just deleted" state (seen by FIRST/LAST_DUP). */
-		mc->flags |= C_DUPEND | C_DELGONE;
+		dl_set_delkind(mc, C_DK_DUPEND);
+		mc->flags |= C_DELGONE;
 		return MDB_NOTFOUND;
 	case MDB_NEXT_DUP:
 		/* Nothing here and no next duplicate; the state stays. */
-		mc->flags |= C_DUPEND;
+		dl_set_delkind(mc, C_DK_DUPEND);
 		return MDB_NOTFOUND;
 	case MDB_NEXT:
 	case MDB_NEXT_NODUP:
@@ -167,7 +168,7 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 		if ((rc = dl_cursor_next(mc, key, NULL))) {
 			/* No next key: still past the end of this one. */
 			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_DEL | C_DUPEND;
+				mc->flags = (mc->flags & ~C_DELKIND) | C_DEL | C_DK_DUPEND;
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 0);
@@ -177,7 +178,7 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 		mc->flags &= ~C_DEL;
 		if ((rc = dl_cursor_prev(mc, key, NULL))) {
 			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_DEL | C_DUPEND;
+				mc->flags = (mc->flags & ~C_DELKIND) | C_DEL | C_DK_DUPEND;
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 1);
@@ -237,25 +238,26 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_DELGONE)) == (C_INIT | C_DEL)) {
 		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 			return data ? MDB_NOTFOUND : EINVAL;
-		mc->flags &= ~(C_DUPDEL | C_DUPEND);
+		if (dl_delkind(mc) != C_DK_KEY)
+			dl_set_delkind(mc, C_DK_NONE);
 		rc = dl_dup_get0(mc, xc, key, data, op, fixed);
 		if (!rc)
-			mc->flags = (mc->flags & ~(C_ATEND | C_KEYDEL)) | (xc->active ? C_DEL | C_DUPDEL : 0);
+			mc->flags = (mc->flags & ~(C_ATEND | C_DELKIND)) | (xc->active ? C_DEL | C_DK_DUP : 0);
 		return rc;
 	}
 	/* NEXT_NODUP leaves the duplicate position alone: if there is no next
 	 * key, its "just deleted" state is still there afterwards (LMDB). */
 	unsigned keep_dupdel = 0;
-	if (mc->flags & C_DUPDEL) {
+	if (dl_delkind(mc) == C_DK_DUP) {
 		if (op == MDB_NEXT_NODUP && (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
 			mc->flags &= ~C_DEL;
-			keep_dupdel = C_DEL | C_DUPDEL;
+			keep_dupdel = C_DEL | C_DK_DUP;
 		}
-		mc->flags &= ~C_DUPDEL;
+		dl_set_delkind(mc, C_DK_NONE);
 	}
-	if (mc->flags & C_DUPEND) {
+	if (dl_delkind(mc) == C_DK_DUPEND) {
 		int dupend = (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL);
-		mc->flags &= ~C_DUPEND;
+		dl_set_delkind(mc, C_DK_NONE);
 		if (dupend && (rc = dl_dup_get_dupend(mc, xc, key, data, op)) != -1)
 			return rc;
 	}
@@ -313,10 +315,263 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 	return rc;
 }
 
+/* Data of the main cursor's current item: the duplicate position's item,
+ * or the node's own value for a key without duplicates. */
+static inline int dl_dup_current_data(MDB_cursor *mc, dl_xcursor *xc, MDB_val *data)
+{
+	if (!data)
+		return 0;
+	if (xc->active)
+		return dl_xcurrent(xc, data);
+	MDB_val k;
+	return dl_cursor_current(mc, &k, data);
+}
+
+/*
+ * NEXT, NEXT_DUP or NEXT_NODUP right after a delete (C_DEL): the following
+ * item is already current, with the exceptions LMDB makes below.
+ */
+static int dl_dup_next_deleted(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op)
+{
+	int rc;
+	/* LMDB answers NEXT_DUP right after a whole key went with "not
+	 * found", whatever follows. */
+	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+		return MDB_NOTFOUND;
+	if (op == MDB_NEXT_DUP && dl_delkind(mc) == C_DK_KEY) {
+		/* LMDB: a following NEXT still returns that key's first
+		 * duplicate, but NEXT_NODUP moves on. */
+		if (xc->active)
+			dl_set_delkind(mc, C_DK_DUP);
+		else
+			mc->flags &= ~C_DEL;
+		return MDB_NOTFOUND;
+	}
+	/* LMDB tests the duplicate position's end marker (left by LAST_DUP)
+	 * before its "just deleted" state. */
+	if (xc->active && (xc->mx.flags & C_ATEND) && dl_delkind(mc) != C_DK_KEY) {
+		if (op == MDB_NEXT_DUP) {
+			dl_set_delkind(mc, C_DK_DUP);
+			return MDB_NOTFOUND;
+		}
+		mc->flags &= ~C_DEL;
+		if ((rc = dl_cursor_next(mc, key, NULL))) {
+			if (rc == MDB_NOTFOUND)
+				mc->flags |= C_ATEND;
+			return rc;
+		}
+		return dl_dup_enter(mc, xc, data, 0);
+	}
+	mc->flags &= ~C_DEL;
+	if (op == MDB_NEXT_DUP && !xc->active)
+		return MDB_NOTFOUND;
+	if ((rc = dl_cursor_current(mc, key, NULL)))
+		return rc;
+	return dl_dup_current_data(mc, xc, data);
+}
+
+/* NEXT, NEXT_DUP, NEXT_NODUP (the hot path of a forward scan). */
+static inline int dl_dup_next(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op)
+{
+	int rc;
+	if (!(mc->flags & C_INIT)) {
+		if ((rc = dl_cursor_first(mc, key, NULL, 0)))
+			return rc;
+		return dl_dup_enter(mc, xc, data, 0);
+	}
+	if ((mc->flags & C_EOF) || mc->top < 0)
+		return MDB_NOTFOUND;
+	if (mc->flags & C_DEL)
+		return dl_dup_next_deleted(mc, xc, key, data, op);
+	if (op != MDB_NEXT_NODUP && xc->active) {
+		rc = dl_xstep(xc, 0);
+		if (rc == 0)
+			return dl_dup_here(mc, xc, key, data);
+		if (rc != MDB_NOTFOUND)
+			return rc;
+	}
+	if (op == MDB_NEXT_DUP)
+		return MDB_NOTFOUND;
+	if ((rc = dl_cursor_next(mc, key, NULL))) {
+		/* Ran off the end: LMDB then refuses NEXT until moved. */
+		if (rc == MDB_NOTFOUND)
+			mc->flags |= C_ATEND;
+		return rc;
+	}
+	return dl_dup_enter(mc, xc, data, 0);
+}
+
+/* PREV, PREV_DUP, PREV_NODUP. */
+static int dl_dup_prev(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op)
+{
+	int rc, wasdel;
+	if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
+		/* LMDB: a never-positioned cursor treats PREV_DUP like PREV (it
+		 * lands on the last item); past the end there is no current key
+		 * and so no previous duplicate. */
+		if (op == MDB_PREV_DUP && (mc->flags & C_INIT)) {
+			mc->flags |= C_INIT | C_EOF;
+			return MDB_NOTFOUND;
+		}
+		if ((rc = dl_cursor_first(mc, key, NULL, 1)))
+			return rc;
+		return dl_dup_enter(mc, xc, data, 1);
+	}
+	if (mc->top < 0)
+		return MDB_NOTFOUND;
+	wasdel = (mc->flags & C_DEL) != 0;
+	if (mc->flags & C_DEL) {
+		mc->flags &= ~C_DEL;
+		if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+			/* Deleted the DB's last key: there is no current key, so
+			 * (as in LMDB) even PREV_DUP steps onto the new last key
+			 * and its last duplicate. */
+			if ((rc = dl_cursor_prev(mc, key, NULL)))
+				return rc;
+			return dl_dup_enter(mc, xc, data, 1);
+		}
+	}
+	if (op != MDB_PREV_NODUP && xc->active) {
+		rc = dl_xstep(xc, 1);
+		if (rc == 0) {
+			if (key && (rc = dl_cursor_current(mc, key, NULL)))
+				return rc;
+			return data ? dl_xcurrent(xc, data) : 0;
+		}
+		if (rc != MDB_NOTFOUND)
+			return rc;
+	}
+	if (op == MDB_PREV_DUP)
+		return MDB_NOTFOUND;
+	if ((rc = dl_cursor_prev(mc, key, NULL))) {
+		/* LMDB: a refused PREV_NODUP ends the key-level "just deleted"
+		 * state but not the duplicate position's one. */
+		if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel) {
+			dl_set_delkind(mc, C_DK_NONE);
+			if (xc->active) {
+				mc->flags |= C_DEL;
+				dl_set_delkind(mc, C_DK_DUP);
+			}
+		}
+		return rc;
+	}
+	return dl_dup_enter(mc, xc, data, 1);
+}
+
+/* GET_CURRENT. */
+static int dl_dup_get_current(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (!(mc->flags & C_INIT))
+		return EINVAL;
+	if (mc->flags & C_EOF)
+		return MDB_NOTFOUND;
+	if ((rc = dl_cursor_current(mc, key, NULL)))
+		return rc;
+	mc->flags &= ~C_DEL;
+	return dl_dup_current_data(mc, xc, data);
+}
+
+/* FIRST_DUP, LAST_DUP: the current key's first or last item. */
+static int dl_dup_first_last_dup(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op)
+{
+	int rc;
+	if (!(mc->flags & C_INIT) || !data)
+		return EINVAL;
+	/* Past the last key (its deletion moved the cursor there) LMDB
+	 * refuses before touching any state; otherwise these end the "just
+	 * deleted" state (see dl_dup_get). */
+	if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+		return MDB_NOTFOUND;
+	mc->flags &= ~C_DEL;
+	if ((mc->flags & C_EOF) || mc->top < 0)
+		return MDB_NOTFOUND;
+	if (xc->active) {
+		if ((rc = dl_xfirst(xc, op == MDB_LAST_DUP)))
+			return rc;
+		return dl_xcurrent(xc, data);
+	}
+	return dl_cursor_current(mc, key, data);
+}
+
+/* GET_BOTH, GET_BOTH_RANGE: key, then the item (exact, or the first >=). */
+static int dl_dup_get_both(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	MDB_cursor_op op)
+{
+	int rc;
+	if (!key || !data)
+		return EINVAL;
+	MDB_val want = *data, k2 = *key;
+	if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
+		return rc;
+	if ((rc = dl_xinit(mc, xc)))
+		return rc;
+	if (xc->active) {
+		if ((rc = dl_xset(xc, &want, op == MDB_GET_BOTH_RANGE)))
+			return rc;
+		return dl_xcurrent(xc, data);
+	}
+	MDB_val v, kk;
+	if ((rc = dl_cursor_current(mc, &kk, &v)))
+		return rc;
+	int c = mc->dbx->dcmp(&want, &v);
+	if (c == 0 || (c < 0 && op == MDB_GET_BOTH_RANGE)) {
+		*data = v;
+		return 0;
+	}
+	return MDB_NOTFOUND;
+}
+
+/* GET_MULTIPLE: the rest of the duplicate position's LEAF2 page. */
+static int dl_dup_get_multiple(MDB_cursor *mc, dl_xcursor *xc, MDB_val *data, int fixed)
+{
+	if (!data || !(mc->flags & C_INIT))
+		return EINVAL;
+	/* LMDB forgets the "just deleted" state even when refusing: a
+	 * following NEXT moves past the current item. */
+	mc->flags &= ~C_DEL;
+	if (!fixed)
+		return MDB_INCOMPATIBLE;
+	/* LMDB quirk: nothing is returned when the duplicate position sits at
+	 * its end (placed there by a "last" move or by running off the end);
+	 * the main cursor's own state does not matter. */
+	if ((mc->flags & C_EOF) || !xc->active || (xc->mx.flags & C_ATEND))
+		return 0;
+	return dl_dup_page(xc, data);
+}
+
+/* PREV_MULTIPLE: the previous LEAF2 page of the key's sub-database. */
+static int dl_dup_prev_multiple(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
+	int fixed)
+{
+	int rc;
+	if (!data)
+		return EINVAL;
+	if (!fixed)
+		return MDB_INCOMPATIBLE;
+	if (!(mc->flags & C_INIT)) {
+		if ((rc = dl_cursor_first(mc, key, NULL, 1)))
+			return rc;
+		if ((rc = dl_dup_enter(mc, xc, NULL, 1)))
+			return rc;
+	}
+	if (!xc->active || xc->subpage)
+		return MDB_NOTFOUND;
+	if ((rc = dl_cursor_prev_leaf(&xc->mx)))
+		return rc;
+	return dl_dup_page(xc, data);	/* key is not set */
+}
+
+/* One cursor op on a DUPSORT DB, once dl_dup_get has settled the states
+ * left by deletes and by MDB_LAST. */
 static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
 	MDB_cursor_op op, int fixed)
 {
-	int rc, wasdel;
+	int rc;
 	switch (op) {
 	case MDB_FIRST:
 	case MDB_LAST:
@@ -326,140 +581,13 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
 	case MDB_NEXT_NODUP:
-		if (!(mc->flags & C_INIT)) {
-			if ((rc = dl_cursor_first(mc, key, NULL, 0)))
-				return rc;
-			return dl_dup_enter(mc, xc, data, 0);
-		}
-		if ((mc->flags & C_EOF) || mc->top < 0)
-			return MDB_NOTFOUND;
-		if (mc->flags & C_DEL) {
-			/* Just deleted: the following item is already current.
-			 * LMDB answers NEXT_DUP right after a whole key went
-			 * with "not found", whatever follows. */
-			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
-				return MDB_NOTFOUND;
-			if (op == MDB_NEXT_DUP && (mc->flags & C_KEYDEL)) {
-				/* LMDB: a following NEXT still returns that key's
-				 * first duplicate, but NEXT_NODUP moves on. */
-				if (xc->active)
-					mc->flags = (mc->flags & ~C_KEYDEL) | C_DUPDEL;
-				else
-					mc->flags &= ~C_DEL;
-				return MDB_NOTFOUND;
-			}
-			/* LMDB tests the duplicate position's end marker (left
-			 * by LAST_DUP) before its "just deleted" state. */
-			if (xc->active && (xc->mx.flags & C_ATEND) && !(mc->flags & C_KEYDEL)) {
-				if (op == MDB_NEXT_DUP) {
-					mc->flags |= C_DUPDEL;
-					return MDB_NOTFOUND;
-				}
-				mc->flags &= ~C_DEL;
-				if ((rc = dl_cursor_next(mc, key, NULL))) {
-					if (rc == MDB_NOTFOUND)
-						mc->flags |= C_ATEND;
-					return rc;
-				}
-				return dl_dup_enter(mc, xc, data, 0);
-			}
-			mc->flags &= ~C_DEL;
-			if (op == MDB_NEXT_DUP && !xc->active)
-				return MDB_NOTFOUND;
-			if ((rc = dl_cursor_current(mc, key, NULL)))
-				return rc;
-			if (!data)
-				return 0;
-			if (xc->active)
-				return dl_xcurrent(xc, data);
-			MDB_val k2;
-			return dl_cursor_current(mc, &k2, data);
-		}
-		if (op != MDB_NEXT_NODUP && xc->active) {
-			rc = dl_xstep(xc, 0);
-			if (rc == 0)
-				return dl_dup_here(mc, xc, key, data);
-			if (rc != MDB_NOTFOUND)
-				return rc;
-		}
-		if (op == MDB_NEXT_DUP)
-			return MDB_NOTFOUND;
-		if ((rc = dl_cursor_next(mc, key, NULL))) {
-			/* Ran off the end: LMDB then refuses NEXT until moved. */
-			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_ATEND;
-			return rc;
-		}
-		return dl_dup_enter(mc, xc, data, 0);
+		return dl_dup_next(mc, xc, key, data, op);
 	case MDB_PREV:
 	case MDB_PREV_DUP:
 	case MDB_PREV_NODUP:
-		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
-			/* LMDB: a never-positioned cursor treats PREV_DUP like
-			 * PREV (it lands on the last item); past the end there
-			 * is no current key and so no previous duplicate. */
-			if (op == MDB_PREV_DUP && (mc->flags & C_INIT)) {
-				/* No current key, so no previous duplicate. */
-				mc->flags |= C_INIT | C_EOF;
-				return MDB_NOTFOUND;
-			}
-			if ((rc = dl_cursor_first(mc, key, NULL, 1)))
-				return rc;
-			return dl_dup_enter(mc, xc, data, 1);
-		}
-		if (mc->top < 0)
-			return MDB_NOTFOUND;
-		wasdel = (mc->flags & C_DEL) != 0;
-		if (mc->flags & C_DEL) {
-			mc->flags &= ~C_DEL;
-			if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
-				/* Deleted the DB's last key: there is no current key, so
-				 * (as in LMDB) even PREV_DUP steps onto the new last key
-				 * and its last duplicate. */
-				if ((rc = dl_cursor_prev(mc, key, NULL)))
-					return rc;
-				return dl_dup_enter(mc, xc, data, 1);
-			}
-		}
-		if (op != MDB_PREV_NODUP && xc->active) {
-			rc = dl_xstep(xc, 1);
-			if (rc == 0) {
-				if (key && (rc = dl_cursor_current(mc, key, NULL)))
-					return rc;
-				return data ? dl_xcurrent(xc, data) : 0;
-			}
-			if (rc != MDB_NOTFOUND)
-				return rc;
-		}
-		if (op == MDB_PREV_DUP)
-			return MDB_NOTFOUND;
-		if ((rc = dl_cursor_prev(mc, key, NULL))) {
-			/* LMDB: a refused PREV_NODUP ends the key-level "just
-			 * deleted" state but not the duplicate position's one. */
-			if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel) {
-				mc->flags &= ~C_KEYDEL;
-				if (xc->active)
-					mc->flags |= C_DEL | C_DUPDEL;
-			}
-			return rc;
-		}
-		return dl_dup_enter(mc, xc, data, 1);
+		return dl_dup_prev(mc, xc, key, data, op);
 	case MDB_GET_CURRENT:
-		if (!(mc->flags & C_INIT))
-			return EINVAL;
-		if (mc->flags & C_EOF)
-			return MDB_NOTFOUND;
-		if ((rc = dl_cursor_current(mc, key, NULL)))
-			return rc;
-		mc->flags &= ~C_DEL;
-		if (!data)
-			return 0;
-		if (xc->active)
-			return dl_xcurrent(xc, data);
-		{
-			MDB_val k;
-			return dl_cursor_current(mc, &k, data);
-		}
+		return dl_dup_get_current(mc, xc, key, data);
 	case MDB_SET:
 	case MDB_SET_KEY:
 	case MDB_SET_RANGE:
@@ -468,76 +596,14 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		return dl_dup_enter(mc, xc, data, 0);
 	case MDB_FIRST_DUP:
 	case MDB_LAST_DUP:
-		if (!(mc->flags & C_INIT) || !data)
-			return EINVAL;
-		/* Past the last key (its deletion moved the cursor there)
-		 * LMDB refuses before touching any state; otherwise these end
-		 * the "just deleted" state (see below). */
-		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
-			return MDB_NOTFOUND;
-		mc->flags &= ~C_DEL;
-		if ((mc->flags & C_EOF) || mc->top < 0)
-			return MDB_NOTFOUND;
-		if (xc->active) {
-			if ((rc = dl_xfirst(xc, op == MDB_LAST_DUP)))
-				return rc;
-			return dl_xcurrent(xc, data);
-		}
-		return dl_cursor_current(mc, key, data);
+		return dl_dup_first_last_dup(mc, xc, key, data, op);
 	case MDB_GET_BOTH:
-	case MDB_GET_BOTH_RANGE: {
-		if (!key || !data)
-			return EINVAL;
-		MDB_val want = *data, k2 = *key;
-		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
-			return rc;
-		if ((rc = dl_xinit(mc, xc)))
-			return rc;
-		if (xc->active) {
-			if ((rc = dl_xset(xc, &want, op == MDB_GET_BOTH_RANGE)))
-				return rc;
-			return dl_xcurrent(xc, data);
-		}
-		MDB_val v, kk;
-		if ((rc = dl_cursor_current(mc, &kk, &v)))
-			return rc;
-		int c = mc->dbx->dcmp(&want, &v);
-		if (c == 0 || (c < 0 && op == MDB_GET_BOTH_RANGE)) {
-			*data = v;
-			return 0;
-		}
-		return MDB_NOTFOUND;
-	}
+	case MDB_GET_BOTH_RANGE:
+		return dl_dup_get_both(mc, xc, key, data, op);
 	case MDB_GET_MULTIPLE:
-		if (!data || !(mc->flags & C_INIT))
-			return EINVAL;
-		/* LMDB forgets the "just deleted" state even when refusing: a
-		 * following NEXT moves past the current item. */
-		mc->flags &= ~C_DEL;
-		if (!fixed)
-			return MDB_INCOMPATIBLE;
-		/* LMDB quirk: nothing is returned when the duplicate position
-		 * sits at its end (placed there by a "last" move or by running
-		 * off the end); the main cursor's own state does not matter. */
-		if ((mc->flags & C_EOF) || !xc->active || (xc->mx.flags & C_ATEND))
-			return 0;
-		return dl_dup_page(xc, data);
+		return dl_dup_get_multiple(mc, xc, data, fixed);
 	case MDB_PREV_MULTIPLE:
-		if (!data)
-			return EINVAL;
-		if (!fixed)
-			return MDB_INCOMPATIBLE;
-		if (!(mc->flags & C_INIT)) {
-			if ((rc = dl_cursor_first(mc, key, NULL, 1)))
-				return rc;
-			if ((rc = dl_dup_enter(mc, xc, NULL, 1)))
-				return rc;
-		}
-		if (!xc->active || xc->subpage)
-			return MDB_NOTFOUND;
-		if ((rc = dl_cursor_prev_leaf(&xc->mx)))
-			return rc;
-		return dl_dup_page(xc, data);	/* key is not set */
+		return dl_dup_prev_multiple(mc, xc, key, data, fixed);
 	default:
 		return EINVAL;
 	}

@@ -457,6 +457,266 @@ static int dl_key_copy(const MDB_val *key, unsigned char *buf, MDB_val *out)
 	return 0;
 }
 
+/* Account for one item added under mc's key: the DB's entry count, its
+ * dirty flag, and mc positioned on the key (not deleted, not at the end). */
+static inline void dl_dup_added(MDB_cursor *mc)
+{
+	mc->db->md_entries++;
+	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
+	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+}
+
+/* Put the sub-cursor of a sub-page on item ins. */
+static inline void dl_xplace(dl_xcursor *xc, unsigned ins)
+{
+	xc->mx.ki[0] = (indx_t)ins;
+	xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+}
+
+/* The pair is already there: mc moves onto the key; NODUPDATA and
+ * APPENDDUP refuse it, otherwise it is a successful no-op. */
+static inline int dl_dup_put_same(MDB_cursor *mc, unsigned flags)
+{
+	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
+	return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
+}
+
+/*
+ * Find where key k goes: on return exact tells whether it is stored, and
+ * mc is on it or on its insertion point.  An MDB_APPEND put checks k
+ * against the last key instead of searching.
+ */
+static int dl_dup_put_locate(MDB_cursor *mc, const MDB_val *k, unsigned flags, int *exact)
+{
+	int rc;
+	*exact = 0;
+	if (mc->db->md_root == P_INVALID)
+		return 0;
+	if (flags & MDB_APPEND) {
+		if ((rc = dl_search_edge(mc, 1)))
+			return rc;
+		MDB_val last;
+		if ((rc = dl_cursor_current(mc, &last, NULL)))
+			return rc;
+		int c = mc->dbx->cmp(k, &last);
+		/* APPEND wants a strictly greater key even on DUPSORT, with or
+		 * without APPENDDUP (lmdb-api.md §6.3, as LMDB). */
+		mc->flags |= C_ATEND;
+		return c <= 0 ? MDB_KEYEXIST : 0;
+	}
+	if ((rc = dl_search(mc, k, DL_PS_KEY)))
+		return rc;
+	MDB_node *nd = dl_leaf_search(mc, k, exact);
+	if (!nd && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+		return MDB_CORRUPTED;
+	return 0;
+}
+
+/* Put with MDB_NOOVERWRITE on a key that exists: refused, with data set to
+ * the key's first item and mc on it. */
+static int dl_dup_put_exists(MDB_cursor *mc, dl_xcursor *xc, MDB_val *data)
+{
+	int rc;
+	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
+	if (xc->active) {
+		if ((rc = dl_xfirst(xc, 0)))
+			return rc;
+		if ((rc = dl_xcurrent(xc, data)))
+			return rc;
+	} else {
+		MDB_val kk;
+		if ((rc = dl_cursor_current(mc, &kk, data)))
+			return rc;
+	}
+	return MDB_KEYEXIST;
+}
+
+/* After mc's node was rewritten with item among its duplicates: count it
+ * and put the sub-cursor on it (mc is on the node, dl_node_replace). */
+static int dl_dup_put_stored(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item)
+{
+	int rc;
+	dl_dup_added(mc);
+	if ((rc = dl_xinit_trusted(mc, xc)))
+		return rc;
+	return xc->active ? dl_xset(xc, item, 0) : 0;
+}
+
+/* Second item of a key: its plain value and item become a sub-page. */
+static int dl_dup_put_second(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
+	unsigned flags, unsigned fixed)
+{
+	MDB_val old, kk;
+	int rc;
+	if ((rc = dl_cursor_current(mc, &kk, &old)))
+		return rc;
+	if (fixed && old.mv_size != item->mv_size)
+		return MDB_BAD_VALSIZE;
+	int c = mc->dbx->dcmp(item, &old);
+	if (c == 0)
+		return dl_dup_put_same(mc, flags);
+	if (c < 0 && (flags & MDB_APPENDDUP))
+		return MDB_KEYEXIST;
+	unsigned char *ob = malloc(old.mv_size + 1);
+	if (!ob)
+		return ENOMEM;
+	memcpy(ob, old.mv_data, old.mv_size);
+	MDB_val pair[2];
+	pair[c < 0 ? 1 : 0].mv_size = old.mv_size;
+	pair[c < 0 ? 1 : 0].mv_data = ob;
+	pair[c < 0 ? 0 : 1] = *item;
+	dl_cursors_save(mc);
+	if (!(rc = dl_cursor_touch(mc)))
+		rc = dl_dup_store(mc, k, pair, 2);
+	free(ob);
+	if (rc)
+		return rc;
+	return dl_dup_put_stored(mc, xc, item);
+}
+
+/*
+ * Insert item at position ins of the key's sub-page without rebuilding the
+ * node, where there is room: free space a removed prefix-compressed value
+ * left, the leaf's free space (the node grows), or the spare slots of a
+ * fixed-size sub-page.  0: done; 1: no room, rebuild; else an error.
+ */
+static int dl_subpage_insert_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item, unsigned ins,
+	unsigned fixed)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_page *sp = xc->mx.pg[0];
+	int rc;
+	if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
+	    dl_pfx_sub_insert(txn->env, sp, ins, item) == 0) {
+		/* Free space a removed value left: used in place. */
+		dl_xplace(xc, ins);
+		xc->db.md_entries++;
+		xc->xmoved = 0;
+		dl_dup_added(mc);
+		return 0;
+	}
+	if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
+	    SIZELEFT(sp) > 1) {
+		/* Free space, but too little: give it back to the leaf, then
+		 * grow by what the value needs. */
+		if ((rc = dl_subpage_compact(mc, xc)) || (rc = dl_xinit_trusted(mc, xc)))
+			return rc;
+		sp = xc->mx.pg[0];
+	}
+	if (!fixed && !IS_LEAF2(sp) && !SIZELEFT(sp)) {
+		/* Room on the leaf page: grow the node in place. */
+		rc = dl_subpage_grow(mc, xc, item, ins);
+		if (rc)
+			return rc;
+		if ((rc = dl_xinit_trusted(mc, xc)))
+			return rc;
+		dl_xplace(xc, ins);
+		xc->xmoved = 0;
+		dl_dup_added(mc);
+		return 0;
+	}
+	if (IS_LEAF2(sp) && SIZELEFT(sp) >= sp->mp_pad && item->mv_size == sp->mp_pad) {
+		/* Room left in a fixed-size sub-page: insert in place. */
+		unsigned kk = sp->mp_pad, cnt = NUMKEYS(sp);
+		unsigned char *base = (unsigned char *)sp + PAGEHDRSZ;
+		memmove(base + (size_t)(ins + 1) * kk, base + (size_t)ins * kk,
+		    (size_t)(cnt - ins) * kk);
+		memcpy(base + (size_t)ins * kk, item->mv_data, kk);
+		MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) + 2);
+		MP_UPPER(sp) = (indx_t)(MP_UPPER(sp) - (kk - 2));
+		xc->db.md_entries++;
+		dl_xplace(xc, ins);
+		dl_dup_added(mc);
+		return 0;
+	}
+	return 1;
+}
+
+/* A new item for a key whose duplicates are in a sub-page (path touched):
+ * inserted in place where it fits, else the node is rebuilt. */
+static int dl_dup_put_subpage(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
+	int atend, unsigned fixed)
+{
+	MDB_val *items = NULL;
+	unsigned n = 0;
+	int rc;
+	if ((rc = dl_xinit_trusted(mc, xc)))	/* the page moved when touched */
+		return rc;
+	unsigned ins = atend ? NUMKEYS(xc->mx.pg[0]) : 0;
+	if (!atend) {
+		if ((rc = dl_xset(xc, item, 1)))
+			return rc;
+		ins = xc->mx.ki[0];
+	}
+	rc = dl_subpage_insert_here(mc, xc, item, ins, fixed);
+	if (rc != 1)
+		return rc;
+	if ((rc = dl_subpage_items(xc, &items, &n, item, ins, ~0u)))
+		return rc;
+	if ((rc = dl_items_detach(mc->txn, items, n)))
+		return rc;
+	if ((rc = dl_dup_store(mc, k, items, n)))
+		return rc;
+	return dl_dup_put_stored(mc, xc, item);
+}
+
+/* A new item for a key whose duplicates are in a sub-database. */
+static int dl_dup_put_subdb(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item, unsigned flags)
+{
+	MDB_db before = xc->db;
+	MDB_val empty = { 0, NULL };
+	int rc, ex;
+	/* The insertion point is in the leaf the search picks (not the next
+	 * leaf an "item >=" lookup may have moved to). */
+	xc->mx.flags &= ~(C_EOF | C_DEL | C_ATEND);
+	if (xc->xmoved) {
+		if ((rc = dl_search(&xc->mx, item, DL_PS_KEY)))
+			return rc;
+		dl_leaf_search(&xc->mx, item, &ex);
+	}
+	if (flags & MDB_APPENDDUP)
+		xc->mx.flags |= C_APPENDING;
+	rc = dl_cursor_insert(&xc->mx, item, &empty);
+	xc->mx.flags &= ~C_APPENDING;
+	if (rc)
+		return rc;
+	xc->mx.flags |= C_INIT;
+	dl_dup_pages_delta(mc, &before, &xc->db);
+	dl_subdb_writeback(mc, xc);
+	dl_dup_added(mc);
+	return 0;	/* both cursors already sit on the new item */
+}
+
+/* Another item for a key that has duplicates already. */
+static int dl_dup_put_more(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
+	unsigned flags, unsigned fixed)
+{
+	int rc;
+	if (fixed && item->mv_size != xc->db.md_pad && !(xc->subpage &&
+	    !IS_LEAF2(xc->mx.pg[0])))
+		return MDB_BAD_VALSIZE;
+	rc = dl_xset(xc, item, 1);
+	if (rc && rc != MDB_NOTFOUND)
+		return rc;
+	if (rc == 0) {
+		MDB_val cur;
+		if ((rc = dl_xcurrent(xc, &cur)))
+			return rc;
+		if (mc->dbx->dcmp(item, &cur) == 0)
+			return dl_dup_put_same(mc, flags);
+		if (flags & MDB_APPENDDUP)
+			return MDB_KEYEXIST;	/* not after the last item */
+	}
+	int atend = (rc == MDB_NOTFOUND);
+	dl_cursors_save(mc);
+	if ((rc = dl_cursor_touch(mc)))
+		return rc;
+	DL_ASSERT(dl_stack_ok(mc));
+	if (xc->subpage)
+		return dl_dup_put_subpage(mc, xc, k, item, atend, fixed);
+	return dl_dup_put_subdb(mc, xc, item, flags);
+}
+
 /*
  * Put into a DUPSORT DB.  flags: MDB_NOOVERWRITE, MDB_NODUPDATA, MDB_APPEND,
  * MDB_APPENDDUP.  Adding an existing pair is a successful no-op unless
@@ -480,31 +740,10 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
 		return rc;
 	int inside = dl_key_inside_leaf(mc, &k);
-
-	/* New key: a plain node holds its single item. */
-	exact = 0;
-	if (mc->db->md_root != P_INVALID) {
-		if (flags & MDB_APPEND) {
-			if ((rc = dl_search_edge(mc, 1)))
-				return rc;
-			MDB_val last;
-			if ((rc = dl_cursor_current(mc, &last, NULL)))
-				return rc;
-			int c = mc->dbx->cmp(&k, &last);
-			/* APPEND wants a strictly greater key even on DUPSORT,
-			 * with or without APPENDDUP (lmdb-api.md §6.3, as LMDB). */
-			mc->flags |= C_ATEND;
-			if (c <= 0)
-				return MDB_KEYEXIST;
-		} else {
-			if ((rc = dl_search(mc, &k, DL_PS_KEY)))
-				return rc;
-			MDB_node *nd = dl_leaf_search(mc, &k, &exact);
-			if (!nd && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
-				return MDB_CORRUPTED;
-		}
-	}
+	if ((rc = dl_dup_put_locate(mc, &k, flags, &exact)))
+		return rc;
 	if (!exact) {
+		/* New key: a plain node holds its single item. */
 		if ((rc = dl_cursor_put0(mc, &k, &item, flags & MDB_APPEND)))
 			return rc;
 		xc->active = 0;
@@ -519,180 +758,11 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	}
 	if ((rc = dl_xinit(mc, xc)))
 		return rc;
-	if (flags & MDB_NOOVERWRITE) {
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
-		if (xc->active) {
-			if ((rc = dl_xfirst(xc, 0)))
-				return rc;
-			if ((rc = dl_xcurrent(xc, data)))
-				return rc;
-		} else {
-			MDB_val kk;
-			if ((rc = dl_cursor_current(mc, &kk, data)))
-				return rc;
-		}
-		return MDB_KEYEXIST;
-	}
-	MDB_val *items = NULL;
-	unsigned n = 0;
-	if (!xc->active) {
-		/* Second item: the plain value becomes a sub-page. */
-		MDB_val old, kk;
-		if ((rc = dl_cursor_current(mc, &kk, &old)))
-			return rc;
-		if (fixed && old.mv_size != item.mv_size)
-			return MDB_BAD_VALSIZE;
-		int c = mc->dbx->dcmp(&item, &old);
-		if (c == 0) {
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
-			return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
-		}
-		if (c < 0 && (flags & MDB_APPENDDUP))
-			return MDB_KEYEXIST;
-		unsigned char *ob = malloc(old.mv_size + 1);
-		if (!ob)
-			return ENOMEM;
-		memcpy(ob, old.mv_data, old.mv_size);
-		MDB_val pair[2];
-		pair[c < 0 ? 1 : 0].mv_size = old.mv_size;
-		pair[c < 0 ? 1 : 0].mv_data = ob;
-		pair[c < 0 ? 0 : 1] = item;
-		dl_cursors_save(mc);
-		if (!(rc = dl_cursor_touch(mc)))
-			rc = dl_dup_store(mc, &k, pair, 2);
-		free(ob);
-		if (rc)
-			return rc;
-	} else {
-		if (fixed && item.mv_size != xc->db.md_pad && !(xc->subpage &&
-		    !IS_LEAF2(xc->mx.pg[0])))
-			return MDB_BAD_VALSIZE;
-		rc = dl_xset(xc, &item, 1);
-		if (rc && rc != MDB_NOTFOUND)
-			return rc;
-		if (rc == 0) {
-			MDB_val cur;
-			if ((rc = dl_xcurrent(xc, &cur)))
-				return rc;
-			int c = mc->dbx->dcmp(&item, &cur);
-			if (c == 0) {
-				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
-				return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
-			}
-			if (flags & MDB_APPENDDUP)
-				return MDB_KEYEXIST;	/* not after the last item */
-		}
-		int atend = (rc == MDB_NOTFOUND);
-		dl_cursors_save(mc);
-		if ((rc = dl_cursor_touch(mc)))
-			return rc;
-		if (xc->subpage) {
-			/* Rebuild the sub-page with the item in place. */
-			if ((rc = dl_xinit_trusted(mc, xc)))	/* the page moved when touched */
-				return rc;
-			unsigned ins = atend ? NUMKEYS(xc->mx.pg[0]) : 0;
-			if (!atend) {
-				if ((rc = dl_xset(xc, &item, 1)))
-					return rc;
-				ins = xc->mx.ki[0];
-			}
-			MDB_page *sp = xc->mx.pg[0];
-			if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
-			    dl_pfx_sub_insert(txn->env, sp, ins, &item) == 0) {
-				/* Free space a removed value left: used in place. */
-				xc->mx.ki[0] = (indx_t)ins;
-				xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
-				xc->db.md_entries++;
-				xc->xmoved = 0;
-				mc->db->md_entries++;
-				txn->dbflags[mc->dbi] |= DB_DIRTY;
-				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-				return 0;
-			}
-			if (!fixed && !IS_LEAF2(sp) && (mc->flags & C_PREFIX) && ins > 0 &&
-			    SIZELEFT(sp) > 1) {
-				/* Free space, but too little: give it back to the
-				 * leaf, then grow by what the value needs. */
-				if ((rc = dl_subpage_compact(mc, xc)) ||
-				    (rc = dl_xinit_trusted(mc, xc)))
-					return rc;
-				sp = xc->mx.pg[0];
-			}
-			if (!fixed && !IS_LEAF2(sp) && !SIZELEFT(sp)) {
-				/* Room on the leaf page: grow the node in place. */
-				rc = dl_subpage_grow(mc, xc, &item, ins);
-				if (rc == 0) {
-					if ((rc = dl_xinit_trusted(mc, xc)))
-						return rc;
-					xc->mx.ki[0] = (indx_t)ins;
-					xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
-					xc->xmoved = 0;
-					mc->db->md_entries++;
-					txn->dbflags[mc->dbi] |= DB_DIRTY;
-					mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-					return 0;
-				}
-				if (rc != 1)
-					return rc;
-			}
-			if (IS_LEAF2(sp) && SIZELEFT(sp) >= sp->mp_pad &&
-			    item.mv_size == sp->mp_pad) {
-				/* Room left in a fixed-size sub-page: insert in place. */
-				unsigned kk = sp->mp_pad, cnt = NUMKEYS(sp);
-				unsigned char *base = (unsigned char *)sp + PAGEHDRSZ;
-				memmove(base + (size_t)(ins + 1) * kk, base + (size_t)ins * kk,
-				    (size_t)(cnt - ins) * kk);
-				memcpy(base + (size_t)ins * kk, item.mv_data, kk);
-				MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) + 2);
-				MP_UPPER(sp) = (indx_t)(MP_UPPER(sp) - (kk - 2));
-				xc->db.md_entries++;
-				xc->mx.ki[0] = (indx_t)ins;
-				xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
-				mc->db->md_entries++;
-				txn->dbflags[mc->dbi] |= DB_DIRTY;
-				mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-				return 0;
-			}
-			if ((rc = dl_subpage_items(xc, &items, &n, &item, ins, ~0u)))
-				return rc;
-			if ((rc = dl_items_detach(mc->txn, items, n)))
-				return rc;
-			if ((rc = dl_dup_store(mc, &k, items, n)))
-				return rc;
-		} else {
-			MDB_db before = xc->db;
-			MDB_val empty = { 0, NULL };
-			int ex;
-			/* The insertion point is in the leaf the search picks (not
-			 * the next leaf an "item >=" lookup may have moved to). */
-			xc->mx.flags &= ~(C_EOF | C_DEL | C_ATEND);
-			if (xc->xmoved) {
-				if ((rc = dl_search(&xc->mx, &item, DL_PS_KEY)))
-					return rc;
-				dl_leaf_search(&xc->mx, &item, &ex);
-			}
-			if (flags & MDB_APPENDDUP)
-				xc->mx.flags |= C_APPENDING;
-			rc = dl_cursor_insert(&xc->mx, &item, &empty);
-			xc->mx.flags &= ~C_APPENDING;
-			if (rc)
-				return rc;
-			xc->mx.flags |= C_INIT;
-			dl_dup_pages_delta(mc, &before, &xc->db);
-			dl_subdb_writeback(mc, xc);
-			mc->db->md_entries++;
-			txn->dbflags[mc->dbi] |= DB_DIRTY;
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-			return 0;	/* both cursors already sit on the new item */
-		}
-	}
-	mc->db->md_entries++;
-	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	/* The node was rewritten; mc is on it (dl_node_replace).  Find the item. */
-	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-	if ((rc = dl_xinit_trusted(mc, xc)))
-		return rc;
-	return xc->active ? dl_xset(xc, &item, 0) : 0;
+	if (flags & MDB_NOOVERWRITE)
+		return dl_dup_put_exists(mc, xc, data);
+	if (!xc->active)
+		return dl_dup_put_second(mc, xc, &k, &item, flags, fixed);
+	return dl_dup_put_more(mc, xc, &k, &item, flags, fixed);
 }
 
 /* mdb_put / mdb_del on a DUPSORT DB: a throwaway cursor on the stack. */
@@ -732,19 +802,132 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	dl_subdb_writeback(mc, xc);
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_KEYDEL | C_DUPEND | C_DUPDEL | C_DELGONE);
+	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_DELKIND | C_DELGONE);
 	MDB_cursor *mx = &xc->mx;
 	mx->flags &= ~C_DEL;
 	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {
-		mc->flags |= C_DEL | C_DUPDEL | C_INIT;	/* on the following duplicate */
+		mc->flags |= C_DEL | C_DK_DUP | C_INIT;	/* on the following duplicate */
 		return 0;
 	}
 	/* That was the key's last duplicate: like LMDB, stay on the key with
-	 * the duplicate position past its end (C_DUPEND; see dl_dup_get). */
+	 * the duplicate position past its end (C_DK_DUPEND; see dl_dup_get). */
 	(void)kk;
 	if ((rc = dl_xfirst(xc, 1)))
 		return rc;
-	mc->flags = (mc->flags & ~C_DELGONE) | C_DEL | C_DUPEND | C_INIT;
+	mc->flags = (mc->flags & ~(C_DELGONE | C_DELKIND)) | C_DEL | C_DK_DUPEND | C_INIT;
+	return 0;
+}
+
+/* Delete mc's whole key, count items, with any sub-database; mc lands on
+ * the following key's first item. */
+static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint64_t count)
+{
+	int rc;
+	if (xc->active && !xc->subpage) {
+		MDB_db before = xc->db;
+		xc->mx.flags &= ~(C_INIT | C_EOF | C_DEL);
+		if ((rc = dl_drop_tree(&xc->mx)))
+			return rc;
+		dl_dup_pages_delta(mc, &before, &xc->db);
+		/* The main path must still be reached afresh. */
+		if ((rc = dl_search(mc, k, DL_PS_KEY)))
+			return rc;
+		int exact;
+		if (!dl_leaf_search(mc, k, &exact) || !exact)
+			return MDB_PROBLEM;
+	}
+	xc->active = 0;
+	if ((rc = dl_cursor_del0(mc)))
+		return rc;
+	dl_set_delkind(mc, C_DK_KEY);
+	mc->db->md_entries -= count - 1;
+	if (mc->db->md_root == P_INVALID && mc->db->md_entries)
+		return MDB_CORRUPTED;	/* empty tree, entries counted */
+	/* Now on the following key (if any): on its first item. */
+	if ((mc->flags & C_INIT) && mc->top >= 0 &&
+	    mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])) {
+		if ((rc = dl_xinit(mc, xc)))
+			return rc;
+		if (xc->active && (rc = dl_xfirst(xc, 0)))
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Remove the sub-cursor's item (path touched) from the key's sub-page or
+ * sub-database.  *here: the node was edited in place, so mc still sits on
+ * it; otherwise the node was rewritten and must be found again.
+ */
+static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *sp = xc->mx.pg[0];
+	int rc;
+	*here = 0;
+	if (xc->subpage && (mc->flags & C_PREFIX) && !IS_LEAF2(sp) && xc->mx.ki[0] > 0) {
+		/* Not the trunk: only this value's node goes. */
+		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		if ((rc = dl_pfx_sub_remove(env, sp, NODEDSZ(on), xc->mx.ki[0])))
+			return rc;
+		*here = 1;
+	} else if (xc->subpage && !(mc->flags & C_PREFIX) && !IS_LEAF2(sp)) {
+		/* Uncompressed: the node goes and the sub-page shrinks to fit,
+		 * leaving no free space (as LMDB leaves it). */
+		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+		if ((rc = dl_subpage_remove(env, sp, NODEDSZ(on), xc->mx.ki[0])) ||
+		    (rc = dl_subpage_compact(mc, xc)))
+			return rc;
+		*here = 1;
+	} else if (xc->subpage) {
+		MDB_val *items;
+		unsigned n;
+		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
+			return rc;
+		if ((rc = dl_items_detach(mc->txn, items, n)))
+			return rc;
+		/* A smaller set always fits inline again; never turn a sub-page
+		 * back into a plain value (format doc §8). */
+		if ((rc = dl_dup_store(mc, k, items, n)))
+			return rc;
+	} else {
+		MDB_db before = xc->db;
+		if ((rc = dl_cursor_del0(&xc->mx)))
+			return rc;
+		dl_dup_pages_delta(mc, &before, &xc->db);
+		dl_subdb_writeback(mc, xc);
+	}
+	return 0;
+}
+
+/*
+ * After item was removed from key k: land on the key's following item; when
+ * none is left after it, stay on the key past its last duplicate
+ * (C_DK_DUPEND), as LMDB does.
+ */
+static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item, int here)
+{
+	int rc;
+	if (here) {
+		/* Same leaf, same node index: no lookup from the root. */
+		mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+		if (!(rc = dl_xinit_trusted(mc, xc)))
+			rc = xc->active ? dl_xset(xc, item, 1) : MDB_PROBLEM;
+	} else {
+		rc = dl_dup_reposition(mc, xc, k, item);
+	}
+	if (rc == MDB_NOTFOUND) {
+		if (!xc->active)
+			return MDB_PROBLEM;
+		if ((rc = dl_xfirst(xc, 1)))
+			return rc;
+		mc->flags = (mc->flags & ~(C_DELGONE | C_DELKIND)) | C_DEL | C_DK_DUPEND | C_INIT;
+		return 0;
+	} else if (rc) {
+		return rc;
+	}
+	mc->flags |= C_DEL;
+	dl_set_delkind(mc, C_DK_DUP);
 	return 0;
 }
 
@@ -762,7 +945,10 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 
 	if (!xc)
 		return ENOMEM;
-	mc->flags &= ~(C_DUPEND | C_DUPDEL | C_DELGONE);
+	/* A new delete: only "the whole key went" may still be there. */
+	mc->flags &= ~C_DELGONE;
+	if (dl_delkind(mc) != C_DK_KEY)
+		dl_set_delkind(mc, C_DK_NONE);
 	if ((rc = dl_cursor_current(mc, &kk, NULL)))
 		return rc;
 	if ((rc = dl_key_copy(&kk, kb, &k)))
@@ -796,103 +982,21 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	 * sub-database counting none, is a damaged record. */
 	if (!count || mc->db->md_entries < count)
 		return MDB_CORRUPTED;
-	if (all || count == 1) {
-		/* The whole key goes, with any sub-database. */
-		if (xc->active && !xc->subpage) {
-			MDB_db before = xc->db;
-			xc->mx.flags &= ~(C_INIT | C_EOF | C_DEL);
-			if ((rc = dl_drop_tree(&xc->mx)))
-				return rc;
-			dl_dup_pages_delta(mc, &before, &xc->db);
-			/* The main path must still be reached afresh. */
-			if ((rc = dl_search(mc, &k, DL_PS_KEY)))
-				return rc;
-			int exact;
-			if (!dl_leaf_search(mc, &k, &exact) || !exact)
-				return MDB_PROBLEM;
-		}
-		xc->active = 0;
-		if ((rc = dl_cursor_del0(mc)))
-			return rc;
-		mc->flags |= C_KEYDEL;
-		mc->db->md_entries -= count - 1;
-		if (mc->db->md_root == P_INVALID && mc->db->md_entries)
-			return MDB_CORRUPTED;	/* empty tree, entries counted */
-		/* Now on the following key (if any): on its first item. */
-		if ((mc->flags & C_INIT) && mc->top >= 0 &&
-		    mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])) {
-			if ((rc = dl_xinit(mc, xc)))
-				return rc;
-			if (xc->active && (rc = dl_xfirst(xc, 0)))
-				return rc;
-		}
-		return 0;
-	}
+	if (all || count == 1)
+		return dl_dup_del_whole_key(mc, xc, &k, count);
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
 	/* The node was checked above (dl_xinit); the touch only copied it. */
 	if ((rc = dl_xinit_trusted(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
 		return rc;
-	int here = 0;	/* edited in place: mc still sits on the key's node */
-	if (xc->subpage && (mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0]) &&
-	    xc->mx.ki[0] > 0) {
-		/* Not the trunk: only this value's node goes. */
-		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
-		if ((rc = dl_pfx_sub_remove(txn->env, xc->mx.pg[0], NODEDSZ(on), xc->mx.ki[0])))
-			return rc;
-		here = 1;
-	} else if (xc->subpage && !(mc->flags & C_PREFIX) && !IS_LEAF2(xc->mx.pg[0])) {
-		/* Uncompressed: the node goes and the sub-page shrinks to fit,
-		 * leaving no free space (as LMDB leaves it). */
-		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
-		if ((rc = dl_subpage_remove(txn->env, xc->mx.pg[0], NODEDSZ(on), xc->mx.ki[0])) ||
-		    (rc = dl_subpage_compact(mc, xc)))
-			return rc;
-		here = 1;
-	} else if (xc->subpage) {
-		MDB_val *items;
-		unsigned n;
-		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
-			return rc;
-		if ((rc = dl_items_detach(txn, items, n)))
-			return rc;
-		/* A smaller set always fits inline again; never turn a sub-page
-		 * back into a plain value (format doc §8). */
-		if ((rc = dl_dup_store(mc, &k, items, n)))
-			return rc;
-	} else {
-		MDB_db before = xc->db;
-		if ((rc = dl_cursor_del0(&xc->mx)))
-			return rc;
-		dl_dup_pages_delta(mc, &before, &xc->db);
-		dl_subdb_writeback(mc, xc);
-	}
+	int here;
+	if ((rc = dl_dup_del_item(mc, xc, &k, &here)))
+		return rc;
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~C_KEYDEL;
-	/* Land on the following item of the key; when none is left after it,
-	 * stay on the key past its last duplicate (C_DUPEND), as LMDB does. */
-	if (here) {
-		/* Same leaf, same node index: no lookup from the root. */
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
-		if (!(rc = dl_xinit_trusted(mc, xc)))
-			rc = xc->active ? dl_xset(xc, &item, 1) : MDB_PROBLEM;
-	} else {
-		rc = dl_dup_reposition(mc, xc, &k, &item);
-	}
-	if (rc == MDB_NOTFOUND) {
-		if (!xc->active)
-			return MDB_PROBLEM;
-		if ((rc = dl_xfirst(xc, 1)))
-			return rc;
-		mc->flags = (mc->flags & ~C_DELGONE) | C_DEL | C_DUPEND | C_INIT;
-		return 0;
-	} else if (rc) {
-		return rc;
-	}
-	mc->flags |= C_DEL | C_DUPDEL;
-	return 0;
+	dl_set_delkind(mc, C_DK_NONE);
+	return dl_dup_del_land(mc, xc, &k, &item, here);
 }
 
 static int dl_multi_cmp(const void *a, const void *b, void *cmp)

@@ -322,13 +322,39 @@ struct MDB_txn {
 #define C_WRITE		0x20	/* belongs to a write txn */
 #define C_ATEND		0x40	/* DUPSORT: placed by LAST; NEXT answers NOTFOUND (LMDB quirk) */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
-#define C_KEYDEL	0x100	/* DUPSORT: the C_DEL delete removed the whole key */
-#define C_DUPEND	0x200	/* DUPSORT, with C_DEL: the deleted item was its key's last
-				   duplicate; the cursor stays on the key, past its end */
-#define C_DUPDEL	0x400	/* DUPSORT, with C_DEL: only a duplicate went, the key stays */
-#define C_DELGONE	0x1000	/* DUPSORT, with C_DEL|C_DUPEND: a GET_CURRENT ended the
-				   duplicate position's deleted state (LMDB keeps the rest) */
+#define C_DELKIND	0x300	/* DUPSORT: what the last delete removed, C_DK_* below */
+#define C_DELGONE	0x1000	/* DUPSORT, with C_DEL and C_DK_DUPEND: a GET_CURRENT ended
+				   the duplicate position's deleted state (LMDB keeps the rest) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
+
+/*
+ * The delete kind of a DUPSORT cursor (the C_DELKIND field of its flags):
+ * one value, never a combination.  It refines C_DEL ("the item under the
+ * cursor was deleted") with what went, which decides how LMDB answers the
+ * next op.  Written by dl_dup_del (dupwrite.c); read, changed and ended by
+ * dl_dup_get and its helpers (dupread.c).  Only read while C_DEL is set.
+ *
+ *   C_DK_NONE    no delete, or its state ended (most ops end it; an
+ *                unpositioned cursor has none)
+ *   C_DK_KEY     the key's only item (or the whole key) went; mc is on the
+ *                following key.  NEXT: that key's first item; NEXT_DUP:
+ *                MDB_NOTFOUND, and the kind becomes C_DK_DUP when that key
+ *                has duplicates (dl_dup_next_deleted).
+ *   C_DK_DUP     a duplicate went and the key keeps one after it; mc is on
+ *                that one.  NEXT, NEXT_DUP: that item; a NEXT_NODUP that
+ *                finds no next key leaves the state as it was.  FIRST_DUP,
+ *                LAST_DUP and a refused PREV_NODUP also leave this kind
+ *                when they keep the deleted state.
+ *   C_DK_DUPEND  the key's last duplicate went and others stay; mc sits on
+ *                the key past its end.  GET_CURRENT, NEXT_DUP: MDB_NOTFOUND,
+ *                state kept (GET_CURRENT adds C_DELGONE); PREV, PREV_DUP:
+ *                the new last duplicate; NEXT, NEXT_NODUP, PREV_NODUP: the
+ *                next or previous key (dl_dup_get_dupend).
+ */
+#define C_DK_NONE	0x000
+#define C_DK_KEY	0x100
+#define C_DK_DUPEND	0x200
+#define C_DK_DUP	0x300
 
 struct MDB_cursor {
 	MDB_cursor *next;
@@ -355,6 +381,33 @@ struct MDB_cursor {
 	txnid_t	kc_txnid;
 	unsigned kc_idx, kc_len, kc_tv;
 };
+
+/*
+ * A cursor's page stack as the engine builds it: its depth within bounds,
+ * branch pages above a leaf (an inline sub-page is a leaf).  Every page was
+ * checked (dl_page_check, or a level test) before it was pushed, so a
+ * damaged file fails there with MDB_CORRUPTED before this can be asked.
+ */
+static inline int dl_stack_ok(const MDB_cursor *mc)
+{
+	if (mc->top < 0 || mc->top >= DL_MAXDEPTH)
+		return 0;
+	for (int l = 0; l < mc->top; l++)
+		if (!IS_BRANCH(mc->pg[l]))
+			return 0;
+	return IS_LEAF(mc->pg[mc->top]);
+}
+
+/* The cursor's delete kind (C_DK_*), and setting it. */
+static inline unsigned dl_delkind(const MDB_cursor *mc)
+{
+	return mc->flags & C_DELKIND;
+}
+
+static inline void dl_set_delkind(MDB_cursor *mc, unsigned kind)
+{
+	mc->flags = (mc->flags & ~C_DELKIND) | kind;
+}
 
 /* ------------------------------------------------------------------------- */
 /* Internal functions (dl_ prefix: never clash with LMDB's mdb_ names)       */
