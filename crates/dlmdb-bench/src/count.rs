@@ -186,6 +186,23 @@ fn mval(b: &[u8]) -> dlmdb_sys::MDB_val {
     }
 }
 
+/// The key a by-rank lookup returns: `call` fills the key and data of
+/// `rank` and returns the engine's status; `what` names it in the error.
+#[inline(always)]
+fn key_at_rank(
+    what: &str,
+    rank: u64,
+    call: impl FnOnce(&mut dlmdb_sys::MDB_val, &mut dlmdb_sys::MDB_val) -> i32,
+) -> Result<dlmdb_sys::MDB_val> {
+    let mut kv = mval(&[]);
+    let mut dv = mval(&[]);
+    let rc = call(&mut kv, &mut dv);
+    if rc != 0 {
+        bail!("{what}({rank}) failed ({rc})");
+    }
+    Ok(kv)
+}
+
 fn in_range(kk: &[u8], low: &[u8], high: &[u8]) -> (bool, bool) {
     // memcmp over the shorter length, then length (the DB's own order).
     let ge_low = kk >= low;
@@ -331,33 +348,22 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
             );
         }
         if o.entries > 0 && o.queries > 0 {
-            let rank_at = |rank: u64| -> Result<dlmdb_sys::MDB_val> {
-                let mut kv = mval(&[]);
-                let mut dv = mval(&[]);
-                // SAFETY: live cursor of our engine.
-                let rc = unsafe {
-                    dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, &mut kv, &mut dv, 0)
-                };
-                if rc != 0 {
-                    bail!("mdb_cursor_get_rank({rank}) failed ({rc})");
-                }
-                Ok(kv)
+            let rank_at = |rank: u64| {
+                key_at_rank("mdb_cursor_get_rank", rank, |kv, dv| {
+                    // SAFETY: live cursor of our engine.
+                    unsafe { dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, kv, dv, 0) }
+                })
             };
             let t0 = Stamp::now();
             for q in &qs {
                 rank_at(q.rank)?;
             }
             let cursor_ms = t0.elapsed().as_millis_f64();
-            let get_rank = |rank: u64| -> Result<dlmdb_sys::MDB_val> {
-                let mut kv = mval(&[]);
-                let mut dv = mval(&[]);
-                // SAFETY: live read txn.
-                let rc =
-                    unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, &mut kv, &mut dv) };
-                if rc != 0 {
-                    bail!("mdb_get_rank({rank}) failed ({rc})");
-                }
-                Ok(kv)
+            let get_rank = |rank: u64| {
+                key_at_rank("mdb_get_rank", rank, |kv, dv| {
+                    // SAFETY: live read txn.
+                    unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, kv, dv) }
+                })
             };
             let t0 = Stamp::now();
             for q in &qs {
@@ -595,19 +601,9 @@ pub fn count_report(runs: &[CountRun]) -> Result<crate::report::Report> {
     use crate::report::{Measure, Report, Row, TargetKind};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
-    let instr = crate::measure::instructions();
-    let per = if instr { "instr" } else { "us" };
-    let scale = if instr { 1000.0 } else { 1.0 };
-    let mut rep = Report::new(
-        "count",
-        if instr {
-            Measure::Instructions
-        } else {
-            Measure::Wall
-        },
-        false,
-        runs.len(),
-    );
+    let measure = Measure::current();
+    let (per, scale) = measure.per_us();
+    let mut rep = Report::new("count", measure, false, runs.len());
     rep.options = serde_json::to_value(o)?;
     let all = |f: &dyn Fn(&CountRun) -> Vec<f64>, ops: u64| -> Vec<f64> {
         runs.iter()

@@ -88,8 +88,7 @@ const BATCH: usize = 100_000;
 /// Load the DUPSORT DB (and optionally the DUPFIXED one) in random order.
 fn load<E: Eng>(env: extra::Env, dbi: u32, fixed: Option<u32>, d: &Data) -> Result<()> {
     for chunk in d.insert_order.chunks(BATCH) {
-        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
-        let r = (|| -> Result<()> {
+        extra::in_write_txn::<E>(env, |t| {
             for &(i, dd) in chunk {
                 let (i, dd) = (i as usize, dd as usize);
                 E::put(t, dbi, &d.keys[i], &val(i, dd), 0)?;
@@ -98,14 +97,7 @@ fn load<E: Eng>(env: extra::Env, dbi: u32, fixed: Option<u32>, d: &Data) -> Resu
                 }
             }
             Ok(())
-        })();
-        match r {
-            Ok(()) => E::txn_commit(t)?,
-            Err(e) => {
-                E::txn_abort(t);
-                return Err(e);
-            }
-        }
+        })?;
     }
     Ok(())
 }
@@ -141,17 +133,7 @@ fn read_pass<E: Eng>(
     f: impl FnOnce(extra::Cur) -> Result<u64>,
 ) -> Result<(u128, u64)> {
     let t0 = crate::measure::Stamp::now();
-    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let c = match E::cursor_open(t, dbi) {
-        Ok(c) => c,
-        Err(e) => {
-            E::txn_abort(t);
-            return Err(e);
-        }
-    };
-    let r = f(c);
-    E::cursor_close(c);
-    E::txn_abort(t);
+    let r = extra::with_read_cursor::<E, _>(env, dbi, f);
     let ns = t0.elapsed().as_nanos();
     Ok((ns, r?))
 }
@@ -170,12 +152,19 @@ fn next_dup_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
             cur = E::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
         }
     }
+    all_values_seen::<E>(d, n, "NEXT_DUP read")?;
+    Ok(sum)
+}
+
+/// A pass over the lookup keys saw `n` values: all of theirs (`how` names
+/// the pass in the error).
+fn all_values_seen<E: Eng>(d: &Data, n: u64, how: &str) -> Result<()> {
     ensure!(
         n == (d.lookups.len() * d.dups) as u64,
-        "{}: NEXT_DUP read {n} values",
+        "{}: {how} {n} values",
         E::LABEL
     );
-    Ok(sum)
+    Ok(())
 }
 
 fn get_both_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
@@ -214,11 +203,7 @@ fn get_multiple_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
             cur = E::cursor_get(c, &[], &[], k::MDB_NEXT_MULTIPLE)?;
         }
     }
-    ensure!(
-        n == (d.lookups.len() * d.dups) as u64,
-        "{}: GET_MULTIPLE returned {n} values",
-        E::LABEL
-    );
+    all_values_seen::<E>(d, n, "GET_MULTIPLE returned")?;
     Ok(sum)
 }
 
@@ -372,9 +357,7 @@ const ITER_RUNS: usize = 5;
 fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
     for _ in 0..ITER_RUNS {
-        let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let c = OursE::cursor_open(t, dbi)?;
-        let r = (|| -> Result<()> {
+        extra::with_read_cursor::<OursE, _>(env, dbi, |c| {
             let mut cur = OursE::cursor_get(c, &[], &[], k::MDB_FIRST)?;
             while cur.is_some() {
                 let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
@@ -396,10 +379,7 @@ fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
                 cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_NODUP)?;
             }
             Ok(())
-        })();
-        OursE::cursor_close(c);
-        OursE::txn_abort(t);
-        r?;
+        })?;
     }
     Ok(sum)
 }
@@ -407,9 +387,7 @@ fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
 fn next_dup_loop_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
     for _ in 0..ITER_RUNS {
-        let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let c = OursE::cursor_open(t, dbi)?;
-        let r = (|| -> Result<()> {
+        extra::with_read_cursor::<OursE, _>(env, dbi, |c| {
             let mut cur = OursE::cursor_get(c, &[], &[], k::MDB_FIRST)?;
             while cur.is_some() {
                 let mut dv = OursE::cursor_get(c, &[], &[], k::MDB_FIRST_DUP)?;
@@ -420,10 +398,7 @@ fn next_dup_loop_pass(env: extra::Env, dbi: u32) -> Result<u64> {
                 cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_NODUP)?;
             }
             Ok(())
-        })();
-        OursE::cursor_close(c);
-        OursE::txn_abort(t);
-        r?;
+        })?;
     }
     Ok(sum)
 }

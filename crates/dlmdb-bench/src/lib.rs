@@ -228,19 +228,7 @@ fn matches(filter: &Option<String>, name: &str) -> bool {
     }
 }
 
-fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 {
-        s[m]
-    } else {
-        (s[m - 1] + s[m]) / 2.0
-    })
-}
+use extra::median;
 
 /// Per-engine sample collector: the first error stops that engine's rounds.
 #[derive(Default)]
@@ -643,11 +631,7 @@ pub fn peers_report(p: &PeersReport) -> report::Report {
         loadavg_start: p.machine.loadavg_start.clone(),
         loadavg_end: p.machine.loadavg_end.clone(),
     };
-    rep.measure = if measure::instructions() {
-        report::Measure::Instructions
-    } else {
-        report::Measure::Wall
-    };
+    rep.measure = report::Measure::current();
     rep.elapsed_secs = p.elapsed_secs;
     rep.options = serde_json::json!({
         "quick": p.quick,

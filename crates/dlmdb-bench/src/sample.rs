@@ -202,9 +202,8 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
     let t0 = Stamp::now();
     let mut i = 0;
     while i < n {
-        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
         let end = (i + batch).min(n);
-        let r = (|| -> Result<()> {
+        crate::extra::in_write_txn::<E>(env, |t| {
             for j in i..end {
                 let (ki, di) = (j / d, j % d);
                 let key = format!("{ki:020}");
@@ -216,12 +215,7 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
                 E::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
             }
             Ok(())
-        })();
-        if let Err(e) = r {
-            E::txn_abort(t);
-            return Err(e);
-        }
-        E::txn_commit(t)?;
+        })?;
         i = end;
     }
     let population_ms = t0.elapsed().as_millis_f64();
@@ -364,19 +358,9 @@ pub fn render_sample_text(r: &SampleRun) -> String {
 pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
     use crate::report::{Measure, Report, Row};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
-    let instr = crate::measure::instructions();
-    let per = if instr { "instr" } else { "us" };
-    let scale = if instr { 1000.0 } else { 1.0 };
-    let mut rep = Report::new(
-        "sample",
-        if instr {
-            Measure::Instructions
-        } else {
-            Measure::Wall
-        },
-        false,
-        runs.len(),
-    );
+    let measure = Measure::current();
+    let (per, scale) = measure.per_us();
+    let mut rep = Report::new("sample", measure, false, runs.len());
     rep.options = serde_json::to_value(&first.options)?;
     let n = first.options.entries as f64;
     let mut pop = Row::measured(
