@@ -130,6 +130,12 @@ fn base_rows() -> Vec<Row> {
 fn compare_exit_codes_on_crafted_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let base = write(tmp.path(), "base.json", &report(base_rows()));
+    // The base rows with row `i` replaced by `row`, written to `name`.
+    let with_row = |i: usize, row: Row, name: &str| {
+        let mut rows = base_rows();
+        rows[i] = row;
+        write(tmp.path(), name, &report(rows))
+    };
     let cmp = |new: &str, extra: &[&str]| {
         let mut a = vec!["compare"];
         a.extend_from_slice(extra);
@@ -143,14 +149,16 @@ fn compare_exit_codes_on_crafted_reports() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 
     // One row 3x slower with a narrow spread -> 1.
-    let mut rows = base_rows();
-    rows[0] = Row::measured(
-        "rand_get/k8/v100/10K",
-        "ns/op",
-        true,
-        vec![300.0, 301.0, 299.0],
+    let slow = with_row(
+        0,
+        Row::measured(
+            "rand_get/k8/v100/10K",
+            "ns/op",
+            true,
+            vec![300.0, 301.0, 299.0],
+        ),
+        "slow.json",
     );
-    let slow = write(tmp.path(), "slow.json", &report(rows));
     let o = cmp(&slow, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("REGRESSED"), "{}", stdout(&o));
@@ -159,21 +167,25 @@ fn compare_exit_codes_on_crafted_reports() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
     // 40% slower, but the runs' spreads are wider than that -> 0.
-    let mut rows = base_rows();
-    rows[1] = Row::measured(
-        "seq_put/k8/v100/10K",
-        "ns/op",
-        true,
-        vec![700.0, 1260.0, 420.0],
+    let noisy = with_row(
+        1,
+        Row::measured(
+            "seq_put/k8/v100/10K",
+            "ns/op",
+            true,
+            vec![700.0, 1260.0, 420.0],
+        ),
+        "noisy.json",
     );
-    let noisy = write(tmp.path(), "noisy.json", &report(rows));
     let o = cmp(&noisy, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
     // An exact metric changed (by one page) -> 1.
-    let mut rows = base_rows();
-    rows[2] = Row::exact("size/leaf_pages", "pages", 772.0);
-    let exact = write(tmp.path(), "exact.json", &report(rows));
+    let exact = with_row(
+        2,
+        Row::exact("size/leaf_pages", "pages", 772.0),
+        "exact.json",
+    );
     let o = cmp(&exact, &["--max-regression", "50%"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("CHANGED (exact)"), "{}", stdout(&o));

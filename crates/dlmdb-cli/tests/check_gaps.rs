@@ -23,12 +23,7 @@ fn load(dir: &Path, name: &str, text: &str, lmdb: bool) -> PathBuf {
     if lmdb {
         cmd.args(["--format", "lmdb"]);
     }
-    let out = cmd.arg(&store).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(cmd.arg(&store));
     store
 }
 
@@ -92,16 +87,6 @@ fn engine_refuses_write(store: &Path, db: &str, flags: DatabaseFlags, key: &[u8]
         txn.commit()
     });
     assert!(written.is_err(), "the engine wrote to the damaged store");
-}
-
-fn check_clean(store: &Path) {
-    let out = bin().arg("check").arg(store).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
 }
 
 /// A single-file store `s.mdb` with `n` keys, in database `d` when `named`.

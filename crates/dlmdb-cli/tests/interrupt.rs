@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::bin;
+use common::{bin, listing};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -43,16 +43,6 @@ fn big_store(dir: &Path, n: u32) {
             .unwrap();
     }
     txn.commit().unwrap();
-}
-
-/// Names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
