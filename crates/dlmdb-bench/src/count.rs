@@ -499,15 +499,17 @@ fn insert_section(s: &mut String, title: &str, plain: f64, counted: f64, ops: u6
         0.0
     };
     s.push_str(&format!("\n== {title} ==\n"));
-    s.push_str(&format!(
-        "  plain:   {plain:.2} ms ({:.2} us/op)\n",
-        us_per(plain, ops)
-    ));
-    s.push_str(&format!(
-        "  counted: {counted:.2} ms ({:.2} us/op)\n",
-        us_per(counted, ops)
-    ));
+    ms_line(s, "plain:  ", plain, ops);
+    ms_line(s, "counted:", counted, ops);
     s.push_str(&format!("  overhead: {over:.2} ms ({pct:.2}%)\n"));
+}
+
+/// `  <label> <ms> ms (<us per op> us/op)`, as count_bench prints a timing.
+fn ms_line(s: &mut String, label: &str, ms: f64, ops: u64) {
+    s.push_str(&format!(
+        "  {label} {ms:.2} ms ({:.2} us/op)\n",
+        us_per(ms, ops)
+    ));
 }
 
 fn speedup(s: &mut String, num: f64, den: f64) {
@@ -531,39 +533,19 @@ pub fn render_count_text(r: &CountRun) -> String {
     let (plain, counted) = (mean(&r.plain_builds), mean(&r.counted_builds));
     insert_section(&mut s, "Plain DB Inserts", plain, counted, o.entries);
     s.push_str("\n== Range Count (keys) ==\n");
-    s.push_str(&format!(
-        "  naive cursor: {:.2} ms ({:.2} us/op)\n",
-        r.naive_range_ms,
-        us_per(r.naive_range_ms, o.queries)
-    ));
-    s.push_str(&format!(
-        "  counted API:  {:.2} ms ({:.2} us/op)\n",
-        r.counted_range_ms,
-        us_per(r.counted_range_ms, o.queries)
-    ));
+    ms_line(&mut s, "naive cursor:", r.naive_range_ms, o.queries);
+    ms_line(&mut s, "counted API: ", r.counted_range_ms, o.queries);
     speedup(&mut s, r.naive_range_ms, r.counted_range_ms);
     if let Some(k) = &r.rank {
         s.push_str("\n== Rank Lookup ==\n");
         if k.naive_samples == 0 {
             s.push_str("  naive (sampled 0): N/A\n");
         } else {
-            s.push_str(&format!(
-                "  naive (sampled {}): {:.2} ms ({:.2} us/op)\n",
-                k.naive_samples,
-                k.naive_ms,
-                us_per(k.naive_ms, k.naive_samples)
-            ));
+            let label = format!("naive (sampled {}):", k.naive_samples);
+            ms_line(&mut s, &label, k.naive_ms, k.naive_samples);
         }
-        s.push_str(&format!(
-            "  cursor API:        {:.2} ms ({:.2} us/op)\n",
-            k.cursor_ms,
-            us_per(k.cursor_ms, o.queries)
-        ));
-        s.push_str(&format!(
-            "  mdb_get_rank:      {:.2} ms ({:.2} us/op)\n",
-            k.get_rank_ms,
-            us_per(k.get_rank_ms, o.queries)
-        ));
+        ms_line(&mut s, "cursor API:       ", k.cursor_ms, o.queries);
+        ms_line(&mut s, "mdb_get_rank:     ", k.get_rank_ms, o.queries);
         let cursor_us = us_per(k.cursor_ms, o.queries);
         let naive_us = us_per(k.naive_ms, k.naive_samples);
         speedup(&mut s, naive_us, cursor_us);
@@ -580,14 +562,8 @@ pub fn render_count_text(r: &CountRun) -> String {
     if let Some((cursor, counted)) = r.dup_range {
         s.push_str("\n== Dupsort Range Count ==\n");
         s.push_str(&format!("  dup/key: {}\n", o.dups));
-        s.push_str(&format!(
-            "  cursor (mdb_cursor_count): {cursor:.2} ms ({:.2} us/op)\n",
-            us_per(cursor, o.queries)
-        ));
-        s.push_str(&format!(
-            "  counted API:              {counted:.2} ms ({:.2} us/op)\n",
-            us_per(counted, o.queries)
-        ));
+        ms_line(&mut s, "cursor (mdb_cursor_count):", cursor, o.queries);
+        ms_line(&mut s, "counted API:             ", counted, o.queries);
         speedup(&mut s, cursor, counted);
     }
     if !o.shuffle && counted - plain < 0.0 {

@@ -356,51 +356,60 @@ const ITER_RUNS: usize = 5;
 /// byte of every value, over `ITER_RUNS` runs.
 fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
-    for _ in 0..ITER_RUNS {
-        extra::with_read_cursor::<OursE, _>(env, dbi, |c| {
-            let mut cur = OursE::cursor_get(c, &[], &[], k::MDB_FIRST)?;
-            while cur.is_some() {
-                let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
-                let mut n: dlmdb_sys::mdb_size_t = 0;
-                // SAFETY: live positioned cursor of our engine; the array is
-                // read before the cursor moves again.
-                let rc = unsafe { dlmdb_sys::mdb_cursor_list_dup(c as *mut _, &mut vals, &mut n) };
-                ensure!(rc == 0, "mdb_cursor_list_dup failed ({rc})");
-                ensure!(
-                    n as usize == ITER_DUPS,
-                    "mdb_cursor_list_dup returned {n} values"
-                );
-                // SAFETY: `n` valid MDB_vals owned by the cursor.
-                let vs = unsafe { std::slice::from_raw_parts(vals, n as usize) };
-                for v in vs {
-                    // SAFETY: each value has at least one byte (20-byte values).
-                    sum += unsafe { *(v.mv_data as *const u8) } as u64;
-                }
-                cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_NODUP)?;
-            }
-            Ok(())
-        })?;
-    }
+    every_key_runs(env, dbi, |c| {
+        let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
+        let mut n: dlmdb_sys::mdb_size_t = 0;
+        // SAFETY: live positioned cursor of our engine; the array is
+        // read before the cursor moves again.
+        let rc = unsafe { dlmdb_sys::mdb_cursor_list_dup(c as *mut _, &mut vals, &mut n) };
+        ensure!(rc == 0, "mdb_cursor_list_dup failed ({rc})");
+        ensure!(
+            n as usize == ITER_DUPS,
+            "mdb_cursor_list_dup returned {n} values"
+        );
+        // SAFETY: `n` valid MDB_vals owned by the cursor.
+        let vs = unsafe { std::slice::from_raw_parts(vals, n as usize) };
+        for v in vs {
+            // SAFETY: each value has at least one byte (20-byte values).
+            sum += unsafe { *(v.mv_data as *const u8) } as u64;
+        }
+        Ok(())
+    })?;
     Ok(sum)
 }
 
 fn next_dup_loop_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
+    every_key_runs(env, dbi, |c| {
+        let mut dv = OursE::cursor_get(c, &[], &[], k::MDB_FIRST_DUP)?;
+        while let Some((_, v)) = dv {
+            sum += v[0] as u64;
+            dv = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
+        }
+        Ok(())
+    })?;
+    Ok(sum)
+}
+
+/// `ITER_RUNS` times, each in a new read transaction of our engine:
+/// `each_key` with the cursor on every key in turn (`MDB_FIRST`, then
+/// `MDB_NEXT_NODUP`).
+fn every_key_runs(
+    env: extra::Env,
+    dbi: u32,
+    mut each_key: impl FnMut(extra::Cur) -> Result<()>,
+) -> Result<()> {
     for _ in 0..ITER_RUNS {
         extra::with_read_cursor::<OursE, _>(env, dbi, |c| {
             let mut cur = OursE::cursor_get(c, &[], &[], k::MDB_FIRST)?;
             while cur.is_some() {
-                let mut dv = OursE::cursor_get(c, &[], &[], k::MDB_FIRST_DUP)?;
-                while let Some((_, v)) = dv {
-                    sum += v[0] as u64;
-                    dv = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
-                }
+                each_key(c)?;
                 cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_NODUP)?;
             }
             Ok(())
         })?;
     }
-    Ok(sum)
+    Ok(())
 }
 
 /// `dlmdb_flags`: the DB flags of dup_iter_bench (COUNTED|PREFIX_COMPRESSION)

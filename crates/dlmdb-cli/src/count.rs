@@ -405,11 +405,23 @@ pub fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
     let _ = a.values;
     crate::store::precheck_complete(&opts.path)?;
     let r = count(&opts)?;
-    if a.json {
-        println!("{}", crate::report::to_json("count", &r)?);
+    print_report("count", &r, a.json, || render_count(&r), &r.note)
+}
+
+/// Print `report` of `command`: its JSON with `json`, else its text, and
+/// the note (if any) on stderr.
+fn print_report<R: serde::Serialize>(
+    command: &str,
+    report: &R,
+    json: bool,
+    text: impl FnOnce() -> String,
+    note: &Option<String>,
+) -> Result<()> {
+    if json {
+        println!("{}", crate::report::to_json(command, report)?);
     } else {
-        print!("{}", render_count(&r));
-        if let Some(n) = &r.note {
+        print!("{}", text());
+        if let Some(n) = note {
             eprintln!("dlmdb: note: {n}");
         }
     }
@@ -442,13 +454,5 @@ pub fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
         hex: a.hex,
         layout,
     })?;
-    if a.json {
-        println!("{}", crate::report::to_json("rank", &r)?);
-    } else {
-        print!("{}", render_rank(&r));
-        if let Some(n) = &r.note {
-            eprintln!("dlmdb: note: {n}");
-        }
-    }
-    Ok(())
+    print_report("rank", &r, a.json, || render_rank(&r), &r.note)
 }

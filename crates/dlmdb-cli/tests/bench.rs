@@ -136,6 +136,11 @@ fn compare_exit_codes_on_crafted_reports() {
         rows[i] = row;
         write(tmp.path(), name, &report(rows))
     };
+    // Base row `i` (name and unit; no reference) with other samples.
+    let remeasured = |i: usize, samples: Vec<f64>| {
+        let b = &base_rows()[i];
+        Row::measured(b.name.clone(), &b.unit, true, samples)
+    };
     let cmp = |new: &str, extra: &[&str]| {
         let mut a = vec!["compare"];
         a.extend_from_slice(extra);
@@ -149,16 +154,7 @@ fn compare_exit_codes_on_crafted_reports() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 
     // One row 3x slower with a narrow spread -> 1.
-    let slow = with_row(
-        0,
-        Row::measured(
-            "rand_get/k8/v100/10K",
-            "ns/op",
-            true,
-            vec![300.0, 301.0, 299.0],
-        ),
-        "slow.json",
-    );
+    let slow = with_row(0, remeasured(0, vec![300.0, 301.0, 299.0]), "slow.json");
     let o = cmp(&slow, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("REGRESSED"), "{}", stdout(&o));
@@ -167,16 +163,7 @@ fn compare_exit_codes_on_crafted_reports() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
     // 40% slower, but the runs' spreads are wider than that -> 0.
-    let noisy = with_row(
-        1,
-        Row::measured(
-            "seq_put/k8/v100/10K",
-            "ns/op",
-            true,
-            vec![700.0, 1260.0, 420.0],
-        ),
-        "noisy.json",
-    );
+    let noisy = with_row(1, remeasured(1, vec![700.0, 1260.0, 420.0]), "noisy.json");
     let o = cmp(&noisy, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
