@@ -257,15 +257,21 @@ fn passes(o: &CountOptions, root: &Path, order: &[u64], dup: bool) -> Result<(Ve
     Ok((plain, counted))
 }
 
-fn read_txn(env: Env, dbi: u32) -> Result<(Txn, Cur)> {
+/// Run `body` on a new read transaction of our engine and a cursor over
+/// `dbi` in it; both end before this returns.
+fn on_read_cursor<T>(env: Env, dbi: u32, body: impl FnOnce(Txn, Cur) -> Result<T>) -> Result<T> {
     let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    match OursE::cursor_open(t, dbi) {
-        Ok(c) => Ok((t, c)),
+    let cur = match OursE::cursor_open(t, dbi) {
+        Ok(c) => c,
         Err(e) => {
             OursE::txn_abort(t);
-            Err(e)
+            return Err(e);
         }
-    }
+    };
+    let r = body(t, cur);
+    OursE::cursor_close(cur);
+    OursE::txn_abort(t);
+    r
 }
 
 /// Run count_bench's schedule once. `tick` names the phase starting.
@@ -302,8 +308,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
     run.counted_builds = counted;
 
     let qs = queries(&o);
-    let (t, cur) = read_txn(db.env, db.dbi)?;
-    let r = (|| -> Result<()> {
+    on_read_cursor(db.env, db.dbi, |t, cur| {
         // Naive range count: one cursor over all queries.
         let mut naive = Vec::with_capacity(qs.len());
         let t0 = Stamp::now();
@@ -412,10 +417,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
             });
         }
         Ok(())
-    })();
-    OursE::cursor_close(cur);
-    OursE::txn_abort(t);
-    r?;
+    })?;
     drop(db);
 
     if has_dups {
@@ -423,8 +425,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
         run.counted_dup_kept = Some(ms);
         if o.queries > 0 {
             tick("dupsort range counts");
-            let (t, cur) = read_txn(db.env, db.dbi)?;
-            let r = (|| -> Result<(f64, f64)> {
+            let r = on_read_cursor(db.env, db.dbi, |t, cur| {
                 let mut naive = Vec::with_capacity(qs.len());
                 let t0 = Stamp::now();
                 for q in &qs {
@@ -473,10 +474,8 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                     );
                 }
                 Ok((cursor_ms, counted_ms))
-            })();
-            OursE::cursor_close(cur);
-            OursE::txn_abort(t);
-            run.dup_range = Some(r?);
+            })?;
+            run.dup_range = Some(r);
         }
         drop(db);
     }

@@ -4,11 +4,19 @@
 mod common;
 
 use common::{bin, check_clean, fixture_copy, fixtures, run_ok};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run")
+}
+
+/// A copy of fixture `data` and the text of the fixture file `text`;
+/// `None` (skipped) where the fixtures are missing.
+fn fixture_and_text(data: &str, text: &str) -> Option<(tempfile::TempDir, PathBuf, String)> {
+    let (t, f) = fixture_copy(data)?;
+    let text = std::fs::read_to_string(fixtures()?.join(text)).unwrap();
+    Some((t, f, text))
 }
 
 fn ok(cmd: &mut Command) -> Vec<u8> {
@@ -133,22 +141,18 @@ fn dump_matches_reference_dumps_of_every_fixture() {
 
 #[test]
 fn dump_prefix_fixture_named_databases() {
-    let Some(fx) = fixtures() else { return };
-    let Some((_t, f)) = fixture_copy("prefix.mdb") else {
+    let Some((_t, f, want)) = fixture_and_text("prefix.mdb", "prefix.dump.txt") else {
         return;
     };
-    let want = std::fs::read_to_string(fx.join("prefix.dump.txt")).unwrap();
     let got = ok(bin().args(["dump", "-a", "--stock"]).arg(&f));
     assert!(String::from_utf8(got).unwrap() == want);
 }
 
 #[test]
 fn dump_adds_dlmdb_flag_lines_that_load_restores() {
-    let Some(fx) = fixtures() else { return };
-    let Some((t, f)) = fixture_copy("v2/counted.mdb") else {
+    let Some((t, f, reference)) = fixture_and_text("v2/counted.mdb", "v2/counted.dump.txt") else {
         return;
     };
-    let reference = std::fs::read_to_string(fx.join("v2/counted.dump.txt")).unwrap();
     let got = String::from_utf8(ok(bin().args(["dump", "-a"]).arg(&f))).unwrap();
     let want = with_extra_lines(
         &reference,
