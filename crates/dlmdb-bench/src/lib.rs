@@ -132,16 +132,6 @@ pub struct PeersRow {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct MachineInfo {
-    pub nproc: usize,
-    pub cpu_model: String,
-    pub kernel: String,
-    /// `/proc/loadavg` when the run started (noise indicator).
-    pub loadavg_start: String,
-    pub loadavg_end: String,
-}
-
-#[derive(Clone, Debug, Serialize)]
 pub struct PeersReport {
     pub ours_version: String,
     pub lmdb_version: String,
@@ -161,7 +151,7 @@ pub struct PeersReport {
     /// Filesystem type holding `dir` (tmpfs: fsync is nearly free, so write
     /// rows measure engine CPU, not the disk).
     pub dir_fs: String,
-    pub machine: MachineInfo,
+    pub machine: report::Machine,
     pub elapsed_secs: f64,
     pub rows: Vec<PeersRow>,
 }
@@ -585,14 +575,10 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         map_size: opts.map_size,
         dir_fs: sysinfo::fs_type(&parent).unwrap_or_else(|| "?".into()),
         dir,
-        machine: MachineInfo {
-            nproc: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(0),
-            cpu_model: sysinfo::cpu_model(),
-            kernel: sysinfo::kernel(),
+        machine: report::Machine {
             loadavg_start,
             loadavg_end: sysinfo::loadavg(),
+            ..report::Machine::now()
         },
         elapsed_secs: started.elapsed().as_secs_f64(),
         rows,
@@ -624,13 +610,7 @@ pub fn peers_report(p: &PeersReport) -> report::Report {
     let mut rep =
         report::Report::new("peers", report::Measure::Wall, p.quick, p.rounds).with_peer();
     rep.peer_version = Some(p.lmdb_version.clone());
-    rep.machine = report::Machine {
-        nproc: p.machine.nproc,
-        cpu_model: p.machine.cpu_model.clone(),
-        kernel: p.machine.kernel.clone(),
-        loadavg_start: p.machine.loadavg_start.clone(),
-        loadavg_end: p.machine.loadavg_end.clone(),
-    };
+    rep.machine = p.machine.clone();
     rep.measure = report::Measure::current();
     rep.elapsed_secs = p.elapsed_secs;
     rep.options = serde_json::json!({

@@ -557,22 +557,10 @@ fn count_and_rank_agree_with_a_scan_and_fixture_facts() {
             }
         }
         for r in [0u64, 7, 1000] {
-            let a = run(bin().arg("rank").arg(&f).args([
-                "-s",
-                db,
-                "--hex",
-                "--json",
-                "--rank",
-                &r.to_string(),
-            ]));
-            let b = run(bin().arg("rank").arg(&plain).args([
-                "-s",
-                db,
-                "--hex",
-                "--json",
-                "--rank",
-                &r.to_string(),
-            ]));
+            let rank = r.to_string();
+            let args = ["-s", db, "--hex", "--json", "--rank", &rank];
+            let a = run(bin().arg("rank").arg(&f).args(args));
+            let b = run(bin().arg("rank").arg(&plain).args(args));
             assert_eq!(a.status.code(), b.status.code());
             if !a.status.success() {
                 continue;
