@@ -263,40 +263,25 @@ fn counted_is_an_alias_of_count() {
 
 #[test]
 fn dlmdb_program_text_keeps_its_line_formats() {
-    let count = run(&[
-        "count",
-        "--entries",
-        "400",
-        "--queries",
-        "30",
-        "--dups",
-        "3",
-        "--shuffle",
-        "-q",
-    ]);
-    insta::assert_snapshot!("count_text", mask(&stdout(&count)));
-    let sample = run(&[
-        "sample",
-        "--entries",
-        "5000",
-        "--samples",
-        "40",
-        "--batch",
-        "1000",
-        "-q",
-    ]);
-    insta::assert_snapshot!("sample_text", mask(&stdout(&sample)));
-    let dup = run(&[
-        "dup-iter", "--keys", "300", "--dups", "4", "--runs", "2", "-q",
-    ]);
-    insta::assert_snapshot!("dup_iter_text", mask(&stdout(&dup)));
-    let comp = run(&[
-        "compress", "-n", "3000", "-r", "500", "-U", "100", "-X", "50", "-D", "5", "-P", "-m",
-        "64", "-q",
-    ]);
-    insta::assert_snapshot!("compress_text", mask(&stdout(&comp)));
-    for o in [&count, &sample, &dup, &comp] {
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    // (snapshot, arguments separated by spaces)
+    for (snapshot, args) in [
+        (
+            "count_text",
+            "count --entries 400 --queries 30 --dups 3 --shuffle -q",
+        ),
+        (
+            "sample_text",
+            "sample --entries 5000 --samples 40 --batch 1000 -q",
+        ),
+        ("dup_iter_text", "dup-iter --keys 300 --dups 4 --runs 2 -q"),
+        (
+            "compress_text",
+            "compress -n 3000 -r 500 -U 100 -X 50 -D 5 -P -m 64 -q",
+        ),
+    ] {
+        let o = run(&args.split(' ').collect::<Vec<_>>());
+        insta::assert_snapshot!(snapshot, mask(&stdout(&o)));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
 }
 
