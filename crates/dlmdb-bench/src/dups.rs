@@ -224,9 +224,8 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
         let mut p = Pair::peer(format!("dup_insert/{}x20", kname(nkeys)), "value");
         let mut seq = 0;
         for r in 0..opts.rounds {
-            for turn in 0..2 {
+            for ours in extra::turns(r) {
                 seq += 1;
-                let ours = (turn == 0) == (r % 2 == 0);
                 let res = if ours {
                     insert_sample::<OursE>(root, seq, &d, r == 0)
                 } else {
@@ -269,8 +268,7 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
                 (Ok(o), Ok(l)) => {
                     let mut sums = [None, None];
                     for r in 0..opts.rounds {
-                        for turn in 0..2 {
-                            let ours = (turn == 0) == (r % 2 == 0);
+                        for ours in extra::turns(r) {
                             let res = if ours {
                                 read_pass::<OursE>(
                                     o.g.env,
@@ -456,8 +454,7 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
         let values = (total * ITER_RUNS) as u64;
         let mut sums = [None, None];
         for r in 0..opts.rounds {
-            for turn in 0..2 {
-                let a = (turn == 0) == (r % 2 == 0);
+            for a in extra::turns(r) {
                 let res = extra::timed(|| {
                     if a {
                         list_dup_pass(g.env, dbi)

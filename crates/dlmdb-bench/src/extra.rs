@@ -25,6 +25,14 @@ pub use dlmdb_kit::eng::{
     create_db, k, open_main_db, Cur, DbStat, Eng, Env, EnvGuard, LmdbE, OursE, SharedEnv, Txn,
 };
 
+/// Which engine runs in each turn of round `r`: ours first in even
+/// rounds, stock LMDB first in odd ones (`true` = ours), so that neither
+/// always runs second on a warmer machine.
+pub fn turns(r: usize) -> [bool; 2] {
+    let ours_first = r % 2 == 0;
+    [ours_first, !ours_first]
+}
+
 /// Run `body` in a new write transaction of `env`: committed when `body`
 /// succeeds, aborted when it fails.
 #[inline]

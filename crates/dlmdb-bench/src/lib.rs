@@ -356,8 +356,7 @@ impl Runner<'_> {
         for r in 0..self.opts.rounds {
             let check = self.opts.verify && r == 0;
             // Alternate who goes first so drift and warm-up hit both engines.
-            for turn in 0..2 {
-                let ours_turn = (turn == 0) == (r % 2 == 0);
+            for ours_turn in extra::turns(r) {
                 let (s, res) = if ours_turn {
                     if ours.error.is_some() || ours.skip {
                         continue;
@@ -430,8 +429,7 @@ impl Runner<'_> {
             let mut sums: [Option<u64>; 2] = [None, None];
             let mut reps = 0;
             for r in 0..self.opts.rounds {
-                for turn in 0..2 {
-                    let ours_turn = (turn == 0) == (r % 2 == 0);
+                for ours_turn in extra::turns(r) {
                     let res = if ours_turn {
                         match (&mut ours, so.error.is_none() && !so.skip) {
                             (Ok(b), true) => read_sample(w, b, d, &mut reps, self.min_sample_ns),

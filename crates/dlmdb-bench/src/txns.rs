@@ -230,8 +230,7 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
             match (&o, &l) {
                 (Ok((go, dbo)), Ok((gl, dbl))) => {
                     for r in 0..opts.rounds {
-                        for turn in 0..2 {
-                            let ours = (turn == 0) == (r % 2 == 0);
+                        for ours in extra::turns(r) {
                             if ours {
                                 p1.add(true, ro_begin_abort::<OursE>(go.env, n_ro), n_ro);
                                 p2.add(true, ro_reset_renew::<OursE>(go.env, *dbo, n_ro), n_ro);
@@ -259,9 +258,8 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
             let mut p = Pair::peer(name, "commit");
             let mut seq = 0;
             for r in 0..opts.rounds {
-                for turn in 0..2 {
+                for ours in extra::turns(r) {
                     seq += 1;
-                    let ours = (turn == 0) == (r % 2 == 0);
                     let tag = format!("w{seq}");
                     let res = if ours {
                         commit_sample::<OursE>(root, &tag, flags, n)
@@ -281,9 +279,8 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
         let mut get_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut seq = 0;
         for r in 0..opts.rounds {
-            for turn in 0..2 {
+            for ours in extra::turns(r) {
                 seq += 1;
-                let ours = (turn == 0) == (r % 2 == 0);
                 let tag = format!("m{seq}");
                 let seed = 0xABCD + r as u64;
                 let res = if ours {
