@@ -29,7 +29,7 @@ pub use dlmdb_kit::eng::{
 /// rounds, stock LMDB first in odd ones (`true` = ours), so that neither
 /// always runs second on a warmer machine.
 pub fn turns(r: usize) -> [bool; 2] {
-    let ours_first = r % 2 == 0;
+    let ours_first = r.is_multiple_of(2);
     [ours_first, !ours_first]
 }
 
