@@ -1076,23 +1076,13 @@ fn exacts(r: &VariantResult) -> [(&'static str, &'static str, u64); 7] {
 pub fn compress_report(runs: &[CompressRun]) -> Result<crate::report::Report> {
     use crate::report::{Measure, Report, Row, TargetKind};
     let first = runs.first().context("no compress run")?;
-    let instr = crate::measure::instructions();
-    let mut rep = Report::new(
-        "compress",
-        if instr {
-            Measure::Instructions
-        } else {
-            Measure::Wall
-        },
-        false,
-        runs.len(),
-    );
+    let measure = Measure::current();
+    let mut rep = Report::new("compress", measure, false, runs.len());
     if first.options.peers {
         rep = rep.with_peer();
     }
     rep.options = serde_json::to_value(&first.options)?;
-    let per = if instr { "instr" } else { "us" };
-    let scale = if instr { 1000.0 } else { 1.0 };
+    let (per, scale) = measure.per_us();
     for (i, r0) in first.results.iter().enumerate() {
         let label = &r0.variant.label;
         let base = baseline_of(&first.results, i);

@@ -186,6 +186,23 @@ fn mval(b: &[u8]) -> dlmdb_sys::MDB_val {
     }
 }
 
+/// The key a by-rank lookup returns: `call` fills the key and data of
+/// `rank` and returns the engine's status; `what` names it in the error.
+#[inline(always)]
+fn key_at_rank(
+    what: &str,
+    rank: u64,
+    call: impl FnOnce(&mut dlmdb_sys::MDB_val, &mut dlmdb_sys::MDB_val) -> i32,
+) -> Result<dlmdb_sys::MDB_val> {
+    let mut kv = mval(&[]);
+    let mut dv = mval(&[]);
+    let rc = call(&mut kv, &mut dv);
+    if rc != 0 {
+        bail!("{what}({rank}) failed ({rc})");
+    }
+    Ok(kv)
+}
+
 fn in_range(kk: &[u8], low: &[u8], high: &[u8]) -> (bool, bool) {
     // memcmp over the shorter length, then length (the DB's own order).
     let ge_low = kk >= low;
@@ -240,15 +257,21 @@ fn passes(o: &CountOptions, root: &Path, order: &[u64], dup: bool) -> Result<(Ve
     Ok((plain, counted))
 }
 
-fn read_txn(env: Env, dbi: u32) -> Result<(Txn, Cur)> {
+/// Run `body` on a new read transaction of our engine and a cursor over
+/// `dbi` in it; both end before this returns.
+fn on_read_cursor<T>(env: Env, dbi: u32, body: impl FnOnce(Txn, Cur) -> Result<T>) -> Result<T> {
     let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    match OursE::cursor_open(t, dbi) {
-        Ok(c) => Ok((t, c)),
+    let cur = match OursE::cursor_open(t, dbi) {
+        Ok(c) => c,
         Err(e) => {
             OursE::txn_abort(t);
-            Err(e)
+            return Err(e);
         }
-    }
+    };
+    let r = body(t, cur);
+    OursE::cursor_close(cur);
+    OursE::txn_abort(t);
+    r
 }
 
 /// Run count_bench's schedule once. `tick` names the phase starting.
@@ -285,8 +308,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
     run.counted_builds = counted;
 
     let qs = queries(&o);
-    let (t, cur) = read_txn(db.env, db.dbi)?;
-    let r = (|| -> Result<()> {
+    on_read_cursor(db.env, db.dbi, |t, cur| {
         // Naive range count: one cursor over all queries.
         let mut naive = Vec::with_capacity(qs.len());
         let t0 = Stamp::now();
@@ -331,33 +353,22 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
             );
         }
         if o.entries > 0 && o.queries > 0 {
-            let rank_at = |rank: u64| -> Result<dlmdb_sys::MDB_val> {
-                let mut kv = mval(&[]);
-                let mut dv = mval(&[]);
-                // SAFETY: live cursor of our engine.
-                let rc = unsafe {
-                    dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, &mut kv, &mut dv, 0)
-                };
-                if rc != 0 {
-                    bail!("mdb_cursor_get_rank({rank}) failed ({rc})");
-                }
-                Ok(kv)
+            let rank_at = |rank: u64| {
+                key_at_rank("mdb_cursor_get_rank", rank, |kv, dv| {
+                    // SAFETY: live cursor of our engine.
+                    unsafe { dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, kv, dv, 0) }
+                })
             };
             let t0 = Stamp::now();
             for q in &qs {
                 rank_at(q.rank)?;
             }
             let cursor_ms = t0.elapsed().as_millis_f64();
-            let get_rank = |rank: u64| -> Result<dlmdb_sys::MDB_val> {
-                let mut kv = mval(&[]);
-                let mut dv = mval(&[]);
-                // SAFETY: live read txn.
-                let rc =
-                    unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, &mut kv, &mut dv) };
-                if rc != 0 {
-                    bail!("mdb_get_rank({rank}) failed ({rc})");
-                }
-                Ok(kv)
+            let get_rank = |rank: u64| {
+                key_at_rank("mdb_get_rank", rank, |kv, dv| {
+                    // SAFETY: live read txn.
+                    unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, kv, dv) }
+                })
             };
             let t0 = Stamp::now();
             for q in &qs {
@@ -406,10 +417,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
             });
         }
         Ok(())
-    })();
-    OursE::cursor_close(cur);
-    OursE::txn_abort(t);
-    r?;
+    })?;
     drop(db);
 
     if has_dups {
@@ -417,8 +425,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
         run.counted_dup_kept = Some(ms);
         if o.queries > 0 {
             tick("dupsort range counts");
-            let (t, cur) = read_txn(db.env, db.dbi)?;
-            let r = (|| -> Result<(f64, f64)> {
+            let r = on_read_cursor(db.env, db.dbi, |t, cur| {
                 let mut naive = Vec::with_capacity(qs.len());
                 let t0 = Stamp::now();
                 for q in &qs {
@@ -467,10 +474,8 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                     );
                 }
                 Ok((cursor_ms, counted_ms))
-            })();
-            OursE::cursor_close(cur);
-            OursE::txn_abort(t);
-            run.dup_range = Some(r?);
+            })?;
+            run.dup_range = Some(r);
         }
         drop(db);
     }
@@ -493,15 +498,17 @@ fn insert_section(s: &mut String, title: &str, plain: f64, counted: f64, ops: u6
         0.0
     };
     s.push_str(&format!("\n== {title} ==\n"));
-    s.push_str(&format!(
-        "  plain:   {plain:.2} ms ({:.2} us/op)\n",
-        us_per(plain, ops)
-    ));
-    s.push_str(&format!(
-        "  counted: {counted:.2} ms ({:.2} us/op)\n",
-        us_per(counted, ops)
-    ));
+    ms_line(s, "plain:  ", plain, ops);
+    ms_line(s, "counted:", counted, ops);
     s.push_str(&format!("  overhead: {over:.2} ms ({pct:.2}%)\n"));
+}
+
+/// `  <label> <ms> ms (<us per op> us/op)`, as count_bench prints a timing.
+fn ms_line(s: &mut String, label: &str, ms: f64, ops: u64) {
+    s.push_str(&format!(
+        "  {label} {ms:.2} ms ({:.2} us/op)\n",
+        us_per(ms, ops)
+    ));
 }
 
 fn speedup(s: &mut String, num: f64, den: f64) {
@@ -525,39 +532,19 @@ pub fn render_count_text(r: &CountRun) -> String {
     let (plain, counted) = (mean(&r.plain_builds), mean(&r.counted_builds));
     insert_section(&mut s, "Plain DB Inserts", plain, counted, o.entries);
     s.push_str("\n== Range Count (keys) ==\n");
-    s.push_str(&format!(
-        "  naive cursor: {:.2} ms ({:.2} us/op)\n",
-        r.naive_range_ms,
-        us_per(r.naive_range_ms, o.queries)
-    ));
-    s.push_str(&format!(
-        "  counted API:  {:.2} ms ({:.2} us/op)\n",
-        r.counted_range_ms,
-        us_per(r.counted_range_ms, o.queries)
-    ));
+    ms_line(&mut s, "naive cursor:", r.naive_range_ms, o.queries);
+    ms_line(&mut s, "counted API: ", r.counted_range_ms, o.queries);
     speedup(&mut s, r.naive_range_ms, r.counted_range_ms);
     if let Some(k) = &r.rank {
         s.push_str("\n== Rank Lookup ==\n");
         if k.naive_samples == 0 {
             s.push_str("  naive (sampled 0): N/A\n");
         } else {
-            s.push_str(&format!(
-                "  naive (sampled {}): {:.2} ms ({:.2} us/op)\n",
-                k.naive_samples,
-                k.naive_ms,
-                us_per(k.naive_ms, k.naive_samples)
-            ));
+            let label = format!("naive (sampled {}):", k.naive_samples);
+            ms_line(&mut s, &label, k.naive_ms, k.naive_samples);
         }
-        s.push_str(&format!(
-            "  cursor API:        {:.2} ms ({:.2} us/op)\n",
-            k.cursor_ms,
-            us_per(k.cursor_ms, o.queries)
-        ));
-        s.push_str(&format!(
-            "  mdb_get_rank:      {:.2} ms ({:.2} us/op)\n",
-            k.get_rank_ms,
-            us_per(k.get_rank_ms, o.queries)
-        ));
+        ms_line(&mut s, "cursor API:       ", k.cursor_ms, o.queries);
+        ms_line(&mut s, "mdb_get_rank:     ", k.get_rank_ms, o.queries);
         let cursor_us = us_per(k.cursor_ms, o.queries);
         let naive_us = us_per(k.naive_ms, k.naive_samples);
         speedup(&mut s, naive_us, cursor_us);
@@ -574,14 +561,8 @@ pub fn render_count_text(r: &CountRun) -> String {
     if let Some((cursor, counted)) = r.dup_range {
         s.push_str("\n== Dupsort Range Count ==\n");
         s.push_str(&format!("  dup/key: {}\n", o.dups));
-        s.push_str(&format!(
-            "  cursor (mdb_cursor_count): {cursor:.2} ms ({:.2} us/op)\n",
-            us_per(cursor, o.queries)
-        ));
-        s.push_str(&format!(
-            "  counted API:              {counted:.2} ms ({:.2} us/op)\n",
-            us_per(counted, o.queries)
-        ));
+        ms_line(&mut s, "cursor (mdb_cursor_count):", cursor, o.queries);
+        ms_line(&mut s, "counted API:             ", counted, o.queries);
         speedup(&mut s, cursor, counted);
     }
     if !o.shuffle && counted - plain < 0.0 {
@@ -595,19 +576,9 @@ pub fn count_report(runs: &[CountRun]) -> Result<crate::report::Report> {
     use crate::report::{Measure, Report, Row, TargetKind};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
-    let instr = crate::measure::instructions();
-    let per = if instr { "instr" } else { "us" };
-    let scale = if instr { 1000.0 } else { 1.0 };
-    let mut rep = Report::new(
-        "count",
-        if instr {
-            Measure::Instructions
-        } else {
-            Measure::Wall
-        },
-        false,
-        runs.len(),
-    );
+    let measure = Measure::current();
+    let (per, scale) = measure.per_us();
+    let mut rep = Report::new("count", measure, false, runs.len());
     rep.options = serde_json::to_value(o)?;
     let all = |f: &dyn Fn(&CountRun) -> Vec<f64>, ops: u64| -> Vec<f64> {
         runs.iter()

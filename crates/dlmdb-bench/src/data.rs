@@ -12,6 +12,16 @@
 //! record `i` (for 64-byte keys the seek key differs from the stored one in
 //! the first 8 bytes, so the engine really takes the inexact path).
 
+/// One SplitMix64 step: advance `state` and return the next output.
+#[inline]
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// SplitMix64: tiny, fast, good enough to scramble orders and fill bytes.
 #[derive(Clone)]
 pub struct SplitMix(u64);
@@ -23,11 +33,7 @@ impl SplitMix {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        splitmix64(&mut self.0)
     }
 
     /// Uniform in `0..n` (n > 0); the modulo bias is irrelevant here.

@@ -85,9 +85,8 @@ fn populate<E: Eng>(o: &DupIterOptions, dir: &Path, flags: u32) -> Result<Db<E>>
     let total = o.keys * o.dups;
     let mut i = 0;
     while i < total {
-        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
         let end = (i + 4096).min(total);
-        let r = (|| -> Result<()> {
+        crate::extra::in_write_txn::<E>(env, |t| {
             for j in i..end {
                 let (ki, di) = (j / o.dups, j % o.dups);
                 let key = format!("{ki:020}");
@@ -95,12 +94,7 @@ fn populate<E: Eng>(o: &DupIterOptions, dir: &Path, flags: u32) -> Result<Db<E>>
                 E::put(t, db.dbi, key.as_bytes(), val.as_bytes(), 0)?;
             }
             Ok(())
-        })();
-        if let Err(e) = r {
-            E::txn_abort(t);
-            return Err(e);
-        }
-        E::txn_commit(t)?;
+        })?;
         i = end;
     }
     Ok(db)
@@ -245,18 +239,12 @@ pub fn dup_iter_report(runs: &[DupIterRun]) -> Result<crate::report::Report> {
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
     let values = (o.keys * o.dups * o.runs) as f64;
-    let instr = crate::measure::instructions();
-    let unit = if instr { "instr/value" } else { "ns/value" };
-    let mut rep = Report::new(
-        "dup-iter",
-        if instr {
-            Measure::Instructions
-        } else {
-            Measure::Wall
-        },
-        false,
-        runs.len(),
-    );
+    let measure = Measure::current();
+    let unit = match measure {
+        Measure::Instructions => "instr/value",
+        Measure::Wall => "ns/value",
+    };
+    let mut rep = Report::new("dup-iter", measure, false, runs.len());
     if o.peers {
         rep = rep.with_peer();
     }

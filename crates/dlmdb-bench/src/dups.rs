@@ -88,8 +88,7 @@ const BATCH: usize = 100_000;
 /// Load the DUPSORT DB (and optionally the DUPFIXED one) in random order.
 fn load<E: Eng>(env: extra::Env, dbi: u32, fixed: Option<u32>, d: &Data) -> Result<()> {
     for chunk in d.insert_order.chunks(BATCH) {
-        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
-        let r = (|| -> Result<()> {
+        extra::in_write_txn::<E>(env, |t| {
             for &(i, dd) in chunk {
                 let (i, dd) = (i as usize, dd as usize);
                 E::put(t, dbi, &d.keys[i], &val(i, dd), 0)?;
@@ -98,14 +97,7 @@ fn load<E: Eng>(env: extra::Env, dbi: u32, fixed: Option<u32>, d: &Data) -> Resu
                 }
             }
             Ok(())
-        })();
-        match r {
-            Ok(()) => E::txn_commit(t)?,
-            Err(e) => {
-                E::txn_abort(t);
-                return Err(e);
-            }
-        }
+        })?;
     }
     Ok(())
 }
@@ -141,17 +133,7 @@ fn read_pass<E: Eng>(
     f: impl FnOnce(extra::Cur) -> Result<u64>,
 ) -> Result<(u128, u64)> {
     let t0 = crate::measure::Stamp::now();
-    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let c = match E::cursor_open(t, dbi) {
-        Ok(c) => c,
-        Err(e) => {
-            E::txn_abort(t);
-            return Err(e);
-        }
-    };
-    let r = f(c);
-    E::cursor_close(c);
-    E::txn_abort(t);
+    let r = extra::with_read_cursor::<E, _>(env, dbi, f);
     let ns = t0.elapsed().as_nanos();
     Ok((ns, r?))
 }
@@ -170,12 +152,19 @@ fn next_dup_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
             cur = E::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
         }
     }
+    all_values_seen::<E>(d, n, "NEXT_DUP read")?;
+    Ok(sum)
+}
+
+/// A pass over the lookup keys saw `n` values: all of theirs (`how` names
+/// the pass in the error).
+fn all_values_seen<E: Eng>(d: &Data, n: u64, how: &str) -> Result<()> {
     ensure!(
         n == (d.lookups.len() * d.dups) as u64,
-        "{}: NEXT_DUP read {n} values",
+        "{}: {how} {n} values",
         E::LABEL
     );
-    Ok(sum)
+    Ok(())
 }
 
 fn get_both_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
@@ -214,11 +203,7 @@ fn get_multiple_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {
             cur = E::cursor_get(c, &[], &[], k::MDB_NEXT_MULTIPLE)?;
         }
     }
-    ensure!(
-        n == (d.lookups.len() * d.dups) as u64,
-        "{}: GET_MULTIPLE returned {n} values",
-        E::LABEL
-    );
+    all_values_seen::<E>(d, n, "GET_MULTIPLE returned")?;
     Ok(sum)
 }
 
@@ -239,9 +224,8 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
         let mut p = Pair::peer(format!("dup_insert/{}x20", kname(nkeys)), "value");
         let mut seq = 0;
         for r in 0..opts.rounds {
-            for turn in 0..2 {
+            for ours in extra::turns(r) {
                 seq += 1;
-                let ours = (turn == 0) == (r % 2 == 0);
                 let res = if ours {
                     insert_sample::<OursE>(root, seq, &d, r == 0)
                 } else {
@@ -284,8 +268,7 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
                 (Ok(o), Ok(l)) => {
                     let mut sums = [None, None];
                     for r in 0..opts.rounds {
-                        for turn in 0..2 {
-                            let ours = (turn == 0) == (r % 2 == 0);
+                        for ours in extra::turns(r) {
                             let res = if ours {
                                 read_pass::<OursE>(
                                     o.g.env,
@@ -371,61 +354,60 @@ const ITER_RUNS: usize = 5;
 /// byte of every value, over `ITER_RUNS` runs.
 fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
-    for _ in 0..ITER_RUNS {
-        let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let c = OursE::cursor_open(t, dbi)?;
-        let r = (|| -> Result<()> {
-            let mut cur = OursE::cursor_get(c, &[], &[], k::MDB_FIRST)?;
-            while cur.is_some() {
-                let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
-                let mut n: dlmdb_sys::mdb_size_t = 0;
-                // SAFETY: live positioned cursor of our engine; the array is
-                // read before the cursor moves again.
-                let rc = unsafe { dlmdb_sys::mdb_cursor_list_dup(c as *mut _, &mut vals, &mut n) };
-                ensure!(rc == 0, "mdb_cursor_list_dup failed ({rc})");
-                ensure!(
-                    n as usize == ITER_DUPS,
-                    "mdb_cursor_list_dup returned {n} values"
-                );
-                // SAFETY: `n` valid MDB_vals owned by the cursor.
-                let vs = unsafe { std::slice::from_raw_parts(vals, n as usize) };
-                for v in vs {
-                    // SAFETY: each value has at least one byte (20-byte values).
-                    sum += unsafe { *(v.mv_data as *const u8) } as u64;
-                }
-                cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_NODUP)?;
-            }
-            Ok(())
-        })();
-        OursE::cursor_close(c);
-        OursE::txn_abort(t);
-        r?;
-    }
+    every_key_runs(env, dbi, |c| {
+        let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
+        let mut n: dlmdb_sys::mdb_size_t = 0;
+        // SAFETY: live positioned cursor of our engine; the array is
+        // read before the cursor moves again.
+        let rc = unsafe { dlmdb_sys::mdb_cursor_list_dup(c as *mut _, &mut vals, &mut n) };
+        ensure!(rc == 0, "mdb_cursor_list_dup failed ({rc})");
+        ensure!(
+            n as usize == ITER_DUPS,
+            "mdb_cursor_list_dup returned {n} values"
+        );
+        // SAFETY: `n` valid MDB_vals owned by the cursor.
+        let vs = unsafe { std::slice::from_raw_parts(vals, n as usize) };
+        for v in vs {
+            // SAFETY: each value has at least one byte (20-byte values).
+            sum += unsafe { *(v.mv_data as *const u8) } as u64;
+        }
+        Ok(())
+    })?;
     Ok(sum)
 }
 
 fn next_dup_loop_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
+    every_key_runs(env, dbi, |c| {
+        let mut dv = OursE::cursor_get(c, &[], &[], k::MDB_FIRST_DUP)?;
+        while let Some((_, v)) = dv {
+            sum += v[0] as u64;
+            dv = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
+        }
+        Ok(())
+    })?;
+    Ok(sum)
+}
+
+/// `ITER_RUNS` times, each in a new read transaction of our engine:
+/// `each_key` with the cursor on every key in turn (`MDB_FIRST`, then
+/// `MDB_NEXT_NODUP`).
+fn every_key_runs(
+    env: extra::Env,
+    dbi: u32,
+    mut each_key: impl FnMut(extra::Cur) -> Result<()>,
+) -> Result<()> {
     for _ in 0..ITER_RUNS {
-        let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let c = OursE::cursor_open(t, dbi)?;
-        let r = (|| -> Result<()> {
+        extra::with_read_cursor::<OursE, _>(env, dbi, |c| {
             let mut cur = OursE::cursor_get(c, &[], &[], k::MDB_FIRST)?;
             while cur.is_some() {
-                let mut dv = OursE::cursor_get(c, &[], &[], k::MDB_FIRST_DUP)?;
-                while let Some((_, v)) = dv {
-                    sum += v[0] as u64;
-                    dv = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_DUP)?;
-                }
+                each_key(c)?;
                 cur = OursE::cursor_get(c, &[], &[], k::MDB_NEXT_NODUP)?;
             }
             Ok(())
-        })();
-        OursE::cursor_close(c);
-        OursE::txn_abort(t);
-        r?;
+        })?;
     }
-    Ok(sum)
+    Ok(())
 }
 
 /// `dlmdb_flags`: the DB flags of dup_iter_bench (COUNTED|PREFIX_COMPRESSION)
@@ -472,8 +454,7 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
         let values = (total * ITER_RUNS) as u64;
         let mut sums = [None, None];
         for r in 0..opts.rounds {
-            for turn in 0..2 {
-                let a = (turn == 0) == (r % 2 == 0);
+            for a in extra::turns(r) {
                 let res = extra::timed(|| {
                     if a {
                         list_dup_pass(g.env, dbi)

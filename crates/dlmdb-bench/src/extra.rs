@@ -25,6 +25,48 @@ pub use dlmdb_kit::eng::{
     create_db, k, open_main_db, Cur, DbStat, Eng, Env, EnvGuard, LmdbE, OursE, SharedEnv, Txn,
 };
 
+/// Which engine runs in each turn of round `r`: ours first in even
+/// rounds, stock LMDB first in odd ones (`true` = ours), so that neither
+/// always runs second on a warmer machine.
+pub fn turns(r: usize) -> [bool; 2] {
+    let ours_first = r.is_multiple_of(2);
+    [ours_first, !ours_first]
+}
+
+/// Run `body` in a new write transaction of `env`: committed when `body`
+/// succeeds, aborted when it fails.
+#[inline]
+pub fn in_write_txn<E: Eng>(env: Env, body: impl FnOnce(Txn) -> Result<()>) -> Result<()> {
+    let t = E::txn_begin(env, std::ptr::null_mut(), 0)?;
+    if let Err(e) = body(t) {
+        E::txn_abort(t);
+        return Err(e);
+    }
+    E::txn_commit(t)
+}
+
+/// Run `body` on a cursor over `dbi` in a new read transaction of `env`;
+/// the cursor and the transaction end before this returns.
+#[inline]
+pub fn with_read_cursor<E: Eng, T>(
+    env: Env,
+    dbi: u32,
+    body: impl FnOnce(Cur) -> Result<T>,
+) -> Result<T> {
+    let t = E::txn_begin(env, std::ptr::null_mut(), k::MDB_RDONLY)?;
+    let c = match E::cursor_open(t, dbi) {
+        Ok(c) => c,
+        Err(e) => {
+            E::txn_abort(t);
+            return Err(e);
+        }
+    };
+    let r = body(c);
+    E::cursor_close(c);
+    E::txn_abort(t);
+    r
+}
+
 // ---------------------------------------------------------------- report
 
 /// A scratch directory removed on drop.
@@ -210,11 +252,7 @@ pub(crate) fn run_suite(
     let started = Instant::now();
     let mut rep = crate::report::Report::new(
         suite,
-        if crate::measure::instructions() {
-            crate::report::Measure::Instructions
-        } else {
-            crate::report::Measure::Wall
-        },
+        crate::report::Measure::current(),
         opts.quick,
         opts.rounds,
     )
@@ -259,11 +297,7 @@ impl Sm64 {
     #[inline]
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        crate::data::splitmix64(&mut self.0)
     }
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {

@@ -132,16 +132,6 @@ pub struct PeersRow {
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct MachineInfo {
-    pub nproc: usize,
-    pub cpu_model: String,
-    pub kernel: String,
-    /// `/proc/loadavg` when the run started (noise indicator).
-    pub loadavg_start: String,
-    pub loadavg_end: String,
-}
-
-#[derive(Clone, Debug, Serialize)]
 pub struct PeersReport {
     pub ours_version: String,
     pub lmdb_version: String,
@@ -161,7 +151,7 @@ pub struct PeersReport {
     /// Filesystem type holding `dir` (tmpfs: fsync is nearly free, so write
     /// rows measure engine CPU, not the disk).
     pub dir_fs: String,
-    pub machine: MachineInfo,
+    pub machine: report::Machine,
     pub elapsed_secs: f64,
     pub rows: Vec<PeersRow>,
 }
@@ -228,19 +218,7 @@ fn matches(filter: &Option<String>, name: &str) -> bool {
     }
 }
 
-fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 {
-        s[m]
-    } else {
-        (s[m - 1] + s[m]) / 2.0
-    })
-}
+use extra::median;
 
 /// Per-engine sample collector: the first error stops that engine's rounds.
 #[derive(Default)]
@@ -378,8 +356,7 @@ impl Runner<'_> {
         for r in 0..self.opts.rounds {
             let check = self.opts.verify && r == 0;
             // Alternate who goes first so drift and warm-up hit both engines.
-            for turn in 0..2 {
-                let ours_turn = (turn == 0) == (r % 2 == 0);
+            for ours_turn in extra::turns(r) {
                 let (s, res) = if ours_turn {
                     if ours.error.is_some() || ours.skip {
                         continue;
@@ -452,8 +429,7 @@ impl Runner<'_> {
             let mut sums: [Option<u64>; 2] = [None, None];
             let mut reps = 0;
             for r in 0..self.opts.rounds {
-                for turn in 0..2 {
-                    let ours_turn = (turn == 0) == (r % 2 == 0);
+                for ours_turn in extra::turns(r) {
                     let res = if ours_turn {
                         match (&mut ours, so.error.is_none() && !so.skip) {
                             (Ok(b), true) => read_sample(w, b, d, &mut reps, self.min_sample_ns),
@@ -597,14 +573,10 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         map_size: opts.map_size,
         dir_fs: sysinfo::fs_type(&parent).unwrap_or_else(|| "?".into()),
         dir,
-        machine: MachineInfo {
-            nproc: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(0),
-            cpu_model: sysinfo::cpu_model(),
-            kernel: sysinfo::kernel(),
+        machine: report::Machine {
             loadavg_start,
             loadavg_end: sysinfo::loadavg(),
+            ..report::Machine::now()
         },
         elapsed_secs: started.elapsed().as_secs_f64(),
         rows,
@@ -636,18 +608,8 @@ pub fn peers_report(p: &PeersReport) -> report::Report {
     let mut rep =
         report::Report::new("peers", report::Measure::Wall, p.quick, p.rounds).with_peer();
     rep.peer_version = Some(p.lmdb_version.clone());
-    rep.machine = report::Machine {
-        nproc: p.machine.nproc,
-        cpu_model: p.machine.cpu_model.clone(),
-        kernel: p.machine.kernel.clone(),
-        loadavg_start: p.machine.loadavg_start.clone(),
-        loadavg_end: p.machine.loadavg_end.clone(),
-    };
-    rep.measure = if measure::instructions() {
-        report::Measure::Instructions
-    } else {
-        report::Measure::Wall
-    };
+    rep.machine = p.machine.clone();
+    rep.measure = report::Measure::current();
     rep.elapsed_secs = p.elapsed_secs;
     rep.options = serde_json::json!({
         "quick": p.quick,

@@ -34,6 +34,28 @@ pub enum Measure {
     Instructions,
 }
 
+impl Measure {
+    /// What the timed regions of this process measure.
+    pub fn current() -> Measure {
+        if crate::measure::instructions() {
+            Measure::Instructions
+        } else {
+            Measure::Wall
+        }
+    }
+
+    /// Unit name of a per-operation figure computed in microseconds, and
+    /// the factor that turns it into that unit (a millisecond stamp holds a
+    /// million instructions, so instructions per op are 1000 times the
+    /// microsecond figure).
+    pub fn per_us(self) -> (&'static str, f64) {
+        match self {
+            Measure::Wall => ("us", 1.0),
+            Measure::Instructions => ("instr", 1000.0),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Machine {
     pub nproc: usize,
@@ -160,20 +182,22 @@ pub struct Row {
 }
 
 impl Row {
-    /// A measured row from per-round samples (value = median).
-    pub fn measured(
-        name: impl Into<String>,
+    /// A row of these figures alone: no reference, target, note or error.
+    fn bare(
+        name: String,
         unit: &str,
+        value: Option<f64>,
+        exact: bool,
         lower_is_better: bool,
         samples: Vec<f64>,
+        spread: Option<Spread>,
     ) -> Row {
-        let spread = Spread::of(&samples);
         Row {
-            name: name.into(),
+            name,
             unit: unit.into(),
-            value: spread.map(|s| s.median),
+            value,
             lower_is_better,
-            exact: false,
+            exact,
             samples,
             spread,
             noisy: false,
@@ -185,28 +209,40 @@ impl Row {
             error: None,
             note: None,
         }
+    }
+
+    /// A measured row from per-round samples (value = median).
+    pub fn measured(
+        name: impl Into<String>,
+        unit: &str,
+        lower_is_better: bool,
+        samples: Vec<f64>,
+    ) -> Row {
+        let spread = Spread::of(&samples);
+        let value = spread.map(|s| s.median);
+        Row::bare(
+            name.into(),
+            unit,
+            value,
+            false,
+            lower_is_better,
+            samples,
+            spread,
+        )
         .settle()
     }
 
     /// A deterministic metric (sizes, counts).
     pub fn exact(name: impl Into<String>, unit: &str, value: f64) -> Row {
-        Row {
-            name: name.into(),
-            unit: unit.into(),
-            value: Some(value),
-            lower_is_better: true,
-            exact: true,
-            samples: vec![value],
-            spread: None,
-            noisy: false,
-            reference: None,
-            ratio: None,
-            ratio_min: None,
-            speedup: None,
-            target: None,
-            error: None,
-            note: None,
-        }
+        Row::bare(
+            name.into(),
+            unit,
+            Some(value),
+            true,
+            true,
+            vec![value],
+            None,
+        )
     }
 
     /// A failed row.

@@ -14,6 +14,21 @@ use serde::Serialize;
 use crate::extra::{k, Eng, LmdbE, OursE};
 use crate::measure::Stamp;
 
+/// Run `body` on a cursor over `dbi` in a new read transaction of `env`,
+/// timing `body` alone: its count and milliseconds.
+fn timed_on_cursor<E: Eng>(
+    env: crate::extra::Env,
+    dbi: u32,
+    body: impl FnOnce(crate::extra::Cur) -> Result<u64>,
+) -> Result<(u64, f64)> {
+    crate::extra::with_read_cursor::<E, _>(env, dbi, |cur| {
+        let t0 = Stamp::now();
+        let r = body(cur);
+        let ms = t0.elapsed().as_millis_f64();
+        Ok((r?, ms))
+    })
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -202,9 +217,8 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
     let t0 = Stamp::now();
     let mut i = 0;
     while i < n {
-        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
         let end = (i + batch).min(n);
-        let r = (|| -> Result<()> {
+        crate::extra::in_write_txn::<E>(env, |t| {
             for j in i..end {
                 let (ki, di) = (j / d, j % d);
                 let key = format!("{ki:020}");
@@ -216,22 +230,14 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
                 E::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
             }
             Ok(())
-        })();
-        if let Err(e) = r {
-            E::txn_abort(t);
-            return Err(e);
-        }
-        E::txn_commit(t)?;
+        })?;
         i = end;
     }
     let population_ms = t0.elapsed().as_millis_f64();
 
     let mut warm = None;
     if ours && o.mode != Mode::Scan {
-        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let cur = E::cursor_open(t, dbi)?;
-        let t0 = Stamp::now();
-        let r = (|| -> Result<u64> {
+        warm = Some(timed_on_cursor::<E>(env, dbi, |cur| {
             let (mut rank, mut count) = (0u64, 0u64);
             for s in 0..o.samples {
                 if rank >= n || !get_rank(cur, rank)? {
@@ -244,18 +250,11 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
                 count += 1;
             }
             Ok(count)
-        })();
-        let ms = t0.elapsed().as_millis_f64();
-        E::cursor_close(cur);
-        E::txn_abort(t);
-        warm = Some((r?, ms));
+        })?);
     }
     let mut scan = None;
     if o.mode != Mode::Warm {
-        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        let cur = E::cursor_open(t, dbi)?;
-        let t0 = Stamp::now();
-        let r = (|| -> Result<u64> {
+        scan = Some(timed_on_cursor::<E>(env, dbi, |cur| {
             let at_first = if ours {
                 get_rank(cur, 0)?
             } else {
@@ -274,11 +273,7 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
                 count += 1;
             }
             Ok(count)
-        })();
-        let ms = t0.elapsed().as_millis_f64();
-        E::cursor_close(cur);
-        E::txn_abort(t);
-        scan = Some((r?, ms));
+        })?);
     }
     // Correctness outside the timed regions: every entry is there.
     let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
@@ -364,19 +359,9 @@ pub fn render_sample_text(r: &SampleRun) -> String {
 pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
     use crate::report::{Measure, Report, Row};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
-    let instr = crate::measure::instructions();
-    let per = if instr { "instr" } else { "us" };
-    let scale = if instr { 1000.0 } else { 1.0 };
-    let mut rep = Report::new(
-        "sample",
-        if instr {
-            Measure::Instructions
-        } else {
-            Measure::Wall
-        },
-        false,
-        runs.len(),
-    );
+    let measure = Measure::current();
+    let (per, scale) = measure.per_us();
+    let mut rep = Report::new("sample", measure, false, runs.len());
     rep.options = serde_json::to_value(&first.options)?;
     let n = first.options.entries as f64;
     let mut pop = Row::measured(

@@ -41,14 +41,12 @@ fn value(i: u64, gen: u64) -> [u8; 32] {
 }
 
 fn preload<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<()> {
-    let t = E::txn_begin(env, ptr::null_mut(), 0)?;
-    for i in 0..n {
-        if let Err(e) = E::put(t, dbi, &key(i), &value(i, 0), 0) {
-            E::txn_abort(t);
-            return Err(e);
+    extra::in_write_txn::<E>(env, |t| {
+        for i in 0..n {
+            E::put(t, dbi, &key(i), &value(i, 0), 0)?;
         }
-    }
-    E::txn_commit(t)
+        Ok(())
+    })
 }
 
 fn open_env<E: Eng>(
@@ -94,14 +92,18 @@ fn ro_reset_renew<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<u128> {
 fn put_commit<E: Eng>(env: extra::Env, dbi: u32, start: u64, n: u64) -> Result<u128> {
     let t0 = crate::measure::Stamp::now();
     for i in start..start + n {
-        let t = E::txn_begin(env, ptr::null_mut(), 0)?;
-        if let Err(e) = E::put(t, dbi, &key(i), &value(i, 1), 0) {
-            E::txn_abort(t);
-            return Err(e);
-        }
-        E::txn_commit(t)?;
+        extra::in_write_txn::<E>(env, |t| E::put(t, dbi, &key(i), &value(i, 1), 0))?;
     }
     Ok(t0.elapsed().as_nanos())
+}
+
+/// One sample of a commit row: `n` one-put transactions on a fresh store of
+/// 1000 keys (opened with `flags`), then the count checked.
+fn commit_sample<E: Eng>(root: &Path, tag: &str, flags: u32, n: u64) -> Result<u128> {
+    let (g, d) = open_env::<E>(root, tag, flags, 1000)?;
+    let ns = put_commit::<E>(g.env, d, 1_000_000, n)?;
+    check_count::<E>(g.env, d, 1000 + n)?;
+    Ok(ns)
 }
 
 fn check_count<E: Eng>(env: extra::Env, dbi: u32, want: u64) -> Result<()> {
@@ -228,8 +230,7 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
             match (&o, &l) {
                 (Ok((go, dbo)), Ok((gl, dbl))) => {
                     for r in 0..opts.rounds {
-                        for turn in 0..2 {
-                            let ours = (turn == 0) == (r % 2 == 0);
+                        for ours in extra::turns(r) {
                             if ours {
                                 p1.add(true, ro_begin_abort::<OursE>(go.env, n_ro), n_ro);
                                 p2.add(true, ro_reset_renew::<OursE>(go.env, *dbo, n_ro), n_ro);
@@ -257,22 +258,13 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
             let mut p = Pair::peer(name, "commit");
             let mut seq = 0;
             for r in 0..opts.rounds {
-                for turn in 0..2 {
+                for ours in extra::turns(r) {
                     seq += 1;
-                    let ours = (turn == 0) == (r % 2 == 0);
                     let tag = format!("w{seq}");
                     let res = if ours {
-                        open_env::<OursE>(root, &tag, flags, 1000).and_then(|(g, d)| {
-                            let ns = put_commit::<OursE>(g.env, d, 1_000_000, n)?;
-                            check_count::<OursE>(g.env, d, 1000 + n)?;
-                            Ok(ns)
-                        })
+                        commit_sample::<OursE>(root, &tag, flags, n)
                     } else {
-                        open_env::<LmdbE>(root, &tag, flags, 1000).and_then(|(g, d)| {
-                            let ns = put_commit::<LmdbE>(g.env, d, 1_000_000, n)?;
-                            check_count::<LmdbE>(g.env, d, 1000 + n)?;
-                            Ok(ns)
-                        })
+                        commit_sample::<LmdbE>(root, &tag, flags, n)
                     };
                     p.add(ours, res, n);
                 }
@@ -287,9 +279,8 @@ pub fn run_txns(opts: &SuiteOptions) -> Result<SuiteReport> {
         let mut get_rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut seq = 0;
         for r in 0..opts.rounds {
-            for turn in 0..2 {
+            for ours in extra::turns(r) {
                 seq += 1;
-                let ours = (turn == 0) == (r % 2 == 0);
                 let tag = format!("m{seq}");
                 let seed = 0xABCD + r as u64;
                 let res = if ours {

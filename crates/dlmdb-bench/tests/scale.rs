@@ -7,6 +7,17 @@ fn peers() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dlmdb-bench-peers"))
 }
 
+/// Run `cmd` with `--dir dir`; it must succeed (the panic shows its stderr).
+fn run_in(cmd: &mut Command, dir: &tempfile::TempDir) -> std::process::Output {
+    let out = cmd.arg("--dir").arg(dir.path()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("scale-test-")
@@ -17,17 +28,12 @@ fn scratch() -> tempfile::TempDir {
 #[test]
 fn tiny_scale_run_builds_every_row() {
     let dir = scratch();
-    let out = peers()
-        .args(["--scale", "2e4,3e4", "--scale-puts", "5e4", "--scale-test"])
-        .args(["--scale-lookups", "5000", "--scale-cold-lookups", "500"])
-        .args(["--rounds", "2", "--json", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_in(
+        peers()
+            .args(["--scale", "2e4,3e4", "--scale-puts", "5e4", "--scale-test"])
+            .args(["--scale-lookups", "5000", "--scale-cold-lookups", "500"])
+            .args(["--rounds", "2", "--json"]),
+        &dir,
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let lookups = v["lookups"].as_array().unwrap();
@@ -76,17 +82,12 @@ fn tiny_scale_run_builds_every_row() {
 #[test]
 fn text_report_names_depth_and_ratios() {
     let dir = scratch();
-    let out = peers()
-        .args(["--scale", "2e4", "--scale-puts", "none", "--scale-test"])
-        .args(["--scale-lookups", "2000", "--scale-cold-lookups", "0"])
-        .args(["--rounds", "1", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_in(
+        peers()
+            .args(["--scale", "2e4", "--scale-puts", "none", "--scale-test"])
+            .args(["--scale-lookups", "2000", "--scale-cold-lookups", "0"])
+            .args(["--rounds", "1"]),
+        &dir,
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("depth"), "{text}");

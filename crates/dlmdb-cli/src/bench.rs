@@ -290,6 +290,22 @@ fn workdir(suite: &str, given: Option<&Path>) -> Result<(PathBuf, Option<tempfil
     }
 }
 
+/// A suite's environment directory: `given`, else `name` inside a scratch
+/// directory.
+fn env_dir(
+    suite: &str,
+    given: Option<&Path>,
+    name: &str,
+) -> Result<(PathBuf, Option<tempfile_guard::Guard>)> {
+    match given {
+        Some(p) => workdir(suite, Some(p)),
+        None => {
+            let (dir, g) = workdir(suite, None)?;
+            Ok((dir.join(name), g))
+        }
+    }
+}
+
 mod tempfile_guard {
     /// Keeps a scratch directory alive; removes it when dropped.
     pub struct Guard(#[allow(dead_code)] pub dlmdb_bench::extra::TempDir);
@@ -337,6 +353,32 @@ fn run_rounds<T>(
     rep.finish(started);
     let txt: String = runs.iter().map(&text).collect::<Vec<_>>().join("\n");
     Ok(out.emit(rep, Some(txt)))
+}
+
+/// [`run_rounds`] for a suite whose round populates and measures in one
+/// phase; options that `valid` refused fail the run before it starts.
+fn run_single_rounds<T>(
+    out: &OutputArgs,
+    valid: Result<(), String>,
+    mut round: impl FnMut() -> Result<T>,
+    text: impl Fn(&T) -> String,
+    report: impl Fn(&[T]) -> Result<Report>,
+    quick: bool,
+) -> Result<i32> {
+    if let Err(e) = valid {
+        eprintln!("{e}");
+        return Ok(EXIT_FAIL);
+    }
+    run_rounds(
+        out,
+        |tick| {
+            tick("population and passes");
+            round()
+        },
+        text,
+        report,
+        quick,
+    )
 }
 
 impl CompressArgs {
@@ -420,37 +462,29 @@ impl CountArgs {
 }
 
 impl SampleArgs {
-    fn run(&self) -> Result<i32> {
+    fn options(&self, path: PathBuf) -> SampleOptions {
         let q = |quick: u64, full: u64| if self.quick { quick } else { full };
         let d = SampleOptions::default();
-        let (dir, _g) = match &self.path {
-            Some(p) => workdir("sample", Some(p))?,
-            None => {
-                let (dir, g) = workdir("sample", None)?;
-                (dir.join("bench_sample"), g)
-            }
-        };
-        let o = SampleOptions {
+        SampleOptions {
             entries: self.entries.unwrap_or(q(200_000, d.entries)),
             samples: self.samples.unwrap_or(d.samples),
             stride: self.stride.unwrap_or(d.stride),
             batch: self.batch.unwrap_or(q(50_000, d.batch)),
             dups: self.dups.unwrap_or(d.dups),
             mode: self.mode,
-            path: dir,
+            path,
             mapsize: self.mapsize.unwrap_or(q(1 << 30, d.mapsize)),
             peers: self.peers,
-        };
-        if let Err(e) = o.validate() {
-            eprintln!("{e}");
-            return Ok(EXIT_FAIL);
         }
-        run_rounds(
+    }
+
+    fn run(&self) -> Result<i32> {
+        let (path, _g) = env_dir("sample", self.path.as_deref(), "bench_sample")?;
+        let o = self.options(path);
+        run_single_rounds(
             &self.out,
-            |tick| {
-                tick("population and passes");
-                sample::run_sample(&o)
-            },
+            o.validate(),
+            || sample::run_sample(&o),
             sample::render_sample_text,
             sample::sample_report,
             self.quick,
@@ -459,34 +493,25 @@ impl SampleArgs {
 }
 
 impl DupIterArgs {
-    fn run(&self) -> Result<i32> {
-        let q = |quick: u64, full: u64| if self.quick { quick } else { full };
+    fn options(&self, path: PathBuf) -> DupIterOptions {
         let d = DupIterOptions::default();
-        let (dir, _g) = match &self.path {
-            Some(p) => workdir("dup-iter", Some(p))?,
-            None => {
-                let (dir, g) = workdir("dup-iter", None)?;
-                (dir.join("dup_iter_bench_env"), g)
-            }
-        };
-        let o = DupIterOptions {
-            keys: self.keys.unwrap_or(q(5000, d.keys)),
+        DupIterOptions {
+            keys: self.keys.unwrap_or(if self.quick { 5000 } else { d.keys }),
             dups: self.dups.unwrap_or(d.dups),
             runs: self.runs.unwrap_or(d.runs),
             mapsize: self.mapsize.unwrap_or(d.mapsize),
-            path: dir,
+            path,
             peers: self.peers,
-        };
-        if let Err(e) = dupiter::validate(&o) {
-            eprintln!("{e}");
-            return Ok(EXIT_FAIL);
         }
-        run_rounds(
+    }
+
+    fn run(&self) -> Result<i32> {
+        let (path, _g) = env_dir("dup-iter", self.path.as_deref(), "dup_iter_bench_env")?;
+        let o = self.options(path);
+        run_single_rounds(
             &self.out,
-            |tick| {
-                tick("population and passes");
-                dupiter::run_dup_iter(&o)
-            },
+            dupiter::validate(&o),
+            || dupiter::run_dup_iter(&o),
             dupiter::render_dup_iter_text,
             dupiter::dup_iter_report,
             self.quick,

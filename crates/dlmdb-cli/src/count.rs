@@ -1,12 +1,12 @@
 //! `dlmdb count` and `dlmdb rank`: DLMDB's order statistics on COUNTED
 //! databases, with an exact cursor-scan fallback for other databases.
 
-use crate::stat::{open_env, LayoutChoice};
+use crate::stat::{open_env_warned, LayoutChoice};
 use crate::util::{hex, printable};
 use anyhow::{bail, Context, Result};
 use dlmdb::{CountFlags, Database, DatabaseFlags, RoTxn};
 use std::cmp::Ordering;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How keys and values are given and shown.
 pub fn decode_arg(s: &str, as_hex: bool) -> Result<Vec<u8>> {
@@ -80,18 +80,21 @@ fn db_label(name: Option<&str>) -> String {
     }
 }
 
-pub fn count(opts: &CountOptions) -> Result<CountReport> {
-    let opened = open_env(&opts.path, opts.layout)?;
-    for w in &opened.warnings {
-        eprintln!("dlmdb: warning: {w}");
-    }
-    let env = opened.env;
-    let txn = env.read_txn()?;
-    let name = opts.subdb.as_deref();
+/// Open database `name` of the store at `path` in `txn`; also returns the
+/// database's label for messages.
+fn open_db_labelled(txn: &RoTxn, path: &Path, name: Option<&str>) -> Result<(Database, String)> {
     let label = db_label(name);
     let db = txn
         .open_db(name)
-        .with_context(|| format!("{}: cannot open {label}", opts.path.display()))?;
+        .with_context(|| format!("{}: cannot open {label}", path.display()))?;
+    Ok((db, label))
+}
+
+pub fn count(opts: &CountOptions) -> Result<CountReport> {
+    let env = open_env_warned(&opts.path, opts.layout)?;
+    let txn = env.read_txn()?;
+    let name = opts.subdb.as_deref();
+    let (db, label) = open_db_labelled(&txn, &opts.path, name)?;
     let flags = txn.db_flags(db)?;
     let (lo, hi) = (opts.from.as_deref(), opts.to.as_deref());
     let mut cf = CountFlags::empty();
@@ -216,18 +219,11 @@ pub struct RankReport {
 }
 
 pub fn rank(opts: &RankOptions) -> Result<RankReport> {
-    let opened = open_env(&opts.path, opts.layout)?;
-    for w in &opened.warnings {
-        eprintln!("dlmdb: warning: {w}");
-    }
-    let env = opened.env;
+    let env = open_env_warned(&opts.path, opts.layout)?;
     let txn = env.read_txn()?;
     let name = opts.subdb.as_deref();
-    let label = db_label(name);
+    let (db, label) = open_db_labelled(&txn, &opts.path, name)?;
     let p = opts.path.display();
-    let db = txn
-        .open_db(name)
-        .with_context(|| format!("{p}: cannot open {label}"))?;
     let counted = txn.db_flags(db)?.contains(DatabaseFlags::COUNTED);
     let note = (!counted)
         .then(|| format!("{label} is not MDB_COUNTED: answered by an exact cursor scan (O(n))"));
@@ -409,11 +405,23 @@ pub fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
     let _ = a.values;
     crate::store::precheck_complete(&opts.path)?;
     let r = count(&opts)?;
-    if a.json {
-        println!("{}", crate::report::to_json("count", &r)?);
+    print_report("count", &r, a.json, || render_count(&r), &r.note)
+}
+
+/// Print `report` of `command`: its JSON with `json`, else its text, and
+/// the note (if any) on stderr.
+fn print_report<R: serde::Serialize>(
+    command: &str,
+    report: &R,
+    json: bool,
+    text: impl FnOnce() -> String,
+    note: &Option<String>,
+) -> Result<()> {
+    if json {
+        println!("{}", crate::report::to_json(command, report)?);
     } else {
-        print!("{}", render_count(&r));
-        if let Some(n) = &r.note {
+        print!("{}", text());
+        if let Some(n) = note {
             eprintln!("dlmdb: note: {n}");
         }
     }
@@ -446,13 +454,5 @@ pub fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
         hex: a.hex,
         layout,
     })?;
-    if a.json {
-        println!("{}", crate::report::to_json("rank", &r)?);
-    } else {
-        print!("{}", render_rank(&r));
-        if let Some(n) = &r.note {
-            eprintln!("dlmdb: note: {n}");
-        }
-    }
-    Ok(())
+    print_report("rank", &r, a.json, || render_rank(&r), &r.note)
 }

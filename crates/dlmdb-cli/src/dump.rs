@@ -2,7 +2,7 @@
 //! what `mdb_dump` writes, plus optional header lines for DLMDB's flags.
 
 use crate::error::{fail, InDatabase, Kind};
-use crate::stat::{open_env, LayoutChoice};
+use crate::stat::{open_env_warned, LayoutChoice};
 use crate::util::{hex_encode_into, print_encode_into_with};
 use anyhow::{Context, Result};
 use dlmdb::{CursorOp, Database, DatabaseFlags, EnvInfo, RoTxn};
@@ -124,7 +124,7 @@ pub struct DumpOptions {
 }
 
 /// Stock flag lines, in the order `mdb_dump` writes them.
-const STOCK_FLAGS: [(DatabaseFlags, &str); 6] = [
+pub const STOCK_FLAGS: [(DatabaseFlags, &str); 6] = [
     (DatabaseFlags::REVERSE_KEY, "reversekey"),
     (DatabaseFlags::DUP_SORT, "dupsort"),
     (DatabaseFlags::INTEGER_KEY, "integerkey"),
@@ -177,11 +177,7 @@ impl<W: Write> Write for Counting<W> {
 
 /// Write the dump to `out`.
 pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
-    let opened = open_env(&opts.path, opts.layout)?;
-    for w in &opened.warnings {
-        eprintln!("dlmdb: warning: {w}");
-    }
-    let env = opened.env;
+    let env = open_env_warned(&opts.path, opts.layout)?;
     let info = env.info()?;
     let txn = env.read_txn()?;
     let total_entries = |names: &[Option<&str>]| -> u64 {

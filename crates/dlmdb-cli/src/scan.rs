@@ -146,22 +146,15 @@ pub fn run(a: ScanArgs, layout: LayoutChoice) -> Result<()> {
         }
         other => other.clone(),
     };
-    let below_upper = |k: &[u8]| match &upper {
-        None => true,
-        Some(u) => match txn.cmp_keys(db, k, u) {
-            Ordering::Less => true,
-            Ordering::Equal => include_upper,
-            Ordering::Greater => false,
-        },
+    // `k` is on the `inside` side of `bound` (or equal to it and `include`).
+    let within = |k: &[u8], bound: &Option<Vec<u8>>, include: bool, inside: Ordering| {
+        bound.as_ref().is_none_or(|b| match txn.cmp_keys(db, k, b) {
+            Ordering::Equal => include,
+            o => o == inside,
+        })
     };
-    let above_lower = |k: &[u8]| match &lower {
-        None => true,
-        Some(l) => match txn.cmp_keys(db, k, l) {
-            Ordering::Greater => true,
-            Ordering::Equal => include_lower,
-            Ordering::Less => false,
-        },
-    };
+    let below_upper = |k: &[u8]| within(k, &upper, include_upper, Ordering::Less);
+    let above_lower = |k: &[u8]| within(k, &lower, include_lower, Ordering::Greater);
     let (step, step_key) = if a.reverse {
         (CursorOp::Prev, CursorOp::PrevNoDup)
     } else {

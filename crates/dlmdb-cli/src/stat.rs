@@ -249,20 +249,22 @@ pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
     }
 }
 
-/// Names of the database flags that are set.
+/// [`open_env`] for a command that reads: the warnings go to stderr.
+pub fn open_env_warned(path: &Path, choice: LayoutChoice) -> Result<Env> {
+    let opened = open_env(path, choice)?;
+    for w in &opened.warnings {
+        eprintln!("dlmdb: warning: {w}");
+    }
+    Ok(opened.env)
+}
+
+/// Names of the database flags that are set: the stock ones in
+/// `mdb_dump`'s order, then DLMDB's.
 pub fn flag_names(f: DatabaseFlags) -> Vec<&'static str> {
-    let table = [
-        (DatabaseFlags::REVERSE_KEY, "reversekey"),
-        (DatabaseFlags::DUP_SORT, "dupsort"),
-        (DatabaseFlags::INTEGER_KEY, "integerkey"),
-        (DatabaseFlags::DUP_FIXED, "dupfixed"),
-        (DatabaseFlags::INTEGER_DUP, "integerdup"),
-        (DatabaseFlags::REVERSE_DUP, "reversedup"),
-        (DatabaseFlags::COUNTED, "counted"),
-        (DatabaseFlags::PREFIX_COMPRESSION, "prefix_compression"),
-    ];
-    table
+    use crate::dump::{EXTRA_FLAGS, STOCK_FLAGS};
+    STOCK_FLAGS
         .iter()
+        .chain(&EXTRA_FLAGS)
         .filter(|(b, _)| f.contains(*b))
         .map(|(_, n)| *n)
         .collect()

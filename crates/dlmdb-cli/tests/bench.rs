@@ -130,6 +130,17 @@ fn base_rows() -> Vec<Row> {
 fn compare_exit_codes_on_crafted_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let base = write(tmp.path(), "base.json", &report(base_rows()));
+    // The base rows with row `i` replaced by `row`, written to `name`.
+    let with_row = |i: usize, row: Row, name: &str| {
+        let mut rows = base_rows();
+        rows[i] = row;
+        write(tmp.path(), name, &report(rows))
+    };
+    // Base row `i` (name and unit; no reference) with other samples.
+    let remeasured = |i: usize, samples: Vec<f64>| {
+        let b = &base_rows()[i];
+        Row::measured(b.name.clone(), &b.unit, true, samples)
+    };
     let cmp = |new: &str, extra: &[&str]| {
         let mut a = vec!["compare"];
         a.extend_from_slice(extra);
@@ -143,14 +154,7 @@ fn compare_exit_codes_on_crafted_reports() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 
     // One row 3x slower with a narrow spread -> 1.
-    let mut rows = base_rows();
-    rows[0] = Row::measured(
-        "rand_get/k8/v100/10K",
-        "ns/op",
-        true,
-        vec![300.0, 301.0, 299.0],
-    );
-    let slow = write(tmp.path(), "slow.json", &report(rows));
+    let slow = with_row(0, remeasured(0, vec![300.0, 301.0, 299.0]), "slow.json");
     let o = cmp(&slow, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("REGRESSED"), "{}", stdout(&o));
@@ -159,21 +163,16 @@ fn compare_exit_codes_on_crafted_reports() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
     // 40% slower, but the runs' spreads are wider than that -> 0.
-    let mut rows = base_rows();
-    rows[1] = Row::measured(
-        "seq_put/k8/v100/10K",
-        "ns/op",
-        true,
-        vec![700.0, 1260.0, 420.0],
-    );
-    let noisy = write(tmp.path(), "noisy.json", &report(rows));
+    let noisy = with_row(1, remeasured(1, vec![700.0, 1260.0, 420.0]), "noisy.json");
     let o = cmp(&noisy, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 
     // An exact metric changed (by one page) -> 1.
-    let mut rows = base_rows();
-    rows[2] = Row::exact("size/leaf_pages", "pages", 772.0);
-    let exact = write(tmp.path(), "exact.json", &report(rows));
+    let exact = with_row(
+        2,
+        Row::exact("size/leaf_pages", "pages", 772.0),
+        "exact.json",
+    );
     let o = cmp(&exact, &["--max-regression", "50%"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("CHANGED (exact)"), "{}", stdout(&o));
@@ -264,40 +263,25 @@ fn counted_is_an_alias_of_count() {
 
 #[test]
 fn dlmdb_program_text_keeps_its_line_formats() {
-    let count = run(&[
-        "count",
-        "--entries",
-        "400",
-        "--queries",
-        "30",
-        "--dups",
-        "3",
-        "--shuffle",
-        "-q",
-    ]);
-    insta::assert_snapshot!("count_text", mask(&stdout(&count)));
-    let sample = run(&[
-        "sample",
-        "--entries",
-        "5000",
-        "--samples",
-        "40",
-        "--batch",
-        "1000",
-        "-q",
-    ]);
-    insta::assert_snapshot!("sample_text", mask(&stdout(&sample)));
-    let dup = run(&[
-        "dup-iter", "--keys", "300", "--dups", "4", "--runs", "2", "-q",
-    ]);
-    insta::assert_snapshot!("dup_iter_text", mask(&stdout(&dup)));
-    let comp = run(&[
-        "compress", "-n", "3000", "-r", "500", "-U", "100", "-X", "50", "-D", "5", "-P", "-m",
-        "64", "-q",
-    ]);
-    insta::assert_snapshot!("compress_text", mask(&stdout(&comp)));
-    for o in [&count, &sample, &dup, &comp] {
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    // (snapshot, arguments separated by spaces)
+    for (snapshot, args) in [
+        (
+            "count_text",
+            "count --entries 400 --queries 30 --dups 3 --shuffle -q",
+        ),
+        (
+            "sample_text",
+            "sample --entries 5000 --samples 40 --batch 1000 -q",
+        ),
+        ("dup_iter_text", "dup-iter --keys 300 --dups 4 --runs 2 -q"),
+        (
+            "compress_text",
+            "compress -n 3000 -r 500 -U 100 -X 50 -D 5 -P -m 64 -q",
+        ),
+    ] {
+        let o = run(&args.split(' ').collect::<Vec<_>>());
+        insta::assert_snapshot!(snapshot, mask(&stdout(&o)));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
 }
 

@@ -23,12 +23,7 @@ fn load(dir: &Path, name: &str, text: &str, lmdb: bool) -> PathBuf {
     if lmdb {
         cmd.args(["--format", "lmdb"]);
     }
-    let out = cmd.arg(&store).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(cmd.arg(&store));
     store
 }
 
@@ -59,8 +54,8 @@ fn u16_at(b: &[u8], o: usize) -> u16 {
 
 /// First page (from 2 on) whose flags word is `flags`.
 fn find_page(file: &[u8], flags: u16) -> usize {
-    (2..file.len() / PS)
-        .find(|&p| u16_at(file, p * PS + 10) == flags)
+    *pages_with(file, flags)
+        .first()
         .unwrap_or_else(|| panic!("no page with flags {flags:#x}"))
 }
 
@@ -85,11 +80,7 @@ fn check_reports(store: &Path, what: &str) {
 /// The engine refuses to write the store: putting `key`/`val` into database
 /// `db` (opened with `flags`) and committing fails.
 fn engine_refuses_write(store: &Path, db: &str, flags: DatabaseFlags, key: &[u8], val: &[u8]) {
-    let env = Env::builder()
-        .flags(EnvFlags::NO_SUB_DIR)
-        .max_dbs(4)
-        .open(store)
-        .unwrap();
+    let env = open_env(store);
     let written = env.write_txn().and_then(|mut txn| {
         let d = txn.create_db(Some(db), flags)?;
         txn.put(d, key, val, WriteFlags::empty())?;
@@ -98,49 +89,67 @@ fn engine_refuses_write(store: &Path, db: &str, flags: DatabaseFlags, key: &[u8]
     assert!(written.is_err(), "the engine wrote to the damaged store");
 }
 
-fn check_clean(store: &Path) {
-    let out = bin().arg("check").arg(store).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+/// A single-file store `s.mdb` with `n` keys, in database `d` when `named`.
+fn keyed_store(dir: &Path, n: usize, named: bool, lmdb: bool) -> PathBuf {
+    let db = if named { Some("d") } else { None };
+    load(dir, "s.mdb", &dump_text(db, "", &keys(n)), lmdb)
+}
+
+/// Rewrite the store file through `damage`.
+fn patch(store: &Path, damage: impl FnOnce(&mut Vec<u8>)) {
+    let mut file = std::fs::read(store).unwrap();
+    damage(&mut file);
+    std::fs::write(store, &file).unwrap();
+}
+
+/// Offset of the leaf node whose header from its flags on is `pat`
+/// (flags, key size, key): the node starts 4 bytes earlier.
+fn node_at(file: &[u8], pat: &[u8]) -> usize {
+    file.windows(pat.len())
+        .position(|w| w == pat)
+        .unwrap_or_else(|| panic!("no node {pat:?}"))
+        - 4
+}
+
+/// Set bits `or` in the MAIN_DBI md_flags of both metas.
+fn or_main_flags(file: &mut [u8], or: u8) {
+    for meta in 0..2 {
+        file[meta * PS + 92] |= or;
+    }
+}
+
+/// Open the single-file store at `store` for a write with up to 4 databases.
+fn open_env(store: &Path) -> Env {
+    Env::builder()
+        .flags(EnvFlags::NO_SUB_DIR)
+        .max_dbs(4)
+        .open(store)
+        .unwrap()
+}
+
+/// Set `bit` in the flags word of the first page whose flags are `flags`,
+/// in a store of 3000 keys (branch and leaf pages); both the engine and
+/// check refuse it, check saying `what`.
+fn page_flag_refused(flags: u16, bit: u8, what: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = keyed_store(dir.path(), 3000, true, false);
+    check_clean(&store);
+    patch(&store, |file| {
+        let pg = find_page(file, flags);
+        file[pg * PS + 10] |= bit;
+    });
+    engine_refuses(&store);
+    check_reports(&store, what);
 }
 
 #[test]
 fn leaf_page_with_p_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = load(
-        dir.path(),
-        "s.mdb",
-        &dump_text(Some("d"), "", &keys(3000)),
-        false,
-    );
-    check_clean(&store);
-    let mut file = std::fs::read(&store).unwrap();
-    let pg = find_page(&file, 0x02);
-    file[pg * PS + 10] |= 0x80;
-    std::fs::write(&store, &file).unwrap();
-    engine_refuses(&store);
-    check_reports(&store, "leaf page with P_COUNTED");
+    page_flag_refused(0x02, 0x80, "leaf page with P_COUNTED");
 }
 
 #[test]
 fn branch_page_with_p_leaf2() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = load(
-        dir.path(),
-        "s.mdb",
-        &dump_text(Some("d"), "", &keys(3000)),
-        false,
-    );
-    let mut file = std::fs::read(&store).unwrap();
-    let pg = find_page(&file, 0x01);
-    file[pg * PS + 10] |= 0x20;
-    std::fs::write(&store, &file).unwrap();
-    engine_refuses(&store);
-    check_reports(&store, "branch page with P_LEAF2");
+    page_flag_refused(0x01, 0x20, "branch page with P_LEAF2");
 }
 
 /// A DUPFIXED database: key "big" with 3000 four-byte items (a sub-database
@@ -166,12 +175,10 @@ fn dupfixed_store(dir: &Path) -> PathBuf {
 fn leaf2_page_upper_past_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let store = dupfixed_store(dir.path());
-    let mut file = std::fs::read(&store).unwrap();
-    let pg = find_page(&file, 0x22);
-    let at = pg * PS + 14;
-    let upper = u16_at(&file, at) + 200;
-    file[at..at + 2].copy_from_slice(&upper.to_le_bytes());
-    std::fs::write(&store, &file).unwrap();
+    patch(&store, |file| {
+        let pg = find_page(file, 0x22);
+        add_u16(file, pg * PS + 14, 200);
+    });
     engine_refuses(&store);
     check_reports(&store, "LEAF2 page:");
 }
@@ -180,20 +187,12 @@ fn leaf2_page_upper_past_the_page() {
 fn leaf2_sub_page_upper_past_the_sub_page() {
     let dir = tempfile::tempdir().unwrap();
     let store = dupfixed_store(dir.path());
-    let mut file = std::fs::read(&store).unwrap();
-    // Leaf node of "sk": F_DUPDATA (4), key size 2, then the sub-page.
-    let pat = [4u8, 0, 2, 0, b's', b'k'];
-    let node = file
-        .windows(pat.len())
-        .position(|w| w == pat)
-        .expect("node of sk")
-        - 4;
-    let sub = node + 8 + 2;
-    assert_eq!(u16_at(&file, sub + 10) & 0x62, 0x62, "a LEAF2 sub-page");
-    let at = sub + 14;
-    let upper = u16_at(&file, at) + 64;
-    file[at..at + 2].copy_from_slice(&upper.to_le_bytes());
-    std::fs::write(&store, &file).unwrap();
+    patch(&store, |file| {
+        // Leaf node of "sk": F_DUPDATA (4), key size 2, then the sub-page.
+        let sub = node_at(file, &[4, 0, 2, 0, b's', b'k']) + 8 + 2;
+        assert_eq!(u16_at(file, sub + 10) & 0x62, 0x62, "a LEAF2 sub-page");
+        add_u16(file, sub + 14, 64);
+    });
     engine_refuses(&store);
     check_reports(&store, "upper");
 }
@@ -201,14 +200,12 @@ fn leaf2_sub_page_upper_past_the_sub_page() {
 #[test]
 fn counted_flag_in_main_record_of_a_stock_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = load(dir.path(), "s.mdb", &dump_text(None, "", &keys(50)), true);
+    let store = keyed_store(dir.path(), 50, false, true);
     check_clean(&store);
-    let mut file = std::fs::read(&store).unwrap();
-    assert_eq!(u32::from_le_bytes(file[20..24].try_into().unwrap()), 1);
-    for meta in 0..2 {
-        file[meta * PS + 92] |= 0x80; // MAIN_DBI md_flags: MDB_COUNTED
-    }
-    std::fs::write(&store, &file).unwrap();
+    patch(&store, |file| {
+        assert_eq!(u32::from_le_bytes(file[20..24].try_into().unwrap()), 1);
+        or_main_flags(file, 0x80); // MDB_COUNTED
+    });
     let err = engine_refuses(&store);
     assert!(err.contains("MDB_INCOMPATIBLE"), "{err}");
     check_reports(&store, "DLMDB-only bits (counted)");
@@ -218,12 +215,12 @@ fn counted_flag_in_main_record_of_a_stock_store() {
 fn map_size_no_process_can_map() {
     for size in [1u64 << 62, u64::MAX] {
         let dir = tempfile::tempdir().unwrap();
-        let store = load(dir.path(), "s.mdb", &dump_text(None, "", &keys(50)), false);
-        let mut file = std::fs::read(&store).unwrap();
-        for meta in 0..2 {
-            file[meta * PS + 32..meta * PS + 40].copy_from_slice(&size.to_le_bytes());
-        }
-        std::fs::write(&store, &file).unwrap();
+        let store = keyed_store(dir.path(), 50, false, false);
+        patch(&store, |file| {
+            for meta in 0..2 {
+                file[meta * PS + 32..meta * PS + 40].copy_from_slice(&size.to_le_bytes());
+            }
+        });
         engine_refuses(&store);
         check_reports(&store, "map size");
     }
@@ -236,17 +233,21 @@ fn pages_with(file: &[u8], flags: u16) -> Vec<usize> {
         .collect()
 }
 
+/// Add `delta` to the 16-bit word at `at`.
+fn add_u16(file: &mut [u8], at: usize, delta: i32) {
+    let word = (i32::from(u16_at(file, at)) + delta) as u16;
+    file[at..at + 2].copy_from_slice(&word.to_le_bytes());
+}
+
 /// Add `delta` to `upper` of every page with flags `flags`.
 fn shift_upper(store: &Path, flags: u16, delta: i32) {
-    let mut file = std::fs::read(store).unwrap();
-    let pages = pages_with(&file, flags);
-    assert!(!pages.is_empty(), "no page with flags {flags:#x}");
-    for pg in pages {
-        let at = pg * PS + 14;
-        let upper = (i32::from(u16_at(&file, at)) + delta) as u16;
-        file[at..at + 2].copy_from_slice(&upper.to_le_bytes());
-    }
-    std::fs::write(store, &file).unwrap();
+    patch(store, |file| {
+        let pages = pages_with(file, flags);
+        assert!(!pages.is_empty(), "no page with flags {flags:#x}");
+        for pg in pages {
+            add_u16(file, pg * PS + 14, delta);
+        }
+    });
 }
 
 #[test]
@@ -271,12 +272,7 @@ fn leaf2_page_upper_off_its_item_count() {
 #[test]
 fn leaf_page_with_an_odd_upper() {
     let dir = tempfile::tempdir().unwrap();
-    let store = load(
-        dir.path(),
-        "s.mdb",
-        &dump_text(Some("d"), "", &keys(3000)),
-        false,
-    );
+    let store = keyed_store(dir.path(), 3000, true, false);
     shift_upper(&store, 0x02, -1);
     engine_refuses_write(&store, "d", DatabaseFlags::empty(), b"k000100x", b"v");
     check_reports(&store, "odd upper");
@@ -299,17 +295,12 @@ fn sub_page_node_padding_past_an_odd_sized_sub_page() {
         false,
     );
     check_clean(&store);
-    let mut file = std::fs::read(&store).unwrap();
-    let pat = [4u8, 0, 2, 0, b's', b'k'];
-    let node = file
-        .windows(pat.len())
-        .position(|w| w == pat)
-        .expect("node of sk")
-        - 4;
-    let size = u16_at(&file, node);
-    assert_eq!(size % 2, 0, "sub-page of {size} bytes");
-    file[node..node + 2].copy_from_slice(&(size - 1).to_le_bytes());
-    std::fs::write(&store, &file).unwrap();
+    patch(&store, |file| {
+        let node = node_at(file, &[4, 0, 2, 0, b's', b'k']);
+        let size = u16_at(file, node);
+        assert_eq!(size % 2, 0, "sub-page of {size} bytes");
+        add_u16(file, node, -1);
+    });
     engine_refuses_write(&store, "d", DatabaseFlags::DUP_SORT, b"sk", b"a0000");
     check_reports(&store, "malformed");
 }
@@ -317,21 +308,15 @@ fn sub_page_node_padding_past_an_odd_sized_sub_page() {
 #[test]
 fn meta_at_the_largest_txnid() {
     let dir = tempfile::tempdir().unwrap();
-    let store = load(dir.path(), "s.mdb", &dump_text(None, "", &keys(50)), false);
-    let mut file = std::fs::read(&store).unwrap();
-    let txnid =
-        |f: &[u8], m: usize| u64::from_le_bytes(f[m * PS + 144..m * PS + 152].try_into().unwrap());
-    let cur = if txnid(&file, 1) > txnid(&file, 0) {
-        1
-    } else {
-        0
-    };
-    file[cur * PS + 144..cur * PS + 152].copy_from_slice(&u64::MAX.to_le_bytes());
-    std::fs::write(&store, &file).unwrap();
-    let env = Env::builder()
-        .flags(EnvFlags::NO_SUB_DIR)
-        .open(&store)
-        .unwrap();
+    let store = keyed_store(dir.path(), 50, false, false);
+    patch(&store, |file| {
+        let txnid = |f: &[u8], m: usize| {
+            u64::from_le_bytes(f[m * PS + 144..m * PS + 152].try_into().unwrap())
+        };
+        let cur = usize::from(txnid(file, 1) > txnid(file, 0));
+        file[cur * PS + 144..cur * PS + 152].copy_from_slice(&u64::MAX.to_le_bytes());
+    });
+    let env = open_env(&store);
     assert!(
         env.write_txn().is_err(),
         "a write txn after the largest txnid"
@@ -356,19 +341,13 @@ fn dup_sub_database_record_without_the_counted_bit() {
         false,
     );
     check_clean(&store);
-    let mut file = std::fs::read(&store).unwrap();
-    // Leaf node of "many": F_SUBDATA|F_DUPDATA (6), key size 4, then the
-    // record (key padded to even), whose md_flags sit at offset 4.
-    let pat = [6u8, 0, 4, 0, b'm', b'a', b'n', b'y'];
-    let node = file
-        .windows(pat.len())
-        .position(|w| w == pat)
-        .expect("node of many")
-        - 4;
-    let flags_at = node + 8 + 4 + 4;
-    assert_eq!(u16_at(&file, flags_at), 0x80, "sub-database record flags");
-    file[flags_at] = 0;
-    std::fs::write(&store, &file).unwrap();
+    patch(&store, |file| {
+        // Leaf node of "many": F_SUBDATA|F_DUPDATA (6), key size 4, then the
+        // record (key padded to even), whose md_flags sit at offset 4.
+        let flags_at = node_at(file, &[6, 0, 4, 0, b'm', b'a', b'n', b'y']) + 8 + 4 + 4;
+        assert_eq!(u16_at(file, flags_at), 0x80, "sub-database record flags");
+        file[flags_at] = 0;
+    });
     engine_refuses_write(
         &store,
         "c",
@@ -382,23 +361,10 @@ fn dup_sub_database_record_without_the_counted_bit() {
 #[test]
 fn dupsort_main_database_holding_a_named_database() {
     let dir = tempfile::tempdir().unwrap();
-    let store = load(
-        dir.path(),
-        "s.mdb",
-        &dump_text(Some("d"), "", &keys(50)),
-        false,
-    );
+    let store = keyed_store(dir.path(), 50, true, false);
     check_clean(&store);
-    let mut file = std::fs::read(&store).unwrap();
-    for meta in 0..2 {
-        file[meta * PS + 92] |= 0x04; // MAIN_DBI md_flags: MDB_DUPSORT
-    }
-    std::fs::write(&store, &file).unwrap();
-    let env = Env::builder()
-        .flags(EnvFlags::NO_SUB_DIR)
-        .max_dbs(4)
-        .open(&store)
-        .unwrap();
+    patch(&store, |file| or_main_flags(file, 0x04)); // MDB_DUPSORT
+    let env = open_env(&store);
     let written = env.write_txn().and_then(|mut txn| {
         let main = txn.open_db(None)?;
         {

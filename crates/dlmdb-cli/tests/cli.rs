@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{bin, fixture_copy};
+use common::{bin, fixture_copy, run_ok};
 
 #[test]
 fn help_lists_subcommands() {
@@ -59,16 +59,11 @@ fn stat_json_on_a_store_the_engine_wrote() {
         }
         txn.commit().unwrap();
     }
-    let out = bin()
-        .arg("stat")
-        .arg(tmp.path())
-        .args(["-a", "-e", "-f", "--pages", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        bin()
+            .arg("stat")
+            .arg(tmp.path())
+            .args(["-a", "-e", "-f", "--pages", "--json"]),
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["layout"], "dlmdb-v2");
@@ -91,17 +86,7 @@ fn stat_text_on_stock_fixture() {
     let Some((_tmp, path)) = fixture_copy("stock.mdb") else {
         return;
     };
-    let out = bin()
-        .arg("stat")
-        .arg(&path)
-        .args(["-s", "accounts"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(bin().arg("stat").arg(&path).args(["-s", "accounts"]));
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(s.starts_with("Status of accounts\n"), "{s}");
     assert!(s.contains("  Entries: 1540\n"), "{s}");
@@ -115,17 +100,7 @@ fn dump_into_a_closed_pipe_ends_quietly() {
         return;
     };
     let store = f.with_extension("store");
-    let load = bin()
-        .args(["load", "-n", "-f"])
-        .arg(&f)
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(
-        load.status.success(),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
+    run_ok(bin().args(["load", "-n", "-f"]).arg(&f).arg(&store));
     let mut child = bin()
         .args(["dump", "-a", "-n"])
         .arg(&store)

@@ -3,22 +3,24 @@
 
 mod common;
 
-use common::{bin, fixture_copy, fixtures};
-use std::path::Path;
+use common::{bin, check_clean, fixture_copy, fixtures, run_ok};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("run")
 }
 
+/// A copy of fixture `data` and the text of the fixture file `text`;
+/// `None` (skipped) where the fixtures are missing.
+fn fixture_and_text(data: &str, text: &str) -> Option<(tempfile::TempDir, PathBuf, String)> {
+    let (t, f) = fixture_copy(data)?;
+    let text = std::fs::read_to_string(fixtures()?.join(text)).unwrap();
+    Some((t, f, text))
+}
+
 fn ok(cmd: &mut Command) -> Vec<u8> {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    run_ok(cmd).stdout
 }
 
 /// Run `cmd` with `input` on its stdin; assert it succeeds (`what` names it).
@@ -84,37 +86,44 @@ fn dump_matches_reference_dumps_of_every_fixture() {
     let Some(fx) = fixtures() else { return };
     // (data file, reference, args); prefix.mdb needs the engine's prefix
     // reading (dump of it is checked separately below).
-    let cases: &[(&str, &str, &[&str])] = &[
-        ("plain.mdb", "plain.dump.txt", &["-a", "--stock"]),
-        ("plain.mdb", "plain.main-dump.txt", &[]),
-        ("counted.mdb", "counted.dump.txt", &["-a", "--stock"]),
-        ("counted.mdb", "counted.main-dump.txt", &[]),
-        ("dupsort.mdb", "dupsort.dump.txt", &["-a", "--stock"]),
-        ("dupsort.mdb", "dupsort.main-dump.txt", &[]),
-        ("prefix.mdb", "prefix.main-dump.txt", &[]),
-        ("stock.mdb", "stock.dump.txt", &["-a"]),
+    let all: &[&str] = &["-a", "--stock"];
+    let mut cases: Vec<(String, String, &[&str])> = Vec::new();
+    // The same fixtures in the first data version and in v2/.
+    for v in ["", "v2/"] {
+        for name in ["plain", "counted", "dupsort"] {
+            cases.push((format!("{v}{name}.mdb"), format!("{v}{name}.dump.txt"), all));
+        }
+        for (name, dump, args) in [
+            ("plain", "main-dump", &[][..]),
+            ("counted", "main-dump", &[]),
+            ("dupsort", "main-dump", &[]),
+            ("prefix", "main-dump", &[]),
+            ("main_only", "dump", &[]),
+            ("main_only", "dump-p", &["-p"]),
+        ] {
+            cases.push((
+                format!("{v}{name}.mdb"),
+                format!("{v}{name}.{dump}.txt"),
+                args,
+            ));
+        }
+    }
+    for (data, reference, args) in [
+        ("stock.mdb", "stock.dump.txt", &["-a"][..]),
         ("stock.mdb", "stock.main-dump.txt", &[]),
-        ("main_only.mdb", "main_only.dump.txt", &[]),
-        ("main_only.mdb", "main_only.dump-p.txt", &["-p"]),
         ("layout_dlmdb.mdb", "layout_dlmdb.dump-p.txt", &["-a", "-p"]),
         ("layout_stock.mdb", "layout_stock.dump-p.txt", &["-a", "-p"]),
-        ("v2/plain.mdb", "v2/plain.dump.txt", &["-a", "--stock"]),
-        ("v2/plain.mdb", "v2/plain.main-dump.txt", &[]),
-        ("v2/counted.mdb", "v2/counted.dump.txt", &["-a", "--stock"]),
-        ("v2/counted.mdb", "v2/counted.main-dump.txt", &[]),
-        ("v2/dupsort.mdb", "v2/dupsort.dump.txt", &["-a", "--stock"]),
-        ("v2/dupsort.mdb", "v2/dupsort.main-dump.txt", &[]),
-        ("v2/prefix.mdb", "v2/prefix.main-dump.txt", &[]),
-        ("v2/main_only.mdb", "v2/main_only.dump.txt", &[]),
-        ("v2/main_only.mdb", "v2/main_only.dump-p.txt", &["-p"]),
-    ];
+    ] {
+        cases.push((data.into(), reference.into(), args));
+    }
+    assert_eq!(cases.len(), 22);
     let mut failures = Vec::new();
     for (data, reference, args) in cases {
-        let Some((_t, f)) = fixture_copy(data) else {
+        let Some((_t, f)) = fixture_copy(&data) else {
             continue;
         };
-        let want = std::fs::read(fx.join(reference)).unwrap();
-        let out = run(bin().arg("dump").args(*args).arg(&f));
+        let want = std::fs::read(fx.join(&reference)).unwrap();
+        let out = run(bin().arg("dump").args(args).arg(&f));
         if !out.status.success() || out.stdout != want {
             failures.push(format!(
                 "{data} {args:?} vs {reference}: exit {:?}, {}",
@@ -132,22 +141,18 @@ fn dump_matches_reference_dumps_of_every_fixture() {
 
 #[test]
 fn dump_prefix_fixture_named_databases() {
-    let Some(fx) = fixtures() else { return };
-    let Some((_t, f)) = fixture_copy("prefix.mdb") else {
+    let Some((_t, f, want)) = fixture_and_text("prefix.mdb", "prefix.dump.txt") else {
         return;
     };
-    let want = std::fs::read_to_string(fx.join("prefix.dump.txt")).unwrap();
     let got = ok(bin().args(["dump", "-a", "--stock"]).arg(&f));
     assert!(String::from_utf8(got).unwrap() == want);
 }
 
 #[test]
 fn dump_adds_dlmdb_flag_lines_that_load_restores() {
-    let Some(fx) = fixtures() else { return };
-    let Some((t, f)) = fixture_copy("v2/counted.mdb") else {
+    let Some((t, f, reference)) = fixture_and_text("v2/counted.mdb", "v2/counted.dump.txt") else {
         return;
     };
-    let reference = std::fs::read_to_string(fx.join("v2/counted.dump.txt")).unwrap();
     let got = String::from_utf8(ok(bin().args(["dump", "-a"]).arg(&f))).unwrap();
     let want = with_extra_lines(
         &reference,
@@ -190,13 +195,7 @@ fn dump_adds_dlmdb_flag_lines_that_load_restores() {
         .any(|f| f == "counted"));
     assert_eq!(counted["counted_entries"], 2467);
     // And the restored store is sound.
-    let out = run(bin().arg("check").arg(&target));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    check_clean(&target);
 }
 
 #[test]
@@ -463,13 +462,7 @@ fn copy_plain_and_compact() {
     let orig = ok(bin().args(["dump", "-a"]).arg(&f));
     for c in [&plain, &compact] {
         assert_eq!(ok(bin().args(["dump", "-a"]).arg(c)), orig);
-        let out = run(bin().arg("check").arg(c));
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        check_clean(c);
     }
     assert!(std::fs::metadata(&compact).unwrap().len() < std::fs::metadata(&plain).unwrap().len());
     // Refuses to overwrite.
@@ -564,22 +557,10 @@ fn count_and_rank_agree_with_a_scan_and_fixture_facts() {
             }
         }
         for r in [0u64, 7, 1000] {
-            let a = run(bin().arg("rank").arg(&f).args([
-                "-s",
-                db,
-                "--hex",
-                "--json",
-                "--rank",
-                &r.to_string(),
-            ]));
-            let b = run(bin().arg("rank").arg(&plain).args([
-                "-s",
-                db,
-                "--hex",
-                "--json",
-                "--rank",
-                &r.to_string(),
-            ]));
+            let rank = r.to_string();
+            let args = ["-s", db, "--hex", "--json", "--rank", &rank];
+            let a = run(bin().arg("rank").arg(&f).args(args));
+            let b = run(bin().arg("rank").arg(&plain).args(args));
             assert_eq!(a.status.code(), b.status.code());
             if !a.status.success() {
                 continue;
@@ -713,13 +694,7 @@ fn prefix_and_counted_flags_survive_dump_and_load_and_stock_mdb_load_accepts_the
             .join("\n")
     };
     assert_eq!(body(&dump), body(text));
-    let out = run(bin().arg("check").arg(&a));
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    check_clean(&a);
     if !have_lmdb_utils() {
         return;
     }

@@ -19,17 +19,7 @@ fn counted_store(dir: &std::path::Path) -> std::path::PathBuf {
     let input = dir.join("in.txt");
     std::fs::write(&input, text).unwrap();
     let store = dir.join("s.mdb");
-    let out = bin()
-        .args(["load", "-n", "-f"])
-        .arg(&input)
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(bin().args(["load", "-n", "-f"]).arg(&input).arg(&store));
     store
 }
 
@@ -53,24 +43,8 @@ fn compact_copy_of_damaged_store_fails_and_leaves_nothing() {
     let store = counted_store(dir.path());
     // Sound: the copy succeeds and checks clean.
     let good = dir.path().join("good.mdb");
-    let out = bin()
-        .args(["copy", "--compact"])
-        .arg(&store)
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = bin().arg("check").arg(&good).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    run_ok(bin().args(["copy", "--compact"]).arg(&store).arg(&good));
+    check_clean(&good);
     // Damaged: refused, nothing written.
     damage_first_count(&store);
     let bad = dir.path().join("bad.mdb");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::bin;
+use common::{bin, listing};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -45,35 +45,34 @@ fn big_store(dir: &Path, n: u32) {
     txn.commit().unwrap();
 }
 
-/// Names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
+/// `dlmdb load target` fed `first` on its stdin, then SIGINT while it
+/// still reads, then `rest` (which it may no longer take); its stdin is
+/// closed when this returns.
+fn load_interrupted(target: &Path, first: &[u8], rest: &[u8], stderr: Stdio) -> Child {
+    let mut child = bin()
+        .arg("load")
+        .arg(target)
+        .stdin(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(first).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(&child);
+    let _ = stdin.write_all(rest);
+    drop(stdin);
+    child
 }
 
 #[test]
 fn ctrl_c_during_load_into_a_new_path_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("new");
-    let mut child = bin()
-        .arg("load")
-        .arg(&target)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     let text = dump_text(20_000);
     // Half the input, then SIGINT while the load still reads; then the rest.
-    stdin.write_all(&text[..text.len() / 2]).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    sigint(&child);
-    let _ = stdin.write_all(&text[text.len() / 2..]);
-    drop(stdin);
+    let (first, rest) = text.split_at(text.len() / 2);
+    let child = load_interrupted(&target, first, rest, Stdio::piped());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -89,18 +88,7 @@ fn ctrl_c_during_load_into_an_existing_store_keeps_its_file() {
     let store = tmp.path().join("s");
     big_store(&store, 100);
     let before = std::fs::read(store.join("data.mdb")).unwrap();
-    let mut child = bin()
-        .arg("load")
-        .arg(&store)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&dump_text(5000)[..10_000]).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    sigint(&child);
-    drop(stdin);
+    let mut child = load_interrupted(&store, &dump_text(5000)[..10_000], &[], Stdio::null());
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_eq!(std::fs::read(store.join("data.mdb")).unwrap(), before);
 }

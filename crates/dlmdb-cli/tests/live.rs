@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
@@ -163,19 +163,26 @@ fn read_only_commands_on_a_live_stock_store() {
     }
 }
 
-#[test]
-fn unshareable_lock_file_gives_one_line_of_advice() {
-    if procs::role().is_some() {
-        return;
-    }
+/// A new store `data.mdb` in a temp dir holding `a` = `1`, written by a
+/// peer of `family` that has exited.
+fn one_key_store(family: Family) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.mdb");
-    let mut p = Peer::spawn(Family::Ours, &[]);
+    let mut p = Peer::spawn(family, &[]);
     p.open(&path, MAP).unwrap();
     p.ok("wbegin");
     p.put(b"a", b"1");
     p.ok("commit");
     p.quit();
+    (dir, path)
+}
+
+#[test]
+fn unshareable_lock_file_gives_one_line_of_advice() {
+    if procs::role().is_some() {
+        return;
+    }
+    let (dir, path) = one_key_store(Family::Ours);
     let lock = path.with_file_name("data.mdb-lock");
     let mut b = std::fs::read(&lock).unwrap();
     b[4..8].copy_from_slice(&0x1234_5678u32.to_le_bytes());
@@ -228,14 +235,7 @@ fn lock_format_option_when_first() {
     if procs::role().is_some() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data.mdb");
-    let mut p = Peer::spawn(Family::Master, &[]);
-    p.open(&path, MAP).unwrap();
-    p.ok("wbegin");
-    p.put(b"a", b"1");
-    p.ok("commit");
-    p.quit();
+    let (_dir, path) = one_key_store(Family::Master);
     // A stock-layout version-1 store: lock version 1 unless told.
     ok(&["stat"], &path);
     assert_eq!(lock_word(&path), 0x0001_0001);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::bin;
+use common::{bin, listing};
 use std::path::Path;
 
 const HEAD: &str = "VERSION=3\nformat=bytevalue\ntype=btree\nmapsize=1048576\nmaxreaders=126\n";
@@ -23,15 +23,6 @@ fn load(input: &str, target: &Path, args: &[&str]) -> (Option<i32>, String) {
         .output()
         .unwrap();
     (out.status.code(), String::from_utf8(out.stderr).unwrap())
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

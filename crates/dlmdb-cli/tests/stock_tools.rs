@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, fixture_dir, fixtures};
+use common::{bin, fixture_dir, fixtures, run_ok};
 use std::path::Path;
 use std::process::Command;
 
@@ -84,35 +84,19 @@ fn stat_matches_mdb_stat_on_stores_both_tools_wrote() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dump = fx.join("stock.dump.txt");
-    // Written by stock mdb_load.
+    // Written by stock mdb_load (into a directory that exists), and by
+    // this tool in stock format.
     let by_stock = tmp.path().join("by_stock");
     std::fs::create_dir(&by_stock).unwrap();
-    let out = Command::new("mdb_load")
-        .arg("-f")
-        .arg(&dump)
-        .arg(&by_stock)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    compare(&by_stock, &[&["-s", "accounts"]]);
-    // Written by this tool in stock format.
-    let by_us = tmp.path().join("by_us");
-    let out = bin()
-        .args(["load", "--format", "lmdb", "-f"])
-        .arg(&dump)
-        .arg(&by_us)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    compare(&by_us, &[&["-s", "accounts"]]);
+    let mut ours = bin();
+    ours.args(["load", "--format", "lmdb"]);
+    for (mut load, store) in [
+        (Command::new("mdb_load"), by_stock),
+        (ours, tmp.path().join("by_us")),
+    ] {
+        run_ok(load.arg("-f").arg(&dump).arg(&store));
+        compare(&store, &[&["-s", "accounts"]]);
+    }
 }
 
 #[test]

@@ -12,6 +12,29 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dlmdb"))
 }
 
+/// Run `cmd`; it must succeed (the panic shows the command and its stderr).
+pub fn run_ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `dlmdb check` finds nothing wrong with `store` (exit status 0; the panic
+/// shows the report).
+pub fn check_clean(store: &Path) {
+    let out = bin().arg("check").arg(store).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// `$DLMDB_FIXTURES`, else `<repo>/tests/fixtures`; `None` (with a
 /// SKIP note) when the directory is absent.
 pub use dlmdb_tests::fixtures;
@@ -58,6 +81,16 @@ pub fn validate_json(name: &str, doc: &[u8]) {
         errors.join("\n"),
         String::from_utf8_lossy(doc)
     );
+}
+
+/// Names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
 
 /// Copy fixture `rel` into `dir/name/data.mdb` (a directory store).
