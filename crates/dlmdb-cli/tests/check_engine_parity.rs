@@ -1,14 +1,17 @@
-//! The engine's verdict against `dlmdb check`'s on single mutants of the
-//! corrupted-store fuzzer (`vendor/dlmdb/fuzz/fuzz_store.c`): each case
-//! below is a mutant the engine reads cleanly but refuses to write
-//! (`MDB_CORRUPTED` from the write pass), and `check` must report it.
-//! These are the kinds of damage the long CLI mutant runs (`tests/mutants.rs`)
-//! found passing `check` while the engine refused them.
+//! The engine's verdict against `dlmdb check`'s: each store here is damaged
+//! in a way the engine refuses, and `check` must report it, as the one
+//! problem it finds (so the rule under test is the one that sees it).
 //!
-//! A case is replayed with `fuzz_store --seed S --case N --emit DIR`; the
-//! fuzzer's description of the mutation is compared too, so a change to the
-//! fuzzer or the fixtures that turns the case into another mutant fails
-//! here instead of testing nothing.
+//! * Single mutants of the corrupted-store fuzzer
+//!   (`vendor/dlmdb/fuzz/fuzz_store.c`) that the engine reads cleanly but
+//!   refuses to write (`MDB_CORRUPTED` from the write pass): the kinds of
+//!   damage the long CLI mutant runs (`tests/mutants.rs`) found passing
+//!   `check`. A case is replayed with `fuzz_store --seed S --case N --emit
+//!   DIR`; the fuzzer's description of the mutation is compared too, so a
+//!   change to the fuzzer or the fixtures that turns the case into another
+//!   mutant fails here instead of testing nothing.
+//! * Stores built with `dlmdb load` and damaged by hand where a rule of the
+//!   engine has no fuzzer case: keys longer than the 511-byte key limit.
 
 mod common;
 
@@ -143,5 +146,152 @@ fn sub_page_one_byte_short_in_a_counted_database() {
         "fixture:v2/counted.mdb: page 337 node 3 lo/hi 126->125",
         "PROBLEM page 337 [counted_dups]: sub-page of node 3: item 2 malformed \
          (key 13 bytes, data 0, flags 0x0, node end 126 of 125)",
+    );
+}
+
+/// Load `pairs` into database `db` of a new single-file store; `extra`:
+/// header lines (database flags).
+fn load(dir: &Path, db: &str, extra: &str, pairs: &[(&[u8], &[u8])]) -> PathBuf {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let mut text =
+        format!("VERSION=3\nformat=bytevalue\ndatabase={db}\ntype=btree\n{extra}HEADER=END\n");
+    for (k, v) in pairs {
+        text.push_str(&format!(" {}\n {}\n", hex(k), hex(v)));
+    }
+    text.push_str("DATA=END\n");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, text).unwrap();
+    let store = dir.join("s.mdb");
+    let out = common::bin()
+        .args(["load", "-n", "-f"])
+        .arg(&input)
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    store
+}
+
+/// Replace the one occurrence of `from` in the store's file with `to`.
+fn patch(store: &Path, from: &[u8], to: &[u8]) {
+    let mut file = std::fs::read(store).unwrap();
+    let at: Vec<usize> = file
+        .windows(from.len())
+        .enumerate()
+        .filter(|(_, w)| *w == from)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(at.len(), 1, "occurrences of the bytes to patch");
+    file[at[0]..at[0] + to.len()].copy_from_slice(to);
+    std::fs::write(store, file).unwrap();
+}
+
+/// `dlmdb` with `args` fails (the engine refuses the store) naming `error`.
+fn engine_fails(args: &[&str], error: &str) {
+    let out = common::bin().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains(error),
+        "dlmdb {args:?} on the damaged store: status {}, stderr {stderr}",
+        out.status
+    );
+}
+
+/// `check` exits 0 on `store`, or 1 with `problem` (a part of the line) as
+/// its one report.
+fn check_finds(store: &Path, problem: Option<&str>) {
+    let out = common::bin().arg("check").arg(store).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let problems: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("PROBLEM"))
+        .collect();
+    match problem {
+        None => assert_eq!(out.status.code(), Some(0), "{report}"),
+        Some(p) => {
+            assert_eq!(out.status.code(), Some(1), "check passes: {report}");
+            assert!(
+                problems.len() == 1 && problems[0].contains(p),
+                "check's report, looking for {p:?}:\n{report}"
+            );
+        }
+    }
+}
+
+/// A prefix-compressed leaf with the 511-byte key `A..A` (the trunk) and
+/// `A..AB` (510 `A`s), stored as `varint(510) "B"`. Its shared length
+/// raised to 511 makes the decoded key `A..AB` 512 bytes, past the key
+/// limit: every read of the node fails (`MDB_BAD_VALSIZE`).
+#[test]
+fn compressed_key_decoded_past_the_key_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let trunk = vec![b'A'; 511];
+    let mut second = vec![b'A'; 510];
+    second.push(b'B');
+    let store = load(
+        dir.path(),
+        "p",
+        "prefix_compression=1\n",
+        &[(&trunk, b"v1"), (&second, b"v2")],
+    );
+    check_finds(&store, None);
+    // varint(510) = 0x83 0x7e; varint(511) = 0x83 0x7f.
+    patch(&store, &[0x83, 0x7e, b'B'], &[0x83, 0x7f, b'B']);
+    engine_fails(&["dump", "-a", store.to_str().unwrap()], "MDB_BAD_VALSIZE");
+    check_finds(
+        &store,
+        Some("leaf node 1: 512 bytes, longer than the 511-byte key limit"),
+    );
+}
+
+/// A leaf whose one node's key grows from 500 to 600 bytes (the node moved
+/// down the page to make room): reads take the key as it is, but a
+/// compacting copy, which checks every key against the limit, refuses the
+/// store (`MDB_CORRUPTED`).
+#[test]
+fn stored_key_past_the_key_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = vec![b'K'; 500];
+    let store = load(dir.path(), "k", "", &[(&key, b"v")]);
+    check_finds(&store, None);
+    let mut file = std::fs::read(&store).unwrap();
+    let ps = 4096;
+    let at = file.windows(key.len()).position(|w| w == key).unwrap();
+    let (pg, node) = (at / ps * ps, at - 8);
+    let page = &mut file[pg..pg + ps];
+    let u16_at = |p: &[u8], o: usize| usize::from(u16::from_le_bytes([p[o], p[o + 1]]));
+    assert_eq!(
+        (u16_at(page, 12), u16_at(page, 14), u16_at(page, 16)),
+        (18, node - pg, node - pg),
+        "one node at upper"
+    );
+    // Node header (data size 1, flags 0), the 600-byte key, the value.
+    let size: usize = 8 + 600 + 1;
+    let new = ps - size.div_ceil(2) * 2;
+    page[new..].fill(0);
+    page[new] = 1;
+    page[new + 6..new + 8].copy_from_slice(&600u16.to_le_bytes());
+    page[new + 8..new + 608].fill(b'K');
+    page[new + 608] = b'v';
+    page[14..16].copy_from_slice(&(new as u16).to_le_bytes());
+    page[16..18].copy_from_slice(&(new as u16).to_le_bytes());
+    std::fs::write(&store, &file).unwrap();
+    let copy = dir.path().join("copy.mdb");
+    engine_fails(
+        &[
+            "copy",
+            "--compact",
+            store.to_str().unwrap(),
+            copy.to_str().unwrap(),
+        ],
+        "MDB_CORRUPTED",
+    );
+    check_finds(
+        &store,
+        Some("leaf node 0: 600 bytes, longer than the 511-byte key limit"),
     );
 }
