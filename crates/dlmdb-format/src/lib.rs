@@ -41,7 +41,7 @@ pub mod record;
 
 pub use free::FreeRecord;
 pub use meta::{Meta, MAGIC, META_SIZE};
-pub use node::{Node, NodeFlags, NodeHeader, NodeLayout, NODE_HEADER_SIZE};
+pub use node::{Node, NodeFlags, NodeHeader, NodeLayout, MAX_KEY_SIZE, NODE_HEADER_SIZE};
 pub use order::Order;
 pub use page::{Page, PageFlags, PageHeader, PageKind, RoleProblem, PAGE_HEADER_SIZE, P_INVALID};
 pub use prefix::{decode_prefixed, read_varint, varint_len, write_varint, PrefixedKey};

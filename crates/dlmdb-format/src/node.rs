@@ -25,6 +25,12 @@ use crate::{even, Result};
 pub const NODE_HEADER_SIZE: usize = 8;
 /// Bytes of the subtree count on counted branch pages.
 pub const COUNT_SIZE: usize = 8;
+/// Longest key (and DUPSORT duplicate) LMDB and DLMDB write: 511 bytes,
+/// the stock `mdb_env_get_maxkeysize`. A key on a page may be longer only
+/// when damaged: a prefix-compressed node whose decoded key is longer
+/// cannot be read (`MDB_BAD_VALSIZE`), and a compacting copy refuses any
+/// longer key, separator or duplicate (`MDB_CORRUPTED`).
+pub const MAX_KEY_SIZE: usize = 511;
 
 /// Offset in the node of `lo` (u16).
 pub const OFF_LO: usize = 0;

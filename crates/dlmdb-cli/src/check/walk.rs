@@ -9,7 +9,7 @@ use dlmdb_format::node::{subtree_count, NodeHeader};
 use dlmdb_format::prefix::decode_prefixed;
 use dlmdb_format::{
     DbFlags, DbRecord, FreeRecord, NodeFlags, Order, Page, PageFlags, PageHeader, DB_RECORD_SIZE,
-    NODE_HEADER_SIZE, PAGE_HEADER_SIZE, P_INVALID,
+    MAX_KEY_SIZE, NODE_HEADER_SIZE, PAGE_HEADER_SIZE, P_INVALID,
 };
 use std::cmp::Ordering;
 
@@ -391,6 +391,9 @@ impl Checker {
         let order = cx.kind.order;
         for i in 1..nodes.len() {
             let k = &nodes[i].2;
+            if let Some(why) = key_too_long(k) {
+                self.problem(Some(pgno), &label, format!("branch separator {i}: {why}"));
+            }
             if i >= 2 && order.cmp(&nodes[i - 1].2, k) != Ordering::Less {
                 self.problem(
                     Some(pgno),
@@ -533,6 +536,9 @@ impl Checker {
     ) {
         let order = cx.kind.order;
         let label = &cx.kind.label;
+        if let Some(why) = key_too_long(key) {
+            self.problem(Some(pgno), label, format!("{what}: {why}"));
+        }
         if !order.size_ok(key) {
             self.problem(
                 Some(pgno),
@@ -593,11 +599,13 @@ impl Checker {
         }
         match nflags {
             0 => {
-                if dupsort && dsize > 511 {
+                if dupsort && dsize > MAX_KEY_SIZE as u64 {
                     self.problem(
                         Some(pgno),
                         label,
-                        format!("node {i}: duplicate value of {dsize} bytes exceeds 511"),
+                        format!(
+                            "node {i}: duplicate value of {dsize} bytes exceeds {MAX_KEY_SIZE}"
+                        ),
                     );
                 }
                 if kind.is_free {
@@ -837,6 +845,13 @@ impl Checker {
         if items.is_empty() {
             self.problem(Some(pgno), &label, format!("{what}: no items"));
         }
+        if let Some((j, why)) = items
+            .iter()
+            .enumerate()
+            .find_map(|(j, it)| key_too_long(it).map(|w| (j, w)))
+        {
+            self.problem(Some(pgno), &label, format!("{what}: item {j}: {why}"));
+        }
         for j in 1..items.len() {
             if order.cmp(&items[j - 1], &items[j]) != Ordering::Less {
                 self.problem(
@@ -1015,6 +1030,20 @@ impl Checker {
         };
         cx.out.free.push(FreeRec { txnid, pages, pgno });
     }
+}
+
+/// Why a key, separator or duplicate (decoded, when prefix-compressed)
+/// is too long for the engine: none is written longer than
+/// [`MAX_KEY_SIZE`]; a longer decoded key fails every read of its node
+/// (`MDB_BAD_VALSIZE`) and any longer one a compacting copy
+/// (`MDB_CORRUPTED`).
+fn key_too_long(key: &[u8]) -> Option<String> {
+    (key.len() > MAX_KEY_SIZE).then(|| {
+        format!(
+            "{} bytes, longer than the {MAX_KEY_SIZE}-byte key limit",
+            key.len()
+        )
+    })
 }
 
 /// Short printable form of a key for messages.
