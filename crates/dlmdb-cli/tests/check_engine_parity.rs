@@ -295,3 +295,32 @@ fn stored_key_past_the_key_limit() {
         Some("leaf node 0: 600 bytes, longer than the 511-byte key limit"),
     );
 }
+
+/// Both metas name the largest page number there is (`u64::MAX`): `check`
+/// reports, in one line, that the last page lies far beyond the file, and
+/// neither the page count (`last_pg + 1`) nor any total it derives wraps
+/// around or panics.
+#[test]
+fn last_page_at_the_largest_page_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(dir.path(), "d", "", &[(b"key", b"value")]);
+    let mut file = std::fs::read(&store).unwrap();
+    let psize = dlmdb_format::meta::parse_meta(&file, 0)
+        .unwrap()
+        .page_size() as usize;
+    for page in [0, psize] {
+        let at = page + dlmdb_format::meta::OFF_LAST_PG;
+        file[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    }
+    std::fs::write(&store, file).unwrap();
+    let out = common::bin().arg("check").arg(&store).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains(&format!(
+            "last page {} is far beyond the end of the file",
+            u64::MAX
+        )),
+        "{report}"
+    );
+}

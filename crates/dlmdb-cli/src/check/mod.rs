@@ -420,8 +420,8 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     }
     .into();
     // Bound the page map: pages far beyond the file cannot be in use.
-    let map_pages = (meta.last_pg + 1).min(file.pages() + (1 << 20));
-    if meta.last_pg + 1 > map_pages {
+    let map_pages = meta.last_pg.saturating_add(1).min(file.pages() + (1 << 20));
+    if meta.last_pg.saturating_add(1) > map_pages {
         fatal(&mut report, format!(
             "last page {} is far beyond the end of the file ({} pages); pages past {} are not checked",
             meta.last_pg,
@@ -430,7 +430,7 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
         ));
     }
     let bar = if opts.progress && meta.last_pg > 100_000 {
-        let b = indicatif::ProgressBar::new(meta.last_pg + 1);
+        let b = indicatif::ProgressBar::new(meta.last_pg.saturating_add(1));
         b.set_style(
             indicatif::ProgressStyle::with_template(
                 "checking {bar:40} {pos}/{len} pages {per_sec} eta {eta}",
@@ -655,7 +655,10 @@ fn check_trees(
         }
     }
     // Pages beyond the map (only when last_pg is absurd) count as lost.
-    let beyond = (ck.last_pg + 1).saturating_sub(ck.owners.len() as u64);
+    let beyond = ck
+        .last_pg
+        .saturating_add(1)
+        .saturating_sub(ck.owners.len() as u64);
     report.used_pages = used;
     report.lost_pages = lost + beyond;
     report.accounted_pages = used + freed;
@@ -671,14 +674,14 @@ fn check_trees(
             ),
         );
     }
-    if used + freed + beyond != ck.last_pg + 1 {
+    if used + freed + beyond != ck.last_pg.saturating_add(1) {
         ck.problem(
             None,
             "(space)",
             format!(
                 "2 + used + free = {} but last_pg + 1 = {}",
                 used + freed,
-                ck.last_pg + 1
+                ck.last_pg.saturating_add(1)
             ),
         );
     }
@@ -727,7 +730,7 @@ pub fn render_text(r: &CheckReport) -> String {
     }
     if r.scope == "all" && r.page_size > 0 {
         let _ = writeln!(s, "space: {} used (incl. 2 meta) + {} free in {} records = {} of last_pg + 1 = {}; {} lost",
-            r.used_pages, r.free_pages, r.freelist_records, r.accounted_pages, r.last_pgno + 1, r.lost_pages);
+            r.used_pages, r.free_pages, r.freelist_records, r.accounted_pages, r.last_pgno.saturating_add(1), r.lost_pages);
     }
     for p in &r.problems {
         match p.page {

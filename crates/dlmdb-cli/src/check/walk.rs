@@ -438,7 +438,7 @@ impl Checker {
                 }
             }
             total = match (total, below) {
-                (Some(t), Some(b)) => Some(t + b),
+                (Some(t), Some(b)) => Some(t.saturating_add(b)),
                 _ => None,
             };
         }
@@ -511,7 +511,7 @@ impl Checker {
             }
             self.key_in_order(cx, &key, lo, hi, pgno, &format!("leaf node {i}"));
             let data = &page[dstart..end];
-            total += self.leaf_node(cx, pgno, i, nflags, dsize, &key, data)?;
+            total = total.saturating_add(self.leaf_node(cx, pgno, i, nflags, dsize, &key, data)?);
         }
         self.check_overlap(ext, pgno, &label, "leaf page");
         if strict {
@@ -520,7 +520,7 @@ impl Checker {
                 self.problem(Some(pgno), &label, format!("compressed leaf: {e}"));
             }
         }
-        cx.out.tally.entries += total;
+        cx.out.tally.entries = cx.out.tally.entries.saturating_add(total);
         Ok(Some(total))
     }
 
@@ -925,7 +925,7 @@ impl Checker {
             let item = p.leaf2_item(j, k).expect("items fit").to_vec();
             self.key_in_order(cx, &item, lo, hi, pgno, &format!("LEAF2 item {j}"));
         }
-        cx.out.tally.entries += n as u64;
+        cx.out.tally.entries = cx.out.tally.entries.saturating_add(n as u64);
         Some(n as u64)
     }
 
