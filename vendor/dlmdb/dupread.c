@@ -199,6 +199,77 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	}
 }
 
+/*
+ * Like LMDB: after MDB_LAST the cursor answers "no next item" until it is
+ * moved some other way (FIRST_DUP/LAST_DUP count as such a move) or keys
+ * land after it.  Whether that refuses op now; the marker only counts while
+ * the cursor is on the last key of its leaf (LMDB compares the index), and
+ * anywhere else it drops.
+ */
+static inline int dl_dup_atend_refuses(MDB_cursor *mc, MDB_cursor_op op)
+{
+	if (op != MDB_NEXT && op != MDB_NEXT_DUP && op != MDB_NEXT_NODUP)
+		return 0;
+	if ((mc->flags & (C_INIT | C_ATEND)) != (C_INIT | C_ATEND))
+		return 0;
+	if (mc->top >= 0 && mc->ki[mc->top] + 1u < NUMKEYS(mc->pg[mc->top])) {
+		mc->flags &= ~C_ATEND;
+		return 0;
+	}
+	return 1;
+}
+
+/* The end marker after op returned rc: MDB_LAST sets it, moves back and
+ * repositionings end it. */
+static inline void dl_dup_atend_after(MDB_cursor *mc, MDB_cursor_op op, int rc)
+{
+	switch (op) {
+	case MDB_PREV:
+	case MDB_PREV_NODUP:
+		/* LMDB drops its end marker as soon as PREV reaches the key
+		 * level, so even when there is no previous key. */
+		mc->flags &= ~C_ATEND;
+		break;
+	case MDB_FIRST:
+	case MDB_PREV_DUP:
+	case MDB_SET:
+	case MDB_SET_KEY:
+	case MDB_SET_RANGE:
+	case MDB_GET_BOTH:
+	case MDB_GET_BOTH_RANGE:
+	case MDB_FIRST_DUP:
+	case MDB_LAST_DUP:
+		if (!rc)
+			mc->flags &= ~C_ATEND;
+		break;
+	case MDB_LAST:
+		if (!rc)
+			mc->flags |= C_ATEND;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * FIRST_DUP or LAST_DUP while the cursor's item was just deleted: LMDB keeps
+ * the "just deleted" state of the duplicate position across them (a
+ * following NEXT returns that item again; NEXT_NODUP moves on), unless the
+ * cursor sits past the last key.
+ */
+static int dl_dup_first_last_deleted(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op, int fixed)
+{
+	if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
+		return data ? MDB_NOTFOUND : EINVAL;
+	if (dl_delkind(mc) != C_DK_KEY)
+		dl_set_delkind(mc, C_DK_NONE);
+	int rc = dl_dup_get0(mc, xc, key, data, op, fixed);
+	if (!rc)
+		mc->flags = (mc->flags & ~(C_ATEND | C_DELKIND)) | (xc->active ? C_DEL | C_DK_DUP : 0);
+	return rc;
+}
+
 int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	dl_xcursor *xc = dl_xc_get(mc);
@@ -229,22 +300,10 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 			return MDB_NOTFOUND;
 	}
 
-	/* Only a duplicate was deleted and the key stays: LMDB's NEXT_NODUP
-	 * then moves on to the next key rather than to the following item. */
-	/* LMDB keeps the "just deleted" state of the duplicate position across
-	 * FIRST_DUP and LAST_DUP (a following NEXT returns that item again;
-	 * NEXT_NODUP moves on), unless the cursor sits past the last key. */
+	/* FIRST_DUP/LAST_DUP keep the "just deleted" state. */
 	if ((op == MDB_FIRST_DUP || op == MDB_LAST_DUP) &&
-	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_DELGONE)) == (C_INIT | C_DEL)) {
-		if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
-			return data ? MDB_NOTFOUND : EINVAL;
-		if (dl_delkind(mc) != C_DK_KEY)
-			dl_set_delkind(mc, C_DK_NONE);
-		rc = dl_dup_get0(mc, xc, key, data, op, fixed);
-		if (!rc)
-			mc->flags = (mc->flags & ~(C_ATEND | C_DELKIND)) | (xc->active ? C_DEL | C_DK_DUP : 0);
-		return rc;
-	}
+	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_DELGONE)) == (C_INIT | C_DEL))
+		return dl_dup_first_last_deleted(mc, xc, key, data, op, fixed);
 	/* NEXT_NODUP leaves the duplicate position alone: if there is no next
 	 * key, its "just deleted" state is still there afterwards (LMDB). */
 	unsigned keep_dupdel = 0;
@@ -262,56 +321,14 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 			return rc;
 	}
 
-	/* Like LMDB: after MDB_LAST the cursor answers "no next item" until it
-	 * is moved some other way (FIRST_DUP/LAST_DUP count as such a move) or
-	 * keys land after it. */
-	switch (op) {
-	case MDB_NEXT:
-	case MDB_NEXT_DUP:
-	case MDB_NEXT_NODUP:
-		/* The marker only counts while the cursor is on the last key of
-		 * its leaf (LMDB compares the index); anywhere else it drops. */
-		if ((mc->flags & (C_INIT | C_ATEND)) == (C_INIT | C_ATEND)) {
-			if (mc->top >= 0 && mc->ki[mc->top] + 1u < NUMKEYS(mc->pg[mc->top])) {
-				mc->flags &= ~C_ATEND;
-			} else {
-				mc->flags |= keep_dupdel;
-				return MDB_NOTFOUND;
-			}
-		}
-		break;
-	default:
-		break;
+	if (dl_dup_atend_refuses(mc, op)) {
+		mc->flags |= keep_dupdel;
+		return MDB_NOTFOUND;
 	}
 	rc = dl_dup_get0(mc, xc, key, data, op, fixed);
 	if (rc == MDB_NOTFOUND)
 		mc->flags |= keep_dupdel;
-	switch (op) {
-	case MDB_PREV:
-	case MDB_PREV_NODUP:
-		/* LMDB drops its end marker as soon as PREV reaches the key
-		 * level, so even when there is no previous key. */
-		mc->flags &= ~C_ATEND;
-		break;
-	case MDB_FIRST:
-	case MDB_PREV_DUP:
-	case MDB_SET:
-	case MDB_SET_KEY:
-	case MDB_SET_RANGE:
-	case MDB_GET_BOTH:
-	case MDB_GET_BOTH_RANGE:
-	case MDB_FIRST_DUP:
-	case MDB_LAST_DUP:
-		if (!rc)
-			mc->flags &= ~C_ATEND;
-		break;
-	case MDB_LAST:
-		if (!rc)
-			mc->flags |= C_ATEND;
-		break;
-	default:
-		break;
-	}
+	dl_dup_atend_after(mc, op, rc);
 	return rc;
 }
 
