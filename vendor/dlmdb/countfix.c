@@ -135,14 +135,20 @@ int dl_count_fix(MDB_txn *txn, MDB_dbi dbi)
 	if (!(txn->dbflags[dbi] & DB_CNTSTALE))
 		return 0;
 	if (db->md_root != P_INVALID && (db->md_flags & MDB_COUNTED)) {
-		if ((rc = dl_page_get(txn, db->md_root, &root)))
-			return rc;
-		if (!dl_counts_settled(txn, root)) {
-			if ((rc = dl_count_fix_page(txn, root, 0, &t)))
-				return rc;
-			if (t != db->md_entries)
-				return MDB_CORRUPTED;	/* counts and entries disagree */
+		/* The walk descends only into pages the txn owns; a spilled
+		 * page's counts were fixed before it was spilled, so it stays in
+		 * the map instead of being loaded back (spill.c). */
+		unsigned mapread = txn->flags & TXN_MAPREAD;
+		txn->flags |= TXN_MAPREAD;
+		rc = dl_page_get(txn, db->md_root, &root);
+		if (!rc && !dl_counts_settled(txn, root)) {
+			rc = dl_count_fix_page(txn, root, 0, &t);
+			if (!rc && t != db->md_entries)
+				rc = MDB_CORRUPTED;	/* counts and entries disagree */
 		}
+		txn->flags = (txn->flags & ~TXN_MAPREAD) | mapread;
+		if (rc)
+			return rc;
 	}
 	txn->dbflags[dbi] &= (unsigned char)~DB_CNTSTALE;
 	return 0;

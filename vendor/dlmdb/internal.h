@@ -272,6 +272,7 @@ struct MDB_env {
 #define TXN_HASSLOT	0x80	/* owns a NOTLS reader slot */
 #define TXN_NEWDBI	0x100	/* opened a handle (read txns: close it at reset/abort) */
 #define TXN_SNAPOK	0x200	/* read txn: DB table is a validated copy of snapshot txnid */
+#define TXN_MAPREAD	0x400	/* dl_page_get leaves spilled pages in the map (spill.c) */
 
 struct MDB_txn {
 	MDB_env	*env;
@@ -483,6 +484,7 @@ void dl_spilled_clear(dl_spillset *s);
 void dl_spilled_free(dl_spillset *s);
 int  dl_ancestor_holds(MDB_txn *txn, pgno_t pgno);
 unsigned dl_spilled_run(MDB_txn *txn, pgno_t pgno);
+int  dl_spilled_load(MDB_txn *txn, pgno_t pgno, MDB_page **ret);
 int  dl_dirty_limit_parse(const char *v, size_t *limit);
 
 /*

@@ -128,7 +128,7 @@ typedef struct __attribute__((packed)) MDB_page {
  *   OFFSET  SIZE   FIELD  DESCRIPTION
  *      0      6    lo/hi/flags  child pgno, as on any branch node
  *      6      2    ksize  key length
- *      8      8    count  u64 entries in the child's subtree (see count.c)
+ *      8      8    count  u64 entries in the child's subtree (queries in count.c, repair in countfix.c)
  *     16    ksize  key    key bytes, padded to an even length
  *
  * The padding is a property of the environment (env->pad = 1 for DLMDB

@@ -210,8 +210,10 @@ typedef void (MDB_rel_func)(MDB_val *item, void *oldptr, void *newptr, void *rel
  * (512 MiB with 4 KiB pages: the size of stock LMDB's dirty list).  Before
  * a put or delete that could pass it, the least recently used changed pages
  * not under a cursor are written to their places in the data file
- * ("spilled") and their memory is reused; a spilled page is read through the
- * map and copied back into memory when changed again.  Spilled pages are
+ * ("spilled") and their memory is reused; a spilled page the transaction
+ * reads again is read back into memory with pread (not through the map, so
+ * the file's pages do not become resident in the process), as long as the
+ * changed pages are below the limit.  Spilled pages are
  * only reachable from the meta page the commit writes, so crash safety is
  * unchanged, and an abort leaves them as unused free space.  A nested
  * transaction spills only pages it allocated itself, so its parent's pages

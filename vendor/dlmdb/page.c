@@ -230,6 +230,18 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 	}
 	if (pgno >= txn->fpages)
 		return MDB_PAGE_NOTFOUND;	/* beyond the end of the file */
+	if (txn->spilled.count) {
+		/* A page this txn spilled comes back into its dirty table by
+		 * pread, so its file pages are not mapped in (spill.c). */
+		MDB_page *mp = NULL;
+		int rc = dl_spilled_load(txn, pgno, &mp);
+		if (rc)
+			return dl_txn_err(txn, rc);
+		if (mp) {
+			*ret = mp;
+			return 0;
+		}
+	}
 	*ret = (MDB_page *)(txn->env->map + (size_t)pgno * txn->env->psize);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * decoding keys, encoding single nodes for in-place edits, rewriting whole
  * pages, and choosing split points.  The page format, with every field's
  * offset, is described in prefix.h; the tree-level glue (when to edit in
- * place, splits, merges) is in btree.c and dupsort.c.
+ * place, splits, merges) is in btree.c and dupwrite.c.
  */
 #include "internal.h"
 

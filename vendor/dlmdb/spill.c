@@ -14,10 +14,13 @@
  * page, spilled or not.  A crash or an abort before that leaves them as
  * unreferenced free space, as if never written.
  *
- * A spilled page is recorded in the transaction's spill set and read
- * through the map (dl_page_get finds no dirty copy).  Touching it for a
- * change copies it back into a dirty buffer under the same number
- * (dl_page_touch); freeing it makes it reusable at once (dl_page_free).
+ * A spilled page is recorded in the transaction's spill set.  The next
+ * dl_page_get of it reads it back with pread into a dirty buffer under the
+ * same number (dl_spilled_load), so its file pages are never mapped into
+ * the process; where that does not apply (nested txns, the dirty table at
+ * its limit, multi-page overflow runs) it is read through the map, and
+ * touching it for a change copies it back into a dirty buffer
+ * (dl_page_touch).  Freeing it makes it reusable at once (dl_page_free).
  *
  * Pages that are never spilled:
  *  - pages on the stack of a cursor of the txn, or of the cursor the
@@ -33,7 +36,7 @@
  *    joins the parent's.
  *
  * Counted databases keep their branch counts lazily, fixed before commit by
- * walking the pages the txn owns (count.c); a spilled page would look
+ * walking the pages the txn owns (countfix.c); a spilled page would look
  * unchanged to that walk, so counts are brought up to date before any
  * spill.
  *
@@ -152,6 +155,53 @@ unsigned dl_spilled_run(MDB_txn *txn, pgno_t pgno)
 		return 1;
 	MDB_page *mp = (MDB_page *)(env->map + (size_t)pgno * env->psize);
 	return IS_OVERFLOW(mp) && mp->mp_u.pages ? mp->mp_u.pages : 1;
+}
+
+/*
+ * Read page pgno back into txn's dirty table if txn spilled it: with pread
+ * into a fresh buffer, under the same number, as the newest page of the
+ * spill order.  Reading it through the map instead would map the file's
+ * pages in, and the kernel maps a whole cached folio around each fault, so
+ * the process's resident file pages would grow towards the data file's
+ * size (the bound on the dirty set would not bound memory).  *ret stays
+ * NULL when the page is to be read through the map: not spilled by txn;
+ * a nested txn (its dl_page_touch copies the page when it changes it, so
+ * an abort leaves the parent's spill set as it was); a walk that only
+ * reads (TXN_MAPREAD); an in-memory store; the dirty table at its limit
+ * (a long read-only scan inside a write txn must not grow it); an overflow
+ * run longer than a page.  The content was written by the engine in this
+ * txn, so it is not checked again.
+ */
+int dl_spilled_load(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
+{
+	MDB_env *env = txn->env;
+	size_t psize = env->psize;
+	*ret = NULL;
+	if (txn->parent || (txn->flags & TXN_MAPREAD) || (env->flags & MDB_INMEMORY) ||
+	    txn->dirty.count >= env->dirtylimit || !dl_spilled_has(&txn->spilled, pgno))
+		return 0;
+	MDB_page *np = dl_buf_get(env, 1);
+	if (!np)
+		return ENOMEM;
+	int rc = dl_pread_all(env->fd, np, psize, (off_t)((size_t)pgno * psize));
+	if (rc) {
+		dl_buf_put(env, np, 1);
+		return rc == ENODATA ? MDB_CORRUPTED : rc;	/* short file */
+	}
+	/* A damaged number, or a run: the map path checks and handles both. */
+	if (np->mp_pgno != pgno || (IS_OVERFLOW(np) && np->mp_u.pages > 1)) {
+		dl_buf_put(env, np, 1);
+		return 0;
+	}
+	np->mp_flags |= P_DIRTY;
+	rc = dl_dirty_add(&txn->dirty, pgno, np, 1);
+	if (rc) {
+		dl_buf_put(env, np, 1);
+		return rc;
+	}
+	dl_spilled_del(&txn->spilled, pgno);
+	*ret = np;
+	return 0;
 }
 
 /*

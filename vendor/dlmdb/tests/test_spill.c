@@ -266,6 +266,56 @@ static void test_spill_keeps_op_value(void)
 	mdb_env_close(env);
 }
 
+/* A spilled leaf read again in the txn comes back into memory by pread, not
+ * through the map (which would make the file's pages resident): every value
+ * a get returns after the load points outside the map.  Each get is
+ * followed by a put, whose spill keeps the dirty set below its limit (at
+ * the limit a read falls back to the map). */
+static void test_spill_reads_by_pread(void)
+{
+	set_limit("64");
+	MDB_env *env = t_env_open(t_dir, 0, 128u << 20, 4);
+	REQUIRE(env);
+	/* The map's range, from the process's mappings of the data file. */
+	uintptr_t lo = 0, hi = 0;
+	char line[4096];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	REQUIRE(maps);
+	while (fgets(line, sizeof line, maps)) {
+		unsigned long a, b;
+		if (strstr(line, "data.mdb") && sscanf(line, "%lx-%lx", &a, &b) == 2 && !lo) {
+			lo = a;
+			hi = b;
+		}
+	}
+	fclose(maps);
+	REQUIRE(lo != 0);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	long long before = data_size();
+	for (unsigned id = 0; id < NK; id++)
+		OK(put_ver(txn, MAIN, id, 1));
+	CHECK(data_size() > before + 64 * 4096);	/* spilled */
+	unsigned in_map = 0, bad = 0, leaf_values = 0;
+	for (unsigned id = 0; id < NK; id += 2) {
+		char kb[16];
+		MDB_val k, v;
+		key_of(id, kb, &k);
+		REQUIRE_OK(mdb_get(txn, MAIN, &k, &v));
+		bad += !val_is(id, 1, &v);
+		if (v.mv_size < 1000) {		/* in a leaf, not an overflow run */
+			leaf_values++;
+			in_map += (uintptr_t)v.mv_data >= lo && (uintptr_t)v.mv_data < hi;
+		}
+		OK(put_ver(txn, MAIN, id + 1, 2));
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(leaf_values > NK / 4);
+	CHECK_EQ(in_map, 0);
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+}
+
 /* Cursors keep working across spills caused by writes to another DB: their
  * pages stay in memory, and their next moves see the same data. */
 static void test_spill_cursor_across(void)
@@ -592,6 +642,7 @@ int main(void)
 	RUN(test_spill_inmemory);
 	RUN(test_spill_bad_limit);
 	RUN(test_spill_keeps_op_value);
+	RUN(test_spill_reads_by_pread);
 	RUN(test_spill_cursor_across);
 	RUN(test_spill_nested);
 	RUN(test_spill_model);
