@@ -231,6 +231,22 @@ pub fn spawn_on_store(role: &str, path: &std::path::Path, engine: &str) -> Child
     )
 }
 
+/// The `child_entry` test of a multi-process test file: in a child
+/// spawned with a role, run that role's function; in the parent (no role,
+/// or a role of another file) do nothing.
+#[macro_export]
+macro_rules! child_roles {
+    ($($role:pat => $run:expr),+ $(,)?) => {
+        #[test]
+        fn child_entry() {
+            match $crate::procs::role().as_deref() {
+                $(Some($role) => $run(),)+
+                _ => {}
+            }
+        }
+    };
+}
+
 /// In a child: run the caller's one-argument macro `$body` with the engine
 /// module the parent chose in `ENGINE` (`ours`, else `stock`; both must be
 /// in scope at the call site).

@@ -156,12 +156,7 @@ fn crasher() {
     }
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("crasher") {
-        crasher();
-    }
-}
+dlmdb_tests::child_roles!("crasher" => crasher);
 
 /// (txn id, digest) of a report line `<what> <id> <hex>`.
 fn parse_report(line: &str) -> Option<(&str, u64, u64)> {

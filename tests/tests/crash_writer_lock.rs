@@ -35,12 +35,7 @@ fn role_hold_writer() {
     dlmdb_tests::on_engine!(go);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("hold_writer") {
-        role_hold_writer();
-    }
-}
+dlmdb_tests::child_roles!("hold_writer" => role_hold_writer);
 
 macro_rules! dead_writer_test {
     ($name:ident, $m:ident, $engine:literal) => {

@@ -35,12 +35,7 @@ fn role_grower() {
     dlmdb_tests::on_engine!(grow);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("grower") {
-        role_grower();
-    }
-}
+dlmdb_tests::child_roles!("grower" => role_grower);
 
 macro_rules! mapsize_tests {
     ($m:ident, $engine:literal, $grow:ident, $resized:ident, $kept:ident) => {

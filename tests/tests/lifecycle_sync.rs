@@ -48,12 +48,7 @@ fn role_nosync_writer() {
     dlmdb_tests::on_engine!(go);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("nosync_writer") {
-        role_nosync_writer();
-    }
-}
+dlmdb_tests::child_roles!("nosync_writer" => role_nosync_writer);
 
 macro_rules! sync_tests {
     ($m:ident, $engine:literal, $flags:ident, $sync:ident, $killed:ident) => {

@@ -20,14 +20,10 @@ const MAP: usize = 64 << 20;
 /// Longest a scenario may take before the process is aborted.
 const LIMIT: Duration = Duration::from_secs(180);
 
-#[test]
-fn child_entry() {
-    match procs::role().as_deref() {
-        Some(live::PEER_ROLE) => live::serve(),
-        Some("hold_lock_byte") => hold_lock_byte(),
-        _ => {}
-    }
-}
+dlmdb_tests::child_roles!(
+    live::PEER_ROLE => live::serve,
+    "hold_lock_byte" => hold_lock_byte,
+);
 
 /// Child: hold a shared fcntl lock on byte 0 of the lock file (as every
 /// process using an environment does) without any LMDB, until killed.

@@ -214,18 +214,14 @@ fn role_quick_reader() {
     procs::report(&format!("read {}", procs::now_us()));
 }
 
-#[test]
-fn child_entry() {
-    match procs::role().as_deref() {
-        Some("quick_reader") => role_quick_reader(),
-        Some("writer") => role_writer(),
-        Some("reader") => role_reader(),
-        Some("incr") => role_incr(),
-        Some("holder") => role_holder(),
-        Some("waiter") => role_waiter(),
-        _ => {}
-    }
-}
+dlmdb_tests::child_roles!(
+    "quick_reader" => role_quick_reader,
+    "writer" => role_writer,
+    "reader" => role_reader,
+    "incr" => role_incr,
+    "holder" => role_holder,
+    "waiter" => role_waiter,
+);
 
 /// A fresh store with the invariant established (txn 2 is the first with
 /// records; every later txn keeps it).

@@ -31,12 +31,7 @@ fn role_reader() {
     dlmdb_tests::on_engine!(hold);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("reader") {
-        role_reader();
-    }
-}
+dlmdb_tests::child_roles!("reader" => role_reader);
 
 macro_rules! stale_reader_test {
     ($name:ident, $m:ident, $engine:literal) => {
