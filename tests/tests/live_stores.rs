@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dlmdb_tests::live::{self, Family, Peer};
+use dlmdb_tests::live::{self, stock_families, Family, Peer};
 use dlmdb_tests::procs::{self, ours};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,43 +22,8 @@ const LIMIT: Duration = Duration::from_secs(180);
 
 dlmdb_tests::child_roles!(
     live::PEER_ROLE => live::serve,
-    "hold_lock_byte" => hold_lock_byte,
+    live::HOLD_LOCK_BYTE_ROLE => live::hold_lock_byte,
 );
-
-/// Child: hold a shared fcntl lock on byte 0 of the lock file (as every
-/// process using an environment does) without any LMDB, until killed.
-fn hold_lock_byte() {
-    use std::os::unix::io::AsRawFd;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(procs::param("PATH"))
-        .unwrap();
-    // SAFETY: plain fcntl on an open descriptor.
-    let rc = unsafe {
-        let mut fl: libc::flock = std::mem::zeroed();
-        fl.l_type = libc::F_RDLCK as i16;
-        fl.l_whence = libc::SEEK_SET as i16;
-        fl.l_start = 0;
-        fl.l_len = 1;
-        libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl)
-    };
-    assert_eq!(rc, 0, "lock byte 0");
-    procs::report("holding");
-    std::thread::sleep(Duration::from_secs(120));
-}
-
-/// The stock families available here (LMDB 0.9 needs a C compiler and
-/// liblmdb; CI installs both).
-fn stock_families() -> Vec<Family> {
-    let mut v = vec![Family::Master];
-    if live::lmdb09_peer_binary().is_some() {
-        v.insert(0, Family::Lmdb09);
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
-    }
-    v
-}
 
 /// Lock layout a family uses.
 fn lock_version(f: Family) -> u32 {
@@ -636,13 +601,11 @@ fn unknown_lock_format_refused() {
     let _w = live::watchdog("unknown lock format".into(), LIMIT);
     let (_dir, path) = procs::temp_store();
     drop(ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
-    let lock = path.with_file_name("data.mdb-lock");
-    let mut b = std::fs::read(&lock).unwrap();
-    b[4..8].copy_from_slice(&0x2C2F_6003u32.to_le_bytes());
-    std::fs::write(&lock, &b).unwrap();
+    live::set_lock_word(&path, 0x2C2F_6003);
+    let lock = live::lock_file(&path);
     let holder = procs::spawn(
         "child_entry",
-        "hold_lock_byte",
+        live::HOLD_LOCK_BYTE_ROLE,
         &[("PATH", lock.display().to_string())],
     );
     holder.expect("holding", Duration::from_secs(30));
@@ -662,8 +625,7 @@ fn unknown_lock_format_refused() {
     let _ = holder.kill9();
     let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
     assert_eq!(layout(&env).ml_lockver, 1);
-    let b = std::fs::read(&lock).unwrap();
-    assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 0x0001_0001);
+    assert_eq!(live::lock_word(&path), 0x0001_0001);
 }
 
 /// The first opener's lock layout: the data file's family, the flag, the
@@ -673,35 +635,31 @@ fn first_opener_picks_the_lock_layout() {
     if procs::role().is_some() {
         return;
     }
-    let word = |path: &Path| {
-        let b = std::fs::read(path.with_file_name("data.mdb-lock")).unwrap();
-        u32::from_le_bytes(b[4..8].try_into().unwrap())
-    };
     let (_d1, stock_path) = procs::temp_store();
     drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
     assert_eq!(
-        word(&stock_path),
+        live::lock_word(&stock_path),
         0x0001_0001,
         "stock-layout store: lock version 1"
     );
     let (_d2, v2_path) = procs::temp_store();
     drop(ours::Env::open_file(&v2_path, 0, 0, MAP).unwrap());
     assert_eq!(
-        word(&v2_path),
+        live::lock_word(&v2_path),
         0x2C2F_6002,
         "version-2 store: lock version 2"
     );
     let (_d3, padded_path) = procs::temp_store();
     drop(ours::Env::open_file(&padded_path, dlmdb_sys::MDB_FORMAT_DLMDB_V1, 0, MAP).unwrap());
     assert_eq!(
-        word(&padded_path),
+        live::lock_word(&padded_path),
         0x2C2F_6002,
         "padded version-1 store: lock version 2"
     );
     drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_LOCK_V2, 0, MAP).unwrap());
-    assert_eq!(word(&stock_path), 0x2C2F_6002, "MDB_LOCK_V2");
+    assert_eq!(live::lock_word(&stock_path), 0x2C2F_6002, "MDB_LOCK_V2");
     drop(ours::Env::open_file(&v2_path, dlmdb_sys::MDB_LOCK_V1, 0, MAP).unwrap());
-    assert_eq!(word(&v2_path), 0x0001_0001, "MDB_LOCK_V1");
+    assert_eq!(live::lock_word(&v2_path), 0x0001_0001, "MDB_LOCK_V1");
     assert_eq!(
         ours::Env::open_file(
             &v2_path,
@@ -723,7 +681,7 @@ fn first_opener_picks_the_lock_layout() {
         match want {
             Some(w) => {
                 r.unwrap();
-                assert_eq!(word(&stock_path), w, "DLMDB_LOCK_FORMAT={val}");
+                assert_eq!(live::lock_word(&stock_path), w, "DLMDB_LOCK_FORMAT={val}");
             }
             None => assert_eq!(r.err(), Some(libc::EINVAL), "DLMDB_LOCK_FORMAT={val}"),
         }
