@@ -14,7 +14,7 @@ use std::process::Command;
 
 pub use dlmdb_kit::raw_val_helpers;
 
-pub use dlmdb_kit::{fixtures, fixtures_dir, show, Pair, Pairs};
+pub use dlmdb_kit::{fixtures, fixtures_dir, output_ok, show, Pair, Pairs};
 
 pub mod counted;
 pub mod dump;
