@@ -11,10 +11,10 @@
 //! Rust implementation. Every answer is awaited with a deadline, so a test
 //! never hangs on a peer.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -176,23 +176,12 @@ impl Peer {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("start peer");
-        let out = child.stdout.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("@@ ") {
-                    if tx.send(rest.to_string()).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
+        let lines = procs::reported_lines(child.stdout.take().unwrap());
         Peer {
             family,
             stdin: child.stdin.take(),
             child,
-            lines: rx,
+            lines,
         }
     }
 
@@ -407,7 +396,8 @@ pub fn serve() {
                         wtxn = None;
                         out("ok".into());
                     }
-                    ("get", Some(e)) if a.len() == 2 => {
+                    // Reads: in the open read txn, else in a fresh one.
+                    (cmd @ ("get" | "digest"), Some(e)) if cmd == "digest" || a.len() == 2 => {
                         let fresh;
                         let t = match rtxn.as_ref() {
                             Some(t) => t,
@@ -422,31 +412,18 @@ pub fn serve() {
                                 }
                             },
                         };
-                        match t.get(1, &unhex(a[1])) {
-                            Ok(None) => out("ok -".into()),
-                            Ok(Some(v)) if v.is_empty() => out("ok =".into()),
-                            Ok(Some(v)) => out(format!("ok {}", hex::encode(v))),
-                            Err(rc) => err(rc),
-                        }
-                    }
-                    ("digest", Some(e)) => {
-                        let fresh;
-                        let t = match rtxn.as_ref() {
-                            Some(t) => t,
-                            None => match e.begin(None, m::ffi::MDB_RDONLY) {
-                                Ok(t) => {
-                                    fresh = t;
-                                    &fresh
-                                }
-                                Err(rc) => {
-                                    err(rc);
-                                    continue;
-                                }
-                            },
-                        };
-                        match t.walk(1, true) {
-                            Ok(p) => out(format!("ok {} {:016x}", p.len(), digest_of(&p))),
-                            Err(rc) => err(rc),
+                        if cmd == "get" {
+                            match t.get(1, &unhex(a[1])) {
+                                Ok(None) => out("ok -".into()),
+                                Ok(Some(v)) if v.is_empty() => out("ok =".into()),
+                                Ok(Some(v)) => out(format!("ok {}", hex::encode(v))),
+                                Err(rc) => err(rc),
+                            }
+                        } else {
+                            match t.walk(1, true) {
+                                Ok(p) => out(format!("ok {} {:016x}", p.len(), digest_of(&p))),
+                                Err(rc) => err(rc),
+                            }
                         }
                     }
                     ("readercheck", Some(e)) => match e.reader_check() {

@@ -62,6 +62,23 @@ pub struct Child {
     pub role: String,
 }
 
+/// The lines a child wrote with [`report`] (its `@@ ` prefix removed), read
+/// from its stdout by a thread so they can be awaited with a deadline.
+pub fn reported_lines(out: std::process::ChildStdout) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("@@ ") {
+                if tx.send(rest.to_string()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
 /// Start `test` (the exact name of a `#[test]` function of the calling test
 /// binary) as a child with `role` and parameters `vars` (names without the
 /// `DLMDB_CHILD_` prefix).
@@ -80,18 +97,7 @@ pub fn spawn(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
     let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start child {role}: {e}"));
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if let Some(rest) = line.strip_prefix("@@ ") {
-                if tx.send(rest.to_string()).is_err() {
-                    break;
-                }
-            }
-        }
-    });
+    let rx = reported_lines(child.stdout.take().unwrap());
     Child {
         child,
         lines: rx,
