@@ -153,20 +153,17 @@ pub fn human(bytes: u64) -> String {
 
 /// `s` in at most `w` columns: cut with `…` when longer (never silently).
 pub fn ellipsize(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
-        return s.to_string();
-    }
-    if w == 0 {
-        return String::new();
-    }
-    let mut out: String = s.chars().take(w - 1).collect();
-    out.push('…');
-    out
+    fit(s, w, false)
 }
 
 /// `s` in at most `w` columns, keeping the end (`…` in front).
 pub fn ellipsize_left(s: &str, w: usize) -> String {
+    fit(s, w, true)
+}
+
+/// `s` unchanged when it fits in `w` columns, else its first (or, with
+/// `keep_end`, last) `w - 1` characters with `…` on the cut side.
+fn fit(s: &str, w: usize, keep_end: bool) -> String {
     let n = s.chars().count();
     if n <= w {
         return s.to_string();
@@ -174,9 +171,12 @@ pub fn ellipsize_left(s: &str, w: usize) -> String {
     if w == 0 {
         return String::new();
     }
-    let mut out = String::from("…");
-    out.extend(s.chars().skip(n - (w - 1)));
-    out
+    let mark = std::iter::once('…');
+    if keep_end {
+        mark.chain(s.chars().skip(n - (w - 1))).collect()
+    } else {
+        s.chars().take(w - 1).chain(mark).collect()
+    }
 }
 
 /// `part` of `whole` as a percentage with one decimal, `-` for nothing.
