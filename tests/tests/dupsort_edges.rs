@@ -264,6 +264,16 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
         }
     };
     let small = |rng: &mut ChaCha8Rng| rng.gen_range(0..12u32);
+    // What a put with `flags` stores: the next appended value for
+    // APPENDDUP, else one of the small set (drawn either way).
+    let put_data = |rng: &mut ChaCha8Rng, app: &mut u32, flags: u32| {
+        let x = small(rng);
+        if flags & wf::APPENDDUP != 0 {
+            app_val(db, app)
+        } else {
+            val(db, x)
+        }
+    };
     let mut app = 0u32;
     for _ in 0..n {
         let slot = rng.gen_range(0..2);
@@ -305,12 +315,7 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     4 => wf::APPEND | wf::APPENDDUP,
                     _ => 0,
                 };
-                let x = small(&mut rng);
-                let data = if flags & wf::APPENDDUP != 0 {
-                    app_val(db, &mut app)
-                } else {
-                    val(db, x)
-                };
+                let data = put_data(&mut rng, &mut app, flags);
                 E::CPut {
                     slot,
                     key: key(&mut rng),
@@ -347,12 +352,7 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     2 => wf::APPENDDUP,
                     _ => 0,
                 };
-                let x = small(&mut rng);
-                let data = if flags & wf::APPENDDUP != 0 {
-                    app_val(db, &mut app)
-                } else {
-                    val(db, x)
-                };
+                let data = put_data(&mut rng, &mut app, flags);
                 E::Put {
                     key: key(&mut rng),
                     data,
