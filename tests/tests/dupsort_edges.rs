@@ -132,27 +132,17 @@ struct Db {
     fixed: usize,
 }
 
+impl Db {
+    const fn new(name: &'static str, flags: u32, fixed: usize) -> Db {
+        Db { name, flags, fixed }
+    }
+}
+
 const DBS: [Db; 4] = [
-    Db {
-        name: "dup",
-        flags: fl::DUPSORT,
-        fixed: 0,
-    },
-    Db {
-        name: "fix",
-        flags: fl::DUPSORT | fl::DUPFIXED,
-        fixed: 4,
-    },
-    Db {
-        name: "rev",
-        flags: fl::DUPSORT | fl::REVERSEDUP,
-        fixed: 0,
-    },
-    Db {
-        name: "plain",
-        flags: 0,
-        fixed: 0,
-    },
+    Db::new("dup", fl::DUPSORT, 0),
+    Db::new("fix", fl::DUPSORT | fl::DUPFIXED, 4),
+    Db::new("rev", fl::DUPSORT | fl::REVERSEDUP, 0),
+    Db::new("plain", 0, 0),
 ];
 
 #[derive(Debug, Clone)]
