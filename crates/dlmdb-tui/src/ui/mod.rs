@@ -51,36 +51,30 @@ pub fn areas(full: Rect, app: &App) -> Areas {
     ])
     .areas(full);
     let db_rows = app.snapshot.dbs.len() as u16 + 3;
-    if full.width >= WIDE {
+    let [dbs, detail, lower] = if full.width >= WIDE {
         let top = (body.height * 45 / 100).max(6);
         let [middle, lower] =
             Layout::vertical([Constraint::Length(top), Constraint::Min(0)]).areas(body);
         let [dbs, detail] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .areas(middle);
-        Areas {
-            header,
-            dbs,
-            detail,
-            lower,
-            status,
-        }
+        [dbs, detail, lower]
     } else {
         let dbs_h = db_rows.clamp(4, (body.height * 30 / 100).max(4));
         let detail_h = (body.height * 28 / 100).max(3);
-        let [dbs, detail, lower] = Layout::vertical([
+        Layout::vertical([
             Constraint::Length(dbs_h),
             Constraint::Length(detail_h),
             Constraint::Min(0),
         ])
-        .areas(body);
-        Areas {
-            header,
-            dbs,
-            detail,
-            lower,
-            status,
-        }
+        .areas(body)
+    };
+    Areas {
+        header,
+        dbs,
+        detail,
+        lower,
+        status,
     }
 }
 
