@@ -237,6 +237,18 @@ pub fn spawn_on_store(role: &str, path: &std::path::Path, engine: &str) -> Child
     )
 }
 
+/// First statement of a parent test in a multi-process test file: return
+/// at once in a child process (a child runs only its role, see
+/// [`child_roles!`](crate::child_roles)).
+#[macro_export]
+macro_rules! parent_only {
+    () => {
+        if $crate::procs::role().is_some() {
+            return;
+        }
+    };
+}
+
 /// The `child_entry` test of a multi-process test file: in a child
 /// spawned with a role, run that role's function; in the parent (no role,
 /// or a role of another file) do nothing.

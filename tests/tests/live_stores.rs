@@ -83,9 +83,7 @@ fn digest(pairs: &[(Vec<u8>, Vec<u8>)]) -> (u64, u64) {
 /// write, and they see ours; their pinned snapshot is unchanged.
 #[test]
 fn we_join_a_stock_environment() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -189,9 +187,7 @@ fn we_join_a_stock_environment() {
 /// reads our data and writes; our pinned snapshot is unchanged.
 #[test]
 fn stock_joins_our_environment() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -254,9 +250,7 @@ fn stock_joins_our_environment() {
 /// final content matches the model on both sides.
 #[test]
 fn alternating_writers_model_check() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         for seed in dlmdb_tests::seeds(&[11, 12]) {
             let _w = live::watchdog(
@@ -406,9 +400,7 @@ fn alternating(f: Family, seed: u64) {
 /// seen), then verify the pinned snapshot byte for byte. Both directions.
 #[test]
 fn pinned_snapshots_survive_the_other_familys_writes() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -467,9 +459,7 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
 /// lost; the dead txn's writes are not visible.
 #[test]
 fn killed_writer_of_one_family_recovered_by_the_other() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         // Stock dies, we wait.
         let (_dir, path) = procs::temp_store();
@@ -546,9 +536,7 @@ fn killed_writer_of_one_family_recovered_by_the_other() {
 /// mdb_reader_check clears it (pid byte lock test). Both directions.
 #[test]
 fn stale_readers_cleared_across_families() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -595,9 +583,7 @@ fn stale_readers_cleared_across_families() {
 /// with nobody holding it, the first opener re-initialises it.
 #[test]
 fn unknown_lock_format_refused() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let _w = live::watchdog("unknown lock format".into(), LIMIT);
     let (_dir, path) = procs::temp_store();
     drop(ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
@@ -632,9 +618,7 @@ fn unknown_lock_format_refused() {
 /// environment variable; invalid variable values are EINVAL.
 #[test]
 fn first_opener_picks_the_lock_layout() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (_d1, stock_path) = procs::temp_store();
     drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
     assert_eq!(

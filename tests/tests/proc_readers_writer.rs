@@ -257,9 +257,7 @@ fn field(line: &str, i: usize) -> u64 {
 
 #[test]
 fn one_writer_three_readers() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let seed = dlmdb_tests::seeds(&[0x7e57_0001])[0];
     eprintln!("one_writer_three_readers: seed {seed} (replay: DLMDB_SEED={seed})");
     let (_dir, path) = setup();
@@ -317,9 +315,7 @@ fn one_writer_three_readers() {
 
 #[test]
 fn writer_exclusive_counter() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (_dir, path) = setup();
     let n = 300u64;
     let kids: Vec<_> = (0..2)
@@ -348,9 +344,7 @@ fn writer_exclusive_counter() {
 
 #[test]
 fn writer_blocks_other_process() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (_dir, path) = setup();
     let hold_ms = 700u64;
     let holder = procs::spawn(
@@ -403,9 +397,7 @@ macro_rules! race_test {
     ($name:ident, $m:ident) => {
 #[test]
 fn $name() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use procs::$m as m;

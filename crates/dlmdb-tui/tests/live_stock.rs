@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use dlmdb_tests::live::{self, stock_families, Peer};
-use dlmdb_tests::procs;
 use dlmdb_tui::model::{OpenOptions, Store};
 
 const MAP: usize = 64 << 20;
@@ -21,9 +20,7 @@ fn main_entries(store: &mut Store) -> (u64, u64) {
 
 #[test]
 fn refresh_shows_commits_of_stock_processes() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(
             format!("viewer on a live {} store", f.name()),
