@@ -14,7 +14,7 @@ use std::process::Command;
 
 pub use dlmdb_kit::raw_val_helpers;
 
-pub use dlmdb_kit::{fixtures, fixtures_dir, show, Pair, Pairs};
+pub use dlmdb_kit::{fixtures, fixtures_dir, output_ok, show, Pair, Pairs};
 
 pub mod counted;
 pub mod dump;
@@ -91,6 +91,67 @@ pub fn run_tool(name: &str, args: &[&std::ffi::OsStr]) -> (bool, String, String)
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
+}
+
+/// The stock `mdb_dump -n -a` of the single-file store `path` must equal
+/// `want`; the first differing line is reported. Skipped (with a note)
+/// where the tool is not installed; the lock file is removed around the run.
+pub fn stock_dump_matches(path: &Path, want: &str, what: &str) {
+    if !have_tool("mdb_dump") {
+        skip_note("mdb_dump (Debian lmdb-utils) not installed: dump comparison not run");
+        return;
+    }
+    remove_lock(path);
+    let (ok, out, err) = run_tool(
+        "mdb_dump",
+        &[
+            std::ffi::OsStr::new("-n"),
+            std::ffi::OsStr::new("-a"),
+            path.as_os_str(),
+        ],
+    );
+    remove_lock(path);
+    assert!(ok, "{what}: mdb_dump -a failed: {err}");
+    if out != want {
+        let (ol, wl): (Vec<_>, Vec<_>) = (out.lines().collect(), want.lines().collect());
+        let i = ol
+            .iter()
+            .zip(&wl)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ol.len().min(wl.len()));
+        let cut = |s: &str| s.chars().take(120).collect::<String>();
+        panic!(
+            "{what}: mdb_dump -a output differs from the model at line {} ({} vs {} lines):\n got: {}\nwant: {}",
+            i + 1,
+            ol.len(),
+            wl.len(),
+            cut(ol.get(i).unwrap_or(&"<end>")),
+            cut(wl.get(i).unwrap_or(&"<end>"))
+        );
+    }
+}
+
+/// Build the single-file store `path` with the stock `mdb_load -n` from a
+/// dump text (`mdb_dump -a` form), one run per database: Debian's 0.9
+/// tool opens the environment with maxdbs 2, so a run loads one named
+/// database. The dump blocks go through `in.dump` beside `path`; the lock
+/// file is removed after each run.
+pub fn stock_load_dump(path: &Path, text: &str) {
+    let block_file = path.with_file_name("in.dump");
+    for block in text.split_inclusive("DATA=END\n") {
+        std::fs::write(&block_file, block).unwrap();
+        let (ok, _, err) = run_tool(
+            "mdb_load",
+            &[
+                std::ffi::OsStr::new("-n"),
+                std::ffi::OsStr::new("-f"),
+                block_file.as_os_str(),
+                path.as_os_str(),
+            ],
+        );
+        assert!(ok, "mdb_load failed: {err}");
+        remove_lock(path);
+    }
 }
 
 /// Loudly note a skipped check (visible with `--nocapture` and in failures).

@@ -11,10 +11,10 @@
 //! Rust implementation. Every answer is awaited with a deadline, so a test
 //! never hangs on a peer.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -41,6 +41,68 @@ impl Family {
 /// Role name of the Rust peer child (the calling test binary must dispatch
 /// it to [`serve`] from its `child_entry` test).
 pub const PEER_ROLE: &str = "live_peer";
+
+/// Role name of a child that holds a shared lock on byte 0 of the file
+/// named by its `PATH` parameter (as every process using an environment
+/// does to its lock file) without any LMDB; dispatch it to
+/// [`hold_lock_byte`].
+pub const HOLD_LOCK_BYTE_ROLE: &str = "hold_lock_byte";
+
+/// Child: hold a shared fcntl lock on byte 0 of `PATH`, report `holding`,
+/// then wait to be killed.
+pub fn hold_lock_byte() {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(procs::param("PATH"))
+        .unwrap();
+    // SAFETY: plain fcntl on an open descriptor.
+    let rc = unsafe {
+        let mut fl: libc::flock = std::mem::zeroed();
+        fl.l_type = libc::F_RDLCK as i16;
+        fl.l_whence = libc::SEEK_SET as i16;
+        fl.l_start = 0;
+        fl.l_len = 1;
+        libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl)
+    };
+    assert_eq!(rc, 0, "lock byte 0");
+    procs::report("holding");
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+/// The stock families available here (LMDB 0.9 needs a C compiler and
+/// liblmdb; CI installs both, and there a missing one is an error).
+pub fn stock_families() -> Vec<Family> {
+    let mut v = vec![Family::Master];
+    if lmdb09_peer_binary().is_some() {
+        v.insert(0, Family::Lmdb09);
+    } else if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
+    }
+    v
+}
+
+/// Lock file of the store whose data file is `data` (`<data>-lock`).
+pub fn lock_file(data: &Path) -> PathBuf {
+    let mut l = data.as_os_str().to_owned();
+    l.push("-lock");
+    PathBuf::from(l)
+}
+
+/// The format word of the lock file of data file `data`.
+pub fn lock_word(data: &Path) -> u32 {
+    let b = std::fs::read(lock_file(data)).unwrap();
+    dlmdb_format::lock::format_word(&b).unwrap()
+}
+
+/// Overwrite the format word of the lock file of data file `data`.
+pub fn set_lock_word(data: &Path, word: u32) {
+    let lock = lock_file(data);
+    let mut b = std::fs::read(&lock).unwrap();
+    dlmdb_format::lock::set_format_word(&mut b, word).unwrap();
+    std::fs::write(&lock, &b).unwrap();
+}
 
 /// Build `tests/peers/lmdb_peer.c` against the system liblmdb once per test
 /// binary; `None` (with a note) when no C compiler or liblmdb is available.
@@ -114,23 +176,12 @@ impl Peer {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("start peer");
-        let out = child.stdout.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("@@ ") {
-                    if tx.send(rest.to_string()).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
+        let lines = procs::reported_lines(child.stdout.take().unwrap());
         Peer {
             family,
             stdin: child.stdin.take(),
             child,
-            lines: rx,
+            lines,
         }
     }
 
@@ -345,7 +396,8 @@ pub fn serve() {
                         wtxn = None;
                         out("ok".into());
                     }
-                    ("get", Some(e)) if a.len() == 2 => {
+                    // Reads: in the open read txn, else in a fresh one.
+                    (cmd @ ("get" | "digest"), Some(e)) if cmd == "digest" || a.len() == 2 => {
                         let fresh;
                         let t = match rtxn.as_ref() {
                             Some(t) => t,
@@ -360,31 +412,18 @@ pub fn serve() {
                                 }
                             },
                         };
-                        match t.get(1, &unhex(a[1])) {
-                            Ok(None) => out("ok -".into()),
-                            Ok(Some(v)) if v.is_empty() => out("ok =".into()),
-                            Ok(Some(v)) => out(format!("ok {}", hex::encode(v))),
-                            Err(rc) => err(rc),
-                        }
-                    }
-                    ("digest", Some(e)) => {
-                        let fresh;
-                        let t = match rtxn.as_ref() {
-                            Some(t) => t,
-                            None => match e.begin(None, m::ffi::MDB_RDONLY) {
-                                Ok(t) => {
-                                    fresh = t;
-                                    &fresh
-                                }
-                                Err(rc) => {
-                                    err(rc);
-                                    continue;
-                                }
-                            },
-                        };
-                        match t.walk(1, true) {
-                            Ok(p) => out(format!("ok {} {:016x}", p.len(), digest_of(&p))),
-                            Err(rc) => err(rc),
+                        if cmd == "get" {
+                            match t.get(1, &unhex(a[1])) {
+                                Ok(None) => out("ok -".into()),
+                                Ok(Some(v)) if v.is_empty() => out("ok =".into()),
+                                Ok(Some(v)) => out(format!("ok {}", hex::encode(v))),
+                                Err(rc) => err(rc),
+                            }
+                        } else {
+                            match t.walk(1, true) {
+                                Ok(p) => out(format!("ok {} {:016x}", p.len(), digest_of(&p))),
+                                Err(rc) => err(rc),
+                            }
                         }
                     }
                     ("readercheck", Some(e)) => match e.reader_check() {

@@ -62,6 +62,23 @@ pub struct Child {
     pub role: String,
 }
 
+/// The lines a child wrote with [`report`] (its `@@ ` prefix removed), read
+/// from its stdout by a thread so they can be awaited with a deadline.
+pub fn reported_lines(out: std::process::ChildStdout) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("@@ ") {
+                if tx.send(rest.to_string()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
 /// Start `test` (the exact name of a `#[test]` function of the calling test
 /// binary) as a child with `role` and parameters `vars` (names without the
 /// `DLMDB_CHILD_` prefix).
@@ -80,18 +97,7 @@ pub fn spawn(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
     let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start child {role}: {e}"));
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if let Some(rest) = line.strip_prefix("@@ ") {
-                if tx.send(rest.to_string()).is_err() {
-                    break;
-                }
-            }
-        }
-    });
+    let rx = reported_lines(child.stdout.take().unwrap());
     Child {
         child,
         lines: rx,
@@ -229,6 +235,34 @@ pub fn spawn_on_store(role: &str, path: &std::path::Path, engine: &str) -> Child
             ("ENGINE", engine.to_string()),
         ],
     )
+}
+
+/// First statement of a parent test in a multi-process test file: return
+/// at once in a child process (a child runs only its role, see
+/// [`child_roles!`](crate::child_roles)).
+#[macro_export]
+macro_rules! parent_only {
+    () => {
+        if $crate::procs::role().is_some() {
+            return;
+        }
+    };
+}
+
+/// The `child_entry` test of a multi-process test file: in a child
+/// spawned with a role, run that role's function; in the parent (no role,
+/// or a role of another file) do nothing.
+#[macro_export]
+macro_rules! child_roles {
+    ($($role:pat => $run:expr),+ $(,)?) => {
+        #[test]
+        fn child_entry() {
+            match $crate::procs::role().as_deref() {
+                $(Some($role) => $run(),)+
+                _ => {}
+            }
+        }
+    };
 }
 
 /// In a child: run the caller's one-argument macro `$body` with the engine

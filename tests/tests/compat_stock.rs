@@ -124,35 +124,7 @@ fn expected_dump(w: &Workload, mapsize: u64) -> String {
 }
 
 fn check_mdb_dump(path: &Path, w: &Workload, mapsize: u64, what: &str) {
-    if !dlmdb_tests::have_tool("mdb_dump") {
-        skip_note("mdb_dump (Debian lmdb-utils) not installed: dump comparison not run");
-        return;
-    }
-    remove_lock(path);
-    let (ok, out, err) = run_tool(
-        "mdb_dump",
-        &[OsStr::new("-n"), OsStr::new("-a"), path.as_os_str()],
-    );
-    remove_lock(path);
-    assert!(ok, "{what}: mdb_dump -a failed: {err}");
-    let want = expected_dump(w, mapsize);
-    if out != want {
-        let (ol, wl): (Vec<_>, Vec<_>) = (out.lines().collect(), want.lines().collect());
-        let i = ol
-            .iter()
-            .zip(&wl)
-            .position(|(a, b)| a != b)
-            .unwrap_or(ol.len().min(wl.len()));
-        let cut = |s: &str| s.chars().take(120).collect::<String>();
-        panic!(
-            "{what}: mdb_dump -a output differs from the model at line {} ({} vs {} lines):\n got: {}\nwant: {}",
-            i + 1,
-            ol.len(),
-            wl.len(),
-            cut(ol.get(i).unwrap_or(&"<end>")),
-            cut(wl.get(i).unwrap_or(&"<end>"))
-        );
-    }
+    dlmdb_tests::stock_dump_matches(path, &expected_dump(w, mapsize), what);
 }
 
 /// Debian's `mdb_stat -a -e -f` on our store: the page counts, the free
@@ -318,23 +290,7 @@ fn mdb_load_then_ours_reads() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.mdb");
         let text = expected_dump(&w, MAP as u64);
-        // One mdb_load run per database: the 0.9 tool opens the environment
-        // with maxdbs 2, so each run loads a single named database.
-        for block in text.split_inclusive("DATA=END\n") {
-            let dump_file = dir.path().join("in.dump");
-            std::fs::write(&dump_file, block).unwrap();
-            let (ok, _out, err) = run_tool(
-                "mdb_load",
-                &[
-                    OsStr::new("-n"),
-                    OsStr::new("-f"),
-                    dump_file.as_os_str(),
-                    path.as_os_str(),
-                ],
-            );
-            assert!(ok, "mdb_load failed: {err}");
-            remove_lock(&path);
-        }
+        dlmdb_tests::stock_load_dump(&path, &text);
         verify_with_ours(&path, &w, seed, EnvFlags::empty());
     }
 }

@@ -34,6 +34,16 @@ use rand_chacha::ChaCha8Rng;
 
 static NESTED_NOTE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// A new single-file environment `name` (8 databases, `map_size` bytes) in
+/// a fresh temporary directory, kept alive by the returned guard; with
+/// the data file's path.
+fn scratch(name: &str, map_size: usize) -> (tempfile::TempDir, std::path::PathBuf, Env) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let env = Env::open_file(&path, 0, 8, map_size).unwrap();
+    (dir, path, env)
+}
+
 const BATCHES: usize = 28;
 const OPS_PER_BATCH: usize = 1300;
 
@@ -216,13 +226,14 @@ fn one_op(
                     }
                 } else {
                     let mut c = Cursor::open(txn, dbi).unwrap();
-                    if let Err(rc) = c.get(ffi::MDB_GET_BOTH, Some(&k), Some(&v)) {
-                        fail(
-                            seed,
-                            batch,
-                            format!("{}: GET_BOTH: {rc}", ctx("cursor del", &k)),
-                        );
-                    }
+                    c.get(ffi::MDB_GET_BOTH, Some(&k), Some(&v))
+                        .unwrap_or_else(|rc| {
+                            fail(
+                                seed,
+                                batch,
+                                format!("{}: GET_BOTH: {rc}", ctx("cursor del", &k)),
+                            )
+                        });
                     let cur = c.get(ffi::MDB_GET_CURRENT, None, None);
                     if cur != Ok((k.clone(), v.clone())) {
                         fail(
@@ -236,13 +247,13 @@ fn one_op(
                             ),
                         );
                     }
-                    if let Err(rc) = c.del(0) {
+                    c.del(0).unwrap_or_else(|rc| {
                         fail(
                             seed,
                             batch,
                             format!("{}: cursor_del: {rc}", ctx("cursor del", &k)),
-                        );
-                    }
+                        )
+                    });
                 }
                 db.model.del_pair(&k, &v);
             }
@@ -265,13 +276,14 @@ fn one_op(
             db.last_op = format!("delete key (cursor {by_cursor}) {}", show(&k));
             if by_cursor {
                 let mut c = Cursor::open(txn, dbi).unwrap();
-                if let Err(rc) = c.get(ffi::MDB_SET_KEY, Some(&k), None) {
-                    fail(
-                        seed,
-                        batch,
-                        format!("{}: SET_KEY: {rc}", ctx("cursor del", &k)),
-                    );
-                }
+                c.get(ffi::MDB_SET_KEY, Some(&k), None)
+                    .unwrap_or_else(|rc| {
+                        fail(
+                            seed,
+                            batch,
+                            format!("{}: SET_KEY: {rc}", ctx("cursor del", &k)),
+                        )
+                    });
                 let cur = c.get(ffi::MDB_GET_CURRENT, None, None);
                 if cur.as_ref().map(|p| &p.0) != Ok(&k) {
                     fail(
@@ -285,13 +297,13 @@ fn one_op(
                     );
                 }
                 let flags = if dup { ffi::MDB_NODUPDATA } else { 0 };
-                if let Err(rc) = c.del(flags) {
+                c.del(flags).unwrap_or_else(|rc| {
                     fail(
                         seed,
                         batch,
                         format!("{}: cursor_del: {rc}", ctx("cursor del", &k)),
-                    );
-                }
+                    )
+                });
             } else {
                 let r = counted::del(txn, dbi, &k, None);
                 if r != Ok(true) {
@@ -334,9 +346,8 @@ fn one_op(
                 _ => format!("z{:08}", db.append_seq).into_bytes(),
             };
             let v = gen_val(rng, kind);
-            if let Err(rc) = counted::put(txn, dbi, &k, &v, ffi::MDB_APPEND) {
-                fail(seed, batch, format!("{}: {rc}", ctx("APPEND", &k)));
-            }
+            counted::put(txn, dbi, &k, &v, ffi::MDB_APPEND)
+                .unwrap_or_else(|rc| fail(seed, batch, format!("{}: {rc}", ctx("APPEND", &k))));
             db.model.put(&k, &v);
         }
         return;
@@ -348,13 +359,13 @@ fn one_op(
         let mut c = Cursor::open(txn, dbi).unwrap();
         c.get(ffi::MDB_SET_KEY, Some(&k), None)
             .unwrap_or_else(|rc| fail(seed, batch, format!("{}: {rc}", ctx("SET_KEY", &k))));
-        if let Err(rc) = c.put(&k, &v, ffi::MDB_CURRENT) {
+        c.put(&k, &v, ffi::MDB_CURRENT).unwrap_or_else(|rc| {
             fail(
                 seed,
                 batch,
                 format!("{}: {rc}", ctx("cursor put CURRENT", &k)),
-            );
-        }
+            )
+        });
         db.model.put(&k, &v);
         return;
     }
@@ -443,13 +454,13 @@ fn one_op(
             (_, None) => gen_val(rng, kind),
         };
         db.last_op = format!("APPENDDUP key {} value {}", show(&k), show(&v));
-        if let Err(rc) = counted::put(txn, dbi, &k, &v, ffi::MDB_APPENDDUP) {
+        counted::put(txn, dbi, &k, &v, ffi::MDB_APPENDDUP).unwrap_or_else(|rc| {
             fail(
                 seed,
                 batch,
                 format!("{}: value {}: {rc}", ctx("APPENDDUP", &k), show(&v)),
-            );
-        }
+            )
+        });
         db.model.put(&k, &v);
         return;
     }
@@ -847,6 +858,43 @@ fn verify_uncounted(txn: &impl AsTxn, dbi: u32, seed: u64, batch: usize) {
     }
 }
 
+/// What the ops of one batch share: where a failure is reported, and in
+/// drain batches the entry count each DB is drained down to.
+#[derive(Clone, Copy)]
+struct BatchAt<'a> {
+    seed: u64,
+    batch: usize,
+    floors: Option<&'a [usize]>,
+}
+
+/// One random op on a randomly chosen DB; returns the DB's index.
+fn one_random_op(
+    txn: &impl AsTxn,
+    dbis: &[u32],
+    dbs: &mut [Db],
+    rng: &mut ChaCha8Rng,
+    at: BatchAt<'_>,
+) -> usize {
+    let i = rng.gen_range(0..dbs.len());
+    let floor = at.floors.map(|f| f[i]);
+    one_op(txn, dbis[i], &mut dbs[i], rng, floor, at.seed, at.batch);
+    i
+}
+
+/// The models' state, to roll back to when a txn is aborted.
+fn snapshot(dbs: &[Db]) -> Vec<(CountModel, u64)> {
+    dbs.iter()
+        .map(|d| (d.model.clone(), d.append_seq))
+        .collect()
+}
+
+fn restore(dbs: &mut [Db], saved: Vec<(CountModel, u64)>) {
+    for (d, (m, a)) in dbs.iter_mut().zip(saved) {
+        d.model = m;
+        d.append_seq = a;
+    }
+}
+
 fn run_seed(seed: u64, dir: &Path, with_counted: bool, batches: usize) {
     run_seed_with(seed, dir, with_counted, batches, 0)
 }
@@ -883,10 +931,12 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
         let drain = batch % 4 == 3;
         let abort = batch % 7 == 5;
         let floors: Vec<usize> = dbs.iter().map(|d| d.model.entries() / 4).collect();
-        let saved: Vec<(CountModel, u64)> = dbs
-            .iter()
-            .map(|d| (d.model.clone(), d.append_seq))
-            .collect();
+        let batch_at = BatchAt {
+            seed,
+            batch,
+            floors: drain.then_some(&floors[..]),
+        };
+        let saved = snapshot(&dbs);
         let txn = env.begin_rw().unwrap();
         if batch % 16 == 15 {
             let i = rng.gen_range(0..dbs.len());
@@ -921,16 +971,7 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
             OPS_PER_BATCH
         };
         for _ in 0..nested_at {
-            let i = rng.gen_range(0..dbs.len());
-            one_op(
-                &txn,
-                dbis[i],
-                &mut dbs[i],
-                &mut rng,
-                drain.then_some(floors[i]),
-                seed,
-                batch,
-            );
+            let i = one_random_op(&txn, &dbis, &mut dbs, &mut rng, batch_at);
             ops += 1;
             if paranoid {
                 let w = format!("write txn, after op #{ops}: {}", dbs[i].last_op);
@@ -938,23 +979,11 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
             }
         }
         if nested_at < OPS_PER_BATCH {
-            let before: Vec<(CountModel, u64)> = dbs
-                .iter()
-                .map(|d| (d.model.clone(), d.append_seq))
-                .collect();
+            let before = snapshot(&dbs);
             match ChildTxn::begin(&txn) {
                 Ok(child) => {
                     for _ in nested_at..OPS_PER_BATCH {
-                        let i = rng.gen_range(0..dbs.len());
-                        one_op(
-                            &child,
-                            dbis[i],
-                            &mut dbs[i],
-                            &mut rng,
-                            drain.then_some(floors[i]),
-                            seed,
-                            batch,
-                        );
+                        one_random_op(&child, &dbis, &mut dbs, &mut rng, batch_at);
                         ops += 1;
                     }
                     if with_counted {
@@ -973,10 +1002,7 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
                     }
                     if batch % 6 == 1 {
                         drop(child);
-                        for (d, (m, a)) in dbs.iter_mut().zip(before) {
-                            d.model = m;
-                            d.append_seq = a;
-                        }
+                        restore(&mut dbs, before);
                     } else {
                         child.commit().unwrap_or_else(|rc| {
                             fail(seed, batch, format!("nested txn commit: {rc}"))
@@ -992,16 +1018,7 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
                         );
                     }
                     for _ in nested_at..OPS_PER_BATCH {
-                        let i = rng.gen_range(0..dbs.len());
-                        one_op(
-                            &txn,
-                            dbis[i],
-                            &mut dbs[i],
-                            &mut rng,
-                            drain.then_some(floors[i]),
-                            seed,
-                            batch,
-                        );
+                        one_random_op(&txn, &dbis, &mut dbs, &mut rng, batch_at);
                         ops += 1;
                     }
                 }
@@ -1020,10 +1037,7 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
         }
         if abort {
             drop(txn);
-            for (d, (m, a)) in dbs.iter_mut().zip(saved) {
-                d.model = m;
-                d.append_seq = a;
-            }
+            restore(&mut dbs, saved);
         } else {
             txn.commit()
                 .unwrap_or_else(|rc| fail(seed, batch, format!("commit: {rc}")));
@@ -1142,9 +1156,7 @@ fn uncounted_twin_of_model_ops() {
 /// named DB (stored flags win; COUNTED cannot be added later).
 #[test]
 fn counted_error_codes_and_empty_dbs() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("e.mdb");
-    let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 24).unwrap();
+    let (_dir, path, env) = scratch("e.mdb", 1 << 24);
     let txn = env.begin_rw().unwrap();
     let plain = txn.open_db(Some(b"p"), COUNTED | ffi::MDB_CREATE).unwrap();
     let dups = txn
@@ -1229,15 +1241,36 @@ fn counted_error_codes_and_empty_dbs() {
     counted::assert_structure(&path, false, "error-code store");
 }
 
+/// Every rank and count of `dbi` in `txn` against `model`.
+#[track_caller]
+fn ranks_match(txn: &impl AsTxn, dbi: u32, model: &CountModel, what: &str) {
+    counted::verify_every_rank(txn, dbi, &model.snap(true), what);
+}
+
+/// [`ranks_match`] for database `name` in a new read txn of `env`.
+#[track_caller]
+fn committed_ranks_match(env: &Env, name: &str, model: &CountModel) {
+    let r = env.begin_ro().unwrap();
+    let dbi = r.open_db(Some(name.as_bytes()), 0).unwrap();
+    ranks_match(&r, dbi, model, &format!("{name}: committed"));
+}
+
+/// Delete the keys `key{i:05}` for `i` in `range`; each must exist.
+fn del_keys(txn: &impl AsTxn, dbi: u32, model: &mut CountModel, range: std::ops::Range<u32>) {
+    for i in range {
+        let k = format!("key{i:05}").into_bytes();
+        assert_eq!(counted::del(txn, dbi, &k, None), Ok(true));
+        model.del_key(&k);
+    }
+}
+
 /// Nested transactions (spec §6.1): a child's counts reflect its inserts and
 /// deletes; aborting the child restores the parent's counts exactly;
 /// committing merges them; a grandchild works the same; the committed
 /// result is exact in a read txn and in the file.
 #[test]
 fn counted_nested_txns() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("n.mdb");
-    let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 28).unwrap();
+    let (_dir, path, env) = scratch("n.mdb", 1 << 28);
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     for flags in [COUNTED, COUNTED | DUPSORT] {
         let name = format!("n{flags:x}");
@@ -1270,7 +1303,7 @@ fn counted_nested_txns() {
             &mut rng,
             3000,
         );
-        counted::verify_every_rank(&txn, dbi, &model.snap(true), &format!("{name}: parent"));
+        ranks_match(&txn, dbi, &model, &format!("{name}: parent"));
         for round in 0..4 {
             let saved = model.clone();
             let child = ChildTxn::begin(&txn).expect("nested txn");
@@ -1286,12 +1319,7 @@ fn counted_nested_txns() {
                     model.del_key(&k);
                 }
             }
-            counted::verify_every_rank(
-                &child,
-                dbi,
-                &model.snap(true),
-                &format!("{name} round {round}: child"),
-            );
+            ranks_match(&child, dbi, &model, &format!("{name} round {round}: child"));
             if round % 2 == 1 {
                 // a grandchild, aborted, then the child continues
                 let inner_saved = model.clone();
@@ -1302,45 +1330,42 @@ fn counted_nested_txns() {
                     &mut rng,
                     200,
                 );
-                counted::verify_every_rank(
+                ranks_match(
                     &gc,
                     dbi,
-                    &model.snap(true),
+                    &model,
                     &format!("{name} round {round}: grandchild"),
                 );
                 drop(gc);
                 model = inner_saved;
-                counted::verify_every_rank(
+                ranks_match(
                     &child,
                     dbi,
-                    &model.snap(true),
+                    &model,
                     &format!("{name} round {round}: child after grandchild abort"),
                 );
             }
             if round % 2 == 0 {
                 drop(child);
                 model = saved;
-                counted::verify_every_rank(
+                ranks_match(
                     &txn,
                     dbi,
-                    &model.snap(true),
+                    &model,
                     &format!("{name} round {round}: parent after child abort"),
                 );
             } else {
                 child.commit().unwrap();
-                counted::verify_every_rank(
+                ranks_match(
                     &txn,
                     dbi,
-                    &model.snap(true),
+                    &model,
                     &format!("{name} round {round}: parent after child commit"),
                 );
             }
         }
         txn.commit().unwrap();
-        let r = env.begin_ro().unwrap();
-        let dbi = r.open_db(Some(name.as_bytes()), 0).unwrap();
-        counted::verify_every_rank(&r, dbi, &model.snap(true), &format!("{name}: committed"));
-        drop(r);
+        committed_ranks_match(&env, &name, &model);
         let rep = counted::assert_structure(&path, false, &name);
         assert_eq!(rep.db(&name).unwrap().2.entries, model.entries() as u64);
     }
@@ -1353,9 +1378,7 @@ fn counted_nested_txns() {
 /// parent, and after aborts, at depths 1 to 3.
 #[test]
 fn counted_nested_txns_over_unqueried_parent_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("u.mdb");
-    let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 28).unwrap();
+    let (_dir, _path, env) = scratch("u.mdb", 1 << 28);
     for flags in [COUNTED, COUNTED | DUPSORT] {
         let name = format!("u{flags:x}");
         let mut model = CountModel::new(flags);
@@ -1372,61 +1395,37 @@ fn counted_nested_txns_over_unqueried_parent_changes() {
         // A new txn deletes some keys, asks nothing, starts an idle child.
         let txn = env.begin_rw().unwrap();
         let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
-        for i in 0..100 {
-            let k = format!("key{i:05}").into_bytes();
-            assert_eq!(counted::del(&txn, dbi, &k, None), Ok(true));
-            model.del_key(&k);
-        }
+        del_keys(&txn, dbi, &mut model, 0..100);
         let child = ChildTxn::begin(&txn).expect("child");
-        counted::verify_every_rank(
-            &child,
-            dbi,
-            &model.snap(true),
-            &format!("{name}: idle child"),
-        );
+        ranks_match(&child, dbi, &model, &format!("{name}: idle child"));
         // The child changes a few keys far from the parent's deletes.
         let saved = model.clone();
-        for i in 2900..2910 {
-            let k = format!("key{i:05}").into_bytes();
-            assert_eq!(counted::del(&child, dbi, &k, None), Ok(true));
-            model.del_key(&k);
-        }
-        counted::verify_every_rank(&child, dbi, &model.snap(true), &format!("{name}: child"));
+        del_keys(&child, dbi, &mut model, 2900..2910);
+        ranks_match(&child, dbi, &model, &format!("{name}: child"));
         // A grandchild deletes elsewhere and commits; a great-grandchild
         // started under it sees everything.
         let gc = ChildTxn::begin(&child).expect("grandchild");
-        for i in 1500..1520 {
-            let k = format!("key{i:05}").into_bytes();
-            assert_eq!(counted::del(&gc, dbi, &k, None), Ok(true));
-            model.del_key(&k);
-        }
+        del_keys(&gc, dbi, &mut model, 1500..1520);
         let ggc = ChildTxn::begin(&gc).expect("great-grandchild");
-        counted::verify_every_rank(
-            &ggc,
-            dbi,
-            &model.snap(true),
-            &format!("{name}: idle great-grandchild"),
-        );
+        ranks_match(&ggc, dbi, &model, &format!("{name}: idle great-grandchild"));
         drop(ggc);
         gc.commit().unwrap();
-        counted::verify_every_rank(
+        ranks_match(
             &child,
             dbi,
-            &model.snap(true),
+            &model,
             &format!("{name}: child after grandchild commit"),
         );
         drop(child);
         model = saved;
-        counted::verify_every_rank(
+        ranks_match(
             &txn,
             dbi,
-            &model.snap(true),
+            &model,
             &format!("{name}: parent after child abort"),
         );
         txn.commit().unwrap();
-        let r = env.begin_ro().unwrap();
-        let dbi = r.open_db(Some(name.as_bytes()), 0).unwrap();
-        counted::verify_every_rank(&r, dbi, &model.snap(true), &format!("{name}: committed"));
+        committed_ranks_match(&env, &name, &model);
     }
 }
 
@@ -1435,9 +1434,7 @@ fn counted_nested_txns_over_unqueried_parent_changes() {
 /// are new and are checked again by rank queries and the structural checker.
 #[test]
 fn counted_copies_keep_counts() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("src.mdb");
-    let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 28).unwrap();
+    let (dir, _path, env) = scratch("src.mdb", 1 << 28);
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     let specs = [
         ("p", COUNTED),
@@ -1519,9 +1516,7 @@ fn counted_copies_keep_counts() {
 /// flag combination and all three range functions, all ranks and key ranks.
 #[test]
 fn counted_extreme_keys_all_bound_pairs() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("x.mdb");
-    let env = Env::open(&path, ffi::MDB_NOSUBDIR, 8, 1 << 24).unwrap();
+    let (_dir, _path, env) = scratch("x.mdb", 1 << 24);
     let long = vec![0xffu8; 500];
     let keys: Vec<Vec<u8>> = vec![vec![0x00], b"M".to_vec(), long.clone()];
     let mut cands: Vec<Option<Vec<u8>>> = vec![

@@ -156,12 +156,7 @@ fn crasher() {
     }
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("crasher") {
-        crasher();
-    }
-}
+dlmdb_tests::child_roles!("crasher" => crasher);
 
 /// (txn id, digest) of a report line `<what> <id> <hex>`.
 fn parse_report(line: &str) -> Option<(&str, u64, u64)> {
@@ -387,17 +382,13 @@ fn run_variant_limited(
 
 #[test]
 fn crash_kill9_default() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     run_variant("default", 0, 0x4b11_0001, false);
 }
 
 #[test]
 fn crash_kill9_nosync_lmdb_format() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     run_variant(
         "nosync+lmdb-format",
         ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB,
@@ -408,9 +399,7 @@ fn crash_kill9_nosync_lmdb_format() {
 
 #[test]
 fn crash_kill9_writemap() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     run_variant(
         "writemap+nometasync",
         ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC,
@@ -421,17 +410,13 @@ fn crash_kill9_writemap() {
 
 #[test]
 fn crash_kill9_env_held_open() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     run_variant("default, env held open", 0, 0x4b11_0004, true);
 }
 
 #[test]
 fn crash_kill9_spilling() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     // Eight dirty pages: most txns spill, so kills land between spilled
     // writes and commits; nothing spilled may ever become visible.
     run_variant_limited("default, dirty limit 8", 0, 0x4b11_0005, false, Some(8));

@@ -35,20 +35,13 @@ fn role_hold_writer() {
     dlmdb_tests::on_engine!(go);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("hold_writer") {
-        role_hold_writer();
-    }
-}
+dlmdb_tests::child_roles!("hold_writer" => role_hold_writer);
 
 macro_rules! dead_writer_test {
     ($name:ident, $m:ident, $engine:literal) => {
         #[test]
         fn $name() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             let env = std::sync::Arc::new(m::Env::open_file(&path, 0, 2, MAP).unwrap());
@@ -117,9 +110,7 @@ macro_rules! stale_header_test {
         #[test]
         $(#[$attr])?
         fn $name() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use std::os::unix::fs::FileExt;
             use $m as m;
             let (dir, path) = procs::temp_store();

@@ -21,7 +21,6 @@
 //! stock LMDB on both sides (never ignored); `ours_*` are ignored until the
 //! engine has DUPSORT. Seeds: `DLMDB_SEED=1,2` to replay.
 
-use std::ffi::OsStr;
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
@@ -30,7 +29,7 @@ use rand_chacha::ChaCha8Rng;
 use dlmdb_kit::dup::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::dump::{render_bytevalue, DumpHeader};
 use dlmdb_tests::multimap::MultiDb;
-use dlmdb_tests::{have_tool, raw, remove_lock, run_tool, seeds, show, skip_note};
+use dlmdb_tests::{have_tool, raw, remove_lock, seeds, show, skip_note};
 
 type Stock = dlmdb_kit::stock::Exec;
 type Ours = dlmdb_kit::ours::Exec;
@@ -172,6 +171,20 @@ fn gen_val(rng: &mut ChaCha8Rng, s: &Spec, hot: bool) -> Vec<u8> {
 /// the final committed state). Phases by transaction index: grow hot sets
 /// past the sub-database limit, shrink them to a few dups, delete whole keys,
 /// regrow.
+/// Delete `key` (one value, or all with `None`) from the model, as an op
+/// expecting the model's result.
+fn model_del(m: &mut MultiDb, db: usize, key: Vec<u8>, val: Option<Vec<u8>>) -> WOp {
+    let want = m.del(&key, val.as_deref());
+    WOp::Del { db, key, val, want }
+}
+
+/// Add a new pair to the model, as a put op.
+fn model_put(m: &mut MultiDb, db: usize, key: Vec<u8>, val: Vec<u8>) -> WOp {
+    let (rc, _) = m.put(&key, &val, 0);
+    assert_eq!(rc, 0);
+    WOp::Put { db, key, val }
+}
+
 fn generate(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize) -> Vec<WTxn> {
     generate_stats(seed, models, ntx, ops, &mut vec![0; specs().len()])
 }
@@ -222,13 +235,7 @@ fn generate_stats(
             if burst > 0 {
                 for _ in 0..burst {
                     let val = gen_val(&mut rng, s, hot);
-                    let (want, _) = m.put(&key, &val, 0);
-                    assert_eq!(want, 0);
-                    txn.ops.push(WOp::Put {
-                        db,
-                        key: key.clone(),
-                        val,
-                    });
+                    txn.ops.push(model_put(m, db, key.clone(), val));
                 }
                 max[db] = max[db].max(m.set(&key).map_or(0, |s| s.dups.len()));
                 continue;
@@ -238,13 +245,7 @@ fn generate_stats(
                     let vals = set.values();
                     for _ in 0..(-burst) as usize {
                         let v = vals[rng.gen_range(0..vals.len())].clone();
-                        let want = m.del(&key, Some(&v));
-                        txn.ops.push(WOp::Del {
-                            db,
-                            key: key.clone(),
-                            val: Some(v),
-                            want,
-                        });
+                        txn.ops.push(model_del(m, db, key.clone(), Some(v)));
                     }
                 }
                 continue;
@@ -253,40 +254,20 @@ fn generate_stats(
                 if let Some(set) = m.set(&key) {
                     if r < 3 || (phase == 3 && r < 8) {
                         // whole key
-                        let want = m.del(&key, None);
-                        txn.ops.push(WOp::Del {
-                            db,
-                            key,
-                            val: None,
-                            want,
-                        });
+                        txn.ops.push(model_del(m, db, key, None));
                     } else {
                         let vals = set.values();
                         let v = vals[rng.gen_range(0..vals.len())].clone();
-                        let want = m.del(&key, Some(&v));
-                        txn.ops.push(WOp::Del {
-                            db,
-                            key,
-                            val: Some(v),
-                            want,
-                        });
+                        txn.ops.push(model_del(m, db, key, Some(v)));
                     }
                 } else {
                     // absent pair: NOTFOUND
                     let v = gen_val(&mut rng, s, hot);
-                    let want = m.del(&key, Some(&v));
-                    txn.ops.push(WOp::Del {
-                        db,
-                        key,
-                        val: Some(v),
-                        want,
-                    });
+                    txn.ops.push(model_del(m, db, key, Some(v)));
                 }
             } else {
                 let val = gen_val(&mut rng, s, hot);
-                let (want, _) = m.put(&key, &val, 0);
-                assert_eq!(want, 0);
-                txn.ops.push(WOp::Put { db, key, val });
+                txn.ops.push(model_put(m, db, key, val));
             }
         }
         if !commit {
@@ -450,34 +431,7 @@ fn expected_dump(models: &[MultiDb]) -> String {
 }
 
 fn check_mdb_dump(path: &Path, models: &[MultiDb], what: &str) {
-    if !have_tool("mdb_dump") {
-        skip_note("mdb_dump (Debian lmdb-utils) not installed: dump comparison not run");
-        return;
-    }
-    remove_lock(path);
-    let (ok, out, err) = run_tool(
-        "mdb_dump",
-        &[OsStr::new("-n"), OsStr::new("-a"), path.as_os_str()],
-    );
-    remove_lock(path);
-    assert!(ok, "{what}: mdb_dump -a failed: {err}");
-    let want = expected_dump(models);
-    if out != want {
-        let (ol, wl): (Vec<_>, Vec<_>) = (out.lines().collect(), want.lines().collect());
-        let i = ol
-            .iter()
-            .zip(&wl)
-            .position(|(a, b)| a != b)
-            .unwrap_or(ol.len().min(wl.len()));
-        panic!(
-            "{what}: mdb_dump -a differs from the model at line {} ({} vs {} lines):\n got: {:.120}\nwant: {:.120}",
-            i + 1,
-            ol.len(),
-            wl.len(),
-            ol.get(i).unwrap_or(&"<end>"),
-            wl.get(i).unwrap_or(&"<end>")
-        );
-    }
+    dlmdb_tests::stock_dump_matches(path, &expected_dump(models), what);
 }
 
 fn meta_version(path: &Path) -> u32 {
@@ -528,24 +482,7 @@ fn check_accounting(path: &Path, env_flags: u32, what: &str) {
 }
 
 fn load_with_mdb_load(path: &Path, models: &[MultiDb]) {
-    let dir = path.parent().unwrap();
-    let text = expected_dump(models);
-    // Debian's 0.9 mdb_load opens with maxdbs 2: one run per database.
-    for block in text.split_inclusive("DATA=END\n") {
-        let f = dir.join("in.dump");
-        std::fs::write(&f, block).unwrap();
-        let (ok, _, err) = run_tool(
-            "mdb_load",
-            &[
-                OsStr::new("-n"),
-                OsStr::new("-f"),
-                f.as_os_str(),
-                path.as_os_str(),
-            ],
-        );
-        assert!(ok, "mdb_load failed: {err}");
-        remove_lock(path);
-    }
+    dlmdb_tests::stock_load_dump(path, &expected_dump(models));
 }
 
 /// Models of a loaded dump: every key's F_DUPDATA state follows from its
@@ -680,22 +617,31 @@ fn fixed() -> Vec<u64> {
     seeds(&[1, 0xd0_5e7])
 }
 
+/// One test per scenario, each run for every fixed seed (and `DLMDB_SEED`).
+macro_rules! seeded_tests {
+    ($($name:ident: |$seed:ident| $run:expr;)+) => {
+        $(
+            #[test]
+            fn $name() {
+                for $seed in fixed() {
+                    eprintln!("seed {}", $seed);
+                    $run;
+                }
+            }
+        )+
+    };
+}
+
+seeded_tests! {
+    stock_self_check_a_stock_writes_stock_reads: |seed| scenario_a::<Stock, Stock>(seed, 0, false);
+    stock_self_check_b: |seed| scenario_b::<Stock>(seed, false);
+    stock_self_check_c_mdb_load: |seed| scenario_c::<Stock>(seed);
+    ours_a_format_lmdb_read_by_stock: |seed| scenario_a::<Ours, Stock>(seed, fl::FORMAT_LMDB, true);
+    ours_b_stock_written_read_and_modified_by_ours: |seed| scenario_b::<Ours>(seed, true);
+    ours_c_mdb_load_read_by_ours: |seed| scenario_c::<Ours>(seed);
+}
+
 // ----- stock self-checks: validate generator, models and verifier -----
-
-#[test]
-fn stock_self_check_a_stock_writes_stock_reads() {
-    for seed in fixed() {
-        eprintln!("seed {seed}");
-        scenario_a::<Stock, Stock>(seed, 0, false);
-    }
-}
-
-#[test]
-fn stock_self_check_c_mdb_load() {
-    for seed in fixed() {
-        scenario_c::<Stock>(seed);
-    }
-}
 
 /// The workloads really cross the inline -> sub-database boundary: the hot
 /// sets reach sizes far above what fits a sub-page in a 4 KiB page (about
@@ -733,36 +679,6 @@ fn stock_self_check_workload_reaches_subdatabases() {
 }
 
 // ----- our engine -----
-
-#[test]
-fn ours_a_format_lmdb_read_by_stock() {
-    for seed in fixed() {
-        eprintln!("seed {seed}");
-        scenario_a::<Ours, Stock>(seed, fl::FORMAT_LMDB, true);
-    }
-}
-
-#[test]
-fn ours_b_stock_written_read_and_modified_by_ours() {
-    for seed in fixed() {
-        eprintln!("seed {seed}");
-        scenario_b::<Ours>(seed, true);
-    }
-}
-
-#[test]
-fn stock_self_check_b() {
-    for seed in fixed() {
-        scenario_b::<Stock>(seed, false);
-    }
-}
-
-#[test]
-fn ours_c_mdb_load_read_by_ours() {
-    for seed in fixed() {
-        scenario_c::<Ours>(seed);
-    }
-}
 
 /// (d) our default format: version 2, DLMDB layout, counters including
 /// sub-databases.

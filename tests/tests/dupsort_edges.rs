@@ -133,27 +133,17 @@ struct Db {
     fixed: usize,
 }
 
+impl Db {
+    const fn new(name: &'static str, flags: u32, fixed: usize) -> Db {
+        Db { name, flags, fixed }
+    }
+}
+
 const DBS: [Db; 4] = [
-    Db {
-        name: "dup",
-        flags: fl::DUPSORT,
-        fixed: 0,
-    },
-    Db {
-        name: "fix",
-        flags: fl::DUPSORT | fl::DUPFIXED,
-        fixed: 4,
-    },
-    Db {
-        name: "rev",
-        flags: fl::DUPSORT | fl::REVERSEDUP,
-        fixed: 0,
-    },
-    Db {
-        name: "plain",
-        flags: 0,
-        fixed: 0,
-    },
+    Db::new("dup", fl::DUPSORT, 0),
+    Db::new("fix", fl::DUPSORT | fl::DUPFIXED, 4),
+    Db::new("rev", fl::DUPSORT | fl::REVERSEDUP, 0),
+    Db::new("plain", 0, 0),
 ];
 
 #[derive(Debug, Clone)]
@@ -265,6 +255,16 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
         }
     };
     let small = |rng: &mut ChaCha8Rng| rng.gen_range(0..12u32);
+    // What a put with `flags` stores: the next appended value for
+    // APPENDDUP, else one of the small set (drawn either way).
+    let put_data = |rng: &mut ChaCha8Rng, app: &mut u32, flags: u32| {
+        let x = small(rng);
+        if flags & wf::APPENDDUP != 0 {
+            app_val(db, app)
+        } else {
+            val(db, x)
+        }
+    };
     let mut app = 0u32;
     for _ in 0..n {
         let slot = rng.gen_range(0..2);
@@ -306,12 +306,7 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     4 => wf::APPEND | wf::APPENDDUP,
                     _ => 0,
                 };
-                let x = small(&mut rng);
-                let data = if flags & wf::APPENDDUP != 0 {
-                    app_val(db, &mut app)
-                } else {
-                    val(db, x)
-                };
+                let data = put_data(&mut rng, &mut app, flags);
                 E::CPut {
                     slot,
                     key: key(&mut rng),
@@ -348,12 +343,7 @@ fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
                     2 => wf::APPENDDUP,
                     _ => 0,
                 };
-                let x = small(&mut rng);
-                let data = if flags & wf::APPENDDUP != 0 {
-                    app_val(db, &mut app)
-                } else {
-                    val(db, x)
-                };
+                let data = put_data(&mut rng, &mut app, flags);
                 E::Put {
                     key: key(&mut rng),
                     data,

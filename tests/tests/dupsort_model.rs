@@ -46,32 +46,22 @@ struct Spec {
     fixed: usize,
 }
 
+impl Spec {
+    const fn new(name: &'static str, flags: u32, fixed: usize) -> Spec {
+        Spec { name, flags, fixed }
+    }
+}
+
 const SPECS: [Spec; 5] = [
-    Spec {
-        name: "d",
-        flags: fl::DUPSORT,
-        fixed: 0,
-    },
-    Spec {
-        name: "f8",
-        flags: fl::DUPSORT | fl::DUPFIXED,
-        fixed: 8,
-    },
-    Spec {
-        name: "i4",
-        flags: fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY,
-        fixed: 4,
-    },
-    Spec {
-        name: "i8",
-        flags: fl::DUPSORT | fl::INTEGERDUP,
-        fixed: 0,
-    },
-    Spec {
-        name: "r",
-        flags: fl::DUPSORT | fl::REVERSEDUP,
-        fixed: 0,
-    },
+    Spec::new("d", fl::DUPSORT, 0),
+    Spec::new("f8", fl::DUPSORT | fl::DUPFIXED, 8),
+    Spec::new(
+        "i4",
+        fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY,
+        4,
+    ),
+    Spec::new("i8", fl::DUPSORT | fl::INTEGERDUP, 0),
+    Spec::new("r", fl::DUPSORT | fl::REVERSEDUP, 0),
 ];
 
 #[derive(Debug, Clone)]

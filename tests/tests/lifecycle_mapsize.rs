@@ -35,20 +35,13 @@ fn role_grower() {
     dlmdb_tests::on_engine!(grow);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("grower") {
-        role_grower();
-    }
-}
+dlmdb_tests::child_roles!("grower" => role_grower);
 
 macro_rules! mapsize_tests {
     ($m:ident, $engine:literal, $grow:ident, $resized:ident, $kept:ident) => {
         #[test]
         fn $grow() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             let env = m::Env::open_file(&path, 0, 2, 1 << 20).unwrap();
@@ -90,9 +83,7 @@ macro_rules! mapsize_tests {
 
         #[test]
         fn $resized() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             let env = m::Env::open_file(&path, 0, 2, 2 << 20).unwrap();
@@ -140,9 +131,7 @@ macro_rules! mapsize_tests {
 
         #[test]
         fn $kept() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             {

@@ -48,20 +48,13 @@ fn role_nosync_writer() {
     dlmdb_tests::on_engine!(go);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("nosync_writer") {
-        role_nosync_writer();
-    }
-}
+dlmdb_tests::child_roles!("nosync_writer" => role_nosync_writer);
 
 macro_rules! sync_tests {
     ($m:ident, $engine:literal, $flags:ident, $sync:ident, $killed:ident) => {
         #[test]
         fn $flags() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let dir = tempfile::tempdir().unwrap();
             let env = m::Env::open_file(&dir.path().join("data.mdb"), 0, 0, MAP).unwrap();
@@ -108,9 +101,7 @@ macro_rules! sync_tests {
 
         #[test]
         fn $sync() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             for (flags, name) in [
                 (0, "default"),
@@ -165,9 +156,7 @@ macro_rules! sync_tests {
 
         #[test]
         fn $killed() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             for flags in [
                 m::ffi::MDB_NOSYNC,

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dlmdb_tests::live::{self, Family, Peer};
+use dlmdb_tests::live::{self, stock_families, Family, Peer};
 use dlmdb_tests::procs::{self, ours};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -20,49 +20,10 @@ const MAP: usize = 64 << 20;
 /// Longest a scenario may take before the process is aborted.
 const LIMIT: Duration = Duration::from_secs(180);
 
-#[test]
-fn child_entry() {
-    match procs::role().as_deref() {
-        Some(live::PEER_ROLE) => live::serve(),
-        Some("hold_lock_byte") => hold_lock_byte(),
-        _ => {}
-    }
-}
-
-/// Child: hold a shared fcntl lock on byte 0 of the lock file (as every
-/// process using an environment does) without any LMDB, until killed.
-fn hold_lock_byte() {
-    use std::os::unix::io::AsRawFd;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(procs::param("PATH"))
-        .unwrap();
-    // SAFETY: plain fcntl on an open descriptor.
-    let rc = unsafe {
-        let mut fl: libc::flock = std::mem::zeroed();
-        fl.l_type = libc::F_RDLCK as i16;
-        fl.l_whence = libc::SEEK_SET as i16;
-        fl.l_start = 0;
-        fl.l_len = 1;
-        libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl)
-    };
-    assert_eq!(rc, 0, "lock byte 0");
-    procs::report("holding");
-    std::thread::sleep(Duration::from_secs(120));
-}
-
-/// The stock families available here (LMDB 0.9 needs a C compiler and
-/// liblmdb; CI installs both).
-fn stock_families() -> Vec<Family> {
-    let mut v = vec![Family::Master];
-    if live::lmdb09_peer_binary().is_some() {
-        v.insert(0, Family::Lmdb09);
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
-    }
-    v
-}
+dlmdb_tests::child_roles!(
+    live::PEER_ROLE => live::serve,
+    live::HOLD_LOCK_BYTE_ROLE => live::hold_lock_byte,
+);
 
 /// Lock layout a family uses.
 fn lock_version(f: Family) -> u32 {
@@ -122,9 +83,7 @@ fn digest(pairs: &[(Vec<u8>, Vec<u8>)]) -> (u64, u64) {
 /// write, and they see ours; their pinned snapshot is unchanged.
 #[test]
 fn we_join_a_stock_environment() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -228,9 +187,7 @@ fn we_join_a_stock_environment() {
 /// reads our data and writes; our pinned snapshot is unchanged.
 #[test]
 fn stock_joins_our_environment() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -293,9 +250,7 @@ fn stock_joins_our_environment() {
 /// final content matches the model on both sides.
 #[test]
 fn alternating_writers_model_check() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         for seed in dlmdb_tests::seeds(&[11, 12]) {
             let _w = live::watchdog(
@@ -445,9 +400,7 @@ fn alternating(f: Family, seed: u64) {
 /// seen), then verify the pinned snapshot byte for byte. Both directions.
 #[test]
 fn pinned_snapshots_survive_the_other_familys_writes() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -506,9 +459,7 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
 /// lost; the dead txn's writes are not visible.
 #[test]
 fn killed_writer_of_one_family_recovered_by_the_other() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         // Stock dies, we wait.
         let (_dir, path) = procs::temp_store();
@@ -585,9 +536,7 @@ fn killed_writer_of_one_family_recovered_by_the_other() {
 /// mdb_reader_check clears it (pid byte lock test). Both directions.
 #[test]
 fn stale_readers_cleared_across_families() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(f.name().to_string(), LIMIT);
         let (_dir, path) = procs::temp_store();
@@ -634,19 +583,15 @@ fn stale_readers_cleared_across_families() {
 /// with nobody holding it, the first opener re-initialises it.
 #[test]
 fn unknown_lock_format_refused() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let _w = live::watchdog("unknown lock format".into(), LIMIT);
     let (_dir, path) = procs::temp_store();
     drop(ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
-    let lock = path.with_file_name("data.mdb-lock");
-    let mut b = std::fs::read(&lock).unwrap();
-    b[4..8].copy_from_slice(&0x2C2F_6003u32.to_le_bytes());
-    std::fs::write(&lock, &b).unwrap();
+    live::set_lock_word(&path, 0x2C2F_6003);
+    let lock = live::lock_file(&path);
     let holder = procs::spawn(
         "child_entry",
-        "hold_lock_byte",
+        live::HOLD_LOCK_BYTE_ROLE,
         &[("PATH", lock.display().to_string())],
     );
     holder.expect("holding", Duration::from_secs(30));
@@ -666,46 +611,39 @@ fn unknown_lock_format_refused() {
     let _ = holder.kill9();
     let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
     assert_eq!(layout(&env).ml_lockver, 1);
-    let b = std::fs::read(&lock).unwrap();
-    assert_eq!(u32::from_le_bytes(b[4..8].try_into().unwrap()), 0x0001_0001);
+    assert_eq!(live::lock_word(&path), 0x0001_0001);
 }
 
 /// The first opener's lock layout: the data file's family, the flag, the
 /// environment variable; invalid variable values are EINVAL.
 #[test]
 fn first_opener_picks_the_lock_layout() {
-    if procs::role().is_some() {
-        return;
-    }
-    let word = |path: &Path| {
-        let b = std::fs::read(path.with_file_name("data.mdb-lock")).unwrap();
-        u32::from_le_bytes(b[4..8].try_into().unwrap())
-    };
+    dlmdb_tests::parent_only!();
     let (_d1, stock_path) = procs::temp_store();
     drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
     assert_eq!(
-        word(&stock_path),
+        live::lock_word(&stock_path),
         0x0001_0001,
         "stock-layout store: lock version 1"
     );
     let (_d2, v2_path) = procs::temp_store();
     drop(ours::Env::open_file(&v2_path, 0, 0, MAP).unwrap());
     assert_eq!(
-        word(&v2_path),
+        live::lock_word(&v2_path),
         0x2C2F_6002,
         "version-2 store: lock version 2"
     );
     let (_d3, padded_path) = procs::temp_store();
     drop(ours::Env::open_file(&padded_path, dlmdb_sys::MDB_FORMAT_DLMDB_V1, 0, MAP).unwrap());
     assert_eq!(
-        word(&padded_path),
+        live::lock_word(&padded_path),
         0x2C2F_6002,
         "padded version-1 store: lock version 2"
     );
     drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_LOCK_V2, 0, MAP).unwrap());
-    assert_eq!(word(&stock_path), 0x2C2F_6002, "MDB_LOCK_V2");
+    assert_eq!(live::lock_word(&stock_path), 0x2C2F_6002, "MDB_LOCK_V2");
     drop(ours::Env::open_file(&v2_path, dlmdb_sys::MDB_LOCK_V1, 0, MAP).unwrap());
-    assert_eq!(word(&v2_path), 0x0001_0001, "MDB_LOCK_V1");
+    assert_eq!(live::lock_word(&v2_path), 0x0001_0001, "MDB_LOCK_V1");
     assert_eq!(
         ours::Env::open_file(
             &v2_path,
@@ -727,7 +665,7 @@ fn first_opener_picks_the_lock_layout() {
         match want {
             Some(w) => {
                 r.unwrap();
-                assert_eq!(word(&stock_path), w, "DLMDB_LOCK_FORMAT={val}");
+                assert_eq!(live::lock_word(&stock_path), w, "DLMDB_LOCK_FORMAT={val}");
             }
             None => assert_eq!(r.err(), Some(libc::EINVAL), "DLMDB_LOCK_FORMAT={val}"),
         }

@@ -40,6 +40,14 @@ fn fill_until_full(env: &dlmdb::Env) -> usize {
     panic!("10000 values of 3000 bytes fit into a 1 MiB map");
 }
 
+/// A new single-file stock LMDB environment of `SMALL_MAP` bytes with
+/// `max_dbs` databases, in a temporary directory kept by the guard.
+fn stock_scratch(max_dbs: u32) -> (tempfile::TempDir, stock::Env) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = stock::Env::open_file(&dir.path().join("s.mdb"), 0, max_dbs, SMALL_MAP).unwrap();
+    (dir, env)
+}
+
 #[test]
 fn map_full_aborts_cleanly_and_env_keeps_working() {
     for layout in [EnvFlags::empty(), EnvFlags::FORMAT_LMDB] {
@@ -212,14 +220,7 @@ fn bad_valsize_keys() {
     assert_eq!(env.max_key_size(), 511);
 
     // the same codes from stock LMDB
-    let sdir = tempfile::tempdir().unwrap();
-    let senv = stock::Env::open(
-        &sdir.path().join("s.mdb"),
-        stock::MDB_NOSUBDIR,
-        4,
-        SMALL_MAP,
-    )
-    .unwrap();
+    let (_sdir, senv) = stock_scratch(4);
     let st = senv.begin_rw().unwrap();
     st.open_db(None, 0).unwrap();
     assert_eq!(st.put(1, b"", b"v", 0), Err(dlmdb_sys::MDB_BAD_VALSIZE));
@@ -249,14 +250,7 @@ fn dbs_full() {
     assert!(t.open_db(Some("c")).is_err());
     drop(t);
 
-    let sdir = tempfile::tempdir().unwrap();
-    let senv = stock::Env::open(
-        &sdir.path().join("s.mdb"),
-        stock::MDB_NOSUBDIR,
-        2,
-        SMALL_MAP,
-    )
-    .unwrap();
+    let (_sdir, senv) = stock_scratch(2);
     let st = senv.begin_rw().unwrap();
     st.open_db(Some(b"a"), 0x40000).unwrap();
     st.open_db(Some(b"b"), 0x40000).unwrap();

@@ -232,6 +232,17 @@ fn gen_del_key(rng: &mut ChaCha8Rng) -> KeySel {
     }
 }
 
+/// A put of a random key (existing or new) with a random value.
+fn random_put(rng: &mut ChaCha8Rng, db: usize, flag: PutFlag) -> Op {
+    let key = gen_key(rng);
+    Op::Put {
+        db,
+        key,
+        val: gen_val(rng),
+        flag,
+    }
+}
+
 fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut ops = Vec::with_capacity(n);
@@ -253,18 +264,8 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
     while ops.len() < n {
         let db = rng.gen_range(0..DBS.len());
         let op = match rng.gen_range(0..1000) {
-            0..=279 => Op::Put {
-                db,
-                key: gen_key(&mut rng),
-                val: gen_val(&mut rng),
-                flag: PutFlag::Plain,
-            },
-            280..=329 => Op::Put {
-                db,
-                key: gen_key(&mut rng),
-                val: gen_val(&mut rng),
-                flag: PutFlag::NoOverwrite,
-            },
+            0..=279 => random_put(&mut rng, db, PutFlag::Plain),
+            280..=329 => random_put(&mut rng, db, PutFlag::NoOverwrite),
             330..=364 => {
                 let key = if rng.gen_bool(0.8) {
                     KeySel::AfterLast(rng.gen_range(1..4))
@@ -278,12 +279,7 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
                     flag: PutFlag::Append,
                 }
             }
-            365..=399 => Op::Put {
-                db,
-                key: gen_key(&mut rng),
-                val: gen_val(&mut rng),
-                flag: PutFlag::Reserve,
-            },
+            365..=399 => random_put(&mut rng, db, PutFlag::Reserve),
             400..=429 => Op::PutCurrent {
                 db,
                 key: KeySel::Existing(rng.gen()),
@@ -298,30 +294,14 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
                 db,
                 key: gen_del_key(&mut rng),
             },
-            540..=569 => Op::Get {
-                db,
-                key: gen_key(&mut rng),
-            },
             570..=589 => Op::CursorDel {
                 db,
                 key: KeySel::Existing(rng.gen()),
-            },
-            590..=599 => Op::Get {
-                db,
-                key: gen_key(&mut rng),
             },
             600..=609 => Op::DelRun {
                 db,
                 key: gen_key(&mut rng),
                 n: rng.gen_range(1..8),
-            },
-            610..=614 => Op::Get {
-                db,
-                key: gen_key(&mut rng),
-            },
-            615..=754 => Op::Get {
-                db,
-                key: gen_key(&mut rng),
             },
             755..=759 => Op::Walk {
                 db,
@@ -368,12 +348,7 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
                     .map(|_| {
                         let db = rng.gen_range(0..DBS.len());
                         match rng.gen_range(0..6) {
-                            0 | 1 => Op::Put {
-                                db,
-                                key: gen_key(&mut rng),
-                                val: gen_val(&mut rng),
-                                flag: PutFlag::Plain,
-                            },
+                            0 | 1 => random_put(&mut rng, db, PutFlag::Plain),
                             2 => Op::Del {
                                 db,
                                 key: gen_del_key(&mut rng),
@@ -401,6 +376,8 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
                     commit: rng.gen_bool(0.6),
                 }
             }
+            // Everything else reads (540-569, 590-599, 610-754, 985-999, and
+            // the guarded arms when their guard fails).
             _ => Op::Get {
                 db,
                 key: gen_key(&mut rng),
@@ -611,6 +588,11 @@ impl Drop for RawCursor {
 }
 
 /// One op inside the write transaction; `cur` is the transaction's model.
+/// A write cursor on `db`, its error as text.
+fn write_cursor<'t>(txn: &'t mut RwTxn<'_>, db: Database) -> Result<dlmdb::RwCursor<'t>, String> {
+    txn.cursor_mut(db).map_err(|e| format!("cursor_mut: {e}"))
+}
+
 fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Result<(), String> {
     match op {
         Op::Put { db, key, val, flag } => {
@@ -685,9 +667,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                 return Ok(());
             };
             let v = val_bytes(*val);
-            let mut c = txn
-                .cursor_mut(dbs[*db])
-                .map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = write_cursor(txn, dbs[*db])?;
             let found = c.set(&k).map_err(|e| format!("SET_KEY: {e}"))?;
             if found != m.get(&k).map(|b| (k.as_slice(), b)) {
                 return Err(format!(
@@ -727,9 +707,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                 return Ok(());
             };
             let following = m.after(&k).map(|(a, b)| (a.to_vec(), b.to_vec()));
-            let mut c = txn
-                .cursor_mut(dbs[*db])
-                .map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = write_cursor(txn, dbs[*db])?;
             if c.set(&k).map_err(|e| format!("SET_KEY: {e}"))?.is_none() {
                 return Err(format!("SET_KEY {} (existing) not found", show(&k)));
             }
@@ -756,9 +734,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                 return Ok(());
             };
             let v = val_bytes(*val);
-            let mut c = txn
-                .cursor_mut(dbs[*db])
-                .map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = write_cursor(txn, dbs[*db])?;
             c.put(&k, &v, WriteFlags::empty())
                 .map_err(|e| format!("cursor put: {e}"))?;
             let now = c
@@ -785,9 +761,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             let Some(k) = resolve(key, *db, m) else {
                 return Ok(());
             };
-            let mut c = txn
-                .cursor_mut(dbs[*db])
-                .map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = write_cursor(txn, dbs[*db])?;
             let mut at = c
                 .set_range(&k)
                 .map_err(|e| format!("SET_RANGE: {e}"))?
@@ -820,9 +794,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
         }
         Op::Drain { db } => {
             let m = &mut cur[*db];
-            let mut c = txn
-                .cursor_mut(dbs[*db])
-                .map_err(|e| format!("cursor_mut: {e}"))?;
+            let mut c = write_cursor(txn, dbs[*db])?;
             let mut n = 0usize;
             let mut at = c.first().map_err(|e| format!("FIRST: {e}"))?.is_some();
             while at {

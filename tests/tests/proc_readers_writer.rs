@@ -214,18 +214,14 @@ fn role_quick_reader() {
     procs::report(&format!("read {}", procs::now_us()));
 }
 
-#[test]
-fn child_entry() {
-    match procs::role().as_deref() {
-        Some("quick_reader") => role_quick_reader(),
-        Some("writer") => role_writer(),
-        Some("reader") => role_reader(),
-        Some("incr") => role_incr(),
-        Some("holder") => role_holder(),
-        Some("waiter") => role_waiter(),
-        _ => {}
-    }
-}
+dlmdb_tests::child_roles!(
+    "quick_reader" => role_quick_reader,
+    "writer" => role_writer,
+    "reader" => role_reader,
+    "incr" => role_incr,
+    "holder" => role_holder,
+    "waiter" => role_waiter,
+);
 
 /// A fresh store with the invariant established (txn 2 is the first with
 /// records; every later txn keeps it).
@@ -261,9 +257,7 @@ fn field(line: &str, i: usize) -> u64 {
 
 #[test]
 fn one_writer_three_readers() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let seed = dlmdb_tests::seeds(&[0x7e57_0001])[0];
     eprintln!("one_writer_three_readers: seed {seed} (replay: DLMDB_SEED={seed})");
     let (_dir, path) = setup();
@@ -321,9 +315,7 @@ fn one_writer_three_readers() {
 
 #[test]
 fn writer_exclusive_counter() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (_dir, path) = setup();
     let n = 300u64;
     let kids: Vec<_> = (0..2)
@@ -352,9 +344,7 @@ fn writer_exclusive_counter() {
 
 #[test]
 fn writer_blocks_other_process() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (_dir, path) = setup();
     let hold_ms = 700u64;
     let holder = procs::spawn(
@@ -407,9 +397,7 @@ macro_rules! race_test {
     ($name:ident, $m:ident) => {
 #[test]
 fn $name() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use procs::$m as m;

@@ -31,20 +31,13 @@ fn role_reader() {
     dlmdb_tests::on_engine!(hold);
 }
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some("reader") {
-        role_reader();
-    }
-}
+dlmdb_tests::child_roles!("reader" => role_reader);
 
 macro_rules! stale_reader_test {
     ($name:ident, $m:ident, $engine:literal) => {
         #[test]
         fn $name() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             let env = m::Env::open_file(&path, 0, 2, MAP).unwrap();
@@ -174,9 +167,7 @@ macro_rules! readers_full_test {
     ($name:ident, $m:ident) => {
         #[test]
         fn $name() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             let o = m::Opts {
@@ -236,9 +227,7 @@ macro_rules! thread_exit_test {
     ($name:ident, $m:ident) => {
         #[test]
         fn $name() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let (_dir, path) = procs::temp_store();
             let o = m::Opts {
@@ -280,9 +269,7 @@ macro_rules! reuse_after_long_reader_test {
         #[test]
         $(#[$attr])?
         fn $name() {
-            if procs::role().is_some() {
-                return;
-            }
+            dlmdb_tests::parent_only!();
             use $m as m;
             let dir = tempfile::tempdir().unwrap();
             let env = m::Env::open_file(&dir.path().join("data.mdb"), m::ffi::MDB_NOSYNC, 2, 1 << 30).unwrap();

@@ -15,6 +15,7 @@
 //! | prefix-compressed keys: varint, trunk, decoding | [`prefix`] | — |
 //! | DUPSORT sub-pages | [`page`] (a page whose bytes are a node's data) | node data size |
 //! | stock key and duplicate orderings | [`order`] | — |
+//! | lock file header: magic and format word | [`lock`] | 8 bytes |
 //! | what counted branch counts add up (leaf contributions) | [`counted`] | — |
 //!
 //! Two node layouts exist for the same page structures ([`NodeLayout`]):
@@ -32,6 +33,7 @@
 pub mod bytes;
 pub mod counted;
 pub mod free;
+pub mod lock;
 pub mod meta;
 pub mod node;
 pub mod order;

@@ -16,7 +16,8 @@
 //!   and monomorphised the same way for both engines.
 //!
 //! [`fixtures_dir`] is the one lookup of the reference fixtures for every
-//! Rust test; it is available without the `engines` feature.
+//! Rust test; it and [`output_ok`] (run a binary a test checks) are
+//! available without the `engines` feature.
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,22 @@ pub fn fixtures() -> Option<PathBuf> {
         );
         None
     }
+}
+
+/// Run `cmd` to completion and return its output; panics with the
+/// command's stderr when it cannot start or exits unsuccessfully (for
+/// tests that run a binary and read what it printed).
+#[track_caller]
+pub fn output_ok(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// An owned key/value pair.

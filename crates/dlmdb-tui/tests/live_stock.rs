@@ -5,28 +5,12 @@
 
 use std::time::Duration;
 
-use dlmdb_tests::live::{self, Family, Peer};
-use dlmdb_tests::procs;
+use dlmdb_tests::live::{self, stock_families, Peer};
 use dlmdb_tui::model::{OpenOptions, Store};
 
 const MAP: usize = 64 << 20;
 
-#[test]
-fn child_entry() {
-    if procs::role().as_deref() == Some(live::PEER_ROLE) {
-        live::serve();
-    }
-}
-
-fn stock_families() -> Vec<Family> {
-    let mut v = vec![Family::Master];
-    if live::lmdb09_peer_binary().is_some() {
-        v.insert(0, Family::Lmdb09);
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
-    }
-    v
-}
+dlmdb_tests::child_roles!(live::PEER_ROLE => live::serve);
 
 fn main_entries(store: &mut Store) -> (u64, u64) {
     let view = store.view().unwrap();
@@ -36,9 +20,7 @@ fn main_entries(store: &mut Store) -> (u64, u64) {
 
 #[test]
 fn refresh_shows_commits_of_stock_processes() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     for f in stock_families() {
         let _w = live::watchdog(
             format!("viewer on a live {} store", f.name()),

@@ -8,28 +8,13 @@ use common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dlmdb_tui::app::App;
 use dlmdb_tui::model::Store;
-use dlmdb_tui::{ui, update};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use dlmdb_tui::update;
 
 const W: u16 = 120;
 const H: u16 = 40;
 
 fn render(app: &App) -> String {
-    let mut t = Terminal::new(TestBackend::new(W, H)).unwrap();
-    t.draw(|f| ui::draw(f, app)).unwrap();
-    // Plain text of the buffer, one line per row.
-    let buf = t.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    render_sized(app, W, H)
 }
 
 fn keys(app: &mut App, store: &mut Store, ks: &[KeyCode]) {

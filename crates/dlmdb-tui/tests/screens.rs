@@ -12,30 +12,15 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dlmdb_tui::app::App;
 use dlmdb_tui::model::{OpenOptions, Store};
 use dlmdb_tui::pages::{ItemData, ReaderSlot};
-use dlmdb_tui::{ui, update};
-use ratatui::backend::TestBackend;
+use dlmdb_tui::update;
 use ratatui::layout::Rect;
-use ratatui::Terminal;
 use std::time::Duration;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 50)];
 
 /// Plain text of the screen, one line per row.
 fn render(app: &App) -> String {
-    let (w, h) = (app.screen.width, app.screen.height);
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| ui::draw(f, app)).unwrap();
-    let buf = t.backend().buffer();
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let mut line = String::new();
-        for x in 0..buf.area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    render_sized(app, app.screen.width, app.screen.height)
 }
 
 struct Fixture {

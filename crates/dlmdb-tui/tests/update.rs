@@ -309,21 +309,16 @@ fn selection_survives_a_refresh_with_new_data() {
     let before = app.snapshot.txnid;
     // Another process inserts a key before the selection and a new database
     // (LMDB forbids a second handle on the same store in one process).
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "child_writer",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("TUI_CHILD_STORE", &path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = dlmdb_tests::output_ok(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "child_writer",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("TUI_CHILD_STORE", &path),
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
     app.refresh_requested = true;

@@ -38,20 +38,29 @@ fn open(dir: &std::path::Path, flags: EnvFlags) -> Env {
         .unwrap()
 }
 
-/// A prefix-compressed (and COUNTED) plain database with `keys()`.
-fn plain_prefix(env: &Env) -> Database {
-    let db = env
-        .create_db(
-            Some("p"),
-            DatabaseFlags::PREFIX_COMPRESSION | DatabaseFlags::COUNTED,
-        )
-        .unwrap();
+/// A fresh environment in its own temporary directory (kept alive by the
+/// returned guard).
+fn fresh(flags: EnvFlags) -> (tempfile::TempDir, Env) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path(), flags);
+    (dir, env)
+}
+
+/// Database `name` created with `flags` and holding `pairs`, committed.
+fn filled(env: &Env, name: &str, flags: DatabaseFlags, pairs: &[(Vec<u8>, Vec<u8>)]) -> Database {
+    let db = env.create_db(Some(name), flags).unwrap();
     let mut w = env.write_txn().unwrap();
-    for k in keys() {
-        w.put(db, &k, &value_of(&k), WriteFlags::empty()).unwrap();
+    for (k, v) in pairs {
+        w.put(db, k, v, WriteFlags::empty()).unwrap();
     }
     w.commit().unwrap();
     db
+}
+
+/// A prefix-compressed (and COUNTED) plain database with `keys()`.
+fn plain_prefix(env: &Env) -> Database {
+    let flags = DatabaseFlags::PREFIX_COMPRESSION | DatabaseFlags::COUNTED;
+    filled(env, "p", flags, &expected_plain())
 }
 
 /// Expected (key, value) pairs of the DUPSORT prefix database: some keys
@@ -78,18 +87,8 @@ fn dup_pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn dup_prefix(env: &Env) -> Database {
-    let db = env
-        .create_db(
-            Some("d"),
-            DatabaseFlags::PREFIX_COMPRESSION | DatabaseFlags::DUP_SORT,
-        )
-        .unwrap();
-    let mut w = env.write_txn().unwrap();
-    for (k, v) in dup_pairs() {
-        w.put(db, &k, &v, WriteFlags::empty()).unwrap();
-    }
-    w.commit().unwrap();
-    db
+    let flags = DatabaseFlags::PREFIX_COMPRESSION | DatabaseFlags::DUP_SORT;
+    filled(env, "d", flags, &dup_pairs())
 }
 
 fn owned<K: AsRef<[u8]>, V: AsRef<[u8]>>(items: &[(K, V)]) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -128,6 +127,27 @@ fn scan<'t>(r: &'t RoTxn<'_>, db: Database) -> Vec<dlmdb::Item<'t>> {
         .unwrap()
 }
 
+/// [`scan`], checked against `want`.
+#[track_caller]
+fn scan_same<'t>(
+    r: &'t RoTxn<'_>,
+    db: Database,
+    want: &[(Vec<u8>, Vec<u8>)],
+    what: &str,
+) -> Vec<dlmdb::Item<'t>> {
+    let all = scan(r, db);
+    same(&owned(&all), want, what);
+    all
+}
+
+/// Some keys borrowed from the map (node 0 of a page) and some copied
+/// (decoded from a prefix-compressed node).
+#[track_caller]
+fn keys_borrowed_and_copied(all: &[dlmdb::Item<'_>]) {
+    assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
+    assert!(all.iter().any(|(k, _)| matches!(k, Cow::Owned(_))));
+}
+
 fn expected_plain() -> Vec<(Vec<u8>, Vec<u8>)> {
     keys()
         .into_iter()
@@ -140,8 +160,7 @@ fn expected_plain() -> Vec<(Vec<u8>, Vec<u8>)> {
 
 #[test]
 fn prefix_db_spans_many_leaves() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let (p, d) = (plain_prefix(&env), dup_prefix(&env));
     let r = env.read_txn().unwrap();
     assert!(r.stat(p).unwrap().leaf_pages >= 20);
@@ -150,8 +169,7 @@ fn prefix_db_spans_many_leaves() {
 
 #[test]
 fn held_items_survive_further_cursor_ops() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let db = plain_prefix(&env);
     let exp = expected_plain();
     let r = env.read_txn().unwrap();
@@ -184,8 +202,7 @@ fn held_items_survive_further_cursor_ops() {
 
 #[test]
 fn collected_iterators_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let db = plain_prefix(&env);
     let exp = expected_plain();
     let r = env.read_txn().unwrap();
@@ -218,8 +235,7 @@ fn collected_iterators_match() {
 
 #[test]
 fn dupsort_prefix_items_survive() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let db = dup_prefix(&env);
     let exp = dup_pairs();
     let r = env.read_txn().unwrap();
@@ -251,8 +267,7 @@ fn dupsort_prefix_items_survive() {
 
 #[test]
 fn write_cursor_iterators_match() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let (p, d) = (plain_prefix(&env), dup_prefix(&env));
     let mut w = env.write_txn().unwrap();
     // Dirty a few pages so both dirty and clean pages are read.
@@ -287,8 +302,7 @@ fn write_cursor_iterators_match() {
 
 #[test]
 fn get_rank_results_survive_the_next_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let db = plain_prefix(&env);
     let exp = expected_plain();
     let r = env.read_txn().unwrap();
@@ -320,18 +334,9 @@ fn in_map(env: &Env, s: &[u8]) -> bool {
 
 #[test]
 fn map_region_is_found_and_zero_copy_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (dir, env) = fresh(EnvFlags::empty());
     let p = plain_prefix(&env);
-    let plain = env
-        .create_db(Some("plain"), DatabaseFlags::empty())
-        .unwrap();
-    let mut w = env.write_txn().unwrap();
-    for k in keys() {
-        w.put(plain, &k, &value_of(&k), WriteFlags::empty())
-            .unwrap();
-    }
-    w.commit().unwrap();
+    let plain = filled(&env, "plain", DatabaseFlags::empty(), &expected_plain());
     let r = env.read_txn().unwrap();
     assert!(
         env.map_region().is_some(),
@@ -365,8 +370,7 @@ fn map_region_is_found_and_zero_copy_kept() {
 
 #[test]
 fn mdb_get_returns_map_pointers_in_prefix_dbs() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let (p, d) = (plain_prefix(&env), dup_prefix(&env));
     let r = env.read_txn().unwrap();
     for k in keys() {
@@ -398,8 +402,7 @@ fn mdb_get_returns_map_pointers_in_prefix_dbs() {
 /// write transaction can be checked the same way.
 #[test]
 fn write_txn_pointers_with_write_map() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::WRITE_MAP);
+    let (_dir, env) = fresh(EnvFlags::WRITE_MAP);
     let d = dup_prefix(&env);
     let exp = dup_pairs();
     let mut w = env.write_txn().unwrap();
@@ -419,32 +422,27 @@ fn write_txn_pointers_with_write_map() {
             "put_no_overwrite returned a pointer outside the map"
         );
     }
-    let all: Vec<_> = scan(&w, d);
-    same(&owned(&all), &exp, "WRITE_MAP write txn dupsort iter");
+    let all = scan_same(&w, d, &exp, "WRITE_MAP write txn dupsort iter");
     // Decoded keys are copied, node-0 ones and map values borrowed.
-    assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
-    assert!(all.iter().any(|(k, _)| matches!(k, Cow::Owned(_))));
+    keys_borrowed_and_copied(&all);
 }
 
 #[test]
 fn renewed_txn_reads_fresh_items() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let db = plain_prefix(&env);
     let exp = expected_plain();
     let r = env.read_txn().unwrap();
     let first: Vec<_> = owned(&r.iter(db).unwrap().collect::<Result<Vec<_>, _>>().unwrap());
     let r: RoTxn<'_> = r.reset().renew().unwrap();
-    let again: Vec<_> = scan(&r, db);
     same(&first, &exp, "first");
-    same(&owned(&again), &exp, "again");
+    scan_same(&r, db, &exp, "again");
 }
 
 /// The lending view is zero-copy and matches the owning one.
 #[test]
 fn get_ref_lends_the_same_items() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let db = dup_prefix(&env);
     let exp = dup_pairs();
     let r = env.read_txn().unwrap();
@@ -462,26 +460,21 @@ fn get_ref_lends_the_same_items() {
 /// keys are copied, everything else stays borrowed.
 #[test]
 fn in_memory_env_copies_only_decoded_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::IN_MEMORY);
+    let (_dir, env) = fresh(EnvFlags::IN_MEMORY);
     assert!(env.map_region().is_some());
     let (p, d) = (plain_prefix(&env), dup_prefix(&env));
     let r = env.read_txn().unwrap();
-    let all: Vec<_> = scan(&r, p);
-    same(&owned(&all), &expected_plain(), "in-memory prefix iter");
+    let all = scan_same(&r, p, &expected_plain(), "in-memory prefix iter");
     assert!(all.iter().all(|(_, v)| matches!(v, Cow::Borrowed(_))));
-    assert!(all.iter().any(|(k, _)| matches!(k, Cow::Owned(_))));
-    assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
-    let all: Vec<_> = scan(&r, d);
-    same(&owned(&all), &dup_pairs(), "in-memory dupsort prefix iter");
+    keys_borrowed_and_copied(&all);
+    scan_same(&r, d, &dup_pairs(), "in-memory dupsort prefix iter");
 }
 
 /// Two handles on one file map it twice; each knows its own map, so each
 /// borrows from its own and copies only decoded keys.
 #[test]
 fn second_handle_uses_its_own_map() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (dir, env) = fresh(EnvFlags::empty());
     let p = plain_prefix(&env);
     let Ok(env2) = Env::builder()
         .map_size(64 << 20)
@@ -497,23 +490,20 @@ fn second_handle_uses_its_own_map() {
     );
     let p2 = env2.open_db(Some("p")).unwrap();
     let r = env2.read_txn().unwrap();
-    let all: Vec<_> = scan(&r, p2);
-    same(&owned(&all), &expected_plain(), "second handle");
+    let all = scan_same(&r, p2, &expected_plain(), "second handle");
     assert!(all.iter().any(|(k, _)| matches!(k, Cow::Borrowed(_))));
     drop(r);
     drop(env2);
     assert!(env.map_region().is_some());
     let r = env.read_txn().unwrap();
-    let all: Vec<_> = scan(&r, p);
-    same(&owned(&all), &expected_plain(), "first handle");
+    scan_same(&r, p, &expected_plain(), "first handle");
 }
 
 /// The free-page database is not a user database (`mdb_dbi_flags` refuses
 /// it); cursors on it still open and borrow from the map.
 #[test]
 fn free_db_cursor() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = open(dir.path(), EnvFlags::empty());
+    let (_dir, env) = fresh(EnvFlags::empty());
     let p = plain_prefix(&env);
     let mut w = env.write_txn().unwrap();
     w.clear_db(p).unwrap();
@@ -533,8 +523,7 @@ fn free_db_cursor() {
 /// up again.
 #[test]
 fn map_region_follows_set_map_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut env = open(dir.path(), EnvFlags::empty());
+    let (_dir, mut env) = fresh(EnvFlags::empty());
     let p = plain_prefix(&env);
     let before = env.map_region().unwrap();
     assert_eq!(before.len(), 64 << 20);
@@ -542,7 +531,6 @@ fn map_region_follows_set_map_size() {
     let after = env.map_region().unwrap();
     assert_eq!(after.len(), 256 << 20);
     let r = env.read_txn().unwrap();
-    let all: Vec<_> = scan(&r, p);
-    same(&owned(&all), &expected_plain(), "after resize");
+    let all = scan_same(&r, p, &expected_plain(), "after resize");
     assert!(all.iter().all(|(_, v)| in_map(&env, v)));
 }

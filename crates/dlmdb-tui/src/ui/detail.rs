@@ -84,7 +84,6 @@ pub fn sparkline(v: &[u64]) -> String {
 
 /// Entries, pages and depth over the last refreshes, with their ranges.
 fn trend_line(e: &[u64], p: &[u64], d: &[u64]) -> Line<'static> {
-    let label = Style::new().fg(Color::DarkGray);
     let range = |v: &[u64]| {
         let (lo, hi) = (v.iter().min().unwrap_or(&0), v.iter().max().unwrap_or(&0));
         if lo == hi {
@@ -93,46 +92,53 @@ fn trend_line(e: &[u64], p: &[u64], d: &[u64]) -> Line<'static> {
             format!("{lo}..{hi}")
         }
     };
-    Line::from(vec![
-        Span::styled(format!("last {} refreshes ", e.len()), label),
-        Span::raw(format!(
+    field(
+        format!("last {} refreshes ", e.len()),
+        format!(
             "entries {} {}  pages {} {}  depth {}",
             sparkline(e),
             range(e),
             sparkline(p),
             range(p),
             range(d)
-        )),
-    ])
+        ),
+    )
 }
 
 /// "since open" deltas and per-second rates over the last refresh.
 pub fn motion_lines(m: &Motion) -> Vec<Line<'static>> {
-    let label = Style::new().fg(Color::DarkGray);
     vec![
-        Line::from(vec![
-            Span::styled("since open ", label),
-            Span::raw(format!(
+        field(
+            "since open ",
+            format!(
                 "commits {}, entries {}, pages {}, depth {}",
                 signed(m.commits),
                 signed(m.entries),
                 signed(m.pages),
                 signed(m.depth)
-            )),
-        ]),
-        Line::from(vec![
-            Span::styled("per second ", label),
-            Span::raw(format!(
+            ),
+        ),
+        field(
+            "per second ",
+            format!(
                 "commits {}, entries {}, pages {}",
                 rate(m.commits_per_s),
                 rate(m.entries_per_s),
                 rate(m.pages_per_s)
-            )),
-        ]),
+            ),
+        ),
     ]
 }
 
 /// The detail pane's figures (also handy for tests).
+/// A `name value` line of the detail pane, the name dimmed.
+fn field(name: impl Into<std::borrow::Cow<'static, str>>, value: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(name, Style::new().fg(Color::DarkGray)),
+        Span::raw(value),
+    ])
+}
+
 pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
     let label = Style::new().fg(Color::DarkGray);
     let head = Style::new().add_modifier(Modifier::BOLD);
@@ -140,14 +146,14 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
     let psize = u64::from(s.page_size);
     let mut out: Vec<Line> = Vec::new();
     let flags = flag_labels(d.flags);
-    out.push(Line::from(vec![
-        Span::styled("flags ", label),
-        Span::raw(if flags.is_empty() {
+    out.push(field(
+        "flags ",
+        if flags.is_empty() {
             "none".to_string()
         } else {
             flags.join(" ")
-        }),
-    ]));
+        },
+    ));
     out.push(Line::from(vec![
         Span::styled("entries ", label),
         Span::raw(s.entries.to_string()),
@@ -216,9 +222,9 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
         }
     }
     let o = &d.overflow;
-    out.push(Line::from(vec![
-        Span::styled("overflow ", label),
-        Span::raw(if o.runs > 0 {
+    out.push(field(
+        "overflow ",
+        if o.runs > 0 {
             format!(
                 "{} pages in {} values, largest {} pages, {} of the bytes used",
                 o.pages,
@@ -228,12 +234,12 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
             )
         } else {
             "none".to_string()
-        }),
-    ]));
+        },
+    ));
     if let Some(dup) = &d.dup {
-        out.push(Line::from(vec![
-            Span::styled("dups ", label),
-            Span::raw(format!(
+        out.push(field(
+            "dups ",
+            format!(
                 "{} keys, {} values; {} inline sub-pages, {} sub-trees ({} pages), fill {}",
                 dup.keys,
                 dup.values,
@@ -241,8 +247,8 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
                 dup.sub_trees,
                 dup.sub_tree_pages,
                 pct(dup.sub_used_bytes, dup.sub_used_bytes + dup.sub_free_bytes)
-            )),
-        ]));
+            ),
+        ));
     }
     if let Some(c) = &d.compression {
         let partial = if c.partial() {
@@ -254,25 +260,25 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
             String::new()
         };
         if c.prefix {
-            out.push(Line::from(vec![
-                Span::styled("prefix keys ", label),
-                Span::raw(format!(
+            out.push(field(
+                "prefix keys ",
+                format!(
                     "{} logical, {} stored: ratio {:.2}x, {:.1}% saved{partial}",
                     human(c.logical_key_bytes),
                     human(c.stored_key_bytes),
                     c.ratio(),
                     c.saved_percent()
-                )),
-            ]));
-            out.push(Line::from(vec![
-                Span::styled("prefix pages ", label),
-                Span::raw(format!(
+                ),
+            ));
+            out.push(field(
+                "prefix pages ",
+                format!(
                     "{} leaves; {} without compression: {} saved",
                     c.leaf_pages_seen,
                     c.leaf_pages_other_layout(),
                     c.pages_saved()
-                )),
-            ]));
+                ),
+            ));
         } else {
             let would = if c.logical_key_bytes == 0 {
                 0.0
@@ -288,14 +294,14 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
             } else {
                 "prefix compression would not help".to_string()
             };
-            out.push(Line::from(vec![
-                Span::styled("keys ", label),
-                Span::raw(format!(
+            out.push(field(
+                "keys ",
+                format!(
                     "{} in {} keys, stored uncompressed; {what}{partial}",
                     human(c.logical_key_bytes),
                     c.keys
-                )),
-            ]));
+                ),
+            ));
         }
         if c.dup_values > 0 {
             let txt = if c.prefix {
@@ -316,10 +322,7 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
                     human(c.logical_value_bytes)
                 )
             };
-            out.push(Line::from(vec![
-                Span::styled("dup values ", label),
-                Span::raw(txt),
-            ]));
+            out.push(field("dup values ", txt));
         }
         if let Some((ok, n)) = c.node_check {
             let st = if ok == n {

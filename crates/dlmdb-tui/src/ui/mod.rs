@@ -51,36 +51,30 @@ pub fn areas(full: Rect, app: &App) -> Areas {
     ])
     .areas(full);
     let db_rows = app.snapshot.dbs.len() as u16 + 3;
-    if full.width >= WIDE {
+    let [dbs, detail, lower] = if full.width >= WIDE {
         let top = (body.height * 45 / 100).max(6);
         let [middle, lower] =
             Layout::vertical([Constraint::Length(top), Constraint::Min(0)]).areas(body);
         let [dbs, detail] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .areas(middle);
-        Areas {
-            header,
-            dbs,
-            detail,
-            lower,
-            status,
-        }
+        [dbs, detail, lower]
     } else {
         let dbs_h = db_rows.clamp(4, (body.height * 30 / 100).max(4));
         let detail_h = (body.height * 28 / 100).max(3);
-        let [dbs, detail, lower] = Layout::vertical([
+        Layout::vertical([
             Constraint::Length(dbs_h),
             Constraint::Length(detail_h),
             Constraint::Min(0),
         ])
-        .areas(body);
-        Areas {
-            header,
-            dbs,
-            detail,
-            lower,
-            status,
-        }
+        .areas(body)
+    };
+    Areas {
+        header,
+        dbs,
+        detail,
+        lower,
+        status,
     }
 }
 
@@ -153,20 +147,17 @@ pub fn human(bytes: u64) -> String {
 
 /// `s` in at most `w` columns: cut with `…` when longer (never silently).
 pub fn ellipsize(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
-        return s.to_string();
-    }
-    if w == 0 {
-        return String::new();
-    }
-    let mut out: String = s.chars().take(w - 1).collect();
-    out.push('…');
-    out
+    fit(s, w, false)
 }
 
 /// `s` in at most `w` columns, keeping the end (`…` in front).
 pub fn ellipsize_left(s: &str, w: usize) -> String {
+    fit(s, w, true)
+}
+
+/// `s` unchanged when it fits in `w` columns, else its first (or, with
+/// `keep_end`, last) `w - 1` characters with `…` on the cut side.
+fn fit(s: &str, w: usize, keep_end: bool) -> String {
     let n = s.chars().count();
     if n <= w {
         return s.to_string();
@@ -174,9 +165,12 @@ pub fn ellipsize_left(s: &str, w: usize) -> String {
     if w == 0 {
         return String::new();
     }
-    let mut out = String::from("…");
-    out.extend(s.chars().skip(n - (w - 1)));
-    out
+    let mark = std::iter::once('…');
+    if keep_end {
+        mark.chain(s.chars().skip(n - (w - 1))).collect()
+    } else {
+        s.chars().take(w - 1).chain(mark).collect()
+    }
 }
 
 /// `part` of `whole` as a percentage with one decimal, `-` for nothing.

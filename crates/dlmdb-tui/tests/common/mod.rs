@@ -136,3 +136,21 @@ pub fn select(app: &mut App, name: &str) {
 /// The one fixtures lookup (`$DLMDB_FIXTURES`, else `<repo>/tests/fixtures`).
 #[allow(unused_imports)]
 pub use dlmdb_tests::fixtures_dir;
+
+/// Plain text of `app` drawn on a `w` x `h` test terminal, one line per
+/// row (trailing blanks trimmed).
+pub fn render_sized(app: &App, w: u16, h: u16) -> String {
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    t.draw(|f| dlmdb_tui::ui::draw(f, app)).unwrap();
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
