@@ -16,42 +16,10 @@ use dlmdb_tests::procs;
 
 const MAP: usize = 64 << 20;
 
-#[test]
-fn child_entry() {
-    match procs::role().as_deref() {
-        Some(live::PEER_ROLE) => live::serve(),
-        Some("hold_lock_byte") => {
-            use std::os::unix::io::AsRawFd;
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(procs::param("PATH"))
-                .unwrap();
-            // SAFETY: plain fcntl on an open descriptor.
-            let rc = unsafe {
-                let mut fl: libc::flock = std::mem::zeroed();
-                fl.l_type = libc::F_RDLCK as i16;
-                fl.l_whence = libc::SEEK_SET as i16;
-                fl.l_len = 1;
-                libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &fl)
-            };
-            assert_eq!(rc, 0);
-            procs::report("holding");
-            std::thread::sleep(Duration::from_secs(120));
-        }
-        _ => {}
-    }
-}
-
-fn stock_families() -> Vec<Family> {
-    let mut v = vec![Family::Master];
-    if live::lmdb09_peer_binary().is_some() {
-        v.insert(0, Family::Lmdb09);
-    } else if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI must be able to build the LMDB 0.9 peer (cc, liblmdb-dev)");
-    }
-    v
-}
+dlmdb_tests::child_roles!(
+    live::PEER_ROLE => live::serve,
+    live::HOLD_LOCK_BYTE_ROLE => live::hold_lock_byte,
+);
 
 fn dlmdb(args: &[&str], path: &Path) -> Output {
     common::bin().args(args).arg(path).output().unwrap()
@@ -67,17 +35,10 @@ fn ok(args: &[&str], path: &Path) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-fn lock_word(path: &Path) -> u32 {
-    let b = std::fs::read(path.with_file_name("data.mdb-lock")).unwrap();
-    u32::from_le_bytes(b[4..8].try_into().unwrap())
-}
-
 #[test]
 fn read_only_commands_on_a_live_stock_store() {
-    if procs::role().is_some() {
-        return;
-    }
-    for f in stock_families() {
+    dlmdb_tests::parent_only!();
+    for f in live::stock_families() {
         let _w = live::watchdog(
             format!("commands on a live {} store", f.name()),
             Duration::from_secs(180),
@@ -179,17 +140,13 @@ fn one_key_store(family: Family) -> (tempfile::TempDir, PathBuf) {
 
 #[test]
 fn unshareable_lock_file_gives_one_line_of_advice() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (dir, path) = one_key_store(Family::Ours);
-    let lock = path.with_file_name("data.mdb-lock");
-    let mut b = std::fs::read(&lock).unwrap();
-    b[4..8].copy_from_slice(&0x1234_5678u32.to_le_bytes());
-    std::fs::write(&lock, &b).unwrap();
+    live::set_lock_word(&path, 0x1234_5678);
+    let lock = live::lock_file(&path);
     let holder = procs::spawn(
         "child_entry",
-        "hold_lock_byte",
+        live::HOLD_LOCK_BYTE_ROLE,
         &[("PATH", lock.display().to_string())],
     );
     holder.expect("holding", Duration::from_secs(30));
@@ -226,27 +183,25 @@ fn unshareable_lock_file_gives_one_line_of_advice() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "1");
     assert!(String::from_utf8_lossy(&o.stderr).contains("MDB_NOLOCK"));
     // The lock file was left alone.
-    assert_eq!(lock_word(&path), 0x1234_5678);
+    assert_eq!(live::lock_word(&path), 0x1234_5678);
     let _ = holder.kill9();
 }
 
 #[test]
 fn lock_format_option_when_first() {
-    if procs::role().is_some() {
-        return;
-    }
+    dlmdb_tests::parent_only!();
     let (_dir, path) = one_key_store(Family::Master);
     // A stock-layout version-1 store: lock version 1 unless told.
     ok(&["stat"], &path);
-    assert_eq!(lock_word(&path), 0x0001_0001);
+    assert_eq!(live::lock_word(&path), 0x0001_0001);
     ok(&["stat", "--lock-format", "v2"], &path);
-    assert_eq!(lock_word(&path), 0x2C2F_6002);
+    assert_eq!(live::lock_word(&path), 0x2C2F_6002);
     ok(&["count", "--lock-format", "v1"], &path);
-    assert_eq!(lock_word(&path), 0x0001_0001);
+    assert_eq!(live::lock_word(&path), 0x0001_0001);
     // While LMDB 1.0 holds it, the holder's layout wins over the option.
     let mut holder = Peer::spawn(Family::Master, &[]);
     holder.open(&path, MAP).unwrap();
-    assert_eq!(lock_word(&path), 0x2C2F_6002);
+    assert_eq!(live::lock_word(&path), 0x2C2F_6002);
     let stat: serde_json::Value =
         serde_json::from_str(&ok(&["stat", "--json", "--lock-format", "v1"], &path)).unwrap();
     assert_eq!(stat["lock"]["joined"], 2);

@@ -12,16 +12,9 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dlmdb"))
 }
 
-/// Run `cmd`; it must succeed (the panic shows the command and its stderr).
-pub fn run_ok(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+/// Run a command to completion; panics with its stderr unless it succeeds.
+#[allow(unused_imports)] // not every test file runs commands this way
+pub use dlmdb_tests::output_ok as run_ok;
 
 /// `dlmdb check` finds nothing wrong with `store` (exit status 0; the panic
 /// shows the report).
