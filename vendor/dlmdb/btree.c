@@ -410,24 +410,29 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	size_t kal = s->key->mv_size;
 	uint64_t w = s->word;
 	unsigned base = lo, len = n - lo, eq = ~0u, m, gt;
+	/*
+	 * Prefetching: the nodes a later probe may read are fetched early, so
+	 * their cache misses overlap the current probe's instead of following
+	 * it (the branch-free loop gives the CPU no predicted path to load
+	 * ahead on).  Each probe fetches the four nodes the probe after next
+	 * may read; the two the next probe may read were fetched one probe
+	 * earlier, so only the first probe fetches those.  A prefetch never
+	 * faults, so a damaged offset costs nothing here.
+	 */
+	if (len > 3) {
+		unsigned h = (len - (len >> 1)) >> 1;
+		__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h]);
+		__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + (len >> 1) + h]);
+	}
 	for (;;) {
 		m = base + (len >> 1);
-		if (len > 3) {
-			/* Both nodes the next probe may read, fetched now: their
-			 * cache misses then overlap this probe's instead of
-			 * following it (the branch-free loop gives the CPU no
-			 * predicted path to load ahead on).  A prefetch never
-			 * faults, so a damaged offset costs nothing here. */
-			unsigned l1 = len - (len >> 1), h = l1 >> 1;
-			__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h]);
-			__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h]);
-			if (l1 > 3) {
-				unsigned h2 = (l1 - h) >> 1;
-				__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h2]);
-				__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h + h2]);
-				__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h2]);
-				__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h + h2]);
-			}
+		unsigned l1 = len - (len >> 1);
+		if (l1 > 3) {
+			unsigned h = l1 >> 1, h2 = (l1 - h) >> 1;
+			__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h2]);
+			__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h + h2]);
+			__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h2]);
+			__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h + h2]);
 		}
 		size_t d = (size_t)mp->mp_ptrs[m] - lower;
 		if (__builtin_expect(((d & 1) | (d > wmax)) != 0, 0))
