@@ -318,7 +318,11 @@ pub fn render_rank(r: &RankReport) -> String {
     s
 }
 
+/// Count entries or keys in a key range (COUNTED databases: O(log n)).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb count ./db -s users\n  dlmdb count ./db -s users --from a --to m --include-to\n  dlmdb count ./db -s tags --keys --json\n  dlmdb count ./db -s ids --hex --from 00000001 --to 000000ff"
+)]
 pub struct CountArgs {
     /// Environment directory or data file.
     pub path: PathBuf,
@@ -357,7 +361,11 @@ pub struct CountArgs {
     pub json: bool,
 }
 
+/// Entry at a rank, or rank of a key / key+value (COUNTED databases: O(log n)).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb rank ./db -s users --rank 0\n  dlmdb rank ./db -s users --key alice --json\n  dlmdb rank ./db -s tags --key red --value apple"
+)]
 pub struct RankArgs {
     /// Environment directory or data file.
     pub path: PathBuf,

@@ -7,7 +7,11 @@ use anyhow::{Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+/// Empty a named database, or delete it with --delete (like mdb_drop).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb drop ./db -s sessions --yes\n  dlmdb drop ./db -s old --delete --yes --json"
+)]
 pub struct DropArgs {
     /// Environment directory or data file.
     pub path: PathBuf,

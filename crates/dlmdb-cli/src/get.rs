@@ -9,7 +9,11 @@ use dlmdb::{CursorOp, DatabaseFlags};
 use std::io::Write;
 use std::path::PathBuf;
 
+/// Print the value of one key (all its values in a DUPSORT database).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb get ./db alice\n  dlmdb get ./db -s users --hex 616c696365\n  dlmdb get ./db -s tags red --json"
+)]
 pub struct GetArgs {
     /// Environment directory or data file.
     pub path: PathBuf,

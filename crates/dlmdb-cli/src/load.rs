@@ -35,7 +35,17 @@ use std::path::{Path, PathBuf};
 
 mod undo;
 
+/// Load a dump (or plain text with -T) into a store, all or nothing.
 #[derive(clap::Args)]
+#[command(
+    long_about = "Read LMDB's dump format (bytevalue or print) or plain text (-T) and write it\n\
+into the store at PATH, creating it if needed (DLMDB data version 2 unless\n\
+--format lmdb). The whole input is validated first; then everything is written\n\
+in one transaction. A malformed input (error names the line) or a failed write\n\
+leaves the store exactly as it was (a new store is built under a temporary\n\
+name and renamed into place on success).",
+    after_help = "Examples:\n  dlmdb load -f backup.txt ./db\n  mdb_dump -a ./old | dlmdb load --format lmdb ./new\n  printf 'k\\nv\\n' | dlmdb load -T -s names ./db"
+)]
 pub struct LoadArgs {
     /// Environment directory (created if missing) or data file.
     pub path: PathBuf,

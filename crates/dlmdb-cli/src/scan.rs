@@ -12,7 +12,11 @@ use std::cmp::Ordering;
 use std::io::Write;
 use std::path::PathBuf;
 
+/// List keys or entries in a key range or with a prefix, forwards or backwards.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb scan ./db -s users --prefix a --limit 10\n  dlmdb scan ./db --from k100 --to k200 --keys-only\n  dlmdb scan ./db -s ranked --from-rank 1000000 --limit 5 --json\n  dlmdb scan ./db --reverse --limit 3 --format hex"
+)]
 pub struct ScanArgs {
     /// Environment directory or data file.
     pub path: PathBuf,
