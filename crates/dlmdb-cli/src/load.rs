@@ -210,6 +210,18 @@ fn err(line: usize, msg: impl Into<String>) -> InputError {
     }
 }
 
+/// A record the input gave before (`dupsort`: the same key and value).
+fn duplicate(line: usize, dupsort: bool) -> InputError {
+    err(
+        line,
+        if dupsort {
+            "duplicate key/value pair (given earlier in the input)"
+        } else {
+            "duplicate key in a database without dupsort (given earlier in the input)"
+        },
+    )
+}
+
 const FLAG_WORDS: [(&str, u32); 8] = [
     ("reversekey", 0x02),
     ("dupsort", 0x04),
@@ -1479,17 +1491,7 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
                         // A merge: the input's own duplicates are refused,
                         // records that were in the store are replaced.
                         if !seen.insert(&mut txn, &rd.key, &rd.value, &mut scratch)? {
-                            return Err(in_input(
-                                err(
-                                    line,
-                                    if dupsort {
-                                        "duplicate key/value pair (given earlier in the input)"
-                                    } else {
-                                        "duplicate key in a database without dupsort (given earlier in the input)"
-                                    },
-                                )
-                                .into(),
-                            ));
+                            return Err(in_input(duplicate(line, dupsort).into()));
                         }
                         f = WriteFlags::empty();
                     }
@@ -1508,17 +1510,7 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
                         Ok(()) => d.written += 1,
                         Err(dlmdb::Error::KeyExist) if opts.no_overwrite => d.skipped += 1,
                         Err(dlmdb::Error::KeyExist) => {
-                            return Err(in_input(
-                                err(
-                                    line,
-                                    if dupsort {
-                                        "duplicate key/value pair (given earlier in the input)"
-                                    } else {
-                                        "duplicate key in a database without dupsort (given earlier in the input)"
-                                    },
-                                )
-                                .into(),
-                            ))
+                            return Err(in_input(duplicate(line, dupsort).into()))
                         }
                         Err(e) => {
                             return Err(anyhow!(e))
