@@ -4,24 +4,14 @@
 
 mod common;
 
-use common::{bin, listing};
+use common::{bin, listing, load_input};
 use std::path::Path;
 
 const HEAD: &str = "VERSION=3\nformat=bytevalue\ntype=btree\nmapsize=1048576\nmaxreaders=126\n";
 
 /// Run `dlmdb load ARGS -f INPUT TARGET`; (exit status, stderr).
 fn load(input: &str, target: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("in.txt");
-    std::fs::write(&f, input).unwrap();
-    let out = bin()
-        .arg("load")
-        .args(args)
-        .arg("-f")
-        .arg(&f)
-        .arg(target)
-        .output()
-        .unwrap();
+    let out = load_input(bin(), input, args, target);
     (out.status.code(), String::from_utf8(out.stderr).unwrap())
 }
 
