@@ -131,11 +131,19 @@ fn dispatch(cmd: Cmd, layout: LayoutChoice) -> (Option<PathBuf>, bool, Result<i3
         Cmd::Dump(a) => (Some(a.path.clone()), a.json, done(dump::run(a, layout))),
         Cmd::Load(a) => (Some(a.path.clone()), a.json, done(load::run(a, layout))),
         Cmd::Copy(a) => (Some(a.src.clone()), a.json, done(copy::run(a, layout))),
-        Cmd::Count(a) => (Some(a.path.clone()), a.json, done(count::run_count(a, layout))),
-        Cmd::Rank(a) => (Some(a.path.clone()), a.json, done(count::run_rank(a, layout))),
+        Cmd::Count(a) => (
+            Some(a.db.path.clone()),
+            a.json,
+            done(count::run_count(a, layout)),
+        ),
+        Cmd::Rank(a) => (
+            Some(a.db.path.clone()),
+            a.json,
+            done(count::run_rank(a, layout)),
+        ),
         Cmd::Check(a) => (Some(a.path.clone()), a.json, check_cmd::run(a, layout)),
-        Cmd::Get(a) => (Some(a.path.clone()), a.json, done(get::run(a, layout))),
-        Cmd::Scan(a) => (Some(a.path.clone()), a.json, done(scan::run(a, layout))),
+        Cmd::Get(a) => (Some(a.db.path.clone()), a.json, done(get::run(a, layout))),
+        Cmd::Scan(a) => (Some(a.db.path.clone()), a.json, done(scan::run(a, layout))),
         Cmd::Drop(a) => (Some(a.path.clone()), a.json, done(drop::run(a, layout))),
         Cmd::Bench { which } => (None, false, Ok(bench::run(which))),
     }
