@@ -541,51 +541,40 @@ impl SuiteArgs {
 
 impl CompareArgs {
     fn run(&self) -> i32 {
+        match self.compare() {
+            Ok(0) => EXIT_OK,
+            Ok(_) => EXIT_FAIL,
+            Err(e) => {
+                eprintln!("dlmdb bench compare: {e}");
+                EXIT_USAGE
+            }
+        }
+    }
+
+    /// Read, filter and compare the two reports and print the comparison;
+    /// returns the number of regressions, or what made the comparison
+    /// impossible.
+    fn compare(&self) -> Result<usize, String> {
         let load = |p: &Path| -> Result<Report, String> {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
         };
-        let (mut base, mut new) = match (load(&self.base), load(&self.new)) {
-            (Ok(b), Ok(n)) => (b, n),
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("dlmdb bench compare: {e}");
-                return EXIT_USAGE;
-            }
-        };
+        let (mut base, mut new) = (load(&self.base)?, load(&self.new)?);
         if let Some(f) = &self.filter {
-            if let Err(e) = base.apply_filter(f).and_then(|_| new.apply_filter(f)) {
-                eprintln!("dlmdb bench compare: {e}");
-                return EXIT_USAGE;
-            }
+            base.apply_filter(f)?;
+            new.apply_filter(f)?;
         }
-        let c = match dlmdb_bench::compare::compare(
-            &base,
-            &new,
-            self.max_regression,
-            &self.row_threshold,
-        ) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("dlmdb bench compare: {e}");
-                return EXIT_USAGE;
-            }
-        };
+        let c =
+            dlmdb_bench::compare::compare(&base, &new, self.max_regression, &self.row_threshold)?;
         if self.json {
-            match serde_json::to_string_pretty(&c) {
-                Ok(j) => println!("{j}"),
-                Err(e) => {
-                    eprintln!("dlmdb bench compare: {e}");
-                    return EXIT_USAGE;
-                }
-            }
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?
+            );
         } else {
             print!("{}", dlmdb_bench::compare::render_comparison(&c));
         }
-        if c.regressions > 0 {
-            EXIT_FAIL
-        } else {
-            EXIT_OK
-        }
+        Ok(c.regressions)
     }
 }
 
