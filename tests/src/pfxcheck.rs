@@ -18,7 +18,7 @@ pub fn strict_check(path: &Path) -> Result<(), String> {
     // so a writer could take them for stale and reuse pages a held snapshot
     // still reads. Without the lock file the check leaves those locks alone;
     // the test commits nothing while it runs.
-    dlmdb_cli::stat::set_lock_options(dlmdb_cli::stat::LockFormatChoice::Auto, true);
+    dlmdb_cli::stat::set_lock_options(dlmdb::LockFormat::Auto, true);
     let opts = CheckOptions {
         path: path.to_path_buf(),
         subdb: None,

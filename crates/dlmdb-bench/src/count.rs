@@ -259,6 +259,46 @@ fn passes(o: &CountOptions, root: &Path, order: &[u64], dup: bool) -> Result<(Ve
 
 /// Run `body` on a new read transaction of our engine and a cursor over
 /// `dbi` in it; both end before this returns.
+/// One answer per query from `count`, and the milliseconds the pass took.
+fn timed_counts(
+    qs: &[Query],
+    mut count: impl FnMut(&Query) -> Result<u64>,
+) -> Result<(Vec<u64>, f64)> {
+    let mut answers = Vec::with_capacity(qs.len());
+    let t0 = Stamp::now();
+    for q in qs {
+        answers.push(count(q)?);
+    }
+    Ok((answers, t0.elapsed().as_millis_f64()))
+}
+
+/// An engine range count (`mdb_count_range` or `mdb_range_count_values`,
+/// named `what`) over `q`, both bounds included.
+fn engine_count(
+    what: &str,
+    f: unsafe extern "C" fn(
+        *mut dlmdb_sys::MDB_txn,
+        dlmdb_sys::MDB_dbi,
+        *const dlmdb_sys::MDB_val,
+        *const dlmdb_sys::MDB_val,
+        std::ffi::c_uint,
+        *mut u64,
+    ) -> std::ffi::c_int,
+    t: Txn,
+    dbi: u32,
+    q: &Query,
+) -> Result<u64> {
+    let (lo, hi) = (mval(&q.low), mval(&q.high));
+    let flags = k::MDB_COUNT_LOWER_INCL | k::MDB_COUNT_UPPER_INCL;
+    let mut n = 0u64;
+    // SAFETY: `t` is a live read txn of our engine; the bounds outlive the call.
+    let rc = unsafe { f(t as *mut _, dbi, &lo, &hi, flags, &mut n) };
+    if rc != 0 {
+        bail!("{what} failed ({rc})");
+    }
+    Ok(n)
+}
+
 fn on_read_cursor<T>(env: Env, dbi: u32, body: impl FnOnce(Txn, Cur) -> Result<T>) -> Result<T> {
     let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
     let cur = match OursE::cursor_open(t, dbi) {
@@ -310,9 +350,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
     let qs = queries(&o);
     on_read_cursor(db.env, db.dbi, |t, cur| {
         // Naive range count: one cursor over all queries.
-        let mut naive = Vec::with_capacity(qs.len());
-        let t0 = Stamp::now();
-        for q in &qs {
+        let (naive, naive_ms) = timed_counts(&qs, |q| {
             let mut n = 0u64;
             let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?;
             while let Some((kk, _)) = at {
@@ -325,24 +363,13 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                 }
                 at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT)?;
             }
-            naive.push(n);
-        }
-        run.naive_range_ms = t0.elapsed().as_millis_f64();
-        let mut counted = Vec::with_capacity(qs.len());
-        let flags = k::MDB_COUNT_LOWER_INCL | k::MDB_COUNT_UPPER_INCL;
-        let t0 = Stamp::now();
-        for q in &qs {
-            let (lo, hi) = (mval(&q.low), mval(&q.high));
-            let mut n = 0u64;
-            // SAFETY: live read txn of our engine; inputs outlive the call.
-            let rc =
-                unsafe { dlmdb_sys::mdb_count_range(t as *mut _, db.dbi, &lo, &hi, flags, &mut n) };
-            if rc != 0 {
-                bail!("mdb_count_range failed ({rc})");
-            }
-            counted.push(n);
-        }
-        run.counted_range_ms = t0.elapsed().as_millis_f64();
+            Ok(n)
+        })?;
+        run.naive_range_ms = naive_ms;
+        let (counted, counted_ms) = timed_counts(&qs, |q| {
+            engine_count("mdb_count_range", dlmdb_sys::mdb_count_range, t, db.dbi, q)
+        })?;
+        run.counted_range_ms = counted_ms;
         for (i, q) in qs.iter().enumerate() {
             ensure!(
                 naive[i] == q.keys && counted[i] == q.keys,
@@ -426,9 +453,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
         if o.queries > 0 {
             tick("dupsort range counts");
             let r = on_read_cursor(db.env, db.dbi, |t, cur| {
-                let mut naive = Vec::with_capacity(qs.len());
-                let t0 = Stamp::now();
-                for q in &qs {
+                let (naive, cursor_ms) = timed_counts(&qs, |q| {
                     let mut n = 0u64;
                     let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?;
                     while let Some((kk, _)) = at {
@@ -438,32 +463,12 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                         n += OursE::cursor_count(cur)?;
                         at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT_NODUP)?;
                     }
-                    naive.push(n);
-                }
-                let cursor_ms = t0.elapsed().as_millis_f64();
-                let mut counted = Vec::with_capacity(qs.len());
-                let flags = k::MDB_COUNT_LOWER_INCL | k::MDB_COUNT_UPPER_INCL;
-                let t0 = Stamp::now();
-                for q in &qs {
-                    let (lo, hi) = (mval(&q.low), mval(&q.high));
-                    let mut n = 0u64;
-                    // SAFETY: live read txn.
-                    let rc = unsafe {
-                        dlmdb_sys::mdb_range_count_values(
-                            t as *mut _,
-                            db.dbi,
-                            &lo,
-                            &hi,
-                            flags,
-                            &mut n,
-                        )
-                    };
-                    if rc != 0 {
-                        bail!("mdb_range_count_values failed ({rc})");
-                    }
-                    counted.push(n);
-                }
-                let counted_ms = t0.elapsed().as_millis_f64();
+                    Ok(n)
+                })?;
+                let (counted, counted_ms) = timed_counts(&qs, |q| {
+                    let f = dlmdb_sys::mdb_range_count_values;
+                    engine_count("mdb_range_count_values", f, t, db.dbi, q)
+                })?;
                 for (i, q) in qs.iter().enumerate() {
                     let want = q.keys * o.dups;
                     ensure!(

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::extra::{Cur, Eng, Env, LmdbE, Txn};
+use crate::extra::{median, Cur, Eng, Env, LmdbE, Txn};
 use crate::EngineSel;
 
 #[cfg(not(ours_is_lmdb))]
@@ -314,35 +314,38 @@ impl<E: Eng> Store<E> {
 
     /// `count` random gets; ns per get.
     fn gets(&mut self, n: u64, count: u64, seed: u64) -> Result<f64> {
-        let mut rng = Rng(seed | 1);
-        let t0 = Instant::now();
-        for _ in 0..count {
-            let j = rng.below(n);
+        ns_per_op(n, count, seed, |j| {
             let k = key_of(2 * j);
             match E::get(self.txn, self.dbi, &k)? {
-                Some(v) if v.len() == VALUE_SIZE && v[..8] == k => {}
+                Some(v) if v.len() == VALUE_SIZE && v[..8] == k => Ok(()),
                 Some(_) => bail!("{}: wrong value under key {}", E::LABEL, 2 * j),
                 None => bail!("{}: key {} missing", E::LABEL, 2 * j),
             }
-        }
-        Ok(t0.elapsed().as_nanos() as f64 / count as f64)
+        })
     }
 
     /// `count` random `MDB_SET_RANGE` seeks between keys; ns per seek.
     fn seeks(&mut self, n: u64, count: u64, seed: u64) -> Result<f64> {
-        let mut rng = Rng(seed | 1);
-        let t0 = Instant::now();
-        for _ in 0..count {
-            let j = rng.below(n);
+        ns_per_op(n, count, seed, |j| {
             let probe = key_of(2 * j + 1);
             match E::cursor_get(self.cur, &probe, &[], MDB_SET_RANGE)? {
-                Some((k, _)) if k == key_of(2 * j + 2) => {}
-                None if j == n - 1 => {}
+                Some((k, _)) if k == key_of(2 * j + 2) => Ok(()),
+                None if j == n - 1 => Ok(()),
                 Some(_) | None => bail!("{}: seek to {} landed wrong", E::LABEL, 2 * j + 1),
             }
-        }
-        Ok(t0.elapsed().as_nanos() as f64 / count as f64)
+        })
     }
+}
+
+/// `op` on `count` random indexes below `n` (stream `seed`), timed; ns per
+/// call.
+fn ns_per_op(n: u64, count: u64, seed: u64, mut op: impl FnMut(u64) -> Result<()>) -> Result<f64> {
+    let mut rng = Rng(seed | 1);
+    let t0 = Instant::now();
+    for _ in 0..count {
+        op(rng.below(n))?;
+    }
+    Ok(t0.elapsed().as_nanos() as f64 / count as f64)
 }
 
 impl<E: Eng> Drop for Store<E> {
@@ -425,16 +428,6 @@ fn drop_cache(file: &Path) -> Result<(String, f64)> {
 /// as cold.
 const COLD_ENOUGH: f64 = 0.05;
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 /// Per-round samples of one engine at one size.
 #[derive(Default)]
 struct Samples {
@@ -500,17 +493,12 @@ fn round<E: Eng>(
     Ok(())
 }
 
-fn lookup_row<E: Eng>(
-    dir: &Path,
-    n: u64,
-    build_seconds: f64,
-    s: &mut Samples,
-) -> Result<LookupRow> {
+fn lookup_row<E: Eng>(dir: &Path, n: u64, build_seconds: f64, s: &Samples) -> Result<LookupRow> {
     let st = Store::<E>::open(dir, n)?.stat()?;
     let file_bytes = std::fs::metadata(dir.join("data.mdb"))?.len();
     let depth = st.depth.max(1);
-    let get_warm_ns = median(&mut s.get_warm);
-    let seek_warm_ns = median(&mut s.seek_warm);
+    let get_warm_ns = median(&s.get_warm).expect("one round at least");
+    let seek_warm_ns = median(&s.seek_warm).expect("one round at least");
     Ok(LookupRow {
         entries: n,
         engine: E::LABEL,
@@ -523,8 +511,8 @@ fn lookup_row<E: Eng>(
         seek_warm_ns,
         get_warm_ns_per_level: get_warm_ns / f64::from(depth),
         seek_warm_ns_per_level: seek_warm_ns / f64::from(depth),
-        get_cold_ns: (!s.get_cold.is_empty()).then(|| median(&mut s.get_cold)),
-        seek_cold_ns: (!s.seek_cold.is_empty()).then(|| median(&mut s.seek_cold)),
+        get_cold_ns: median(&s.get_cold),
+        seek_cold_ns: median(&s.seek_cold),
         resident_after_drop: s.resident,
     })
 }
@@ -589,10 +577,10 @@ fn run_size(
         }
         let mut rows = Vec::new();
         if ours {
-            rows.push(lookup_row::<OursEng>(&od, n, ob, &mut os)?);
+            rows.push(lookup_row::<OursEng>(&od, n, ob, &os)?);
         }
         if lmdb {
-            rows.push(lookup_row::<LmdbE>(&ld, n, lb, &mut ls)?);
+            rows.push(lookup_row::<LmdbE>(&ld, n, lb, &ls)?);
         }
         Ok(rows)
     })();

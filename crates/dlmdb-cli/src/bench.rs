@@ -31,42 +31,11 @@ pub enum BenchCmd {
         after_help = "Examples:\n  dlmdb bench txns --quick\n  dlmdb bench txns --json > txns.json"
     )]
     Txns(SuiteArgs),
-    /// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
-    #[command(
-        alias = "counted",
-        after_help = "Prints count_bench's lines. (`counted` is an alias.)\n\nExamples:\n  dlmdb bench count --quick\n  dlmdb bench count --entries 100000 --shuffle --json > count.json"
-    )]
     Count(CountArgs),
-    /// DLMDB's sample_bench: rank sampling and stride scans of a counted DB.
-    #[command(
-        after_help = "Prints sample_bench's lines.\n\nExamples:\n  dlmdb bench sample --quick\n  dlmdb bench sample --entries 1000000 --dups 4 --mode warm"
-    )]
     Sample(SampleArgs),
-    /// DLMDB's compress_bench: plain vs prefix-compressed DBs (and DUPSORT twins).
-    #[command(
-        long_about = "DLMDB's compress_bench workload: for each variant (plain, prefix, the -C \
-variants, and with -D > 1 their DUPSORT twins), insert, update, delete, reinsert, random reads \
-(cold, warm) and range scans (cold, warm), then sizes and tree shape, and each variant relative \
-to its uncompressed baseline. Prints the same lines as compress_bench. Numbers accept 0x hex and \
-leading-0 octal as compress_bench does.",
-        after_help = "Examples:\n  dlmdb bench compress --quick\n  dlmdb bench compress -n 200000 -r 100000 -m 4096 -U 100000 -X 100000 -D 20\n  dlmdb bench compress -D 20 --peers --json > compress.json"
-    )]
     Compress(CompressArgs),
-    /// dup_iter_bench: mdb_cursor_list_dup vs an MDB_NEXT_DUP loop over every key.
-    #[command(
-        name = "dup-iter",
-        after_help = "Prints dup_iter_bench's lines.\n\nExamples:\n  dlmdb bench dup-iter --quick\n  dlmdb bench dup-iter --keys 100000 --dups 10 --peers"
-    )]
+    #[command(name = "dup-iter")]
     DupIter(DupIterArgs),
-    /// Compare two JSON reports of one suite: the regression gate.
-    #[command(
-        long_about = "Compare two JSON reports (`--json` or `--save-json` output) of the same suite. \
-A row regresses when its change exceeds both its threshold and the measured noise of the two \
-runs (the sum of their relative spreads, (max - min) / median of the samples). Exact metrics \
-(sizes, pages, depth, entries) regress on any change; rows missing from NEW or failed in NEW \
-regress too.\n\nExit status: 0 no regression, 1 regression, 2 usage or schema error.",
-        after_help = "Examples:\n  dlmdb bench compare base.json new.json\n  dlmdb bench compare --max-regression 5% --row-threshold rand_get=20% base.json new.json\n  dlmdb bench compare --json base.json new.json"
-    )]
     Compare(CompareArgs),
 }
 
@@ -83,8 +52,12 @@ pub struct SuiteArgs {
     out: OutputArgs,
 }
 
-/// count_bench's flags.
+/// DLMDB's count_bench: counted inserts, range counts and ranks vs naive ways.
 #[derive(clap::Args)]
+#[command(
+    alias = "counted",
+    after_help = "Prints count_bench's lines. (`counted` is an alias.)\n\nExamples:\n  dlmdb bench count --quick\n  dlmdb bench count --entries 100000 --shuffle --json > count.json"
+)]
 pub struct CountArgs {
     /// Number of keys [default: 50000; --quick 5000].
     #[arg(long)]
@@ -112,8 +85,11 @@ pub struct CountArgs {
     out: OutputArgs,
 }
 
-/// sample_bench's flags.
+/// DLMDB's sample_bench: rank sampling and stride scans of a counted DB.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Prints sample_bench's lines.\n\nExamples:\n  dlmdb bench sample --quick\n  dlmdb bench sample --entries 1000000 --dups 4 --mode warm"
+)]
 pub struct SampleArgs {
     /// Total entries, duplicates included [default: 10000000; --quick 200000].
     #[arg(long)]
@@ -150,8 +126,11 @@ pub struct SampleArgs {
     out: OutputArgs,
 }
 
-/// dup_iter_bench's flags.
+/// dup_iter_bench: mdb_cursor_list_dup vs an MDB_NEXT_DUP loop over every key.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Prints dup_iter_bench's lines.\n\nExamples:\n  dlmdb bench dup-iter --quick\n  dlmdb bench dup-iter --keys 100000 --dups 10 --peers"
+)]
 pub struct DupIterArgs {
     /// Keys [default: 50000; --quick 5000].
     #[arg(long)]
@@ -178,8 +157,16 @@ pub struct DupIterArgs {
     out: OutputArgs,
 }
 
-/// `bench compare` arguments.
+/// Compare two JSON reports of one suite: the regression gate.
 #[derive(clap::Args)]
+#[command(
+    long_about = "Compare two JSON reports (`--json` or `--save-json` output) of the same suite. \
+A row regresses when its change exceeds both its threshold and the measured noise of the two \
+runs (the sum of their relative spreads, (max - min) / median of the samples). Exact metrics \
+(sizes, pages, depth, entries) regress on any change; rows missing from NEW or failed in NEW \
+regress too.\n\nExit status: 0 no regression, 1 regression, 2 usage or schema error.",
+    after_help = "Examples:\n  dlmdb bench compare base.json new.json\n  dlmdb bench compare --max-regression 5% --row-threshold rand_get=20% base.json new.json\n  dlmdb bench compare --json base.json new.json"
+)]
 pub struct CompareArgs {
     /// The earlier report.
     base: PathBuf,
@@ -200,8 +187,16 @@ pub struct CompareArgs {
     json: bool,
 }
 
-/// compress_bench's flags (same letters, same defaults).
+/// DLMDB's compress_bench: plain vs prefix-compressed DBs (and DUPSORT twins).
 #[derive(clap::Args)]
+#[command(
+    long_about = "DLMDB's compress_bench workload: for each variant (plain, prefix, the -C \
+variants, and with -D > 1 their DUPSORT twins), insert, update, delete, reinsert, random reads \
+(cold, warm) and range scans (cold, warm), then sizes and tree shape, and each variant relative \
+to its uncompressed baseline. Prints the same lines as compress_bench. Numbers accept 0x hex and \
+leading-0 octal as compress_bench does.",
+    after_help = "Examples:\n  dlmdb bench compress --quick\n  dlmdb bench compress -n 200000 -r 100000 -m 4096 -U 100000 -X 100000 -D 20\n  dlmdb bench compress -D 20 --peers --json > compress.json"
+)]
 pub struct CompressArgs {
     /// Entries (key/value pairs) [default: 200000].
     #[arg(short = 'n', value_parser = parse_c_number)]
@@ -546,51 +541,40 @@ impl SuiteArgs {
 
 impl CompareArgs {
     fn run(&self) -> i32 {
+        match self.compare() {
+            Ok(0) => EXIT_OK,
+            Ok(_) => EXIT_FAIL,
+            Err(e) => {
+                eprintln!("dlmdb bench compare: {e}");
+                EXIT_USAGE
+            }
+        }
+    }
+
+    /// Read, filter and compare the two reports and print the comparison;
+    /// returns the number of regressions, or what made the comparison
+    /// impossible.
+    fn compare(&self) -> Result<usize, String> {
         let load = |p: &Path| -> Result<Report, String> {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
         };
-        let (mut base, mut new) = match (load(&self.base), load(&self.new)) {
-            (Ok(b), Ok(n)) => (b, n),
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("dlmdb bench compare: {e}");
-                return EXIT_USAGE;
-            }
-        };
+        let (mut base, mut new) = (load(&self.base)?, load(&self.new)?);
         if let Some(f) = &self.filter {
-            if let Err(e) = base.apply_filter(f).and_then(|_| new.apply_filter(f)) {
-                eprintln!("dlmdb bench compare: {e}");
-                return EXIT_USAGE;
-            }
+            base.apply_filter(f)?;
+            new.apply_filter(f)?;
         }
-        let c = match dlmdb_bench::compare::compare(
-            &base,
-            &new,
-            self.max_regression,
-            &self.row_threshold,
-        ) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("dlmdb bench compare: {e}");
-                return EXIT_USAGE;
-            }
-        };
+        let c =
+            dlmdb_bench::compare::compare(&base, &new, self.max_regression, &self.row_threshold)?;
         if self.json {
-            match serde_json::to_string_pretty(&c) {
-                Ok(j) => println!("{j}"),
-                Err(e) => {
-                    eprintln!("dlmdb bench compare: {e}");
-                    return EXIT_USAGE;
-                }
-            }
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?
+            );
         } else {
             print!("{}", dlmdb_bench::compare::render_comparison(&c));
         }
-        if c.regressions > 0 {
-            EXIT_FAIL
-        } else {
-            EXIT_OK
-        }
+        Ok(c.regressions)
     }
 }
 
@@ -615,11 +599,7 @@ pub fn run(which: BenchCmd) -> i32 {
     match r {
         Ok(code) => code,
         Err(e) => {
-            let broken_pipe = e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            });
-            if !broken_pipe {
+            if !dlmdb_cli::error::is_broken_pipe(&e) {
                 eprintln!("dlmdb: {e:#}");
             }
             EXIT_FAIL

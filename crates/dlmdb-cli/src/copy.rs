@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Consistent copy of an environment (mdb_env_copy2), also while writers run.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb copy ./db ./backup\n  dlmdb copy --compact ./db/data.mdb ./small.mdb\n  dlmdb copy -c ./db | gzip > backup.mdb.gz   # data file to standard output"
+)]
 pub struct CopyArgs {
     /// Source environment directory or data file.
     pub src: PathBuf,

@@ -1,8 +1,9 @@
 //! `dlmdb count` and `dlmdb rank`: DLMDB's order statistics on COUNTED
 //! databases, with an exact cursor-scan fallback for other databases.
 
+use crate::report::DbHead;
 use crate::stat::{open_env_warned, LayoutChoice};
-use crate::util::{hex, printable};
+use crate::util::{hex, printable, DbArgs};
 use anyhow::{bail, Context, Result};
 use dlmdb::{CountFlags, Database, DatabaseFlags, RoTxn};
 use std::cmp::Ordering;
@@ -54,12 +55,8 @@ pub struct CountOptions {
 /// The `--json` object of `dlmdb count`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CountReport {
-    pub path: String,
-    pub layout: String,
-    /// Snapshot read.
-    pub txnid: u64,
-    /// `null` = main database.
-    pub database: Option<String>,
+    #[serde(flatten)]
+    pub head: DbHead,
     pub mode: CountMode,
     /// Lower bound as given (`null` = unbounded) and whether it is included.
     pub from: Option<String>,
@@ -125,10 +122,7 @@ pub fn count(opts: &CountOptions) -> Result<CountReport> {
         )
     };
     Ok(CountReport {
-        path: opts.path.display().to_string(),
-        layout: env.layout().to_string(),
-        txnid: txn.id(),
-        database: opts.subdb.clone(),
+        head: DbHead::new(&opts.path, &env, txn.id(), name),
         mode: opts.mode,
         from: opts.from.as_deref().map(|b| show(b, opts.hex)),
         include_from: opts.include_from,
@@ -199,11 +193,8 @@ pub struct RankOptions {
 /// The `--json` object of `dlmdb rank`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RankReport {
-    pub path: String,
-    pub layout: String,
-    /// Snapshot read.
-    pub txnid: u64,
-    pub database: Option<String>,
+    #[serde(flatten)]
+    pub head: DbHead,
     /// 0-based rank: number of entries sorting before this one.
     pub rank: u64,
     /// Key and value (for `--key` alone: the key's first value), as hex
@@ -274,10 +265,7 @@ pub fn rank(opts: &RankOptions) -> Result<RankReport> {
         }
     };
     Ok(RankReport {
-        path: opts.path.display().to_string(),
-        layout: env.layout().to_string(),
-        txnid: txn.id(),
-        database: opts.subdb.clone(),
+        head: DbHead::new(&opts.path, &env, txn.id(), name),
         rank,
         key: show(&key, opts.hex),
         value: value.as_deref().map(|v| show(v, opts.hex)),
@@ -318,13 +306,14 @@ pub fn render_rank(r: &RankReport) -> String {
     s
 }
 
+/// Count entries or keys in a key range (COUNTED databases: O(log n)).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb count ./db -s users\n  dlmdb count ./db -s users --from a --to m --include-to\n  dlmdb count ./db -s tags --keys --json\n  dlmdb count ./db -s ids --hex --from 00000001 --to 000000ff"
+)]
 pub struct CountArgs {
-    /// Environment directory or data file.
-    pub path: PathBuf,
-    /// Named database (default: the main database).
-    #[arg(short = 's', long = "subdb", value_name = "NAME")]
-    pub subdb: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// Lower key bound (default: unbounded). Included unless --exclude-from.
     #[arg(long, value_name = "KEY")]
     pub from: Option<String>,
@@ -357,13 +346,14 @@ pub struct CountArgs {
     pub json: bool,
 }
 
+/// Entry at a rank, or rank of a key / key+value (COUNTED databases: O(log n)).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb rank ./db -s users --rank 0\n  dlmdb rank ./db -s users --key alice --json\n  dlmdb rank ./db -s tags --key red --value apple"
+)]
 pub struct RankArgs {
-    /// Environment directory or data file.
-    pub path: PathBuf,
-    /// Named database (default: the main database).
-    #[arg(short = 's', long = "subdb", value_name = "NAME")]
-    pub subdb: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// 0-based rank of the entry to show.
     #[arg(long, conflicts_with = "key", required_unless_present = "key")]
     pub rank: Option<u64>,
@@ -384,8 +374,8 @@ pub struct RankArgs {
 /// `dlmdb count`.
 pub fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
     let opts = CountOptions {
-        path: a.path,
-        subdb: a.subdb,
+        path: a.db.path,
+        subdb: a.db.subdb,
         from: a
             .from
             .as_deref()
@@ -446,10 +436,10 @@ pub fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
             ))
         }
     };
-    crate::store::precheck_complete(&a.path)?;
+    crate::store::precheck_complete(&a.db.path)?;
     let r = rank(&RankOptions {
-        path: a.path,
-        subdb: a.subdb,
+        path: a.db.path,
+        subdb: a.db.subdb,
         query,
         hex: a.hex,
         layout,

@@ -2,12 +2,17 @@
 //! one write transaction (as `mdb_drop`).
 
 use crate::error::{fail, InDatabase, Kind};
+use crate::report::DbHead;
 use crate::stat::LayoutChoice;
 use anyhow::{Context, Result};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+/// Empty a named database, or delete it with --delete (like mdb_drop).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb drop ./db -s sessions --yes\n  dlmdb drop ./db -s old --delete --yes --json"
+)]
 pub struct DropArgs {
     /// Environment directory or data file.
     pub path: PathBuf,
@@ -29,11 +34,8 @@ pub struct DropArgs {
 /// The `--json` object of `dlmdb drop`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DropReport {
-    pub path: String,
-    pub layout: String,
-    /// The transaction that committed the drop.
-    pub txnid: u64,
-    pub database: Option<String>,
+    #[serde(flatten)]
+    pub head: DbHead,
     /// `true`: the database was deleted; `false`: emptied.
     pub deleted: bool,
     /// Entries it held.
@@ -86,10 +88,7 @@ pub fn run(a: DropArgs, layout: LayoutChoice) -> Result<()> {
     let txnid = txn.id();
     txn.commit().context("commit failed")?;
     let report = DropReport {
-        path: a.path.display().to_string(),
-        layout: env.layout().to_string(),
-        txnid,
-        database: a.subdb.clone(),
+        head: DbHead::new(&a.path, &env, txnid, name),
         deleted: a.delete,
         entries,
     };

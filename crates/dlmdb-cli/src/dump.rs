@@ -10,7 +10,15 @@ use indicatif::ProgressBar;
 use std::io::Write;
 use std::path::PathBuf;
 
+/// Write databases in LMDB's dump format (like mdb_dump), read-only.
 #[derive(clap::Args)]
+#[command(
+    long_about = "Write databases in LMDB's dump text format, byte for byte what stock mdb_dump\n\
+writes for the same store. Beyond stock, databases with DLMDB's MDB_COUNTED or\n\
+MDB_PREFIX_COMPRESSION flag get `counted=1` / `prefix_compression=1` header lines\n\
+(stock mdb_load warns about them and loads anyway; --stock leaves them out).",
+    after_help = "Examples:\n  dlmdb dump ./db                  # the main database\n  dlmdb dump -a ./db -o all.txt    # every named database\n  dlmdb dump -s users -p ./db      # printable format\n  dlmdb dump -a ./db | mdb_load -f /dev/stdin ./copy"
+)]
 pub struct DumpArgs {
     /// Environment directory or data file.
     pub path: PathBuf,

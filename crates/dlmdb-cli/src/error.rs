@@ -228,6 +228,15 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The error is a write to a pipe whose reader went away (`dlmdb dump ... |
+/// head`): the command stops without a message.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Print `e` on stderr as text or JSON; returns the exit status.
 pub fn report(e: &anyhow::Error, path: Option<&str>, json: bool) -> i32 {
     let r = ErrorReport::from_anyhow(e, path);

@@ -2,22 +2,23 @@
 //! database), read-only.
 
 use crate::error::{fail, InDatabase, Kind};
+use crate::report::DbHead;
 use crate::stat::{open_env, LayoutChoice};
-use crate::util::{encode_into, hex, parse_arg, printable, OutputFormat};
+use crate::util::{encode_into, hex, parse_arg, printable, DbArgs, OutputFormat};
 use anyhow::{Context, Result};
 use dlmdb::{CursorOp, DatabaseFlags};
 use std::io::Write;
-use std::path::PathBuf;
 
+/// Print the value of one key (all its values in a DUPSORT database).
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb get ./db alice\n  dlmdb get ./db -s users --hex 616c696365\n  dlmdb get ./db -s tags red --json"
+)]
 pub struct GetArgs {
-    /// Environment directory or data file.
-    pub path: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// The key (its bytes as typed; hex digits with --hex).
     pub key: String,
-    /// Named database (default: the main database).
-    #[arg(short = 's', long = "subdb", value_name = "NAME")]
-    pub subdb: Option<String>,
     /// The key is given in hex.
     #[arg(long)]
     pub hex: bool,
@@ -32,11 +33,8 @@ pub struct GetArgs {
 /// The `--json` object of `dlmdb get`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GetReport {
-    pub path: String,
-    pub layout: String,
-    pub txnid: u64,
-    /// `null` = main database.
-    pub database: Option<String>,
+    #[serde(flatten)]
+    pub head: DbHead,
     /// Printable form and hex of the key.
     pub key: String,
     pub key_hex: String,
@@ -53,11 +51,11 @@ pub struct Value {
 
 /// Look the key up; a missing key is a `not_found` error (exit status 1).
 pub fn get(opts: &GetArgs, layout: LayoutChoice) -> Result<(GetReport, Vec<Vec<u8>>)> {
-    crate::store::precheck_complete(&opts.path)?;
+    crate::store::precheck_complete(&opts.db.path)?;
     let key = parse_arg(&opts.key, opts.hex)?;
-    let env = open_env(&opts.path, layout)?.env;
+    let env = open_env(&opts.db.path, layout)?.env;
     let txn = env.read_txn()?;
-    let name = opts.subdb.as_deref();
+    let name = opts.db.subdb.as_deref();
     let db = txn
         .open_db(name)
         .context("cannot open")
@@ -83,10 +81,7 @@ pub fn get(opts: &GetArgs, layout: LayoutChoice) -> Result<(GetReport, Vec<Vec<u
         .context(InDatabase::of(name));
     }
     let report = GetReport {
-        path: opts.path.display().to_string(),
-        layout: env.layout().to_string(),
-        txnid: txn.id(),
-        database: opts.subdb.clone(),
+        head: DbHead::new(&opts.db.path, &env, txn.id(), name),
         key: printable(&key),
         key_hex: hex(&key),
         values: values

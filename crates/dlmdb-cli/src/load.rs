@@ -35,7 +35,17 @@ use std::path::{Path, PathBuf};
 
 mod undo;
 
+/// Load a dump (or plain text with -T) into a store, all or nothing.
 #[derive(clap::Args)]
+#[command(
+    long_about = "Read LMDB's dump format (bytevalue or print) or plain text (-T) and write it\n\
+into the store at PATH, creating it if needed (DLMDB data version 2 unless\n\
+--format lmdb). The whole input is validated first; then everything is written\n\
+in one transaction. A malformed input (error names the line) or a failed write\n\
+leaves the store exactly as it was (a new store is built under a temporary\n\
+name and renamed into place on success).",
+    after_help = "Examples:\n  dlmdb load -f backup.txt ./db\n  mdb_dump -a ./old | dlmdb load --format lmdb ./new\n  printf 'k\\nv\\n' | dlmdb load -T -s names ./db"
+)]
 pub struct LoadArgs {
     /// Environment directory (created if missing) or data file.
     pub path: PathBuf,
@@ -198,6 +208,18 @@ fn err(line: usize, msg: impl Into<String>) -> InputError {
         line,
         msg: msg.into(),
     }
+}
+
+/// A record the input gave before (`dupsort`: the same key and value).
+fn duplicate(line: usize, dupsort: bool) -> InputError {
+    err(
+        line,
+        if dupsort {
+            "duplicate key/value pair (given earlier in the input)"
+        } else {
+            "duplicate key in a database without dupsort (given earlier in the input)"
+        },
+    )
 }
 
 const FLAG_WORDS: [(&str, u32); 8] = [
@@ -1469,17 +1491,7 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
                         // A merge: the input's own duplicates are refused,
                         // records that were in the store are replaced.
                         if !seen.insert(&mut txn, &rd.key, &rd.value, &mut scratch)? {
-                            return Err(in_input(
-                                err(
-                                    line,
-                                    if dupsort {
-                                        "duplicate key/value pair (given earlier in the input)"
-                                    } else {
-                                        "duplicate key in a database without dupsort (given earlier in the input)"
-                                    },
-                                )
-                                .into(),
-                            ));
+                            return Err(in_input(duplicate(line, dupsort).into()));
                         }
                         f = WriteFlags::empty();
                     }
@@ -1498,17 +1510,7 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
                         Ok(()) => d.written += 1,
                         Err(dlmdb::Error::KeyExist) if opts.no_overwrite => d.skipped += 1,
                         Err(dlmdb::Error::KeyExist) => {
-                            return Err(in_input(
-                                err(
-                                    line,
-                                    if dupsort {
-                                        "duplicate key/value pair (given earlier in the input)"
-                                    } else {
-                                        "duplicate key in a database without dupsort (given earlier in the input)"
-                                    },
-                                )
-                                .into(),
-                            ))
+                            return Err(in_input(duplicate(line, dupsort).into()))
                         }
                         Err(e) => {
                             return Err(anyhow!(e))

@@ -10,6 +10,7 @@
 //! command is in `crates/dlmdb-cli/schemas/<command>.schema.json`.
 
 use serde::Serialize;
+use std::path::Path;
 
 /// Bumped when a field is renamed or removed (adding fields keeps it).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -29,4 +30,28 @@ pub fn to_json<T: Serialize>(command: &str, body: &T) -> anyhow::Result<String> 
         command,
         body,
     })?)
+}
+
+/// The fields that open a one-database report (`count`, `rank`, `get`,
+/// `scan`, `drop`).
+#[derive(Debug, Clone, Serialize)]
+pub struct DbHead {
+    /// The path given.
+    pub path: String,
+    pub layout: String,
+    /// The snapshot read (`drop`: the transaction that committed).
+    pub txnid: u64,
+    /// `null` = main database.
+    pub database: Option<String>,
+}
+
+impl DbHead {
+    pub fn new(path: &Path, env: &dlmdb::Env, txnid: u64, database: Option<&str>) -> DbHead {
+        DbHead {
+            path: path.display().to_string(),
+            layout: env.layout().to_string(),
+            txnid,
+            database: database.map(str::to_owned),
+        }
+    }
 }

@@ -4,21 +4,22 @@
 //! mode).
 
 use crate::error::{fail, InDatabase, Kind};
+use crate::report::DbHead;
 use crate::stat::{open_env, LayoutChoice};
-use crate::util::{encode_into, hex, parse_arg, printable, OutputFormat};
+use crate::util::{encode_into, hex, parse_arg, printable, DbArgs, OutputFormat};
 use anyhow::{Context, Result};
 use dlmdb::{CursorOp, DatabaseFlags};
 use std::cmp::Ordering;
 use std::io::Write;
-use std::path::PathBuf;
 
+/// List keys or entries in a key range or with a prefix, forwards or backwards.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb scan ./db -s users --prefix a --limit 10\n  dlmdb scan ./db --from k100 --to k200 --keys-only\n  dlmdb scan ./db -s ranked --from-rank 1000000 --limit 5 --json\n  dlmdb scan ./db --reverse --limit 3 --format hex"
+)]
 pub struct ScanArgs {
-    /// Environment directory or data file.
-    pub path: PathBuf,
-    /// Named database (default: the main database).
-    #[arg(short = 's', long = "subdb", value_name = "NAME")]
-    pub subdb: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// Lower key bound, included (unless --exclude-from).
     #[arg(long, value_name = "KEY")]
     pub from: Option<String>,
@@ -71,10 +72,8 @@ pub enum ScanFormat {
 /// The `--json` object of `dlmdb scan`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ScanReport {
-    pub path: String,
-    pub layout: String,
-    pub txnid: u64,
-    pub database: Option<String>,
+    #[serde(flatten)]
+    pub head: DbHead,
     pub reverse: bool,
     pub keys_only: bool,
     /// Items listed.
@@ -117,11 +116,11 @@ fn lexical_keys(flags: DatabaseFlags) -> bool {
 }
 
 pub fn run(a: ScanArgs, layout: LayoutChoice) -> Result<()> {
-    crate::store::precheck_complete(&a.path)?;
+    crate::store::precheck_complete(&a.db.path)?;
     crate::interrupt::watch();
-    let env = open_env(&a.path, layout)?.env;
+    let env = open_env(&a.db.path, layout)?.env;
     let txn = env.read_txn()?;
-    let name = a.subdb.as_deref();
+    let name = a.db.subdb.as_deref();
     let in_db = || InDatabase::of(name);
     let db = txn.open_db(name).context("cannot open").context(in_db())?;
     let flags = txn.db_flags(db)?;
@@ -288,10 +287,7 @@ pub fn run(a: ScanArgs, layout: LayoutChoice) -> Result<()> {
     if a.json {
         drop(out);
         let report = ScanReport {
-            path: a.path.display().to_string(),
-            layout: env.layout().to_string(),
-            txnid: txn.id(),
-            database: a.subdb.clone(),
+            head: DbHead::new(&a.db.path, &env, txn.id(), name),
             reverse: a.reverse,
             keys_only: a.keys_only,
             count,

@@ -172,26 +172,12 @@ pub struct DbSection {
     pub walk: Option<crate::pages::WalkReport>,
 }
 
-/// `--lock-format`: lock file layout when this process is the first to open
-/// a store (a lock file other processes hold keeps theirs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum LockFormatChoice {
-    /// The store's family: lock version 1 for stock-layout version-1 stores
-    /// (LMDB 0.9), version 2 for DLMDB stores (or `DLMDB_LOCK_FORMAT`).
-    #[default]
-    Auto,
-    /// Lock version 1 (LMDB 0.9: Debian's liblmdb, py-lmdb).
-    V1,
-    /// Lock version 2 (LMDB 1.0 mdb.master, DLMDB).
-    V2,
-}
-
 /// The lock options of this process's opens (the global `--lock-format`
 /// and `--no-lock`), set once by `main` before any command runs.
-static LOCK_OPTIONS: std::sync::OnceLock<(LockFormatChoice, bool)> = std::sync::OnceLock::new();
+static LOCK_OPTIONS: std::sync::OnceLock<(LockFormat, bool)> = std::sync::OnceLock::new();
 
 /// Set the global lock options (first call wins; later calls are ignored).
-pub fn set_lock_options(format: LockFormatChoice, no_lock: bool) {
+pub fn set_lock_options(format: LockFormat, no_lock: bool) {
     let _ = LOCK_OPTIONS.set((format, no_lock));
 }
 
@@ -204,11 +190,7 @@ pub fn open_options(choice: LayoutChoice) -> OpenOptions {
             LayoutChoice::Lmdb => dlmdb::LayoutChoice::Lmdb,
             LayoutChoice::Dlmdb => dlmdb::LayoutChoice::Dlmdb,
         },
-        lock_format: match format {
-            LockFormatChoice::Auto => LockFormat::Auto,
-            LockFormatChoice::V1 => LockFormat::V1,
-            LockFormatChoice::V2 => LockFormat::V2,
-        },
+        lock_format: format,
         no_lock,
         ..OpenOptions::default()
     }
@@ -589,7 +571,11 @@ pub fn render_text(r: &StatReport, opts: &StatOptions) -> String {
     out
 }
 
+/// Show statistics of an environment (like mdb_stat), read-only.
 #[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  dlmdb stat -a ./db\n  dlmdb stat -e -ff --json ./db/data.mdb\n  dlmdb stat -s users --pages ./db"
+)]
 pub struct StatArgs {
     /// Environment directory, or the data file itself (then MDB_NOSUBDIR is used).
     pub path: PathBuf,

@@ -152,27 +152,12 @@ fn sub_page_one_byte_short_in_a_counted_database() {
 /// Load `pairs` into database `db` of a new single-file store; `extra`:
 /// header lines (database flags).
 fn load(dir: &Path, db: &str, extra: &str, pairs: &[(&[u8], &[u8])]) -> PathBuf {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let mut text =
-        format!("VERSION=3\nformat=bytevalue\ndatabase={db}\ntype=btree\n{extra}HEADER=END\n");
-    for (k, v) in pairs {
-        text.push_str(&format!(" {}\n {}\n", hex(k), hex(v)));
-    }
-    text.push_str("DATA=END\n");
-    let input = dir.join("in.txt");
-    std::fs::write(&input, text).unwrap();
-    let store = dir.join("s.mdb");
-    let out = common::bin()
-        .args(["load", "-n", "-f"])
-        .arg(&input)
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = common::bytevalue_dump(
+        &format!("database={db}\ntype=btree\n{extra}"),
+        pairs.iter().copied(),
     );
+    let store = dir.join("s.mdb");
+    common::succeeded(common::load_input(common::bin(), text, &["-n"], &store));
     store
 }
 

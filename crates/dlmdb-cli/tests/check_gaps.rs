@@ -15,15 +15,13 @@ const PS: usize = 4096;
 
 /// Load a dump text into a new single-file store (`lmdb`: stock format).
 fn load(dir: &Path, name: &str, text: &str, lmdb: bool) -> PathBuf {
-    let input = dir.join(format!("{name}.txt"));
-    std::fs::write(&input, text).unwrap();
     let store = dir.join(name);
-    let mut cmd = bin();
-    cmd.args(["load", "-n", "-f"]).arg(&input);
-    if lmdb {
-        cmd.args(["--format", "lmdb"]);
-    }
-    run_ok(cmd.arg(&store));
+    let args: &[&str] = if lmdb {
+        &["-n", "--format", "lmdb"]
+    } else {
+        &["-n"]
+    };
+    succeeded(load_input(bin(), text, args, &store));
     store
 }
 

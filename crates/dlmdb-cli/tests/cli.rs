@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{bin, fixture_copy, run_ok};
+use common::{assert_exit, bin, database, fixture_copy, run_ok};
 
 #[test]
 fn help_lists_subcommands() {
@@ -30,13 +30,7 @@ fn stat_random_bytes_is_an_error_not_a_crash() {
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
     std::fs::write(&f, junk).unwrap();
-    let out = bin().arg("stat").arg(&f).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&bin().arg("stat").arg(&f).output().unwrap(), 1);
 }
 
 #[test]
@@ -68,12 +62,7 @@ fn stat_json_on_a_store_the_engine_wrote() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["layout"], "dlmdb-v2");
     assert_eq!(v["no_subdir"], false);
-    let abc = v["databases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "abc")
-        .unwrap();
+    let abc = database(&v, "abc");
     assert_eq!(abc["entries"], 100);
     assert_eq!(abc["walk"]["leaf_entries"], 100);
     assert_eq!(abc["walk"]["verdict"], "ok");

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bin, check_clean, fixture_copy, fixtures, run_ok};
+use common::{bin, check_clean, database, fixture_copy, fixtures, run_ok};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -186,8 +186,7 @@ fn dump_adds_dlmdb_flag_lines_that_load_restores() {
     );
     let stat = String::from_utf8(ok(bin().args(["stat", "--json", "-a"]).arg(&target))).unwrap();
     let v: serde_json::Value = serde_json::from_str(&stat).unwrap();
-    let dbs = v["databases"].as_array().unwrap();
-    let counted = dbs.iter().find(|d| d["name"] == "counted").unwrap();
+    let counted = database(&v, "counted");
     assert!(counted["flags"]
         .as_array()
         .unwrap()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, listing};
+use common::{bin, bytevalue_dump, listing};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -18,17 +18,11 @@ fn sigint(child: &Child) {
 
 /// A dump header and `n` records.
 fn dump_text(n: usize) -> Vec<u8> {
-    let mut s = b"VERSION=3\nformat=bytevalue\ntype=btree\nmapsize=1073741824\nmaxreaders=126\ndb_pagesize=4096\nHEADER=END\n".to_vec();
-    for i in 0..n {
-        let k = format!("key{i:010}");
-        s.push(b' ');
-        s.extend(k.bytes().flat_map(|b| format!("{b:02x}").into_bytes()));
-        s.extend_from_slice(b"\n ");
-        s.extend(std::iter::repeat_n(b"ab".iter().copied(), 100).flatten());
-        s.push(b'\n');
-    }
-    s.extend_from_slice(b"DATA=END\n");
-    s
+    bytevalue_dump(
+        "type=btree\nmapsize=1073741824\nmaxreaders=126\ndb_pagesize=4096\n",
+        (0..n).map(|i| (format!("key{i:010}"), [0xab; 100])),
+    )
+    .into_bytes()
 }
 
 /// A store of `n` entries with 1 KiB values, written through the safe API.

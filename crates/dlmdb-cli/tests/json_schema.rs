@@ -3,12 +3,7 @@
 
 mod common;
 
-use common::{bin, fixture_dir, fixtures, run_ok, validate_json};
-use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
+use common::{bin, database, dlmdb, fixture_dir, fixtures, run_ok, validate_json};
 
 fn stdout_ok(args: &[&str]) -> Vec<u8> {
     run_ok(bin().args(args)).stdout
@@ -50,12 +45,7 @@ fn every_command_output_matches_its_schema() {
         &p(&prefix),
     ]))
     .unwrap();
-    let pc = v["databases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "prefix_dups")
-        .unwrap();
+    let pc = database(&v, "prefix_dups");
     assert_eq!(pc["walk"]["verdict"], "ok");
     let c = &pc["walk"]["compression"];
     assert!(c["logical_key_bytes"].as_u64().unwrap() > c["stored_key_bytes"].as_u64().unwrap());
@@ -67,7 +57,7 @@ fn every_command_output_matches_its_schema() {
         assert!(!d["walk"]["levels"].as_array().unwrap().is_empty());
     }
 
-    let out = run(&[
+    let out = dlmdb(&[
         "dump",
         "--json",
         "-a",
@@ -185,14 +175,14 @@ fn errors_are_json_on_stderr_with_the_usual_exit_status() {
         ),
     ];
     for (args, status, kind) in cases {
-        let out = run(&args);
+        let out = dlmdb(&args);
         assert_eq!(out.status.code(), Some(status), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         validate_json("error", &out.stderr);
         let v: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
         assert_eq!(v["error"]["kind"], kind, "{args:?}: {v}");
     }
-    let out = run(&["stat", "--json", "-s", "nosuch", stock]);
+    let out = dlmdb(&["stat", "--json", "-s", "nosuch", stock]);
     let v: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
     assert_eq!(v["error"]["database"], "nosuch");
     assert_eq!(v["error"]["path"], stock);

@@ -7,8 +7,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use common::{dlmdb_at, stdout_at};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use dlmdb_tests::live::{self, Family, Peer};
@@ -20,20 +20,6 @@ dlmdb_tests::child_roles!(
     live::PEER_ROLE => live::serve,
     live::HOLD_LOCK_BYTE_ROLE => live::hold_lock_byte,
 );
-
-fn dlmdb(args: &[&str], path: &Path) -> Output {
-    common::bin().args(args).arg(path).output().unwrap()
-}
-
-fn ok(args: &[&str], path: &Path) -> String {
-    let o = dlmdb(args, path);
-    assert!(
-        o.status.success(),
-        "dlmdb {args:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
 
 #[test]
 fn read_only_commands_on_a_live_stock_store() {
@@ -65,7 +51,7 @@ fn read_only_commands_on_a_live_stock_store() {
         let entries = 151u64;
 
         let stat: serde_json::Value =
-            serde_json::from_str(&ok(&["stat", "--json", "-e"], &path)).unwrap();
+            serde_json::from_str(&stdout_at(&["stat", "--json", "-e"], &path)).unwrap();
         let want_lock = if f == Family::Lmdb09 { 1 } else { 2 };
         assert_eq!(stat["lock"]["joined"], want_lock, "{}: {stat}", f.name());
         assert_eq!(stat["layout"], "lmdb");
@@ -78,18 +64,18 @@ fn read_only_commands_on_a_live_stock_store() {
         );
 
         assert_eq!(
-            ok(&["count"], &path).trim(),
+            stdout_at(&["count"], &path).trim(),
             entries.to_string(),
             "{}",
             f.name()
         );
-        let check = ok(&["check"], &path);
+        let check = stdout_at(&["check"], &path);
         assert!(
             check.contains(&format!("(txn {txnid})")),
             "{}: {check}",
             f.name()
         );
-        let dump = ok(&["dump", "-p"], &path);
+        let dump = stdout_at(&["dump", "-p"], &path);
         assert!(
             dump.contains(" late-key\n late-value\n"),
             "{}: dump misses the late commit",
@@ -104,7 +90,7 @@ fn read_only_commands_on_a_live_stock_store() {
             .output()
             .unwrap();
         assert_eq!(
-            ok(&["count"], &copy).trim(),
+            stdout_at(&["count"], &copy).trim(),
             entries.to_string(),
             "{}: the copy",
             f.name()
@@ -157,7 +143,7 @@ fn unshareable_lock_file_gives_one_line_of_advice() {
         &["check"],
         &["rank", "--rank", "0"],
     ] {
-        let o = dlmdb(cmd, &path);
+        let o = dlmdb_at(cmd, &path);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             !o.status.success(),
@@ -178,7 +164,7 @@ fn unshareable_lock_file_gives_one_line_of_advice() {
         .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--no-lock"));
     // --no-lock reads it, and says what it risks.
-    let o = dlmdb(&["count", "--no-lock"], &path);
+    let o = dlmdb_at(&["count", "--no-lock"], &path);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "1");
     assert!(String::from_utf8_lossy(&o.stderr).contains("MDB_NOLOCK"));
@@ -192,18 +178,21 @@ fn lock_format_option_when_first() {
     dlmdb_tests::parent_only!();
     let (_dir, path) = one_key_store(Family::Master);
     // A stock-layout version-1 store: lock version 1 unless told.
-    ok(&["stat"], &path);
+    stdout_at(&["stat"], &path);
     assert_eq!(live::lock_word(&path), 0x0001_0001);
-    ok(&["stat", "--lock-format", "v2"], &path);
+    stdout_at(&["stat", "--lock-format", "v2"], &path);
     assert_eq!(live::lock_word(&path), 0x2C2F_6002);
-    ok(&["count", "--lock-format", "v1"], &path);
+    stdout_at(&["count", "--lock-format", "v1"], &path);
     assert_eq!(live::lock_word(&path), 0x0001_0001);
     // While LMDB 1.0 holds it, the holder's layout wins over the option.
     let mut holder = Peer::spawn(Family::Master, &[]);
     holder.open(&path, MAP).unwrap();
     assert_eq!(live::lock_word(&path), 0x2C2F_6002);
-    let stat: serde_json::Value =
-        serde_json::from_str(&ok(&["stat", "--json", "--lock-format", "v1"], &path)).unwrap();
+    let stat: serde_json::Value = serde_json::from_str(&stdout_at(
+        &["stat", "--json", "--lock-format", "v1"],
+        &path,
+    ))
+    .unwrap();
     assert_eq!(stat["lock"]["joined"], 2);
     holder.quit();
 }

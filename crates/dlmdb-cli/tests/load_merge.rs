@@ -6,22 +6,17 @@
 
 mod common;
 
-use common::bin;
-use dlmdb_cli::util::hex;
+use common::{bin, bytevalue_dump, load_input, succeeded};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A dump of database `name` (`dupsort`) holding `records` in that order.
 fn dump(name: &str, dupsort: bool, records: &[(Vec<u8>, Vec<u8>)]) -> String {
-    let mut s = format!(
-        "VERSION=3\nformat=bytevalue\ndatabase={name}\ntype=btree\n{}mapsize=1048576\nmaxreaders=126\nHEADER=END\n",
-        if dupsort { "dupsort=1\n" } else { "" }
-    );
-    for (k, v) in records {
-        s.push_str(&format!(" {}\n {}\n", hex(k), hex(v)));
-    }
-    s.push_str("DATA=END\n");
-    s
+    let dupsort = if dupsort { "dupsort=1\n" } else { "" };
+    bytevalue_dump(
+        &format!("database={name}\ntype=btree\n{dupsort}mapsize=1048576\nmaxreaders=126\n"),
+        records.iter().map(|(k, v)| (k, v)),
+    )
 }
 
 fn key(i: u32) -> Vec<u8> {
@@ -30,46 +25,26 @@ fn key(i: u32) -> Vec<u8> {
 
 /// `dlmdb load ARGS -f <file holding input> TARGET`.
 fn load(input: &str, target: &Path, args: &[&str]) -> Output {
-    load_with(bin(), input, target, args)
-}
-
-fn load_with(mut cmd: Command, input: &str, target: &Path, args: &[&str]) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("in.txt");
-    std::fs::write(&f, input).unwrap();
-    cmd.arg("load")
-        .args(args)
-        .arg("-f")
-        .arg(&f)
-        .arg(target)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: Output) -> Vec<u8> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    load_input(bin(), input, args, target)
 }
 
 /// A store at `dir/s` whose database `t` holds keys 0..n with value "old".
 fn store_with(dir: &Path, n: u32, dupsort: bool) -> PathBuf {
     let store = dir.join("s");
     let recs: Vec<_> = (0..n).map(|i| (key(i), b"old".to_vec())).collect();
-    ok(load(&dump("t", dupsort, &recs), &store, &["-q"]));
+    succeeded(load(&dump("t", dupsort, &recs), &store, &["-q"]));
     store
 }
 
 /// The main database's keys: the names of the named databases.
 fn names(store: &Path) -> String {
-    String::from_utf8(ok(bin()
-        .args(["scan", "--keys-only"])
-        .arg(store)
-        .output()
-        .unwrap()))
+    String::from_utf8(succeeded(
+        bin()
+            .args(["scan", "--keys-only"])
+            .arg(store)
+            .output()
+            .unwrap(),
+    ))
     .unwrap()
 }
 
@@ -92,16 +67,19 @@ fn a_merge_replaces_existing_records_and_adds_new_ones() {
         let mut args = vec!["--json"];
         args.extend_from_slice(cap);
         let v: serde_json::Value =
-            serde_json::from_slice(&ok(load(&dump("t", false, &recs), &store, &args))).unwrap();
+            serde_json::from_slice(&succeeded(load(&dump("t", false, &recs), &store, &args)))
+                .unwrap();
         assert_eq!(v["created"], false, "{v}");
         assert_eq!(v["strategy"], "single transaction");
         assert_eq!(v["databases"][0]["written"], 1001);
         assert_eq!(v["databases"][0]["appended"], false);
-        let text = String::from_utf8(ok(bin()
-            .args(["scan", "-s", "t"])
-            .arg(&store)
-            .output()
-            .unwrap()))
+        let text = String::from_utf8(succeeded(
+            bin()
+                .args(["scan", "-s", "t"])
+                .arg(&store)
+                .output()
+                .unwrap(),
+        ))
         .unwrap();
         let want: String = (0..1501u32)
             .map(|i| {
@@ -161,7 +139,7 @@ fn no_overwrite_merges_keep_existing_records() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with(tmp.path(), 10, false);
     let recs: Vec<_> = (5..15u32).map(|i| (key(i), b"new".to_vec())).collect();
-    let v: serde_json::Value = serde_json::from_slice(&ok(load(
+    let v: serde_json::Value = serde_json::from_slice(&succeeded(load(
         &dump("t", false, &recs),
         &store,
         &["--json", "-N"],
@@ -169,12 +147,14 @@ fn no_overwrite_merges_keep_existing_records() {
     .unwrap();
     assert_eq!(v["databases"][0]["written"], 5, "{v}");
     assert_eq!(v["databases"][0]["skipped"], 5, "{v}");
-    let out = ok(bin()
-        .args(["get", "-s", "t"])
-        .arg(&store)
-        .arg("key000007")
-        .output()
-        .unwrap());
+    let out = succeeded(
+        bin()
+            .args(["get", "-s", "t"])
+            .arg(&store)
+            .arg("key000007")
+            .output()
+            .unwrap(),
+    );
     assert_eq!(out, b"old\n");
 }
 
@@ -187,7 +167,7 @@ fn fill_up(store: &Path, cmd: Command) -> (Vec<u8>, Output) {
     let recs: Vec<_> = (0..20_000u32)
         .map(|i| (key(100_000 + i * 7 % 20_000), vec![b'v'; 200]))
         .collect();
-    let out = load_with(cmd, &dump("t", false, &recs), store, &["-q"]);
+    let out = load_input(cmd, dump("t", false, &recs), &["-q"], store);
     (before, out)
 }
 
@@ -201,12 +181,14 @@ fn assert_kept(store: &Path, before: &[u8], out: &Output, what: &str) {
     // Still a healthy store with its records.
     let check = bin().arg("check").arg(store).output().unwrap();
     assert_eq!(check.status.code(), Some(0), "{check:?}");
-    let out = ok(bin()
-        .args(["get", "-s", "t"])
-        .arg(store)
-        .arg("key000001")
-        .output()
-        .unwrap());
+    let out = succeeded(
+        bin()
+            .args(["get", "-s", "t"])
+            .arg(store)
+            .arg("key000001")
+            .output()
+            .unwrap(),
+    );
     assert_eq!(out, b"old\n");
 }
 

@@ -4,25 +4,21 @@
 
 mod common;
 
-use common::{bin, listing};
+use common::{bin, listing, load_input};
 use std::path::Path;
 
 const HEAD: &str = "VERSION=3\nformat=bytevalue\ntype=btree\nmapsize=1048576\nmaxreaders=126\n";
 
 /// Run `dlmdb load ARGS -f INPUT TARGET`; (exit status, stderr).
 fn load(input: &str, target: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("in.txt");
-    std::fs::write(&f, input).unwrap();
-    let out = bin()
-        .arg("load")
-        .args(args)
-        .arg("-f")
-        .arg(&f)
-        .arg(target)
-        .output()
-        .unwrap();
+    let out = load_input(bin(), input, args, target);
     (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// [`load`] that must succeed.
+fn load_ok(input: &str, target: &Path, args: &[&str]) {
+    let (code, err) = load(input, target, args);
+    assert_eq!(code, Some(0), "{err}");
 }
 
 #[test]
@@ -74,12 +70,11 @@ fn refused_inputs_name_the_line_and_create_nothing() {
     // The same inputs a stock-format store can hold load fine without the flags.
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("ok");
-    let (code, err) = load(
+    load_ok(
         &format!("{HEAD}integerkey=1\nHEADER=END\n 01000000\n 31\n 02000000\n 32\nDATA=END\n"),
         &target,
         &["--format", "lmdb"],
     );
-    assert_eq!(code, Some(0), "{err}");
     assert_eq!(listing(tmp.path()), ["ok"]);
     assert_eq!(listing(&target), ["data.mdb"]);
 }
@@ -106,12 +101,11 @@ fn a_failure_while_writing_a_new_store_leaves_nothing() {
 fn a_new_single_file_store_has_no_leftovers() {
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("one.mdb");
-    let (code, err) = load(
+    load_ok(
         &format!("{HEAD}HEADER=END\n 61\n 31\nDATA=END\n"),
         &target,
         &["-n"],
     );
-    assert_eq!(code, Some(0), "{err}");
     assert_eq!(listing(tmp.path()), ["one.mdb"]);
     let out = bin().args(["get"]).arg(&target).arg("a").output().unwrap();
     assert_eq!(out.stdout, b"1\n");
@@ -121,12 +115,11 @@ fn a_new_single_file_store_has_no_leftovers() {
 fn failures_into_an_existing_store_keep_its_data_file() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("s");
-    let (code, err) = load(
+    load_ok(
         &format!("{HEAD}database=x\ndupsort=1\nHEADER=END\n 61\n 31\nDATA=END\n"),
         &store,
         &[],
     );
-    assert_eq!(code, Some(0), "{err}");
     let before = std::fs::read(store.join("data.mdb")).unwrap();
     let bad = [
         // Refused at validation.

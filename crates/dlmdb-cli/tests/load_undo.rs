@@ -7,8 +7,7 @@
 
 mod common;
 
-use common::bin;
-use dlmdb_cli::util::hex;
+use common::{bin, bytevalue_dump, load_input};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
@@ -90,28 +89,21 @@ fn fill_and_free(store: &Path, flags: dlmdb::EnvFlags, n: u32) {
 /// Dump text of database `name` with `n` records (keys from `first`), 150-byte
 /// values; `bad_tail` appends a malformed record instead of `DATA=END`.
 fn dump(name: &str, first: u32, n: u32, bad_tail: bool) -> Vec<u8> {
-    let mut s = format!(
-        "VERSION=3\nformat=bytevalue\ndatabase={name}\ntype=btree\nmapsize=1048576\nmaxreaders=126\nHEADER=END\n"
+    let s = bytevalue_dump(
+        &format!("database={name}\ntype=btree\nmapsize=1048576\nmaxreaders=126\n"),
+        (first..first + n).map(|i| (key(i), [b'n'; 150])),
     );
-    for i in first..first + n {
-        s.push_str(&format!(" {}\n {}\n", hex(&key(i)), hex(&[b'n'; 150])));
+    if bad_tail {
+        s.replace("DATA=END\n", " 6g\n 00\n").into_bytes()
+    } else {
+        s.into_bytes()
     }
-    s.push_str(if bad_tail { " 6g\n 00\n" } else { "DATA=END\n" });
-    s.into_bytes()
 }
 
 /// `dlmdb load -q -f <input> store` with the small dirty limit; `limit`
 /// adds an RLIMIT_FSIZE of that many bytes (SIGXFSZ ignored: EFBIG).
 fn load(store: &Path, input: &[u8], dirty_limit: Option<&str>, limit: Option<u64>) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("in.txt");
-    std::fs::write(&f, input).unwrap();
-    let mut cmd = command(dirty_limit, limit);
-    cmd.args(["load", "-q", "-f"])
-        .arg(&f)
-        .arg(store)
-        .output()
-        .unwrap()
+    load_input(command(dirty_limit, limit), input, &["-q"], store)
 }
 
 fn command(dirty_limit: Option<&str>, limit: Option<u64>) -> Command {

@@ -3,10 +3,10 @@
 
 mod common;
 
-use common::{bin, fixture_dir, fixtures};
+use common::{bin, dlmdb_at, fixture_dir, fixtures, stdout_at};
 use dlmdb_cli::util::hex;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -33,7 +33,7 @@ fn parse_dump(text: &str) -> BTreeMap<String, Records> {
 }
 
 fn run(args: &[&str], store: &Path) -> (Option<i32>, String, String) {
-    let out = bin().args(args).arg(store).output().unwrap();
+    let out = dlmdb_at(args, store);
     (
         out.status.code(),
         String::from_utf8(out.stdout).unwrap(),
@@ -41,10 +41,17 @@ fn run(args: &[&str], store: &Path) -> (Option<i32>, String, String) {
     )
 }
 
-fn ok(args: &[&str], store: &Path) -> String {
-    let (code, out, err) = run(args, store);
-    assert_eq!(code, Some(0), "{args:?}: {err}");
-    out
+/// A copy of fixture `data` as a directory store in a temp dir, and the
+/// parsed reference dump `dump`; `None` (skipped) without the fixtures.
+fn fixture_and_dump(
+    data: &str,
+    dump: &str,
+) -> Option<(tempfile::TempDir, PathBuf, BTreeMap<String, Records>)> {
+    let fx = fixtures()?;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = fixture_dir(data, tmp.path(), "s")?;
+    let text = std::fs::read_to_string(fx.join(dump)).unwrap();
+    Some((tmp, store, parse_dump(&text)))
 }
 
 /// `KEYHEX\tVALUEHEX` lines of `recs`.
@@ -56,10 +63,9 @@ fn lines(recs: &[(Vec<u8>, Vec<u8>)]) -> String {
 
 #[test]
 fn scan_matches_the_reference_dump() {
-    let Some(fx) = fixtures() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let store = fixture_dir("stock.mdb", tmp.path(), "s").unwrap();
-    let dump = parse_dump(&std::fs::read_to_string(fx.join("stock.dump.txt")).unwrap());
+    let Some((_tmp, store, dump)) = fixture_and_dump("stock.mdb", "stock.dump.txt") else {
+        return;
+    };
     let acc = &dump["accounts"];
     let tags = &dump["tags"];
     let hexs = ["--format", "hex"];
@@ -67,7 +73,7 @@ fn scan_matches_the_reference_dump() {
         let mut a = vec!["scan", "-s"];
         a.extend_from_slice(extra);
         a.extend_from_slice(&hexs);
-        ok(&a, &store)
+        stdout_at(&a, &store)
     };
     assert_eq!(scan(&["accounts"]), lines(acc));
     assert_eq!(scan(&["tags"]), lines(tags), "every duplicate, in order");
@@ -117,7 +123,7 @@ fn scan_matches_the_reference_dump() {
         lines(&acc[1000..1003])
     );
     // JSON: the same items.
-    let v: serde_json::Value = serde_json::from_str(&ok(
+    let v: serde_json::Value = serde_json::from_str(&stdout_at(
         &["scan", "--json", "-s", "accounts", "--limit", "2"],
         &store,
     ))
@@ -129,14 +135,14 @@ fn scan_matches_the_reference_dump() {
 
 #[test]
 fn scan_from_rank_on_a_counted_database() {
-    let Some(fx) = fixtures() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let store = fixture_dir("v2/counted.mdb", tmp.path(), "c").unwrap();
-    let dump = parse_dump(&std::fs::read_to_string(fx.join("v2/counted.dump.txt")).unwrap());
+    let Some((_tmp, store, dump)) = fixture_and_dump("v2/counted.mdb", "v2/counted.dump.txt")
+    else {
+        return;
+    };
     for db in ["counted", "counted_dups"] {
         let recs = &dump[db];
         let r = recs.len() / 2;
-        let v: serde_json::Value = serde_json::from_str(&ok(
+        let v: serde_json::Value = serde_json::from_str(&stdout_at(
             &[
                 "scan",
                 "--json",
@@ -181,10 +187,9 @@ fn get(opts: &[&str], store: &Path, key: &str) -> (Option<i32>, Vec<u8>, String)
 
 #[test]
 fn get_matches_the_reference_dump() {
-    let Some(fx) = fixtures() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let store = fixture_dir("stock.mdb", tmp.path(), "s").unwrap();
-    let dump = parse_dump(&std::fs::read_to_string(fx.join("stock.dump.txt")).unwrap());
+    let Some((_tmp, store, dump)) = fixture_and_dump("stock.mdb", "stock.dump.txt") else {
+        return;
+    };
     for (k, v) in dump["accounts"].iter().step_by(97) {
         let (code, out, err) = get(
             &["-s", "accounts", "--hex", "--format", "hex"],
@@ -238,13 +243,16 @@ fn drop_empties_or_deletes_and_the_store_stays_sound() {
     let Some(_) = fixtures() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let store = fixture_dir("stock.mdb", tmp.path(), "s").unwrap();
-    let v: serde_json::Value =
-        serde_json::from_str(&ok(&["drop", "--json", "--yes", "-s", "tags"], &store)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout_at(
+        &["drop", "--json", "--yes", "-s", "tags"],
+        &store,
+    ))
+    .unwrap();
     assert_eq!(v["entries"], 1585);
     assert_eq!(v["deleted"], false);
-    assert!(ok(&["stat", "-s", "tags"], &store).contains("  Entries: 0\n"));
-    ok(&["drop", "--yes", "--delete", "-s", "seq"], &store);
-    assert_eq!(ok(&["dump", "-l"], &store), "accounts\ntags\n");
+    assert!(stdout_at(&["stat", "-s", "tags"], &store).contains("  Entries: 0\n"));
+    stdout_at(&["drop", "--yes", "--delete", "-s", "seq"], &store);
+    assert_eq!(stdout_at(&["dump", "-l"], &store), "accounts\ntags\n");
     let (code, out, err) = run(&["check"], &store);
     assert_eq!(code, Some(0), "{out}{err}");
     // Stock tools read the result.
@@ -284,5 +292,5 @@ fn drop_on_a_terminal_needs_yes() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert!(ok(&["stat", "-s", "tags"], &store).contains("  Entries: 1585\n"));
+    assert!(stdout_at(&["stat", "-s", "tags"], &store).contains("  Entries: 1585\n"));
 }

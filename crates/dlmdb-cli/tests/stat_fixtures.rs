@@ -16,18 +16,13 @@ fn copy_fixture(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     Some(copy_to_temp(&fixtures()?.join(rel)))
 }
 
+/// `stat -a -e -f`.
 fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
     StatOptions {
-        path,
         all: true,
-        subdb: None,
         env_info: true,
         freelist: 1,
-        readers: 0,
-        pages: false,
-        human: false,
-        layout_info: false,
-        layout,
+        ..StatOptions::new(path, layout)
     }
 }
 

@@ -663,26 +663,21 @@ impl Checker {
                 }
                 Ok(1)
             }
-            DUPDATA => {
-                if !dupsort {
-                    self.problem(
-                        Some(pgno),
-                        label,
-                        format!("node {i}: duplicate sub-page in a database without DUPSORT"),
-                    );
-                    return Ok(1);
-                }
-                Ok(self.sub_page(cx, pgno, i, data))
+            DUPDATA | DUP_SUBDATA if !dupsort => {
+                let what = if nflags == DUPDATA {
+                    "sub-page"
+                } else {
+                    "sub-database"
+                };
+                self.problem(
+                    Some(pgno),
+                    label,
+                    format!("node {i}: duplicate {what} in a database without DUPSORT"),
+                );
+                Ok(1)
             }
+            DUPDATA => Ok(self.sub_page(cx, pgno, i, data)),
             DUP_SUBDATA => {
-                if !dupsort {
-                    self.problem(
-                        Some(pgno),
-                        label,
-                        format!("node {i}: duplicate sub-database in a database without DUPSORT"),
-                    );
-                    return Ok(1);
-                }
                 let Some(rec) = DbRecord::parse(data).filter(|_| dsize == DB_RECORD_SIZE as u64)
                 else {
                     self.problem(

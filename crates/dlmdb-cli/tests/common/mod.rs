@@ -5,11 +5,101 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The `dlmdb` binary under test.
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dlmdb"))
+}
+
+/// `dlmdb ARGS`, run to completion.
+pub fn dlmdb(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+/// `dlmdb ARGS PATH`, run to completion.
+pub fn dlmdb_at(args: &[&str], path: &Path) -> Output {
+    bin().args(args).arg(path).output().unwrap()
+}
+
+/// The standard output of `dlmdb ARGS PATH`; panics with its stderr unless
+/// it succeeds.
+pub fn stdout_at(args: &[&str], path: &Path) -> String {
+    String::from_utf8(succeeded(dlmdb_at(args, path))).unwrap()
+}
+
+/// The standard output of a finished command; panics with its stderr
+/// unless it succeeded.
+#[track_caller]
+pub fn succeeded(out: Output) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A dump in the `bytevalue` format: `header` (lines ending in a newline,
+/// between `format=bytevalue` and `HEADER=END`), then `records` in hex.
+pub fn bytevalue_dump<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    header: &str,
+    records: impl IntoIterator<Item = (K, V)>,
+) -> String {
+    let mut s = format!("VERSION=3\nformat=bytevalue\n{header}HEADER=END\n");
+    for (k, v) in records {
+        s.push_str(&format!(
+            " {}\n {}\n",
+            dlmdb_cli::util::hex(k.as_ref()),
+            dlmdb_cli::util::hex(v.as_ref())
+        ));
+    }
+    s.push_str("DATA=END\n");
+    s
+}
+
+/// `cmd load ARGS -f FILE TARGET`, FILE holding `input` (`cmd` is `bin()`,
+/// perhaps with its environment or limits set), run to completion.
+pub fn load_input(
+    mut cmd: Command,
+    input: impl AsRef<[u8]>,
+    args: &[&str],
+    target: &Path,
+) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.txt");
+    std::fs::write(&file, input).unwrap();
+    cmd.arg("load")
+        .args(args)
+        .arg("-f")
+        .arg(&file)
+        .arg(target)
+        .output()
+        .unwrap()
+}
+
+/// The command that gave `out` exited with `code` (the panic shows what it
+/// printed).
+#[track_caller]
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The entry of a JSON report's `databases` array named `name`.
+#[track_caller]
+pub fn database<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["databases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("no database {name:?} in {report}"))
 }
 
 /// Run a command to completion; panics with its stderr unless it succeeds.
