@@ -100,7 +100,7 @@ int dl_fl_load_more(MDB_txn *txn, int *got)
 static int dl_fl_reserve(MDB_cursor *mc, txnid_t k, size_t room)
 {
 	MDB_val key = { sizeof(k), &k }, data = { (room + 1) * 8, NULL };
-	mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+	dl_pos_unset(mc);
 	return dl_cursor_put0(mc, &key, &data, MDB_RESERVE);
 }
 
