@@ -746,6 +746,19 @@ static int dl_list_reserve(dl_xcursor *xc, size_t want)
 	return 0;
 }
 
+/* Room for want bytes of decoded values in the cursor-owned lbuf. */
+static int dl_list_lbuf(dl_xcursor *xc, size_t want)
+{
+	if (want <= xc->lbufcap)
+		return 0;
+	unsigned char *b = realloc(xc->lbuf, want);
+	if (!b)
+		return ENOMEM;
+	xc->lbuf = b;
+	xc->lbufcap = want;
+	return 0;
+}
+
 /*
  * mdb_cursor_list_dup for an inline sub-page, in one linear pass over its
  * nodes (dl_xinit already checked every node lies inside the sub-page).
@@ -783,23 +796,93 @@ static int dl_list_subpage(MDB_cursor *mc, dl_xcursor *xc)
 	for (i = 1; i < n; i++)
 		need += NODEPTR(sp, i)->mn_ksize;
 	need += (size_t)(n - 1) * tl;
-	if (need > xc->lbufcap) {
-		unsigned char *b = realloc(xc->lbuf, need);
-		if (!b)
-			return ENOMEM;
-		xc->lbuf = b;
-		xc->lbufcap = need;
-	}
+	int rc = dl_list_lbuf(xc, need);
+	if (rc)
+		return rc;
 	l[0].mv_size = tl;
 	l[0].mv_data = NODEKEY(sp, t);
 	unsigned char *out = xc->lbuf;
 	for (i = 1; i < n; i++) {
-		int rc = dl_prefix_decode(sp, NODEPTR(sp, i), out, &l[i]);
-		if (rc)
+		if ((rc = dl_prefix_decode(sp, NODEPTR(sp, i), out, &l[i])))
 			return rc;
 		if (l[i].mv_data == out)
 			out += l[i].mv_size;
 	}
+	return 0;
+}
+
+/* Collect the n items of a sub-database into xc->list by walking tmp, a
+ * scratch copy of the sub-cursor.  The list grows as items are found, so a
+ * record claiming more items than the walk meets never sizes it. */
+static int dl_list_subdb_walk(dl_xcursor *xc, dl_xcursor *tmp, size_t n)
+{
+	int rc;
+	size_t i = 0;
+	if ((rc = dl_xfirst(tmp, 0)))
+		return rc;
+	for (;;) {
+		if (i >= n)
+			return MDB_CORRUPTED;
+		if (i >= xc->listcap) {
+			size_t want = i < 512 ? 1024 : 2 * i;
+			if ((rc = dl_list_reserve(xc, want < n ? want : n)))
+				return rc;
+		}
+		if ((rc = dl_xcurrent(tmp, &xc->list[i])))
+			return rc;
+		i++;
+		rc = dl_xstep(tmp, 0);
+		if (rc == MDB_NOTFOUND)
+			break;
+		if (rc)
+			return rc;
+	}
+	return i == n ? 0 : MDB_CORRUPTED;
+}
+
+/* Values of a prefix-compressed sub-database are decoded into per-call
+ * scratch: walk tmp again and keep copies in lbuf, so the list outlives
+ * the next decode. */
+static int dl_list_subdb_keep(dl_xcursor *xc, dl_xcursor *tmp, size_t n)
+{
+	size_t tot = 0, off = 0, i;
+	int rc;
+	for (i = 0; i < n; i++)
+		tot += xc->list[i].mv_size;
+	if ((rc = dl_list_lbuf(xc, tot)))
+		return rc;
+	if ((rc = dl_xfirst(tmp, 0)))
+		return rc;
+	for (i = 0; i < n; i++) {
+		MDB_val v;
+		if ((rc = dl_xcurrent(tmp, &v)))
+			return rc;
+		if (off + v.mv_size > tot)
+			return MDB_CORRUPTED;
+		memcpy(xc->lbuf + off, v.mv_data, v.mv_size);
+		xc->list[i].mv_data = xc->lbuf + off;
+		xc->list[i].mv_size = v.mv_size;
+		off += v.mv_size;
+		if (i + 1 < n && (rc = dl_xstep(tmp, 0)))
+			return rc;
+	}
+	return 0;
+}
+
+/* mdb_cursor_list_dup for a key whose n items are in a sub-database.  A
+ * scratch copy of the sub-cursor walks it, so the position stays. */
+static int dl_list_subdb(MDB_cursor *mc, dl_xcursor *xc, size_t n)
+{
+	dl_xcursor tmp = *xc;
+	tmp.mx.db = &tmp.db;
+	tmp.mx.dbx = &tmp.dbx;
+	int rc = dl_list_subdb_walk(xc, &tmp, n);
+	if (rc)
+		return rc;
+	/* A DUPFIXED sub-DB's LEAF2 pages are never compressed, so its list
+	 * points into those pages, as on any other DB. */
+	if ((mc->flags & C_PREFIX) && !(mc->db->md_flags & MDB_DUPFIXED))
+		return dl_list_subdb_keep(xc, &tmp, n);
 	return 0;
 }
 
@@ -838,70 +921,10 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	if (xc->subpage) {
 		if (n > mc->txn->env->psize)
 			return MDB_CORRUPTED;
-		if ((rc = dl_list_reserve(xc, n)))
+		if ((rc = dl_list_reserve(xc, n)) || (rc = dl_list_subpage(mc, xc)))
 			return rc;
-		if ((rc = dl_list_subpage(mc, xc)))
-			return rc;
-		*values = xc->list;
-		*countp = n;
-		return 0;
-	}
-	/* Walk a scratch copy of the sub-cursor so the position stays. */
-	dl_xcursor tmp = *xc;
-	tmp.mx.db = &tmp.db;
-	tmp.mx.dbx = &tmp.dbx;
-	if ((rc = dl_xfirst(&tmp, 0)))
+	} else if ((rc = dl_list_subdb(mc, xc, n))) {
 		return rc;
-	size_t i = 0;
-	for (;;) {
-		if (i >= n)
-			return MDB_CORRUPTED;
-		if (i >= xc->listcap) {
-			size_t want = i < 512 ? 1024 : 2 * i;
-			if ((rc = dl_list_reserve(xc, want < n ? want : n)))
-				return rc;
-		}
-		if ((rc = dl_xcurrent(&tmp, &xc->list[i])))
-			return rc;
-		i++;
-		rc = dl_xstep(&tmp, 0);
-		if (rc == MDB_NOTFOUND)
-			break;
-		if (rc)
-			return rc;
-	}
-	if (i != n)
-		return MDB_CORRUPTED;
-	if ((mc->flags & C_PREFIX) && !(mc->db->md_flags & MDB_DUPFIXED)) {
-		/* Decoded values live in per-call scratch: keep copies.  A
-		 * DUPFIXED sub-DB's LEAF2 pages are never compressed, so its
-		 * list points into those pages, as on any other DB. */
-		size_t tot = 0, off = 0;
-		for (i = 0; i < n; i++)
-			tot += xc->list[i].mv_size;
-		if (tot > xc->lbufcap) {
-			unsigned char *b = realloc(xc->lbuf, tot);
-			if (!b)
-				return ENOMEM;
-			xc->lbuf = b;
-			xc->lbufcap = tot;
-		}
-		/* Recollect, copying each value as it is decoded. */
-		if ((rc = dl_xfirst(&tmp, 0)))
-			return rc;
-		for (i = 0; i < n; i++) {
-			MDB_val v;
-			if ((rc = dl_xcurrent(&tmp, &v)))
-				return rc;
-			if (off + v.mv_size > tot)
-				return MDB_CORRUPTED;
-			memcpy(xc->lbuf + off, v.mv_data, v.mv_size);
-			xc->list[i].mv_data = xc->lbuf + off;
-			xc->list[i].mv_size = v.mv_size;
-			off += v.mv_size;
-			if (i + 1 < n && (rc = dl_xstep(&tmp, 0)))
-				return rc;
-		}
 	}
 	*values = xc->list;
 	*countp = n;
