@@ -357,7 +357,8 @@ struct MDB_txn {
  *                  duplicate position's deleted state; it stays until the
  *                  next delete.
  *
- * Named states, for DUPSORT main cursors (a place plus a kind):
+ * Named states: ON_ITEM+A is AT_END_LAST; for DUPSORT main cursors, a
+ * place plus a kind:
  *
  *   DELETED_KEY    the key's only item (or the whole key) went; on the
  *                  following key
