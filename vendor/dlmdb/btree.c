@@ -1126,7 +1126,8 @@ static int dl_reseek_key(MDB_cursor *mc, const MDB_val *key)
 	if (rc)
 		return rc;
 	dl_leaf_search(mc, key, &exact);
-	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK)) | C_INIT;
+	mc->flags &= ~C_RESEEK;
+	dl_pos_land(mc);
 	return 0;
 }
 
@@ -1156,7 +1157,7 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 			return MDB_BAD_VALSIZE;
 		if (SIZELEFT(mp) >= mp->mp_pad) {
 			memcpy(dl_leaf2_open(mp, idx), key->mv_data, key->mv_size);
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			dl_pos_land(mc);
 			return 0;
 		}
 		if ((rc = dl_split_insert(mc, mc->top, idx, key->mv_data, key->mv_size)))
@@ -1201,7 +1202,7 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 		dl_leaf_write(env, dst, key, ds, dpart, dlen, nflags);
 		if (reserve)
 			data->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : (void *)(dst + kpart);
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		dl_pos_land(mc);
 		return 0;
 	}
 	unsigned char *img = malloc(nsz);
@@ -1252,7 +1253,7 @@ static int dl_ov_free(MDB_cursor *mc, MDB_node *n)
  */
 static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
 {
-	if ((mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_UNTRACKED)) != C_INIT ||
+	if (!dl_pos_on_item(mc) || (mc->flags & (C_RESEEK | C_UNTRACKED)) ||
 	    mc->top < 0 || (unsigned)mc->top + 1 != mc->db->md_depth ||
 	    mc->pg[0]->mp_pgno != mc->db->md_root)
 		return 0;
@@ -1312,7 +1313,7 @@ static inline __attribute__((always_inline)) int dl_put_locate(MDB_cursor *mc,
 	int rc;
 	*exact = 0;
 	if (flags & MDB_CURRENT) {
-		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0)
+		if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0)
 			return EINVAL;
 		if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 			return MDB_NOTFOUND;
@@ -1356,7 +1357,7 @@ static int dl_put_check_existing(MDB_cursor *mc, MDB_val *data, unsigned flags)
 		return MDB_INCOMPATIBLE;
 	if (flags & MDB_NOOVERWRITE) {
 		/* The cursor is left on the existing item. */
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		dl_pos_land(mc);
 		if ((rc = dl_node_read(mc, node, data)))
 			return rc;
 		return MDB_KEYEXIST;
@@ -1410,7 +1411,7 @@ static int dl_put_overflow_value(MDB_cursor *mc, MDB_node *node, MDB_val *data, 
 			data->mv_data = (char *)omp + PAGEHDRSZ;
 		else if (ds)
 			memmove((char *)omp + PAGEHDRSZ, data->mv_data, ds);
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		dl_pos_land(mc);
 		return 0;
 	}
 	if ((rc = dl_ov_free(mc, node)))
@@ -1439,7 +1440,7 @@ static int dl_put_overwrite(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigne
 			data->mv_data = dst;
 		else if (ds)
 			memmove(dst, data->mv_data, ds);
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		dl_pos_land(mc);
 		return 0;
 	}
 	/* Size changed: drop the old node, insert the new one in its place.
@@ -1920,7 +1921,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 			if (reserve)
 				reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) :
 					dl_leaf_data(env, (MDB_node *)dst);
-			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+			dl_pos_land(mc);
 			return 0;
 		}
 		if (idx == n && n) {
@@ -1987,7 +1988,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	}
 	if (total <= env->psize) {
 		dl_pfx_write_sz(env, mp, env->psize, e, n);
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
+		dl_pos_land(mc);
 		goto placed;
 	}
 	int fits;
@@ -2256,8 +2257,7 @@ static void dl_cursors_on_deleted(MDB_cursor *mc)
 		if (c == mc || !(c->flags & C_RESEEK) || c->keylen != dk.mv_size ||
 		    memcmp(c->keybuf, dk.mv_data, dk.mv_size))
 			continue;
-		c->flags |= C_DEL;
-		c->flags &= ~C_EOF;
+		dl_pos_item_vanished(c);
 		if (have) {
 			memcpy(c->keybuf, nk.mv_data, nk.mv_size);
 			c->keylen = nk.mv_size ? (unsigned)nk.mv_size : ~0u;
@@ -2319,8 +2319,7 @@ int dl_cursor_del0(MDB_cursor *mc)
 	mc->db->md_entries--;
 	if ((rc = dl_rebalance(mc, &changed)))
 		return rc;
-	mc->flags |= C_DEL | C_INIT;
-	mc->flags &= ~C_EOF;
+	dl_pos_to_deleted(mc);
 	if (mc->db->md_root == P_INVALID) {
 		/* An empty tree holds no entries; a record still counting some
 		 * was damaged.  (A DUPSORT main cursor, mc->xcursor set, takes
@@ -2329,7 +2328,7 @@ int dl_cursor_del0(MDB_cursor *mc)
 			return MDB_CORRUPTED;
 		/* Empty tree: every cursor on it is unpositioned. */
 		mc->top = -1;
-		mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+		dl_pos_unset(mc);
 		return 0;
 	}
 	if (changed) {
@@ -2338,7 +2337,7 @@ int dl_cursor_del0(MDB_cursor *mc)
 		if ((rc = dl_search(mc, &k, DL_PS_KEY)))
 			return rc;
 		dl_leaf_search(mc, &k, &exact);
-		mc->flags |= C_DEL | C_INIT;
+		dl_pos_reseated(mc, 0, 1);
 	}
 	/* Past the end of this leaf: step to the next leaf's first item. */
 	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
@@ -2348,12 +2347,12 @@ int dl_cursor_del0(MDB_cursor *mc)
 			if ((rc = dl_search_edge(mc, 1)))
 				return rc;
 			mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
-			mc->flags |= C_DEL | C_INIT;
+			dl_pos_reseated(mc, 0, 1);
 			return 0;
 		}
 		if (rc)
 			return rc;
-		mc->flags |= C_DEL | C_INIT;
+		dl_pos_reseated(mc, 0, 1);
 	}
 	return 0;
 }
@@ -2438,6 +2437,6 @@ int dl_drop_tree(MDB_cursor *mc)
 	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
 	mc->txn->flags |= TXN_DIRTY;
 	mc->top = -1;
-	mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+	dl_pos_unset(mc);
 	return 0;
 }

@@ -520,6 +520,125 @@ static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner
 	return 0;
 }
 
+/* The header of page copy cp (n entries) fits the tree t describes. */
+static int dl_copy_page_ok(const dl_ctally *t, const MDB_page *cp, unsigned n)
+{
+	if (!n)
+		return MDB_CORRUPTED;
+	if (cp->mp_flags & P_SUBP)
+		return MDB_CORRUPTED;	/* a sub-page header on a page of its own */
+	if (IS_BRANCH(cp) && !IS_COUNTED(cp) != !(t->dbflags & MDB_COUNTED))
+		return MDB_CORRUPTED;	/* counted pages exactly in counted trees */
+	if (IS_LEAF(cp) &&
+	    (IS_LEAF2(cp) ? !t->itemsz || cp->mp_pad != t->itemsz : t->itemsz != 0))
+		return MDB_CORRUPTED;	/* packed items exactly in DUPFIXED sub-DBs */
+	return 0;
+}
+
+/* Copy the children of branch copy cp, children first, pointing its nodes
+ * at their new page numbers. */
+static int dl_copy_branch(dl_cctx *cx, MDB_page *cp, unsigned n, int depth, unsigned left,
+	dl_ctally *t)
+{
+	MDB_env *env = cx->txn->env;
+	int rc = 0;
+	t->branch++;
+	for (unsigned i = 0; i < n && !rc; i++) {
+		MDB_node *nd = NODEPTR(cp, i);
+		pgno_t np;
+		if ((rc = dl_node_check(env, cp, nd, 0)))
+			break;
+		if (i > 0) {
+			MDB_val sep = { nd->mn_ksize, NODEKEY(cp, nd) };
+			if ((rc = dl_copy_order(t, &sep, 1)))
+				break;
+		}
+		uint64_t before = t->entries;
+		if ((rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, left - 1, t, &np)))
+			break;
+		if (IS_COUNTED(cp) && dl_get64((char *)nd + NODESZ) != t->entries - before)
+			rc = MDB_CORRUPTED;
+		node_set_pgno(nd, np);
+	}
+	return rc;
+}
+
+/* Inline duplicates at d: a sound sub-page of sz bytes, items in order. */
+static int dl_copy_inline_dups(dl_ctally *t, char *d, size_t sz)
+{
+	MDB_page sp;
+	if (sz < PAGEHDRSZ)
+		return MDB_CORRUPTED;
+	memcpy(&sp, d, PAGEHDRSZ);
+	if (!dl_subpage_flags_ok(sp.mp_flags) || NUMKEYS(&sp) == 0 ||
+	    !dl_bounds_ok(&sp, sz, IS_LEAF2(&sp) ? sp.mp_pad : 0) ||
+	    !t->dcmp || dl_copy_subpage_order(t, (MDB_page *)d, sz))
+		return MDB_CORRUPTED;
+	t->entries += NUMKEYS(&sp);
+	return 0;
+}
+
+/* Node i of leaf copy cp: checked, counted, and what it points to (an
+ * overflow run, a named DB or duplicate sub-DB) copied too. */
+static int dl_copy_leaf_node(dl_cctx *cx, MDB_page *cp, unsigned i, int depth, dl_ctally *t)
+{
+	MDB_env *env = cx->txn->env;
+	MDB_node *nd = NODEPTR(cp, i);
+	int rc;
+	if ((rc = dl_node_check(env, cp, nd, 1)))
+		return rc;
+	MDB_val key = { nd->mn_ksize, NODEKEY(cp, nd) };
+	unsigned char kb[DL_MAXKEY + 1];
+	if (t->pfx && i > 0 && (rc = dl_prefix_decode(cp, nd, kb, &key)))
+		return rc;
+	if ((rc = dl_copy_order(t, &key, 0)))
+		return rc;
+	if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd)))
+		return MDB_CORRUPTED;
+	char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+	if (nd->mn_flags & F_BIGDATA) {
+		pgno_t np;
+		t->entries++;
+		if (!(rc = dl_copy_overflow(cx, dl_get64(d), NODEDSZ(nd), t, &np)))
+			dl_put64(d, np);
+		return rc;
+	}
+	if (nd->mn_flags & F_SUBDATA) {
+		/* Named DB or duplicate sub-DB: copy its tree too. */
+		MDB_db rec;
+		if (NODEDSZ(nd) != sizeof(rec))
+			return MDB_CORRUPTED;
+		memcpy(&rec, d, sizeof(rec));
+		int dup = (nd->mn_flags & F_DUPDATA) != 0;
+		t->entries += dup ? rec.md_entries : 1;
+		if (!(rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL, &key)))
+			memcpy(d, &rec, sizeof(rec));
+		return rc;
+	}
+	if (nd->mn_flags & F_DUPDATA)
+		return dl_copy_inline_dups(t, d, NODEDSZ(nd));
+	t->entries++;
+	return 0;
+}
+
+/* Check and count the items of leaf copy cp (n entries). */
+static int dl_copy_leaf(dl_cctx *cx, MDB_page *cp, unsigned n, int depth, dl_ctally *t)
+{
+	int rc = 0;
+	t->leaf++;
+	if (IS_LEAF2(cp)) {
+		t->entries += n;
+		for (unsigned i = 0; i < n && !rc; i++) {
+			MDB_val k = { cp->mp_pad, (char *)cp + PAGEHDRSZ + (size_t)i * cp->mp_pad };
+			rc = dl_copy_order(t, &k, 0);
+		}
+		return rc;
+	}
+	for (unsigned i = 0; i < n && !rc; i++)
+		rc = dl_copy_leaf_node(cx, cp, i, depth, t);
+	return rc;
+}
+
 /*
  * Copy the subtree at pg, children first; left = levels from pg down to the
  * leaves, inclusive (every leaf of a tree sits at the record's depth).  Adds
@@ -544,108 +663,22 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 	MDB_page *cp = (MDB_page *)(cx->stack + (size_t)depth * env->psize);
 	memcpy(cp, mp, env->psize);
 	unsigned n = NUMKEYS(cp);
-	if (!n)
-		rc = MDB_CORRUPTED;
-	if (cp->mp_flags & P_SUBP)
-		rc = MDB_CORRUPTED;	/* a sub-page header on a page of its own */
-	if (IS_BRANCH(cp) && !rc &&
-	    !IS_COUNTED(cp) != !(t->dbflags & MDB_COUNTED))
-		rc = MDB_CORRUPTED;	/* counted pages exactly in counted trees */
-	if (IS_LEAF(cp) && !rc &&
-	    (IS_LEAF2(cp) ? !t->itemsz || cp->mp_pad != t->itemsz : t->itemsz != 0))
-		rc = MDB_CORRUPTED;	/* packed items exactly in DUPFIXED sub-DBs */
-	if (IS_BRANCH(cp)) {
-		t->branch++;
-		for (unsigned i = 0; i < n && !rc; i++) {
-			MDB_node *nd = NODEPTR(cp, i);
-			pgno_t np;
-			if ((rc = dl_node_check(env, cp, nd, 0)))
-				break;
-			if (i > 0) {
-				MDB_val sep = { nd->mn_ksize, NODEKEY(cp, nd) };
-				if ((rc = dl_copy_order(t, &sep, 1)))
-					break;
-			}
-			uint64_t before = t->entries;
-			if ((rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, left - 1, t, &np)))
-				break;
-			if (IS_COUNTED(cp) && dl_get64((char *)nd + NODESZ) != t->entries - before)
-				rc = MDB_CORRUPTED;
-			node_set_pgno(nd, np);
-		}
-	} else {
-		t->leaf++;
-		if (IS_LEAF2(cp)) {
-			t->entries += n;
-			for (unsigned i = 0; i < n && !rc; i++) {
-				MDB_val k = { cp->mp_pad, (char *)cp + PAGEHDRSZ + (size_t)i * cp->mp_pad };
-				rc = dl_copy_order(t, &k, 0);
-			}
-		}
-		for (unsigned i = 0; i < n && !rc && !IS_LEAF2(cp); i++) {
-			MDB_node *nd = NODEPTR(cp, i);
-			if ((rc = dl_node_check(env, cp, nd, 1)))
-				break;
-			MDB_val key = { nd->mn_ksize, NODEKEY(cp, nd) };
-			unsigned char kb[DL_MAXKEY + 1];
-			if (t->pfx && i > 0 && (rc = dl_prefix_decode(cp, nd, kb, &key)))
-				break;
-			if ((rc = dl_copy_order(t, &key, 0)))
-				break;
-			if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd))) {
-				rc = MDB_CORRUPTED;
-				break;
-			}
-			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
-			if (nd->mn_flags & F_BIGDATA) {
-				pgno_t np;
-				t->entries++;
-				if (!(rc = dl_copy_overflow(cx, dl_get64(d), NODEDSZ(nd), t, &np)))
-					dl_put64(d, np);
-			} else if (nd->mn_flags & F_SUBDATA) {
-				/* Named DB or duplicate sub-DB: copy its tree too. */
-				MDB_db rec;
-				if (NODEDSZ(nd) != sizeof(rec)) {
-					rc = MDB_CORRUPTED;
-					break;
-				}
-				memcpy(&rec, d, sizeof(rec));
-				int dup = (nd->mn_flags & F_DUPDATA) != 0;
-				t->entries += dup ? rec.md_entries : 1;
-				if (!(rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL, &key)))
-					memcpy(d, &rec, sizeof(rec));
-			} else if (nd->mn_flags & F_DUPDATA) {
-				/* Inline duplicates: a sound sub-page of NODEDSZ bytes. */
-				MDB_page sp;
-				size_t sz = NODEDSZ(nd);
-				if (sz < PAGEHDRSZ) {
-					rc = MDB_CORRUPTED;
-					break;
-				}
-				memcpy(&sp, d, PAGEHDRSZ);
-				if (!dl_subpage_flags_ok(sp.mp_flags) || NUMKEYS(&sp) == 0 ||
-				    !dl_bounds_ok(&sp, sz, IS_LEAF2(&sp) ? sp.mp_pad : 0) ||
-				    !t->dcmp || (rc = dl_copy_subpage_order(t, (MDB_page *)d, sz))) {
-					rc = MDB_CORRUPTED;
-					break;
-				}
-				t->entries += NUMKEYS(&sp);
-			} else {
-				t->entries++;
-			}
-		}
-	}
+	if ((rc = dl_copy_page_ok(t, cp, n)))
+		return rc;
+	if (IS_BRANCH(cp))
+		rc = dl_copy_branch(cx, cp, n, depth, left, t);
+	else
+		rc = dl_copy_leaf(cx, cp, n, depth, t);
 	if (!rc && !IS_LEAF2(cp))
 		rc = dl_copy_nodes_disjoint(env, cp);
-	if (!rc) {
-		/* Unused bytes are not data: write them as zeros. */
-		if (!IS_LEAF2(cp))
-			memset((char *)cp + MP_LOWER(cp), 0, SIZELEFT(cp));
-		cp->mp_pgno = cx->next;
-		cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
-		rc = dl_copy_out(cx, cp, 1, newpg);
-	}
-	return rc;
+	if (rc)
+		return rc;
+	/* Unused bytes are not data: write them as zeros. */
+	if (!IS_LEAF2(cp))
+		memset((char *)cp + MP_LOWER(cp), 0, SIZELEFT(cp));
+	cp->mp_pgno = cx->next;
+	cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
+	return dl_copy_out(cx, cp, 1, newpg);
 }
 
 /* Pages the free list holds in this snapshot (records' counts + its tree). */
@@ -672,40 +705,14 @@ static int dl_free_total(MDB_txn *txn, pgno_t *total)
 	return 0;
 }
 
-/*
- * The output is written strictly in order, so the metas go first and must
- * already name the last page.  It is predicted from the snapshot's
- * accounting (format doc §17.2): every page that is not free is live, and
- * the walk renumbers live pages from 2 with the main root last.  A walk
- * that ends elsewhere means the source leaks pages: MDB_INCOMPATIBLE.
- */
-static int dl_copy_compact(MDB_env *env, int fd)
+/* The two metas of a compacted copy: page 0 empty (txnid 0), page 1 the
+ * copied state, main being the main DB's record and expect the last page. */
+static int dl_compact_metas(MDB_env *env, int fd, const MDB_db *main, pgno_t expect)
 {
-	MDB_txn *txn;
 	size_t ps = env->psize;
-	int rc;
-	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
-		return rc;
-	dl_cctx cx = { txn, fd, 2, NULL, 0, NULL };
-	MDB_db main = txn->dbs[DL_MAIN_DBI];
-	pgno_t expect = 1;
-	if (main.md_root != P_INVALID) {
-		pgno_t fr;
-		if ((rc = dl_free_total(txn, &fr)))
-			goto done;
-		if (fr > txn->next_pgno - 3) {
-			rc = MDB_CORRUPTED;	/* more free pages than pages */
-			goto done;
-		}
-		expect = txn->next_pgno - 1 - fr;
-		main.md_root = expect;
-	}
-	/* Two fresh metas: page 0 empty (txnid 0), page 1 the copied state. */
 	unsigned char *buf = dl_page_buf(ps, 2);
-	if (!buf) {
-		rc = ENOMEM;
-		goto done;
-	}
+	if (!buf)
+		return ENOMEM;
 	MDB_meta *src = dl_meta_current(env);
 	for (int i = 0; i < 2; i++) {
 		MDB_page *p = (MDB_page *)(buf + i * ps);
@@ -723,19 +730,27 @@ static int dl_copy_compact(MDB_env *env, int fd)
 		m->mm_last_pg = 1;
 	}
 	MDB_meta *m1 = METADATA((MDB_page *)(buf + ps));
-	m1->mm_dbs[DL_MAIN_DBI] = main;
+	m1->mm_dbs[DL_MAIN_DBI] = *main;
 	m1->mm_last_pg = expect;
-	m1->mm_txnid = (main.md_root == P_INVALID && !main.md_flags) ? 0 : 1;
-	rc = dl_write_all(fd, buf, 2 * ps);
+	m1->mm_txnid = (main->md_root == P_INVALID && !main->md_flags) ? 0 : 1;
+	int rc = dl_write_all(fd, buf, 2 * ps);
 	free(buf);
-	if (rc || txn->dbs[DL_MAIN_DBI].md_root == P_INVALID)
-		goto done;
+	return rc;
+}
+
+/* Copy the main DB's tree, and all it holds, after the metas: its pages
+ * must end exactly at expect, the main root last.  cx->buf and cx->stack
+ * are the caller's to free. */
+static int dl_compact_main(dl_cctx *cx, pgno_t expect)
+{
+	MDB_txn *txn = cx->txn;
+	MDB_env *env = txn->env;
+	size_t ps = env->psize;
 	pgno_t root;
-	if (!(cx.buf = dl_page_buf(ps, DL_COPY_CHUNK / ps)) ||
-	    !(cx.stack = dl_page_buf(ps, DL_COPY_DEPTHS))) {
-		rc = ENOMEM;
-		goto done;
-	}
+	int rc;
+	if (!(cx->buf = dl_page_buf(ps, DL_COPY_CHUNK / ps)) ||
+	    !(cx->stack = dl_page_buf(ps, DL_COPY_DEPTHS)))
+		return ENOMEM;
 	dl_ctally t;
 	memset(&t, 0, sizeof(t));
 	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
@@ -743,22 +758,48 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	t.dbflags = mrec->md_flags;
 	dl_copy_orders(env, NULL, t.dbflags, &t.cmp, &t.dcmp);
 	t.pfx = (t.dbflags & MDB_PREFIX_COMPRESSION) != 0;
-	if (txn->dbflags[DL_MAIN_DBI] & DB_INCOMPAT) {
-		rc = MDB_INCOMPATIBLE;	/* flags this engine cannot read here */
-		goto done;
+	if (txn->dbflags[DL_MAIN_DBI] & DB_INCOMPAT)
+		return MDB_INCOMPATIBLE;	/* flags this engine cannot read here */
+	if (!mrec->md_depth || mrec->md_depth > DL_MAXDEPTH)
+		return MDB_CORRUPTED;
+	if ((rc = dl_copy_tree(cx, mrec->md_root, 0, mrec->md_depth, &t, &root)) ||
+	    (rc = dl_tally_check(env, mrec, &t)) || (rc = dl_copy_flush(cx)))
+		return rc;
+	if (cx->next - 1 != expect || root != expect)
+		return MDB_INCOMPATIBLE;	/* the source leaks pages */
+	return 0;
+}
+
+/*
+ * The output is written strictly in order, so the metas go first and must
+ * already name the last page.  It is predicted from the snapshot's
+ * accounting (format doc §17.2): every page that is not free is live, and
+ * the walk renumbers live pages from 2 with the main root last.  A walk
+ * that ends elsewhere means the source leaks pages: MDB_INCOMPATIBLE.
+ */
+static int dl_copy_compact(MDB_env *env, int fd)
+{
+	MDB_txn *txn;
+	int rc;
+	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
+		return rc;
+	dl_cctx cx = { txn, fd, 2, NULL, 0, NULL };
+	MDB_db main = txn->dbs[DL_MAIN_DBI];
+	pgno_t expect = 1;
+	if (main.md_root != P_INVALID) {
+		pgno_t fr;
+		if ((rc = dl_free_total(txn, &fr)))
+			goto done;
+		if (fr > txn->next_pgno - 3) {
+			rc = MDB_CORRUPTED;	/* more free pages than pages */
+			goto done;
+		}
+		expect = txn->next_pgno - 1 - fr;
+		main.md_root = expect;
 	}
-	if (!mrec->md_depth || mrec->md_depth > DL_MAXDEPTH) {
-		rc = MDB_CORRUPTED;
-		goto done;
-	}
-	if ((rc = dl_copy_tree(&cx, mrec->md_root, 0, mrec->md_depth, &t, &root)))
-		goto done;
-	if ((rc = dl_tally_check(env, mrec, &t)))
-		goto done;
-	if ((rc = dl_copy_flush(&cx)))
-		goto done;
-	if (cx.next - 1 != expect || root != expect)
-		rc = MDB_INCOMPATIBLE;	/* the source leaks pages */
+	rc = dl_compact_metas(env, fd, &main, expect);
+	if (!rc && txn->dbs[DL_MAIN_DBI].md_root != P_INVALID)
+		rc = dl_compact_main(&cx, expect);
 done:
 	free(cx.buf);
 	free(cx.stack);

@@ -342,7 +342,8 @@ int mdb_cursor_get_rank(MDB_cursor *mc, uint64_t rank, MDB_val *key, MDB_val *da
 	memcpy(mc->pg, tmp.pg, sizeof(mc->pg));
 	memcpy(mc->ki, tmp.ki, sizeof(mc->ki));
 	mc->top = tmp.top;
-	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+	mc->flags &= ~C_RESEEK;
+	dl_pos_land_fresh(mc);
 	if (mc->db->md_flags & MDB_DUPSORT) {
 		if ((rc = dl_dup_rank(mc, left)))
 			return dl_txn_err(txn, rc);

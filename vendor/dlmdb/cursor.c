@@ -19,6 +19,7 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 	mc->dbx = &txn->env->dbxs[dbi];
 	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE) |
 		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
+	mc->pos = DL_POS_UNSET;
 	mc->top = -1;
 	mc->xcursor = NULL;
 	mc->backup = NULL;
@@ -42,10 +43,10 @@ void dl_cursor_free(MDB_cursor *c)
  * place again after the tree changes. */
 void dl_cursor_save_one(MDB_cursor *c)
 {
-	if (!(c->flags & C_INIT) || (c->flags & C_RESEEK))
+	if (!dl_pos_is_set(c) || (c->flags & C_RESEEK))
 		return;
 	c->keylen = 0;
-	if (c->top >= 0 && !(c->flags & C_EOF)) {
+	if (c->top >= 0 && !dl_pos_is_past_end(c)) {
 		MDB_page *mp = c->pg[c->top];
 		unsigned i = c->ki[c->top];
 		if (i < NUMKEYS(mp)) {
@@ -70,14 +71,15 @@ void dl_cursor_save_one(MDB_cursor *c)
 /* The DB's tree went away (emptied or dropped): as in LMDB, every other
  * cursor on it becomes unpositioned, so its next relative move starts
  * from the first (or last) item again rather than "past the end".  A
- * cursor whose item was the one deleted keeps C_DEL: LMDB's next NEXT_DUP
+ * cursor whose item was the one deleted keeps that state: LMDB's next NEXT_DUP
  * through it still answers "not found" before starting over. */
 void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
 {
 	for (MDB_cursor *c = txn->cursors[dbi]; c; c = c->next) {
 		if (c == except)
 			continue;
-		c->flags &= ~(C_INIT | C_EOF | C_RESEEK | C_ATEND | C_DELKIND);
+		c->flags &= ~C_RESEEK;
+		dl_pos_tree_gone(c);
 		c->top = -1;
 		c->keylen = 0;
 	}
@@ -85,7 +87,7 @@ void dl_cursors_unposition(MDB_txn *txn, MDB_dbi dbi, const MDB_cursor *except)
 
 /*
  * LMDB's put first looks the key up from the cursor's position, and that
- * lookup clears its end marker (C_ATEND here) only when the cursor already
+ * lookup clears its end marker (AFTER_LAST here) only when the cursor already
  * sits on the leaf the key belongs to, strictly between its first and last
  * keys (or when the key exists); a new key found by a search from the root
  * leaves the marker as it was.
@@ -94,7 +96,8 @@ int dl_key_inside_leaf(MDB_cursor *mc, const MDB_val *key)
 {
 	/* Only the marker depends on the answer: without it, skip the two key
 	 * reads (this runs on every cursor put). */
-	if ((mc->flags & (C_INIT | C_RESEEK | C_ATEND)) != (C_INIT | C_ATEND) || mc->top < 0)
+	if (!dl_pos_is_set(mc) || !dl_pos_is_after_last(mc) || (mc->flags & C_RESEEK) ||
+	    mc->top < 0)
 		return 0;
 	MDB_page *mp = mc->pg[mc->top];
 	unsigned n = NUMKEYS(mp);
@@ -120,7 +123,7 @@ static int dl_cursor_past_end(MDB_cursor *mc)
 	int rc = dl_search_edge(mc, 1);
 	if (rc == MDB_NOTFOUND) {
 		mc->top = -1;
-		mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+		dl_pos_unset(mc);
 		return 0;
 	}
 	if (rc)
@@ -132,34 +135,35 @@ static int dl_cursor_past_end(MDB_cursor *mc)
 /* Find the saved position again (see dl_cursors_save). */
 int dl_cursor_reseek(MDB_cursor *mc)
 {
-	unsigned keep = mc->flags & (C_EOF | C_DEL);
+	int keep_past = dl_pos_is_past_end(mc) != 0, keep_del = dl_pos_is_deleted(mc) != 0;
 	int rc, exact;
-	mc->flags &= ~(C_RESEEK | C_EOF | C_DEL);
+	mc->flags &= ~C_RESEEK;
+	dl_pos_clear_place(mc);
 	if (!mc->keylen) {
 		if ((rc = dl_cursor_past_end(mc)))
 			return rc;
 		if (mc->top >= 0)
-			mc->flags |= keep | C_INIT;
+			dl_pos_reseated(mc, keep_past, keep_del);
 		return 0;
 	}
 	MDB_val k = { mc->keylen == ~0u ? 0 : mc->keylen, mc->keybuf };
 	rc = dl_search(mc, &k, DL_PS_KEY);
 	if (rc == MDB_NOTFOUND) {
 		mc->top = -1;
-		mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+		dl_pos_unset(mc);
 		return 0;
 	}
 	if (rc)
 		return rc;
 	dl_leaf_search(mc, &k, &exact);
-	mc->flags |= C_INIT | (keep & C_DEL) | (exact ? 0 : C_DEL);
+	dl_pos_reseated(mc, 0, keep_del || !exact);
 	if (exact && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]) &&
 	    (mc->db->md_flags & MDB_DUPSORT)) {
 		rc = dl_dup_restore(mc);
 		if (rc != MDB_NOTFOUND)
 			return rc;
 		/* Its item went and nothing follows it in this key. */
-		mc->flags |= C_DEL;
+		dl_pos_mark_deleted(mc);
 		mc->ki[mc->top]++;
 	}
 	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
@@ -287,30 +291,30 @@ int dl_cursor_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 int dl_cursor_first(MDB_cursor *mc, MDB_val *key, MDB_val *data, int last)
 {
 	int rc = dl_search_edge(mc, last);
-	mc->flags &= ~(C_EOF | C_DEL);
+	dl_pos_clear_place(mc);
 	if (rc) {
 		if (rc == MDB_NOTFOUND)
-			mc->flags &= ~C_INIT;
+			dl_pos_unset(mc);
 		return rc;
 	}
-	mc->flags |= C_INIT;
+	dl_pos_land(mc);
 	return dl_cursor_current(mc, key, data);
 }
 
 int dl_cursor_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
 	int rc;
-	if (!(mc->flags & C_INIT))
+	if (!dl_pos_is_set(mc))
 		return dl_cursor_first(mc, key, data, 0);
-	if ((mc->flags & C_EOF) || mc->top < 0)
+	if (dl_pos_is_past_end(mc) || mc->top < 0)
 		return MDB_NOTFOUND;
 	MDB_page *mp = mc->pg[mc->top];
-	if (mc->flags & C_DEL) {
+	if (dl_pos_is_deleted(mc)) {
 		/* Deleted the last item: nothing follows, and a later PREV
 		 * must still give the item before the deleted one. */
 		if (mc->ki[mc->top] >= NUMKEYS(mp))
 			return MDB_NOTFOUND;
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		return dl_cursor_current(mc, key, data);
 	}
 	if ((unsigned)mc->ki[mc->top] + 1 < NUMKEYS(mp)) {
@@ -326,14 +330,14 @@ int dl_cursor_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 int dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
 	int rc;
-	if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
-		if (mc->top < 0 && (mc->flags & C_INIT) && mc->db->md_root == P_INVALID)
+	if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc)) {
+		if (mc->top < 0 && dl_pos_is_set(mc) && mc->db->md_root == P_INVALID)
 			return MDB_NOTFOUND;
 		return dl_cursor_first(mc, key, data, 1);
 	}
 	if (mc->top < 0)
 		return MDB_NOTFOUND;
-	mc->flags &= ~C_DEL;
+	dl_pos_end_deleted(mc);
 	if (mc->ki[mc->top] > 0) {
 		mc->ki[mc->top]--;
 	} else {
@@ -351,25 +355,25 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		return EINVAL;
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
-	mc->flags &= ~(C_EOF | C_DEL);
+	dl_pos_clear_place(mc);
 	MDB_node *node;
 	rc = dl_search_key(mc, key, &node, &exact);
 	if (rc) {
 		if (rc == MDB_NOTFOUND)
-			mc->flags &= ~C_INIT;
+			dl_pos_unset(mc);
 		return rc;
 	}
-	mc->flags |= C_INIT;
+	dl_pos_land(mc);
 	if (!node) {
 		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 			return MDB_CORRUPTED;
 		if (op != MDB_SET_RANGE) {
-			mc->flags |= C_EOF;
+			dl_pos_to_past_end(mc);
 			return MDB_NOTFOUND;
 		}
 		rc = dl_cursor_next_leaf(mc);
 		if (rc == MDB_NOTFOUND) {
-			mc->flags |= C_EOF;
+			dl_pos_to_past_end(mc);
 			return MDB_NOTFOUND;
 		}
 		if (rc)
@@ -462,8 +466,7 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	MDB_val *data, int back)
 {
 	MDB_txn *txn = mc->txn;
-	unsigned cf = mc->flags;
-	if ((cf & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_ATEND)) != C_INIT ||
+	if ((mc->flags & C_RESEEK) || !dl_pos_steps_plainly(mc) ||
 	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
@@ -495,7 +498,7 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 		return -1;
 	}
 	if (key) {
-		if ((cf & C_PREFIX) && i > 0) {
+		if (i > 0 && (mc->flags & C_PREFIX)) {
 			if (dl_step_prefix_key(mc, mp, i, node, psize, key))
 				return -1;
 		} else {
@@ -518,26 +521,23 @@ static int dl_plain_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor
 	/* LMDB checks its end marker before the "just deleted" state: on the
 	 * last item of its page, whatever came there after the marker was
 	 * set, the answer is "not found". */
-	if ((mc->flags & (C_INIT | C_ATEND | C_DEL)) == (C_INIT | C_ATEND | C_DEL) &&
+	if (dl_pos_is_set(mc) && dl_pos_is_after_last(mc) && dl_pos_is_deleted(mc) &&
 	    mc->top >= 0 && mc->ki[mc->top] + 1u >= NUMKEYS(mc->pg[mc->top])) {
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		return MDB_NOTFOUND;
 	}
 	/* Every key has one item: after a delete there is no "next duplicate"
 	 * of the deleted key. */
-	if (op == MDB_NEXT_DUP && (mc->flags & (C_INIT | C_DEL)) == (C_INIT | C_DEL)) {
+	if (op == MDB_NEXT_DUP && dl_pos_is_set(mc) && dl_pos_is_deleted(mc)) {
 		if (mc->top >= 0 && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
-			mc->flags &= ~C_DEL;
+			dl_pos_end_deleted(mc);
 		return MDB_NOTFOUND;
 	}
 	/* Only running off the end sets the marker; an unpositioned cursor's
 	 * NEXT is a FIRST. */
-	int was_init = (mc->flags & C_INIT) != 0;
+	int was_set = dl_pos_is_set(mc) != 0;
 	int rc = dl_cursor_next(mc, key, data);
-	if (rc == MDB_NOTFOUND && was_init)
-		mc->flags |= C_ATEND;
-	else
-		mc->flags &= ~C_ATEND;
+	dl_pos_mark_after_last(mc, rc == MDB_NOTFOUND && was_set);
 	return rc;
 }
 
@@ -547,12 +547,12 @@ static int dl_plain_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor
  * moves past the current item. */
 static int dl_plain_dup_op(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
 {
-	mc->flags &= ~C_DEL;
+	dl_pos_end_deleted(mc);
 	switch (op) {
 	case MDB_FIRST_DUP:
 	case MDB_LAST_DUP:
 	case MDB_GET_MULTIPLE:
-		if (!data || !(mc->flags & C_INIT))
+		if (!data || !dl_pos_is_set(mc))
 			return EINVAL;
 		return MDB_INCOMPATIBLE;
 	case MDB_GET_BOTH:
@@ -571,7 +571,7 @@ static int dl_plain_dup_op(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
 static int dl_plain_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	int rc;
-	/* C_ATEND mirrors LMDB's end marker on a plain DB: set when the cursor
+	/* AFTER_LAST mirrors LMDB's end marker on a plain DB: set when the cursor
 	 * reached the last item by MDB_LAST, an MDB_APPEND put or a NEXT that
 	 * ran off the end; a move back or a repositioning ends it (the
 	 * duplicate-only ops fail before touching it). */
@@ -583,15 +583,15 @@ static int dl_plain_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_
 	case MDB_SET:
 	case MDB_SET_KEY:
 	case MDB_SET_RANGE:
-		mc->flags &= ~C_ATEND;
+		dl_pos_mark_after_last(mc, 0);
 		break;
 	default:
 		break;
 	}
 	/* Unpositioned (its tree emptied) while on the deleted item: LMDB
 	 * answers one NEXT_DUP with "not found"; any op ends that state. */
-	if ((mc->flags & (C_INIT | C_DEL)) == C_DEL) {
-		mc->flags &= ~C_DEL;
+	if (!dl_pos_is_set(mc) && dl_pos_is_deleted(mc)) {
+		dl_pos_end_deleted(mc);
 		if (op == MDB_NEXT_DUP)
 			return MDB_NOTFOUND;
 	}
@@ -602,7 +602,7 @@ static int dl_plain_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_
 	case MDB_LAST:
 		rc = dl_cursor_first(mc, key, data, 1);
 		if (!rc)
-			mc->flags |= C_ATEND;
+			dl_pos_mark_after_last(mc, 1);
 		break;
 	case MDB_NEXT:
 	case MDB_NEXT_DUP:
@@ -615,14 +615,14 @@ static int dl_plain_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_
 		rc = dl_cursor_prev(mc, key, data);
 		break;
 	case MDB_GET_CURRENT:
-		if (!(mc->flags & C_INIT))
+		if (!dl_pos_is_set(mc))
 			return EINVAL;
-		if (mc->flags & C_EOF)
+		if (dl_pos_is_past_end(mc))
 			return MDB_NOTFOUND;
 		rc = dl_cursor_current(mc, key, data);
 		/* Reading the item that followed a deleted one makes it current. */
 		if (rc == 0)
-			mc->flags &= ~C_DEL;
+			dl_pos_end_deleted(mc);
 		break;
 	case MDB_SET:
 	case MDB_SET_KEY:
@@ -651,7 +651,7 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 	    !(mc->db->md_flags & MDB_DUPSORT)) {
 		/* Positioning by key on a plain DB in the usual state: the
 		 * checks below would all pass. */
-		mc->flags &= ~C_ATEND;
+		dl_pos_mark_after_last(mc, 0);
 		rc = dl_cursor_set(mc, key, data, op);
 		if (rc && rc != MDB_NOTFOUND)
 			return dl_txn_err(txn, rc);
@@ -831,9 +831,9 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	 * the first put into an empty DB do not touch it. */
 	if (!was_empty && !(flags & MDB_CURRENT)) {
 		if (flags & MDB_APPEND)
-			mc->flags |= C_ATEND;
+			dl_pos_mark_after_last(mc, 1);
 		else if (mc->db->md_entries == before || inside)
-			mc->flags &= ~C_ATEND;
+			dl_pos_mark_after_last(mc, 0);
 	}
 	return dl_txn_err(txn, rc);
 }
@@ -860,11 +860,11 @@ int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
 		return EACCES;
 	if ((rc = dl_write_check(txn, mc->dbi)))
 		return rc;
-	if (!(mc->flags & C_INIT))
+	if (!dl_pos_is_set(mc))
 		return EINVAL;
 	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
 		return dl_txn_err(txn, rc);
-	if ((mc->flags & C_EOF) || mc->top < 0 ||
+	if (dl_pos_is_past_end(mc) || mc->top < 0 ||
 	    mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return MDB_NOTFOUND;
 	if (dl_is_subdata(mc))

@@ -88,6 +88,7 @@ static inline int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 	mx->db = &xc->db;
 	mx->dbx = &xc->dbx;
 	mx->flags = C_UNTRACKED | (mc->flags & C_PREFIX);
+	mx->pos = DL_POS_UNSET;
 	mx->top = -1;
 	mx->xcursor = NULL;
 	mx->keylen = 0;
@@ -147,19 +148,19 @@ static inline int dl_xinit_trusted(MDB_cursor *mc, dl_xcursor *xc)
 static inline int dl_xfirst(dl_xcursor *xc, int last)
 {
 	MDB_cursor *mx = &xc->mx;
-	mx->flags = last ? (mx->flags | C_ATEND) : (mx->flags & ~C_ATEND);
+	dl_pos_mark_after_last(mx, last);
 	if (xc->subpage) {
 		unsigned n = NUMKEYS(mx->pg[0]);
 		mx->top = 0;
 		mx->ki[0] = (indx_t)(last ? n - 1 : 0);
-		mx->flags |= C_INIT;
+		dl_pos_now_set(mx);
 		return 0;
 	}
 	int rc = dl_search_edge(mx, last);
 	if (rc == MDB_NOTFOUND)
 		return MDB_CORRUPTED;	/* a sub-DB is never empty */
 	if (!rc)
-		mx->flags |= C_INIT;
+		dl_pos_now_set(mx);
 	return rc;
 }
 
@@ -174,7 +175,7 @@ static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 {
 	MDB_cursor *mx = &xc->mx;
 	int rc, exact;
-	mx->flags &= ~C_ATEND;
+	dl_pos_mark_after_last(mx, 0);
 	xc->xmoved = 0;
 	if (!xc->subpage) {
 		if ((rc = dl_search(mx, val, DL_PS_KEY)))
@@ -182,7 +183,7 @@ static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 	} else {
 		mx->top = 0;
 	}
-	mx->flags |= C_INIT;
+	dl_pos_now_set(mx);
 	MDB_node *n = dl_leaf_search(mx, val, &exact);
 	if (!n) {
 		if (mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top]))

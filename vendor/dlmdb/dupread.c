@@ -53,14 +53,14 @@ static int dl_xstep(dl_xcursor *xc, int back)
 	MDB_page *mp = mx->pg[mx->top];
 	int rc;
 	if (back) {
-		mx->flags &= ~C_ATEND;
+		dl_pos_mark_after_last(mx, 0);
 		if (mx->ki[mx->top] > 0) {
 			mx->ki[mx->top]--;
 			return 0;
 		}
 		return xc->subpage ? MDB_NOTFOUND : dl_cursor_prev_leaf(mx);
 	}
-	if (mx->flags & C_ATEND)
+	if (dl_pos_is_after_last(mx))
 		return MDB_NOTFOUND;
 	if ((unsigned)mx->ki[mx->top] + 1 < NUMKEYS(mp)) {
 		mx->ki[mx->top]++;
@@ -68,7 +68,7 @@ static int dl_xstep(dl_xcursor *xc, int back)
 	}
 	rc = xc->subpage ? MDB_NOTFOUND : dl_cursor_next_leaf(mx);
 	if (rc == MDB_NOTFOUND)
-		mx->flags |= C_ATEND;
+		dl_pos_mark_after_last(mx, 1);
 	return rc;
 }
 
@@ -143,7 +143,7 @@ static int dl_dup_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 
 /*
  * An op on a cursor whose delete removed its key's last duplicate
- * (C_DK_DUPEND): it sits on the key past the end of its duplicates, with the
+ * (DL_POS_DELETED_DUPEND): it sits on the key past the end of its duplicates, with the
  * sub-cursor on the new last one.  Returns -1 for ops that behave as usual
  * once the state is dropped.
  */
@@ -155,30 +155,30 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	case MDB_GET_CURRENT:
 		/* Nothing here; in LMDB this read also ends the duplicate
 		 * position's "just deleted" state (seen by FIRST/LAST_DUP). */
-		dl_set_delkind(mc, C_DK_DUPEND);
-		mc->flags |= C_DELGONE;
+		dl_pos_set_delkind(mc, DL_DK_DUPEND);
+		dl_pos_mark_gone(mc, 1);
 		return MDB_NOTFOUND;
 	case MDB_NEXT_DUP:
 		/* Nothing here and no next duplicate; the state stays. */
-		dl_set_delkind(mc, C_DK_DUPEND);
+		dl_pos_set_delkind(mc, DL_DK_DUPEND);
 		return MDB_NOTFOUND;
 	case MDB_NEXT:
 	case MDB_NEXT_NODUP:
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		if ((rc = dl_cursor_next(mc, key, NULL))) {
 			/* No next key: still past the end of this one. */
 			if (rc == MDB_NOTFOUND)
-				mc->flags = (mc->flags & ~C_DELKIND) | C_DEL | C_DK_DUPEND;
+				dl_pos_mark_deleted_kind(mc, DL_DK_DUPEND);
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 0);
 	case MDB_PREV_NODUP:
 		/* No earlier key: LMDB leaves the duplicate position (past the
 		 * key's last duplicate) exactly as it was. */
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		if ((rc = dl_cursor_prev(mc, key, NULL))) {
 			if (rc == MDB_NOTFOUND)
-				mc->flags = (mc->flags & ~C_DELKIND) | C_DEL | C_DK_DUPEND;
+				dl_pos_mark_deleted_kind(mc, DL_DK_DUPEND);
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 1);
@@ -186,15 +186,15 @@ static int dl_dup_get_dupend(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_v
 	case MDB_PREV_DUP:
 		/* The previous item is the key's (new) last duplicate; moving
 		 * back onto it clears the duplicate position's end marker. */
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		if (!xc->active)
 			return -1;
-		xc->mx.flags &= ~C_ATEND;
+		dl_pos_mark_after_last(&xc->mx, 0);
 		if (key && (rc = dl_cursor_current(mc, key, NULL)))
 			return rc;
 		return data ? dl_xcurrent(xc, data) : 0;
 	default:
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		return -1;
 	}
 }
@@ -210,10 +210,10 @@ static inline int dl_dup_atend_refuses(MDB_cursor *mc, MDB_cursor_op op)
 {
 	if (op != MDB_NEXT && op != MDB_NEXT_DUP && op != MDB_NEXT_NODUP)
 		return 0;
-	if ((mc->flags & (C_INIT | C_ATEND)) != (C_INIT | C_ATEND))
+	if (!dl_pos_is_set(mc) || !dl_pos_is_after_last(mc))
 		return 0;
 	if (mc->top >= 0 && mc->ki[mc->top] + 1u < NUMKEYS(mc->pg[mc->top])) {
-		mc->flags &= ~C_ATEND;
+		dl_pos_mark_after_last(mc, 0);
 		return 0;
 	}
 	return 1;
@@ -228,7 +228,7 @@ static inline void dl_dup_atend_after(MDB_cursor *mc, MDB_cursor_op op, int rc)
 	case MDB_PREV_NODUP:
 		/* LMDB drops its end marker as soon as PREV reaches the key
 		 * level, so even when there is no previous key. */
-		mc->flags &= ~C_ATEND;
+		dl_pos_mark_after_last(mc, 0);
 		break;
 	case MDB_FIRST:
 	case MDB_PREV_DUP:
@@ -240,11 +240,11 @@ static inline void dl_dup_atend_after(MDB_cursor *mc, MDB_cursor_op op, int rc)
 	case MDB_FIRST_DUP:
 	case MDB_LAST_DUP:
 		if (!rc)
-			mc->flags &= ~C_ATEND;
+			dl_pos_mark_after_last(mc, 0);
 		break;
 	case MDB_LAST:
 		if (!rc)
-			mc->flags |= C_ATEND;
+			dl_pos_mark_after_last(mc, 1);
 		break;
 	default:
 		break;
@@ -262,11 +262,15 @@ static int dl_dup_first_last_deleted(MDB_cursor *mc, dl_xcursor *xc, MDB_val *ke
 {
 	if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return data ? MDB_NOTFOUND : EINVAL;
-	if (dl_delkind(mc) != C_DK_KEY)
-		dl_set_delkind(mc, C_DK_NONE);
+	if (dl_pos_delkind(mc) != DL_DK_KEY)
+		dl_pos_set_delkind(mc, DL_DK_NONE);
 	int rc = dl_dup_get0(mc, xc, key, data, op, fixed);
-	if (!rc)
-		mc->flags = (mc->flags & ~(C_ATEND | C_DELKIND)) | (xc->active ? C_DEL | C_DK_DUP : 0);
+	if (!rc) {
+		dl_pos_mark_after_last(mc, 0);
+		dl_pos_set_delkind(mc, DL_DK_NONE);
+		if (xc->active)
+			dl_pos_mark_deleted_kind(mc, DL_DK_DUP);
+	}
 	return rc;
 }
 
@@ -294,40 +298,40 @@ int dl_dup_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 
 	/* Unpositioned (its tree emptied) while on the deleted item: LMDB
 	 * answers one NEXT_DUP with "not found"; any op ends that state. */
-	if ((mc->flags & (C_INIT | C_DEL)) == C_DEL) {
-		mc->flags &= ~C_DEL;
+	if (!dl_pos_is_set(mc) && dl_pos_is_deleted(mc)) {
+		dl_pos_end_deleted(mc);
 		if (op == MDB_NEXT_DUP)
 			return MDB_NOTFOUND;
 	}
 
 	/* FIRST_DUP/LAST_DUP keep the "just deleted" state. */
-	if ((op == MDB_FIRST_DUP || op == MDB_LAST_DUP) &&
-	    (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK | C_DELGONE)) == (C_INIT | C_DEL))
+	int set_deleted = dl_pos_is_set_deleted(mc) && !(mc->flags & C_RESEEK);
+	if ((op == MDB_FIRST_DUP || op == MDB_LAST_DUP) && set_deleted && !dl_pos_is_gone(mc))
 		return dl_dup_first_last_deleted(mc, xc, key, data, op, fixed);
 	/* NEXT_NODUP leaves the duplicate position alone: if there is no next
 	 * key, its "just deleted" state is still there afterwards (LMDB). */
-	unsigned keep_dupdel = 0;
-	if (dl_delkind(mc) == C_DK_DUP) {
-		if (op == MDB_NEXT_NODUP && (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL)) {
-			mc->flags &= ~C_DEL;
-			keep_dupdel = C_DEL | C_DK_DUP;
+	int keep_dupdel = 0;
+	if (dl_pos_delkind(mc) == DL_DK_DUP) {
+		if (op == MDB_NEXT_NODUP && set_deleted) {
+			dl_pos_end_deleted(mc);
+			keep_dupdel = 1;
 		}
-		dl_set_delkind(mc, C_DK_NONE);
+		dl_pos_set_delkind(mc, DL_DK_NONE);
 	}
-	if (dl_delkind(mc) == C_DK_DUPEND) {
-		int dupend = (mc->flags & (C_INIT | C_EOF | C_DEL | C_RESEEK)) == (C_INIT | C_DEL);
-		dl_set_delkind(mc, C_DK_NONE);
-		if (dupend && (rc = dl_dup_get_dupend(mc, xc, key, data, op)) != -1)
+	if (dl_pos_delkind(mc) == DL_DK_DUPEND) {
+		dl_pos_set_delkind(mc, DL_DK_NONE);
+		if (set_deleted && (rc = dl_dup_get_dupend(mc, xc, key, data, op)) != -1)
 			return rc;
 	}
 
 	if (dl_dup_atend_refuses(mc, op)) {
-		mc->flags |= keep_dupdel;
+		if (keep_dupdel)
+			dl_pos_mark_deleted_kind(mc, DL_DK_DUP);
 		return MDB_NOTFOUND;
 	}
 	rc = dl_dup_get0(mc, xc, key, data, op, fixed);
-	if (rc == MDB_NOTFOUND)
-		mc->flags |= keep_dupdel;
+	if (rc == MDB_NOTFOUND && keep_dupdel)
+		dl_pos_mark_deleted_kind(mc, DL_DK_DUP);
 	dl_dup_atend_after(mc, op, rc);
 	return rc;
 }
@@ -345,7 +349,7 @@ static inline int dl_dup_current_data(MDB_cursor *mc, dl_xcursor *xc, MDB_val *d
 }
 
 /*
- * NEXT, NEXT_DUP or NEXT_NODUP right after a delete (C_DEL): the following
+ * NEXT, NEXT_DUP or NEXT_NODUP right after a delete (DELETED*): the following
  * item is already current, with the exceptions LMDB makes below.
  */
 static int dl_dup_next_deleted(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data,
@@ -356,31 +360,31 @@ static int dl_dup_next_deleted(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB
 	 * found", whatever follows. */
 	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return MDB_NOTFOUND;
-	if (op == MDB_NEXT_DUP && dl_delkind(mc) == C_DK_KEY) {
+	if (op == MDB_NEXT_DUP && dl_pos_delkind(mc) == DL_DK_KEY) {
 		/* LMDB: a following NEXT still returns that key's first
 		 * duplicate, but NEXT_NODUP moves on. */
 		if (xc->active)
-			dl_set_delkind(mc, C_DK_DUP);
+			dl_pos_set_delkind(mc, DL_DK_DUP);
 		else
-			mc->flags &= ~C_DEL;
+			dl_pos_end_deleted(mc);
 		return MDB_NOTFOUND;
 	}
 	/* LMDB tests the duplicate position's end marker (left by LAST_DUP)
 	 * before its "just deleted" state. */
-	if (xc->active && (xc->mx.flags & C_ATEND) && dl_delkind(mc) != C_DK_KEY) {
+	if (xc->active && dl_pos_is_after_last(&xc->mx) && dl_pos_delkind(mc) != DL_DK_KEY) {
 		if (op == MDB_NEXT_DUP) {
-			dl_set_delkind(mc, C_DK_DUP);
+			dl_pos_set_delkind(mc, DL_DK_DUP);
 			return MDB_NOTFOUND;
 		}
-		mc->flags &= ~C_DEL;
+		dl_pos_end_deleted(mc);
 		if ((rc = dl_cursor_next(mc, key, NULL))) {
 			if (rc == MDB_NOTFOUND)
-				mc->flags |= C_ATEND;
+				dl_pos_mark_after_last(mc, 1);
 			return rc;
 		}
 		return dl_dup_enter(mc, xc, data, 0);
 	}
-	mc->flags &= ~C_DEL;
+	dl_pos_end_deleted(mc);
 	if (op == MDB_NEXT_DUP && !xc->active)
 		return MDB_NOTFOUND;
 	if ((rc = dl_cursor_current(mc, key, NULL)))
@@ -393,14 +397,14 @@ static inline int dl_dup_next(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_
 	MDB_cursor_op op)
 {
 	int rc;
-	if (!(mc->flags & C_INIT)) {
+	if (!dl_pos_is_set(mc)) {
 		if ((rc = dl_cursor_first(mc, key, NULL, 0)))
 			return rc;
 		return dl_dup_enter(mc, xc, data, 0);
 	}
-	if ((mc->flags & C_EOF) || mc->top < 0)
+	if (dl_pos_is_past_end(mc) || mc->top < 0)
 		return MDB_NOTFOUND;
-	if (mc->flags & C_DEL)
+	if (dl_pos_is_deleted(mc))
 		return dl_dup_next_deleted(mc, xc, key, data, op);
 	if (op != MDB_NEXT_NODUP && xc->active) {
 		rc = dl_xstep(xc, 0);
@@ -414,7 +418,7 @@ static inline int dl_dup_next(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_
 	if ((rc = dl_cursor_next(mc, key, NULL))) {
 		/* Ran off the end: LMDB then refuses NEXT until moved. */
 		if (rc == MDB_NOTFOUND)
-			mc->flags |= C_ATEND;
+			dl_pos_mark_after_last(mc, 1);
 		return rc;
 	}
 	return dl_dup_enter(mc, xc, data, 0);
@@ -425,23 +429,21 @@ static int dl_dup_prev(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 	MDB_cursor_op op)
 {
 	int rc, wasdel;
-	if (!(mc->flags & C_INIT) || (mc->flags & C_EOF)) {
+	if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc)) {
 		/* LMDB: a never-positioned cursor treats PREV_DUP like PREV (it
 		 * lands on the last item); past the end there is no current key
 		 * and so no previous duplicate. */
-		if (op == MDB_PREV_DUP && (mc->flags & C_INIT)) {
-			mc->flags |= C_INIT | C_EOF;
+		if (op == MDB_PREV_DUP && dl_pos_is_set(mc))
 			return MDB_NOTFOUND;
-		}
 		if ((rc = dl_cursor_first(mc, key, NULL, 1)))
 			return rc;
 		return dl_dup_enter(mc, xc, data, 1);
 	}
 	if (mc->top < 0)
 		return MDB_NOTFOUND;
-	wasdel = (mc->flags & C_DEL) != 0;
-	if (mc->flags & C_DEL) {
-		mc->flags &= ~C_DEL;
+	wasdel = dl_pos_is_deleted(mc) != 0;
+	if (wasdel) {
+		dl_pos_end_deleted(mc);
 		if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
 			/* Deleted the DB's last key: there is no current key, so
 			 * (as in LMDB) even PREV_DUP steps onto the new last key
@@ -467,11 +469,9 @@ static int dl_dup_prev(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 		/* LMDB: a refused PREV_NODUP ends the key-level "just deleted"
 		 * state but not the duplicate position's one. */
 		if (rc == MDB_NOTFOUND && op == MDB_PREV_NODUP && wasdel) {
-			dl_set_delkind(mc, C_DK_NONE);
-			if (xc->active) {
-				mc->flags |= C_DEL;
-				dl_set_delkind(mc, C_DK_DUP);
-			}
+			dl_pos_set_delkind(mc, DL_DK_NONE);
+			if (xc->active)
+				dl_pos_mark_deleted_kind(mc, DL_DK_DUP);
 		}
 		return rc;
 	}
@@ -482,13 +482,13 @@ static int dl_dup_prev(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 static int dl_dup_get_current(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *data)
 {
 	int rc;
-	if (!(mc->flags & C_INIT))
+	if (!dl_pos_is_set(mc))
 		return EINVAL;
-	if (mc->flags & C_EOF)
+	if (dl_pos_is_past_end(mc))
 		return MDB_NOTFOUND;
 	if ((rc = dl_cursor_current(mc, key, NULL)))
 		return rc;
-	mc->flags &= ~C_DEL;
+	dl_pos_end_deleted(mc);
 	return dl_dup_current_data(mc, xc, data);
 }
 
@@ -497,15 +497,15 @@ static int dl_dup_first_last_dup(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, M
 	MDB_cursor_op op)
 {
 	int rc;
-	if (!(mc->flags & C_INIT) || !data)
+	if (!dl_pos_is_set(mc) || !data)
 		return EINVAL;
 	/* Past the last key (its deletion moved the cursor there) LMDB
 	 * refuses before touching any state; otherwise these end the "just
 	 * deleted" state (see dl_dup_get). */
 	if (mc->top >= 0 && mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return MDB_NOTFOUND;
-	mc->flags &= ~C_DEL;
-	if ((mc->flags & C_EOF) || mc->top < 0)
+	dl_pos_end_deleted(mc);
+	if (dl_pos_is_past_end(mc) || mc->top < 0)
 		return MDB_NOTFOUND;
 	if (xc->active) {
 		if ((rc = dl_xfirst(xc, op == MDB_LAST_DUP)))
@@ -546,17 +546,17 @@ static int dl_dup_get_both(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val
 /* GET_MULTIPLE: the rest of the duplicate position's LEAF2 page. */
 static int dl_dup_get_multiple(MDB_cursor *mc, dl_xcursor *xc, MDB_val *data, int fixed)
 {
-	if (!data || !(mc->flags & C_INIT))
+	if (!data || !dl_pos_is_set(mc))
 		return EINVAL;
 	/* LMDB forgets the "just deleted" state even when refusing: a
 	 * following NEXT moves past the current item. */
-	mc->flags &= ~C_DEL;
+	dl_pos_end_deleted(mc);
 	if (!fixed)
 		return MDB_INCOMPATIBLE;
 	/* LMDB quirk: nothing is returned when the duplicate position sits at
 	 * its end (placed there by a "last" move or by running off the end);
 	 * the main cursor's own state does not matter. */
-	if ((mc->flags & C_EOF) || !xc->active || (xc->mx.flags & C_ATEND))
+	if (dl_pos_is_past_end(mc) || !xc->active || dl_pos_is_after_last(&xc->mx))
 		return 0;
 	return dl_dup_page(xc, data);
 }
@@ -570,7 +570,7 @@ static int dl_dup_prev_multiple(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MD
 		return EINVAL;
 	if (!fixed)
 		return MDB_INCOMPATIBLE;
-	if (!(mc->flags & C_INIT)) {
+	if (!dl_pos_is_set(mc)) {
 		if ((rc = dl_cursor_first(mc, key, NULL, 1)))
 			return rc;
 		if ((rc = dl_dup_enter(mc, xc, NULL, 1)))
@@ -629,9 +629,9 @@ static int dl_dup_get0(MDB_cursor *mc, dl_xcursor *xc, MDB_val *key, MDB_val *da
 int dl_dup_count(MDB_cursor *mc, mdb_size_t *countp)
 {
 	dl_xcursor *xc = mc->xcursor;
-	if (!(mc->flags & C_INIT))
+	if (!dl_pos_is_set(mc))
 		return EINVAL;
-	if ((mc->flags & C_EOF) || mc->top < 0)
+	if (dl_pos_is_past_end(mc) || mc->top < 0)
 		return MDB_NOTFOUND;
 	if (mc->flags & C_RESEEK) {
 		int rc = dl_cursor_reseek(mc);
@@ -642,7 +642,7 @@ int dl_dup_count(MDB_cursor *mc, mdb_size_t *countp)
 	if (mc->top < 0 || mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return MDB_NOTFOUND;
 	/* Counting also ends LMDB's "after LAST" state. */
-	mc->flags &= ~C_ATEND;
+	dl_pos_mark_after_last(mc, 0);
 	if (!xc || !xc->active) {
 		*countp = 1;
 		return 0;
@@ -728,7 +728,7 @@ int dl_dup_restore(MDB_cursor *mc)
 	if (rc == 0) {
 		MDB_val cur;
 		if (!dl_xcurrent(xc, &cur) && mc->dbx->dcmp(&v, &cur) != 0)
-			mc->flags |= C_DEL;
+			dl_pos_mark_deleted(mc);
 	}
 	return rc;
 }
@@ -743,6 +743,19 @@ static int dl_list_reserve(dl_xcursor *xc, size_t want)
 		return ENOMEM;
 	xc->list = l;
 	xc->listcap = want;
+	return 0;
+}
+
+/* Room for want bytes of decoded values in the cursor-owned lbuf. */
+static int dl_list_lbuf(dl_xcursor *xc, size_t want)
+{
+	if (want <= xc->lbufcap)
+		return 0;
+	unsigned char *b = realloc(xc->lbuf, want);
+	if (!b)
+		return ENOMEM;
+	xc->lbuf = b;
+	xc->lbufcap = want;
 	return 0;
 }
 
@@ -783,23 +796,93 @@ static int dl_list_subpage(MDB_cursor *mc, dl_xcursor *xc)
 	for (i = 1; i < n; i++)
 		need += NODEPTR(sp, i)->mn_ksize;
 	need += (size_t)(n - 1) * tl;
-	if (need > xc->lbufcap) {
-		unsigned char *b = realloc(xc->lbuf, need);
-		if (!b)
-			return ENOMEM;
-		xc->lbuf = b;
-		xc->lbufcap = need;
-	}
+	int rc = dl_list_lbuf(xc, need);
+	if (rc)
+		return rc;
 	l[0].mv_size = tl;
 	l[0].mv_data = NODEKEY(sp, t);
 	unsigned char *out = xc->lbuf;
 	for (i = 1; i < n; i++) {
-		int rc = dl_prefix_decode(sp, NODEPTR(sp, i), out, &l[i]);
-		if (rc)
+		if ((rc = dl_prefix_decode(sp, NODEPTR(sp, i), out, &l[i])))
 			return rc;
 		if (l[i].mv_data == out)
 			out += l[i].mv_size;
 	}
+	return 0;
+}
+
+/* Collect the n items of a sub-database into xc->list by walking tmp, a
+ * scratch copy of the sub-cursor.  The list grows as items are found, so a
+ * record claiming more items than the walk meets never sizes it. */
+static int dl_list_subdb_walk(dl_xcursor *xc, dl_xcursor *tmp, size_t n)
+{
+	int rc;
+	size_t i = 0;
+	if ((rc = dl_xfirst(tmp, 0)))
+		return rc;
+	for (;;) {
+		if (i >= n)
+			return MDB_CORRUPTED;
+		if (i >= xc->listcap) {
+			size_t want = i < 512 ? 1024 : 2 * i;
+			if ((rc = dl_list_reserve(xc, want < n ? want : n)))
+				return rc;
+		}
+		if ((rc = dl_xcurrent(tmp, &xc->list[i])))
+			return rc;
+		i++;
+		rc = dl_xstep(tmp, 0);
+		if (rc == MDB_NOTFOUND)
+			break;
+		if (rc)
+			return rc;
+	}
+	return i == n ? 0 : MDB_CORRUPTED;
+}
+
+/* Values of a prefix-compressed sub-database are decoded into per-call
+ * scratch: walk tmp again and keep copies in lbuf, so the list outlives
+ * the next decode. */
+static int dl_list_subdb_keep(dl_xcursor *xc, dl_xcursor *tmp, size_t n)
+{
+	size_t tot = 0, off = 0, i;
+	int rc;
+	for (i = 0; i < n; i++)
+		tot += xc->list[i].mv_size;
+	if ((rc = dl_list_lbuf(xc, tot)))
+		return rc;
+	if ((rc = dl_xfirst(tmp, 0)))
+		return rc;
+	for (i = 0; i < n; i++) {
+		MDB_val v;
+		if ((rc = dl_xcurrent(tmp, &v)))
+			return rc;
+		if (off + v.mv_size > tot)
+			return MDB_CORRUPTED;
+		memcpy(xc->lbuf + off, v.mv_data, v.mv_size);
+		xc->list[i].mv_data = xc->lbuf + off;
+		xc->list[i].mv_size = v.mv_size;
+		off += v.mv_size;
+		if (i + 1 < n && (rc = dl_xstep(tmp, 0)))
+			return rc;
+	}
+	return 0;
+}
+
+/* mdb_cursor_list_dup for a key whose n items are in a sub-database.  A
+ * scratch copy of the sub-cursor walks it, so the position stays. */
+static int dl_list_subdb(MDB_cursor *mc, dl_xcursor *xc, size_t n)
+{
+	dl_xcursor tmp = *xc;
+	tmp.mx.db = &tmp.db;
+	tmp.mx.dbx = &tmp.dbx;
+	int rc = dl_list_subdb_walk(xc, &tmp, n);
+	if (rc)
+		return rc;
+	/* A DUPFIXED sub-DB's LEAF2 pages are never compressed, so its list
+	 * points into those pages, as on any other DB. */
+	if ((mc->flags & C_PREFIX) && !(mc->db->md_flags & MDB_DUPFIXED))
+		return dl_list_subdb_keep(xc, &tmp, n);
 	return 0;
 }
 
@@ -822,7 +905,7 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 		return MDB_INCOMPATIBLE;
 	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
 		return rc;
-	if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0 ||
+	if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0 ||
 	    mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top]))
 		return MDB_NOTFOUND;
 	dl_xcursor *xc = dl_xc_get(mc);
@@ -838,70 +921,10 @@ int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *coun
 	if (xc->subpage) {
 		if (n > mc->txn->env->psize)
 			return MDB_CORRUPTED;
-		if ((rc = dl_list_reserve(xc, n)))
+		if ((rc = dl_list_reserve(xc, n)) || (rc = dl_list_subpage(mc, xc)))
 			return rc;
-		if ((rc = dl_list_subpage(mc, xc)))
-			return rc;
-		*values = xc->list;
-		*countp = n;
-		return 0;
-	}
-	/* Walk a scratch copy of the sub-cursor so the position stays. */
-	dl_xcursor tmp = *xc;
-	tmp.mx.db = &tmp.db;
-	tmp.mx.dbx = &tmp.dbx;
-	if ((rc = dl_xfirst(&tmp, 0)))
+	} else if ((rc = dl_list_subdb(mc, xc, n))) {
 		return rc;
-	size_t i = 0;
-	for (;;) {
-		if (i >= n)
-			return MDB_CORRUPTED;
-		if (i >= xc->listcap) {
-			size_t want = i < 512 ? 1024 : 2 * i;
-			if ((rc = dl_list_reserve(xc, want < n ? want : n)))
-				return rc;
-		}
-		if ((rc = dl_xcurrent(&tmp, &xc->list[i])))
-			return rc;
-		i++;
-		rc = dl_xstep(&tmp, 0);
-		if (rc == MDB_NOTFOUND)
-			break;
-		if (rc)
-			return rc;
-	}
-	if (i != n)
-		return MDB_CORRUPTED;
-	if ((mc->flags & C_PREFIX) && !(mc->db->md_flags & MDB_DUPFIXED)) {
-		/* Decoded values live in per-call scratch: keep copies.  A
-		 * DUPFIXED sub-DB's LEAF2 pages are never compressed, so its
-		 * list points into those pages, as on any other DB. */
-		size_t tot = 0, off = 0;
-		for (i = 0; i < n; i++)
-			tot += xc->list[i].mv_size;
-		if (tot > xc->lbufcap) {
-			unsigned char *b = realloc(xc->lbuf, tot);
-			if (!b)
-				return ENOMEM;
-			xc->lbuf = b;
-			xc->lbufcap = tot;
-		}
-		/* Recollect, copying each value as it is decoded. */
-		if ((rc = dl_xfirst(&tmp, 0)))
-			return rc;
-		for (i = 0; i < n; i++) {
-			MDB_val v;
-			if ((rc = dl_xcurrent(&tmp, &v)))
-				return rc;
-			if (off + v.mv_size > tot)
-				return MDB_CORRUPTED;
-			memcpy(xc->lbuf + off, v.mv_data, v.mv_size);
-			xc->list[i].mv_data = xc->lbuf + off;
-			xc->list[i].mv_size = v.mv_size;
-			off += v.mv_size;
-			if (i + 1 < n && (rc = dl_xstep(&tmp, 0)))
-				return rc;
-		}
 	}
 	*values = xc->list;
 	*countp = n;
@@ -924,7 +947,7 @@ int dl_dup_rank(MDB_cursor *mc, uint64_t idx)
 			return MDB_CORRUPTED;
 		xc->mx.top = 0;
 		xc->mx.ki[0] = (indx_t)idx;
-		xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+		dl_pos_placed(&xc->mx);
 		return 0;
 	}
 	uint64_t left;
@@ -932,7 +955,7 @@ int dl_dup_rank(MDB_cursor *mc, uint64_t idx)
 		return rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc;
 	if (left)
 		return MDB_CORRUPTED;	/* items in a sub-DB leaf count 1 each */
-	xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+	dl_pos_placed(&xc->mx);
 	return 0;
 }
 

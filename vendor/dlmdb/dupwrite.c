@@ -432,12 +432,14 @@ static int dl_dup_reposition(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *key,
 	const MDB_val *item)
 {
 	int rc, exact;
-	mc->flags &= ~(C_EOF | C_DEL | C_RESEEK | C_ATEND);
+	mc->flags &= ~C_RESEEK;
+	dl_pos_clear_place(mc);
+	dl_pos_mark_after_last(mc, 0);
 	if ((rc = dl_search(mc, key, DL_PS_KEY)))
 		return rc;
 	if (!dl_leaf_search(mc, key, &exact) || !exact)
 		return MDB_PROBLEM;
-	mc->flags |= C_INIT;
+	dl_pos_now_set(mc);
 	if ((rc = dl_xinit(mc, xc)))
 		return rc;
 	if (!xc->active)
@@ -463,21 +465,22 @@ static inline void dl_dup_added(MDB_cursor *mc)
 {
 	mc->db->md_entries++;
 	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+	mc->flags &= ~C_RESEEK;
+	dl_pos_land_fresh(mc);
 }
 
 /* Put the sub-cursor of a sub-page on item ins. */
 static inline void dl_xplace(dl_xcursor *xc, unsigned ins)
 {
 	xc->mx.ki[0] = (indx_t)ins;
-	xc->mx.flags = (xc->mx.flags & ~C_ATEND) | C_INIT;
+	dl_pos_placed(&xc->mx);
 }
 
 /* The pair is already there: mc moves onto the key; NODUPDATA and
  * APPENDDUP refuse it, otherwise it is a successful no-op. */
 static inline int dl_dup_put_same(MDB_cursor *mc, unsigned flags)
 {
-	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
+	dl_pos_land_fresh(mc);
 	return (flags & (MDB_NODUPDATA | MDB_APPENDDUP)) ? MDB_KEYEXIST : 0;
 }
 
@@ -501,7 +504,7 @@ static int dl_dup_put_locate(MDB_cursor *mc, const MDB_val *k, unsigned flags, i
 		int c = mc->dbx->cmp(k, &last);
 		/* APPEND wants a strictly greater key even on DUPSORT, with or
 		 * without APPENDDUP (lmdb-api.md §6.3, as LMDB). */
-		mc->flags |= C_ATEND;
+		dl_pos_mark_after_last(mc, 1);
 		return c <= 0 ? MDB_KEYEXIST : 0;
 	}
 	if ((rc = dl_search(mc, k, DL_PS_KEY)))
@@ -517,7 +520,7 @@ static int dl_dup_put_locate(MDB_cursor *mc, const MDB_val *k, unsigned flags, i
 static int dl_dup_put_exists(MDB_cursor *mc, dl_xcursor *xc, MDB_val *data)
 {
 	int rc;
-	mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_ATEND)) | C_INIT;
+	dl_pos_land_fresh(mc);
 	if (xc->active) {
 		if ((rc = dl_xfirst(xc, 0)))
 			return rc;
@@ -668,7 +671,8 @@ static int dl_dup_put_subdb(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item, unsig
 	int rc, ex;
 	/* The insertion point is in the leaf the search picks (not the next
 	 * leaf an "item >=" lookup may have moved to). */
-	xc->mx.flags &= ~(C_EOF | C_DEL | C_ATEND);
+	dl_pos_clear_place(&xc->mx);
+	dl_pos_mark_after_last(&xc->mx, 0);
 	if (xc->xmoved) {
 		if ((rc = dl_search(&xc->mx, item, DL_PS_KEY)))
 			return rc;
@@ -680,7 +684,7 @@ static int dl_dup_put_subdb(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item, unsig
 	xc->mx.flags &= ~C_APPENDING;
 	if (rc)
 		return rc;
-	xc->mx.flags |= C_INIT;
+	dl_pos_now_set(&xc->mx);
 	dl_dup_pages_delta(mc, &before, &xc->db);
 	dl_subdb_writeback(mc, xc);
 	dl_dup_added(mc);
@@ -751,9 +755,9 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 		 * unless the cursor sat inside the key's leaf already; an
 		 * APPEND goes through its "last item" move, which sets it. */
 		if (inside)
-			mc->flags &= ~C_ATEND;
+			dl_pos_mark_after_last(mc, 0);
 		if (flags & MDB_APPEND)
-			mc->flags |= C_ATEND;
+			dl_pos_mark_after_last(mc, 1);
 		return 0;
 	}
 	if ((rc = dl_xinit(mc, xc)))
@@ -802,19 +806,20 @@ static int dl_subdb_del_here(MDB_cursor *mc, dl_xcursor *xc)
 	dl_subdb_writeback(mc, xc);
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->flags &= ~(C_RESEEK | C_EOF | C_ATEND | C_DELKIND | C_DELGONE);
+	mc->flags &= ~C_RESEEK;
+	dl_pos_drop_marks(mc);
 	MDB_cursor *mx = &xc->mx;
-	mx->flags &= ~C_DEL;
+	dl_pos_end_deleted(mx);
 	if (mx->top >= 0 && mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top])) {
-		mc->flags |= C_DEL | C_DK_DUP | C_INIT;	/* on the following duplicate */
+		dl_pos_to_deleted_kind(mc, DL_DK_DUP);	/* on the following duplicate */
 		return 0;
 	}
 	/* That was the key's last duplicate: like LMDB, stay on the key with
-	 * the duplicate position past its end (C_DK_DUPEND; see dl_dup_get). */
+	 * the duplicate position past its end (DELETED_DUPEND; see dl_dup_get). */
 	(void)kk;
 	if ((rc = dl_xfirst(xc, 1)))
 		return rc;
-	mc->flags = (mc->flags & ~(C_DELGONE | C_DELKIND)) | C_DEL | C_DK_DUPEND | C_INIT;
+	dl_pos_to_deleted_kind(mc, DL_DK_DUPEND);
 	return 0;
 }
 
@@ -825,7 +830,7 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 	int rc;
 	if (xc->active && !xc->subpage) {
 		MDB_db before = xc->db;
-		xc->mx.flags &= ~(C_INIT | C_EOF | C_DEL);
+		dl_pos_unset(&xc->mx);
 		if ((rc = dl_drop_tree(&xc->mx)))
 			return rc;
 		dl_dup_pages_delta(mc, &before, &xc->db);
@@ -839,12 +844,12 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 	xc->active = 0;
 	if ((rc = dl_cursor_del0(mc)))
 		return rc;
-	dl_set_delkind(mc, C_DK_KEY);
+	dl_pos_set_delkind(mc, DL_DK_KEY);
 	mc->db->md_entries -= count - 1;
 	if (mc->db->md_root == P_INVALID && mc->db->md_entries)
 		return MDB_CORRUPTED;	/* empty tree, entries counted */
 	/* Now on the following key (if any): on its first item. */
-	if ((mc->flags & C_INIT) && mc->top >= 0 &&
+	if (dl_pos_is_set(mc) && mc->top >= 0 &&
 	    mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top])) {
 		if ((rc = dl_xinit(mc, xc)))
 			return rc;
@@ -903,14 +908,15 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 /*
  * After item was removed from key k: land on the key's following item; when
  * none is left after it, stay on the key past its last duplicate
- * (C_DK_DUPEND), as LMDB does.
+ * (DELETED_DUPEND), as LMDB does.
  */
 static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item, int here)
 {
 	int rc;
 	if (here) {
 		/* Same leaf, same node index: no lookup from the root. */
-		mc->flags = (mc->flags & ~(C_EOF | C_DEL | C_RESEEK | C_ATEND)) | C_INIT;
+		mc->flags &= ~C_RESEEK;
+		dl_pos_land_fresh(mc);
 		if (!(rc = dl_xinit_trusted(mc, xc)))
 			rc = xc->active ? dl_xset(xc, item, 1) : MDB_PROBLEM;
 	} else {
@@ -921,13 +927,12 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 			return MDB_PROBLEM;
 		if ((rc = dl_xfirst(xc, 1)))
 			return rc;
-		mc->flags = (mc->flags & ~(C_DELGONE | C_DELKIND)) | C_DEL | C_DK_DUPEND | C_INIT;
+		dl_pos_to_deleted_kind(mc, DL_DK_DUPEND);
 		return 0;
 	} else if (rc) {
 		return rc;
 	}
-	mc->flags |= C_DEL;
-	dl_set_delkind(mc, C_DK_DUP);
+	dl_pos_mark_deleted_kind(mc, DL_DK_DUP);
 	return 0;
 }
 
@@ -946,9 +951,9 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	if (!xc)
 		return ENOMEM;
 	/* A new delete: only "the whole key went" may still be there. */
-	mc->flags &= ~C_DELGONE;
-	if (dl_delkind(mc) != C_DK_KEY)
-		dl_set_delkind(mc, C_DK_NONE);
+	dl_pos_mark_gone(mc, 0);
+	if (dl_pos_delkind(mc) != DL_DK_KEY)
+		dl_pos_set_delkind(mc, DL_DK_NONE);
 	if ((rc = dl_cursor_current(mc, &kk, NULL)))
 		return rc;
 	if ((rc = dl_key_copy(&kk, kb, &k)))
@@ -957,8 +962,8 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		/* The cursor's own item: read it before the sub-cursor is reset. */
 		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
 			return rc;
-		if (!xc->subpage && xc->db.md_entries > 1 && !(mc->flags & C_DEL) &&
-		    (xc->mx.flags & C_INIT))
+		if (!xc->subpage && xc->db.md_entries > 1 && !dl_pos_is_deleted(mc) &&
+		    dl_pos_is_set(&xc->mx))
 			return dl_subdb_del_here(mc, xc);
 	}
 	if ((rc = dl_xinit(mc, xc)))
@@ -995,7 +1000,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		return rc;
 	mc->db->md_entries--;
 	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	dl_set_delkind(mc, C_DK_NONE);
+	dl_pos_set_delkind(mc, DL_DK_NONE);
 	return dl_dup_del_land(mc, xc, &k, &item, here);
 }
 
@@ -1081,7 +1086,7 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 			data[1].mv_size = 0;
 			return rc;
 		}
-		unsigned atend = 0;
+		int atend = 0;
 		for (; done < cnt; done++) {
 			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
 			mdb_size_t before = mc->db->md_entries;
@@ -1091,12 +1096,12 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 			 * the key-level conditions (NOOVERWRITE: key absent,
 			 * APPEND: key above the last) apply to that lookup alone. */
 			if (done == 0) {
-				atend = mc->flags & C_ATEND;
+				atend = dl_pos_is_after_last(mc) != 0;
 				if (rc == MDB_KEYEXIST && (f & (MDB_NOOVERWRITE | MDB_APPEND)))
 					break;
 				f &= ~(unsigned)(MDB_NOOVERWRITE | MDB_APPEND);
 			} else {
-				mc->flags = (mc->flags & ~C_ATEND) | atend;
+				dl_pos_mark_after_last(mc, atend);
 			}
 			/* An item already stored is skipped, as in LMDB. */
 			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
@@ -1114,7 +1119,7 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 	}
 	if (flags & MDB_CURRENT) {
 		/* Replace the current item: remove it, then add the new one. */
-		if (!(mc->flags & C_INIT) || (mc->flags & C_EOF) || mc->top < 0)
+		if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0)
 			return EINVAL;
 		dl_xcursor *xc = dl_xc_get(mc);
 		if (!xc)
@@ -1134,7 +1139,7 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 		if (!xc->active) {
 			if ((rc = dl_dup_del(mc, &cur, 0)))
 				return rc;
-			mc->flags &= ~C_DEL;
+			dl_pos_end_deleted(mc);
 			return dl_dup_put(mc, key, data, 0);
 		}
 		/* A duplicate set stays one even when it holds a single item
@@ -1153,7 +1158,8 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 			return rc;
 		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)) || (rc = dl_xinit(mc, xc)))
 			return rc;
-		mc->flags &= ~(C_DEL | C_ATEND);
+		dl_pos_end_deleted(mc);
+		dl_pos_mark_after_last(mc, 0);
 		return xc->active ? dl_xset(xc, data, 0) : 0;
 	}
 	rc = dl_dup_put(mc, key, data,
@@ -1162,7 +1168,7 @@ int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flag
 	 * returns nothing; NEXT_DUP finds nothing either way). */
 	dl_xcursor *axc = mc->xcursor;
 	if (!rc && (flags & MDB_APPENDDUP) && axc && axc->active)
-		axc->mx.flags |= C_ATEND;
+		dl_pos_mark_after_last(&axc->mx, 1);
 	return rc;
 }
 
@@ -1183,6 +1189,6 @@ int dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return rc;
 	if (!dl_leaf_search(&mc, key, &exact) || !exact)
 		return MDB_NOTFOUND;
-	mc.flags |= C_INIT;
+	dl_pos_now_set(&mc);
 	return dl_dup_del(&mc, data, data == NULL);
 }

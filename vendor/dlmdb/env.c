@@ -146,6 +146,91 @@ static int dl_meta_set_address(MDB_env *env)
 	return 0;
 }
 
+/* A new data file: page size, format and the two metas written; m0, m1
+ * describe it as dl_meta_read_file would have. */
+static int dl_env_new_file(MDB_env *env, unsigned flags, MDB_meta *m0, MDB_meta *m1)
+{
+	int rc, stock;
+	if (flags & MDB_RDONLY)
+		return ENOENT;
+	long ps = sysconf(_SC_PAGESIZE);
+	if (ps < 4096)
+		ps = 4096;
+	if (ps > 32768)
+		ps = 32768;
+	env->psize = (unsigned)ps;
+	if ((rc = dl_create_format(flags, &stock)))
+		return rc;
+	env->version = (stock || (flags & MDB_FORMAT_DLMDB_V1)) ?
+		DL_VERSION_LMDB : DL_VERSION_DLMDB;
+	env->freeflags = (uint16_t)(P_META | (flags & (MDB_FIXEDMAP | MDB_NOSUBDIR)));
+	env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
+		DL_DEFAULT_MAPSIZE, 1);
+	if ((rc = dl_meta_create(env)))
+		return rc;
+	m0->mm_last_pg = 1;
+	m0->mm_mapsize = env->mapsize;
+	*m1 = *m0;
+	return 0;
+}
+
+/* Node layout: decided once here (version 1 files: from evidence in the
+ * file once it is mapped, dl_layout_decide). */
+static int dl_env_pick_layout(MDB_env *env, unsigned flags, int isnew)
+{
+	if (env->version == DL_VERSION_DLMDB) {
+		if (flags & MDB_FORMAT_LMDB)
+			return MDB_INCOMPATIBLE;
+		env->pad = 1;
+		env->layoutwhy = isnew ? MDB_LAYOUT_NEW : MDB_LAYOUT_VERSION2;
+	} else {
+		env->pad = (flags & MDB_FORMAT_DLMDB_V1) ? 1 : 0;
+		env->layoutwhy = isnew ? MDB_LAYOUT_NEW : MDB_LAYOUT_TOLD;
+	}
+	return 0;
+}
+
+/* The map size: the caller's, else the current meta's, else the default,
+ * rounded to whole pages and covering the file's last page. */
+static int dl_env_map_size(MDB_env *env, const MDB_meta *cur)
+{
+	size_t want = env->usermapsize ? env->usermapsize : cur->mm_mapsize;
+	if (!want)
+		want = DL_DEFAULT_MAPSIZE;
+	if (want > SIZE_MAX - env->psize)
+		return EINVAL;	/* no whole number of pages: not mappable */
+	env->mapsize = dl_round_map(env, want, cur->mm_last_pg);
+	return 0;
+}
+
+/* The first process to open the store: set up the lock file from the
+ * newer meta, then share it. */
+static int dl_env_lock_first(MDB_env *env, unsigned lockwant)
+{
+	MDB_meta *a = METADATA((MDB_page *)env->map);
+	MDB_meta *b = METADATA((MDB_page *)(env->map + env->psize));
+	txnid_t last = b->mm_txnid > a->mm_txnid ? b->mm_txnid : a->mm_txnid;
+	int rc = dl_lock_setup(env, lockwant ? lockwant : dl_lock_family(env), last);
+	return rc ? rc : dl_lock_downgrade(env);
+}
+
+/* The handle table, with the free list and the main DB set up. */
+static int dl_env_core_dbs(MDB_env *env)
+{
+	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
+	if (!env->dbxs)
+		return ENOMEM;
+	env->dbxs[DL_FREE_DBI].cmp = dl_cmp_u64;
+	env->dbxs[DL_FREE_DBI].valid = 1;
+	unsigned mf = dl_meta_current(env)->mm_dbs[DL_MAIN_DBI].md_flags;
+	env->dbxs[DL_MAIN_DBI].flags = mf;
+	env->dbxs[DL_MAIN_DBI].cmp = dl_default_cmp(mf);
+	env->dbxs[DL_MAIN_DBI].dcmp = dl_default_dcmp(mf);
+	env->dbxs[DL_MAIN_DBI].valid = 1;
+	env->numdbs = DL_CORE_DBS;
+	return 0;
+}
+
 static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode_t mode)
 {
 	char *dpath = NULL, *lpath = NULL;
@@ -178,55 +263,12 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 	}
 	if ((rc = dl_meta_read_file(env, &m0, &m1, &isnew)))
 		goto out;
-	if (isnew) {
-		if (flags & MDB_RDONLY) {
-			rc = ENOENT;
-			goto out;
-		}
-		long ps = sysconf(_SC_PAGESIZE);
-		if (ps < 4096)
-			ps = 4096;
-		if (ps > 32768)
-			ps = 32768;
-		env->psize = (unsigned)ps;
-		int stock;
-		if ((rc = dl_create_format(flags, &stock)))
-			goto out;
-		env->version = (stock || (flags & MDB_FORMAT_DLMDB_V1)) ?
-			DL_VERSION_LMDB : DL_VERSION_DLMDB;
-		env->freeflags = (uint16_t)(P_META | (flags & (MDB_FIXEDMAP | MDB_NOSUBDIR)));
-		env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
-			DL_DEFAULT_MAPSIZE, 1);
-		if ((rc = dl_meta_create(env)))
-			goto out;
-		m0.mm_last_pg = 1;
-		m0.mm_mapsize = env->mapsize;
-		m1 = m0;
-	}
-	/* Node layout: decided once here (version 1 files: from evidence in
-	 * the file once it is mapped, below). */
-	if (env->version == DL_VERSION_DLMDB) {
-		if (flags & MDB_FORMAT_LMDB) {
-			rc = MDB_INCOMPATIBLE;
-			goto out;
-		}
-		env->pad = 1;
-		env->layoutwhy = isnew ? MDB_LAYOUT_NEW : MDB_LAYOUT_VERSION2;
-	} else {
-		env->pad = (flags & MDB_FORMAT_DLMDB_V1) ? 1 : 0;
-		env->layoutwhy = isnew ? MDB_LAYOUT_NEW : MDB_LAYOUT_TOLD;
-	}
-	{
-		MDB_meta *cur = m1.mm_txnid > m0.mm_txnid ? &m1 : &m0;
-		size_t want = env->usermapsize ? env->usermapsize : cur->mm_mapsize;
-		if (!want)
-			want = DL_DEFAULT_MAPSIZE;
-		if (want > SIZE_MAX - env->psize) {
-			rc = EINVAL;	/* no whole number of pages: not mappable */
-			goto out;
-		}
-		env->mapsize = dl_round_map(env, want, cur->mm_last_pg);
-	}
+	if (isnew && (rc = dl_env_new_file(env, flags, &m0, &m1)))
+		goto out;
+	if ((rc = dl_env_pick_layout(env, flags, isnew)))
+		goto out;
+	if ((rc = dl_env_map_size(env, m1.mm_txnid > m0.mm_txnid ? &m1 : &m0)))
+		goto out;
 	env->nodemax = (((env->psize - PAGEHDRSZ) / 2) & ~1u) - 2;
 	env->maxfree1pg = (env->psize - PAGEHDRSZ) / 8 - 1;
 	if (!(flags & MDB_RDONLY)) {
@@ -253,29 +295,10 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		goto out;
 	if (isnew && (flags & MDB_FIXEDMAP) && (rc = dl_meta_set_address(env)))
 		goto out;
-	if (env->lock && excl) {
-		MDB_meta *a = METADATA((MDB_page *)env->map);
-		MDB_meta *b = METADATA((MDB_page *)(env->map + env->psize));
-		txnid_t last = b->mm_txnid > a->mm_txnid ? b->mm_txnid : a->mm_txnid;
-		if ((rc = dl_lock_setup(env, lockwant ? lockwant : dl_lock_family(env), last)) ||
-		    (rc = dl_lock_downgrade(env)))
-			goto out;
-	}
-	env->dbxs = calloc(env->maxdbs, sizeof(dl_dbx));
-	if (!env->dbxs) {
-		rc = ENOMEM;
+	if (env->lock && excl && (rc = dl_env_lock_first(env, lockwant)))
 		goto out;
-	}
-	env->dbxs[DL_FREE_DBI].cmp = dl_cmp_u64;
-	env->dbxs[DL_FREE_DBI].valid = 1;
-	{
-		unsigned mf = dl_meta_current(env)->mm_dbs[DL_MAIN_DBI].md_flags;
-		env->dbxs[DL_MAIN_DBI].flags = mf;
-		env->dbxs[DL_MAIN_DBI].cmp = dl_default_cmp(mf);
-		env->dbxs[DL_MAIN_DBI].dcmp = dl_default_dcmp(mf);
-		env->dbxs[DL_MAIN_DBI].valid = 1;
-	}
-	env->numdbs = DL_CORE_DBS;
+	if ((rc = dl_env_core_dbs(env)))
+		goto out;
 	env->opened = 1;
 out:
 	free(dpath);

@@ -100,7 +100,7 @@ int dl_fl_load_more(MDB_txn *txn, int *got)
 static int dl_fl_reserve(MDB_cursor *mc, txnid_t k, size_t room)
 {
 	MDB_val key = { sizeof(k), &k }, data = { (room + 1) * 8, NULL };
-	mc->flags &= ~(C_INIT | C_EOF | C_DEL);
+	dl_pos_unset(mc);
 	return dl_cursor_put0(mc, &key, &data, MDB_RESERVE);
 }
 
@@ -243,6 +243,118 @@ static int dl_fl_topup(MDB_txn *txn, int *more)
 }
 
 /*
+ * Reserve room for the pool over keys fl_last, fl_last-1, ...: a record
+ * per maxfree1pg ids, the one at key 1 taking all that is left.  Records
+ * an earlier, longer layout reserved beyond the new one go.
+ */
+static int dl_fl_reserve_pool(MDB_cursor *mc, size_t want, unsigned *pool_recs,
+	size_t *pool_room)
+{
+	MDB_txn *txn = mc->txn;
+	const size_t chunk = txn->env->maxfree1pg;
+	size_t left = want, room = 0;
+	unsigned recs = 0;
+	txnid_t k = txn->fl_last;
+	int rc;
+	while (left && k) {
+		size_t take = (k == 1 || left <= chunk) ? left : chunk;
+		if ((rc = dl_fl_reserve(mc, k, take)))
+			return rc;
+		room += take;
+		left -= take;
+		recs++;
+		k--;
+	}
+	for (unsigned j = recs; j < *pool_recs; j++)
+		if ((rc = dl_fl_delete(mc, txn->fl_last - j)))
+			return rc;
+	*pool_recs = recs;
+	*pool_room = room;
+	return 0;
+}
+
+/*
+ * Reserve records until they cover every page to save: *t_room ids under
+ * the txn's own key, the pool in *pool_recs records (dl_fl_reserve_pool).
+ * Each reservation may allocate or free pages, so the loop repeats until a
+ * round changes nothing.
+ */
+static int dl_fl_reserve_all(MDB_cursor *mc, size_t *t_room, unsigned *pool_recs)
+{
+	MDB_txn *txn = mc->txn;
+	size_t pool_room = 0;
+	int rc, more;
+	for (int round = 0, loads = 0; ; round++) {
+		if (round >= DL_SAVE_ROUNDS)
+			return MDB_PROBLEM;
+		/* Past the load budget, further pages come from the file end. */
+		more = 0;
+		if (loads < DL_LOAD_ROUNDS && (rc = dl_fl_topup(txn, &more)))
+			return rc;
+		if (more) {
+			/* More records consumed: delete them (and with them the
+			 * pool room reserved so far, which sat under keys now
+			 * <= fl_last), then start over. */
+			loads++;
+			if ((rc = dl_fl_drop_consumed(mc)))
+				return rc;
+			pool_room = 0;
+			*pool_recs = 0;
+			round = -1;
+			continue;
+		}
+		if ((rc = dl_drain_loose(txn)))
+			return rc;
+		if (txn->freed.n > *t_room) {
+			/* A little slack so the next round rarely has to grow it. */
+			size_t want = txn->freed.n + (round ? 8 : 0);
+			if ((rc = dl_fl_reserve(mc, txn->txnid, want)))
+				return rc;
+			*t_room = want;
+			continue;
+		}
+		if (txn->pool.n > pool_room) {
+			rc = dl_fl_reserve_pool(mc, txn->pool.n + (round ? 8 : 0), pool_recs,
+			    &pool_room);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (!txn->loose.n)
+			return 0;
+	}
+}
+
+/* Write the page numbers into the reserved records, which needs no
+ * allocation: the txn's freed pages under its own key, the pool over the
+ * pool_recs records dl_fl_reserve_pool laid out. */
+static int dl_fl_write_ids(MDB_cursor *mc, size_t t_room, unsigned pool_recs)
+{
+	MDB_txn *txn = mc->txn;
+	const size_t chunk = txn->env->maxfree1pg;
+	int rc;
+	dl_idl_sort_desc(&txn->freed);
+	dl_idl_sort_desc(&txn->pool);
+	if (!dl_fl_disjoint(&txn->freed, &txn->pool))
+		return MDB_CORRUPTED;
+	if (t_room && (rc = dl_fl_fill(mc, txn->txnid, txn->freed.ids, txn->freed.n)))
+		return rc;
+	dl_idl_sort_desc(&txn->pool);
+	size_t off = 0, left = txn->pool.n;
+	txnid_t k = txn->fl_last;
+	for (unsigned j = 0; j < pool_recs; j++, k--) {
+		size_t take = (k == 1 || left <= chunk) ? left : chunk;
+		if (j + 1 == pool_recs)
+			take = left;
+		if ((rc = dl_fl_fill(mc, k, txn->pool.ids + off, take)))
+			return rc;
+		off += take;
+		left -= take;
+	}
+	return left ? MDB_PROBLEM : 0;
+}
+
+/*
  * Write the free list at commit.  Saving changes FREE_DBI, which itself
  * allocates and frees pages, so records are reserved first and the loop
  * repeats until the reservations cover every free page; then the page
@@ -250,105 +362,17 @@ static int dl_fl_topup(MDB_txn *txn, int *more)
  */
 int dl_fl_save(MDB_txn *txn)
 {
-	MDB_env *env = txn->env;
 	MDB_cursor mc;
-	int rc = 0, more = 0;
-	size_t t_room = 0, pool_room = 0;
+	int rc, more;
+	size_t t_room = 0;
 	unsigned pool_recs = 0;
-	const size_t chunk = env->maxfree1pg;
 
 	dl_cursor_init(&mc, txn, DL_FREE_DBI);
 	txn->flags |= TXN_SAVING;
-
-	/* 1. Drop the records whose pages this txn took over. */
-	if ((rc = dl_fl_topup(txn, &more)) || (rc = dl_fl_drop_consumed(&mc)))
-		goto out;
-
-	/* 2. Reserve until stable. */
-	for (int round = 0, loads = 0; ; round++) {
-		if (round >= DL_SAVE_ROUNDS) {
-			rc = MDB_PROBLEM;
-			goto out;
-		}
-		/* Past the load budget, further pages come from the file end. */
-		more = 0;
-		if (loads < DL_LOAD_ROUNDS && (rc = dl_fl_topup(txn, &more)))
-			goto out;
-		if (more) {
-			/* More records consumed: delete them (and with them the
-			 * pool room reserved so far, which sat under keys now
-			 * <= fl_last), then start over. */
-			loads++;
-			if ((rc = dl_fl_drop_consumed(&mc)))
-				goto out;
-			pool_room = 0;
-			pool_recs = 0;
-			round = -1;
-			continue;
-		}
-		if ((rc = dl_drain_loose(txn)))
-			goto out;
-		if (txn->freed.n > t_room) {
-			/* A little slack so the next round rarely has to grow it. */
-			size_t want = txn->freed.n + (round ? 8 : 0);
-			if ((rc = dl_fl_reserve(&mc, txn->txnid, want)))
-				goto out;
-			t_room = want;
-			continue;
-		}
-		if (txn->pool.n > pool_room) {
-			/* Lay the pool out over keys fl_last, fl_last-1, ... */
-			size_t left = txn->pool.n + (round ? 8 : 0);
-			unsigned recs = 0;
-			size_t room = 0;
-			txnid_t k = txn->fl_last;
-			while (left && k) {
-				size_t take = (k == 1 || left <= chunk) ? left : chunk;
-				if ((rc = dl_fl_reserve(&mc, k, take)))
-					goto out;
-				room += take;
-				left -= take;
-				recs++;
-				k--;
-			}
-			for (unsigned j = recs; j < pool_recs; j++)
-				if ((rc = dl_fl_delete(&mc, txn->fl_last - j)))
-					goto out;
-			pool_recs = recs;
-			pool_room = room;
-			continue;
-		}
-		if (txn->loose.n)
-			continue;
-		break;
-	}
-
-	/* 3. Write the page numbers into the reserved records. */
-	dl_idl_sort_desc(&txn->freed);
-	dl_idl_sort_desc(&txn->pool);
-	if (!dl_fl_disjoint(&txn->freed, &txn->pool)) {
-		rc = MDB_CORRUPTED;
-		goto out;
-	}
-	if (t_room && (rc = dl_fl_fill(&mc, txn->txnid, txn->freed.ids, txn->freed.n)))
-		goto out;
-	dl_idl_sort_desc(&txn->pool);
-	{
-		size_t off = 0, left = txn->pool.n;
-		txnid_t k = txn->fl_last;
-		for (unsigned j = 0; j < pool_recs; j++, k--) {
-			size_t take = (k == 1 || left <= chunk) ? left : chunk;
-			if (j + 1 == pool_recs)
-				take = left;
-			if ((rc = dl_fl_fill(&mc, k, txn->pool.ids + off, take)))
-				goto out;
-			off += take;
-			left -= take;
-		}
-		if (left)
-			rc = MDB_PROBLEM;
-	}
-out:
+	/* Drop the records whose pages this txn took over, reserve, write. */
+	if (!(rc = dl_fl_topup(txn, &more)) && !(rc = dl_fl_drop_consumed(&mc)) &&
+	    !(rc = dl_fl_reserve_all(&mc, &t_room, &pool_recs)))
+		rc = dl_fl_write_ids(&mc, t_room, pool_recs);
 	txn->flags &= ~TXN_SAVING;
 	return rc;
 }

@@ -315,47 +315,153 @@ struct MDB_txn {
 /* Cursor                                                                    */
 /* ------------------------------------------------------------------------- */
 
-#define C_INIT		0x01	/* positioned */
-#define C_EOF		0x02	/* past the last item */
-#define C_DEL		0x04	/* item under the cursor was deleted */
 #define C_RESEEK	0x08	/* tree changed: reposition from keybuf */
 #define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
 #define C_WRITE		0x20	/* belongs to a write txn */
-#define C_ATEND		0x40	/* DUPSORT: placed by LAST; NEXT answers NOTFOUND (LMDB quirk) */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
-#define C_DELKIND	0x300	/* DUPSORT: what the last delete removed, C_DK_* below */
-#define C_DELGONE	0x1000	/* DUPSORT, with C_DEL and C_DK_DUPEND: a GET_CURRENT ended
-				   the duplicate position's deleted state (LMDB keeps the rest) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
 
 /*
- * The delete kind of a DUPSORT cursor (the C_DELKIND field of its flags):
- * one value, never a combination.  It refines C_DEL ("the item under the
- * cursor was deleted") with what went, which decides how LMDB answers the
- * next op.  Written by dl_dup_del (dupwrite.c); read, changed and ended by
- * dl_dup_get and its helpers (dupread.c).  Only read while C_DEL is set.
+ * Where a cursor is: one value of enum dl_pos in mc->pos, read and changed
+ * only through the dl_pos_* helpers below.  LMDB's answers depend on more
+ * than the place (it remembers whether MDB_LAST put the cursor there and
+ * what the last delete removed), so a state is a place plus the marks it
+ * carries.  The values are built from the DL_PB_* parts so that each
+ * question an op asks ("positioned?", "deleted?") is one test; nothing
+ * outside the helpers uses the parts.
  *
- *   C_DK_NONE    no delete, or its state ended (most ops end it; an
- *                unpositioned cursor has none)
- *   C_DK_KEY     the key's only item (or the whole key) went; mc is on the
- *                following key.  NEXT: that key's first item; NEXT_DUP:
- *                MDB_NOTFOUND, and the kind becomes C_DK_DUP when that key
- *                has duplicates (dl_dup_next_deleted).
- *   C_DK_DUP     a duplicate went and the key keeps one after it; mc is on
- *                that one.  NEXT, NEXT_DUP: that item; a NEXT_NODUP that
- *                finds no next key leaves the state as it was.  FIRST_DUP,
- *                LAST_DUP and a refused PREV_NODUP also leave this kind
- *                when they keep the deleted state.
- *   C_DK_DUPEND  the key's last duplicate went and others stay; mc sits on
- *                the key past its end.  GET_CURRENT, NEXT_DUP: MDB_NOTFOUND,
- *                state kept (GET_CURRENT adds C_DELGONE); PREV, PREV_DUP:
- *                the new last duplicate; NEXT, NEXT_NODUP, PREV_NODUP: the
- *                next or previous key (dl_dup_get_dupend).
+ * Places (exactly one):
+ *
+ *   UNSET          never positioned, or its tree emptied (top = -1 then)
+ *   UNSET_DELETED  unpositioned by the emptying of its tree while it sat on
+ *                  the deleted item (dl_cursors_unposition)
+ *   ON_ITEM        on an item, or on a leaf index the op checks itself
+ *   PAST_END       a SET-family lookup found no key at or after its own
+ *   DELETED        on what followed a deleted item (past the last item of
+ *                  the last leaf when that item was the last)
+ *
+ * Marks a place may carry:
+ *
+ *   AFTER_LAST (A) LMDB's end marker: set by MDB_LAST, an MDB_APPEND put,
+ *                  a NEXT that ran off the end, and on a sub-cursor by a
+ *                  "last" move or an APPENDDUP; it survives deletes and
+ *                  failed lookups (even those that leave the cursor UNSET);
+ *                  moves back, repositionings and dl_cursors_unposition end
+ *                  it.
+ *   delete kind    DUPSORT main cursor: what the last delete removed (KEY,
+ *                  DUP, DUPEND; see the named states).  DUP and DUPEND left
+ *                  on a cursor that is not DELETED go with its next DUPSORT
+ *                  op; KEY stays until the next delete or a FIRST_DUP or
+ *                  LAST_DUP that keeps the deleted state.
+ *   GONE (G)       DUPSORT: a GET_CURRENT in DELETED_DUPEND ended the
+ *                  duplicate position's deleted state; it stays until the
+ *                  next delete.
+ *
+ * Named states: ON_ITEM+A is AT_END_LAST; for DUPSORT main cursors, a
+ * place plus a kind:
+ *
+ *   DELETED_KEY    the key's only item (or the whole key) went; on the
+ *                  following key
+ *   DELETED_DUP    a duplicate went and its key keeps one after it; on that
+ *   DELETED_DUPEND the key's last duplicate went and others stay; on the key
+ *                  past its end, the sub-cursor on the new last one
+ *   DELETED_DUPEND_GONE  DELETED_DUPEND after a GET_CURRENT
+ *
+ * Transitions: state x op -> answer, next state.  Marks not named stay; a
+ * move that fails with MDB_NOTFOUND on an empty DB leaves UNSET.
+ *
+ *   UNSET          FIRST, NEXT*, PREV*   first/last item     ON_ITEM
+ *                  LAST                  last item           ON_ITEM+A
+ *                  SET*                  as from ON_ITEM
+ *                  GET_CURRENT, FIRST_DUP, LAST_DUP, GET_MULTIPLE
+ *                                        EINVAL              UNSET
+ *   UNSET_DELETED  NEXT_DUP              MDB_NOTFOUND        UNSET
+ *                  any other op          as from UNSET
+ *   ON_ITEM        NEXT*, PREV*          the next/previous item, ON_ITEM (A
+ *                                        ends); NEXT off the end:
+ *                                        MDB_NOTFOUND, ON_ITEM+A
+ *                  FIRST, LAST           the item; A ends / is set
+ *                  SET* hit              the item            ON_ITEM, A ends
+ *                  SET* miss             MDB_NOTFOUND        ON_ITEM inside
+ *                                        the keys, PAST_END after them (a
+ *                                        plain DB ends A first)
+ *                  GET_CURRENT           the item            ON_ITEM
+ *                  mdb_cursor_del        0                   DELETED (DUPSORT:
+ *                                        DELETED_KEY/DUP/DUPEND), or UNSET
+ *                                        when the tree empties (DUPSORT:
+ *                                        with kind KEY)
+ *                  mdb_cursor_put        0 or the error      ON_ITEM (APPEND
+ *                                        sets A; see mdb_cursor_put)
+ *   ON_ITEM+A      DUPSORT NEXT* on the last key of its leaf
+ *                                        MDB_NOTFOUND        ON_ITEM+A
+ *   PAST_END       NEXT*, GET_CURRENT    MDB_NOTFOUND        PAST_END
+ *                  DUPSORT PREV_DUP      MDB_NOTFOUND        PAST_END
+ *                  PREV*                 the last item       ON_ITEM
+ *                  mdb_cursor_del        MDB_NOTFOUND        PAST_END
+ *   DELETED        NEXT, NEXT_NODUP      the item under it   ON_ITEM; past
+ *                                        the last item: MDB_NOTFOUND,
+ *                                        DELETED+A
+ *                  NEXT_DUP (plain)      MDB_NOTFOUND        ON_ITEM
+ *                                        (DELETED past the last item)
+ *                  GET_CURRENT           the item under it   ON_ITEM; past
+ *                                        the last item: MDB_NOTFOUND, DELETED
+ *                  PREV*                 the item before (or MDB_NOTFOUND)
+ *                                                            ON_ITEM
+ *   DELETED+A      plain NEXT* on its leaf's last index
+ *                                        MDB_NOTFOUND        ON_ITEM+A
+ *   DELETED_KEY    NEXT                  that key's first item, ON_ITEM
+ *                  NEXT_DUP              MDB_NOTFOUND        DELETED_DUP when
+ *                                        the key has duplicates, else ON_ITEM
+ *                                        (past the last key: DELETED_KEY)
+ *                  FIRST_DUP, LAST_DUP   the item            DELETED_DUP (or
+ *                                        ON_ITEM without duplicates), A ends
+ *   DELETED_DUP    NEXT, NEXT_DUP        the item under it   ON_ITEM
+ *                  NEXT_NODUP            the next key, ON_ITEM; none:
+ *                                        MDB_NOTFOUND, DELETED_DUP+A
+ *                  FIRST_DUP, LAST_DUP   the item            DELETED_DUP, A
+ *                                        ends
+ *                  PREV_NODUP, no earlier key
+ *                                        MDB_NOTFOUND        DELETED_DUP
+ *   DELETED_DUPEND GET_CURRENT           MDB_NOTFOUND        DELETED_DUPEND_GONE
+ *                  NEXT_DUP              MDB_NOTFOUND        DELETED_DUPEND
+ *                  PREV, PREV_DUP        the new last duplicate, ON_ITEM
+ *                  NEXT, NEXT_NODUP, PREV_NODUP
+ *                                        the next/previous key, ON_ITEM;
+ *                                        none: MDB_NOTFOUND, DELETED_DUPEND
+ *                  FIRST_DUP, LAST_DUP   the item            DELETED_DUP
+ *   DELETED_DUPEND_GONE  as DELETED_DUPEND, but FIRST_DUP and LAST_DUP
+ *                  end the deleted state (ON_ITEM+G)
+ *
+ * Other cursors of a write txn keep their state with C_RESEEK set while
+ * the tree changes; dl_cursor_reseek then turns a vanished item into
+ * DELETED (kind unchanged) and an emptied tree into UNSET or
+ * UNSET_DELETED.  dl_pos_valid lists the combinations that never occur.
  */
-#define C_DK_NONE	0x000
-#define C_DK_KEY	0x100
-#define C_DK_DUPEND	0x200
-#define C_DK_DUP	0x300
+enum {
+	DL_PB_SET = 0x01, DL_PB_PAST = 0x02, DL_PB_DEL = 0x04, DL_PB_LAST = 0x08,
+	DL_PB_KIND = 0x30, DL_PB_GONE = 0x40,
+};
+
+/* The delete kind of a DUPSORT main cursor (one value, never a mix). */
+enum dl_delkind {
+	DL_DK_NONE = 0x00,
+	DL_DK_KEY = 0x10,
+	DL_DK_DUPEND = 0x20,
+	DL_DK_DUP = 0x30,
+};
+
+enum dl_pos {
+	DL_POS_UNSET = 0,
+	DL_POS_UNSET_DELETED = DL_PB_DEL,
+	DL_POS_ON_ITEM = DL_PB_SET,
+	DL_POS_PAST_END = DL_PB_SET | DL_PB_PAST,
+	DL_POS_AT_END_LAST = DL_PB_SET | DL_PB_LAST,
+	DL_POS_DELETED = DL_PB_SET | DL_PB_DEL,
+	DL_POS_DELETED_KEY = DL_PB_SET | DL_PB_DEL | DL_DK_KEY,
+	DL_POS_DELETED_DUP = DL_PB_SET | DL_PB_DEL | DL_DK_DUP,
+	DL_POS_DELETED_DUPEND = DL_PB_SET | DL_PB_DEL | DL_DK_DUPEND,
+	DL_POS_DELETED_DUPEND_GONE = DL_PB_SET | DL_PB_DEL | DL_DK_DUPEND | DL_PB_GONE,
+};
 
 struct MDB_cursor {
 	MDB_cursor *next;
@@ -364,6 +470,7 @@ struct MDB_cursor {
 	MDB_db	*db;
 	dl_dbx	*dbx;
 	unsigned flags;
+	unsigned char pos;	/* enum dl_pos, through the dl_pos_* helpers */
 	int	top;		/* index of the leaf level in pg[]/ki[]; -1 = none */
 	MDB_page *pg[DL_MAXDEPTH];
 	indx_t	ki[DL_MAXDEPTH];
@@ -399,15 +506,195 @@ static inline int dl_stack_ok(const MDB_cursor *mc)
 	return IS_LEAF(mc->pg[mc->top]);
 }
 
-/* The cursor's delete kind (C_DK_*), and setting it. */
-static inline unsigned dl_delkind(const MDB_cursor *mc)
+/*
+ * A state the engine can reach: "past the end" only when set and never with
+ * "deleted"; a delete kind only on a DUPSORT main cursor (no sub-cursor
+ * state); GONE only while DELETED_DUPEND was or is the state.
+ */
+static inline int dl_pos_valid(unsigned p)
 {
-	return mc->flags & C_DELKIND;
+	if ((p & DL_PB_PAST) && (p & (DL_PB_DEL | DL_PB_SET)) != DL_PB_SET)
+		return 0;
+	return p < 0x80;
 }
 
-static inline void dl_set_delkind(MDB_cursor *mc, unsigned kind)
+static inline void dl_pos_put(MDB_cursor *mc, unsigned p)
 {
-	mc->flags = (mc->flags & ~C_DELKIND) | kind;
+	DL_ASSERT(dl_pos_valid(p));
+	/* Delete kinds and GONE belong to DUPSORT main cursors alone. */
+	DL_ASSERT(!(p & (DL_PB_KIND | DL_PB_GONE)) || (mc->db->md_flags & MDB_DUPSORT));
+	mc->pos = (unsigned char)p;
+}
+
+/* Questions the ops ask. */
+static inline int dl_pos_is_set(const MDB_cursor *mc)
+{
+	return mc->pos & DL_PB_SET;
+}
+
+static inline int dl_pos_is_past_end(const MDB_cursor *mc)
+{
+	return mc->pos & DL_PB_PAST;
+}
+
+/* Set and on its item: not past the end, not deleted (marks ignored). */
+static inline int dl_pos_on_item(const MDB_cursor *mc)
+{
+	return (mc->pos & (DL_PB_SET | DL_PB_PAST | DL_PB_DEL)) == DL_PB_SET;
+}
+
+/* ON_ITEM with no mark: a plain step is the whole answer.  (A DUPSORT
+ * cursor may carry a delete kind here; it takes the general path anyway.) */
+static inline int dl_pos_steps_plainly(const MDB_cursor *mc)
+{
+	return mc->pos == DL_POS_ON_ITEM;
+}
+
+static inline int dl_pos_is_deleted(const MDB_cursor *mc)
+{
+	return mc->pos & DL_PB_DEL;
+}
+
+/* Deleted, set, not past the end (the kind and marks not asked). */
+static inline int dl_pos_is_set_deleted(const MDB_cursor *mc)
+{
+	return (mc->pos & (DL_PB_SET | DL_PB_PAST | DL_PB_DEL)) == (DL_PB_SET | DL_PB_DEL);
+}
+
+static inline int dl_pos_is_after_last(const MDB_cursor *mc)
+{
+	return mc->pos & DL_PB_LAST;
+}
+
+static inline unsigned dl_pos_delkind(const MDB_cursor *mc)
+{
+	return mc->pos & DL_PB_KIND;
+}
+
+static inline int dl_pos_is_gone(const MDB_cursor *mc)
+{
+	return mc->pos & DL_PB_GONE;
+}
+
+/* Moves.  Each keeps what it does not name. */
+
+/* Landed on an item (a put, a lookup): not past the end, not deleted. */
+static inline void dl_pos_land(MDB_cursor *mc)
+{
+	dl_pos_put(mc, (mc->pos & ~(DL_PB_PAST | DL_PB_DEL)) | DL_PB_SET);
+}
+
+/* Landed on an item and the AFTER_LAST mark ends (repositioned). */
+static inline void dl_pos_land_fresh(MDB_cursor *mc)
+{
+	dl_pos_put(mc, (mc->pos & ~(DL_PB_PAST | DL_PB_DEL | DL_PB_LAST)) | DL_PB_SET);
+}
+
+/* Not positioned any more (the marks stay). */
+static inline void dl_pos_unset(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos & ~(DL_PB_SET | DL_PB_PAST | DL_PB_DEL));
+}
+
+/* Its tree went away: unpositioned; "deleted" and GONE stay, the end mark
+ * and delete kind go (see dl_cursors_unposition). */
+static inline void dl_pos_tree_gone(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos & (DL_PB_DEL | DL_PB_GONE));
+}
+
+/* Before a lookup: neither past the end nor deleted (set as it was). */
+static inline void dl_pos_clear_place(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos & ~(DL_PB_PAST | DL_PB_DEL));
+}
+
+/* A lookup found where the key would go, past the last key. */
+static inline void dl_pos_to_past_end(MDB_cursor *mc)
+{
+	DL_ASSERT(!dl_pos_is_deleted(mc));
+	dl_pos_put(mc, mc->pos | DL_PB_SET | DL_PB_PAST);
+}
+
+/* The item under the cursor went: on what follows it. */
+static inline void dl_pos_to_deleted(MDB_cursor *mc)
+{
+	dl_pos_put(mc, (mc->pos & ~DL_PB_PAST) | DL_PB_SET | DL_PB_DEL);
+}
+
+/* Another cursor deleted the item this one had saved (C_RESEEK): it will
+ * find the following one, "deleted". */
+static inline void dl_pos_item_vanished(MDB_cursor *mc)
+{
+	dl_pos_put(mc, (mc->pos & ~DL_PB_PAST) | DL_PB_DEL);
+}
+
+/* A delete inside a key's duplicates begins: past-the-end, the end mark,
+ * the delete kind and GONE go (set and deleted stay). */
+static inline void dl_pos_drop_marks(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos & ~(DL_PB_PAST | DL_PB_LAST | DL_PB_KIND | DL_PB_GONE));
+}
+
+/* Positioned by its caller (nothing else changes). */
+static inline void dl_pos_now_set(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos | DL_PB_SET);
+}
+
+/* The item the cursor was on turned out to be gone (its place stays). */
+static inline void dl_pos_mark_deleted(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos | DL_PB_DEL);
+}
+
+/* Put on an index by its caller: set, the end mark ended (a past-the-end or
+ * deleted state is the caller's to settle). */
+static inline void dl_pos_placed(MDB_cursor *mc)
+{
+	dl_pos_put(mc, (mc->pos & ~DL_PB_LAST) | DL_PB_SET);
+}
+
+/* The deleted state ends (the item now under the cursor is current). */
+static inline void dl_pos_end_deleted(MDB_cursor *mc)
+{
+	dl_pos_put(mc, mc->pos & ~DL_PB_DEL);
+}
+
+/* Set again after a lookup, adding "past the end" and "deleted" as asked
+ * (a saved place put back, or the saved item found gone). */
+static inline void dl_pos_reseated(MDB_cursor *mc, int past, int del)
+{
+	dl_pos_put(mc, mc->pos | DL_PB_SET | (past ? DL_PB_PAST : 0) | (del ? DL_PB_DEL : 0));
+}
+
+static inline void dl_pos_mark_after_last(MDB_cursor *mc, int on)
+{
+	dl_pos_put(mc, on ? mc->pos | DL_PB_LAST : mc->pos & ~DL_PB_LAST);
+}
+
+static inline void dl_pos_set_delkind(MDB_cursor *mc, unsigned kind)
+{
+	DL_ASSERT(!(kind & ~DL_PB_KIND));
+	dl_pos_put(mc, (mc->pos & ~DL_PB_KIND) | kind);
+}
+
+/* A DUPSORT delete result: deleted and set, with kind, GONE cleared. */
+static inline void dl_pos_to_deleted_kind(MDB_cursor *mc, unsigned kind)
+{
+	dl_pos_put(mc, (mc->pos & ~(DL_PB_KIND | DL_PB_GONE)) | DL_PB_SET | DL_PB_DEL | kind);
+}
+
+/* Deleted again with this kind (its place and GONE stay): a delete state
+ * an op keeps although it moved or refused. */
+static inline void dl_pos_mark_deleted_kind(MDB_cursor *mc, unsigned kind)
+{
+	dl_pos_put(mc, (mc->pos & ~DL_PB_KIND) | DL_PB_DEL | kind);
+}
+
+static inline void dl_pos_mark_gone(MDB_cursor *mc, int on)
+{
+	dl_pos_put(mc, on ? mc->pos | DL_PB_GONE : mc->pos & ~DL_PB_GONE);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -285,18 +285,13 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	return 0;
 }
 
-/* End a nested txn; commit merges its work into the parent. */
-static int dl_txn_end_child(MDB_txn *txn, int commit)
+/* A nested txn ends: cursors opened in it die with it; the parent's go
+ * back to the parent, as they were before the child began (abort) or to
+ * look their place up again in the merged tree (commit). */
+static void dl_child_cursors_end(MDB_txn *txn, int commit)
 {
 	MDB_env *env = txn->env;
 	MDB_txn *parent = txn->parent;
-	int rc = 0;
-
-	if (commit && (txn->flags & TXN_ERROR)) {
-		commit = 0;
-		rc = MDB_BAD_TXN;
-	}
-	/* Cursors opened in the child die with it; the parent's go back. */
 	for (unsigned i = 0; i < txn->numdbs && i < env->maxdbs; i++) {
 		MDB_cursor *c = txn->cursors[i], *next;
 		for (; c; c = next) {
@@ -322,55 +317,110 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 		}
 		txn->cursors[i] = NULL;
 	}
+}
+
+/* Commit: the child's dirty pages move up, replacing the parent's older
+ * copies (and the parent's spilled version of a page the child reloaded). */
+static int dl_child_dirty_up(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	MDB_txn *parent = txn->parent;
+	int rc = 0;
+	for (size_t i = 0; i < txn->dirty.count; i++) {
+		dl_dent *e = &txn->dirty.ents[i];
+		unsigned oldn = 0;
+		if (parent->spilled.count)
+			dl_spilled_del(&parent->spilled, e->pgno);
+		MDB_page *old = dl_dirty_swap(&parent->dirty, e->pgno, e->page, e->npages, &oldn);
+		if (old == (MDB_page *)-1) {
+			rc = ENOMEM;
+			dl_buf_put(env, e->page, e->npages);
+			continue;
+		}
+		if (old)
+			dl_buf_put(env, old, oldn);
+	}
+	txn->dirty.count = 0;
+	if (txn->dirty.tab)
+		memset(txn->dirty.tab, 0, (txn->dirty.mask + 1) * sizeof(uint32_t));
+	return rc;
+}
+
+/*
+ * Commit: pages an ancestor had dirty and the child freed.  The parent's
+ * copy goes.  The pages become reusable (loose) only where no older
+ * ancestor still holds them dirty: such a page is the parent's shadow of
+ * an ancestor's page, and reusing it now would leave the ancestor's stale
+ * copy in its dirty table beside the new one.  It passes up instead, as
+ * the child's own free of an ancestor's page does (dl_page_free).
+ */
+static int dl_child_ploose_up(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	MDB_txn *parent = txn->parent;
+	int rc = 0;
+	for (size_t i = 0; i < txn->ploose.n && !rc; i++) {
+		pgno_t pg = txn->ploose.ids[i];
+		unsigned n;
+		MDB_page *mp = dl_dirty_find(&parent->dirty, pg, &n);
+		int held = mp != NULL;
+		if (mp) {
+			dl_dirty_del(&parent->dirty, pg);
+			dl_buf_put(env, mp, n);
+		} else if (parent->spilled.count && dl_spilled_has(&parent->spilled, pg)) {
+			n = dl_spilled_run(parent, pg);
+			dl_spilled_del(&parent->spilled, pg);
+			held = 1;
+		}
+		if (!held || dl_ancestor_holds(parent, pg)) {
+			rc = dl_idl_push(&parent->ploose, pg);
+			continue;
+		}
+		for (unsigned j = 0; j < n && !rc; j++)
+			rc = dl_idl_push(&txn->loose, pg + j);
+	}
+	return rc;
+}
+
+/* Commit, every page merged: the parent takes the child's page lists,
+ * allocation state and DB records. */
+static void dl_child_state_up(MDB_txn *txn)
+{
+	MDB_env *env = txn->env;
+	MDB_txn *parent = txn->parent;
+	dl_idl t;
+	t = parent->freed; parent->freed = txn->freed; txn->freed = t;
+	t = parent->pool; parent->pool = txn->pool; txn->pool = t;
+	t = parent->loose; parent->loose = txn->loose; txn->loose = t;
+	parent->next_pgno = txn->next_pgno;
+	parent->oldest = txn->oldest;
+	parent->fl_last = txn->fl_last;
+	parent->fl_done = txn->fl_done;
+	parent->numdbs = txn->numdbs;
+	memcpy(parent->dbs, txn->dbs, env->maxdbs * sizeof(MDB_db));
+	memcpy(parent->dbseq, txn->dbseq, env->maxdbs * sizeof(unsigned));
+	for (unsigned i = 0; i < env->maxdbs; i++)
+		parent->dbflags[i] = txn->dbflags[i] | (parent->dbflags[i] & DB_NEW);
+	if (txn->flags & TXN_DIRTY)
+		parent->flags |= TXN_DIRTY;
+}
+
+/* End a nested txn; commit merges its work into the parent. */
+static int dl_txn_end_child(MDB_txn *txn, int commit)
+{
+	MDB_env *env = txn->env;
+	MDB_txn *parent = txn->parent;
+	int rc = 0;
+
+	if (commit && (txn->flags & TXN_ERROR)) {
+		commit = 0;
+		rc = MDB_BAD_TXN;
+	}
+	dl_child_cursors_end(txn, commit);
 	if (commit) {
-		/* Dirty pages move up, replacing the parent's older copies (and
-		 * the parent's spilled version of a page the child reloaded). */
-		for (size_t i = 0; i < txn->dirty.count; i++) {
-			dl_dent *e = &txn->dirty.ents[i];
-			unsigned oldn = 0;
-			if (parent->spilled.count)
-				dl_spilled_del(&parent->spilled, e->pgno);
-			MDB_page *old = dl_dirty_swap(&parent->dirty, e->pgno, e->page, e->npages, &oldn);
-			if (old == (MDB_page *)-1) {
-				rc = ENOMEM;
-				dl_buf_put(env, e->page, e->npages);
-				continue;
-			}
-			if (old)
-				dl_buf_put(env, old, oldn);
-		}
-		txn->dirty.count = 0;
-		if (txn->dirty.tab)
-			memset(txn->dirty.tab, 0, (txn->dirty.mask + 1) * sizeof(uint32_t));
-		/*
-		 * Pages an ancestor had dirty and the child freed.  The parent's
-		 * copy goes.  The pages become reusable (loose) only where no
-		 * older ancestor still holds them dirty: such a page is the
-		 * parent's shadow of an ancestor's page, and reusing it now
-		 * would leave the ancestor's stale copy in its dirty table
-		 * beside the new one.  It passes up instead, as the child's
-		 * own free of an ancestor's page does (dl_page_free).
-		 */
-		for (size_t i = 0; i < txn->ploose.n && !rc; i++) {
-			pgno_t pg = txn->ploose.ids[i];
-			unsigned n;
-			MDB_page *mp = dl_dirty_find(&parent->dirty, pg, &n);
-			int held = mp != NULL;
-			if (mp) {
-				dl_dirty_del(&parent->dirty, pg);
-				dl_buf_put(env, mp, n);
-			} else if (parent->spilled.count && dl_spilled_has(&parent->spilled, pg)) {
-				n = dl_spilled_run(parent, pg);
-				dl_spilled_del(&parent->spilled, pg);
-				held = 1;
-			}
-			if (!held || dl_ancestor_holds(parent, pg)) {
-				rc = dl_idl_push(&parent->ploose, pg);
-				continue;
-			}
-			for (unsigned j = 0; j < n && !rc; j++)
-				rc = dl_idl_push(&txn->loose, pg + j);
-		}
+		rc = dl_child_dirty_up(txn);
+		if (!rc)
+			rc = dl_child_ploose_up(txn);
 		/* Pages the child spilled are its own allocations: the parent
 		 * now reads them through the map. */
 		if (!rc)
@@ -378,21 +428,7 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 		if (txn->fpages > parent->fpages)
 			parent->fpages = txn->fpages;
 		if (!rc) {
-			dl_idl t;
-			t = parent->freed; parent->freed = txn->freed; txn->freed = t;
-			t = parent->pool; parent->pool = txn->pool; txn->pool = t;
-			t = parent->loose; parent->loose = txn->loose; txn->loose = t;
-			parent->next_pgno = txn->next_pgno;
-			parent->oldest = txn->oldest;
-			parent->fl_last = txn->fl_last;
-			parent->fl_done = txn->fl_done;
-			parent->numdbs = txn->numdbs;
-			memcpy(parent->dbs, txn->dbs, env->maxdbs * sizeof(MDB_db));
-			memcpy(parent->dbseq, txn->dbseq, env->maxdbs * sizeof(unsigned));
-			for (unsigned i = 0; i < env->maxdbs; i++)
-				parent->dbflags[i] = txn->dbflags[i] | (parent->dbflags[i] & DB_NEW);
-			if (txn->flags & TXN_DIRTY)
-				parent->flags |= TXN_DIRTY;
+			dl_child_state_up(txn);
 		} else {
 			parent->flags |= TXN_ERROR;
 			parent->lasterr = rc;
