@@ -27,7 +27,7 @@ use dlmdb_tests::counted::{
     self, AsTxn, CountModel, CountSnap, Cursor, RangeFn, COUNTED, DUPFIXED, DUPSORT, EINVAL,
     FLAG_COMBOS, INTEGERKEY,
 };
-use dlmdb_tests::raw::{Env, Res};
+use dlmdb_tests::raw::{Env, Res, Txn};
 use dlmdb_tests::show;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1167,6 +1167,28 @@ fn del_keys(txn: &impl AsTxn, dbi: u32, model: &mut CountModel, range: std::ops:
     }
 }
 
+/// Open (creating it) the DB `name` with `flags`.
+fn create_db(txn: &Txn<'_>, name: &str, flags: u32) -> u32 {
+    txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+        .unwrap()
+}
+
+/// Put `n` random pairs into DB `dbi` through `txn` and into the model; an
+/// existing DUPSORT pair may answer KEYEXIST.
+fn fill(txn: &impl AsTxn, dbi: u32, m: &mut CountModel, rng: &mut ChaCha8Rng, n: usize) {
+    for _ in 0..n {
+        let k = format!("key{:05}", rng.gen_range(0..3000)).into_bytes();
+        let v = format!("val{:05}", rng.gen_range(0..50)).into_bytes();
+        let existed = m.dupsort() && m.values(&k).contains(&v);
+        match counted::put(txn, dbi, &k, &v, 0) {
+            Ok(()) => {}
+            Err(ffi::MDB_KEYEXIST) if existed => {}
+            Err(rc) => panic!("nested test put: {rc}"),
+        }
+        m.put(&k, &v);
+    }
+}
+
 /// Nested transactions (spec §6.1): a child's counts reflect its inserts and
 /// deletes; aborting the child restores the parent's counts exactly;
 /// committing merges them; a grandchild works the same; the committed
@@ -1178,93 +1200,39 @@ fn counted_nested_txns() {
     for flags in [COUNTED, COUNTED | DUPSORT] {
         let name = format!("n{flags:x}");
         let mut model = CountModel::new(flags);
-        // `t` puts one pair; an existing DUPSORT pair may answer KEYEXIST.
-        #[allow(clippy::type_complexity)]
-        let fill = |t: &dyn Fn(&[u8], &[u8]) -> Res<()>,
-                    m: &mut CountModel,
-                    rng: &mut ChaCha8Rng,
-                    n: usize| {
-            for _ in 0..n {
-                let k = format!("key{:05}", rng.gen_range(0..3000)).into_bytes();
-                let v = format!("val{:05}", rng.gen_range(0..50)).into_bytes();
-                let existed = m.dupsort() && m.values(&k).contains(&v);
-                match t(&k, &v) {
-                    Ok(()) => {}
-                    Err(ffi::MDB_KEYEXIST) if existed => {}
-                    Err(rc) => panic!("nested test put: {rc}"),
-                }
-                m.put(&k, &v);
-            }
-        };
         let txn = env.begin_rw().unwrap();
-        let dbi = txn
-            .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
-            .unwrap();
-        fill(
-            &|k, v| counted::put(&txn, dbi, k, v, 0),
-            &mut model,
-            &mut rng,
-            3000,
-        );
+        let dbi = create_db(&txn, &name, flags);
+        fill(&txn, dbi, &mut model, &mut rng, 3000);
         ranks_match(&txn, dbi, &model, &format!("{name}: parent"));
         for round in 0..4 {
+            let at = |what: &str| format!("{name} round {round}: {what}");
             let saved = model.clone();
             let child = env.begin(Some(&txn), 0).expect("nested txn");
-            fill(
-                &|k, v| counted::put(&child, dbi, k, v, 0),
-                &mut model,
-                &mut rng,
-                500,
-            );
+            fill(&child, dbi, &mut model, &mut rng, 500);
             for _ in 0..400 {
                 if let Some(k) = model.nth_key(rng.gen_range(0..model.keys())) {
                     assert_eq!(counted::del(&child, dbi, &k, None), Ok(true));
                     model.del_key(&k);
                 }
             }
-            ranks_match(&child, dbi, &model, &format!("{name} round {round}: child"));
+            ranks_match(&child, dbi, &model, &at("child"));
             if round % 2 == 1 {
                 // a grandchild, aborted, then the child continues
                 let inner_saved = model.clone();
                 let gc = env.begin(Some(&child), 0).expect("grandchild");
-                fill(
-                    &|k, v| counted::put(&gc, dbi, k, v, 0),
-                    &mut model,
-                    &mut rng,
-                    200,
-                );
-                ranks_match(
-                    &gc,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: grandchild"),
-                );
+                fill(&gc, dbi, &mut model, &mut rng, 200);
+                ranks_match(&gc, dbi, &model, &at("grandchild"));
                 drop(gc);
                 model = inner_saved;
-                ranks_match(
-                    &child,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: child after grandchild abort"),
-                );
+                ranks_match(&child, dbi, &model, &at("child after grandchild abort"));
             }
             if round % 2 == 0 {
                 drop(child);
                 model = saved;
-                ranks_match(
-                    &txn,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: parent after child abort"),
-                );
+                ranks_match(&txn, dbi, &model, &at("parent after child abort"));
             } else {
                 child.commit().unwrap();
-                ranks_match(
-                    &txn,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: parent after child commit"),
-                );
+                ranks_match(&txn, dbi, &model, &at("parent after child commit"));
             }
         }
         txn.commit().unwrap();
@@ -1286,47 +1254,36 @@ fn counted_nested_txns_over_unqueried_parent_changes() {
         let name = format!("u{flags:x}");
         let mut model = CountModel::new(flags);
         let txn = env.begin_rw().unwrap();
-        let dbi = txn
-            .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
-            .unwrap();
+        let dbi = create_db(&txn, &name, flags);
         for i in 0..3000 {
             let k = format!("key{i:05}").into_bytes();
             counted::put(&txn, dbi, &k, b"v", 0).unwrap();
             model.put(&k, b"v");
         }
         txn.commit().unwrap();
+        let at = |what: &str| format!("{name}: {what}");
         // A new txn deletes some keys, asks nothing, starts an idle child.
         let txn = env.begin_rw().unwrap();
         let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
         del_keys(&txn, dbi, &mut model, 0..100);
         let child = env.begin(Some(&txn), 0).expect("child");
-        ranks_match(&child, dbi, &model, &format!("{name}: idle child"));
+        ranks_match(&child, dbi, &model, &at("idle child"));
         // The child changes a few keys far from the parent's deletes.
         let saved = model.clone();
         del_keys(&child, dbi, &mut model, 2900..2910);
-        ranks_match(&child, dbi, &model, &format!("{name}: child"));
+        ranks_match(&child, dbi, &model, &at("child"));
         // A grandchild deletes elsewhere and commits; a great-grandchild
         // started under it sees everything.
         let gc = env.begin(Some(&child), 0).expect("grandchild");
         del_keys(&gc, dbi, &mut model, 1500..1520);
         let ggc = env.begin(Some(&gc), 0).expect("great-grandchild");
-        ranks_match(&ggc, dbi, &model, &format!("{name}: idle great-grandchild"));
+        ranks_match(&ggc, dbi, &model, &at("idle great-grandchild"));
         drop(ggc);
         gc.commit().unwrap();
-        ranks_match(
-            &child,
-            dbi,
-            &model,
-            &format!("{name}: child after grandchild commit"),
-        );
+        ranks_match(&child, dbi, &model, &at("child after grandchild commit"));
         drop(child);
         model = saved;
-        ranks_match(
-            &txn,
-            dbi,
-            &model,
-            &format!("{name}: parent after child abort"),
-        );
+        ranks_match(&txn, dbi, &model, &at("parent after child abort"));
         txn.commit().unwrap();
         committed_ranks_match(&env, &name, &model);
     }
@@ -1348,9 +1305,7 @@ fn counted_copies_keep_counts() {
     {
         let txn = env.begin_rw().unwrap();
         for ((name, flags), m) in specs.iter().zip(models.iter_mut()) {
-            let dbi = txn
-                .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
-                .unwrap();
+            let dbi = create_db(&txn, name, *flags);
             for _ in 0..6000 {
                 let k = format!(
                     "k{:05}",
@@ -1433,12 +1388,7 @@ fn counted_extreme_keys_all_bound_pairs() {
     cands.push(Some(vec![0xff; 499]));
     let txn = env.begin_rw().unwrap();
     for flags in [COUNTED, COUNTED | DUPSORT] {
-        let dbi = txn
-            .open_db(
-                Some(format!("x{flags:x}").as_bytes()),
-                flags | ffi::MDB_CREATE,
-            )
-            .unwrap();
+        let dbi = create_db(&txn, &format!("x{flags:x}"), flags);
         let mut m = CountModel::new(flags);
         for (n, k) in keys.iter().enumerate() {
             // one key at a time: 1, 2, then 3 keys (and dups on DUPSORT)
