@@ -231,48 +231,6 @@ impl AsTxn for Txn<'_> {
     }
 }
 
-/// A nested write transaction (aborted on drop unless committed). While it
-/// lives, the parent must not be used (LMDB rule; not enforced here).
-pub struct ChildTxn<'p> {
-    txn: *mut ffi::MDB_txn,
-    _parent: PhantomData<&'p ()>,
-}
-
-impl<'p> ChildTxn<'p> {
-    pub fn begin(parent: &'p impl AsTxn) -> Res<ChildTxn<'p>> {
-        let mut t = ptr::null_mut();
-        // SAFETY: the parent is a live write txn of this env.
-        unsafe {
-            let env = ffi::mdb_txn_env(parent.txn_ptr());
-            check(ffi::mdb_txn_begin(env, parent.txn_ptr(), 0, &mut t))?;
-        }
-        Ok(ChildTxn {
-            txn: t,
-            _parent: PhantomData,
-        })
-    }
-    pub fn commit(mut self) -> Res<()> {
-        let t = std::mem::replace(&mut self.txn, ptr::null_mut());
-        // SAFETY: commit frees the handle whatever the outcome.
-        check(unsafe { ffi::mdb_txn_commit(t) })
-    }
-}
-
-impl AsTxn for ChildTxn<'_> {
-    fn txn_ptr(&self) -> *mut ffi::MDB_txn {
-        self.txn
-    }
-}
-
-impl Drop for ChildTxn<'_> {
-    fn drop(&mut self) {
-        if !self.txn.is_null() {
-            // SAFETY: still live (not committed).
-            unsafe { ffi::mdb_txn_abort(self.txn) }
-        }
-    }
-}
-
 /// `mdb_del` with optional data (DUPSORT: `Some` deletes one duplicate,
 /// `None` the key with all its duplicates). `Ok(false)` on MDB_NOTFOUND.
 pub fn del(txn: &impl AsTxn, dbi: u32, key: &[u8], data: Option<&[u8]>) -> Res<bool> {

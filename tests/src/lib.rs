@@ -30,6 +30,17 @@ pub mod workload;
 /// Stock LMDB (mdb.master) through the two-engine kit's driver.
 pub mod stock {
     pub use dlmdb_kit::stock::*;
+
+    /// Open the data file `path` read-only, at its stored map size.
+    pub fn open_ro(path: &std::path::Path, maxdbs: u32) -> Res<Env> {
+        Env::open(path, MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY, maxdbs, 0)
+    }
+
+    /// Apply a whole workload with stock LMDB (see
+    /// [`crate::workload::write_workload`]).
+    pub fn write_workload(env: &Env, w: &crate::workload::Workload, who: &str) {
+        crate::workload::write_workload(w, who, || env.begin_rw());
+    }
 }
 
 /// Our engine through the same driver (raw `dlmdb-sys` calls), for checks
@@ -40,6 +51,19 @@ pub mod raw {
 }
 
 mod accounting;
+
+/// Tests that are one call each, listed one a line as `name: call;` (doc
+/// comments and attributes written before a name belong to that test).
+#[macro_export]
+macro_rules! call_tests {
+    ($($(#[$attr:meta])* $name:ident: $call:expr;)+) => {$(
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            $call;
+        }
+    )+};
+}
 
 /// Read a fixture companion file (dump, stat, json) as text.
 pub fn fixture_text(rel: &str) -> String {
@@ -212,20 +236,58 @@ pub fn assert_pairs_eq(what: &str, got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>,
     }
 }
 
+/// The two meta pages of the data file at `path` (16-byte page header
+/// layouts), decoded by dlmdb-format; read with pread, so a large file is
+/// not read whole. Panics when either page lacks the magic.
+pub fn meta_pages(path: &Path) -> [dlmdb_format::Meta; 2] {
+    use std::os::unix::fs::FileExt;
+    let f =
+        std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    let mut page = [0u8; dlmdb_format::META_SIZE];
+    let mut read = |which: u64, offset: u64| {
+        f.read_exact_at(&mut page, offset)
+            .unwrap_or_else(|e| panic!("{}: cannot read meta {which}: {e}", path.display()));
+        dlmdb_format::Meta::decode(&page)
+            .unwrap_or_else(|| panic!("{}: meta {which} has no magic", path.display()))
+    };
+    let m0 = read(0, 0);
+    let m1 = read(1, m0.page_size().into());
+    [m0, m1]
+}
+
+/// Which meta page of the data file at `path` is the newest (0 or 1: the
+/// one with the larger txn id), and that page decoded.
+pub fn newest_meta(path: &Path) -> (usize, dlmdb_format::Meta) {
+    let [m0, m1] = meta_pages(path);
+    if m1.txnid > m0.txnid {
+        (1, m1)
+    } else {
+        (0, m0)
+    }
+}
+
 /// A hand-built LMDB 1.x data file (data format 3, which the engine refuses):
 /// two meta pages in the 24-byte page header layout
 /// (`wide`: flags at 18, magic at 24, version at 28) or the 16-byte one.
 pub fn lmdb1x_store(path: &std::path::Path, wide: bool) {
+    use dlmdb_format::{meta, page, record};
     const PS: usize = 4096;
+    // Where the magic sits; the rest of the meta body follows it.
+    let (flags, magic) = if wide {
+        (meta::LMDB1X_OFF_FLAGS, meta::LMDB1X_OFF_MAGIC)
+    } else {
+        (page::OFF_FLAGS, meta::OFF_MAGIC)
+    };
+    let version = magic + (meta::OFF_VERSION - meta::OFF_MAGIC);
+    let psize = magic + (meta::OFF_FREE_DB + record::OFF_PAD - meta::OFF_MAGIC);
     let mut buf = vec![0u8; 2 * PS];
     for i in 0..2 {
         let p = &mut buf[i * PS..(i + 1) * PS];
-        let h = if wide { 24 } else { 16 };
-        p[0..8].copy_from_slice(&(i as u64).to_le_bytes());
-        p[h - 6..h - 4].copy_from_slice(&0x08u16.to_le_bytes());
-        p[h..h + 4].copy_from_slice(&0xBEEF_C0DEu32.to_le_bytes());
-        p[h + 4..h + 8].copy_from_slice(&3u32.to_le_bytes());
-        p[h + 24..h + 28].copy_from_slice(&(PS as u32).to_le_bytes());
+        p[page::OFF_PGNO..][..8].copy_from_slice(&(i as u64).to_le_bytes());
+        p[flags..][..2].copy_from_slice(&dlmdb_format::PageFlags::META.bits().to_le_bytes());
+        p[magic..][..4].copy_from_slice(&dlmdb_format::MAGIC.to_le_bytes());
+        p[version..][..4].copy_from_slice(&3u32.to_le_bytes());
+        p[psize..][..4].copy_from_slice(&(PS as u32).to_le_bytes());
     }
     std::fs::write(path, buf).unwrap();
 }

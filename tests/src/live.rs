@@ -71,6 +71,19 @@ pub fn hold_lock_byte() {
     std::thread::sleep(Duration::from_secs(120));
 }
 
+/// Start a [`HOLD_LOCK_BYTE_ROLE`] child on the lock file of data file
+/// `data` and wait until it holds the byte: from then on the lock file
+/// counts as in use, so no opener may re-initialise it.
+pub fn hold_lock_file(data: &Path) -> procs::Child {
+    let holder = procs::spawn(
+        "child_entry",
+        HOLD_LOCK_BYTE_ROLE,
+        &[("PATH", lock_file(data).display().to_string())],
+    );
+    holder.expect("holding", Duration::from_secs(30));
+    holder
+}
+
 /// The stock families available here (LMDB 0.9 needs a C compiler and
 /// liblmdb; CI installs both, and there a missing one is an error).
 pub fn stock_families() -> Vec<Family> {

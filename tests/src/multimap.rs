@@ -343,3 +343,18 @@ mod tests {
         );
     }
 }
+
+/// One database of a DUPSORT test: its name, its `mdb_dbi_open` flags and,
+/// for DUPFIXED, the item size (0 otherwise).
+#[derive(Debug, Clone, Copy)]
+pub struct DupDb {
+    pub name: &'static str,
+    pub flags: u32,
+    pub fixed: usize,
+}
+
+impl DupDb {
+    pub const fn new(name: &'static str, flags: u32, fixed: usize) -> DupDb {
+        DupDb { name, flags, fixed }
+    }
+}

@@ -38,6 +38,14 @@ impl KvWrite for RwTxn<'_> {
     fn del(&mut self, dbi: u32, key: &[u8]) -> Result<bool, i32> {
         RwTxn::del(self, Database::from_raw(dbi), key, None).map_err(|e| e.code())
     }
+    fn finish(self, commit: bool) -> Result<(), i32> {
+        if commit {
+            self.commit().map_err(|e| e.code())
+        } else {
+            self.abort();
+            Ok(())
+        }
+    }
 }
 
 impl KvRead for RoTxn<'_> {
@@ -72,19 +80,8 @@ impl KvRead for RoTxn<'_> {
     }
 }
 
-/// Apply a whole workload with our engine, one write transaction per
-/// workload transaction (aborted ones are dropped).
+/// Apply a whole workload with our engine (see
+/// [`crate::workload::write_workload`]).
 pub fn write_workload(env: &Env, w: &crate::workload::Workload, who: &str) {
-    for (i, t) in w.txns.iter().enumerate() {
-        let mut txn = env
-            .write_txn()
-            .unwrap_or_else(|e| panic!("{who}: txn #{i}: begin: {e}"));
-        crate::workload::apply_txn(&mut txn, &w.specs, t, &format!("{who} txn #{i}"));
-        if t.commit {
-            txn.commit()
-                .unwrap_or_else(|e| panic!("{who}: txn #{i}: commit: {e}"));
-        } else {
-            txn.abort();
-        }
-    }
+    crate::workload::write_workload(w, who, || env.write_txn().map_err(|e| e.code()));
 }

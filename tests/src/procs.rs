@@ -225,7 +225,7 @@ pub fn temp_store() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// Start the calling binary's `child_entry` test as a child with `role`,
 /// working on the store at `path` with `engine` ("ours" or "stock"; the
-/// child reads them back as `PATH` and `ENGINE`, see [`on_engine!`]).
+/// child reads them back as `PATH` and `ENGINE`, see [`engine_roles!`]).
 pub fn spawn_on_store(role: &str, path: &std::path::Path, engine: &str) -> Child {
     spawn(
         "child_entry",
@@ -265,6 +265,40 @@ macro_rules! child_roles {
     };
 }
 
+/// The `child_entry` test of a multi-process test file whose children work
+/// on a store with the engine the parent chose (see [`spawn_on_store`]):
+/// in a child spawned with one of these roles, run that role's body with
+/// the engine's driver module (`ours` or `stock`) under the first name
+/// and the store's data file (`PATH`) under the second; in the parent (no
+/// role, or a role of another file) do nothing.
+#[macro_export]
+macro_rules! engine_roles {
+    ($($role:literal => |$m:ident, $path:ident| $body:block)+) => {
+        #[test]
+        fn child_entry() {
+            let Some(role) = $crate::procs::role() else {
+                return;
+            };
+            let engine = $crate::procs::param("ENGINE");
+            match (role.as_str(), engine.as_str()) {
+                $(
+                    ($role, "ours") => {
+                        use $crate::procs::ours as $m;
+                        let $path = std::path::PathBuf::from($crate::procs::param("PATH"));
+                        $body
+                    }
+                    ($role, _) => {
+                        use $crate::procs::stock as $m;
+                        let $path = std::path::PathBuf::from($crate::procs::param("PATH"));
+                        $body
+                    }
+                )+
+                _ => {}
+            }
+        }
+    };
+}
+
 /// In a child: run the caller's one-argument macro `$body` with the engine
 /// module the parent chose in `ENGINE` (`ours`, else `stock`; both must be
 /// in scope at the call site).
@@ -278,20 +312,43 @@ macro_rules! on_engine {
     };
 }
 
-/// Pages in use by the newest snapshot of a data file: `last_pg + 1`,
-/// read from the meta page with the larger txnid (16-byte page header
-/// layouts; last_pg at byte 136, txnid at byte 144 of a meta page).
+/// One test body run as two tests of a multi-process test file, the first
+/// on our engine and the second on stock LMDB (the oracle). In the body,
+/// the first name in parentheses is the engine's driver module
+/// ([`ours`] or [`stock`]) and the optional second one its name as a
+/// `&str` (`"ours"` or `"stock"`, as [`spawn_on_store`] takes it). Like
+/// every parent test, both return at once in a child process.
+///
+/// ```ignore
+/// dlmdb_tests::engine_tests! {
+///     /// What the test checks.
+///     fn readers_ours, readers_stock(m, engine) {
+///         let env = m::Env::open_file(&path, 0, 2, MAP).unwrap();
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! engine_tests {
+    ($(#[$attr:meta])* fn $ours:ident, $stock:ident($m:ident $(, $engine:ident)?) $body:block) => {
+        $crate::engine_tests!(@on ours $(#[$attr])* fn $ours($m $(, $engine)?) $body);
+        $crate::engine_tests!(@on stock $(#[$attr])* fn $stock($m $(, $engine)?) $body);
+    };
+    (@on $which:ident $(#[$attr:meta])* fn $name:ident($m:ident $(, $engine:ident)?) $body:block) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            $crate::parent_only!();
+            use $crate::procs::$which as $m;
+            $(let $engine = stringify!($which);)?
+            $body
+        }
+    };
+}
+
+/// Pages in use by the newest snapshot of a data file: `last_pg + 1` of
+/// the meta page with the larger txnid.
 pub fn file_pages(data_file: &std::path::Path) -> u64 {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(data_file).expect("open data file");
-    let mut m0 = [0u8; 152];
-    f.read_exact_at(&mut m0, 0).expect("read meta 0");
-    let psize = u32::from_le_bytes(m0[40..44].try_into().unwrap()) as u64;
-    let mut m1 = [0u8; 152];
-    f.read_exact_at(&mut m1, psize).expect("read meta 1");
-    let t = |m: &[u8; 152]| u64::from_le_bytes(m[144..152].try_into().unwrap());
-    let m = if t(&m1) > t(&m0) { m1 } else { m0 };
-    u64::from_le_bytes(m[136..144].try_into().unwrap()) + 1
+    crate::newest_meta(data_file).1.last_pg + 1
 }
 
 /// Our engine and stock LMDB through the two-engine kit's driver (raw

@@ -10,6 +10,46 @@ pub struct TreeStat {
     pub entries: u64,
 }
 
+impl TreeStat {
+    /// The same five numbers as a fixture's recorded facts hold them (an
+    /// object with fields `depth`, `branch_pages`, `leaf_pages`,
+    /// `overflow_pages` and `entries`).
+    pub fn from_json(v: &serde_json::Value) -> TreeStat {
+        let n = |field: &str| {
+            v[field]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no number {field:?} in recorded stat {v}"))
+        };
+        TreeStat {
+            depth: n("depth"),
+            branch_pages: n("branch_pages"),
+            leaf_pages: n("leaf_pages"),
+            overflow_pages: n("overflow_pages"),
+            entries: n("entries"),
+        }
+    }
+}
+
+/// The two engines' statistics of one tree (the safe crate's and the raw
+/// driver's), as the five numbers the reports show.
+macro_rules! tree_stat_from {
+    ($($t:ty),+) => {$(
+        impl From<$t> for TreeStat {
+            fn from(s: $t) -> TreeStat {
+                TreeStat {
+                    depth: s.depth.into(),
+                    branch_pages: s.branch_pages,
+                    leaf_pages: s.leaf_pages,
+                    overflow_pages: s.overflow_pages,
+                    entries: s.entries,
+                }
+            }
+        }
+    )+};
+}
+
+tree_stat_from!(dlmdb::Stat, dlmdb_kit::DbStat);
+
 /// A whole `mdb_stat -a -e -f` report.
 #[derive(Debug, Clone, Default)]
 pub struct StatReport {

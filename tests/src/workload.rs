@@ -275,6 +275,8 @@ pub trait KvWrite {
     fn put(&mut self, dbi: u32, key: &[u8], val: &[u8]) -> Result<(), i32>;
     /// `Ok(false)` when the key did not exist.
     fn del(&mut self, dbi: u32, key: &[u8]) -> Result<bool, i32>;
+    /// Commit the transaction, or abort it.
+    fn finish(self, commit: bool) -> Result<(), i32>;
 }
 
 /// Reading side of an engine.
@@ -299,6 +301,14 @@ macro_rules! kv_for_kit_txn {
             }
             fn del(&mut self, dbi: u32, key: &[u8]) -> Result<bool, i32> {
                 dlmdb_kit::$engine::Txn::del(self, dbi, key, None)
+            }
+            fn finish(self, commit: bool) -> Result<(), i32> {
+                if commit {
+                    self.commit()
+                } else {
+                    self.abort();
+                    Ok(())
+                }
             }
         }
 
@@ -413,18 +423,21 @@ pub fn verify<R: KvRead>(r: &R, w: &Workload, who: &str, seed: u64) {
     }
 }
 
-/// Run every transaction of `w`: `begin` starts one, `finish(txn, commit)`
-/// commits or aborts it.
-pub fn run_txns<W: KvWrite>(
+/// Apply a whole workload, one write transaction (started by `begin`) per
+/// workload transaction, committed or aborted as the workload says.
+pub fn write_workload<W: KvWrite>(
     w: &Workload,
     who: &str,
-    mut begin: impl FnMut() -> W,
-    mut finish: impl FnMut(W, bool),
+    mut begin: impl FnMut() -> Result<W, i32>,
 ) {
+    let fail = |i: usize, what: &str, rc: i32| -> ! {
+        panic!("{who}: txn #{i}: {what}: {}", crate::raw::strerror(rc))
+    };
     for (i, t) in w.txns.iter().enumerate() {
-        let mut txn = begin();
+        let mut txn = begin().unwrap_or_else(|rc| fail(i, "begin", rc));
         apply_txn(&mut txn, &w.specs, t, &format!("{who} txn #{i}"));
-        finish(txn, t.commit);
+        txn.finish(t.commit)
+            .unwrap_or_else(|rc| fail(i, "commit", rc));
     }
 }
 

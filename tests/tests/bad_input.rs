@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use dlmdb::{Database, Env, EnvFlags, Error};
+use dlmdb_format::{meta, record};
 use dlmdb_tests::{copy_fixture, ours, stock};
 use rand::{Rng, SeedableRng};
 
@@ -24,6 +25,15 @@ fn open_ours(path: &Path, flags: EnvFlags) -> dlmdb::Result<Env> {
 
 fn open_stock(path: &Path, flags: u32) -> Result<(), i32> {
     stock::Env::open(path, stock::MDB_NOSUBDIR | flags, 16, 0).map(|_| ())
+}
+
+/// Our engine refuses to open `p` with `flags`, with the error `want`.
+fn assert_ours_refuses(p: &Path, flags: EnvFlags, want: Error, what: &str) {
+    let r = open_ours(p, flags).map(|_| ());
+    assert!(
+        matches!(&r, Err(e) if std::mem::discriminant(e) == std::mem::discriminant(&want)),
+        "{what}: got {r:?}, expected {want:?}"
+    );
 }
 
 fn code<T>(r: &dlmdb::Result<T>) -> i32 {
@@ -52,17 +62,19 @@ fn le64(b: &[u8], off: usize) -> u64 {
 }
 
 fn current_meta(b: &[u8]) -> Meta {
-    let psize = u32::from_le_bytes(b[40..44].try_into().unwrap()) as usize;
-    let off = if le64(b, psize + 144) > le64(b, 144) {
-        psize
+    let m0 = dlmdb_format::Meta::decode(b).expect("meta 0");
+    let psize = m0.page_size() as usize;
+    let m1 = dlmdb_format::Meta::decode(&b[psize..]).expect("meta 1");
+    let (off, m) = if m1.txnid > m0.txnid {
+        (psize, m1)
     } else {
-        0
+        (0, m0)
     };
     Meta {
         psize,
         off,
-        root: le64(b, off + 128),
-        last_pg: le64(b, off + 136),
+        root: m.main.root,
+        last_pg: m.last_pg,
     }
 }
 
@@ -74,17 +86,12 @@ fn random_bytes_are_invalid() {
     rng.fill(&mut b[..]);
     b[10] &= !0x08; // make sure the page-flags word does not claim META by chance
     let p = write_file(dir.path(), "random.mdb", &b);
-    let r = open_ours(&p, EnvFlags::empty());
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "random bytes: got {:?}",
-        r.map(|_| ())
-    );
-    let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "random bytes read-only: got {:?}",
-        r.map(|_| ())
+    assert_ours_refuses(&p, EnvFlags::empty(), Error::Invalid, "random bytes");
+    assert_ours_refuses(
+        &p,
+        EnvFlags::READ_ONLY,
+        Error::Invalid,
+        "random bytes read-only",
     );
     assert_eq!(
         open_stock(&p, 0),
@@ -98,12 +105,7 @@ fn text_file_is_invalid() {
     let dir = tempfile::tempdir().unwrap();
     let text = "This is not a database, just some text.\n".repeat(300);
     let p = write_file(dir.path(), "text.mdb", text.as_bytes());
-    let r = open_ours(&p, EnvFlags::empty());
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "text: got {:?}",
-        r.map(|_| ())
-    );
+    assert_ours_refuses(&p, EnvFlags::empty(), Error::Invalid, "text");
     assert_eq!(open_stock(&p, 0), Err(lmdb_master_sys::MDB_INVALID));
     // a short text file (less than one meta structure)
     let p = write_file(dir.path(), "short.mdb", b"hello\n");
@@ -201,27 +203,31 @@ fn read_all(env: &Env) -> Option<Error> {
     None
 }
 
+/// A copy of fixture `rel` cut after its first `len` bytes.
+fn truncated(rel: &str, len: usize) -> (tempfile::TempDir, PathBuf) {
+    let (dir, src) = copy_fixture(rel);
+    let b = std::fs::read(&src).unwrap();
+    let p = write_file(dir.path(), "truncated.mdb", &b[..len]);
+    (dir, p)
+}
+
 #[test]
 fn truncated_to_1000_bytes() {
     // a version-2 store: meta 0 is complete in the first 1000 bytes, meta 1 is missing
-    let (dir, src) = real_store();
-    let b = std::fs::read(&src).unwrap();
-    let p = write_file(dir.path(), "trunc1000.mdb", &b[..1000]);
-    let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "1000-byte v2 store: got {:?}",
-        r.map(|_| ())
+    let (_dir, p) = truncated("v2/main_only.mdb", 1000);
+    assert_ours_refuses(
+        &p,
+        EnvFlags::READ_ONLY,
+        Error::Invalid,
+        "1000-byte v2 store",
     );
     // a stock-written version-1 store, where stock LMDB gives the same answer
-    let (dir, src) = copy_fixture("stock.mdb");
-    let b = std::fs::read(&src).unwrap();
-    let p = write_file(dir.path(), "trunc1000.mdb", &b[..1000]);
-    let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "1000-byte v1 store: got {:?}",
-        r.map(|_| ())
+    let (_dir, p) = truncated("stock.mdb", 1000);
+    assert_ours_refuses(
+        &p,
+        EnvFlags::READ_ONLY,
+        Error::Invalid,
+        "1000-byte v1 store",
     );
     assert_eq!(
         open_stock(&p, lmdb_master_sys::MDB_RDONLY),
@@ -234,9 +240,7 @@ fn truncated_to_1000_bytes() {
 /// shorter than last_pg), but reading must fail cleanly (no SIGBUS).
 #[test]
 fn truncated_to_one_and_a_half_pages() {
-    let (dir, src) = real_store();
-    let b = std::fs::read(&src).unwrap();
-    let p = write_file(dir.path(), "trunc6144.mdb", &b[..6144]);
+    let (_dir, p) = truncated("v2/main_only.mdb", 6144);
     match open_ours(&p, EnvFlags::READ_ONLY) {
         Err(e) => eprintln!("1.5-page store: open refused with {e} (ok)"),
         Ok(env) => {
@@ -247,7 +251,7 @@ fn truncated_to_one_and_a_half_pages() {
 }
 
 fn flip_magic(b: &mut [u8], page_off: usize) {
-    b[page_off + 16] ^= 0xff;
+    b[page_off + meta::OFF_MAGIC] ^= 0xff;
 }
 
 /// Magic damaged in both metas: MDB_INVALID.
@@ -258,8 +262,12 @@ fn magic_flipped_in_both_metas() {
     flip_magic(&mut b, 0);
     flip_magic(&mut b, 4096);
     let p = write_file(dir.path(), "nomagic.mdb", &b);
-    let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(matches!(r, Err(Error::Invalid)), "got {:?}", r.map(|_| ()));
+    assert_ours_refuses(
+        &p,
+        EnvFlags::READ_ONLY,
+        Error::Invalid,
+        "both metas without magic",
+    );
 }
 
 /// Only one meta damaged. Decision: stock LMDB validates both meta pages
@@ -273,11 +281,11 @@ fn magic_flipped_in_one_meta() {
         let mut b = std::fs::read(&src).unwrap();
         flip_magic(&mut b, which);
         let p = write_file(dir.path(), "onemeta.mdb", &b);
-        let r = open_ours(&p, EnvFlags::READ_ONLY);
-        assert!(
-            matches!(r, Err(Error::Invalid)),
-            "meta at {which} damaged: got {:?}",
-            r.map(|_| ())
+        assert_ours_refuses(
+            &p,
+            EnvFlags::READ_ONLY,
+            Error::Invalid,
+            &format!("meta at {which} damaged"),
         );
     }
 }
@@ -288,14 +296,14 @@ fn version_3_is_version_mismatch() {
     let (dir, src) = real_store();
     let mut b = std::fs::read(&src).unwrap();
     for off in [0usize, 4096] {
-        b[off + 20..off + 24].copy_from_slice(&3u32.to_le_bytes());
+        b[off + meta::OFF_VERSION..][..4].copy_from_slice(&3u32.to_le_bytes());
     }
     let p = write_file(dir.path(), "v3.mdb", &b);
-    let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(
-        matches!(r, Err(Error::VersionMismatch)),
-        "got {:?}",
-        r.map(|_| ())
+    assert_ours_refuses(
+        &p,
+        EnvFlags::READ_ONLY,
+        Error::VersionMismatch,
+        "data version 3",
     );
     assert_eq!(
         open_stock(&p, lmdb_master_sys::MDB_RDONLY),
@@ -328,17 +336,17 @@ fn version_2_with_24_byte_header_is_invalid() {
         b[m + 120..m + 128].copy_from_slice(&1u64.to_le_bytes()); // last_pg
     }
     let p = write_file(dir.path(), "master3.mdb", &b);
-    let r = open_ours(&p, EnvFlags::READ_ONLY);
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "24-byte-header v2 file: got {:?}",
-        r.map(|_| ())
+    assert_ours_refuses(
+        &p,
+        EnvFlags::READ_ONLY,
+        Error::Invalid,
+        "24-byte-header v2 file",
     );
-    let r = open_ours(&p, EnvFlags::empty());
-    assert!(
-        matches!(r, Err(Error::Invalid)),
-        "24-byte-header v2 file read-write: got {:?}",
-        r.map(|_| ())
+    assert_ours_refuses(
+        &p,
+        EnvFlags::empty(),
+        Error::Invalid,
+        "24-byte-header v2 file read-write",
     );
 }
 
@@ -349,7 +357,8 @@ fn with_main_root(root: u64) -> (tempfile::TempDir, PathBuf) {
     let mut b = std::fs::read(&src).unwrap();
     let m = current_meta(&b);
     for off in [0usize, m.psize] {
-        b[off + 128..off + 136].copy_from_slice(&root.to_le_bytes());
+        let at = off + meta::OFF_MAIN_DB + record::OFF_ROOT;
+        b[at..at + 8].copy_from_slice(&root.to_le_bytes());
     }
     let p = write_file(dir.path(), "badroot.mdb", &b);
     (dir, p)
@@ -439,17 +448,22 @@ fn page_with_unknown_type() {
     });
 }
 
+/// Point every node of branch page image `pg` at page `child` (a branch
+/// node keeps its child's 48-bit page number in its first three u16 words).
+fn point_children_at(pg: &mut [u8], child: u64) {
+    let lower = u16::from_le_bytes(pg[12..14].try_into().unwrap()) as usize;
+    for o in (16..lower).step_by(2) {
+        let node = u16::from_le_bytes(pg[o..o + 2].try_into().unwrap()) as usize;
+        pg[node..node + 2].copy_from_slice(&(child as u16).to_le_bytes());
+        pg[node + 2..node + 4].copy_from_slice(&((child >> 16) as u16).to_le_bytes());
+        pg[node + 4..node + 6].copy_from_slice(&((child >> 32) as u16).to_le_bytes());
+    }
+}
+
 #[test]
 fn branch_child_pointing_beyond_last_page() {
     damaged_root_page("child pgno beyond last_pg", |pg, m| {
-        let lower = u16::from_le_bytes(pg[12..14].try_into().unwrap()) as usize;
-        for o in (16..lower).step_by(2) {
-            let node = u16::from_le_bytes(pg[o..o + 2].try_into().unwrap()) as usize;
-            let child = m.last_pg + 7;
-            pg[node..node + 2].copy_from_slice(&(child as u16).to_le_bytes());
-            pg[node + 2..node + 4].copy_from_slice(&((child >> 16) as u16).to_le_bytes());
-            pg[node + 4..node + 6].copy_from_slice(&((child >> 32) as u16).to_le_bytes());
-        }
+        point_children_at(pg, m.last_pg + 7);
     });
 }
 
@@ -458,14 +472,7 @@ fn branch_child_pointing_beyond_last_page() {
 #[test]
 fn branch_cycle() {
     damaged_root_page("children point at their own parent", |pg, m| {
-        let lower = u16::from_le_bytes(pg[12..14].try_into().unwrap()) as usize;
-        for o in (16..lower).step_by(2) {
-            let node = u16::from_le_bytes(pg[o..o + 2].try_into().unwrap()) as usize;
-            let child = m.root;
-            pg[node..node + 2].copy_from_slice(&(child as u16).to_le_bytes());
-            pg[node + 2..node + 4].copy_from_slice(&((child >> 16) as u16).to_le_bytes());
-            pg[node + 4..node + 6].copy_from_slice(&((child >> 32) as u16).to_le_bytes());
-        }
+        point_children_at(pg, m.root);
     });
 }
 

@@ -32,35 +32,18 @@ fn fixed_seeds() -> Vec<u64> {
 
 /// Data version (`mm_version`) of both meta pages.
 fn meta_versions(path: &Path) -> (u32, u32) {
-    let b = std::fs::read(path).expect("read data file");
-    let psize = u32::from_le_bytes(b[40..44].try_into().unwrap()) as usize;
-    let v = |off: usize| u32::from_le_bytes(b[off + 20..off + 24].try_into().unwrap());
-    (v(0), v(psize))
+    let [m0, m1] = dlmdb_tests::meta_pages(path);
+    (m0.version, m1.version)
 }
 
 fn write_with_stock(path: &Path, w: &Workload) {
     let env = stock::Env::open(path, stock::MDB_NOSUBDIR, MAXDBS, MAP).expect("stock: open env");
-    workload::run_txns(
-        w,
-        "stock",
-        || env.begin_rw().expect("stock: begin"),
-        |t, commit| {
-            if commit {
-                t.commit().expect("stock: commit")
-            }
-        },
-    );
+    stock::write_workload(&env, w, "stock");
 }
 
 fn verify_with_stock(path: &Path, w: &Workload, seed: u64) {
     remove_lock(path);
-    let env = stock::Env::open(
-        path,
-        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
-        MAXDBS,
-        0,
-    )
-    .unwrap_or_else(|e| {
+    let env = stock::open_ro(path, MAXDBS).unwrap_or_else(|e| {
         panic!(
             "stock LMDB cannot open the store: {} ({e})",
             stock::strerror(e)
@@ -183,68 +166,75 @@ fn check_mdb_stat(path: &Path, w: &Workload, acc: &raw::AccountingReport, what: 
     }
 }
 
+/// Run `scenario` once per fixed seed (printed first), on a fresh store
+/// path, with the seed's first workload.
+fn each_seed(test: &str, scenario: impl Fn(u64, &Path, Workload)) {
+    for seed in fixed_seeds() {
+        eprintln!("{test}: seed {seed}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.mdb");
+        scenario(
+            seed,
+            &path,
+            generate(seed, workload::standard_specs(), TXNS, OPS),
+        );
+    }
+}
+
 /// (a) our engine writes a stock-format store; stock LMDB reads it.
 #[test]
 fn ours_lmdb_format_read_by_stock() {
-    for seed in fixed_seeds() {
-        eprintln!("ours_lmdb_format_read_by_stock: seed {seed}");
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("data.mdb");
-        let w = generate(seed, workload::standard_specs(), TXNS, OPS);
+    each_seed("ours_lmdb_format_read_by_stock", |seed, path, w| {
         {
-            let env = ours::open(&path, EnvFlags::FORMAT_LMDB, MAP, MAXDBS)
+            let env = ours::open(path, EnvFlags::FORMAT_LMDB, MAP, MAXDBS)
                 .expect("ours: create FORMAT_LMDB store");
             ours::write_workload(&env, &w, "dlmdb");
         }
         assert_eq!(
-            meta_versions(&path),
+            meta_versions(path),
             (1, 1),
             "a FORMAT_LMDB store must have data version 1 in both metas"
         );
         // An existing version-1 store without a flag is read in stock layout.
-        let acc = verify_with_ours(&path, &w, seed, EnvFlags::empty());
-        verify_with_stock(&path, &w, seed);
-        check_mdb_dump(&path, &w, MAP as u64, &format!("seed {seed}"));
-        check_mdb_stat(&path, &w, &acc, &format!("seed {seed}"));
+        let acc = verify_with_ours(path, &w, seed, EnvFlags::empty());
+        verify_with_stock(path, &w, seed);
+        check_mdb_dump(path, &w, MAP as u64, &format!("seed {seed}"));
+        check_mdb_stat(path, &w, &acc, &format!("seed {seed}"));
 
         // stock LMDB keeps writing to the store we created; we read the result
         let w2 = generate_from(seed.wrapping_add(3000), &w, 4, OPS);
-        remove_lock(&path);
-        write_with_stock(&path, &w2);
-        verify_with_ours(&path, &w2, seed, EnvFlags::empty());
-        verify_with_stock(&path, &w2, seed);
-    }
+        remove_lock(path);
+        write_with_stock(path, &w2);
+        verify_with_ours(path, &w2, seed, EnvFlags::empty());
+        verify_with_stock(path, &w2, seed);
+    });
 }
 
 /// (b) stock LMDB writes; our engine reads, modifies; stock reads again.
 #[test]
 fn stock_written_read_and_modified_by_ours() {
-    for seed in fixed_seeds() {
-        eprintln!("stock_written_read_and_modified_by_ours: seed {seed}");
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("data.mdb");
-        let w1 = generate(seed, workload::standard_specs(), TXNS, OPS);
-        write_with_stock(&path, &w1);
-        assert_eq!(meta_versions(&path), (1, 1));
-        verify_with_ours(&path, &w1, seed, EnvFlags::empty());
+    each_seed("stock store modified by ours", |seed, path, w1| {
+        write_with_stock(path, &w1);
+        assert_eq!(meta_versions(path), (1, 1));
+        verify_with_ours(path, &w1, seed, EnvFlags::empty());
 
         // our engine continues the history on the stock-written file
         let w2 = generate_from(seed.wrapping_add(1000), &w1, TXNS, OPS);
-        remove_lock(&path);
+        remove_lock(path);
         {
-            let env = ours::open(&path, EnvFlags::empty(), MAP, MAXDBS)
+            let env = ours::open(path, EnvFlags::empty(), MAP, MAXDBS)
                 .expect("ours: open stock store rw");
             ours::write_workload(&env, &w2, "dlmdb on stock file");
         }
         assert_eq!(
-            meta_versions(&path),
+            meta_versions(path),
             (1, 1),
             "modifying a stock store must keep data version 1"
         );
-        verify_with_ours(&path, &w2, seed, EnvFlags::empty());
-        verify_with_stock(&path, &w2, seed);
+        verify_with_ours(path, &w2, seed, EnvFlags::empty());
+        verify_with_stock(path, &w2, seed);
         check_mdb_dump(
-            &path,
+            path,
             &w2,
             MAP as u64,
             &format!("seed {seed} (after our writes)"),
@@ -252,10 +242,10 @@ fn stock_written_read_and_modified_by_ours() {
 
         // and stock LMDB can keep writing to what we wrote
         let w3 = generate_from(seed.wrapping_add(2000), &w2, 3, OPS);
-        remove_lock(&path);
-        write_with_stock(&path, &w3);
-        verify_with_ours(&path, &w3, seed, EnvFlags::empty());
-    }
+        remove_lock(path);
+        write_with_stock(path, &w3);
+        verify_with_ours(path, &w3, seed, EnvFlags::empty());
+    });
 }
 
 /// Our engine opening a store with FORMAT_LMDB that stock LMDB created works

@@ -53,6 +53,15 @@ fn structure(path: &Path, v1: bool, dbs: &[(&str, &CountModel)], what: &str) {
     }
 }
 
+/// After a commit: the file's structure, and every rank of DB `name` in a
+/// new read txn, agree with `model`.
+fn check_committed(env: &Env, path: &Path, v1: bool, name: &str, model: &CountModel, what: &str) {
+    structure(path, v1, &[(name, model)], what);
+    let txn = env.begin_ro().unwrap();
+    let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
+    counted::verify_every_rank(&txn, dbi, &model.snap(true), what);
+}
+
 fn open(txn: &Txn<'_>, name: &str, flags: u32) -> u32 {
     txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
         .unwrap()
@@ -134,18 +143,12 @@ fn range_delete_96(v1: bool) {
         &format!("{what}, range delete inside the write txn"),
     );
     txn.commit().unwrap();
-    structure(
+    check_committed(
+        &env,
         &path,
         v1,
-        &[("c", &model)],
-        &format!("{what}, after the range delete"),
-    );
-    let txn = env.begin_ro().unwrap();
-    let dbi = txn.open_db(Some(b"c"), 0).unwrap();
-    counted::verify_every_rank(
-        &txn,
-        dbi,
-        &model.snap(true),
+        "c",
+        &model,
         &format!("{what}, after the range delete"),
     );
 }
@@ -237,10 +240,7 @@ fn variable_length_keys_random_deletes() {
             );
         }
         txn.commit().unwrap();
-        structure(&path, false, &[("v", &model)], &what);
-        let rtxn = env.begin_ro().unwrap();
-        let dbi = rtxn.open_db(Some(b"v"), 0).unwrap();
-        counted::verify_every_rank(&rtxn, dbi, &model.snap(true), &what);
+        check_committed(&env, &path, false, "v", &model, &what);
     }
 }
 
@@ -327,13 +327,10 @@ fn dupsort_shrink(flags: u32) {
                 model.del_pair(&k, &v);
             }
         }
-        let snap = model.snap(true);
-        counted::verify_every_rank(&txn, dbi, &snap, &format!("{what} (inside the write txn)"));
+        let inside = format!("{what} (inside the write txn)");
+        counted::verify_every_rank(&txn, dbi, &model.snap(true), &inside);
         txn.commit().unwrap();
-        structure(&path, false, &[("d", &model)], &what);
-        let rtxn = env.begin_ro().unwrap();
-        let dbi = rtxn.open_db(Some(b"d"), 0).unwrap();
-        counted::verify_every_rank(&rtxn, dbi, &snap, &what);
+        check_committed(&env, &path, false, "d", &model, &what);
         assert!(round < 60, "{what0}: does not drain");
     }
 }
@@ -413,10 +410,7 @@ fn separator_resize_on_counted_branches_depth3() {
         let depth = txn.stat(dbi).unwrap().depth;
         eprintln!("{what}: {} keys left, depth {depth}", model.keys());
         txn.commit().unwrap();
-        structure(&path, false, &[("s", &model)], &what);
-        let rtxn = env.begin_ro().unwrap();
-        let dbi = rtxn.open_db(Some(b"s"), 0).unwrap();
-        counted::verify_every_rank(&rtxn, dbi, &model.snap(true), &what);
+        check_committed(&env, &path, false, "s", &model, &what);
     }
 }
 

@@ -16,6 +16,7 @@ use dlmdb_sys as ffi;
 use dlmdb_tests::counted::{self, CountModel, Cursor, RangeFn, COUNTED};
 use dlmdb_tests::dump::{parse_dump, DumpDb};
 use dlmdb_tests::raw::{Env, Txn};
+use dlmdb_tests::stat::TreeStat;
 use dlmdb_tests::{copy_fixture, fixture_text, show, Pairs};
 use serde_json::Value;
 
@@ -27,31 +28,35 @@ struct Fx {
     v1: bool,
 }
 
-const COUNTED_V1: Fx = Fx {
-    mdb: "counted.mdb",
-    expect: "counted.expect.json",
-    dump: "counted.dump.txt",
-    v1: true,
-};
-const COUNTED_V2: Fx = Fx {
-    mdb: "v2/counted.mdb",
-    expect: "v2/counted.expect.json",
-    dump: "v2/counted.dump.txt",
-    v1: false,
-};
+const fn fx(mdb: &'static str, expect: &'static str, dump: &'static str, v1: bool) -> Fx {
+    Fx {
+        mdb,
+        expect,
+        dump,
+        v1,
+    }
+}
+
+const COUNTED_V1: Fx = fx(
+    "counted.mdb",
+    "counted.expect.json",
+    "counted.dump.txt",
+    true,
+);
+const COUNTED_V2: Fx = fx(
+    "v2/counted.mdb",
+    "v2/counted.expect.json",
+    "v2/counted.dump.txt",
+    false,
+);
 // The v2 prefix dump is stored gzipped; its content equals the v1 dump.
-const PREFIX_V1: Fx = Fx {
-    mdb: "prefix.mdb",
-    expect: "prefix.expect.json",
-    dump: "prefix.dump.txt",
-    v1: true,
-};
-const PREFIX_V2: Fx = Fx {
-    mdb: "v2/prefix.mdb",
-    expect: "v2/prefix.expect.json",
-    dump: "prefix.dump.txt",
-    v1: false,
-};
+const PREFIX_V1: Fx = fx("prefix.mdb", "prefix.expect.json", "prefix.dump.txt", true);
+const PREFIX_V2: Fx = fx(
+    "v2/prefix.mdb",
+    "v2/prefix.expect.json",
+    "prefix.dump.txt",
+    false,
+);
 
 fn env_flags(v1: bool) -> u32 {
     ffi::MDB_NOSUBDIR | if v1 { ffi::MDB_FORMAT_DLMDB_V1 } else { 0 }
@@ -154,25 +159,10 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
     assert_eq!(flags as u64, u(exp, "db_flags"), "{what}: stored DB flags");
 
     if fixture_file {
-        let st = txn.stat(dbi).unwrap();
-        let es = &exp["stat"];
-        let got = (
-            st.depth as u64,
-            st.branch_pages,
-            st.leaf_pages,
-            st.overflow_pages,
-            st.entries,
-        );
-        let want = (
-            u(es, "depth"),
-            u(es, "branch_pages"),
-            u(es, "leaf_pages"),
-            u(es, "overflow_pages"),
-            u(es, "entries"),
-        );
         assert_eq!(
-            got, want,
-            "{what}: mdb_stat (depth, branch, leaf, overflow, entries)"
+            TreeStat::from(txn.stat(dbi).unwrap()),
+            TreeStat::from_json(&exp["stat"]),
+            "{what}: mdb_stat"
         );
     }
 
@@ -297,30 +287,54 @@ fn check_db_against_expect(txn: &Txn<'_>, name: &str, exp: &Value, fixture_file:
     }
 
     // range counts
+    for q in range_queries(exp) {
+        let (low, high) = (q.low.as_deref(), q.high.as_deref());
+        let got = counted::range_count(txn, dbi, q.f, low, high, q.flags);
+        if got != q.want {
+            panic!(
+                "{what}: {}({}, {}, flags {}) [{}]: got {} expected {}",
+                q.f.name(),
+                low.map_or("NULL".into(), show),
+                high.map_or("NULL".into(), show),
+                q.flags,
+                q.note,
+                fmt_res(&got),
+                fmt_res(&q.want)
+            );
+        }
+    }
+}
+
+/// One recorded query of a range function.
+struct RangeQuery {
+    f: RangeFn,
+    low: Option<Vec<u8>>,
+    high: Option<Vec<u8>>,
+    flags: u32,
+    want: Result<u64, i32>,
+    note: String,
+}
+
+/// The recorded queries of all three range functions in `exp`.
+fn range_queries(exp: &Value) -> Vec<RangeQuery> {
+    let mut out = Vec::new();
     for (field, f) in [
         ("count_range", RangeFn::CountRange),
         ("range_count_keys", RangeFn::Keys),
         ("range_count_values", RangeFn::Values),
     ] {
         for rq in exp[field].as_array().unwrap() {
-            let low = hex_field(rq, "low_hex");
-            let high = hex_field(rq, "high_hex");
-            let flags = u(rq, "flags") as u32;
-            let want = recorded(rq, || u(rq, "count"));
-            let got = counted::range_count(txn, dbi, f, low.as_deref(), high.as_deref(), flags);
-            if got != want {
-                panic!(
-                    "{what}: {}({}, {}, flags {flags}) [{}]: got {} expected {}",
-                    f.name(),
-                    low.as_deref().map_or("NULL".into(), show),
-                    high.as_deref().map_or("NULL".into(), show),
-                    rq["note"].as_str().unwrap_or(""),
-                    fmt_res(&got),
-                    fmt_res(&want)
-                );
-            }
+            out.push(RangeQuery {
+                f,
+                low: hex_field(rq, "low_hex"),
+                high: hex_field(rq, "high_hex"),
+                flags: u(rq, "flags") as u32,
+                want: recorded(rq, || u(rq, "count")),
+                note: rq["note"].as_str().unwrap_or("").to_string(),
+            });
         }
     }
+    out
 }
 
 /// `dup_sets`: `mdb_cursor_count` and `mdb_cursor_list_dup` per recorded key.
@@ -476,24 +490,11 @@ fn read_back_like_dump(fx: &Fx, only_dupsort: bool) {
     let _ = path;
 }
 
-#[test]
-fn counted_v1_plain_dbs_read_like_dump() {
-    read_back_like_dump(&COUNTED_V1, false);
-}
-
-#[test]
-fn counted_v2_plain_dbs_read_like_dump() {
-    read_back_like_dump(&COUNTED_V2, false);
-}
-
-#[test]
-fn counted_v1_dupsort_dbs_read_like_dump() {
-    read_back_like_dump(&COUNTED_V1, true);
-}
-
-#[test]
-fn counted_v2_dupsort_dbs_read_like_dump() {
-    read_back_like_dump(&COUNTED_V2, true);
+dlmdb_tests::call_tests! {
+    counted_v1_plain_dbs_read_like_dump: read_back_like_dump(&COUNTED_V1, false);
+    counted_v2_plain_dbs_read_like_dump: read_back_like_dump(&COUNTED_V2, false);
+    counted_v1_dupsort_dbs_read_like_dump: read_back_like_dump(&COUNTED_V1, true);
+    counted_v2_dupsort_dbs_read_like_dump: read_back_like_dump(&COUNTED_V2, true);
 }
 
 /// The file-parsing checker on the DLMDB-written fixtures: every count is
@@ -537,26 +538,13 @@ fn structure_of(fx: &Fx) {
     }
 }
 
-#[test]
-fn counted_v1_structure() {
-    structure_of(&COUNTED_V1);
-}
-
-#[test]
-fn counted_v2_structure() {
-    structure_of(&COUNTED_V2);
-}
-
-/// The checker needs no prefix decoding (it only counts nodes), so the
-/// prefix fixtures' counted trees can be checked today as well.
-#[test]
-fn prefix_v1_structure() {
-    structure_of(&PREFIX_V1);
-}
-
-#[test]
-fn prefix_v2_structure() {
-    structure_of(&PREFIX_V2);
+dlmdb_tests::call_tests! {
+    counted_v1_structure: structure_of(&COUNTED_V1);
+    counted_v2_structure: structure_of(&COUNTED_V2);
+    /// The checker needs no prefix decoding (it only counts nodes), so the
+    /// prefix fixtures' counted trees can be checked today as well.
+    prefix_v1_structure: structure_of(&PREFIX_V1);
+    prefix_v2_structure: structure_of(&PREFIX_V2);
 }
 
 /// The checker must notice a wrong count: flip one branch count in a copy.
@@ -628,54 +616,17 @@ fn dup_sets_of(fx: &Fx) {
     }
 }
 
-#[test]
-fn counted_v1_expectations() {
-    expectations_of(&COUNTED_V1);
-}
-
-#[test]
-fn counted_v2_expectations() {
-    expectations_of(&COUNTED_V2);
-}
-
-#[test]
-fn counted_v1_every_rank() {
-    every_rank_of(&COUNTED_V1);
-}
-
-#[test]
-fn counted_v2_every_rank() {
-    every_rank_of(&COUNTED_V2);
-}
-
-#[test]
-fn counted_v1_dup_sets() {
-    dup_sets_of(&COUNTED_V1);
-}
-
-#[test]
-fn counted_v2_dup_sets() {
-    dup_sets_of(&COUNTED_V2);
-}
-
-#[test]
-fn prefix_v1_expectations() {
-    expectations_of(&PREFIX_V1);
-}
-
-#[test]
-fn prefix_v2_expectations() {
-    expectations_of(&PREFIX_V2);
-}
-
-#[test]
-fn prefix_v1_every_rank() {
-    every_rank_of(&PREFIX_V1);
-}
-
-#[test]
-fn prefix_v1_dup_sets() {
-    dup_sets_of(&PREFIX_V1);
+dlmdb_tests::call_tests! {
+    counted_v1_expectations: expectations_of(&COUNTED_V1);
+    counted_v2_expectations: expectations_of(&COUNTED_V2);
+    counted_v1_every_rank: every_rank_of(&COUNTED_V1);
+    counted_v2_every_rank: every_rank_of(&COUNTED_V2);
+    counted_v1_dup_sets: dup_sets_of(&COUNTED_V1);
+    counted_v2_dup_sets: dup_sets_of(&COUNTED_V2);
+    prefix_v1_expectations: expectations_of(&PREFIX_V1);
+    prefix_v2_expectations: expectations_of(&PREFIX_V2);
+    prefix_v1_every_rank: every_rank_of(&PREFIX_V1);
+    prefix_v1_dup_sets: dup_sets_of(&PREFIX_V1);
 }
 
 // ---------------------------------------------------------------------------
@@ -732,19 +683,11 @@ fn our_store_from_dump(fx: &Fx, env_extra: u32, v1_padded: bool) {
     }
 }
 
-#[test]
-fn our_v2_counted_store_from_dump() {
-    our_store_from_dump(&COUNTED_V2, 0, false);
-}
-
-#[test]
-fn our_dlmdb_v1_counted_store_from_dump() {
-    our_store_from_dump(&COUNTED_V1, ffi::MDB_FORMAT_DLMDB_V1, true);
-}
-
-#[test]
-fn our_v2_prefix_counted_store_from_dump() {
-    our_store_from_dump(&PREFIX_V1, 0, false);
+dlmdb_tests::call_tests! {
+    our_v2_counted_store_from_dump: our_store_from_dump(&COUNTED_V2, 0, false);
+    our_dlmdb_v1_counted_store_from_dump:
+        our_store_from_dump(&COUNTED_V1, ffi::MDB_FORMAT_DLMDB_V1, true);
+    our_v2_prefix_counted_store_from_dump: our_store_from_dump(&PREFIX_V1, 0, false);
 }
 
 /// A store created with `MDB_FORMAT_LMDB` (stock layout) cannot hold counted
@@ -791,22 +734,16 @@ fn model_agrees_with(fx: &Fx) {
             "{what}: count_all"
         );
         assert_eq!(snap.keys(), u(ca, "naive_distinct_keys"), "{what}: keys");
-        for g in e["get_rank"].as_array().unwrap() {
-            let r = u(g, "rank");
-            assert_pair(
-                &format!("{what}: rank {r}"),
-                snap.rank(r).cloned(),
-                recorded_pair(g),
-            );
-        }
         let st = &e["cursor_get_rank_stride"];
-        for s in st["samples"].as_array().unwrap() {
-            let r = u(s, "rank");
-            assert_pair(
-                &format!("{what}: stride rank {r}"),
-                snap.rank(r).cloned(),
-                recorded_pair(s),
-            );
+        for (label, recs) in [("rank", &e["get_rank"]), ("stride rank", &st["samples"])] {
+            for g in recs.as_array().unwrap() {
+                let r = u(g, "rank");
+                assert_pair(
+                    &format!("{what}: {label} {r}"),
+                    snap.rank(r).cloned(),
+                    recorded_pair(g),
+                );
+            }
         }
         let r = u(&st["position_then_get_current"], "rank");
         assert_pair(
@@ -824,35 +761,22 @@ fn model_agrees_with(fx: &Fx) {
                 show(&key)
             );
         }
-        for (field, f) in [
-            ("count_range", RangeFn::CountRange),
-            ("range_count_keys", RangeFn::Keys),
-            ("range_count_values", RangeFn::Values),
-        ] {
-            for rq in e[field].as_array().unwrap() {
-                let low = hex_field(rq, "low_hex");
-                let high = hex_field(rq, "high_hex");
-                let flags = u(rq, "flags") as u32;
-                assert_eq!(
-                    snap.range_fn(f, low.as_deref(), high.as_deref(), flags),
-                    recorded(rq, || u(rq, "count")),
-                    "{what}: {} [{}] flags {flags}",
-                    f.name(),
-                    rq["note"].as_str().unwrap_or("")
-                );
-            }
+        for q in range_queries(e) {
+            assert_eq!(
+                snap.range_fn(q.f, q.low.as_deref(), q.high.as_deref(), q.flags),
+                q.want,
+                "{what}: {} [{}] flags {}",
+                q.f.name(),
+                q.note,
+                q.flags
+            );
         }
     }
 }
 
-#[test]
-fn model_agrees_with_counted_v1_answers() {
-    model_agrees_with(&COUNTED_V1);
-}
-
-#[test]
-fn model_agrees_with_counted_v2_answers() {
-    model_agrees_with(&COUNTED_V2);
+dlmdb_tests::call_tests! {
+    model_agrees_with_counted_v1_answers: model_agrees_with(&COUNTED_V1);
+    model_agrees_with_counted_v2_answers: model_agrees_with(&COUNTED_V2);
 }
 
 #[test]
@@ -885,12 +809,7 @@ fn structure_of_uncounted_fixtures() {
     }
 }
 
-#[test]
-fn prefix_v2_every_rank() {
-    every_rank_of(&PREFIX_V2);
-}
-
-#[test]
-fn prefix_v2_dup_sets() {
-    dup_sets_of(&PREFIX_V2);
+dlmdb_tests::call_tests! {
+    prefix_v2_every_rank: every_rank_of(&PREFIX_V2);
+    prefix_v2_dup_sets: dup_sets_of(&PREFIX_V2);
 }

@@ -24,10 +24,10 @@ use std::path::Path;
 
 use dlmdb_sys as ffi;
 use dlmdb_tests::counted::{
-    self, AsTxn, ChildTxn, CountModel, CountSnap, Cursor, RangeFn, COUNTED, DUPFIXED, DUPSORT,
-    EINVAL, FLAG_COMBOS, INTEGERKEY,
+    self, AsTxn, CountModel, CountSnap, Cursor, RangeFn, COUNTED, DUPFIXED, DUPSORT, EINVAL,
+    FLAG_COMBOS, INTEGERKEY,
 };
-use dlmdb_tests::raw::{Env, Res};
+use dlmdb_tests::raw::{Env, Res, Txn};
 use dlmdb_tests::show;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -178,7 +178,14 @@ fn one_op(
     // Drain batches delete (in long runs) until the DB is down to its floor.
     let drain = drain.is_some_and(|floor| db.model.entries() > floor);
     let del_share = if drain { 85 } else { 25 };
-    let ctx = |op: &str, k: &[u8]| format!("{} {op} key {}", db.name, show(k));
+    // Every failure names the DB, the op and its key.
+    let die = |op: &str, k: &[u8], what: String| -> ! {
+        fail(
+            seed,
+            batch,
+            format!("{} {op} key {}: {what}", db.name, show(k)),
+        )
+    };
     if roll < del_share && db.model.keys() > 0 {
         // Pick a key: DUPSORT DBs favour the hot keys (big dup sets).
         let mut k = db.model.nth_key(rng.gen_range(0..db.model.keys())).unwrap();
@@ -218,42 +225,26 @@ fn one_op(
                 if !by_cursor {
                     let r = counted::del(txn, dbi, &k, Some(&v));
                     if r != Ok(true) {
-                        fail(
-                            seed,
-                            batch,
-                            format!("{}: del dup {}: {}", ctx("del", &k), show(&v), res_str(&r)),
-                        );
+                        die("del", &k, format!("del dup {}: {}", show(&v), res_str(&r)));
                     }
                 } else {
                     let mut c = Cursor::open(txn, dbi).unwrap();
                     c.get(ffi::MDB_GET_BOTH, Some(&k), Some(&v))
-                        .unwrap_or_else(|rc| {
-                            fail(
-                                seed,
-                                batch,
-                                format!("{}: GET_BOTH: {rc}", ctx("cursor del", &k)),
-                            )
-                        });
+                        .unwrap_or_else(|rc| die("cursor del", &k, format!("GET_BOTH: {rc}")));
                     let cur = c.get(ffi::MDB_GET_CURRENT, None, None);
                     if cur != Ok((k.clone(), v.clone())) {
-                        fail(
-                            seed,
-                            batch,
+                        die(
+                            "cursor del",
+                            &k,
                             format!(
-                                "{}: GET_CURRENT after GET_BOTH {} = {}",
-                                ctx("cursor del", &k),
+                                "GET_CURRENT after GET_BOTH {} = {}",
                                 show(&v),
                                 pair_str(&cur)
                             ),
                         );
                     }
-                    c.del(0).unwrap_or_else(|rc| {
-                        fail(
-                            seed,
-                            batch,
-                            format!("{}: cursor_del: {rc}", ctx("cursor del", &k)),
-                        )
-                    });
+                    c.del(0)
+                        .unwrap_or_else(|rc| die("cursor del", &k, format!("cursor_del: {rc}")));
                 }
                 db.model.del_pair(&k, &v);
             }
@@ -277,37 +268,22 @@ fn one_op(
             if by_cursor {
                 let mut c = Cursor::open(txn, dbi).unwrap();
                 c.get(ffi::MDB_SET_KEY, Some(&k), None)
-                    .unwrap_or_else(|rc| {
-                        fail(
-                            seed,
-                            batch,
-                            format!("{}: SET_KEY: {rc}", ctx("cursor del", &k)),
-                        )
-                    });
+                    .unwrap_or_else(|rc| die("cursor del", &k, format!("SET_KEY: {rc}")));
                 let cur = c.get(ffi::MDB_GET_CURRENT, None, None);
                 if cur.as_ref().map(|p| &p.0) != Ok(&k) {
-                    fail(
-                        seed,
-                        batch,
-                        format!(
-                            "{}: GET_CURRENT after SET_KEY = {}",
-                            ctx("cursor del", &k),
-                            pair_str(&cur)
-                        ),
+                    die(
+                        "cursor del",
+                        &k,
+                        format!("GET_CURRENT after SET_KEY = {}", pair_str(&cur)),
                     );
                 }
                 let flags = if dup { ffi::MDB_NODUPDATA } else { 0 };
-                c.del(flags).unwrap_or_else(|rc| {
-                    fail(
-                        seed,
-                        batch,
-                        format!("{}: cursor_del: {rc}", ctx("cursor del", &k)),
-                    )
-                });
+                c.del(flags)
+                    .unwrap_or_else(|rc| die("cursor del", &k, format!("cursor_del: {rc}")));
             } else {
                 let r = counted::del(txn, dbi, &k, None);
                 if r != Ok(true) {
-                    fail(seed, batch, format!("{}: {}", ctx("del", &k), res_str(&r)));
+                    die("del", &k, res_str(&r));
                 }
             }
             db.model.del_key(&k);
@@ -320,14 +296,10 @@ fn one_op(
         if !db.model.contains_key(&k) {
             let r = counted::del(txn, dbi, &k, None);
             if r != Ok(false) {
-                fail(
-                    seed,
-                    batch,
-                    format!(
-                        "{}: expected NOTFOUND, got {}",
-                        ctx("absent del", &k),
-                        res_str(&r)
-                    ),
+                die(
+                    "absent del",
+                    &k,
+                    format!("expected NOTFOUND, got {}", res_str(&r)),
                 );
             }
         }
@@ -347,7 +319,7 @@ fn one_op(
             };
             let v = gen_val(rng, kind);
             counted::put(txn, dbi, &k, &v, ffi::MDB_APPEND)
-                .unwrap_or_else(|rc| fail(seed, batch, format!("{}: {rc}", ctx("APPEND", &k))));
+                .unwrap_or_else(|rc| die("APPEND", &k, rc.to_string()));
             db.model.put(&k, &v);
         }
         return;
@@ -358,14 +330,9 @@ fn one_op(
         let v = gen_val(rng, kind);
         let mut c = Cursor::open(txn, dbi).unwrap();
         c.get(ffi::MDB_SET_KEY, Some(&k), None)
-            .unwrap_or_else(|rc| fail(seed, batch, format!("{}: {rc}", ctx("SET_KEY", &k))));
-        c.put(&k, &v, ffi::MDB_CURRENT).unwrap_or_else(|rc| {
-            fail(
-                seed,
-                batch,
-                format!("{}: {rc}", ctx("cursor put CURRENT", &k)),
-            )
-        });
+            .unwrap_or_else(|rc| die("SET_KEY", &k, rc.to_string()));
+        c.put(&k, &v, ffi::MDB_CURRENT)
+            .unwrap_or_else(|rc| die("cursor put CURRENT", &k, rc.to_string()));
         db.model.put(&k, &v);
         return;
     }
@@ -386,15 +353,10 @@ fn one_op(
                 c.put(&k, &v, 0)
             };
             if r.is_err() {
-                fail(
-                    seed,
-                    batch,
-                    format!(
-                        "{}: value {}: {}",
-                        ctx("dup burst put", &k),
-                        show(&v),
-                        res_str(&r)
-                    ),
+                die(
+                    "dup burst put",
+                    &k,
+                    format!("value {}: {}", show(&v), res_str(&r)),
                 );
             }
             db.model.put(&k, &v);
@@ -417,15 +379,10 @@ fn one_op(
         db.last_op = format!("MULTIPLE key {} {} values", show(&k), fresh.len());
         match counted::put_multiple(txn, dbi, &k, &items, 8) {
             Ok(n) if n == fresh.len() => {}
-            r => fail(
-                seed,
-                batch,
-                format!(
-                    "{}: {} items: {}",
-                    ctx("MDB_MULTIPLE", &k),
-                    fresh.len(),
-                    res_str(&r)
-                ),
+            r => die(
+                "MDB_MULTIPLE",
+                &k,
+                format!("{} items: {}", fresh.len(), res_str(&r)),
             ),
         }
         for v in fresh {
@@ -454,13 +411,8 @@ fn one_op(
             (_, None) => gen_val(rng, kind),
         };
         db.last_op = format!("APPENDDUP key {} value {}", show(&k), show(&v));
-        counted::put(txn, dbi, &k, &v, ffi::MDB_APPENDDUP).unwrap_or_else(|rc| {
-            fail(
-                seed,
-                batch,
-                format!("{}: value {}: {rc}", ctx("APPENDDUP", &k), show(&v)),
-            )
-        });
+        counted::put(txn, dbi, &k, &v, ffi::MDB_APPENDDUP)
+            .unwrap_or_else(|rc| die("APPENDDUP", &k, format!("value {}: {rc}", show(&v))));
         db.model.put(&k, &v);
         return;
     }
@@ -488,12 +440,11 @@ fn one_op(
             (true, _) => r == Ok(()) || r == Err(ffi::MDB_KEYEXIST),
         };
         if !ok {
-            fail(
-                seed,
-                batch,
+            die(
+                "put",
+                &k,
                 format!(
-                    "{}: value {} exists {exists} flags {flags:#x}: {}",
-                    ctx("put", &k),
+                    "value {} exists {exists} flags {flags:#x}: {}",
                     show(&v),
                     res_str(&r)
                 ),
@@ -511,19 +462,15 @@ fn one_op(
         };
         if noover && exists {
             if r != Err(ffi::MDB_KEYEXIST) {
-                fail(
-                    seed,
-                    batch,
-                    format!(
-                        "{}: NOOVERWRITE on existing key: {}",
-                        ctx("put", &k),
-                        res_str(&r)
-                    ),
+                die(
+                    "put",
+                    &k,
+                    format!("NOOVERWRITE on existing key: {}", res_str(&r)),
                 );
             }
         } else {
             if r != Ok(()) {
-                fail(seed, batch, format!("{}: {}", ctx("put", &k), res_str(&r)));
+                die("put", &k, res_str(&r));
             }
             db.model.put(&k, &v);
         }
@@ -566,23 +513,15 @@ fn verify_db(
     batch: usize,
     where_: &str,
 ) {
-    let w = |s: String| format!("[{where_}] {}: {s}", db.name);
+    let die = |what: String| -> ! { fail(seed, batch, format!("[{where_}] {}: {what}", db.name)) };
     let total = snap.total();
     let got = counted::count_all(txn, dbi, 0);
     if got != Ok(total) {
-        fail(
-            seed,
-            batch,
-            w(format!("count_all {} but model has {total}", res_str(&got))),
-        );
+        die(format!("count_all {} but model has {total}", res_str(&got)));
     }
     let st = counted::entries(txn, dbi).unwrap();
     if st != total {
-        fail(
-            seed,
-            batch,
-            w(format!("md_entries {st} but model has {total}")),
-        );
+        die(format!("md_entries {st} but model has {total}"));
     }
     // random ranks, including out of range
     for _ in 0..40 {
@@ -596,15 +535,11 @@ fn verify_db(
         let want = snap.rank(r).cloned();
         let got = counted::get_rank(txn, dbi, r);
         if got != want {
-            fail(
-                seed,
-                batch,
-                w(format!(
-                    "get_rank({r}) = {} but model {}",
-                    pair_str(&got),
-                    pair_str(&want)
-                )),
-            );
+            die(format!(
+                "get_rank({r}) = {} but model {}",
+                pair_str(&got),
+                pair_str(&want)
+            ));
         }
     }
     // one cursor: rising sparse samples, repeats, then a fall and rise again
@@ -629,39 +564,27 @@ fn verify_db(
             let want = snap.rank(r).cloned();
             let got = c.get_rank(r, 0);
             if got != want {
-                fail(
-                    seed,
-                    batch,
-                    w(format!(
-                        "cursor_get_rank({r}) in sequence {seq:?} = {} but model {}",
-                        pair_str(&got),
-                        pair_str(&want)
-                    )),
-                );
+                die(format!(
+                    "cursor_get_rank({r}) in sequence {seq:?} = {} but model {}",
+                    pair_str(&got),
+                    pair_str(&want)
+                ));
             }
             if want.is_ok() && rng.gen_bool(0.2) {
                 // positioned like an ordinary cursor: NEXT continues
                 let nx = c.get(ffi::MDB_NEXT, None, None);
                 let wn = snap.rank(r + 1).cloned();
                 if nx != wn {
-                    fail(
-                        seed,
-                        batch,
-                        w(format!(
-                            "NEXT after cursor_get_rank({r}) = {} but model {}",
-                            pair_str(&nx),
-                            pair_str(&wn)
-                        )),
-                    );
+                    die(format!(
+                        "NEXT after cursor_get_rank({r}) = {} but model {}",
+                        pair_str(&nx),
+                        pair_str(&wn)
+                    ));
                 }
             }
         }
         if c.get_rank(0, 1) != Err(EINVAL) {
-            fail(
-                seed,
-                batch,
-                w("cursor_get_rank with flags 1 must be EINVAL".into()),
-            );
+            die("cursor_get_rank with flags 1 must be EINVAL".into());
         }
     }
     // key ranks
@@ -697,26 +620,18 @@ fn verify_db(
                 .unwrap()
                 .key_rank(&kk, dd.as_deref(), 0);
             if got != want || gotc != want {
-                fail(
-                    seed,
-                    batch,
-                    w(format!(
-                        "key_rank({}, {}) = {} / cursor {} but model {}",
-                        show(&kk),
-                        dd.as_deref().map_or("NULL".into(), show),
-                        res_str(&got),
-                        res_str(&gotc),
-                        res_str(&want)
-                    )),
-                );
+                die(format!(
+                    "key_rank({}, {}) = {} / cursor {} but model {}",
+                    show(&kk),
+                    dd.as_deref().map_or("NULL".into(), show),
+                    res_str(&got),
+                    res_str(&gotc),
+                    res_str(&want)
+                ));
             }
         }
         if Cursor::open(txn, dbi).unwrap().key_rank(&k, None, 1) != Err(EINVAL) {
-            fail(
-                seed,
-                batch,
-                w("cursor_key_rank with flags 1 must be EINVAL".into()),
-            );
+            die("cursor_key_rank with flags 1 must be EINVAL".into());
         }
     }
     // range counts: random bounds (reversed ones included), equal bounds,
@@ -733,18 +648,14 @@ fn verify_db(
                 let want = snap.range_fn(f, low.as_deref(), high.as_deref(), flags);
                 let got = counted::range_count(txn, dbi, f, low.as_deref(), high.as_deref(), flags);
                 if got != want {
-                    fail(
-                        seed,
-                        batch,
-                        w(format!(
-                            "{}({}, {}, flags {flags}) = {} but model {}",
-                            f.name(),
-                            low.as_deref().map_or("NULL".into(), show),
-                            high.as_deref().map_or("NULL".into(), show),
-                            res_str(&got),
-                            res_str(&want)
-                        )),
-                    );
+                    die(format!(
+                        "{}({}, {}, flags {flags}) = {} but model {}",
+                        f.name(),
+                        low.as_deref().map_or("NULL".into(), show),
+                        high.as_deref().map_or("NULL".into(), show),
+                        res_str(&got),
+                        res_str(&want)
+                    ));
                 }
             }
         }
@@ -753,23 +664,15 @@ fn verify_db(
         for f in RangeFn::ALL {
             let got = counted::range_count(txn, dbi, f, None, None, bad);
             if got != Err(EINVAL) {
-                fail(
-                    seed,
-                    batch,
-                    w(format!(
-                        "{} with flags {bad:#x} = {} (want EINVAL)",
-                        f.name(),
-                        res_str(&got)
-                    )),
-                );
+                die(format!(
+                    "{} with flags {bad:#x} = {} (want EINVAL)",
+                    f.name(),
+                    res_str(&got)
+                ));
             }
         }
         if counted::count_all(txn, dbi, bad) != Err(EINVAL) {
-            fail(
-                seed,
-                batch,
-                w(format!("count_all with flags {bad:#x} must be EINVAL")),
-            );
+            die(format!("count_all with flags {bad:#x} must be EINVAL"));
         }
     }
 }
@@ -980,7 +883,7 @@ fn run_seed_with(seed: u64, dir: &Path, with_counted: bool, batches: usize, extr
         }
         if nested_at < OPS_PER_BATCH {
             let before = snapshot(&dbs);
-            match ChildTxn::begin(&txn) {
+            match env.begin(Some(&txn), 0) {
                 Ok(child) => {
                     for _ in nested_at..OPS_PER_BATCH {
                         one_random_op(&child, &dbis, &mut dbs, &mut rng, batch_at);
@@ -1264,6 +1167,28 @@ fn del_keys(txn: &impl AsTxn, dbi: u32, model: &mut CountModel, range: std::ops:
     }
 }
 
+/// Open (creating it) the DB `name` with `flags`.
+fn create_db(txn: &Txn<'_>, name: &str, flags: u32) -> u32 {
+    txn.open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
+        .unwrap()
+}
+
+/// Put `n` random pairs into DB `dbi` through `txn` and into the model; an
+/// existing DUPSORT pair may answer KEYEXIST.
+fn fill(txn: &impl AsTxn, dbi: u32, m: &mut CountModel, rng: &mut ChaCha8Rng, n: usize) {
+    for _ in 0..n {
+        let k = format!("key{:05}", rng.gen_range(0..3000)).into_bytes();
+        let v = format!("val{:05}", rng.gen_range(0..50)).into_bytes();
+        let existed = m.dupsort() && m.values(&k).contains(&v);
+        match counted::put(txn, dbi, &k, &v, 0) {
+            Ok(()) => {}
+            Err(ffi::MDB_KEYEXIST) if existed => {}
+            Err(rc) => panic!("nested test put: {rc}"),
+        }
+        m.put(&k, &v);
+    }
+}
+
 /// Nested transactions (spec §6.1): a child's counts reflect its inserts and
 /// deletes; aborting the child restores the parent's counts exactly;
 /// committing merges them; a grandchild works the same; the committed
@@ -1275,93 +1200,39 @@ fn counted_nested_txns() {
     for flags in [COUNTED, COUNTED | DUPSORT] {
         let name = format!("n{flags:x}");
         let mut model = CountModel::new(flags);
-        // `t` puts one pair; an existing DUPSORT pair may answer KEYEXIST.
-        #[allow(clippy::type_complexity)]
-        let fill = |t: &dyn Fn(&[u8], &[u8]) -> Res<()>,
-                    m: &mut CountModel,
-                    rng: &mut ChaCha8Rng,
-                    n: usize| {
-            for _ in 0..n {
-                let k = format!("key{:05}", rng.gen_range(0..3000)).into_bytes();
-                let v = format!("val{:05}", rng.gen_range(0..50)).into_bytes();
-                let existed = m.dupsort() && m.values(&k).contains(&v);
-                match t(&k, &v) {
-                    Ok(()) => {}
-                    Err(ffi::MDB_KEYEXIST) if existed => {}
-                    Err(rc) => panic!("nested test put: {rc}"),
-                }
-                m.put(&k, &v);
-            }
-        };
         let txn = env.begin_rw().unwrap();
-        let dbi = txn
-            .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
-            .unwrap();
-        fill(
-            &|k, v| counted::put(&txn, dbi, k, v, 0),
-            &mut model,
-            &mut rng,
-            3000,
-        );
+        let dbi = create_db(&txn, &name, flags);
+        fill(&txn, dbi, &mut model, &mut rng, 3000);
         ranks_match(&txn, dbi, &model, &format!("{name}: parent"));
         for round in 0..4 {
+            let at = |what: &str| format!("{name} round {round}: {what}");
             let saved = model.clone();
-            let child = ChildTxn::begin(&txn).expect("nested txn");
-            fill(
-                &|k, v| counted::put(&child, dbi, k, v, 0),
-                &mut model,
-                &mut rng,
-                500,
-            );
+            let child = env.begin(Some(&txn), 0).expect("nested txn");
+            fill(&child, dbi, &mut model, &mut rng, 500);
             for _ in 0..400 {
                 if let Some(k) = model.nth_key(rng.gen_range(0..model.keys())) {
                     assert_eq!(counted::del(&child, dbi, &k, None), Ok(true));
                     model.del_key(&k);
                 }
             }
-            ranks_match(&child, dbi, &model, &format!("{name} round {round}: child"));
+            ranks_match(&child, dbi, &model, &at("child"));
             if round % 2 == 1 {
                 // a grandchild, aborted, then the child continues
                 let inner_saved = model.clone();
-                let gc = ChildTxn::begin(&child).expect("grandchild");
-                fill(
-                    &|k, v| counted::put(&gc, dbi, k, v, 0),
-                    &mut model,
-                    &mut rng,
-                    200,
-                );
-                ranks_match(
-                    &gc,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: grandchild"),
-                );
+                let gc = env.begin(Some(&child), 0).expect("grandchild");
+                fill(&gc, dbi, &mut model, &mut rng, 200);
+                ranks_match(&gc, dbi, &model, &at("grandchild"));
                 drop(gc);
                 model = inner_saved;
-                ranks_match(
-                    &child,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: child after grandchild abort"),
-                );
+                ranks_match(&child, dbi, &model, &at("child after grandchild abort"));
             }
             if round % 2 == 0 {
                 drop(child);
                 model = saved;
-                ranks_match(
-                    &txn,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: parent after child abort"),
-                );
+                ranks_match(&txn, dbi, &model, &at("parent after child abort"));
             } else {
                 child.commit().unwrap();
-                ranks_match(
-                    &txn,
-                    dbi,
-                    &model,
-                    &format!("{name} round {round}: parent after child commit"),
-                );
+                ranks_match(&txn, dbi, &model, &at("parent after child commit"));
             }
         }
         txn.commit().unwrap();
@@ -1383,47 +1254,36 @@ fn counted_nested_txns_over_unqueried_parent_changes() {
         let name = format!("u{flags:x}");
         let mut model = CountModel::new(flags);
         let txn = env.begin_rw().unwrap();
-        let dbi = txn
-            .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
-            .unwrap();
+        let dbi = create_db(&txn, &name, flags);
         for i in 0..3000 {
             let k = format!("key{i:05}").into_bytes();
             counted::put(&txn, dbi, &k, b"v", 0).unwrap();
             model.put(&k, b"v");
         }
         txn.commit().unwrap();
+        let at = |what: &str| format!("{name}: {what}");
         // A new txn deletes some keys, asks nothing, starts an idle child.
         let txn = env.begin_rw().unwrap();
         let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
         del_keys(&txn, dbi, &mut model, 0..100);
-        let child = ChildTxn::begin(&txn).expect("child");
-        ranks_match(&child, dbi, &model, &format!("{name}: idle child"));
+        let child = env.begin(Some(&txn), 0).expect("child");
+        ranks_match(&child, dbi, &model, &at("idle child"));
         // The child changes a few keys far from the parent's deletes.
         let saved = model.clone();
         del_keys(&child, dbi, &mut model, 2900..2910);
-        ranks_match(&child, dbi, &model, &format!("{name}: child"));
+        ranks_match(&child, dbi, &model, &at("child"));
         // A grandchild deletes elsewhere and commits; a great-grandchild
         // started under it sees everything.
-        let gc = ChildTxn::begin(&child).expect("grandchild");
+        let gc = env.begin(Some(&child), 0).expect("grandchild");
         del_keys(&gc, dbi, &mut model, 1500..1520);
-        let ggc = ChildTxn::begin(&gc).expect("great-grandchild");
-        ranks_match(&ggc, dbi, &model, &format!("{name}: idle great-grandchild"));
+        let ggc = env.begin(Some(&gc), 0).expect("great-grandchild");
+        ranks_match(&ggc, dbi, &model, &at("idle great-grandchild"));
         drop(ggc);
         gc.commit().unwrap();
-        ranks_match(
-            &child,
-            dbi,
-            &model,
-            &format!("{name}: child after grandchild commit"),
-        );
+        ranks_match(&child, dbi, &model, &at("child after grandchild commit"));
         drop(child);
         model = saved;
-        ranks_match(
-            &txn,
-            dbi,
-            &model,
-            &format!("{name}: parent after child abort"),
-        );
+        ranks_match(&txn, dbi, &model, &at("parent after child abort"));
         txn.commit().unwrap();
         committed_ranks_match(&env, &name, &model);
     }
@@ -1445,9 +1305,7 @@ fn counted_copies_keep_counts() {
     {
         let txn = env.begin_rw().unwrap();
         for ((name, flags), m) in specs.iter().zip(models.iter_mut()) {
-            let dbi = txn
-                .open_db(Some(name.as_bytes()), flags | ffi::MDB_CREATE)
-                .unwrap();
+            let dbi = create_db(&txn, name, *flags);
             for _ in 0..6000 {
                 let k = format!(
                     "k{:05}",
@@ -1530,12 +1388,7 @@ fn counted_extreme_keys_all_bound_pairs() {
     cands.push(Some(vec![0xff; 499]));
     let txn = env.begin_rw().unwrap();
     for flags in [COUNTED, COUNTED | DUPSORT] {
-        let dbi = txn
-            .open_db(
-                Some(format!("x{flags:x}").as_bytes()),
-                flags | ffi::MDB_CREATE,
-            )
-            .unwrap();
+        let dbi = create_db(&txn, &format!("x{flags:x}"), flags);
         let mut m = CountModel::new(flags);
         for (n, k) in keys.iter().enumerate() {
             // one key at a time: 1, 2, then 3 keys (and dups on DUPSORT)

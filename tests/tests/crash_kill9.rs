@@ -223,25 +223,19 @@ fn iters() -> usize {
         .unwrap_or(200)
 }
 
+/// One crash test (in the parent; a child process returns at once).
+///
 /// `hold`: the parent keeps the environment open for the whole run (no
 /// txn), so the lock file survives every kill: the next child must recover
 /// the writer mutex of a child killed inside a write txn (robust mutex) and
 /// live with its stale reader slot. Checks then read through the held env
 /// and the file checker; page accounting runs once at the end.
-fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool) {
-    run_variant_limited(name, flags, fixed_seed, hold, None)
-}
-
+///
 /// `dirty_limit`: the children's engine keeps at most this many dirty pages
 /// in memory per write txn (DLMDB_DIRTY_LIMIT), spilling the rest to the
 /// data file before commit.
-fn run_variant_limited(
-    name: &str,
-    flags: u32,
-    fixed_seed: u64,
-    hold: bool,
-    dirty_limit: Option<u32>,
-) {
+fn run_variant(name: &str, flags: u32, fixed_seed: u64, hold: bool, dirty_limit: Option<u32>) {
+    dlmdb_tests::parent_only!();
     let seed = std::env::var("DLMDB_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -380,44 +374,17 @@ fn run_variant_limited(
     }
 }
 
-#[test]
-fn crash_kill9_default() {
-    dlmdb_tests::parent_only!();
-    run_variant("default", 0, 0x4b11_0001, false);
-}
+const NOSYNC_LMDB: u32 = ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB;
+const WRITEMAP_NOMETASYNC: u32 = ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC;
 
-#[test]
-fn crash_kill9_nosync_lmdb_format() {
-    dlmdb_tests::parent_only!();
-    run_variant(
-        "nosync+lmdb-format",
-        ours::ffi::MDB_NOSYNC | ours::ffi::MDB_FORMAT_LMDB,
-        0x4b11_0002,
-        false,
-    );
-}
-
-#[test]
-fn crash_kill9_writemap() {
-    dlmdb_tests::parent_only!();
-    run_variant(
-        "writemap+nometasync",
-        ours::ffi::MDB_WRITEMAP | ours::ffi::MDB_NOMETASYNC,
-        0x4b11_0003,
-        false,
-    );
-}
-
-#[test]
-fn crash_kill9_env_held_open() {
-    dlmdb_tests::parent_only!();
-    run_variant("default, env held open", 0, 0x4b11_0004, true);
-}
-
-#[test]
-fn crash_kill9_spilling() {
-    dlmdb_tests::parent_only!();
-    // Eight dirty pages: most txns spill, so kills land between spilled
-    // writes and commits; nothing spilled may ever become visible.
-    run_variant_limited("default, dirty limit 8", 0, 0x4b11_0005, false, Some(8));
+dlmdb_tests::call_tests! {
+    crash_kill9_default: run_variant("default", 0, 0x4b11_0001, false, None);
+    crash_kill9_nosync_lmdb_format:
+        run_variant("nosync+lmdb-format", NOSYNC_LMDB, 0x4b11_0002, false, None);
+    crash_kill9_writemap:
+        run_variant("writemap+nometasync", WRITEMAP_NOMETASYNC, 0x4b11_0003, false, None);
+    crash_kill9_env_held_open: run_variant("default, env held open", 0, 0x4b11_0004, true, None);
+    /// Eight dirty pages: most txns spill, so kills land between spilled
+    /// writes and commits; nothing spilled may ever become visible.
+    crash_kill9_spilling: run_variant("default, dirty limit 8", 0, 0x4b11_0005, false, Some(8));
 }

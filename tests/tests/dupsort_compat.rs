@@ -54,56 +54,40 @@ struct Spec {
 }
 
 fn specs() -> Vec<Spec> {
-    vec![
-        Spec {
-            name: "dups",
-            flags: fl::DUPSORT,
-            vals: VShape::Text,
-            int_keys: false,
-        },
-        Spec {
-            name: "fixed8",
-            flags: fl::DUPSORT | fl::DUPFIXED,
-            vals: VShape::Fixed8,
-            int_keys: false,
-        },
-        Spec {
-            name: "fx3",
-            flags: fl::DUPSORT | fl::DUPFIXED,
-            vals: VShape::Fixed3,
-            int_keys: false,
-        },
-        Spec {
-            name: "intdup",
-            flags: fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY,
-            vals: VShape::Int4,
-            int_keys: true,
-        },
-        Spec {
-            name: "intdup8",
-            flags: fl::DUPSORT | fl::INTEGERDUP,
-            vals: VShape::Int8,
-            int_keys: false,
-        },
-        Spec {
-            name: "revdup",
-            flags: fl::DUPSORT | fl::REVERSEDUP,
-            vals: VShape::Text,
-            int_keys: false,
-        },
+    use VShape::*;
+    let intdup = fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY;
+    [
+        ("dups", fl::DUPSORT, Text, false),
+        ("fixed8", fl::DUPSORT | fl::DUPFIXED, Fixed8, false),
+        ("fx3", fl::DUPSORT | fl::DUPFIXED, Fixed3, false),
+        ("intdup", intdup, Int4, true),
+        ("intdup8", fl::DUPSORT | fl::INTEGERDUP, Int8, false),
+        ("revdup", fl::DUPSORT | fl::REVERSEDUP, Text, false),
     ]
+    .into_iter()
+    .map(|(name, flags, vals, int_keys)| Spec {
+        name,
+        flags,
+        vals,
+        int_keys,
+    })
+    .collect()
+}
+
+/// One write at `key` of DB number `db`.
+#[derive(Clone, Debug)]
+struct WOp {
+    db: usize,
+    key: Vec<u8>,
+    act: Act,
 }
 
 #[derive(Clone, Debug)]
-enum WOp {
-    Put {
-        db: usize,
-        key: Vec<u8>,
-        val: Vec<u8>,
-    },
+enum Act {
+    Put(Vec<u8>),
+    /// Delete one value, or the whole key with `None`, expecting the
+    /// model's return code `want`.
     Del {
-        db: usize,
-        key: Vec<u8>,
         val: Option<Vec<u8>>,
         want: i32,
     },
@@ -167,24 +151,32 @@ fn gen_val(rng: &mut ChaCha8Rng, s: &Spec, hot: bool) -> Vec<u8> {
     }
 }
 
-/// Generate `ntx` transactions continuing from `models` (updated in place to
-/// the final committed state). Phases by transaction index: grow hot sets
-/// past the sub-database limit, shrink them to a few dups, delete whole keys,
-/// regrow.
 /// Delete `key` (one value, or all with `None`) from the model, as an op
 /// expecting the model's result.
 fn model_del(m: &mut MultiDb, db: usize, key: Vec<u8>, val: Option<Vec<u8>>) -> WOp {
     let want = m.del(&key, val.as_deref());
-    WOp::Del { db, key, val, want }
+    WOp {
+        db,
+        key,
+        act: Act::Del { val, want },
+    }
 }
 
 /// Add a new pair to the model, as a put op.
 fn model_put(m: &mut MultiDb, db: usize, key: Vec<u8>, val: Vec<u8>) -> WOp {
     let (rc, _) = m.put(&key, &val, 0);
     assert_eq!(rc, 0);
-    WOp::Put { db, key, val }
+    WOp {
+        db,
+        key,
+        act: Act::Put(val),
+    }
 }
 
+/// Generate `ntx` transactions continuing from `models` (updated in place to
+/// the final committed state). Phases by transaction index: grow hot sets
+/// past the sub-database limit, shrink them to a few dups, delete whole keys,
+/// regrow.
 fn generate(seed: u64, models: &mut [MultiDb], ntx: usize, ops: usize) -> Vec<WTxn> {
     generate_stats(seed, models, ntx, ops, &mut vec![0; specs().len()])
 }
@@ -306,9 +298,10 @@ fn write<E: DupEngine>(path: &Path, env_flags: u32, txns: &[WTxn], who: &str) {
         assert_eq!(e.begin_rw(), 0);
         let dbis = open_dbs(&mut e, false);
         for (j, o) in t.ops.iter().enumerate() {
-            match o {
-                WOp::Put { db, key, val } => {
-                    let r = e.put(dbis[*db], key, val, 0);
+            let (dbi, key) = (dbis[o.db], &o.key);
+            match &o.act {
+                Act::Put(val) => {
+                    let r = e.put(dbi, key, val, 0);
                     assert_eq!(
                         r.rc,
                         0,
@@ -318,8 +311,8 @@ fn write<E: DupEngine>(path: &Path, env_flags: u32, txns: &[WTxn], who: &str) {
                         rc_name(r.rc)
                     );
                 }
-                WOp::Del { db, key, val, want } => {
-                    let r = e.del(dbis[*db], key, val.as_deref());
+                Act::Del { val, want } => {
+                    let r = e.del(dbi, key, val.as_deref());
                     assert_eq!(
                         r,
                         *want,
@@ -435,8 +428,7 @@ fn check_mdb_dump(path: &Path, models: &[MultiDb], what: &str) {
 }
 
 fn meta_version(path: &Path) -> u32 {
-    let b = std::fs::read(path).expect("read data file");
-    u32::from_le_bytes(b[20..24].try_into().unwrap())
+    dlmdb_tests::meta_pages(path)[0].version
 }
 
 /// Page accounting on a store our engine wrote (see module doc).
@@ -502,87 +494,47 @@ const OPS: usize = 400;
 fn scenario_a<W: DupEngine, R: DupEngine>(seed: u64, wflags: u32, ours_wrote: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.mdb");
+    // Each step names the seed, the engine and what it does.
+    let who = |engine: &str, what: &str| format!("seed {seed} {engine} {what}");
     let mut models = new_models();
     let txns = generate(seed, &mut models, TXNS, OPS);
-    write::<W>(
-        &path,
-        wflags,
-        &txns,
-        &format!("seed {seed} {} writing", W::NAME),
-    );
+    write::<W>(&path, wflags, &txns, &who(W::NAME, "writing"));
     assert_eq!(
         meta_version(&path),
         1,
         "a FORMAT_LMDB store has data version 1"
     );
-    verify::<W>(
-        &path,
-        0,
-        &models,
-        &format!("seed {seed} {} re-reading", W::NAME),
-    );
-    verify::<R>(
-        &path,
-        0,
-        &models,
-        &format!("seed {seed} {} reading", R::NAME),
-    );
+    verify::<W>(&path, 0, &models, &who(W::NAME, "re-reading"));
+    verify::<R>(&path, 0, &models, &who(R::NAME, "reading"));
     check_mdb_dump(&path, &models, &format!("seed {seed}"));
     if ours_wrote {
         check_accounting(&path, 0, &format!("seed {seed} after our writes"));
     }
     let more = generate(seed ^ 0x5555, &mut models, 4, OPS);
-    write::<R>(
-        &path,
-        0,
-        &more,
-        &format!("seed {seed} {} continuing", R::NAME),
-    );
-    verify::<W>(
-        &path,
-        0,
-        &models,
-        &format!("seed {seed} {} reading the continuation", W::NAME),
-    );
+    write::<R>(&path, 0, &more, &who(R::NAME, "continuing"));
+    verify::<W>(&path, 0, &models, &who(W::NAME, "reading the continuation"));
 }
 
 /// (b) stock writes -> `E` reads -> `E` modifies -> stock and `mdb_dump` read.
 fn scenario_b<E: DupEngine>(seed: u64, ours: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.mdb");
+    // Each step names the seed, the engine and what it does.
+    let who = |engine: &str, what: &str| format!("seed {seed} {engine} {what}");
     let mut models = new_models();
     let txns = generate(seed, &mut models, TXNS, OPS);
-    write::<Stock>(&path, 0, &txns, &format!("seed {seed} stock writing"));
-    verify::<E>(
-        &path,
-        0,
-        &models,
-        &format!("seed {seed} {} reading the stock store", E::NAME),
-    );
+    write::<Stock>(&path, 0, &txns, &who("stock", "writing"));
+    verify::<E>(&path, 0, &models, &who(E::NAME, "reading the stock store"));
     let more = generate(seed ^ 0xaaaa, &mut models, TXNS, OPS);
-    write::<E>(
-        &path,
-        0,
-        &more,
-        &format!("seed {seed} {} modifying the stock store", E::NAME),
-    );
+    write::<E>(&path, 0, &more, &who(E::NAME, "modifying the stock store"));
     assert_eq!(
         meta_version(&path),
         1,
         "modifying a stock store keeps data version 1"
     );
-    verify::<Stock>(
-        &path,
-        0,
-        &models,
-        &format!("seed {seed} stock reading after {}", E::NAME),
-    );
-    verify::<E>(
-        &path,
-        0,
-        &models,
-        &format!("seed {seed} {} re-reading", E::NAME),
-    );
+    let after = format!("reading after {}", E::NAME);
+    verify::<Stock>(&path, 0, &models, &who("stock", &after));
+    verify::<E>(&path, 0, &models, &who(E::NAME, "re-reading"));
     check_mdb_dump(
         &path,
         &models,
@@ -656,26 +608,18 @@ fn stock_self_check_workload_reaches_subdatabases() {
         eprintln!("{}: largest set {} dups", s.name, max[i]);
     }
     // 8-byte DUPFIXED items: a 4 KiB page's inline limit is far below 300
-    assert!(
-        max[1] >= 300,
-        "fixed8 hot sets must outgrow a sub-page (got {})",
-        max[1]
-    );
-    assert!(
-        max[3] >= 300,
-        "intdup hot sets must outgrow a sub-page (got {})",
-        max[3]
-    );
-    assert!(
-        max[0] >= 100,
-        "dups hot sets must outgrow a sub-page (got {})",
-        max[0]
-    );
-    assert!(
-        max[5] >= 100,
-        "revdup hot sets must outgrow a sub-page (got {})",
-        max[5]
-    );
+    for (db, name, least) in [
+        (1, "fixed8", 300),
+        (3, "intdup", 300),
+        (0, "dups", 100),
+        (5, "revdup", 100),
+    ] {
+        assert!(
+            max[db] >= least,
+            "{name} hot sets must outgrow a sub-page (got {})",
+            max[db]
+        );
+    }
 }
 
 // ----- our engine -----

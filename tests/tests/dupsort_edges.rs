@@ -122,28 +122,16 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use dlmdb_kit::dup::{fl, op, rc, wf, DupEngine, Out};
+use dlmdb_tests::multimap::DupDb;
 use dlmdb_tests::seeds;
 
 const MAP: usize = 64 << 20;
 
-#[derive(Clone, Copy)]
-struct Db {
-    name: &'static str,
-    flags: u32,
-    fixed: usize,
-}
-
-impl Db {
-    const fn new(name: &'static str, flags: u32, fixed: usize) -> Db {
-        Db { name, flags, fixed }
-    }
-}
-
-const DBS: [Db; 4] = [
-    Db::new("dup", fl::DUPSORT, 0),
-    Db::new("fix", fl::DUPSORT | fl::DUPFIXED, 4),
-    Db::new("rev", fl::DUPSORT | fl::REVERSEDUP, 0),
-    Db::new("plain", 0, 0),
+const DBS: [DupDb; 4] = [
+    DupDb::new("dup", fl::DUPSORT, 0),
+    DupDb::new("fix", fl::DUPSORT | fl::DUPFIXED, 4),
+    DupDb::new("rev", fl::DUPSORT | fl::REVERSEDUP, 0),
+    DupDb::new("plain", 0, 0),
 ];
 
 #[derive(Debug, Clone)]
@@ -208,7 +196,7 @@ enum E {
     Abort,
 }
 
-fn val(db: &Db, n: u32) -> Vec<u8> {
+fn val(db: &DupDb, n: u32) -> Vec<u8> {
     if db.fixed == 4 {
         n.to_be_bytes().to_vec()
     } else {
@@ -224,7 +212,7 @@ fn val(db: &Db, n: u32) -> Vec<u8> {
 /// APPENDDUP items: each sorts after every other item ever generated (so
 /// the append is never refused; a refused APPENDDUP on a plain single value
 /// takes a stock path that later crashed stock LMDB -- see the module doc).
-fn app_val(db: &Db, counter: &mut u32) -> Vec<u8> {
+fn app_val(db: &DupDb, counter: &mut u32) -> Vec<u8> {
     *counter += 1;
     let n = *counter;
     if db.fixed == 4 {
@@ -243,7 +231,7 @@ fn app_val(db: &Db, counter: &mut u32) -> Vec<u8> {
 
 const KEYS: [&[u8]; 6] = [b"a", b"b", b"bb", b"c", b"d", b"zz"];
 
-fn gen(seed: u64, db: &Db, n: usize) -> Vec<E> {
+fn gen(seed: u64, db: &DupDb, n: usize) -> Vec<E> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut v = Vec::with_capacity(n);
     let key = |rng: &mut ChaCha8Rng| -> Vec<u8> {
@@ -392,7 +380,7 @@ struct Side<X: DupEngine> {
 }
 
 impl<X: DupEngine> Side<X> {
-    fn new(db: &Db, env_flags: u32) -> Self {
+    fn new(db: &DupDb, env_flags: u32) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.mdb");
         let mut x = X::open(&path, env_flags | fl::NOSUBDIR, 4, MAP)
@@ -425,75 +413,41 @@ impl<X: DupEngine> Side<X> {
     }
 
     /// Apply one op; returns the outcomes to compare.
-    fn apply(&mut self, e: &E, db: &Db, cur_data: Option<&[u8]>) -> Vec<Out> {
+    fn apply(&mut self, e: &E, db: &DupDb, cur_data: Option<&[u8]>) -> Vec<Out> {
         let dbi = self.dbi;
+        if let Some(slot) = e.slot() {
+            let r = self.ensure(slot);
+            if r != 0 {
+                return vec![Out::rc(r)];
+            }
+        }
         match e {
             E::CGet {
                 slot,
                 op,
                 key,
                 data,
-            } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
-                }
-                vec![self.x.cget(*slot, *op, key.as_deref(), data.as_deref())]
-            }
+            } => vec![self.x.cget(*slot, *op, key.as_deref(), data.as_deref())],
             E::CPut {
                 slot,
                 key,
                 data,
                 flags,
-            } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
+            } => vec![self.x.cput(*slot, key, data, *flags)],
+            E::CPutCurrentSame { slot } => match cur_data {
+                Some(d) => {
+                    let g = self.x.cget(*slot, op::GET_CURRENT, None, None);
+                    let k = g.key.clone().unwrap_or_default();
+                    vec![g, self.x.cput(*slot, &k, d, wf::CURRENT)]
                 }
-                vec![self.x.cput(*slot, key, data, *flags)]
-            }
-            E::CPutCurrentSame { slot } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
-                }
-                match cur_data {
-                    Some(d) => {
-                        let g = self.x.cget(*slot, op::GET_CURRENT, None, None);
-                        let k = g.key.clone().unwrap_or_default();
-                        vec![g, self.x.cput(*slot, &k, d, wf::CURRENT)]
-                    }
-                    None => vec![],
-                }
-            }
+                None => vec![],
+            },
             E::CMultiple { slot, key, items } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
-                }
                 vec![self.x.cput_multiple(*slot, key, items, 4, 0)]
             }
-            E::CDel { slot, flags } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
-                }
-                vec![Out::rc(self.x.cdel(*slot, *flags))]
-            }
-            E::CCount { slot } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
-                }
-                vec![self.x.ccount(*slot)]
-            }
-            E::CList { slot } => {
-                let r = self.ensure(*slot);
-                if r != 0 {
-                    return vec![Out::rc(r)];
-                }
-                vec![self.x.clist(*slot)]
-            }
+            E::CDel { slot, flags } => vec![Out::rc(self.x.cdel(*slot, *flags))],
+            E::CCount { slot } => vec![self.x.ccount(*slot)],
+            E::CList { slot } => vec![self.x.clist(*slot)],
             E::Put { key, data, flags } => vec![self.x.put(dbi, key, data, *flags)],
             E::Del { key, data } => vec![Out::rc(self.x.del(dbi, key, data.as_deref()))],
             E::Get { key } => vec![self.x.get(dbi, key)],
@@ -547,6 +501,22 @@ impl<X: DupEngine> Side<X> {
     }
 }
 
+impl E {
+    /// The cursor slot a cursor op works on.
+    fn slot(&self) -> Option<usize> {
+        match self {
+            E::CGet { slot, .. }
+            | E::CPut { slot, .. }
+            | E::CPutCurrentSame { slot }
+            | E::CMultiple { slot, .. }
+            | E::CDel { slot, .. }
+            | E::CCount { slot }
+            | E::CList { slot } => Some(*slot),
+            _ => None,
+        }
+    }
+}
+
 fn trace() -> bool {
     std::env::var("DLMDB_EDGES_TRACE").is_ok_and(|v| v == "1")
 }
@@ -578,7 +548,7 @@ fn repositioned(e: &E, rc: i32) -> Option<usize> {
 
 /// Run `ops` on A (the reference) and B; Err((op index, message)).
 fn run<A: DupEngine, B: DupEngine>(
-    db: &Db,
+    db: &DupDb,
     ops: &[E],
     b_flags: u32,
 ) -> Result<(), (usize, String)> {
@@ -628,17 +598,7 @@ fn run<A: DupEngine, B: DupEngine>(
                 at_end[sl] = false;
             }
         }
-        let slot_of = match e {
-            E::CGet { slot, .. }
-            | E::CPut { slot, .. }
-            | E::CPutCurrentSame { slot }
-            | E::CMultiple { slot, .. }
-            | E::CDel { slot, .. }
-            | E::CCount { slot }
-            | E::CList { slot } => Some(*slot),
-            _ => None,
-        };
-        if let Some(sl) = slot_of {
+        if let Some(sl) = e.slot() {
             let absolute = matches!(e, E::CGet { op: o, .. } if ABSOLUTE_OPS.contains(o))
                 || matches!(e, E::CPut { flags, .. } if flags & wf::CURRENT == 0);
             if unspec[sl] && !absolute {
@@ -902,7 +862,7 @@ fn run<A: DupEngine, B: DupEngine>(
 /// Debug aid (`DLMDB_EDGES_MIN=1`): shrink a failing sequence by dropping
 /// chunks of ops while it still fails, then print the survivors' indices
 /// (usable with `DLMDB_EDGES_REPLAY`).
-fn minimize<A: DupEngine, B: DupEngine>(db: &Db, seed: u64, ops: &[E], b_flags: u32) {
+fn minimize<A: DupEngine, B: DupEngine>(db: &DupDb, seed: u64, ops: &[E], b_flags: u32) {
     let mut keep: Vec<usize> = (0..ops.len()).collect();
     let fails = |idx: &[usize]| {
         let sub: Vec<E> = idx.iter().map(|&i| ops[i].clone()).collect();

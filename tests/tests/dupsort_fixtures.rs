@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 use dlmdb_kit::dup::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::dump::{parse_dump, DumpDb};
-use dlmdb_tests::stat::parse_stat;
+use dlmdb_tests::stat::{parse_stat, TreeStat};
 use dlmdb_tests::{copy_fixture, fixture_text, show};
 
 struct Fixture {
@@ -98,6 +98,19 @@ fn largest_sets(facts: &serde_json::Value, db: &str) -> Vec<(Vec<u8>, u64)> {
         .unwrap_or_default()
 }
 
+/// Move cursor slot 0 with `step` until `MDB_NOTFOUND`; every pair passed.
+fn steps<E: DupEngine>(e: &mut E, step: u32) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut pairs = Vec::new();
+    loop {
+        let n = e.cget(0, step, None, None);
+        if n.rc == rc::NOTFOUND {
+            return pairs;
+        }
+        assert_eq!(n.rc, 0, "{}", op::name(step));
+        pairs.push((n.key.unwrap(), n.data.unwrap()));
+    }
+}
+
 fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&serde_json::Value>) {
     let name = db.name_str();
     let who = format!("{} {} db {name}", E::NAME, fx.data);
@@ -126,24 +139,7 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
     let want = rep
         .db(&name)
         .unwrap_or_else(|| panic!("{who}: not in {}", fx.stat));
-    assert_eq!(
-        (
-            st.depth as u64,
-            st.branch_pages,
-            st.leaf_pages,
-            st.overflow_pages,
-            st.entries
-        ),
-        (
-            want.depth,
-            want.branch_pages,
-            want.leaf_pages,
-            want.overflow_pages,
-            want.entries
-        ),
-        "{who}: stat (depth, branch, leaf, overflow, entries) vs {}",
-        fx.stat
-    );
+    assert_eq!(TreeStat::from(st), *want, "{who}: stat vs {}", fx.stat);
 
     // per key
     let groups = group(&db.records);
@@ -226,20 +222,16 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
             assert_eq!(g.rc, 0, "{who}: GET_BOTH {} {}", show(k), show(d));
             assert_eq!(g.data.as_ref(), Some(d), "{who}: GET_BOTH data");
         }
-        let ld = e.cget(0, op::LAST_DUP, None, None);
-        assert_eq!(
-            (ld.rc, ld.data.as_ref()),
-            (0, dups.last()),
-            "{who}: LAST_DUP {}",
-            show(k)
-        );
-        let fd = e.cget(0, op::FIRST_DUP, None, None);
-        assert_eq!(
-            (fd.rc, fd.data.as_ref()),
-            (0, dups.first()),
-            "{who}: FIRST_DUP {}",
-            show(k)
-        );
+        for (step, want) in [(op::LAST_DUP, dups.last()), (op::FIRST_DUP, dups.first())] {
+            let r = e.cget(0, step, None, None);
+            assert_eq!(
+                (r.rc, r.data.as_ref()),
+                (0, want),
+                "{who}: {} {}",
+                op::name(step),
+                show(k)
+            );
+        }
         // GET_MULTIPLE loop on DUPFIXED sets with several items
         if dupfixed && dups.len() >= 2 {
             let mut all = Vec::new();
@@ -269,15 +261,7 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
     }
     // NEXT_NODUP walk: every key once, positioned on its first dup
     assert_eq!(e.cursor_open(0, dbi), 0);
-    let mut keys = Vec::new();
-    loop {
-        let n = e.cget(0, op::NEXT_NODUP, None, None);
-        if n.rc == rc::NOTFOUND {
-            break;
-        }
-        assert_eq!(n.rc, 0);
-        keys.push((n.key.unwrap(), n.data.unwrap()));
-    }
+    let keys = steps(e, op::NEXT_NODUP);
     let want_keys: Vec<_> = groups
         .iter()
         .map(|(k, d)| (k.clone(), d[0].clone()))
@@ -288,14 +272,7 @@ fn check_db<E: DupEngine>(e: &mut E, fx: &Fixture, db: &DumpDb, facts: Option<&s
     if l.rc == 0 {
         keys.push((l.key.unwrap(), l.data.unwrap()));
     }
-    loop {
-        let n = e.cget(0, op::PREV_NODUP, None, None);
-        if n.rc == rc::NOTFOUND {
-            break;
-        }
-        assert_eq!(n.rc, 0);
-        keys.push((n.key.unwrap(), n.data.unwrap()));
-    }
+    keys.extend(steps(e, op::PREV_NODUP));
     let mut want_keys: Vec<_> = groups
         .iter()
         .map(|(k, d)| (k.clone(), d.last().unwrap().clone()))
@@ -369,36 +346,16 @@ fn check_fixture<E: DupEngine>(fx: &Fixture) {
     e.abort();
 }
 
-// ----- stock LMDB self-checks (validate the expectations; not ignored) -----
+type Stock = dlmdb_kit::stock::Exec;
+type Ours = dlmdb_kit::ours::Exec;
 
-#[test]
-fn stock_self_check_dupsort_stock_mdb() {
-    check_fixture::<dlmdb_kit::stock::Exec>(&DUPSORT_STOCK);
-}
-
-#[test]
-fn stock_self_check_stock_mdb_tags() {
-    check_fixture::<dlmdb_kit::stock::Exec>(&STOCK_TAGS);
-}
-
-// ----- our engine -----
-
-#[test]
-fn ours_dupsort_v1_dlmdb_layout() {
-    check_fixture::<dlmdb_kit::ours::Exec>(&DUPSORT_V1);
-}
-
-#[test]
-fn ours_dupsort_stock_layout() {
-    check_fixture::<dlmdb_kit::ours::Exec>(&DUPSORT_STOCK);
-}
-
-#[test]
-fn ours_dupsort_v2() {
-    check_fixture::<dlmdb_kit::ours::Exec>(&DUPSORT_V2);
-}
-
-#[test]
-fn ours_stock_mdb_tags() {
-    check_fixture::<dlmdb_kit::ours::Exec>(&STOCK_TAGS);
+dlmdb_tests::call_tests! {
+    // stock LMDB self-checks (validate the expectations; not ignored)
+    stock_self_check_dupsort_stock_mdb: check_fixture::<Stock>(&DUPSORT_STOCK);
+    stock_self_check_stock_mdb_tags: check_fixture::<Stock>(&STOCK_TAGS);
+    // our engine
+    ours_dupsort_v1_dlmdb_layout: check_fixture::<Ours>(&DUPSORT_V1);
+    ours_dupsort_stock_layout: check_fixture::<Ours>(&DUPSORT_STOCK);
+    ours_dupsort_v2: check_fixture::<Ours>(&DUPSORT_V2);
+    ours_stock_mdb_tags: check_fixture::<Ours>(&STOCK_TAGS);
 }

@@ -33,35 +33,22 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use dlmdb_kit::dup::{fl, op, rc, rc_name, wf, DupEngine, Out};
-use dlmdb_tests::multimap::{MultiDb, Pos};
+use dlmdb_tests::multimap::{DupDb, MultiDb, Pos};
 use dlmdb_tests::{seeds, show};
 
 const MAP: usize = 256 << 20;
 const MAXDBS: u32 = 8;
 
-struct Spec {
-    name: &'static str,
-    flags: u32,
-    /// fixed item size (DUPFIXED), 0 otherwise
-    fixed: usize,
-}
-
-impl Spec {
-    const fn new(name: &'static str, flags: u32, fixed: usize) -> Spec {
-        Spec { name, flags, fixed }
-    }
-}
-
-const SPECS: [Spec; 5] = [
-    Spec::new("d", fl::DUPSORT, 0),
-    Spec::new("f8", fl::DUPSORT | fl::DUPFIXED, 8),
-    Spec::new(
+const SPECS: [DupDb; 5] = [
+    DupDb::new("d", fl::DUPSORT, 0),
+    DupDb::new("f8", fl::DUPSORT | fl::DUPFIXED, 8),
+    DupDb::new(
         "i4",
         fl::DUPSORT | fl::DUPFIXED | fl::INTEGERDUP | fl::INTEGERKEY,
         4,
     ),
-    Spec::new("i8", fl::DUPSORT | fl::INTEGERDUP, 0),
-    Spec::new("r", fl::DUPSORT | fl::REVERSEDUP, 0),
+    DupDb::new("i8", fl::DUPSORT | fl::INTEGERDUP, 0),
+    DupDb::new("r", fl::DUPSORT | fl::REVERSEDUP, 0),
 ];
 
 #[derive(Debug, Clone)]
@@ -87,6 +74,18 @@ enum Start {
     SetRange,
     GetBoth,
     GetBothRange,
+}
+
+impl Start {
+    const ALL: [Start; 7] = [
+        Start::First,
+        Start::Last,
+        Start::Set,
+        Start::SetKey,
+        Start::SetRange,
+        Start::GetBoth,
+        Start::GetBothRange,
+    ];
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -320,13 +319,12 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
         let db = rng.gen_range(0..SPECS.len());
         let o = match rng.gen_range(0..1000) {
             0..=429 => {
-                let flags = match rng.gen_range(0..10) {
-                    0 => wf::NODUPDATA,
-                    1 => wf::NOOVERWRITE,
-                    2 => wf::APPENDDUP,
-                    3 => wf::APPEND,
-                    _ => 0,
-                };
+                // a special flag four times in ten
+                let special = [wf::NODUPDATA, wf::NOOVERWRITE, wf::APPENDDUP, wf::APPEND];
+                let flags = special
+                    .get(rng.gen_range(0..10) as usize)
+                    .copied()
+                    .unwrap_or(0);
                 let v = if rng.gen_bool(0.7) {
                     VPick::New(rng.gen())
                 } else {
@@ -375,15 +373,7 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                 k: gen_kpick(&mut rng),
             },
             570..=929 => {
-                let start = match rng.gen_range(0..7) {
-                    0 => Start::First,
-                    1 => Start::Last,
-                    2 => Start::Set,
-                    3 => Start::SetKey,
-                    4 => Start::SetRange,
-                    5 => Start::GetBoth,
-                    _ => Start::GetBothRange,
-                };
+                let start = Start::ALL[rng.gen_range(0..7) as usize];
                 let v = if matches!(start, Start::GetBothRange) && rng.gen_bool(0.5) {
                     VPick::New(rng.gen())
                 } else {

@@ -14,66 +14,35 @@ use dlmdb_tests::{
 };
 
 struct Fixture {
-    file: &'static str,
+    file: String,
     flags: EnvFlags,
     /// bytevalue or printable dump of the named DBs (or of the main DB).
     dump: &'static str,
-    stat: Option<&'static str>,
-    main_dump: Option<&'static str>,
-    facts: Option<&'static str>,
+    stat: Option<String>,
+    main_dump: Option<String>,
+    facts: Option<String>,
 }
 
 const V1: EnvFlags = EnvFlags::FORMAT_DLMDB_V1;
 const NONE: EnvFlags = EnvFlags::empty();
 
-fn fx(file: &'static str, flags: EnvFlags, dump: &'static str) -> Fixture {
+/// Which recorded companions a fixture has besides its dump.
+const STAT: u8 = 1;
+const MAIN_DUMP: u8 = 2;
+const FACTS: u8 = 4;
+
+/// The fixture `<base>.mdb`, opened with `flags` and compared with `dump`;
+/// its companions (`with`) are named after it: `<base>.stat.txt`,
+/// `<base>.main-dump.txt`, `<base>.facts.json`.
+fn fx(base: &str, flags: EnvFlags, dump: &'static str, with: u8) -> Fixture {
+    let companion = |bit: u8, suffix: &str| (with & bit != 0).then(|| format!("{base}{suffix}"));
     Fixture {
-        file,
+        file: format!("{base}.mdb"),
         flags,
         dump,
-        stat: None,
-        main_dump: None,
-        facts: None,
-    }
-}
-
-fn fixture(name: &str) -> Fixture {
-    match name {
-        "plain" => Fixture {
-            stat: Some("plain.stat.txt"),
-            main_dump: Some("plain.main-dump.txt"),
-            facts: Some("plain.facts.json"),
-            ..fx("plain.mdb", V1, "plain.dump.txt")
-        },
-        "main_only" => Fixture {
-            stat: Some("main_only.stat.txt"),
-            facts: Some("main_only.facts.json"),
-            ..fx("main_only.mdb", V1, "main_only.dump.txt")
-        },
-        "main_only_p" => fx("main_only.mdb", V1, "main_only.dump-p.txt"),
-        "plain_stock" => Fixture {
-            stat: Some("plain.stock.stat.txt"),
-            ..fx("plain.stock.mdb", NONE, "plain.dump.txt")
-        },
-        "stock" => Fixture {
-            stat: Some("stock.stat.txt"),
-            main_dump: Some("stock.main-dump.txt"),
-            ..fx("stock.mdb", NONE, "stock.dump.txt")
-        },
-        "layout_dlmdb" => fx("layout_dlmdb.mdb", V1, "layout_dlmdb.dump-p.txt"),
-        "layout_stock" => fx("layout_stock.mdb", NONE, "layout_stock.dump-p.txt"),
-        "v2_plain" => Fixture {
-            stat: Some("v2/plain.stat.txt"),
-            main_dump: Some("v2/plain.main-dump.txt"),
-            facts: Some("v2/plain.facts.json"),
-            ..fx("v2/plain.mdb", NONE, "v2/plain.dump.txt")
-        },
-        "v2_main_only" => Fixture {
-            stat: Some("v2/main_only.stat.txt"),
-            facts: Some("v2/main_only.facts.json"),
-            ..fx("v2/main_only.mdb", NONE, "v2/main_only.dump.txt")
-        },
-        other => panic!("unknown fixture {other}"),
+        stat: companion(STAT, ".stat.txt"),
+        main_dump: companion(MAIN_DUMP, ".main-dump.txt"),
+        facts: companion(FACTS, ".facts.json"),
     }
 }
 
@@ -152,19 +121,23 @@ fn check_db_against_dump(txn: &RoTxn<'_>, block: &DumpDb, what: &str) {
     );
 }
 
-fn tree(s: &dlmdb::Stat) -> TreeStat {
-    TreeStat {
-        depth: s.depth as u64,
-        branch_pages: s.branch_pages,
-        leaf_pages: s.leaf_pages,
-        overflow_pages: s.overflow_pages,
-        entries: s.entries,
-    }
+/// DB `name` ("" for the main DB) has the statistics `want`; returns it.
+fn check_stat(txn: &RoTxn<'_>, name: &str, want: TreeStat, what: &str) -> Database {
+    let db = if name.is_empty() {
+        Database::MAIN
+    } else {
+        txn.open_db(Some(name)).unwrap()
+    };
+    assert_eq!(
+        TreeStat::from(txn.stat(db).unwrap()),
+        want,
+        "{what} of {name:?}"
+    );
+    db
 }
 
-fn check_fixture(name: &str) {
-    let f = fixture(name);
-    let (_dir, path) = copy_fixture(f.file);
+fn check_fixture(f: Fixture) {
+    let (_dir, path) = copy_fixture(&f.file);
     let env = open_ro(&path, f.flags);
     let txn = env.read_txn().unwrap();
     let dump = parse_dump(&fixture_text(f.dump)).unwrap();
@@ -187,7 +160,7 @@ fn check_fixture(name: &str) {
         );
     }
 
-    if let Some(md) = f.main_dump {
+    if let Some(md) = &f.main_dump {
         let main = parse_dump(&fixture_text(md)).unwrap();
         assert_eq!(main.len(), 1);
         assert_pairs_eq(
@@ -197,7 +170,7 @@ fn check_fixture(name: &str) {
         );
     }
 
-    if let Some(st) = f.stat {
+    if let Some(st) = &f.stat {
         let rep = parse_stat(&fixture_text(st));
         let info = env.info().unwrap();
         assert_eq!(info.map_size, rep.map_size, "{}: map size", f.file);
@@ -210,7 +183,7 @@ fn check_fixture(name: &str) {
             f.file
         );
         assert_eq!(
-            tree(&txn.stat(Database::FREE).unwrap()),
+            TreeStat::from(txn.stat(Database::FREE).unwrap()),
             rep.freelist,
             "{}: freelist stat",
             f.file
@@ -229,21 +202,11 @@ fn check_fixture(name: &str) {
             {
                 continue;
             }
-            let db = if dbname.is_empty() {
-                Database::MAIN
-            } else {
-                txn.open_db(Some(dbname)).unwrap()
-            };
-            assert_eq!(
-                tree(&txn.stat(db).unwrap()),
-                *want,
-                "{}: stat of {dbname:?}",
-                f.file
-            );
+            check_stat(&txn, dbname, *want, &format!("{}: stat", f.file));
         }
     }
 
-    if let Some(facts) = f.facts {
+    if let Some(facts) = &f.facts {
         let j: serde_json::Value = serde_json::from_str(&fixture_text(facts)).unwrap();
         let info = env.info().unwrap();
         assert_eq!(
@@ -262,31 +225,8 @@ fn check_fixture(name: &str) {
             if d["db_flags"].as_u64().unwrap() & 0x04 != 0 {
                 continue;
             }
-            let db = if dbname.is_empty() {
-                Database::MAIN
-            } else {
-                txn.open_db(Some(dbname)).unwrap()
-            };
-            let st = txn.stat(db).unwrap();
-            let s = &d["stat"];
-            assert_eq!(
-                (
-                    st.depth as u64,
-                    st.branch_pages,
-                    st.leaf_pages,
-                    st.overflow_pages,
-                    st.entries
-                ),
-                (
-                    s["depth"].as_u64().unwrap(),
-                    s["branch_pages"].as_u64().unwrap(),
-                    s["leaf_pages"].as_u64().unwrap(),
-                    s["overflow_pages"].as_u64().unwrap(),
-                    s["entries"].as_u64().unwrap()
-                ),
-                "{}: facts stat of {dbname:?}",
-                f.file
-            );
+            let want = TreeStat::from_json(&d["stat"]);
+            let db = check_stat(&txn, dbname, want, &format!("{}: facts stat", f.file));
             let pairs = walk(&txn, db, true);
             assert_eq!(
                 pairs.len() as u64,
@@ -316,41 +256,19 @@ fn check_fixture(name: &str) {
     }
 }
 
-#[test]
-fn fixture_plain_v1() {
-    check_fixture("plain");
-}
-#[test]
-fn fixture_main_only_v1() {
-    check_fixture("main_only");
-}
-#[test]
-fn fixture_main_only_printable_dump() {
-    check_fixture("main_only_p");
-}
-#[test]
-fn fixture_plain_stock() {
-    check_fixture("plain_stock");
-}
-#[test]
-fn fixture_stock_non_dupsort_dbs() {
-    check_fixture("stock");
-}
-#[test]
-fn fixture_layout_dlmdb() {
-    check_fixture("layout_dlmdb");
-}
-#[test]
-fn fixture_layout_stock() {
-    check_fixture("layout_stock");
-}
-#[test]
-fn fixture_v2_plain() {
-    check_fixture("v2_plain");
-}
-#[test]
-fn fixture_v2_main_only() {
-    check_fixture("v2_main_only");
+dlmdb_tests::call_tests! {
+    fixture_plain_v1: check_fixture(fx("plain", V1, "plain.dump.txt", STAT | MAIN_DUMP | FACTS));
+    fixture_main_only_v1: check_fixture(fx("main_only", V1, "main_only.dump.txt", STAT | FACTS));
+    fixture_main_only_printable_dump: check_fixture(fx("main_only", V1, "main_only.dump-p.txt", 0));
+    fixture_plain_stock: check_fixture(fx("plain.stock", NONE, "plain.dump.txt", STAT));
+    fixture_stock_non_dupsort_dbs:
+        check_fixture(fx("stock", NONE, "stock.dump.txt", STAT | MAIN_DUMP));
+    fixture_layout_dlmdb: check_fixture(fx("layout_dlmdb", V1, "layout_dlmdb.dump-p.txt", 0));
+    fixture_layout_stock: check_fixture(fx("layout_stock", NONE, "layout_stock.dump-p.txt", 0));
+    fixture_v2_plain:
+        check_fixture(fx("v2/plain", NONE, "v2/plain.dump.txt", STAT | MAIN_DUMP | FACTS));
+    fixture_v2_main_only:
+        check_fixture(fx("v2/main_only", NONE, "v2/main_only.dump.txt", STAT | FACTS));
 }
 
 /// main_only.mdb has only even-length keys: it reads identically with and
@@ -365,13 +283,7 @@ fn main_only_reads_without_layout_flag_and_with_stock() {
         check_db_against_dump(&txn, &dump[0], "main_only.mdb without flag");
     }
     remove_lock(&path);
-    let env = stock::Env::open(
-        &path,
-        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
-        4,
-        0,
-    )
-    .unwrap();
+    let env = stock::open_ro(&path, 4).unwrap();
     let txn = env.begin_ro().unwrap();
     assert_pairs_eq(
         "main_only.mdb by stock LMDB",
@@ -523,12 +435,7 @@ fn v2_file_with_dlmdb_v1_flag() {
 #[test]
 fn stock_refuses_v2_fixture() {
     let (_dir, path) = copy_fixture("v2/plain.mdb");
-    let r = stock::Env::open(
-        &path,
-        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
-        32,
-        0,
-    );
+    let r = stock::open_ro(&path, 32);
     assert_eq!(r.err(), Some(lmdb_master_sys::MDB_VERSION_MISMATCH));
 }
 
@@ -600,12 +507,7 @@ fn write_dump_content_and_check(flags: EnvFlags, want_version: u32) {
     }
     if want_version == 2 {
         remove_lock(&path);
-        let r = stock::Env::open(
-            &path,
-            stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
-            32,
-            0,
-        );
+        let r = stock::open_ro(&path, 32);
         assert_eq!(
             r.err(),
             Some(lmdb_master_sys::MDB_VERSION_MISMATCH),

@@ -111,6 +111,14 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// Open the data file `path` (`NO_SUB_DIR`) with `flags`.
+fn open(path: &std::path::Path, flags: EnvFlags) -> dlmdb::Result<dlmdb::Env> {
+    dlmdb::Env::builder()
+        .flags(EnvFlags::NO_SUB_DIR | flags)
+        .max_dbs(64)
+        .open(path)
+}
+
 fn reason_of(env: &dlmdb::Env) -> ffi::MDB_envlayout {
     let mut l = ffi::MDB_envlayout::default();
     // SAFETY: an opened environment; plain data out.
@@ -122,11 +130,7 @@ fn reason_of(env: &dlmdb::Env) -> ffi::MDB_envlayout {
 fn every_fixture_opens_in_its_layout_without_flags() {
     for c in CASES {
         let (_dir, path) = copy_fixture(c.file);
-        let env = dlmdb::Env::builder()
-            .flags(EnvFlags::READ_ONLY | EnvFlags::NO_SUB_DIR)
-            .max_dbs(64)
-            .open(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", c.file));
+        let env = open(&path, EnvFlags::READ_ONLY).unwrap_or_else(|e| panic!("{}: {e}", c.file));
         assert_eq!(env.layout(), c.layout, "{}", c.file);
         let l = reason_of(&env);
         assert_eq!(l.ml_reason, c.reason, "{}: reason", c.file);
@@ -164,10 +168,7 @@ fn contradicted_layout_flags_are_refused() {
         ("layout_dlmdb.mdb", EnvFlags::FORMAT_LMDB),
     ] {
         let (_dir, path) = copy_fixture(file);
-        let r = dlmdb::Env::builder()
-            .flags(EnvFlags::READ_ONLY | EnvFlags::NO_SUB_DIR | flags)
-            .max_dbs(64)
-            .open(&path);
+        let r = open(&path, EnvFlags::READ_ONLY | flags);
         assert!(
             matches!(r, Err(dlmdb::Error::Incompatible)),
             "{file} with {flags:?}: {:?}",
@@ -181,11 +182,8 @@ fn contradicted_layout_flags_are_refused() {
         ("main_only.mdb", EnvFlags::FORMAT_DLMDB_V1),
     ] {
         let (_dir, path) = copy_fixture(file);
-        let env = dlmdb::Env::builder()
-            .flags(EnvFlags::READ_ONLY | EnvFlags::NO_SUB_DIR | flags)
-            .max_dbs(64)
-            .open(&path)
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let env =
+            open(&path, EnvFlags::READ_ONLY | flags).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(reason_of(&env).ml_reason, ffi::MDB_LAYOUT_TOLD, "{file}");
     }
 }
@@ -196,11 +194,7 @@ fn contradicted_layout_flags_are_refused() {
 fn store_without_evidence_stays_stock_when_written() {
     let (_dir, path) = copy_fixture("main_only.mdb");
     {
-        let env = dlmdb::Env::builder()
-            .flags(EnvFlags::NO_SUB_DIR)
-            .max_dbs(64)
-            .open(&path)
-            .unwrap();
+        let env = open(&path, EnvFlags::empty()).unwrap();
         assert_eq!(reason_of(&env).ml_reason, ffi::MDB_LAYOUT_NO_EVIDENCE);
         let db = env.open_db(None).unwrap();
         let mut t = env.write_txn().unwrap();
@@ -224,11 +218,7 @@ fn store_without_evidence_stays_stock_when_written() {
     drop(t);
     drop(env);
     // And we now find evidence of stock layout.
-    let env = dlmdb::Env::builder()
-        .flags(EnvFlags::READ_ONLY | EnvFlags::NO_SUB_DIR)
-        .max_dbs(64)
-        .open(&path)
-        .unwrap();
+    let env = open(&path, EnvFlags::READ_ONLY).unwrap();
     assert_eq!(env.layout(), Layout::Lmdb);
     assert_eq!(reason_of(&env).ml_reason, ffi::MDB_LAYOUT_LEAVES);
 }

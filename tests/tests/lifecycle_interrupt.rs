@@ -37,6 +37,11 @@ fn set(env: &Env, on: bool) {
     assert_eq!(unsafe { ffi::mdb_env_set_interrupt(env.env, on as i32) }, 0);
 }
 
+/// `r` failed with the return code `want`.
+fn assert_fails<T: std::fmt::Debug>(r: Result<T, i32>, want: i32, what: &str) {
+    assert_eq!(r.err(), Some(want), "{what}");
+}
+
 #[test]
 fn interrupt_null_env() {
     // SAFETY: NULL is explicitly handled.
@@ -55,68 +60,56 @@ fn interrupt_fails_txns_until_cleared() {
     let t = env.begin_rw().unwrap();
     t.put(dbi, b"k00001", b"inflight", 0).unwrap();
     set(&env, true);
-    assert_eq!(
-        t.put(dbi, b"k00002", b"x", 0).err(),
-        Some(EINTR),
-        "put while interrupted"
+    assert_fails(
+        t.put(dbi, b"k00002", b"x", 0),
+        EINTR,
+        "put while interrupted",
     );
-    assert_eq!(
-        t.get(dbi, b"k00003").err(),
-        Some(ffi::MDB_BAD_TXN),
-        "get in a failed txn"
+    assert_fails(
+        t.get(dbi, b"k00003"),
+        ffi::MDB_BAD_TXN,
+        "get in a failed txn",
     );
-    assert_eq!(
-        t.commit().err(),
-        Some(ffi::MDB_BAD_TXN),
-        "commit of a failed txn"
-    );
+    assert_fails(t.commit(), ffi::MDB_BAD_TXN, "commit of a failed txn");
 
     // Later txns: begin succeeds, the first access fails.
     let t = env.begin_rw().unwrap();
-    assert_eq!(
-        t.get(dbi, b"k00004").err(),
-        Some(EINTR),
-        "get in a new write txn"
-    );
+    assert_fails(t.get(dbi, b"k00004"), EINTR, "get in a new write txn");
     drop(t);
     let t = env.begin_rw().unwrap();
-    assert_eq!(t.del(dbi, b"k00005", None).err(), Some(EINTR), "del");
+    assert_fails(t.del(dbi, b"k00005", None), EINTR, "del");
     drop(t);
     let r = env.begin_ro().unwrap();
-    assert_eq!(
-        r.get(dbi, b"k00006").err(),
-        Some(EINTR),
-        "get in a read txn"
-    );
-    assert_eq!(
-        r.get(dbi, b"k00006").err(),
-        Some(ffi::MDB_BAD_TXN),
-        "second get in the failed read txn"
+    assert_fails(r.get(dbi, b"k00006"), EINTR, "get in a read txn");
+    assert_fails(
+        r.get(dbi, b"k00006"),
+        ffi::MDB_BAD_TXN,
+        "second get in the failed read txn",
     );
     r.reset();
     let r2 = env.begin_ro().unwrap();
     {
         let mut c = Cursor::open(&r2, dbi).unwrap();
-        assert_eq!(c.get(None, ffi::MDB_FIRST).err(), Some(EINTR), "cursor get");
+        assert_fails(c.get(None, ffi::MDB_FIRST), EINTR, "cursor get");
     }
     drop(r2);
     assert_eq!(r.renew(), Ok(()), "renew while interrupted (not checked)");
     drop(r);
     let t = env.begin_ro().unwrap();
     // A name without a handle yet needs a search of the main DB.
-    assert_eq!(
-        t.open_db(Some(b"other"), 0).err(),
-        Some(EINTR),
-        "mdb_dbi_open of a named DB"
+    assert_fails(
+        t.open_db(Some(b"other"), 0),
+        EINTR,
+        "mdb_dbi_open of a named DB",
     );
     drop(t);
 
     // Copies: compacting fails with EINTR, plain works.
     let c1 = dir.path().join("compact.mdb");
-    assert_eq!(
-        env.copy2(&c1, ffi::MDB_CP_COMPACT).err(),
-        Some(EINTR),
-        "compacting copy while interrupted"
+    assert_fails(
+        env.copy2(&c1, ffi::MDB_CP_COMPACT),
+        EINTR,
+        "compacting copy while interrupted",
     );
     let c2 = dir.path().join("plain.mdb");
     env.copy2(&c2, 0).unwrap();
@@ -220,20 +213,20 @@ fn interrupt_cursor_put_reports_failing_error() {
     let mut c = Cursor::open(&t, dbi).unwrap();
     assert!(c.get(None, ffi::MDB_FIRST).unwrap().is_some());
     set(&env, true);
-    assert_eq!(
-        t.put(dbi, b"x", b"y", 0).err(),
-        Some(EINTR),
-        "first put after the interrupt"
+    assert_fails(
+        t.put(dbi, b"x", b"y", 0),
+        EINTR,
+        "first put after the interrupt",
     );
-    assert_eq!(
-        c.put(b"x", b"y", 0).err(),
-        Some(EINTR),
-        "mdb_cursor_put on the failed txn"
+    assert_fails(
+        c.put(b"x", b"y", 0),
+        EINTR,
+        "mdb_cursor_put on the failed txn",
     );
-    assert_eq!(
-        t.put(dbi, b"x", b"y", 0).err(),
-        Some(ffi::MDB_BAD_TXN),
-        "mdb_put on the failed txn"
+    assert_fails(
+        t.put(dbi, b"x", b"y", 0),
+        ffi::MDB_BAD_TXN,
+        "mdb_put on the failed txn",
     );
     c.forget();
     assert_eq!(t.commit().err(), Some(ffi::MDB_BAD_TXN));

@@ -74,6 +74,22 @@ fn stock_store(f: Family, path: &Path, n: u32) -> (Peer, Pairs) {
     (p, model)
 }
 
+/// Run `scenario` once per stock family, each on a fresh store and under
+/// a watchdog named after the family.
+fn each_stock_family(scenario: impl Fn(Family, &Path)) {
+    for f in stock_families() {
+        let _w = live::watchdog(f.name().to_string(), LIMIT);
+        let (_dir, path) = procs::temp_store();
+        scenario(f, &path);
+    }
+}
+
+/// A fresh read txn of ours sees exactly `want` in the main DB.
+fn assert_our_content(env: &ours::Env, what: &str, want: &[(Vec<u8>, Vec<u8>)]) {
+    let t = env.begin_ro().unwrap();
+    dlmdb_tests::assert_pairs_eq(what, &t.walk(1, true).unwrap(), want);
+}
+
 fn digest(pairs: &[(Vec<u8>, Vec<u8>)]) -> (u64, u64) {
     (pairs.len() as u64, live::digest_of(pairs))
 }
@@ -84,16 +100,14 @@ fn digest(pairs: &[(Vec<u8>, Vec<u8>)]) -> (u64, u64) {
 #[test]
 fn we_join_a_stock_environment() {
     dlmdb_tests::parent_only!();
-    for f in stock_families() {
-        let _w = live::watchdog(f.name().to_string(), LIMIT);
-        let (_dir, path) = procs::temp_store();
-        let (mut writer, mut model) = stock_store(f, &path, 300);
+    each_stock_family(|f, path| {
+        let (mut writer, mut model) = stock_store(f, path, 300);
         let mut reader = Peer::spawn(f, &[]);
-        reader.open(&path, MAP).unwrap();
+        reader.open(path, MAP).unwrap();
         let pinned_id: u64 = reader.ok("rbegin").parse().unwrap();
         let pinned = digest(&model);
 
-        let env = ours::Env::open_file(&path, 0, 0, MAP)
+        let env = ours::Env::open_file(path, 0, 0, MAP)
             .unwrap_or_else(|rc| panic!("{}: we cannot join: {}", f.name(), ours::strerror(rc)));
         let l = layout(&env);
         assert_eq!(
@@ -180,7 +194,7 @@ fn we_join_a_stock_environment() {
         drop(t);
         reader.quit();
         writer.quit();
-    }
+    });
 }
 
 /// We hold the environment (a reader pinned); a stock process opens it,
@@ -188,12 +202,10 @@ fn we_join_a_stock_environment() {
 #[test]
 fn stock_joins_our_environment() {
     dlmdb_tests::parent_only!();
-    for f in stock_families() {
-        let _w = live::watchdog(f.name().to_string(), LIMIT);
-        let (_dir, path) = procs::temp_store();
+    each_stock_family(|f, path| {
         // A fresh stock-format store, created by us.
         let env =
-            ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB | our_flags(f), 0, MAP).unwrap();
+            ours::Env::open_file(path, dlmdb_sys::MDB_FORMAT_LMDB | our_flags(f), 0, MAP).unwrap();
         let l = layout(&env);
         assert_eq!(
             (l.ml_lockver, l.ml_lockjoined),
@@ -214,7 +226,7 @@ fn stock_joins_our_environment() {
         let pin = env.begin_ro().unwrap();
         let pinned = model.clone();
         let mut p = Peer::spawn(f, &[]);
-        p.open(&path, MAP)
+        p.open(path, MAP)
             .unwrap_or_else(|rc| panic!("{} cannot join ours: {rc}", f.name()));
         assert_eq!(p.digest(), digest(&model), "{} reads our data", f.name());
         p.ok("wbegin");
@@ -237,11 +249,9 @@ fn stock_joins_our_environment() {
         model.sort();
         dlmdb_tests::assert_pairs_eq("our pinned reader", &pin.walk(1, true).unwrap(), &pinned);
         drop(pin);
-        let t = env.begin_ro().unwrap();
-        dlmdb_tests::assert_pairs_eq("after their commit", &t.walk(1, true).unwrap(), &model);
-        drop(t);
+        assert_our_content(&env, "after their commit", &model);
         p.quit();
-    }
+    });
 }
 
 /// Ours and stock alternate write transactions under a random schedule; now
@@ -272,7 +282,7 @@ fn alternating(f: Family, seed: u64) {
     let (mut p, init) = stock_store(f, &path, 50);
     let mut model: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = init.into_iter().collect();
     let env = std::sync::Arc::new(ours::Env::open_file(&path, 0, 0, MAP).unwrap());
-    for round in 0..40 {
+    for round in 0..40u32 {
         let ops: Vec<(u32, Option<Vec<u8>>)> = (0..rng.gen_range(1..60))
             .map(|_| {
                 let k = rng.gen_range(0..400);
@@ -285,6 +295,7 @@ fn alternating(f: Family, seed: u64) {
                 (k, v)
             })
             .collect();
+        let at = format!("seed {seed} round {round}");
         let stock_turn = rng.gen_bool(0.5);
         let overlap = rng.gen_bool(0.3);
         if stock_turn {
@@ -308,20 +319,7 @@ fn alternating(f: Family, seed: u64) {
                     f.name()
                 );
             }
-            for (k, v) in &ops {
-                match v {
-                    Some(v) => {
-                        p.put(&key(*k), v);
-                        model.insert(key(*k), v.clone());
-                    }
-                    None => {
-                        let had = model.remove(&key(*k)).is_some();
-                        assert_eq!(p.del(&key(*k)), had, "seed {seed} round {round}");
-                    }
-                }
-            }
-            p.put(b"round", round.to_string().as_bytes());
-            model.insert(b"round".to_vec(), round.to_string().into_bytes());
+            write_round(&ops, round, &mut model, &at, &mut p, Peer::put, Peer::del);
             p.ok("commit");
             if let Some(rx) = waiter {
                 let (seen, commit) =
@@ -338,7 +336,7 @@ fn alternating(f: Family, seed: u64) {
                 model.insert(b"after-stock".to_vec(), b"x".to_vec());
             }
         } else {
-            let w = env.begin_rw().unwrap();
+            let mut w = env.begin_rw().unwrap();
             if overlap {
                 // The stock writer asks while we are inside: no answer yet.
                 p.send("wbegin");
@@ -348,24 +346,9 @@ fn alternating(f: Family, seed: u64) {
                     f.name()
                 );
             }
-            for (k, v) in &ops {
-                match v {
-                    Some(v) => {
-                        w.put(1, &key(*k), v, 0).unwrap();
-                        model.insert(key(*k), v.clone());
-                    }
-                    None => {
-                        let had = model.remove(&key(*k)).is_some();
-                        assert_eq!(
-                            w.del(1, &key(*k), None).unwrap(),
-                            had,
-                            "seed {seed} round {round}"
-                        );
-                    }
-                }
-            }
-            w.put(1, b"round", round.to_string().as_bytes(), 0).unwrap();
-            model.insert(b"round".to_vec(), round.to_string().into_bytes());
+            let put = |w: &mut ours::Txn, k: &[u8], v: &[u8]| w.put(1, k, v, 0).unwrap();
+            let del = |w: &mut ours::Txn, k: &[u8]| w.del(1, k, None).unwrap();
+            write_round(&ops, round, &mut model, &at, &mut w, put, del);
             w.commit().unwrap();
             if overlap {
                 p.answer("wbegin", Duration::from_secs(30)).unwrap();
@@ -385,14 +368,37 @@ fn alternating(f: Family, seed: u64) {
         "seed {seed}: {} final content",
         f.name()
     );
-    let t = env.begin_ro().unwrap();
-    dlmdb_tests::assert_pairs_eq(
-        &format!("seed {seed}: our final content"),
-        &t.walk(1, true).unwrap(),
-        &want,
-    );
-    drop(t);
+    assert_our_content(&env, &format!("seed {seed}: our final content"), &want);
     p.quit();
+}
+
+/// One writer's turn of [`alternating`]: `ops`, then the round number under
+/// key `round`, written by `w` through `put` and `del` (which answers
+/// whether the key existed) and applied to the model alike.
+fn write_round<W>(
+    ops: &[(u32, Option<Vec<u8>>)],
+    round: u32,
+    model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    at: &str,
+    w: &mut W,
+    put: impl Fn(&mut W, &[u8], &[u8]),
+    del: impl Fn(&mut W, &[u8]) -> bool,
+) {
+    for (k, v) in ops {
+        match v {
+            Some(v) => {
+                put(w, &key(*k), v);
+                model.insert(key(*k), v.clone());
+            }
+            None => {
+                let had = model.remove(&key(*k)).is_some();
+                assert_eq!(del(w, &key(*k)), had, "{at}");
+            }
+        }
+    }
+    let r = round.to_string().into_bytes();
+    put(w, b"round", &r);
+    model.insert(b"round".to_vec(), r);
 }
 
 /// Pin a snapshot in one family, let the other write a lot (rewrites,
@@ -401,11 +407,9 @@ fn alternating(f: Family, seed: u64) {
 #[test]
 fn pinned_snapshots_survive_the_other_familys_writes() {
     dlmdb_tests::parent_only!();
-    for f in stock_families() {
-        let _w = live::watchdog(f.name().to_string(), LIMIT);
-        let (_dir, path) = procs::temp_store();
-        let (mut p, mut model) = stock_store(f, &path, 400);
-        let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
+    each_stock_family(|f, path| {
+        let (mut p, mut model) = stock_store(f, path, 400);
+        let env = ours::Env::open_file(path, 0, 0, MAP).unwrap();
         let churn_ours = |env: &ours::Env, gen: u8| {
             for _ in 0..10 {
                 let w = env.begin_rw().unwrap();
@@ -451,7 +455,7 @@ fn pinned_snapshots_survive_the_other_familys_writes() {
         );
         drop(pin);
         p.quit();
-    }
+    });
 }
 
 /// A writer killed with SIGKILL while the other family waits for the writer
@@ -494,12 +498,10 @@ fn killed_writer_of_one_family_recovered_by_the_other() {
                 f.name()
             ),
         }
-        let t = env.begin_ro().unwrap();
         let mut want = model.clone();
         want.push((b"survivor".to_vec(), b"ours".to_vec()));
         want.sort();
-        dlmdb_tests::assert_pairs_eq(f.name(), &t.walk(1, true).unwrap(), &want);
-        drop(t);
+        assert_our_content(&env, f.name(), &want);
         drop(env);
 
         // We die (a process running our engine), stock waits.
@@ -537,13 +539,11 @@ fn killed_writer_of_one_family_recovered_by_the_other() {
 #[test]
 fn stale_readers_cleared_across_families() {
     dlmdb_tests::parent_only!();
-    for f in stock_families() {
-        let _w = live::watchdog(f.name().to_string(), LIMIT);
-        let (_dir, path) = procs::temp_store();
-        let (mut p, _) = stock_store(f, &path, 10);
-        let env = ours::Env::open_file(&path, 0, 0, MAP).unwrap();
+    each_stock_family(|f, path| {
+        let (mut p, _) = stock_store(f, path, 10);
+        let env = ours::Env::open_file(path, 0, 0, MAP).unwrap();
         let mut stock_reader = Peer::spawn(f, &[]);
-        stock_reader.open(&path, MAP).unwrap();
+        stock_reader.open(path, MAP).unwrap();
         stock_reader.ok("rbegin");
         let pid = stock_reader.pid();
         stock_reader.kill9();
@@ -569,13 +569,13 @@ fn stale_readers_cleared_across_families() {
         );
 
         let mut our_reader = Peer::spawn(Family::Ours, &[]);
-        our_reader.open(&path, MAP).unwrap();
+        our_reader.open(path, MAP).unwrap();
         our_reader.ok("rbegin");
         our_reader.kill9();
         assert_eq!(p.ok("readercheck"), "1", "{}: their reader check", f.name());
         assert_eq!(p.ok("readercheck"), "0", "{}", f.name());
         p.quit();
-    }
+    });
 }
 
 /// A lock file in use with a format word we do not know (another
@@ -588,13 +588,7 @@ fn unknown_lock_format_refused() {
     let (_dir, path) = procs::temp_store();
     drop(ours::Env::open_file(&path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
     live::set_lock_word(&path, 0x2C2F_6003);
-    let lock = live::lock_file(&path);
-    let holder = procs::spawn(
-        "child_entry",
-        live::HOLD_LOCK_BYTE_ROLE,
-        &[("PATH", lock.display().to_string())],
-    );
-    holder.expect("holding", Duration::from_secs(30));
+    let holder = live::hold_lock_file(&path);
     for flags in [
         0,
         dlmdb_sys::MDB_RDONLY,
@@ -619,27 +613,26 @@ fn unknown_lock_format_refused() {
 #[test]
 fn first_opener_picks_the_lock_layout() {
     dlmdb_tests::parent_only!();
-    let (_d1, stock_path) = procs::temp_store();
-    drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_FORMAT_LMDB, 0, MAP).unwrap());
-    assert_eq!(
-        live::lock_word(&stock_path),
-        0x0001_0001,
-        "stock-layout store: lock version 1"
-    );
-    let (_d2, v2_path) = procs::temp_store();
-    drop(ours::Env::open_file(&v2_path, 0, 0, MAP).unwrap());
-    assert_eq!(
-        live::lock_word(&v2_path),
-        0x2C2F_6002,
-        "version-2 store: lock version 2"
-    );
-    let (_d3, padded_path) = procs::temp_store();
-    drop(ours::Env::open_file(&padded_path, dlmdb_sys::MDB_FORMAT_DLMDB_V1, 0, MAP).unwrap());
-    assert_eq!(
-        live::lock_word(&padded_path),
-        0x2C2F_6002,
-        "padded version-1 store: lock version 2"
-    );
+    // A new store of each family, created by us.
+    let [(_d1, stock_path), (_d2, v2_path), _padded] = [
+        (
+            dlmdb_sys::MDB_FORMAT_LMDB,
+            0x0001_0001,
+            "stock-layout store: lock version 1",
+        ),
+        (0, 0x2C2F_6002, "version-2 store: lock version 2"),
+        (
+            dlmdb_sys::MDB_FORMAT_DLMDB_V1,
+            0x2C2F_6002,
+            "padded version-1 store: lock version 2",
+        ),
+    ]
+    .map(|(flags, word, what)| {
+        let (dir, path) = procs::temp_store();
+        drop(ours::Env::open_file(&path, flags, 0, MAP).unwrap());
+        assert_eq!(live::lock_word(&path), word, "{what}");
+        (dir, path)
+    });
     drop(ours::Env::open_file(&stock_path, dlmdb_sys::MDB_LOCK_V2, 0, MAP).unwrap());
     assert_eq!(live::lock_word(&stock_path), 0x2C2F_6002, "MDB_LOCK_V2");
     drop(ours::Env::open_file(&v2_path, dlmdb_sys::MDB_LOCK_V1, 0, MAP).unwrap());

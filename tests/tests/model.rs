@@ -23,6 +23,7 @@ use std::path::Path;
 
 use dlmdb::{CursorOp, Database, DatabaseFlags, Env, EnvFlags, RoTxn, RwTxn, WriteFlags};
 use dlmdb_tests::model::{sort_key, ModelDb, INTEGERKEY, REVERSEKEY};
+use dlmdb_tests::stat::TreeStat;
 use dlmdb_tests::{ours, raw, show};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -593,6 +594,25 @@ fn write_cursor<'t>(txn: &'t mut RwTxn<'_>, db: Database) -> Result<dlmdb::RwCur
     txn.cursor_mut(db).map_err(|e| format!("cursor_mut: {e}"))
 }
 
+/// After `what`, the cursor stands on (`k`, `v`).
+fn expect_current(
+    c: &mut dlmdb::RwCursor<'_>,
+    k: &[u8],
+    v: &[u8],
+    what: &str,
+) -> Result<(), String> {
+    let now = c
+        .current()
+        .map_err(|e| format!("GET_CURRENT after {what}: {e}"))?;
+    if now != Some((k, v)) {
+        return Err(format!(
+            "GET_CURRENT after {what} of {}: wrong item",
+            show(k)
+        ));
+    }
+    Ok(())
+}
+
 fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Result<(), String> {
     match op {
         Op::Put { db, key, val, flag } => {
@@ -677,12 +697,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
             c.put_current(&k, &v)
                 .map_err(|e| format!("cursor put CURRENT: {e}"))?;
-            let now = c
-                .current()
-                .map_err(|e| format!("GET_CURRENT after put: {e}"))?;
-            if now != Some((k.as_slice(), v.as_slice())) {
-                return Err("GET_CURRENT after CURRENT put: wrong item".into());
-            }
+            expect_current(&mut c, &k, &v, "CURRENT put")?;
             m.put(&k, &v);
         }
         Op::Del { db, key } => {
@@ -737,15 +752,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             let mut c = write_cursor(txn, dbs[*db])?;
             c.put(&k, &v, WriteFlags::empty())
                 .map_err(|e| format!("cursor put: {e}"))?;
-            let now = c
-                .current()
-                .map_err(|e| format!("GET_CURRENT after cursor put: {e}"))?;
-            if now != Some((k.as_slice(), v.as_slice())) {
-                return Err(format!(
-                    "GET_CURRENT after cursor put of {}: wrong item",
-                    show(&k)
-                ));
-            }
+            expect_current(&mut c, &k, &v, "cursor put")?;
             m.put(&k, &v);
             let want_next = m.after(&k).map(|(a, b)| (a.to_vec(), b.to_vec()));
             let next = c
@@ -812,14 +819,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
             *m = ModelDb::new(m.flags);
             let st = txn.stat(dbs[*db]).map_err(|e| format!("stat: {e}"))?;
-            if (
-                st.depth,
-                st.branch_pages,
-                st.leaf_pages,
-                st.overflow_pages,
-                st.entries,
-            ) != (0, 0, 0, 0, 0)
-            {
+            if TreeStat::from(st) != TreeStat::default() {
                 return Err(format!("drained DB is not an empty tree: {st:?}"));
             }
         }

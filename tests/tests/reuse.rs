@@ -37,16 +37,7 @@ fn run_ours(path: &Path, w: &Workload) -> u64 {
 
 fn run_stock(path: &Path, w: &Workload) -> u64 {
     let env = stock::Env::open(path, stock::MDB_NOSUBDIR, 8, MAP).unwrap();
-    workload::run_txns(
-        w,
-        "stock churn",
-        || env.begin_rw().unwrap(),
-        |t, c| {
-            if c {
-                t.commit().unwrap()
-            }
-        },
-    );
+    stock::write_workload(&env, w, "stock churn");
     env.info().unwrap().last_pgno
 }
 
@@ -73,16 +64,10 @@ fn churn_reuses_free_pages_like_stock() {
 /// Make the older meta page current by zeroing the newest one's txnid, as if
 /// the last commit's meta write never reached the disk.
 fn roll_back_last_meta(path: &Path) {
+    let (which, meta) = dlmdb_tests::newest_meta(path);
     let mut b = std::fs::read(path).unwrap();
-    let psize = u32::from_le_bytes(b[40..44].try_into().unwrap()) as usize;
-    let txn =
-        |b: &[u8], off: usize| u64::from_le_bytes(b[off + 144..off + 152].try_into().unwrap());
-    let newest = if txn(&b, psize) > txn(&b, 0) {
-        psize
-    } else {
-        0
-    };
-    b[newest + 144..newest + 152].copy_from_slice(&0u64.to_le_bytes());
+    let txnid = which * meta.page_size() as usize + dlmdb_format::meta::OFF_TXNID;
+    b[txnid..][..8].copy_from_slice(&0u64.to_le_bytes());
     std::fs::write(path, &b).unwrap();
     remove_lock(path);
 }
@@ -150,26 +135,11 @@ fn previous_snapshot_premise_holds_for_stock() {
     {
         let env = stock::Env::open(&path, stock::MDB_NOSUBDIR, 8, MAP).unwrap();
         for w in [&before, &last] {
-            workload::run_txns(
-                w,
-                "stock",
-                || env.begin_rw().unwrap(),
-                |t, c| {
-                    if c {
-                        t.commit().unwrap()
-                    }
-                },
-            );
+            stock::write_workload(&env, w, "stock");
         }
     }
     roll_back_last_meta(&path);
-    let env = stock::Env::open(
-        &path,
-        stock::MDB_NOSUBDIR | lmdb_master_sys::MDB_RDONLY,
-        8,
-        0,
-    )
-    .unwrap();
+    let env = stock::open_ro(&path, 8).unwrap();
     let txn = env.begin_ro().unwrap();
     workload::verify(&txn, &before, "stock: previous snapshot", 1);
     drop(txn);

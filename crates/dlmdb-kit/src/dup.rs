@@ -12,27 +12,19 @@
 
 use std::path::Path;
 
-/// Cursor operations (identical numbers in both crates).
+/// Cursor operations. These and the return codes and flags below are the C
+/// API's values (identical in both engines), taken from `dlmdb-sys` under
+/// short names.
 pub mod op {
-    pub const FIRST: u32 = 0;
-    pub const FIRST_DUP: u32 = 1;
-    pub const GET_BOTH: u32 = 2;
-    pub const GET_BOTH_RANGE: u32 = 3;
-    pub const GET_CURRENT: u32 = 4;
-    pub const GET_MULTIPLE: u32 = 5;
-    pub const LAST: u32 = 6;
-    pub const LAST_DUP: u32 = 7;
-    pub const NEXT: u32 = 8;
-    pub const NEXT_DUP: u32 = 9;
-    pub const NEXT_MULTIPLE: u32 = 10;
-    pub const NEXT_NODUP: u32 = 11;
-    pub const PREV: u32 = 12;
-    pub const PREV_DUP: u32 = 13;
-    pub const PREV_NODUP: u32 = 14;
-    pub const SET: u32 = 15;
-    pub const SET_KEY: u32 = 16;
-    pub const SET_RANGE: u32 = 17;
-    pub const PREV_MULTIPLE: u32 = 18;
+    pub use dlmdb_sys::{
+        MDB_FIRST as FIRST, MDB_FIRST_DUP as FIRST_DUP, MDB_GET_BOTH as GET_BOTH,
+        MDB_GET_BOTH_RANGE as GET_BOTH_RANGE, MDB_GET_CURRENT as GET_CURRENT,
+        MDB_GET_MULTIPLE as GET_MULTIPLE, MDB_LAST as LAST, MDB_LAST_DUP as LAST_DUP,
+        MDB_NEXT as NEXT, MDB_NEXT_DUP as NEXT_DUP, MDB_NEXT_MULTIPLE as NEXT_MULTIPLE,
+        MDB_NEXT_NODUP as NEXT_NODUP, MDB_PREV as PREV, MDB_PREV_DUP as PREV_DUP,
+        MDB_PREV_MULTIPLE as PREV_MULTIPLE, MDB_PREV_NODUP as PREV_NODUP, MDB_SET as SET,
+        MDB_SET_KEY as SET_KEY, MDB_SET_RANGE as SET_RANGE,
+    };
 
     pub fn name(op: u32) -> &'static str {
         const N: [&str; 19] = [
@@ -62,42 +54,32 @@ pub mod op {
 
 /// Return codes.
 pub mod rc {
-    pub const KEYEXIST: i32 = -30799;
-    pub const NOTFOUND: i32 = -30798;
-    pub const BAD_VALSIZE: i32 = -30781;
-    pub const INCOMPATIBLE: i32 = -30784;
-    pub const BAD_DBI: i32 = -30780;
+    pub use dlmdb_sys::{
+        MDB_BAD_DBI as BAD_DBI, MDB_BAD_VALSIZE as BAD_VALSIZE, MDB_INCOMPATIBLE as INCOMPATIBLE,
+        MDB_KEYEXIST as KEYEXIST, MDB_NOTFOUND as NOTFOUND,
+    };
     pub const EINVAL: i32 = 22;
 }
 
 /// Write flags.
 pub mod wf {
-    pub const NOOVERWRITE: u32 = 0x10;
-    pub const NODUPDATA: u32 = 0x20;
-    pub const CURRENT: u32 = 0x40;
-    pub const APPEND: u32 = 0x20000;
-    pub const APPENDDUP: u32 = 0x40000;
-    pub const MULTIPLE: u32 = 0x80000;
+    pub use dlmdb_sys::{
+        MDB_APPEND as APPEND, MDB_APPENDDUP as APPENDDUP, MDB_CURRENT as CURRENT,
+        MDB_MULTIPLE as MULTIPLE, MDB_NODUPDATA as NODUPDATA, MDB_NOOVERWRITE as NOOVERWRITE,
+    };
 }
 
-/// Database and environment flags.
+/// Database and environment flags. `PREFIX_COMPRESSION`, `FORMAT_LMDB`
+/// (create a version-1 stock-layout store) and `FORMAT_DLMDB_V1` (read
+/// version-1 files with DLMDB's padded layout) are ours only.
 pub mod fl {
-    pub const REVERSEKEY: u32 = 0x02;
-    pub const DUPSORT: u32 = 0x04;
-    pub const INTEGERKEY: u32 = 0x08;
-    pub const DUPFIXED: u32 = 0x10;
-    pub const INTEGERDUP: u32 = 0x20;
-    pub const REVERSEDUP: u32 = 0x40;
-    /// Ours only (DLMDB): prefix-compressed leaves.
-    pub const PREFIX_COMPRESSION: u32 = 0x100;
-    pub const CREATE: u32 = 0x40000;
-    pub const NOSUBDIR: u32 = 0x4000;
-    pub const RDONLY: u32 = 0x20000;
-    pub const NOTLS: u32 = 0x200000;
-    /// Ours only: create a version-1 stock-layout store.
-    pub const FORMAT_LMDB: u32 = 0x4000_0000;
-    /// Ours only: read version-1 files with DLMDB's padded layout.
-    pub const FORMAT_DLMDB_V1: u32 = 0x0000_0800;
+    pub use dlmdb_sys::{
+        MDB_CREATE as CREATE, MDB_DUPFIXED as DUPFIXED, MDB_DUPSORT as DUPSORT,
+        MDB_FORMAT_DLMDB_V1 as FORMAT_DLMDB_V1, MDB_FORMAT_LMDB as FORMAT_LMDB,
+        MDB_INTEGERDUP as INTEGERDUP, MDB_INTEGERKEY as INTEGERKEY, MDB_NOSUBDIR as NOSUBDIR,
+        MDB_NOTLS as NOTLS, MDB_PREFIX_COMPRESSION as PREFIX_COMPRESSION, MDB_RDONLY as RDONLY,
+        MDB_REVERSEDUP as REVERSEDUP, MDB_REVERSEKEY as REVERSEKEY,
+    };
 }
 
 /// Outcome of one operation, compared field by field between engines (and
@@ -149,8 +131,8 @@ pub fn rc_name(rc: i32) -> String {
         rc::INCOMPATIBLE => "INCOMPATIBLE".into(),
         rc::BAD_DBI => "BAD_DBI".into(),
         rc::EINVAL => "EINVAL".into(),
-        -30796 => "CORRUPTED".into(),
-        -30782 => "BAD_TXN".into(),
+        dlmdb_sys::MDB_CORRUPTED => "CORRUPTED".into(),
+        dlmdb_sys::MDB_BAD_TXN => "BAD_TXN".into(),
         x => format!("{x}"),
     }
 }

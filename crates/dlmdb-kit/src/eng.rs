@@ -15,32 +15,16 @@ pub use crate::ours::Ours as OursE;
 pub use crate::stock::Lmdb as LmdbE;
 pub use crate::DbStat;
 
-/// Flag and op values fixed by the C API contract (identical in both engines).
+/// Flag and op values fixed by the C API contract (identical in both
+/// engines; written down once, in `dlmdb-sys`).
 pub mod k {
-    pub const MDB_NOSUBDIR: u32 = 0x4000;
-    pub const MDB_NOSYNC: u32 = 0x10000;
-    pub const MDB_RDONLY: u32 = 0x20000;
-    pub const MDB_NOMETASYNC: u32 = 0x40000;
-    pub const MDB_NOLOCK: u32 = 0x400000;
-    pub const MDB_DUPSORT: u32 = 0x04;
-    pub const MDB_DUPFIXED: u32 = 0x10;
-    pub const MDB_COUNTED: u32 = 0x80;
-    pub const MDB_PREFIX_COMPRESSION: u32 = 0x100;
-    pub const MDB_CREATE: u32 = 0x40000;
-    pub const MDB_NOTFOUND: i32 = -30798;
-    pub const MDB_FIRST: u32 = 0;
-    pub const MDB_FIRST_DUP: u32 = 1;
-    pub const MDB_GET_BOTH: u32 = 2;
-    pub const MDB_GET_CURRENT: u32 = 4;
-    pub const MDB_GET_MULTIPLE: u32 = 5;
-    pub const MDB_NEXT: u32 = 8;
-    pub const MDB_NEXT_DUP: u32 = 9;
-    pub const MDB_NEXT_MULTIPLE: u32 = 10;
-    pub const MDB_NEXT_NODUP: u32 = 11;
-    pub const MDB_SET: u32 = 15;
-    pub const MDB_SET_RANGE: u32 = 17;
-    pub const MDB_COUNT_LOWER_INCL: u32 = 0x02;
-    pub const MDB_COUNT_UPPER_INCL: u32 = 0x04;
+    pub use dlmdb_sys::{
+        MDB_COUNTED, MDB_COUNT_LOWER_INCL, MDB_COUNT_UPPER_INCL, MDB_CREATE, MDB_DUPFIXED,
+        MDB_DUPSORT, MDB_FIRST, MDB_FIRST_DUP, MDB_GET_BOTH, MDB_GET_CURRENT, MDB_GET_MULTIPLE,
+        MDB_NEXT, MDB_NEXT_DUP, MDB_NEXT_MULTIPLE, MDB_NEXT_NODUP, MDB_NOLOCK, MDB_NOMETASYNC,
+        MDB_NOSUBDIR, MDB_NOSYNC, MDB_NOTFOUND, MDB_PREFIX_COMPRESSION, MDB_RDONLY, MDB_SET,
+        MDB_SET_RANGE,
+    };
 }
 
 /// Opaque engine handles. The engine owns what they point to; the suites
