@@ -205,6 +205,45 @@ fn format_lmdb_layout() {
     assert_eq!(read_data_version(&env.data_file()), Some(1));
 }
 
+/// `open_detect` refuses a layout named for the other data version before
+/// opening, and opens what each layout choice allows.
+#[test]
+fn open_detect_layout_choice_against_data_version() {
+    for (flags, version) in [(EnvFlags::FORMAT_DLMDB_V1, 1), (EnvFlags::empty(), 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Env::builder().flags(flags).open(dir.path()).unwrap());
+        for (choice, opens) in [
+            (LayoutChoice::Auto, true),
+            (LayoutChoice::Dlmdb, true),
+            (LayoutChoice::DlmdbV1, version == 1),
+            (LayoutChoice::DlmdbV2, version == 2),
+            (LayoutChoice::Lmdb, version == 1),
+        ] {
+            let o = OpenOptions {
+                layout: choice,
+                ..OpenOptions::default()
+            };
+            match Env::open_detect(dir.path(), &o) {
+                Ok(opened) => {
+                    assert!(opens, "version {version}, {choice:?} opened");
+                    assert_eq!(opened.data_version, version);
+                }
+                // A stock-layout open of a DLMDB v1 file may still be
+                // refused by the engine's evidence; the data-version rule
+                // is what is under test here.
+                Err(OpenError::Layout { message, .. }) => {
+                    assert!(!opens, "version {version}, {choice:?}: {message}");
+                    assert!(message.contains("data version"), "{message}");
+                }
+                Err(e) => assert!(
+                    choice == LayoutChoice::Lmdb && version == 1,
+                    "version {version}, {choice:?}: {e}"
+                ),
+            }
+        }
+    }
+}
+
 #[test]
 fn env_is_send_sync() {
     fn f<T: Send + Sync>() {}
