@@ -12,10 +12,9 @@ fn name(s: &str) -> Option<String> {
 
 #[test]
 fn snapshot_lists_every_database_with_stat_figures() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    assert!(!store.no_subdir);
-    let v = store.view().unwrap();
+    let mut b = built();
+    assert!(!b.store.no_subdir);
+    let v = b.store.view().unwrap();
     let s = v.snapshot("r", Some(2)).unwrap();
     let names: Vec<String> = s.dbs.iter().map(|d| d.label()).collect();
     assert_eq!(
@@ -53,9 +52,8 @@ fn snapshot_lists_every_database_with_stat_figures() {
 
 #[test]
 fn plain_detail_levels_add_up_to_stat() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let d = v.detail(&name("plain")).unwrap();
     assert!(d.stat.depth >= 2);
     assert_eq!(d.levels.len() as u32, d.stat.depth);
@@ -81,9 +79,8 @@ fn plain_detail_levels_add_up_to_stat() {
 
 #[test]
 fn prefix_compression_ratio_is_measured_from_the_leaves() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let d = v.detail(&name("prefixed")).unwrap();
     let c = d.compression.unwrap();
     assert!(c.prefix);
@@ -103,9 +100,8 @@ fn prefix_compression_ratio_is_measured_from_the_leaves() {
 
 #[test]
 fn dupsort_detail_counts_sub_pages_and_sub_trees() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let d = v.detail(&name("dups")).unwrap();
     let dup = d.dup.unwrap();
     assert_eq!(dup.keys, 201);
@@ -143,9 +139,8 @@ fn dupsort_detail_counts_sub_pages_and_sub_trees() {
 
 #[test]
 fn counted_totals_agree() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let d = v.detail(&name("counted")).unwrap();
     let c = d.counted.unwrap();
     assert_eq!(c.count_all, Some(2500));
@@ -156,9 +151,8 @@ fn counted_totals_agree() {
 
 #[test]
 fn overflow_usage() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let d = v.detail(&name("big")).unwrap();
     let o = d.overflow;
     assert_eq!(o.runs, 1);
@@ -173,9 +167,8 @@ fn overflow_usage() {
 
 #[test]
 fn rows_page_forward_and_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let db = name("plain");
     let rows = v.rows_from(&db, &Start::First, 5).unwrap();
     let keys: Vec<&[u8]> = rows.iter().map(|r| r.key.as_slice()).collect();
@@ -227,9 +220,8 @@ fn rows_page_forward_and_back() {
 
 #[test]
 fn dup_rows_are_listed_under_their_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let db = name("dups");
     let rows = v
         .rows_from(&db, &Start::Key(b"key-003".to_vec()), 6)
