@@ -202,22 +202,40 @@ impl DbSummary {
     }
 }
 
-/// Short upper-case names of the set database flags.
+/// The database flags the viewer names, in display order: the label the
+/// detail pane shows and the short code of the database table.
+const FLAG_NAMES: [(DatabaseFlags, &str, &str); 8] = [
+    (DatabaseFlags::DUP_SORT, "DUPSORT", "DUP"),
+    (DatabaseFlags::DUP_FIXED, "DUPFIXED", "FIX"),
+    (DatabaseFlags::INTEGER_KEY, "INTEGERKEY", "IKEY"),
+    (DatabaseFlags::INTEGER_DUP, "INTEGERDUP", "IDUP"),
+    (DatabaseFlags::REVERSE_KEY, "REVERSEKEY", "RKEY"),
+    (DatabaseFlags::REVERSE_DUP, "REVERSEDUP", "RDUP"),
+    (DatabaseFlags::COUNTED, "COUNTED", "CNT"),
+    (DatabaseFlags::PREFIX_COMPRESSION, "PREFIX", "PFX"),
+];
+
+/// Upper-case labels of the set database flags.
 pub fn flag_labels(f: DatabaseFlags) -> Vec<&'static str> {
-    [
-        (DatabaseFlags::DUP_SORT, "DUPSORT"),
-        (DatabaseFlags::DUP_FIXED, "DUPFIXED"),
-        (DatabaseFlags::INTEGER_KEY, "INTEGERKEY"),
-        (DatabaseFlags::INTEGER_DUP, "INTEGERDUP"),
-        (DatabaseFlags::REVERSE_KEY, "REVERSEKEY"),
-        (DatabaseFlags::REVERSE_DUP, "REVERSEDUP"),
-        (DatabaseFlags::COUNTED, "COUNTED"),
-        (DatabaseFlags::PREFIX_COMPRESSION, "PREFIX"),
-    ]
-    .iter()
-    .filter(|(b, _)| f.contains(*b))
-    .map(|(_, n)| *n)
-    .collect()
+    FLAG_NAMES
+        .iter()
+        .filter(|(b, ..)| f.contains(*b))
+        .map(|(_, label, _)| *label)
+        .collect()
+}
+
+/// Short codes of the set database flags, `,`-separated; `-` when none.
+pub fn flag_codes(f: DatabaseFlags) -> String {
+    let v: Vec<&str> = FLAG_NAMES
+        .iter()
+        .filter(|(b, ..)| f.contains(*b))
+        .map(|(.., code)| *code)
+        .collect();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(",")
+    }
 }
 
 /// Everything the header and the database list show.
@@ -248,6 +266,15 @@ pub struct LevelInfo {
 impl LevelInfo {
     pub fn fill_percent(&self) -> f64 {
         percent(self.used_bytes, self.used_bytes + self.free_bytes)
+    }
+}
+
+/// `logical / stored`; 1 when nothing is stored.
+fn ratio(logical: u64, stored: u64) -> f64 {
+    if stored == 0 {
+        1.0
+    } else {
+        logical as f64 / stored as f64
     }
 }
 
@@ -361,11 +388,7 @@ impl Compression {
 
     /// Logical / stored (>= 1 means the stored form is smaller).
     pub fn ratio(&self) -> f64 {
-        if self.stored_key_bytes == 0 {
-            1.0
-        } else {
-            self.logical_key_bytes as f64 / self.stored_key_bytes as f64
-        }
+        ratio(self.logical_key_bytes, self.stored_key_bytes)
     }
     /// Percentage of key bytes saved.
     pub fn saved_percent(&self) -> f64 {
@@ -373,11 +396,7 @@ impl Compression {
     }
     /// Logical / stored for duplicate values.
     pub fn value_ratio(&self) -> f64 {
-        if self.stored_value_bytes == 0 {
-            1.0
-        } else {
-            self.logical_value_bytes as f64 / self.stored_value_bytes as f64
-        }
+        ratio(self.logical_value_bytes, self.stored_value_bytes)
     }
     pub fn partial(&self) -> bool {
         self.leaf_pages_seen < self.leaf_pages_total
