@@ -31,6 +31,15 @@ fn app_for(store: &mut Store) -> App {
     app
 }
 
+/// The built store with database `db` selected, then `ks` pressed.
+fn opened(db: &str, ks: &[KeyCode]) -> (Built, App) {
+    let mut b = built();
+    let mut app = app_for(&mut b.store);
+    select(&mut app, db);
+    keys(&mut app, &mut b.store, ks);
+    (b, app)
+}
+
 #[test]
 fn start_screen() {
     let mut b = built();
@@ -40,27 +49,13 @@ fn start_screen() {
 
 #[test]
 fn plain_database_opened() {
-    let mut b = built();
-    let mut app = app_for(&mut b.store);
-    select(&mut app, "plain");
-    keys(
-        &mut app,
-        &mut b.store,
-        &[KeyCode::Enter, KeyCode::Down, KeyCode::Down],
-    );
+    let (_b, app) = opened("plain", &[KeyCode::Enter, KeyCode::Down, KeyCode::Down]);
     insta::assert_snapshot!(render(&app));
 }
 
 #[test]
 fn dupsort_database_with_duplicates_under_keys() {
-    let mut b = built();
-    let mut app = app_for(&mut b.store);
-    select(&mut app, "dups");
-    keys(
-        &mut app,
-        &mut b.store,
-        &[KeyCode::Enter, KeyCode::Char('/')],
-    );
+    let (mut b, mut app) = opened("dups", &[KeyCode::Enter, KeyCode::Char('/')]);
     for c in "key-002".chars() {
         update::update(
             &mut app,
@@ -73,9 +68,7 @@ fn dupsort_database_with_duplicates_under_keys() {
 
 #[test]
 fn prefix_and_counted_details() {
-    let mut b = built();
-    let mut app = app_for(&mut b.store);
-    select(&mut app, "prefixed");
+    let (mut b, mut app) = opened("prefixed", &[]);
     app.sync(&mut b.store);
     let prefixed = render(&app);
     select(&mut app, "counted");
@@ -87,14 +80,7 @@ fn prefix_and_counted_details() {
 
 #[test]
 fn overflow_value_popup_and_help() {
-    let mut b = built();
-    let mut app = app_for(&mut b.store);
-    select(&mut app, "big");
-    keys(
-        &mut app,
-        &mut b.store,
-        &[KeyCode::Enter, KeyCode::Down, KeyCode::Down],
-    );
+    let (mut b, mut app) = opened("big", &[KeyCode::Enter, KeyCode::Down, KeyCode::Down]);
     let table = render(&app);
     keys(&mut app, &mut b.store, &[KeyCode::Enter]);
     let popup = render(&app);
