@@ -250,6 +250,29 @@ fn env_is_send_sync() {
     f::<Env>();
 }
 
+/// The file-level probe of a fresh store written with `flags`, `pairs` in
+/// database `name` (`None`: the main database).
+fn probe_written<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    flags: EnvFlags,
+    name: Option<&str>,
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> LayoutProbe {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::builder()
+        .flags(flags)
+        .max_dbs(2)
+        .open(dir.path())
+        .unwrap();
+    let db = match name {
+        Some(_) => env.create_db(name, DatabaseFlags::empty()).unwrap(),
+        None => env.open_db(None).unwrap(),
+    };
+    let mut txn = env.write_txn().unwrap();
+    put_all(&mut txn, db, pairs);
+    txn.commit().unwrap();
+    probe_layout(&env.data_file()).unwrap()
+}
+
 /// The file-level probe tells stores written in each version-1 layout apart
 /// once a node has an odd-length key and odd-length data.
 #[test]
@@ -262,41 +285,22 @@ fn probe_classifies_stores_we_write() {
         ),
         (EnvFlags::empty(), ProbeVerdict::Proven(Layout::DlmdbV2)),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let env = Env::builder()
-            .flags(flags)
-            .max_dbs(2)
-            .open(dir.path())
-            .unwrap();
-        let db = env.create_db(Some("odd"), DatabaseFlags::empty()).unwrap();
-        let mut txn = env.write_txn().unwrap();
-        put_all(
-            &mut txn,
-            db,
+        let p = probe_written(
+            flags,
+            Some("odd"),
             (0..200u32).map(|i| (format!("k{i:04}"), b"abc")),
         );
-        txn.commit().unwrap();
-        let p = probe_layout(&env.data_file()).unwrap();
         assert_eq!(p.verdict(), want, "{flags:?}: {p:?}");
     }
 }
 
 #[test]
 fn probe_even_keys_only_is_identical() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = Env::builder()
-        .flags(EnvFlags::FORMAT_LMDB)
-        .open(dir.path())
-        .unwrap();
-    let main = env.open_db(None).unwrap();
-    let mut txn = env.write_txn().unwrap();
-    put_all(
-        &mut txn,
-        main,
+    let p = probe_written(
+        EnvFlags::FORMAT_LMDB,
+        None,
         (0..100u32).map(|i| (format!("{i:04}"), b"odd")),
     );
-    txn.commit().unwrap();
-    let p = probe_layout(&env.data_file()).unwrap();
     assert_eq!(p.verdict(), ProbeVerdict::Identical, "{p:?}");
 }
 
