@@ -68,15 +68,18 @@ fn plain_prefix(env: &Env) -> Database {
     filled(env, "p", flags, &expected_plain())
 }
 
+/// A temp dir, the environment in it, one database and its expected pairs.
+type Setup = (tempfile::TempDir, Env, Database, Vec<(Vec<u8>, Vec<u8>)>);
+
 /// A fresh environment holding [`plain_prefix`], and its expected pairs.
-fn with_plain_prefix() -> (tempfile::TempDir, Env, Database, Vec<(Vec<u8>, Vec<u8>)>) {
+fn with_plain_prefix() -> Setup {
     let (dir, env) = fresh(EnvFlags::empty());
     let db = plain_prefix(&env);
     (dir, env, db, expected_plain())
 }
 
 /// A fresh environment holding [`dup_prefix`], and its expected pairs.
-fn with_dup_prefix() -> (tempfile::TempDir, Env, Database, Vec<(Vec<u8>, Vec<u8>)>) {
+fn with_dup_prefix() -> Setup {
     let (dir, env) = fresh(EnvFlags::empty());
     let db = dup_prefix(&env);
     (dir, env, db, dup_pairs())
