@@ -50,6 +50,68 @@ pub fn req_u64(b: &[u8], off: usize, what: &'static str) -> crate::Result<u64> {
     Ok(u64::from_le_bytes(s.try_into().expect("8 bytes")))
 }
 
+/// A value stored little-endian at a fixed offset of a byte image.
+pub trait ReadLe: Sized {
+    /// The value at `off`; `None` when it does not fit.
+    fn read_le(b: &[u8], off: usize) -> Option<Self>;
+}
+
+impl ReadLe for u16 {
+    fn read_le(b: &[u8], off: usize) -> Option<u16> {
+        u16_at(b, off)
+    }
+}
+
+impl ReadLe for u32 {
+    fn read_le(b: &[u8], off: usize) -> Option<u32> {
+        u32_at(b, off)
+    }
+}
+
+impl ReadLe for u64 {
+    fn read_le(b: &[u8], off: usize) -> Option<u64> {
+        u64_at(b, off)
+    }
+}
+
+/// Declares a fixed-layout on-disk structure once: every stored field with
+/// its meaning (the doc), its offset constant and offset, and its type.
+/// Generates the `pub const` offsets, the struct, and a private
+/// `read_fields` that decodes every stored field of a byte image (`None`
+/// when one does not fit). Fields under `derived` are computed from the
+/// stored ones (which the expressions name) instead of read.
+macro_rules! fixed_layout {
+    (
+        $(#[$sm:meta])*
+        pub struct $name:ident {
+            $( $(#[$fm:meta])* $f:ident: $t:ty = $off_name:ident @ $off:literal, )*
+        }
+        $( derived { $( $(#[$dm:meta])* $d:ident: $dt:ty = $init:expr, )* } )?
+    ) => {
+        $(
+            #[doc = concat!(
+                "Offset of [`", stringify!($name), "::", stringify!($f),
+                "`] (`", stringify!($t), "`)."
+            )]
+            pub const $off_name: usize = $off;
+        )*
+
+        $(#[$sm])*
+        pub struct $name {
+            $( $(#[$fm])* pub $f: $t, )*
+            $($( $(#[$dm])* pub $d: $dt, )*)?
+        }
+
+        impl $name {
+            fn read_fields(b: &[u8]) -> Option<$name> {
+                $( let $f: $t = $crate::bytes::ReadLe::read_le(b, $off_name)?; )*
+                $($( let $d: $dt = $init; )*)?
+                Some($name { $($f,)* $($($d,)*)? })
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

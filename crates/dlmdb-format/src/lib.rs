@@ -30,6 +30,7 @@
 
 #![forbid(unsafe_code)]
 
+#[macro_use]
 pub mod bytes;
 pub mod counted;
 pub mod free;

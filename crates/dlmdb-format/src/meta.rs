@@ -24,33 +24,29 @@ pub const MAGIC: u32 = 0xBEEF_C0DE;
 /// Bytes of page header + meta body.
 pub const META_SIZE: usize = 152;
 
+/// Offset of `mm_magic` ([`MAGIC`], `u32`).
 pub const OFF_MAGIC: usize = 16;
-pub const OFF_VERSION: usize = 20;
-pub const OFF_ADDRESS: usize = 24;
-pub const OFF_MAPSIZE: usize = 32;
-pub const OFF_FREE_DB: usize = 40;
-pub const OFF_MAIN_DB: usize = 88;
-pub const OFF_LAST_PG: usize = 136;
-pub const OFF_TXNID: usize = 144;
 
-/// A meta page, decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Meta {
-    /// Page offset 20 (u32).
-    pub version: u32,
-    /// Page offset 24 (u64).
-    pub address: u64,
-    /// Page offset 32 (u64).
-    pub mapsize: u64,
-    /// Page offset 40 (48-byte record).
-    pub free: DbRecord,
-    /// Page offset 88 (48-byte record).
-    pub main: DbRecord,
-    /// Page offset 136 (u64).
-    pub last_pg: u64,
-    /// Page offset 144 (u64).
-    pub txnid: u64,
+fixed_layout! {
+    /// A meta page, decoded (offsets in the page).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+    pub struct Meta {
+        /// 1 (stock LMDB, DLMDB padded v1) or 2 (DLMDB v2).
+        version: u32 = OFF_VERSION @ 20,
+        /// Fixed map address, else 0.
+        address: u64 = OFF_ADDRESS @ 24,
+        /// Map size last committed.
+        mapsize: u64 = OFF_MAPSIZE @ 32,
+        /// The free-page tree; its `pad` is the page size.
+        free: DbRecord = OFF_FREE_DB @ 40,
+        /// The main tree.
+        main: DbRecord = OFF_MAIN_DB @ 88,
+        /// Highest page in use.
+        last_pg: u64 = OFF_LAST_PG @ 136,
+        /// Transaction that wrote this meta.
+        txnid: u64 = OFF_TXNID @ 144,
+    }
 }
 
 impl Meta {
@@ -61,15 +57,7 @@ impl Meta {
         if b.len() < META_SIZE || u32_at(b, OFF_MAGIC)? != MAGIC {
             return None;
         }
-        Some(Meta {
-            version: u32_at(b, OFF_VERSION)?,
-            address: u64_at(b, OFF_ADDRESS)?,
-            mapsize: u64_at(b, OFF_MAPSIZE)?,
-            free: DbRecord::parse(&b[OFF_FREE_DB..])?,
-            main: DbRecord::parse(&b[OFF_MAIN_DB..])?,
-            last_pg: u64_at(b, OFF_LAST_PG)?,
-            txnid: u64_at(b, OFF_TXNID)?,
-        })
+        Self::read_fields(b)
     }
 
     /// Page size recorded in the free tree's `pad`.

@@ -32,14 +32,6 @@ pub const COUNT_SIZE: usize = 8;
 /// longer key, separator or duplicate (`MDB_CORRUPTED`).
 pub const MAX_KEY_SIZE: usize = 511;
 
-/// Offset in the node of `lo` (u16).
-pub const OFF_LO: usize = 0;
-/// Offset in the node of `hi` (u16).
-pub const OFF_HI: usize = 2;
-/// Offset in the node of `flags` (u16; branch: child pgno bits 32-47).
-pub const OFF_FLAGS: usize = 4;
-/// Offset in the node of `ksize` (u16).
-pub const OFF_KSIZE: usize = 6;
 /// Offset in the node of the subtree count (u64, counted branch pages).
 pub const OFF_COUNT: usize = 8;
 
@@ -61,10 +53,7 @@ bitflags::bitflags! {
 impl NodeFlags {
     /// `BIGDATA|...` names of the set bits, unknown bits in hex.
     pub fn names(self) -> String {
-        crate::record::flag_names(
-            self.iter_names().map(|(n, _)| n),
-            self.bits() & !Self::all().bits(),
-        )
+        crate::record::flag_names(self)
     }
 }
 
@@ -112,34 +101,35 @@ impl NodeLayout {
     }
 }
 
-/// The 8-byte header of the node at `offset` of a page or sub-page, decoded
-/// without its key or data, so that a reader can judge a node whose key or
-/// data would run past the page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeHeader {
-    /// Offset of the node in its page (or sub-page).
-    pub offset: usize,
-    /// Offset 0 (u16).
-    pub lo: u16,
-    /// Offset 2 (u16).
-    pub hi: u16,
-    /// Offset 4 (u16): leaf flags, or branch child pgno bits 32-47.
-    pub flags_word: u16,
-    /// Offset 6 (u16).
-    pub ksize: u16,
+fixed_layout! {
+    /// The 8-byte header of the node at `offset` of a page or sub-page,
+    /// decoded without its key or data, so that a reader can judge a node
+    /// whose key or data would run past the page. Offsets are in the node.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct NodeHeader {
+        /// Branch: child pgno bits 0-15; leaf: data size bits 0-15.
+        lo: u16 = OFF_LO @ 0,
+        /// Branch: child pgno bits 16-31; leaf: data size bits 16-31.
+        hi: u16 = OFF_HI @ 2,
+        /// Branch: child pgno bits 32-47; leaf: the flags.
+        flags_word: u16 = OFF_FLAGS @ 4,
+        /// Key size.
+        ksize: u16 = OFF_KSIZE @ 6,
+    }
+    derived {
+        /// Offset of the node in its page (or sub-page); set by
+        /// [`NodeHeader::parse`].
+        offset: usize = 0,
+    }
 }
 
 impl NodeHeader {
     /// Decode the header at `offset` of `page`.
     pub fn parse(page: &[u8], offset: usize) -> Result<NodeHeader> {
         let h = slice(page, offset, NODE_HEADER_SIZE, "node header")?;
-        let at = |o: usize| u16::from_le_bytes([h[o], h[o + 1]]);
         Ok(NodeHeader {
             offset,
-            lo: at(OFF_LO),
-            hi: at(OFF_HI),
-            flags_word: at(OFF_FLAGS),
-            ksize: at(OFF_KSIZE),
+            ..Self::read_fields(h).expect("8 bytes")
         })
     }
 

@@ -18,24 +18,33 @@ pub enum Order {
 impl Order {
     /// Key order: REVERSE_KEY wins over INTEGER_KEY.
     pub fn for_keys(flags: DbFlags) -> Order {
-        if flags.contains(DbFlags::REVERSE_KEY) {
-            Order::Reverse
-        } else if flags.contains(DbFlags::INTEGER_KEY) {
-            Order::Integer
-        } else {
-            Order::Lexical
-        }
+        Order::first_set(
+            flags,
+            [
+                (DbFlags::REVERSE_KEY, Order::Reverse),
+                (DbFlags::INTEGER_KEY, Order::Integer),
+            ],
+        )
     }
 
     /// Duplicate order of a DUPSORT database: INTEGER_DUP wins over REVERSE_DUP.
     pub fn for_dups(flags: DbFlags) -> Order {
-        if flags.contains(DbFlags::INTEGER_DUP) {
-            Order::Integer
-        } else if flags.contains(DbFlags::REVERSE_DUP) {
-            Order::Reverse
-        } else {
-            Order::Lexical
-        }
+        Order::first_set(
+            flags,
+            [
+                (DbFlags::INTEGER_DUP, Order::Integer),
+                (DbFlags::REVERSE_DUP, Order::Reverse),
+            ],
+        )
+    }
+
+    /// The order of the first of `choices` whose flag is set; lexical when
+    /// none is.
+    fn first_set(flags: DbFlags, choices: [(DbFlags, Order); 2]) -> Order {
+        choices
+            .into_iter()
+            .find(|(f, _)| flags.contains(*f))
+            .map_or(Order::Lexical, |(_, o)| o)
     }
 
     /// Compare two items. Integer items of unequal or unusual size have no

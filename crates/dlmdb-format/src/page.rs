@@ -19,7 +19,7 @@
 //! relative to the sub-page's first byte. [`Page`] works on either: it is a
 //! view over the page's bytes, however many there are.
 
-use crate::bytes::{req_u16, slice, u16_at, u64_at};
+use crate::bytes::{req_u16, slice};
 use crate::node::{Node, NodeLayout};
 use crate::{FormatError, Result};
 
@@ -28,16 +28,6 @@ pub const PAGE_HEADER_SIZE: usize = 16;
 /// "No page": the root of an empty tree.
 pub const P_INVALID: u64 = u64::MAX;
 
-/// Offset of `pgno` (u64).
-pub const OFF_PGNO: usize = 0;
-/// Offset of `pad` (u16).
-pub const OFF_PAD: usize = 8;
-/// Offset of `flags` (u16).
-pub const OFF_FLAGS: usize = 10;
-/// Offset of `lower` (u16).
-pub const OFF_LOWER: usize = 12;
-/// Offset of `upper` (u16).
-pub const OFF_UPPER: usize = 14;
 /// Offset of the overflow run length (u32, overflow pages only).
 pub const OFF_OVERFLOW_PAGES: usize = 12;
 
@@ -82,10 +72,7 @@ impl PageFlags {
     /// Names of the set bits, `|`-separated (`BRANCH|COUNTED`), from the
     /// bitflags definitions; unknown bits in hex.
     pub fn names(self) -> String {
-        crate::record::flag_names(
-            self.iter_names().map(|(n, _)| n),
-            self.bits() & !Self::all().bits(),
-        )
+        crate::record::flag_names(self)
     }
 }
 
@@ -137,36 +124,33 @@ impl std::fmt::Display for RoleProblem {
     }
 }
 
-/// The 16-byte header, decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PageHeader {
-    /// Offset 0.
-    pub pgno: u64,
-    /// Offset 8.
-    pub pad: u16,
-    /// Offset 10.
-    pub flags: PageFlags,
-    /// Offset 10, as stored (unknown bits kept).
-    pub raw_flags: u16,
-    /// Offset 12.
-    pub lower: u16,
-    /// Offset 14.
-    pub upper: u16,
+fixed_layout! {
+    /// The 16-byte header, decoded.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct PageHeader {
+        /// Page number (sub-pages: meaningless).
+        pgno: u64 = OFF_PGNO @ 0,
+        /// LEAF2: the item size; compressed leaves: the longest decoded
+        /// key; elsewhere stale.
+        pad: u16 = OFF_PAD @ 8,
+        /// The flags word as stored (unknown bits kept).
+        raw_flags: u16 = OFF_FLAGS @ 10,
+        /// End of the pointer array (16 + 2 * items).
+        lower: u16 = OFF_LOWER @ 12,
+        /// Start of the node area.
+        upper: u16 = OFF_UPPER @ 14,
+    }
+    derived {
+        /// [`PageHeader::raw_flags`] as flags.
+        flags: PageFlags = PageFlags::from_bits_retain(raw_flags),
+    }
 }
 
 impl PageHeader {
     /// Decode the first 16 bytes of `b`.
     pub fn parse(b: &[u8]) -> Result<PageHeader> {
         slice(b, 0, PAGE_HEADER_SIZE, "page header")?;
-        let raw_flags = u16_at(b, OFF_FLAGS).expect("in header");
-        Ok(PageHeader {
-            pgno: u64_at(b, OFF_PGNO).expect("in header"),
-            pad: u16_at(b, OFF_PAD).expect("in header"),
-            flags: PageFlags::from_bits_retain(raw_flags),
-            raw_flags,
-            lower: u16_at(b, OFF_LOWER).expect("in header"),
-            upper: u16_at(b, OFF_UPPER).expect("in header"),
-        })
+        Ok(Self::read_fields(b).expect("in header"))
     }
 
     pub fn kind(&self) -> PageKind {

@@ -16,21 +16,11 @@
 //! 40     8    root           P_INVALID when empty
 //! ```
 
-use crate::bytes::{u16_at, u32_at, u64_at};
 use crate::page::P_INVALID;
 use crate::{FormatError, Result};
 
 /// Bytes of a database record.
 pub const DB_RECORD_SIZE: usize = 48;
-
-pub const OFF_PAD: usize = 0;
-pub const OFF_FLAGS: usize = 4;
-pub const OFF_DEPTH: usize = 6;
-pub const OFF_BRANCH_PAGES: usize = 8;
-pub const OFF_LEAF_PAGES: usize = 16;
-pub const OFF_OVERFLOW_PAGES: usize = 24;
-pub const OFF_ENTRIES: usize = 32;
-pub const OFF_ROOT: usize = 40;
 
 bitflags::bitflags! {
     /// Persisted database flags (`md_flags`), the `mdb_dbi_open` values.
@@ -62,20 +52,19 @@ impl DbFlags {
 
     /// `DUP_SORT|COUNTED` names of the set bits, unknown bits in hex.
     pub fn names(self) -> String {
-        flag_names(
-            self.iter_names().map(|(n, _)| n),
-            self.bits() & !Self::all().bits(),
-        )
+        flag_names(self)
     }
 }
 
-/// Join flag names with `|`, appending unknown bits as hex; `-` when none.
-pub(crate) fn flag_names<'n, U>(known: impl Iterator<Item = &'n str>, unknown: U) -> String
+/// The names of the set bits joined with `|`, from the bitflags
+/// definitions, then any unknown bits in hex; `-` when none.
+pub(crate) fn flag_names<F>(f: F) -> String
 where
-    U: Into<u64>,
+    F: bitflags::Flags,
+    F::Bits: Into<u64>,
 {
-    let mut v: Vec<String> = known.map(str::to_string).collect();
-    let unknown = unknown.into();
+    let mut v: Vec<String> = f.iter_names().map(|(n, _)| n.to_string()).collect();
+    let unknown = (f.bits() & !F::all().bits()).into();
     if unknown != 0 {
         v.push(format!("{unknown:#x}"));
     }
@@ -86,26 +75,34 @@ where
     }
 }
 
-/// A database record, decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct DbRecord {
-    /// Offset 0 (u32).
-    pub pad: u32,
-    /// Offset 4 (u16), as stored (unknown bits kept; see [`DbRecord::db_flags`]).
-    pub flags: u16,
-    /// Offset 6 (u16).
-    pub depth: u16,
-    /// Offset 8 (u64).
-    pub branch_pages: u64,
-    /// Offset 16 (u64).
-    pub leaf_pages: u64,
-    /// Offset 24 (u64).
-    pub overflow_pages: u64,
-    /// Offset 32 (u64).
-    pub entries: u64,
-    /// Offset 40 (u64).
-    pub root: u64,
+fixed_layout! {
+    /// A database record, decoded.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+    pub struct DbRecord {
+        /// Free tree in a meta page: the page size; DUPFIXED sub-database:
+        /// the item size; else 0.
+        pad: u32 = OFF_PAD @ 0,
+        /// As stored (unknown bits kept; see [`DbRecord::db_flags`]).
+        flags: u16 = OFF_FLAGS @ 4,
+        /// 0 empty, 1 the root is a leaf, ...
+        depth: u16 = OFF_DEPTH @ 6,
+        branch_pages: u64 = OFF_BRANCH_PAGES @ 8,
+        /// LEAF2 leaves included.
+        leaf_pages: u64 = OFF_LEAF_PAGES @ 16,
+        /// By run length.
+        overflow_pages: u64 = OFF_OVERFLOW_PAGES @ 24,
+        /// DUPSORT: every duplicate.
+        entries: u64 = OFF_ENTRIES @ 32,
+        /// [`P_INVALID`] when empty.
+        root: u64 = OFF_ROOT @ 40,
+    }
+}
+
+impl crate::bytes::ReadLe for DbRecord {
+    fn read_le(b: &[u8], off: usize) -> Option<DbRecord> {
+        DbRecord::parse(b.get(off..)?)
+    }
 }
 
 impl DbRecord {
@@ -114,16 +111,7 @@ impl DbRecord {
         if b.len() < DB_RECORD_SIZE {
             return None;
         }
-        Some(DbRecord {
-            pad: u32_at(b, OFF_PAD)?,
-            flags: u16_at(b, OFF_FLAGS)?,
-            depth: u16_at(b, OFF_DEPTH)?,
-            branch_pages: u64_at(b, OFF_BRANCH_PAGES)?,
-            leaf_pages: u64_at(b, OFF_LEAF_PAGES)?,
-            overflow_pages: u64_at(b, OFF_OVERFLOW_PAGES)?,
-            entries: u64_at(b, OFF_ENTRIES)?,
-            root: u64_at(b, OFF_ROOT)?,
-        })
+        Self::read_fields(b)
     }
 
     /// As [`DbRecord::parse`], requiring exactly 48 bytes (a node's data).

@@ -481,6 +481,24 @@ impl App {
         self.browser.pending = Some(Nav::Reload);
     }
 
+    /// Select the database called `name` and browse its entries; an error
+    /// line when there is none.
+    pub fn browse_named(&mut self, name: String) {
+        match self
+            .snapshot
+            .dbs
+            .iter()
+            .position(|d| d.name.as_deref() == Some(&name))
+        {
+            Some(i) => {
+                self.select_db(i);
+                self.open_in_browser(Some(name));
+                self.set_focus(Focus::Entries);
+            }
+            None => self.set_error(format!("no database named {name:?}")),
+        }
+    }
+
     pub fn set_error(&mut self, msg: impl Into<String>) {
         self.status = Some((Level::Error, msg.into()));
     }
@@ -984,13 +1002,22 @@ impl App {
 
 impl App {
     /// The event loop: refresh on the interval, draw, hand keys and mouse
-    /// events to [`update`](crate::update), until quit.
+    /// events to [`update`](crate::update), until quit. `start_db` (the
+    /// `-s` option) is browsed from the start.
     pub fn run<B: ratatui::backend::Backend>(
         &mut self,
         terminal: &mut ratatui::Terminal<B>,
         store: &mut Store,
+        start_db: Option<String>,
     ) -> anyhow::Result<()> {
         use crossterm::event;
+        if let Some(name) = start_db {
+            // The database list comes with the first load.
+            let size = terminal.size()?;
+            self.fit_to(Rect::new(0, 0, size.width, size.height));
+            self.sync(store);
+            self.browse_named(name);
+        }
         let mut last_refresh = Instant::now();
         loop {
             let size = terminal.size()?;

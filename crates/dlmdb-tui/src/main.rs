@@ -8,10 +8,10 @@ use crossterm::execute;
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
-use dlmdb_tui::app::{App, Focus};
-use dlmdb_tui::model::{FormatChoice, LockFormatChoice, OpenOptions, Store};
+use dlmdb::LockFormat;
+use dlmdb_tui::app::App;
+use dlmdb_tui::model::{FormatChoice, OpenOptions, Store};
 use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
 use ratatui::Terminal;
 use std::io::Stdout;
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ struct Args {
     /// auto (v1 for stock-layout version-1 stores, v2 for DLMDB stores),
     /// v1 (LMDB 0.9) or v2 (LMDB 1.0, DLMDB). Others' lock files keep theirs.
     #[arg(long, value_enum, default_value = "auto")]
-    lock_format: LockFormatChoice,
+    lock_format: LockFormat,
     /// Seconds between live refreshes.
     #[arg(long, default_value = "2", value_name = "SECONDS")]
     interval: f64,
@@ -101,7 +101,7 @@ fn real_main() -> Result<()> {
         restore_terminal();
         default_hook(info);
     }));
-    let res = run(&mut terminal, &mut app, &mut store, args.subdb);
+    let res = app.run(&mut terminal, &mut store, args.subdb);
     restore_terminal();
     res
 }
@@ -124,32 +124,4 @@ fn restore_terminal() {
         LeaveAlternateScreen,
         crossterm::cursor::Show
     );
-}
-
-/// First load, the database asked for with `-s`, then the event loop.
-fn run(
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
-    app: &mut App,
-    store: &mut Store,
-    subdb: Option<String>,
-) -> Result<()> {
-    let size = terminal.size()?;
-    app.fit_to(Rect::new(0, 0, size.width, size.height));
-    app.sync(store);
-    if let Some(name) = subdb {
-        match app
-            .snapshot
-            .dbs
-            .iter()
-            .position(|d| d.name.as_deref() == Some(&name))
-        {
-            Some(i) => {
-                app.select_db(i);
-                app.open_in_browser(Some(name));
-                app.set_focus(Focus::Entries);
-            }
-            None => app.set_error(format!("no database named {name:?}")),
-        }
-    }
-    app.run(terminal, store)
 }

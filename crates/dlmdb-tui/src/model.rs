@@ -31,19 +31,6 @@ pub enum FormatChoice {
     DlmdbV2,
 }
 
-/// `--lock-format`: lock file layout when the viewer is the first process
-/// on the store (a lock file other processes hold keeps theirs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum LockFormatChoice {
-    /// Lock version 1 for stock-layout version-1 stores, 2 for DLMDB stores.
-    #[default]
-    Auto,
-    /// Lock version 1 (LMDB 0.9).
-    V1,
-    /// Lock version 2 (LMDB 1.0, DLMDB).
-    V2,
-}
-
 /// How to open a store.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
@@ -55,7 +42,9 @@ pub struct OpenOptions {
     /// Skip the lock file (MDB_NOLOCK; only safe when no process writes
     /// the store).
     pub no_lock: bool,
-    pub lock_format: LockFormatChoice,
+    /// `--lock-format`: lock file layout when the viewer is the first
+    /// process on the store (a lock file other processes hold keeps theirs).
+    pub lock_format: LockFormat,
 }
 
 impl OpenOptions {
@@ -65,7 +54,7 @@ impl OpenOptions {
             format: FormatChoice::Auto,
             no_subdir: None,
             no_lock: false,
-            lock_format: LockFormatChoice::Auto,
+            lock_format: LockFormat::Auto,
         }
     }
 }
@@ -90,44 +79,21 @@ impl Store {
     /// the lock file is created or joined unless `no_lock`.
     pub fn open(opts: &OpenOptions) -> Result<Store> {
         let path = &opts.path;
-        let version = {
-            let meta = std::fs::metadata(path)
-                .with_context(|| format!("cannot access {}", path.display()))?;
-            let file = if opts.no_subdir.unwrap_or(meta.is_file()) {
-                path.to_path_buf()
-            } else {
-                path.join("data.mdb")
-            };
-            if !file.exists() {
-                bail!(
-                    "{} does not exist (not an LMDB environment?)",
-                    file.display()
-                );
-            }
-            dlmdb::read_data_version(&file)
-        };
-        let layout = match (version, opts.format) {
-            (Some(2), FormatChoice::Lmdb | FormatChoice::DlmdbV1) => bail!(
-                "{} is data version 2 (DLMDB layout); --format lmdb/dlmdb-v1 apply to version-1 stores",
-                path.display()
-            ),
-            (Some(2), _) => LayoutChoice::Auto,
-            (v, FormatChoice::DlmdbV2) => bail!(
-                "{} is data version {}, not 2; use --format auto, lmdb or dlmdb-v1",
-                path.display(),
-                v.map_or("unknown".to_string(), |v| v.to_string())
-            ),
-            (_, FormatChoice::Lmdb) => LayoutChoice::Lmdb,
-            (_, FormatChoice::DlmdbV1) => LayoutChoice::Dlmdb,
-            (_, FormatChoice::Auto) => LayoutChoice::Auto,
-        };
+        let (_, file) = dlmdb::locate_data_file(path, opts.no_subdir)?;
+        if !file.exists() {
+            bail!(
+                "{} does not exist (not an LMDB environment?)",
+                file.display()
+            );
+        }
         let o = dlmdb::OpenOptions {
-            layout,
-            lock_format: match opts.lock_format {
-                LockFormatChoice::Auto => LockFormat::Auto,
-                LockFormatChoice::V1 => LockFormat::V1,
-                LockFormatChoice::V2 => LockFormat::V2,
+            layout: match opts.format {
+                FormatChoice::Auto => LayoutChoice::Auto,
+                FormatChoice::Lmdb => LayoutChoice::Lmdb,
+                FormatChoice::DlmdbV1 => LayoutChoice::DlmdbV1,
+                FormatChoice::DlmdbV2 => LayoutChoice::DlmdbV2,
             },
+            lock_format: opts.lock_format,
             no_lock: opts.no_lock,
             no_subdir: opts.no_subdir,
             ..dlmdb::OpenOptions::default()
@@ -236,22 +202,40 @@ impl DbSummary {
     }
 }
 
-/// Short upper-case names of the set database flags.
+/// The database flags the viewer names, in display order: the label the
+/// detail pane shows and the short code of the database table.
+const FLAG_NAMES: [(DatabaseFlags, &str, &str); 8] = [
+    (DatabaseFlags::DUP_SORT, "DUPSORT", "DUP"),
+    (DatabaseFlags::DUP_FIXED, "DUPFIXED", "FIX"),
+    (DatabaseFlags::INTEGER_KEY, "INTEGERKEY", "IKEY"),
+    (DatabaseFlags::INTEGER_DUP, "INTEGERDUP", "IDUP"),
+    (DatabaseFlags::REVERSE_KEY, "REVERSEKEY", "RKEY"),
+    (DatabaseFlags::REVERSE_DUP, "REVERSEDUP", "RDUP"),
+    (DatabaseFlags::COUNTED, "COUNTED", "CNT"),
+    (DatabaseFlags::PREFIX_COMPRESSION, "PREFIX", "PFX"),
+];
+
+/// Upper-case labels of the set database flags.
 pub fn flag_labels(f: DatabaseFlags) -> Vec<&'static str> {
-    [
-        (DatabaseFlags::DUP_SORT, "DUPSORT"),
-        (DatabaseFlags::DUP_FIXED, "DUPFIXED"),
-        (DatabaseFlags::INTEGER_KEY, "INTEGERKEY"),
-        (DatabaseFlags::INTEGER_DUP, "INTEGERDUP"),
-        (DatabaseFlags::REVERSE_KEY, "REVERSEKEY"),
-        (DatabaseFlags::REVERSE_DUP, "REVERSEDUP"),
-        (DatabaseFlags::COUNTED, "COUNTED"),
-        (DatabaseFlags::PREFIX_COMPRESSION, "PREFIX"),
-    ]
-    .iter()
-    .filter(|(b, _)| f.contains(*b))
-    .map(|(_, n)| *n)
-    .collect()
+    FLAG_NAMES
+        .iter()
+        .filter(|(b, ..)| f.contains(*b))
+        .map(|(_, label, _)| *label)
+        .collect()
+}
+
+/// Short codes of the set database flags, `,`-separated; `-` when none.
+pub fn flag_codes(f: DatabaseFlags) -> String {
+    let v: Vec<&str> = FLAG_NAMES
+        .iter()
+        .filter(|(b, ..)| f.contains(*b))
+        .map(|(.., code)| *code)
+        .collect();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(",")
+    }
 }
 
 /// Everything the header and the database list show.
@@ -282,6 +266,15 @@ pub struct LevelInfo {
 impl LevelInfo {
     pub fn fill_percent(&self) -> f64 {
         percent(self.used_bytes, self.used_bytes + self.free_bytes)
+    }
+}
+
+/// `logical / stored`; 1 when nothing is stored.
+fn ratio(logical: u64, stored: u64) -> f64 {
+    if stored == 0 {
+        1.0
+    } else {
+        logical as f64 / stored as f64
     }
 }
 
@@ -395,11 +388,7 @@ impl Compression {
 
     /// Logical / stored (>= 1 means the stored form is smaller).
     pub fn ratio(&self) -> f64 {
-        if self.stored_key_bytes == 0 {
-            1.0
-        } else {
-            self.logical_key_bytes as f64 / self.stored_key_bytes as f64
-        }
+        ratio(self.logical_key_bytes, self.stored_key_bytes)
     }
     /// Percentage of key bytes saved.
     pub fn saved_percent(&self) -> f64 {
@@ -407,11 +396,7 @@ impl Compression {
     }
     /// Logical / stored for duplicate values.
     pub fn value_ratio(&self) -> f64 {
-        if self.stored_value_bytes == 0 {
-            1.0
-        } else {
-            self.logical_value_bytes as f64 / self.stored_value_bytes as f64
-        }
+        ratio(self.logical_value_bytes, self.stored_value_bytes)
     }
     pub fn partial(&self) -> bool {
         self.leaf_pages_seen < self.leaf_pages_total

@@ -293,20 +293,27 @@ pub fn parse_seek(text: &str) -> Result<Vec<u8>, String> {
             .collect();
     }
     if let Some(n) = text.strip_prefix("u32:") {
-        return n
-            .trim()
-            .parse::<u32>()
-            .map(|v| v.to_ne_bytes().to_vec())
-            .map_err(|e| format!("u32: {e}"));
+        return native_int(n, "u32", u32::to_ne_bytes);
     }
     if let Some(n) = text.strip_prefix("u64:") {
-        return n
-            .trim()
-            .parse::<u64>()
-            .map(|v| v.to_ne_bytes().to_vec())
-            .map_err(|e| format!("u64: {e}"));
+        return native_int(n, "u64", u64::to_ne_bytes);
     }
     Ok(text.as_bytes().to_vec())
+}
+
+/// `n` read as a `T` and laid out by `bytes`; errors start with `tag`.
+fn native_int<T: std::str::FromStr, const N: usize>(
+    n: &str,
+    tag: &str,
+    bytes: fn(T) -> [u8; N],
+) -> Result<Vec<u8>, String>
+where
+    T::Err: std::fmt::Display,
+{
+    n.trim()
+        .parse::<T>()
+        .map(|v| bytes(v).to_vec())
+        .map_err(|e| format!("{tag}: {e}"))
 }
 
 /// A mouse event: a click focuses the pane under the pointer and selects

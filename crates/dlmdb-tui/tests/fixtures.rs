@@ -40,6 +40,12 @@ fn load(path: &Path) -> (Layout, Snapshot, Vec<DbDetail>) {
     (layout, snap, details)
 }
 
+/// [`load`] on a copy of the fixture `rel`; `None` when it is not there.
+fn loaded(rel: &str) -> Option<(Layout, Snapshot, Vec<DbDetail>)> {
+    let dir = tempfile::tempdir().unwrap();
+    Some(load(&fixture(&dir, rel)?))
+}
+
 fn find<'a>(details: &'a [DbDetail], name: &str) -> &'a DbDetail {
     details
         .iter()
@@ -61,11 +67,9 @@ fn assert_leaves_exact(details: &[DbDetail]) {
 
 #[test]
 fn dlmdb_v1_prefix_fixture() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(path) = fixture(&dir, "prefix.mdb") else {
+    let Some((layout, snap, details)) = loaded("prefix.mdb") else {
         return;
     };
-    let (layout, snap, details) = load(&path);
     assert_eq!(
         layout,
         Layout::DlmdbV1,
@@ -104,11 +108,9 @@ fn dlmdb_v1_prefix_fixture() {
 
 #[test]
 fn dlmdb_v2_plain_fixture() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(path) = fixture(&dir, "v2/plain.mdb") else {
+    let Some((layout, _snap, details)) = loaded("v2/plain.mdb") else {
         return;
     };
-    let (layout, _snap, details) = load(&path);
     assert_eq!(layout, Layout::DlmdbV2);
     let kv = find(&details, "kv");
     assert_eq!(
@@ -127,11 +129,9 @@ fn dlmdb_v2_plain_fixture() {
 
 #[test]
 fn stock_lmdb_fixture() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(path) = fixture(&dir, "stock.mdb") else {
+    let Some((layout, _snap, details)) = loaded("stock.mdb") else {
         return;
     };
-    let (layout, _snap, details) = load(&path);
     assert_eq!(layout, Layout::Lmdb);
     assert_eq!(find(&details, "accounts").stat.entries, 1540);
     let tags = find(&details, "tags");
@@ -164,15 +164,10 @@ fn browse_a_fixture_in_the_app() {
 
 #[test]
 fn dupsort_counters_v1_and_v2() {
-    let dir = tempfile::tempdir().unwrap();
-    let (Some(v1), Some(v2)) = (
-        fixture(&dir, "dupsort.mdb"),
-        fixture(&dir, "v2/dupsort.mdb"),
-    ) else {
+    let (Some((_, _, d1)), Some((l2, _, d2))) = (loaded("dupsort.mdb"), loaded("v2/dupsort.mdb"))
+    else {
         return;
     };
-    let (_, _, d1) = load(&v1);
-    let (l2, _, d2) = load(&v2);
     assert_eq!(l2, Layout::DlmdbV2);
     for name in ["dups", "dupfixed", "intdup", "revdup"] {
         let (a, b) = (find(&d1, name), find(&d2, name));

@@ -3,9 +3,10 @@
 //! it open; a refresh shows their new commits, and they can open and write
 //! the store while the viewer holds it.
 
+use std::path::Path;
 use std::time::Duration;
 
-use dlmdb_tests::live::{self, stock_families, Peer};
+use dlmdb_tests::live::{self, stock_families, Family, Peer};
 use dlmdb_tui::model::{OpenOptions, Store};
 
 const MAP: usize = 64 << 20;
@@ -18,6 +19,23 @@ fn main_entries(store: &mut Store) -> (u64, u64) {
     (snap.txnid, snap.dbs[0].stat.entries)
 }
 
+/// A stock process of family `f` with the store at `path` open.
+fn peer_on(f: Family, path: &Path) -> Peer {
+    let mut p = Peer::spawn(f, &[]);
+    p.open(path, MAP).unwrap();
+    p
+}
+
+/// Keys `k<i>` for `i` in `range`, all valued `value`, committed in one
+/// write transaction by `writer`; the new transaction id.
+fn commit_keys(writer: &mut Peer, range: std::ops::Range<u32>, value: &[u8]) -> u64 {
+    writer.ok("wbegin");
+    for i in range {
+        writer.put(format!("k{i:04}").as_bytes(), value);
+    }
+    writer.ok("commit").parse().unwrap()
+}
+
 #[test]
 fn refresh_shows_commits_of_stock_processes() {
     dlmdb_tests::parent_only!();
@@ -28,15 +46,9 @@ fn refresh_shows_commits_of_stock_processes() {
         );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data.mdb");
-        let mut writer = Peer::spawn(f, &[]);
-        writer.open(&path, MAP).unwrap();
-        writer.ok("wbegin");
-        for i in 0..100u32 {
-            writer.put(format!("k{i:04}").as_bytes(), b"v");
-        }
-        let first: u64 = writer.ok("commit").parse().unwrap();
-        let mut reader = Peer::spawn(f, &[]);
-        reader.open(&path, MAP).unwrap();
+        let mut writer = peer_on(f, &path);
+        let first = commit_keys(&mut writer, 0..100, b"v");
+        let mut reader = peer_on(f, &path);
         reader.ok("rbegin");
 
         let mut store = Store::open(&OpenOptions::new(&path)).unwrap();
@@ -48,11 +60,7 @@ fn refresh_shows_commits_of_stock_processes() {
         assert_eq!(store.layout(), dlmdb::Layout::Lmdb);
         assert_eq!(main_entries(&mut store), (first, 100), "{}", f.name());
 
-        writer.ok("wbegin");
-        for i in 100..130u32 {
-            writer.put(format!("k{i:04}").as_bytes(), b"w");
-        }
-        let second: u64 = writer.ok("commit").parse().unwrap();
+        let second = commit_keys(&mut writer, 100..130, b"w");
         assert_eq!(
             main_entries(&mut store),
             (second, 130),

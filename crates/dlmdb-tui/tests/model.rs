@@ -4,18 +4,24 @@ mod common;
 
 use common::*;
 use dlmdb::DatabaseFlags;
-use dlmdb_tui::model::{Pos, Start};
+use dlmdb_tui::model::{DbDetail, Pos, Start};
 
 fn name(s: &str) -> Option<String> {
     Some(s.to_string())
 }
 
+/// The details of the built store's databases called `names`.
+fn details<const N: usize>(names: [&str; N]) -> [DbDetail; N] {
+    let mut b = built();
+    let v = b.store.view().unwrap();
+    names.map(|n| v.detail(&name(n)).unwrap())
+}
+
 #[test]
 fn snapshot_lists_every_database_with_stat_figures() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    assert!(!store.no_subdir);
-    let v = store.view().unwrap();
+    let mut b = built();
+    assert!(!b.store.no_subdir);
+    let v = b.store.view().unwrap();
     let s = v.snapshot("r", Some(2)).unwrap();
     let names: Vec<String> = s.dbs.iter().map(|d| d.label()).collect();
     assert_eq!(
@@ -53,10 +59,7 @@ fn snapshot_lists_every_database_with_stat_figures() {
 
 #[test]
 fn plain_detail_levels_add_up_to_stat() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
-    let d = v.detail(&name("plain")).unwrap();
+    let [d] = details(["plain"]);
     assert!(d.stat.depth >= 2);
     assert_eq!(d.levels.len() as u32, d.stat.depth);
     let branch: u64 = d.levels.iter().map(|l| l.branch_pages).sum();
@@ -81,10 +84,7 @@ fn plain_detail_levels_add_up_to_stat() {
 
 #[test]
 fn prefix_compression_ratio_is_measured_from_the_leaves() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
-    let d = v.detail(&name("prefixed")).unwrap();
+    let [d, plain_like] = details(["prefixed", "plain"]);
     let c = d.compression.unwrap();
     assert!(c.prefix);
     assert_eq!(c.keys, 2000);
@@ -97,16 +97,12 @@ fn prefix_compression_ratio_is_measured_from_the_leaves() {
     assert!(!c.partial());
     assert_eq!(c.node_check, Some((d.stat.leaf_pages, d.stat.leaf_pages)));
     // And the compressed tree really is smaller than the same keys uncompressed.
-    let plain_like = v.detail(&name("plain")).unwrap();
     assert!(plain_like.compression.unwrap().ratio() == 1.0);
 }
 
 #[test]
 fn dupsort_detail_counts_sub_pages_and_sub_trees() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
-    let d = v.detail(&name("dups")).unwrap();
+    let [d] = details(["dups"]);
     let dup = d.dup.unwrap();
     assert_eq!(dup.keys, 201);
     assert_eq!(dup.values, d.stat.entries);
@@ -143,10 +139,7 @@ fn dupsort_detail_counts_sub_pages_and_sub_trees() {
 
 #[test]
 fn counted_totals_agree() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
-    let d = v.detail(&name("counted")).unwrap();
+    let [d] = details(["counted"]);
     let c = d.counted.unwrap();
     assert_eq!(c.count_all, Some(2500));
     assert_eq!(c.root_sum, Some(2500));
@@ -156,10 +149,7 @@ fn counted_totals_agree() {
 
 #[test]
 fn overflow_usage() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
-    let d = v.detail(&name("big")).unwrap();
+    let [d] = details(["big"]);
     let o = d.overflow;
     assert_eq!(o.runs, 1);
     assert_eq!(o.pages, 5);
@@ -173,9 +163,8 @@ fn overflow_usage() {
 
 #[test]
 fn rows_page_forward_and_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let db = name("plain");
     let rows = v.rows_from(&db, &Start::First, 5).unwrap();
     let keys: Vec<&[u8]> = rows.iter().map(|r| r.key.as_slice()).collect();
@@ -227,9 +216,8 @@ fn rows_page_forward_and_back() {
 
 #[test]
 fn dup_rows_are_listed_under_their_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let v = store.view().unwrap();
+    let mut b = built();
+    let v = b.store.view().unwrap();
     let db = name("dups");
     let rows = v
         .rows_from(&db, &Start::Key(b"key-003".to_vec()), 6)

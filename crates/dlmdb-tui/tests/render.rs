@@ -31,55 +31,48 @@ fn app_for(store: &mut Store) -> App {
     app
 }
 
+/// The built store with database `db` selected, then `ks` pressed.
+fn opened(db: &str, ks: &[KeyCode]) -> (Built, App) {
+    let mut b = built();
+    let mut app = app_for(&mut b.store);
+    select(&mut app, db);
+    keys(&mut app, &mut b.store, ks);
+    (b, app)
+}
+
 #[test]
 fn start_screen() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let app = app_for(&mut store);
+    let mut b = built();
+    let app = app_for(&mut b.store);
     insta::assert_snapshot!(render(&app));
 }
 
 #[test]
 fn plain_database_opened() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = app_for(&mut store);
-    select(&mut app, "plain");
-    keys(
-        &mut app,
-        &mut store,
-        &[KeyCode::Enter, KeyCode::Down, KeyCode::Down],
-    );
+    let (_b, app) = opened("plain", &[KeyCode::Enter, KeyCode::Down, KeyCode::Down]);
     insta::assert_snapshot!(render(&app));
 }
 
 #[test]
 fn dupsort_database_with_duplicates_under_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = app_for(&mut store);
-    select(&mut app, "dups");
-    keys(&mut app, &mut store, &[KeyCode::Enter, KeyCode::Char('/')]);
+    let (mut b, mut app) = opened("dups", &[KeyCode::Enter, KeyCode::Char('/')]);
     for c in "key-002".chars() {
         update::update(
             &mut app,
             KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
         );
     }
-    keys(&mut app, &mut store, &[KeyCode::Enter]);
+    keys(&mut app, &mut b.store, &[KeyCode::Enter]);
     insta::assert_snapshot!(render(&app));
 }
 
 #[test]
 fn prefix_and_counted_details() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = app_for(&mut store);
-    select(&mut app, "prefixed");
-    app.sync(&mut store);
+    let (mut b, mut app) = opened("prefixed", &[]);
+    app.sync(&mut b.store);
     let prefixed = render(&app);
     select(&mut app, "counted");
-    keys(&mut app, &mut store, &[KeyCode::Enter, KeyCode::PageDown]);
+    keys(&mut app, &mut b.store, &[KeyCode::Enter, KeyCode::PageDown]);
     let counted = render(&app);
     insta::assert_snapshot!("prefixed", prefixed);
     insta::assert_snapshot!("counted", counted);
@@ -87,19 +80,11 @@ fn prefix_and_counted_details() {
 
 #[test]
 fn overflow_value_popup_and_help() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = app_for(&mut store);
-    select(&mut app, "big");
-    keys(
-        &mut app,
-        &mut store,
-        &[KeyCode::Enter, KeyCode::Down, KeyCode::Down],
-    );
+    let (mut b, mut app) = opened("big", &[KeyCode::Enter, KeyCode::Down, KeyCode::Down]);
     let table = render(&app);
-    keys(&mut app, &mut store, &[KeyCode::Enter]);
+    keys(&mut app, &mut b.store, &[KeyCode::Enter]);
     let popup = render(&app);
-    keys(&mut app, &mut store, &[KeyCode::Esc, KeyCode::Char('?')]);
+    keys(&mut app, &mut b.store, &[KeyCode::Esc, KeyCode::Char('?')]);
     let help = render(&app);
     insta::assert_snapshot!("big_table", table);
     insta::assert_snapshot!("big_popup", popup);
@@ -108,10 +93,9 @@ fn overflow_value_popup_and_help() {
 
 #[test]
 fn paused_status_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = app_for(&mut store);
-    keys(&mut app, &mut store, &[KeyCode::Char('p')]);
+    let mut b = built();
+    let mut app = app_for(&mut b.store);
+    keys(&mut app, &mut b.store, &[KeyCode::Char('p')]);
     let screen = render(&app);
     let last = screen.lines().last().unwrap().to_string();
     insta::assert_snapshot!(last);

@@ -79,47 +79,53 @@ fn down_to(app: &mut App, store: &mut Store, pred: impl Fn(&ItemData) -> bool) {
     );
 }
 
+/// Run `body` on a fresh copy of `v2/<name>.mdb` at each of [`SIZES`].
+fn each_size(name: &str, mut body: impl FnMut(&mut App, &mut Store, (u16, u16))) {
+    for size in SIZES {
+        let Some(mut f) = fixture(name) else {
+            return;
+        };
+        let mut a = app(&mut f.store, size);
+        body(&mut a, &mut f.store, size);
+    }
+}
+
 fn snap(name: &str, (w, h): (u16, u16), screen: String) {
     insta::assert_snapshot!(format!("{w}x{h}_{name}"), screen);
 }
 
 #[test]
 fn plain_root_leaf_back_hex_overflow() {
-    for size in SIZES {
-        let Some(mut f) = fixture("plain") else {
-            return;
-        };
-        let s = &mut f.store;
-        let mut a = app(s, size);
-        snap("plain_start", size, render(&a));
-        select(&mut a, "big");
-        press(&mut a, s, &[KeyCode::Char('o')]);
+    each_size("plain", |a, s, size| {
+        snap("plain_start", size, render(a));
+        select(a, "big");
+        press(a, s, &[KeyCode::Char('o')]);
         assert_eq!(
             a.pages.page.as_ref().unwrap().kind,
             dlmdb_format::PageKind::Branch
         );
-        snap("plain_big_root", size, render(&a));
-        press(&mut a, s, &[KeyCode::Down, KeyCode::Enter]);
+        snap("plain_big_root", size, render(a));
+        press(a, s, &[KeyCode::Down, KeyCode::Enter]);
         assert_eq!(a.pages.path.len(), 2);
-        snap("plain_big_leaf", size, render(&a));
-        down_to(&mut a, s, |d| matches!(d, ItemData::Overflow { .. }));
-        press(&mut a, s, &[KeyCode::Char('h')]);
-        snap("plain_big_leaf_hex", size, render(&a));
-        press(&mut a, s, &[KeyCode::Char('h'), KeyCode::Enter]);
+        snap("plain_big_leaf", size, render(a));
+        down_to(a, s, |d| matches!(d, ItemData::Overflow { .. }));
+        press(a, s, &[KeyCode::Char('h')]);
+        snap("plain_big_leaf_hex", size, render(a));
+        press(a, s, &[KeyCode::Char('h'), KeyCode::Enter]);
         assert_eq!(
             a.pages.page.as_ref().unwrap().kind,
             dlmdb_format::PageKind::Overflow
         );
-        snap("plain_big_overflow", size, render(&a));
-        press(&mut a, s, &[KeyCode::Backspace, KeyCode::Backspace]);
+        snap("plain_big_overflow", size, render(a));
+        press(a, s, &[KeyCode::Backspace, KeyCode::Backspace]);
         assert_eq!(a.pages.path.len(), 1);
         assert_eq!(
             a.pages.sel, 1,
             "back at the root with the child taken selected"
         );
-        snap("plain_big_back_at_root", size, render(&a));
-        press(&mut a, s, &[KeyCode::Char('3')]);
-        snap("plain_free_list", size, render(&a));
+        snap("plain_big_back_at_root", size, render(a));
+        press(a, s, &[KeyCode::Char('3')]);
+        snap("plain_free_list", size, render(a));
         // The reader table with fixed slots (a live one holds this test's pid).
         a.readers.slots = Some(vec![
             ReaderSlot {
@@ -133,122 +139,89 @@ fn plain_root_leaf_back_hex_overflow() {
                 txnid: None,
             },
         ]);
-        press(&mut a, s, &[KeyCode::Char('4')]);
-        snap("plain_readers", size, render(&a));
-    }
+        press(a, s, &[KeyCode::Char('4')]);
+        snap("plain_readers", size, render(a));
+    });
 }
 
 #[test]
 fn intkey_entries_and_page_show_numbers() {
-    for size in SIZES {
-        let Some(mut f) = fixture("plain") else {
-            return;
-        };
-        let s = &mut f.store;
-        let mut a = app(s, size);
-        select(&mut a, "intkey32");
-        press(&mut a, s, &[KeyCode::Enter, KeyCode::Down]);
-        let screen = render(&a);
+    each_size("plain", |a, s, size| {
+        select(a, "intkey32");
+        press(a, s, &[KeyCode::Enter, KeyCode::Down]);
+        let screen = render(a);
         assert!(!screen.contains("00000000"), "{screen}");
         snap("intkey32_entries", size, screen);
-        press(&mut a, s, &[KeyCode::Char('o')]);
-        snap("intkey32_leaf_of_entry", size, render(&a));
-    }
+        press(a, s, &[KeyCode::Char('o')]);
+        snap("intkey32_leaf_of_entry", size, render(a));
+    });
 }
 
 #[test]
 fn counted_branch_counts_and_rank_titles() {
-    for size in SIZES {
-        let Some(mut f) = fixture("counted") else {
-            return;
-        };
-        let s = &mut f.store;
-        let mut a = app(s, size);
-        select(&mut a, "counted");
-        press(&mut a, s, &[KeyCode::Char('o')]);
-        snap("counted_root", size, render(&a));
-        press(&mut a, s, &[KeyCode::Char('1'), KeyCode::Char('/')]);
-        typed(&mut a, s, "#100");
-        press(&mut a, s, &[KeyCode::Enter]);
+    each_size("counted", |a, s, size| {
+        select(a, "counted");
+        press(a, s, &[KeyCode::Char('o')]);
+        snap("counted_root", size, render(a));
+        press(a, s, &[KeyCode::Char('1'), KeyCode::Char('/')]);
+        typed(a, s, "#100");
+        press(a, s, &[KeyCode::Enter]);
         assert_eq!(a.browser.first_rank, Some(100));
-        snap("counted_rank_100", size, render(&a));
-    }
+        snap("counted_rank_100", size, render(a));
+    });
 }
 
 #[test]
 fn prefix_compressed_leaf() {
-    for size in SIZES {
-        let Some(mut f) = fixture("prefix") else {
-            return;
-        };
-        let s = &mut f.store;
-        let mut a = app(s, size);
-        select(&mut a, "prefix");
-        press(
-            &mut a,
-            s,
-            &[KeyCode::Char('o'), KeyCode::Down, KeyCode::Enter],
-        );
+    each_size("prefix", |a, s, size| {
+        select(a, "prefix");
+        press(a, s, &[KeyCode::Char('o'), KeyCode::Down, KeyCode::Enter]);
         let p = a.pages.page.as_ref().unwrap();
         assert!(p.compressed);
         assert!(p.items.iter().skip(1).any(|it| it.shared.unwrap_or(0) > 0));
-        snap("prefix_leaf", size, render(&a));
-        press(
-            &mut a,
-            s,
-            &[KeyCode::Down, KeyCode::Down, KeyCode::Char('h')],
-        );
-        snap("prefix_leaf_hex", size, render(&a));
-    }
+        snap("prefix_leaf", size, render(a));
+        press(a, s, &[KeyCode::Down, KeyCode::Down, KeyCode::Char('h')]);
+        snap("prefix_leaf_hex", size, render(a));
+    });
 }
 
 #[test]
 fn dupsort_sub_tree_and_sub_page() {
-    for size in SIZES {
-        let Some(mut f) = fixture("dupsort") else {
-            return;
-        };
-        let s = &mut f.store;
-        let mut a = app(s, size);
-        select(&mut a, "dups");
-        press(&mut a, s, &[KeyCode::Enter, KeyCode::Char('/')]);
-        typed(&mut a, s, "hot-1");
-        press(&mut a, s, &[KeyCode::Enter]);
-        snap("dups_entries_hot1", size, render(&a));
-        press(&mut a, s, &[KeyCode::Char('o')]);
+    each_size("dupsort", |a, s, size| {
+        select(a, "dups");
+        press(a, s, &[KeyCode::Enter, KeyCode::Char('/')]);
+        typed(a, s, "hot-1");
+        press(a, s, &[KeyCode::Enter]);
+        snap("dups_entries_hot1", size, render(a));
+        press(a, s, &[KeyCode::Char('o')]);
         let it = a.pages.selected().unwrap();
         assert_eq!(it.key, b"hot-1");
         assert!(matches!(it.data, ItemData::SubDb(_)));
-        snap("dups_leaf_of_hot1", size, render(&a));
-        press(&mut a, s, &[KeyCode::Enter]);
+        snap("dups_leaf_of_hot1", size, render(a));
+        press(a, s, &[KeyCode::Enter]);
         assert!(a.pages.page.as_ref().unwrap().ctx.dup_tree);
-        snap("dups_hot1_sub_tree", size, render(&a));
-        press(&mut a, s, &[KeyCode::Backspace, KeyCode::Home]);
-        down_to(&mut a, s, |d| matches!(d, ItemData::SubPage { .. }));
-        press(&mut a, s, &[KeyCode::Enter]);
-        snap("dups_sub_page", size, render(&a));
-    }
+        snap("dups_hot1_sub_tree", size, render(a));
+        press(a, s, &[KeyCode::Backspace, KeyCode::Home]);
+        down_to(a, s, |d| matches!(d, ItemData::SubPage { .. }));
+        press(a, s, &[KeyCode::Enter]);
+        snap("dups_sub_page", size, render(a));
+    });
 }
 
 #[test]
 fn help_and_goto_prompt() {
-    for size in SIZES {
-        let Some(mut f) = fixture("plain") else {
-            return;
-        };
-        let s = &mut f.store;
-        let mut a = app(s, size);
-        press(&mut a, s, &[KeyCode::Char('2'), KeyCode::Char('g')]);
-        typed(&mut a, s, "3");
-        snap("goto_prompt", size, render(&a));
-        press(&mut a, s, &[KeyCode::Enter]);
+    each_size("plain", |a, s, size| {
+        press(a, s, &[KeyCode::Char('2'), KeyCode::Char('g')]);
+        typed(a, s, "3");
+        snap("goto_prompt", size, render(a));
+        press(a, s, &[KeyCode::Enter]);
         assert_eq!(
             a.pages.path.last().unwrap().at,
             dlmdb_tui::pages::PageAt::Page(3)
         );
-        press(&mut a, s, &[KeyCode::Char('?')]);
-        snap("help", size, render(&a));
-    }
+        press(a, s, &[KeyCode::Char('?')]);
+        snap("help", size, render(a));
+    });
 }
 
 /// A data file shorter than the meta page's last page: the header warns

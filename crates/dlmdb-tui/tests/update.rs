@@ -231,62 +231,62 @@ fn window(app: &App) -> Vec<String> {
         .collect()
 }
 
+/// Press `keys`, then bring the app up to date with `store`.
+fn step(app: &mut App, store: &mut dlmdb_tui::model::Store, keys: &[KeyCode]) {
+    press(app, keys);
+    app.sync(store);
+}
+
 fn selected(app: &App) -> String {
     String::from_utf8_lossy(&app.browser.selected().unwrap().key).into_owned()
 }
 
 #[test]
 fn paging_through_a_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = loaded_app(&mut store, 4);
+    let mut b = built();
+    let mut app = loaded_app(&mut b.store, 4);
     select(&mut app, "plain");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert_eq!(window(&app), ["k000000", "k000001", "k000002", "k000003"]);
-    fn step(app: &mut App, store: &mut dlmdb_tui::model::Store, keys: &[KeyCode]) {
-        press(app, keys);
-        app.sync(store);
-    }
-    step(&mut app, &mut store, &[KeyCode::PageDown]);
+    step(&mut app, &mut b.store, &[KeyCode::PageDown]);
     assert_eq!(window(&app)[0], "k000004");
     step(
         &mut app,
-        &mut store,
+        &mut b.store,
         &[KeyCode::Down, KeyCode::Down, KeyCode::Down, KeyCode::Down],
     );
     assert_eq!(window(&app)[0], "k000005", "scrolled by one at the bottom");
     assert_eq!(selected(&app), "k000008");
-    step(&mut app, &mut store, &[KeyCode::PageUp]);
+    step(&mut app, &mut b.store, &[KeyCode::PageUp]);
     assert_eq!(window(&app)[0], "k000001");
-    step(&mut app, &mut store, &[KeyCode::PageUp]);
+    step(&mut app, &mut b.store, &[KeyCode::PageUp]);
     assert_eq!(window(&app)[0], "k000000");
-    step(&mut app, &mut store, &[KeyCode::PageUp]);
+    step(&mut app, &mut b.store, &[KeyCode::PageUp]);
     assert_eq!(
         selected(&app),
         "k000000",
         "PgUp at the top selects the first row"
     );
-    step(&mut app, &mut store, &[KeyCode::End]);
+    step(&mut app, &mut b.store, &[KeyCode::End]);
     assert_eq!(window(&app), ["k002996", "k002997", "k002998", "k002999"]);
     assert_eq!(selected(&app), "k002999");
-    step(&mut app, &mut store, &[KeyCode::Down]);
+    step(&mut app, &mut b.store, &[KeyCode::Down]);
     assert_eq!(selected(&app), "k002999");
     step(
         &mut app,
-        &mut store,
+        &mut b.store,
         &[KeyCode::Up, KeyCode::Up, KeyCode::Up, KeyCode::Up],
     );
     assert_eq!(window(&app)[0], "k002995");
-    step(&mut app, &mut store, &[KeyCode::Home]);
+    step(&mut app, &mut b.store, &[KeyCode::Home]);
     assert_eq!(selected(&app), "k000000");
     press(&mut app, &[KeyCode::Char('/')]);
     typed(&mut app, "k00123");
-    step(&mut app, &mut store, &[KeyCode::Enter]);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert_eq!(window(&app)[0], "k001230");
     press(&mut app, &[KeyCode::Char('/')]);
     typed(&mut app, "zzz");
-    step(&mut app, &mut store, &[KeyCode::Enter]);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert_eq!(
         selected(&app),
         "k002999",
@@ -301,10 +301,12 @@ fn selection_survives_a_refresh_with_new_data() {
     let mut store = open(&path);
     let mut app = loaded_app(&mut store, 5);
     select(&mut app, "plain");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
-    press(&mut app, &[KeyCode::PageDown, KeyCode::Down, KeyCode::Down]);
-    app.sync(&mut store);
+    step(&mut app, &mut store, &[KeyCode::Enter]);
+    step(
+        &mut app,
+        &mut store,
+        &[KeyCode::PageDown, KeyCode::Down, KeyCode::Down],
+    );
     assert_eq!(selected(&app), "k000007");
     let before = app.snapshot.txnid;
     // Another process inserts a key before the selection and a new database
@@ -371,54 +373,46 @@ fn child_writer() {
 
 #[test]
 fn counted_databases_show_ranks_and_seek_by_rank() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(&build_store(dir.path()));
-    let mut app = loaded_app(&mut store, 5);
+    let mut b = built();
+    let mut app = loaded_app(&mut b.store, 5);
     select(&mut app, "counted");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert_eq!(app.browser.first_rank, Some(0));
-    press(&mut app, &[KeyCode::PageDown]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::PageDown]);
     assert_eq!(app.browser.first_rank, Some(5));
     press(&mut app, &[KeyCode::Char('/')]);
     typed(&mut app, "#1234");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert_eq!(window(&app)[0], "c01234");
     assert_eq!(app.browser.first_rank, Some(1234));
     press(&mut app, &[KeyCode::Char('/')]);
     typed(&mut app, "#999999");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert_eq!(selected(&app), "c02499");
     // Not COUNTED: no ranks while paging; #N scans, with a progress line
     // between steps, and lands on the same 0-based row.
     select(&mut app, "plain");
-    press(&mut app, &[KeyCode::Left, KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Left, KeyCode::Enter]);
     assert_eq!(app.browser.first_rank, None);
     app.scan_step = 1000;
     press(&mut app, &[KeyCode::Char('/')]);
     typed(&mut app, "#2500");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     assert!(
         matches!(&app.status, Some((dlmdb_tui::app::Level::Info, m)) if m.contains("scanning") && m.contains("of 2500")),
         "{:?}",
         app.status
     );
     while app.browser.scan.is_some() {
-        app.sync(&mut store);
+        app.sync(&mut b.store);
     }
     assert_eq!(window(&app)[0], "k002500");
     assert_eq!(app.browser.first_rank, Some(2500));
     press(&mut app, &[KeyCode::Char('/')]);
     typed(&mut app, "#3000");
-    press(&mut app, &[KeyCode::Enter]);
-    app.sync(&mut store);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
     while app.browser.scan.is_some() {
-        app.sync(&mut store);
+        app.sync(&mut b.store);
     }
     assert_eq!(selected(&app), "k002999", "past the end shows the end");
 }

@@ -8,7 +8,7 @@
 
 use crate::error::{check, check_found, Error, Result};
 use crate::flags::{CursorOp, Database, DatabaseFlags, WriteFlags};
-use crate::txn::{reserve_val, reserved, slice, val, RoTxn};
+use crate::txn::{reserve_with, slice, val, RoTxn};
 use dlmdb_sys as ffi;
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -478,19 +478,13 @@ impl<'txn> RwCursor<'txn> {
 
     /// Reserve `len` bytes for `key` through the cursor and return them.
     pub fn reserve(&mut self, key: &[u8], len: usize, flags: WriteFlags) -> Result<&mut [u8]> {
-        let mut k = val(key);
-        let mut d = reserve_val(len);
-        check(unsafe {
-            ffi::mdb_cursor_put(
-                self.raw,
-                &mut k,
-                &mut d,
-                (flags | WriteFlags::RESERVE).bits(),
-            )
-        })?;
-        // SAFETY: the engine returned `len` writable bytes valid until the
-        // cursor is used again (the borrow of `self`).
-        Ok(unsafe { reserved(&d, len) })
+        // SAFETY: the space is valid until the cursor is used again (the
+        // borrow of `self`).
+        unsafe {
+            reserve_with(key, len, flags, |k, d, f| {
+                ffi::mdb_cursor_put(self.raw, k, d, f)
+            })
+        }
     }
 
     /// Delete the item under the cursor (`NO_DUP_DATA`: all values of the key).

@@ -59,7 +59,9 @@ pub use error::{strerror, Error, Result};
 pub use flags::{
     CountFlags, CursorOp, Database, DatabaseFlags, EnvFlags, EnvInfo, Layout, Stat, WriteFlags,
 };
-pub use open::{LayoutChoice, LockFormat, LockUse, OpenError, OpenOptions, Opened};
+pub use open::{
+    locate_data_file, LayoutChoice, LockFormat, LockUse, OpenError, OpenOptions, Opened,
+};
 pub use probe::{probe_layout, probe_layout_limited, LayoutProbe, ProbeVerdict};
 pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
 pub use walk::{PageInfo, PageKind, WalkSummary};

@@ -5,8 +5,9 @@
 //!
 //! * **Layout.** The engine decides (data version 2 is DLMDB; a version-1
 //!   file's layout comes from evidence in the file, see `lmdb.h`
-//!   `MDB_LAYOUT_*`); [`LayoutChoice::Lmdb`]/[`LayoutChoice::Dlmdb`] name a
-//!   layout instead, which the engine refuses when the file contradicts it.
+//!   `MDB_LAYOUT_*`); the other [`LayoutChoice`]s name a layout instead,
+//!   refused here when the data version rules it out and by the engine when
+//!   the file contradicts it.
 //! * **Lock file.** The lock file is shared with whatever process holds the
 //!   environment (LMDB 0.9, LMDB 1.0, DLMDB); [`LockFormat`] picks the layout
 //!   when nobody does. When it cannot be shared (unknown format, read-only
@@ -30,15 +31,21 @@ pub enum LayoutChoice {
     /// The engine decides from the file.
     #[default]
     Auto,
-    /// Stock LMDB layout (`MDB_FORMAT_LMDB`).
+    /// Stock LMDB layout (`MDB_FORMAT_LMDB`); version-1 files only.
     Lmdb,
-    /// DLMDB's padded version 1 (`MDB_FORMAT_DLMDB_V1`).
+    /// A DLMDB layout: the padded version 1 (`MDB_FORMAT_DLMDB_V1`) for a
+    /// version-1 file, data version 2 otherwise.
     Dlmdb,
+    /// DLMDB's padded version 1 only: a version-2 file is refused.
+    DlmdbV1,
+    /// DLMDB data version 2 only: any other version is refused.
+    DlmdbV2,
 }
 
 /// Lock file layout to use when this process is the first to open the
 /// environment (a lock file others hold keeps its layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum LockFormat {
     /// The data file's family (lock version 1 for stock-layout version-1
     /// stores, 2 for DLMDB stores), or `DLMDB_LOCK_FORMAT` if set.
@@ -169,33 +176,41 @@ impl Env {
     /// the engine's layout decision, lock sharing or a clear refusal, and a
     /// catalog check.
     pub fn open_detect(path: &Path, o: &OpenOptions) -> std::result::Result<Opened, OpenError> {
-        let meta = std::fs::metadata(path).map_err(|source| OpenError::Access {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let no_subdir = o.no_subdir.unwrap_or(meta.is_file());
-        let data_file = if no_subdir {
-            path.to_path_buf()
-        } else {
-            path.join("data.mdb")
-        };
+        let (no_subdir, data_file) = locate_data_file(path, o.no_subdir)?;
         if let Some(note) = unsupported_format_note(&data_file) {
             return Err(OpenError::Unsupported { note });
         }
         let version = read_data_version(&data_file);
-        if version == Some(2) && o.layout == LayoutChoice::Lmdb {
+        // A layout named for one data version is refused on the other.
+        let (name, wanted) = match o.layout {
+            LayoutChoice::Lmdb => ("lmdb", 1),
+            LayoutChoice::DlmdbV1 => ("dlmdb-v1", 1),
+            LayoutChoice::DlmdbV2 => ("dlmdb-v2", 2),
+            LayoutChoice::Auto | LayoutChoice::Dlmdb => ("", 0),
+        };
+        let refused = match wanted {
+            1 => version == Some(2),
+            2 => version != Some(2),
+            _ => false,
+        };
+        if refused {
+            let found = match version {
+                Some(2) => "2 (DLMDB layout)".to_string(),
+                Some(v) => v.to_string(),
+                None => "unknown".to_string(),
+            };
             return Err(OpenError::Layout {
                 path: data_file,
-                message:
-                    "data version 2 (DLMDB layout); the lmdb layout applies to version-1 stores"
-                        .into(),
+                message: format!(
+                    "data version {found}; the {name} layout applies to version-{wanted} stores"
+                ),
             });
         }
         let mut flags = match o.layout {
-            LayoutChoice::Auto => EnvFlags::empty(),
+            LayoutChoice::Auto | LayoutChoice::DlmdbV2 => EnvFlags::empty(),
             LayoutChoice::Lmdb => EnvFlags::FORMAT_LMDB,
             LayoutChoice::Dlmdb if version == Some(2) => EnvFlags::empty(),
-            LayoutChoice::Dlmdb => EnvFlags::FORMAT_DLMDB_V1,
+            LayoutChoice::Dlmdb | LayoutChoice::DlmdbV1 => EnvFlags::FORMAT_DLMDB_V1,
         };
         flags |= match o.lock_format {
             LockFormat::Auto => EnvFlags::empty(),
@@ -297,6 +312,26 @@ impl Env {
             warnings,
         })
     }
+}
+
+/// Where the data file of `path` is: `(no_subdir, data file)`. `no_subdir`
+/// as given, else detected: a file is the data file itself, a directory
+/// holds `data.mdb`.
+pub fn locate_data_file(
+    path: &Path,
+    no_subdir: Option<bool>,
+) -> std::result::Result<(bool, PathBuf), OpenError> {
+    let meta = std::fs::metadata(path).map_err(|source| OpenError::Access {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let no_subdir = no_subdir.unwrap_or(meta.is_file());
+    let data_file = if no_subdir {
+        path.to_path_buf()
+    } else {
+        path.join("data.mdb")
+    };
+    Ok((no_subdir, data_file))
 }
 
 /// Check that every main-database value that opens as a database is a

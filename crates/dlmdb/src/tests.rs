@@ -205,10 +205,72 @@ fn format_lmdb_layout() {
     assert_eq!(read_data_version(&env.data_file()), Some(1));
 }
 
+/// `open_detect` refuses a layout named for the other data version before
+/// opening, and opens what each layout choice allows.
+#[test]
+fn open_detect_layout_choice_against_data_version() {
+    for (flags, version) in [(EnvFlags::FORMAT_DLMDB_V1, 1), (EnvFlags::empty(), 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Env::builder().flags(flags).open(dir.path()).unwrap());
+        for (choice, opens) in [
+            (LayoutChoice::Auto, true),
+            (LayoutChoice::Dlmdb, true),
+            (LayoutChoice::DlmdbV1, version == 1),
+            (LayoutChoice::DlmdbV2, version == 2),
+            (LayoutChoice::Lmdb, version == 1),
+        ] {
+            let o = OpenOptions {
+                layout: choice,
+                ..OpenOptions::default()
+            };
+            match Env::open_detect(dir.path(), &o) {
+                Ok(opened) => {
+                    assert!(opens, "version {version}, {choice:?} opened");
+                    assert_eq!(opened.data_version, version);
+                }
+                // A stock-layout open of a DLMDB v1 file may still be
+                // refused by the engine's evidence; the data-version rule
+                // is what is under test here.
+                Err(OpenError::Layout { message, .. }) => {
+                    assert!(!opens, "version {version}, {choice:?}: {message}");
+                    assert!(message.contains("data version"), "{message}");
+                }
+                Err(e) => assert!(
+                    choice == LayoutChoice::Lmdb && version == 1,
+                    "version {version}, {choice:?}: {e}"
+                ),
+            }
+        }
+    }
+}
+
 #[test]
 fn env_is_send_sync() {
     fn f<T: Send + Sync>() {}
     f::<Env>();
+}
+
+/// The file-level probe of a fresh store written with `flags`, `pairs` in
+/// database `name` (`None`: the main database).
+fn probe_written<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    flags: EnvFlags,
+    name: Option<&str>,
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> LayoutProbe {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::builder()
+        .flags(flags)
+        .max_dbs(2)
+        .open(dir.path())
+        .unwrap();
+    let db = match name {
+        Some(_) => env.create_db(name, DatabaseFlags::empty()).unwrap(),
+        None => env.open_db(None).unwrap(),
+    };
+    let mut txn = env.write_txn().unwrap();
+    put_all(&mut txn, db, pairs);
+    txn.commit().unwrap();
+    probe_layout(&env.data_file()).unwrap()
 }
 
 /// The file-level probe tells stores written in each version-1 layout apart
@@ -223,41 +285,22 @@ fn probe_classifies_stores_we_write() {
         ),
         (EnvFlags::empty(), ProbeVerdict::Proven(Layout::DlmdbV2)),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let env = Env::builder()
-            .flags(flags)
-            .max_dbs(2)
-            .open(dir.path())
-            .unwrap();
-        let db = env.create_db(Some("odd"), DatabaseFlags::empty()).unwrap();
-        let mut txn = env.write_txn().unwrap();
-        put_all(
-            &mut txn,
-            db,
+        let p = probe_written(
+            flags,
+            Some("odd"),
             (0..200u32).map(|i| (format!("k{i:04}"), b"abc")),
         );
-        txn.commit().unwrap();
-        let p = probe_layout(&env.data_file()).unwrap();
         assert_eq!(p.verdict(), want, "{flags:?}: {p:?}");
     }
 }
 
 #[test]
 fn probe_even_keys_only_is_identical() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = Env::builder()
-        .flags(EnvFlags::FORMAT_LMDB)
-        .open(dir.path())
-        .unwrap();
-    let main = env.open_db(None).unwrap();
-    let mut txn = env.write_txn().unwrap();
-    put_all(
-        &mut txn,
-        main,
+    let p = probe_written(
+        EnvFlags::FORMAT_LMDB,
+        None,
         (0..100u32).map(|i| (format!("{i:04}"), b"odd")),
     );
-    txn.commit().unwrap();
-    let p = probe_layout(&env.data_file()).unwrap();
     assert_eq!(p.verdict(), ProbeVerdict::Identical, "{p:?}");
 }
 

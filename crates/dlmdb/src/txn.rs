@@ -35,24 +35,49 @@ pub(crate) unsafe fn slice<'a>(v: &ffi::MDB_val) -> &'a [u8] {
     }
 }
 
-/// Input `MDB_val` asking the engine to reserve `len` bytes (`MDB_RESERVE`).
-pub(crate) fn reserve_val(len: usize) -> ffi::MDB_val {
-    ffi::MDB_val {
-        mv_size: len,
-        mv_data: std::ptr::null_mut(),
-    }
-}
-
-/// Writable view of the space a successful `MDB_RESERVE` put returned in `d`.
+/// Put `key` with `MDB_RESERVE` through `put` (an engine put, given the
+/// key, a request for `len` bytes and the flags) and return the space the
+/// engine reserved, for the caller to fill.
 ///
 /// # Safety
-/// `d` must be the output of that put, pointing at `len` writable bytes valid for `'a`.
-pub(crate) unsafe fn reserved<'a>(d: &ffi::MDB_val, len: usize) -> &'a mut [u8] {
-    if len == 0 {
+/// `put` must store through a live transaction or cursor; the caller ties
+/// `'a` to a borrow that ends before that transaction's next update.
+pub(crate) unsafe fn reserve_with<'a>(
+    key: &[u8],
+    len: usize,
+    flags: WriteFlags,
+    put: impl FnOnce(*mut ffi::MDB_val, *mut ffi::MDB_val, std::os::raw::c_uint) -> c_int,
+) -> Result<&'a mut [u8]> {
+    let mut k = val(key);
+    let mut d = ffi::MDB_val {
+        mv_size: len,
+        mv_data: std::ptr::null_mut(),
+    };
+    check(put(&mut k, &mut d, (flags | WriteFlags::RESERVE).bits()))?;
+    Ok(if len == 0 {
         &mut []
     } else {
         std::slice::from_raw_parts_mut(d.mv_data as *mut u8, len)
-    }
+    })
+}
+
+/// The bounded counting calls: one method each, with the same arguments,
+/// over `RoTxn::bounded_count`.
+macro_rules! bounded_counts {
+    ($( $(#[$doc:meta])* $name:ident => $call:path; )*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(
+                &self,
+                db: Database,
+                low: Option<&[u8]>,
+                high: Option<&[u8]>,
+                flags: CountFlags,
+            ) -> Result<u64> {
+                self.bounded_count($call, db, low, high, flags)
+            }
+        )*
+    };
 }
 
 /// One free-list record of the free-page database: the transaction that
@@ -318,38 +343,14 @@ impl<'env> RoTxn<'env> {
         Ok(n)
     }
 
-    /// Items with keys between `low` and `high` (`None` = unbounded) (`mdb_count_range`).
-    pub fn count_range(
-        &self,
-        db: Database,
-        low: Option<&[u8]>,
-        high: Option<&[u8]>,
-        flags: CountFlags,
-    ) -> Result<u64> {
-        self.bounded_count(ffi::mdb_count_range, db, low, high, flags)
-    }
-
-    /// Distinct keys between `low` and `high` (`mdb_range_count_keys`).
-    pub fn range_count_keys(
-        &self,
-        db: Database,
-        low: Option<&[u8]>,
-        high: Option<&[u8]>,
-        flags: CountFlags,
-    ) -> Result<u64> {
-        self.bounded_count(ffi::mdb_range_count_keys, db, low, high, flags)
-    }
-
-    /// Values (all duplicates) of the keys between `low` and `high`
-    /// (`mdb_range_count_values`, DUPSORT only).
-    pub fn range_count_values(
-        &self,
-        db: Database,
-        low: Option<&[u8]>,
-        high: Option<&[u8]>,
-        flags: CountFlags,
-    ) -> Result<u64> {
-        self.bounded_count(ffi::mdb_range_count_values, db, low, high, flags)
+    bounded_counts! {
+        /// Items with keys between `low` and `high` (`None` = unbounded) (`mdb_count_range`).
+        count_range => ffi::mdb_count_range;
+        /// Distinct keys between `low` and `high` (`mdb_range_count_keys`).
+        range_count_keys => ffi::mdb_range_count_keys;
+        /// Values (all duplicates) of the keys between `low` and `high`
+        /// (`mdb_range_count_values`, DUPSORT only).
+        range_count_values => ffi::mdb_range_count_values;
     }
 
     /// The pair at position `rank` (0-based); `Ok(None)` past the end.
@@ -510,19 +511,13 @@ impl<'env> RwTxn<'env> {
         len: usize,
         flags: WriteFlags,
     ) -> Result<&mut [u8]> {
-        let mut k = val(key);
-        let mut d = reserve_val(len);
-        check(unsafe {
-            ffi::mdb_put(
-                self.inner.raw,
-                db.dbi,
-                &mut k,
-                &mut d,
-                (flags | WriteFlags::RESERVE).bits(),
-            )
-        })?;
-        // SAFETY: the engine returned `len` writable bytes valid until the next update.
-        Ok(unsafe { reserved(&d, len) })
+        // SAFETY: the space is valid until the next update, which needs
+        // the `&mut self` the result borrows.
+        unsafe {
+            reserve_with(key, len, flags, |k, d, f| {
+                ffi::mdb_put(self.inner.raw, db.dbi, k, d, f)
+            })
+        }
     }
 
     /// Delete `key` (for DUPSORT with `data`: only that pair). Returns

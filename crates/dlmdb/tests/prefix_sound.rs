@@ -23,6 +23,11 @@ fn keys() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Every item of `it`; the first error fails the test.
+fn all_items<T, E: std::fmt::Debug>(it: impl Iterator<Item = Result<T, E>>) -> Vec<T> {
+    it.collect::<Result<_, _>>().unwrap()
+}
+
 fn value_of(k: &[u8]) -> Vec<u8> {
     let mut v = b"value:".to_vec();
     v.extend_from_slice(k);
@@ -61,6 +66,23 @@ fn filled(env: &Env, name: &str, flags: DatabaseFlags, pairs: &[(Vec<u8>, Vec<u8
 fn plain_prefix(env: &Env) -> Database {
     let flags = DatabaseFlags::PREFIX_COMPRESSION | DatabaseFlags::COUNTED;
     filled(env, "p", flags, &expected_plain())
+}
+
+/// A temp dir, the environment in it, one database and its expected pairs.
+type Setup = (tempfile::TempDir, Env, Database, Vec<(Vec<u8>, Vec<u8>)>);
+
+/// A fresh environment holding [`plain_prefix`], and its expected pairs.
+fn with_plain_prefix() -> Setup {
+    let (dir, env) = fresh(EnvFlags::empty());
+    let db = plain_prefix(&env);
+    (dir, env, db, expected_plain())
+}
+
+/// A fresh environment holding [`dup_prefix`], and its expected pairs.
+fn with_dup_prefix() -> Setup {
+    let (dir, env) = fresh(EnvFlags::empty());
+    let db = dup_prefix(&env);
+    (dir, env, db, dup_pairs())
 }
 
 /// Expected (key, value) pairs of the DUPSORT prefix database: some keys
@@ -120,11 +142,7 @@ fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
 
 /// Every item of `db` through a fresh cursor of `r`, kept past the cursor.
 fn scan<'t>(r: &'t RoTxn<'_>, db: Database) -> Vec<dlmdb::Item<'t>> {
-    r.cursor(db)
-        .unwrap()
-        .iter()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    all_items(r.cursor(db).unwrap().iter())
 }
 
 /// [`scan`], checked against `want`.
@@ -169,9 +187,7 @@ fn prefix_db_spans_many_leaves() {
 
 #[test]
 fn held_items_survive_further_cursor_ops() {
-    let (_dir, env) = fresh(EnvFlags::empty());
-    let db = plain_prefix(&env);
-    let exp = expected_plain();
+    let (_dir, env, db, exp) = with_plain_prefix();
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(db).unwrap();
     let a = c.first().unwrap().unwrap();
@@ -202,14 +218,12 @@ fn held_items_survive_further_cursor_ops() {
 
 #[test]
 fn collected_iterators_match() {
-    let (_dir, env) = fresh(EnvFlags::empty());
-    let db = plain_prefix(&env);
-    let exp = expected_plain();
+    let (_dir, env, db, exp) = with_plain_prefix();
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(db).unwrap();
-    let fwd: Vec<_> = c.iter().collect::<Result<_, _>>().unwrap();
-    let rev: Vec<_> = c.iter_rev().collect::<Result<_, _>>().unwrap();
-    let from: Vec<_> = c.iter_from(&exp[2000].0).collect::<Result<_, _>>().unwrap();
+    let fwd = all_items(c.iter());
+    let rev = all_items(c.iter_rev());
+    let from = all_items(c.iter_from(&exp[2000].0));
     same(&owned(&fwd), &exp, "fwd");
     let mut rev = owned(&rev);
     rev.reverse();
@@ -218,11 +232,11 @@ fn collected_iterators_match() {
     // Items outlive the cursor (they live for the transaction).
     drop(c);
     same(&owned(&fwd), &exp, "fwd after the cursor closed");
-    let all: Vec<_> = r.iter(db).unwrap().collect::<Result<_, _>>().unwrap();
+    let all = all_items(r.iter(db).unwrap());
     same(&owned(&all), &exp, "RoTxn::iter");
     let dropped: Vec<_> = {
         let mut c = r.cursor(db).unwrap();
-        let v: Vec<_> = c.iter().collect::<Result<_, _>>().unwrap();
+        let v = all_items(c.iter());
         v
     };
     // Churn the allocator so a dangling buffer would be reused.
@@ -235,16 +249,14 @@ fn collected_iterators_match() {
 
 #[test]
 fn dupsort_prefix_items_survive() {
-    let (_dir, env) = fresh(EnvFlags::empty());
-    let db = dup_prefix(&env);
-    let exp = dup_pairs();
+    let (_dir, env, db, exp) = with_dup_prefix();
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(db).unwrap();
-    let all: Vec<_> = c.iter().collect::<Result<_, _>>().unwrap();
+    let all = all_items(c.iter());
     same(&owned(&all), &exp, "dupsort iter");
     // Duplicates of one key with a sub-database, and with an inline sub-page.
     for key in [&b"group/00/member/00000"[..], b"group/01/member/00001"] {
-        let dups: Vec<_> = c.iter_dup_of(key).collect::<Result<_, _>>().unwrap();
+        let dups = all_items(c.iter_dup_of(key));
         let want: Vec<_> = exp.iter().filter(|(k, _)| k == key).cloned().collect();
         assert!(want.len() > 1);
         same(&owned(&dups), &want, "iter_dup_of");
@@ -285,26 +297,24 @@ fn write_cursor_iterators_match() {
         .1 = b"new".to_vec();
     {
         let mut c = w.cursor_mut(p).unwrap();
-        let all: Vec<_> = c.iter().collect::<Result<_, _>>().unwrap();
+        let all = all_items(c.iter());
         same(&owned(&all), &exp, "RwCursor iter");
     }
     {
         let mut c = w.cursor_mut(d).unwrap();
-        let all: Vec<_> = c.iter().collect::<Result<_, _>>().unwrap();
+        let all = all_items(c.iter());
         same(&owned(&all), &dup_pairs(), "RwCursor dupsort iter");
     }
     // Read cursors of a write transaction.
     let mut c = w.cursor(p).unwrap();
-    let all: Vec<_> = c.iter().collect::<Result<_, _>>().unwrap();
+    let all = all_items(c.iter());
     drop(c);
     same(&owned(&all), &exp, "read cursor in write txn");
 }
 
 #[test]
 fn get_rank_results_survive_the_next_call() {
-    let (_dir, env) = fresh(EnvFlags::empty());
-    let db = plain_prefix(&env);
-    let exp = expected_plain();
+    let (_dir, env, db, exp) = with_plain_prefix();
     let r = env.read_txn().unwrap();
     let a = r.get_rank(db, 5).unwrap().unwrap();
     let b = r.get_rank(db, 6).unwrap().unwrap();
@@ -429,11 +439,9 @@ fn write_txn_pointers_with_write_map() {
 
 #[test]
 fn renewed_txn_reads_fresh_items() {
-    let (_dir, env) = fresh(EnvFlags::empty());
-    let db = plain_prefix(&env);
-    let exp = expected_plain();
+    let (_dir, env, db, exp) = with_plain_prefix();
     let r = env.read_txn().unwrap();
-    let first: Vec<_> = owned(&r.iter(db).unwrap().collect::<Result<Vec<_>, _>>().unwrap());
+    let first = owned(&all_items(r.iter(db).unwrap()));
     let r: RoTxn<'_> = r.reset().renew().unwrap();
     same(&first, &exp, "first");
     scan_same(&r, db, &exp, "again");
@@ -442,9 +450,7 @@ fn renewed_txn_reads_fresh_items() {
 /// The lending view is zero-copy and matches the owning one.
 #[test]
 fn get_ref_lends_the_same_items() {
-    let (_dir, env) = fresh(EnvFlags::empty());
-    let db = dup_prefix(&env);
-    let exp = dup_pairs();
+    let (_dir, env, db, exp) = with_dup_prefix();
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(db).unwrap();
     let mut got = Vec::new();

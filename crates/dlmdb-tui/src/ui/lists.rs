@@ -3,8 +3,7 @@
 
 use super::{ellipsize, fit_columns, human, list_offset, pane};
 use crate::app::{App, Focus};
-use crate::model::DbSummary;
-use dlmdb::DatabaseFlags;
+use crate::model::{flag_codes, DbSummary};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -146,30 +145,6 @@ pub(super) fn render_table(
             list_offset(s, (inside.height as usize).saturating_sub(1).max(1))
         }));
     StatefulWidget::render(table, area, buf, &mut state);
-}
-
-/// Compact flag codes for the database table.
-pub fn flag_codes(f: DatabaseFlags) -> String {
-    let table = [
-        (DatabaseFlags::DUP_SORT, "DUP"),
-        (DatabaseFlags::DUP_FIXED, "FIX"),
-        (DatabaseFlags::INTEGER_KEY, "IKEY"),
-        (DatabaseFlags::INTEGER_DUP, "IDUP"),
-        (DatabaseFlags::REVERSE_KEY, "RKEY"),
-        (DatabaseFlags::REVERSE_DUP, "RDUP"),
-        (DatabaseFlags::COUNTED, "CNT"),
-        (DatabaseFlags::PREFIX_COMPRESSION, "PFX"),
-    ];
-    let v: Vec<&str> = table
-        .iter()
-        .filter(|(b, _)| f.contains(*b))
-        .map(|(_, n)| *n)
-        .collect();
-    if v.is_empty() {
-        "-".into()
-    } else {
-        v.join(",")
-    }
 }
 
 pub struct DbsPane<'a> {

@@ -1,7 +1,7 @@
 //! Stores built in a temp dir with the safe API, shared by the tests.
 #![allow(dead_code)]
 
-use dlmdb::{DatabaseFlags, Env, WriteFlags};
+use dlmdb::{Database, DatabaseFlags, Env, RwTxn, WriteFlags};
 use dlmdb_tui::app::App;
 use dlmdb_tui::model::{OpenOptions, Store};
 use std::path::{Path, PathBuf};
@@ -49,64 +49,73 @@ pub fn build_store(dir: &Path) -> PathBuf {
         let v: Vec<u8> = (0..n)
             .map(|j| b'a' + ((i as usize + j) % 26) as u8)
             .collect();
-        txn.put(
-            plain,
-            format!("k{i:06}").as_bytes(),
-            &v,
-            WriteFlags::empty(),
-        )
-        .unwrap();
+        put(&mut txn, plain, format!("k{i:06}").as_bytes(), &v);
     }
     let dups = txn
         .create_db(Some("dups"), DatabaseFlags::DUP_SORT)
         .unwrap();
     for i in 0..1500u32 {
-        txn.put(
-            dups,
-            b"hot",
-            format!("value-{i:05}").as_bytes(),
-            WriteFlags::empty(),
-        )
-        .unwrap();
+        put(&mut txn, dups, b"hot", format!("value-{i:05}").as_bytes());
     }
     for i in 0..200u32 {
         for d in 0..(1 + i % 4) {
-            txn.put(
+            put(
+                &mut txn,
                 dups,
                 format!("key-{i:03}").as_bytes(),
                 format!("v{d}").as_bytes(),
-                WriteFlags::empty(),
-            )
-            .unwrap();
+            );
         }
     }
     let counted = txn
         .create_db(Some("counted"), DatabaseFlags::COUNTED)
         .unwrap();
     for i in 0..2500u32 {
-        txn.put(
+        put(
+            &mut txn,
             counted,
             format!("c{i:05}").as_bytes(),
             &i.to_le_bytes(),
-            WriteFlags::empty(),
-        )
-        .unwrap();
+        );
     }
     let pfx = txn
         .create_db(Some("prefixed"), DatabaseFlags::PREFIX_COMPRESSION)
         .unwrap();
     for i in 0..2000u32 {
-        txn.put(pfx, &attr_key(i), b"v", WriteFlags::empty())
-            .unwrap();
+        put(&mut txn, pfx, &attr_key(i), b"v");
     }
     let big = txn.create_db(Some("big"), DatabaseFlags::empty()).unwrap();
     for k in [b"a", b"b", b"d"] {
-        txn.put(big, k, b"small", WriteFlags::empty()).unwrap();
+        put(&mut txn, big, k, b"small");
     }
     let huge: Vec<u8> = (0..20000u32).map(|i| (i % 251) as u8).collect();
-    txn.put(big, b"c", &huge, WriteFlags::empty()).unwrap();
+    put(&mut txn, big, b"c", &huge);
     txn.commit().unwrap();
     path
+}
+
+/// Put `key`/`data` into `db` with no flags.
+pub fn put(txn: &mut RwTxn<'_>, db: Database, key: &[u8], data: &[u8]) {
+    txn.put(db, key, data, WriteFlags::empty()).unwrap();
+}
+
+/// [`build_store`] in a fresh temp dir, opened; the dir lives as long as
+/// this value.
+pub struct Built {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub store: Store,
+}
+
+pub fn built() -> Built {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build_store(dir.path());
+    let store = open(&path);
+    Built {
+        _dir: dir,
+        path,
+        store,
+    }
 }
 
 pub fn open(path: &Path) -> Store {
