@@ -6,7 +6,6 @@ use anyhow::Result;
 use bench::BenchCmd;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use dlmdb_cli::stat::LayoutChoice;
-use dlmdb_cli::util::LockFormatArg;
 use dlmdb_cli::{check_cmd, copy, count, drop, dump, get, load, scan, stat};
 use std::path::PathBuf;
 
@@ -34,7 +33,7 @@ struct Cli {
     /// stores), v1 (LMDB 0.9) or v2 (LMDB 1.0, DLMDB). A lock file other
     /// processes hold keeps their layout.
     #[arg(long, value_enum, default_value = "auto", global = true)]
-    lock_format: LockFormatArg,
+    lock_format: dlmdb::LockFormat,
     /// Read without the lock file (MDB_NOLOCK; read-only commands), for stores
     /// whose lock file cannot be shared (unknown format, read-only medium, no
     /// permission). Nothing then protects what is read from a process writing
@@ -87,7 +86,7 @@ fn main() {
         Ok(c) => c,
         Err(e) => usage_error(e),
     };
-    dlmdb_cli::stat::set_lock_options(cli.lock_format.0, cli.no_lock);
+    dlmdb_cli::stat::set_lock_options(cli.lock_format, cli.no_lock);
     // `check` keeps 1 for "problems found"; its errors exit with 2.
     let is_check = matches!(cli.cmd, Cmd::Check(_));
     let (path, json, result) = dispatch(cli.cmd, cli.layout);

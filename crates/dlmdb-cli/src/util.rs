@@ -211,30 +211,6 @@ pub struct DbArgs {
     pub subdb: Option<String>,
 }
 
-/// `--lock-format`: a [`dlmdb::LockFormat`] by the name users type.
-#[derive(Debug, Clone, Copy)]
-pub struct LockFormatArg(pub dlmdb::LockFormat);
-
-impl clap::ValueEnum for LockFormatArg {
-    fn value_variants<'a>() -> &'a [Self] {
-        use dlmdb::LockFormat::*;
-        &[LockFormatArg(Auto), LockFormatArg(V1), LockFormatArg(V2)]
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let (name, help) = match self.0 {
-            dlmdb::LockFormat::Auto => (
-                "auto",
-                "The store's family: lock version 1 for stock-layout version-1 stores \
-                 (LMDB 0.9), version 2 for DLMDB stores (or `DLMDB_LOCK_FORMAT`)",
-            ),
-            dlmdb::LockFormat::V1 => ("v1", "Lock version 1 (LMDB 0.9: Debian's liblmdb, py-lmdb)"),
-            dlmdb::LockFormat::V2 => ("v2", "Lock version 2 (LMDB 1.0 mdb.master, DLMDB)"),
-        };
-        Some(clap::builder::PossibleValue::new(name).help(help))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

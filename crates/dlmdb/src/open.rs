@@ -47,13 +47,13 @@ pub enum LayoutChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum LockFormat {
-    /// The data file's family (lock version 1 for stock-layout version-1
-    /// stores, 2 for DLMDB stores), or `DLMDB_LOCK_FORMAT` if set.
+    /// The store's family: lock version 1 for stock-layout version-1 stores
+    /// (LMDB 0.9), version 2 for DLMDB stores (or `DLMDB_LOCK_FORMAT`)
     #[default]
     Auto,
-    /// Lock version 1 (LMDB 0.9).
+    /// Lock version 1 (LMDB 0.9: Debian's liblmdb, py-lmdb)
     V1,
-    /// Lock version 2 (LMDB 1.0, DLMDB).
+    /// Lock version 2 (LMDB 1.0 mdb.master, DLMDB)
     V2,
 }
 
