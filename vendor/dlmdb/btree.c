@@ -1755,10 +1755,13 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
  * The codec is prefix.c; this is the tree glue.  An insert at index >= 1
  * encodes only the new node against the page's trunk and a delete at
  * index >= 1 removes only its node, both through the ordinary page
- * primitives.  A page is decoded and rewritten whole only when its trunk
- * changes (insert at or delete of index 0), on a split, and on a merge or
- * move between neighbours.  The decoded entries live in txn-owned scratch
- * (dl_pfx_scratch), laid out as [page copies][entries][key bytes].
+ * primitives.  When the trunk changes (insert at or delete of index 0)
+ * only the nodes whose shared length with it changes are re-encoded, in
+ * place when they fit (dl_pfx_retrunk, dl_pfx_del_trunk).  A page is
+ * decoded and rewritten whole when that does not apply (a raw node, no
+ * room), on a split, and on a merge or move between neighbours.  The
+ * decoded entries live in txn-owned scratch (dl_pfx_scratch), laid out as
+ * [page copies][entries][key bytes].
  */
 
 /* Scratch for rewriting: npages page copies, nent entries, keys of up to
@@ -2088,8 +2091,6 @@ placed:
 	return 0;
 }
 
-/* Remove entry idx of a compressed leaf: in place for idx >= 1; the old
- * node 1 becoming the trunk re-encodes the page. */
 /*
  * Delete of node 0 of compressed leaf mp (n >= 2) without rewriting the
  * page.  Node 1 (key K1, sharing s1 bytes with the old trunk) becomes the
@@ -2144,6 +2145,8 @@ static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_
 	return 0;
 }
 
+/* Remove entry idx of a compressed leaf: in place for idx >= 1; for idx 0
+ * the old node 1 becomes the trunk (dl_pfx_del_trunk, else a rewrite). */
 static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
 {
 	MDB_txn *txn = mc->txn;

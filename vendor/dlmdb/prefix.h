@@ -41,7 +41,9 @@
  *
  * Writing: insert or delete at index >= 1 touches only that node (the
  * trunk is unchanged, so every other encoding stays canonical); a new node 0
- * or a deleted node 0 re-encodes the page against the new trunk.  Splits,
+ * or a deleted node 0 re-encodes, against the new trunk, the nodes whose
+ * shared length with the trunk changes (the others keep their bytes), or
+ * the whole page when those do not fit in place.  Splits,
  * merges and moves rewrite the pages involved, each against its own first
  * key; an append past a full page's last key starts a new page instead.
  */
