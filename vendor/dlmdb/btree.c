@@ -1894,7 +1894,8 @@ static int dl_pfx_split_keep(MDB_cursor *mc, const MDB_val *key, size_t ds, unsi
 
 /*
  * Insert of a new smallest key (index 0) into compressed leaf mc->pg[top]
- * without rewriting the page.  With T the old trunk and L = lcp(key, T):
+ * of a DB in lexicographic key order (what the shared lengths below rely
+ * on) without rewriting the page.  With T the old trunk and L = lcp(key, T):
  * a node sharing s <= L bytes with T shares exactly s with key as well
  * (key < T <= its key), so its bytes stay canonical; only T and the nodes
  * sharing more than L with it (a run right after the trunk: along a sorted
@@ -1975,7 +1976,8 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 		if (n) {
 			if ((rc = dl_pfx_trunk_ok(env, mp)))
 				return rc;
-			sh = dl_pfx_shared(mp, key);
+			MDB_node *n0 = NODEPTR(mp, 0);
+			sh = dl_pfx_lcp(key->mv_data, key->mv_size, NODEKEY(mp, n0), n0->mn_ksize);
 		}
 		size_t nsz = dl_pfx_node_size(env, key->mv_size, sh, n == 0, dlen);
 		if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
@@ -2024,7 +2026,7 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 		}
 		if (rc > 0)
 			return rc;
-	} else if (n) {
+	} else if (n && mc->dbx->cmp == dl_cmp_lex) {
 		rc = dl_pfx_retrunk(mc, key, ds, nflags, dpart, dlen, copy, e, arena);
 		if (rc == 0) {
 			mc->flags = (mc->flags & ~(C_EOF | C_DEL)) | C_INIT;
@@ -2092,8 +2094,8 @@ placed:
 }
 
 /*
- * Delete of node 0 of compressed leaf mp (n >= 2) without rewriting the
- * page.  Node 1 (key K1, sharing s1 bytes with the old trunk) becomes the
+ * Delete of node 0 of compressed leaf mp (n >= 2) of a DB in lexicographic
+ * key order without rewriting the page.  Node 1 (key K1, sharing s1 bytes with the old trunk) becomes the
  * trunk; a node sharing fewer than s1 bytes with the old trunk shares the
  * same with K1, so its bytes stay canonical, and only the run right after
  * node 1 that shares exactly s1 is re-encoded, against K1 (each node only
@@ -2167,7 +2169,8 @@ static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
 	size_t asz, used;
 	if ((rc = dl_pfx_work(txn, 1, n, n, &copy, &e, &arena, &asz)))
 		return rc;
-	if (n >= 2 && (rc = dl_pfx_del_trunk(env, mp, copy, e, arena)) != -1)
+	if (n >= 2 && mc->dbx->cmp == dl_cmp_lex &&
+	    (rc = dl_pfx_del_trunk(env, mp, copy, e, arena)) != -1)
 		return rc;
 	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
 		return rc;
