@@ -1756,10 +1756,13 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
  * The codec is prefix.c; this is the tree glue.  An insert at index >= 1
  * encodes only the new node against the page's trunk and a delete at
  * index >= 1 removes only its node, both through the ordinary page
- * primitives.  A page is decoded and rewritten whole only when its trunk
- * changes (insert at or delete of index 0), on a split, and on a merge or
- * move between neighbours.  The decoded entries live in txn-owned scratch
- * (dl_pfx_scratch), laid out as [page copies][entries][key bytes].
+ * primitives.  When the trunk changes (insert at or delete of index 0)
+ * only the nodes whose shared length with it changes are re-encoded, in
+ * place when they fit (dl_pfx_retrunk, dl_pfx_del_trunk).  A page is
+ * decoded and rewritten whole when that does not apply (a raw node, no
+ * room), on a split, and on a merge or move between neighbours.  The
+ * decoded entries live in txn-owned scratch (dl_pfx_scratch), laid out as
+ * [page copies][entries][key bytes].
  */
 
 /* Scratch for rewriting: npages page copies, nent entries, keys of up to
@@ -1891,6 +1894,69 @@ static int dl_pfx_split_keep(MDB_cursor *mc, const MDB_val *key, size_t ds, unsi
 }
 
 /*
+ * Insert of a new smallest key (index 0) into compressed leaf mc->pg[top]
+ * of a DB in lexicographic key order (what the shared lengths below rely
+ * on) without rewriting the page.  With T the old trunk and L = lcp(key, T):
+ * a node sharing s <= L bytes with T shares exactly s with key as well
+ * (key < T <= its key), so its bytes stay canonical; only T and the nodes
+ * sharing more than L with it (a run right after the trunk: along a sorted
+ * page the shared length with the first key never grows) are re-encoded,
+ * against key.  Returns -1, having changed no page, when the whole-page
+ * rewrite is needed: a raw node on the page, or the re-encoded nodes not
+ * fitting.  copy, e, arena: dl_pfx_work's scratch for n + 1 entries and keys.
+ */
+static int dl_pfx_retrunk(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, unsigned char *copy, dl_pent *e, unsigned char *arena)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top], *cp = (MDB_page *)copy;
+	unsigned n = NUMKEYS(mp), m, j;
+	const unsigned char *k = key->mv_data;
+	int raw, rc;
+
+	if (!n || key->mv_size > DL_MAXKEY)
+		return -1;
+	memcpy(copy, mp, env->psize);
+	if ((rc = dl_pfx_load_meta(env, cp, e, &raw)))
+		return rc;
+	if (raw)
+		return -1;
+	MDB_node *n0 = NODEPTR(cp, 0);
+	const unsigned char *t = NODEKEY(cp, n0);
+	size_t tl = n0->mn_ksize, L = dl_pfx_lcp(k, key->mv_size, t, tl);
+	if (L == tl || (L < key->mv_size && k[L] > t[L]))
+		return -1;	/* not below the trunk */
+	for (m = 1; m < n && e[m].s0 > L; m++)
+		;
+	for (j = m; j < n; j++)
+		if (e[j].s0 > L)
+			return -1;	/* out of order */
+	size_t nsz0 = dl_pfx_node_size(env, key->mv_size, 0, 1, dlen), oldsz = 0, newsz = nsz0;
+	for (j = 0; j < m; j++) {
+		oldsz += e[j].nsz;
+		newsz += dl_pfx_node_size(env, e[j].key.mv_size, L, 0, e[j].dlen);
+	}
+	if (newsz + sizeof(indx_t) > oldsz + SIZELEFT(mp))
+		return -1;
+	size_t off = 0;
+	for (j = 0; j < m; j++) {
+		dl_pfx_key_copy(cp, j, &e[j], arena + off);
+		off += e[j].key.mv_size;
+	}
+	/* Data parts are read from the copy from here on. */
+	for (j = m; j-- > 0;)
+		dl_page_del_raw(mp, j, e[j].nsz);
+	dl_pfx_node_write(env, dl_page_open(mp, 0, nsz0), key, 0, 1, ds, nflags, dpart, dlen);
+	for (j = 0; j < m; j++) {
+		size_t sz = dl_pfx_node_size(env, e[j].key.mv_size, L, 0, e[j].dlen);
+		dl_pfx_node_write(env, dl_page_open(mp, j + 1, sz), &e[j].key, L, 0, e[j].dsize,
+			e[j].flags, e[j].data, e[j].dlen);
+	}
+	dl_pfx_pad_add(mp, key->mv_size);
+	return 0;
+}
+
+/*
  * Insert (key, node tail) at mc's index of a compressed leaf.  In place
  * when the trunk stays and the node fits; an append that does not fit
  * starts a new right page holding only the new node (the left page stays
@@ -1911,7 +1977,8 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 		if (n) {
 			if ((rc = dl_pfx_trunk_ok(env, mp)))
 				return rc;
-			sh = dl_pfx_shared(mp, key);
+			MDB_node *n0 = NODEPTR(mp, 0);
+			sh = dl_pfx_lcp(key->mv_data, key->mv_size, NODEKEY(mp, n0), n0->mn_ksize);
 		}
 		size_t nsz = dl_pfx_node_size(env, key->mv_size, sh, n == 0, dlen);
 		if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
@@ -1959,6 +2026,14 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 			goto split_done;
 		}
 		if (rc > 0)
+			return rc;
+	} else if (n && mc->dbx->cmp == dl_cmp_lex) {
+		rc = dl_pfx_retrunk(mc, key, ds, nflags, dpart, dlen, copy, e, arena);
+		if (rc == 0) {
+			dl_pos_land(mc);
+			goto placed;
+		}
+		if (rc != -1)
 			return rc;
 	}
 	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
@@ -2019,8 +2094,62 @@ placed:
 	return 0;
 }
 
-/* Remove entry idx of a compressed leaf: in place for idx >= 1; the old
- * node 1 becoming the trunk re-encodes the page. */
+/*
+ * Delete of node 0 of compressed leaf mp (n >= 2) of a DB in lexicographic
+ * key order without rewriting the page.  Node 1 (key K1, sharing s1 bytes with the old trunk) becomes the
+ * trunk; a node sharing fewer than s1 bytes with the old trunk shares the
+ * same with K1, so its bytes stay canonical, and only the run right after
+ * node 1 that shares exactly s1 is re-encoded, against K1 (each node only
+ * shrinks).  Returns -1, having changed nothing, when the whole-page rewrite
+ * is needed (a raw node on the page).  copy, e, arena: dl_pfx_work's scratch.
+ */
+static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_pent *e,
+	unsigned char *arena)
+{
+	MDB_page *cp = (MDB_page *)copy;
+	unsigned n = NUMKEYS(mp), m, j;
+	int raw, rc;
+
+	memcpy(copy, mp, env->psize);
+	if ((rc = dl_pfx_load_meta(env, cp, e, &raw)))
+		return rc;
+	if (raw)
+		return -1;
+	size_t s1 = e[1].s0, maxk = 0, off = 0;
+	for (m = 2; m < n && e[m].s0 == s1; m++)
+		;
+	for (j = m; j < n; j++)
+		if (e[j].s0 >= s1)
+			return -1;	/* out of order */
+	for (j = 1; j < n; j++)
+		if (e[j].key.mv_size > maxk)
+			maxk = e[j].key.mv_size;
+	size_t oldsz = 0, newsz = 0;
+	for (j = 0; j < m; j++) {
+		oldsz += e[j].nsz;
+		if (!j)
+			continue;
+		dl_pfx_key_copy(cp, j, &e[j], arena + off);
+		off += e[j].key.mv_size;
+		e[j].s0 = j == 1 ? 0 : dl_pfx_lcp(e[j].key.mv_data, e[j].key.mv_size,
+			e[1].key.mv_data, e[1].key.mv_size);
+		e[j].nsz = dl_pfx_node_size(env, e[j].key.mv_size, e[j].s0, j == 1, e[j].dlen);
+		newsz += e[j].nsz;
+	}
+	if (newsz > oldsz + SIZELEFT(mp) + sizeof(indx_t))
+		return -1;
+	/* Data parts are read from the copy from here on. */
+	for (j = m; j-- > 0;)
+		dl_page_del_raw(mp, j, dl_node_size(env, cp, NODEPTR(cp, j)));
+	for (j = 1; j < m; j++)
+		dl_pfx_node_write(env, dl_page_open(mp, j - 1, e[j].nsz), &e[j].key, e[j].s0,
+			j == 1, e[j].dsize, e[j].flags, e[j].data, e[j].dlen);
+	mp->mp_pad = (uint16_t)(maxk > 65535 ? 65535 : maxk);
+	return 0;
+}
+
+/* Remove entry idx of a compressed leaf: in place for idx >= 1; for idx 0
+ * the old node 1 becomes the trunk (dl_pfx_del_trunk, else a rewrite). */
 static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
 {
 	MDB_txn *txn = mc->txn;
@@ -2040,6 +2169,9 @@ static int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx)
 	dl_pent *e;
 	size_t asz, used;
 	if ((rc = dl_pfx_work(txn, 1, n, n, &copy, &e, &arena, &asz)))
+		return rc;
+	if (n >= 2 && mc->dbx->cmp == dl_cmp_lex &&
+	    (rc = dl_pfx_del_trunk(env, mp, copy, e, arena)) != -1)
 		return rc;
 	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
 		return rc;

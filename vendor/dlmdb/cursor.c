@@ -637,6 +637,57 @@ static int dl_plain_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_
 	return rc;
 }
 
+/* mdb_cursor_get's op once the txn is checked and mc is where it was left. */
+static inline __attribute__((always_inline)) int dl_cursor_get_here(MDB_cursor *mc,
+	MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	MDB_txn *txn = mc->txn;
+	int rc;
+	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
+		return rc;
+	if (!(mc->db->md_flags & MDB_DUPSORT))
+		return dl_plain_get(mc, key, data, op);
+	rc = dl_dup_get(mc, key, data, op);
+	if (rc && rc != MDB_NOTFOUND && rc != EINVAL && rc != MDB_INCOMPATIBLE &&
+	    rc != MDB_BAD_VALSIZE)
+		return dl_txn_err(txn, rc);
+	return rc;
+}
+
+/* Ops whose result does not depend on where the cursor was. */
+static inline int dl_op_positions_by_key(MDB_cursor_op op)
+{
+	return op == MDB_SET || op == MDB_SET_KEY || op == MDB_SET_RANGE ||
+	    op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE;
+}
+
+/*
+ * A lookup by key on a cursor whose tree changed (C_RESEEK).  One that
+ * succeeds leaves nothing of the old position behind (page stack,
+ * duplicate position, the delete and end states are all set anew), so
+ * finding the old position first would only cost a second descent.  A
+ * failed lookup may keep part of that position (the sub-cursor), so it is
+ * undone and replayed from the re-found position.
+ */
+static __attribute__((noinline)) int dl_cursor_get_moved(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
+{
+	unsigned before = mc->flags, pos_before = mc->pos;
+	int rc;
+	mc->flags &= ~C_RESEEK;
+	rc = dl_cursor_get_here(mc, key, data, op);
+	if (!rc)
+		return 0;
+	if (rc != MDB_NOTFOUND && rc != EINVAL && rc != MDB_BAD_VALSIZE &&
+	    rc != MDB_INCOMPATIBLE)
+		return rc;
+	mc->flags = before;
+	mc->pos = (unsigned char)pos_before;
+	if ((rc = dl_cursor_reseek(mc)))
+		return dl_txn_err(mc->txn, rc);
+	return dl_cursor_get_here(mc, key, data, op);
+}
+
 /* Everything but the fast step: kept out of line so that mdb_cursor_get's
  * fast path stays small. */
 static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
@@ -663,17 +714,13 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 		return rc;
 	if (txn->dbflags[mc->dbi] & DB_INCOMPAT)
 		return MDB_INCOMPATIBLE;
-	if ((mc->flags & C_RESEEK) && (rc = dl_cursor_reseek(mc)))
-		return dl_txn_err(txn, rc);
-	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
-		return rc;
-	if (!(mc->db->md_flags & MDB_DUPSORT))
-		return dl_plain_get(mc, key, data, op);
-	rc = dl_dup_get(mc, key, data, op);
-	if (rc && rc != MDB_NOTFOUND && rc != EINVAL && rc != MDB_INCOMPATIBLE &&
-	    rc != MDB_BAD_VALSIZE)
-		return dl_txn_err(txn, rc);
-	return rc;
+	if (mc->flags & C_RESEEK) {
+		if (dl_op_positions_by_key(op))
+			return dl_cursor_get_moved(mc, key, data, op);
+		if ((rc = dl_cursor_reseek(mc)))
+			return dl_txn_err(txn, rc);
+	}
+	return dl_cursor_get_here(mc, key, data, op);
 }
 
 int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)

@@ -200,4 +200,16 @@ static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 	return 0;
 }
 
+/* Place the sub-cursor of a sub-page on item i, whose index is known (as
+ * dl_xset would leave it); MDB_NOTFOUND when i is past the last item. */
+static inline int dl_xat(dl_xcursor *xc, unsigned i)
+{
+	MDB_cursor *mx = &xc->mx;
+	dl_pos_placed(mx);
+	xc->xmoved = 0;
+	mx->top = 0;
+	mx->ki[0] = (indx_t)i;
+	return i < NUMKEYS(mx->pg[0]) ? 0 : MDB_NOTFOUND;
+}
+
 #endif /* DLMDB_DUPCURSOR_H */

@@ -638,19 +638,14 @@ static int dl_subpage_insert_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item,
 /* A new item for a key whose duplicates are in a sub-page (path touched):
  * inserted in place where it fits, else the node is rebuilt. */
 static int dl_dup_put_subpage(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
-	int atend, unsigned fixed)
+	unsigned ins, unsigned fixed)
 {
 	MDB_val *items = NULL;
 	unsigned n = 0;
 	int rc;
-	if ((rc = dl_xinit_trusted(mc, xc)))	/* the page moved when touched */
+	/* The page moved when touched; its bytes (so ins) did not change. */
+	if ((rc = dl_xinit_trusted(mc, xc)))
 		return rc;
-	unsigned ins = atend ? NUMKEYS(xc->mx.pg[0]) : 0;
-	if (!atend) {
-		if ((rc = dl_xset(xc, item, 1)))
-			return rc;
-		ins = xc->mx.ki[0];
-	}
 	rc = dl_subpage_insert_here(mc, xc, item, ins, fixed);
 	if (rc != 1)
 		return rc;
@@ -711,13 +706,16 @@ static int dl_dup_put_more(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 		if (flags & MDB_APPENDDUP)
 			return MDB_KEYEXIST;	/* not after the last item */
 	}
-	int atend = (rc == MDB_NOTFOUND);
+	/* Where the item goes in a sub-page: before the first item >= it,
+	 * or after the last. */
+	unsigned ins = !xc->subpage ? 0 : rc == MDB_NOTFOUND ? NUMKEYS(xc->mx.pg[0]) :
+	    xc->mx.ki[0];
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
 	DL_ASSERT(dl_stack_ok(mc));
 	if (xc->subpage)
-		return dl_dup_put_subpage(mc, xc, k, item, atend, fixed);
+		return dl_dup_put_subpage(mc, xc, k, item, ins, fixed);
 	return dl_dup_put_subdb(mc, xc, item, flags);
 }
 
@@ -914,11 +912,15 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 {
 	int rc;
 	if (here) {
-		/* Same leaf, same node index: no lookup from the root. */
+		/* Same leaf, same node index: no lookup from the root.  The
+		 * items after the removed one moved down by one, so the first
+		 * item >= it now has its index. */
+		unsigned xi = xc->mx.ki[0];
 		mc->flags &= ~C_RESEEK;
 		dl_pos_land_fresh(mc);
 		if (!(rc = dl_xinit_trusted(mc, xc)))
-			rc = xc->active ? dl_xset(xc, item, 1) : MDB_PROBLEM;
+			rc = !xc->active ? MDB_PROBLEM : xc->subpage ? dl_xat(xc, xi) :
+			    dl_xset(xc, item, 1);
 	} else {
 		rc = dl_dup_reposition(mc, xc, k, item);
 	}
@@ -958,6 +960,9 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		return rc;
 	if ((rc = dl_key_copy(&kk, kb, &k)))
 		return rc;
+	/* Index of the item in its sub-page, while that stays known: a touch
+	 * copies the sub-page byte for byte, so the index outlives it. */
+	unsigned xi = ~0u;
 	if (!all && !data && xc->active) {
 		/* The cursor's own item: read it before the sub-cursor is reset. */
 		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
@@ -965,15 +970,22 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		if (!xc->subpage && xc->db.md_entries > 1 && !dl_pos_is_deleted(mc) &&
 		    dl_pos_is_set(&xc->mx))
 			return dl_subdb_del_here(mc, xc);
+		if (xc->subpage)
+			xi = xc->mx.ki[0];
 	}
+	MDB_page *osp = xc->subpage ? xc->mx.pg[0] : NULL;
 	if ((rc = dl_xinit(mc, xc)))
 		return rc;
+	if (!xc->active || !xc->subpage || xc->mx.pg[0] != osp)
+		xi = ~0u;	/* not the sub-page the item was read from */
 	if (!all && data) {
 		if ((rc = dl_key_copy(data, ib, &item)))
 			return rc;
 		if (xc->active) {
 			if ((rc = dl_xset(xc, &item, 0)))
 				return rc;
+			if (xc->subpage)
+				xi = xc->mx.ki[0];
 		} else {
 			MDB_val v;
 			if ((rc = dl_cursor_current(mc, &kk, &v)))
@@ -993,7 +1005,9 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
 	/* The node was checked above (dl_xinit); the touch only copied it. */
-	if ((rc = dl_xinit_trusted(mc, xc)) || (rc = dl_xset(xc, &item, 0)))
+	if ((rc = dl_xinit_trusted(mc, xc)))
+		return rc;
+	if ((rc = xc->subpage && xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0)))
 		return rc;
 	int here;
 	if ((rc = dl_dup_del_item(mc, xc, &k, &here)))

@@ -95,51 +95,6 @@ size_t dl_pfx_shared(MDB_page *mp, const MDB_val *key)
 	return dl_pfx_lcp(key->mv_data, key->mv_size, t, tl);
 }
 
-/* Stored key length of a key of klen bytes sharing s with the trunk. */
-static inline size_t dl_pfx_klen(size_t klen, size_t s, int trunk)
-{
-	return trunk ? klen : dl_pfx_varint_len(s) + klen - s;
-}
-
-/* Bytes a leaf node takes: key klen stored raw (trunk) or as varint(s) ||
- * suffix, then a data part of dlen bytes. */
-size_t dl_pfx_node_size(MDB_env *env, size_t klen, size_t s, int trunk, size_t dlen)
-{
-	size_t kl = dl_pfx_klen(klen, s, trunk);
-	return EVEN(NODESZ + kl + (kl & env->pad) + dlen);
-}
-
-/* Write a leaf node at dst (layout as dl_pfx_node_size); returns its size.
- * dpart NULL leaves the data area to the caller (MDB_RESERVE). */
-size_t dl_pfx_node_write(MDB_env *env, unsigned char *dst, const MDB_val *key, size_t s,
-	int trunk, size_t dsize, unsigned nflags, const void *dpart, size_t dlen)
-{
-	MDB_node *nd = (MDB_node *)dst;
-	size_t kl = dl_pfx_klen(key->mv_size, s, trunk), k = NODESZ;
-	node_set_dsize(nd, dsize);
-	nd->mn_flags = (uint16_t)nflags;
-	nd->mn_ksize = (uint16_t)kl;
-	if (trunk) {
-		dl_pfx_copy(dst + k, key->mv_data, key->mv_size);
-		k += key->mv_size;
-	} else {
-		if (s < 128)
-			dst[k++] = (unsigned char)s;
-		else
-			k += dl_pfx_varint_put(dst + k, s);
-		dl_pfx_copy(dst + k, (const unsigned char *)key->mv_data + s, key->mv_size - s);
-		k += key->mv_size - s;
-	}
-	if (kl & env->pad)
-		dst[k++] = 0;
-	if (dpart)
-		dl_pfx_copy(dst + k, dpart, dlen);
-	k += dlen;
-	if (k & 1)
-		dst[k++] = 0;
-	return k;
-}
-
 /* mp_pad after a key of klen bytes was added (stays the exact maximum). */
 void dl_pfx_pad_add(MDB_page *mp, size_t klen)
 {

@@ -41,7 +41,9 @@
  *
  * Writing: insert or delete at index >= 1 touches only that node (the
  * trunk is unchanged, so every other encoding stays canonical); a new node 0
- * or a deleted node 0 re-encodes the page against the new trunk.  Splits,
+ * or a deleted node 0 re-encodes, against the new trunk, the nodes whose
+ * shared length with the trunk changes (the others keep their bytes), or
+ * the whole page when those do not fit in place.  Splits,
  * merges and moves rewrite the pages involved, each against its own first
  * key; an append past a full page's last key starts a new page instead.
  */
@@ -305,11 +307,56 @@ unsigned dl_pfx_maxlen(MDB_page *mp);
 /* prefix.c: writing single nodes in place */
 size_t dl_pfx_varint_put(unsigned char *p, size_t s);
 size_t dl_pfx_shared(MDB_page *mp, const MDB_val *key);
-size_t dl_pfx_node_size(MDB_env *env, size_t klen, size_t s, int trunk, size_t dlen);
-size_t dl_pfx_node_write(MDB_env *env, unsigned char *dst, const MDB_val *key, size_t s,
-	int trunk, size_t dsize, unsigned nflags, const void *dpart, size_t dlen);
 void dl_pfx_pad_add(MDB_page *mp, size_t klen);
 void dl_pfx_pad_del(MDB_page *mp, size_t klen);
+
+/* Writing single nodes, inline: every put into a compressed leaf writes one. */
+
+/* Stored key length of a key of klen bytes sharing s with the trunk. */
+static inline size_t dl_pfx_klen(size_t klen, size_t s, int trunk)
+{
+	return trunk ? klen : dl_pfx_varint_len(s) + klen - s;
+}
+
+/* Bytes a leaf node takes: key klen stored raw (trunk) or as varint(s) ||
+ * suffix, then a data part of dlen bytes. */
+static inline size_t dl_pfx_node_size(MDB_env *env, size_t klen, size_t s, int trunk,
+	size_t dlen)
+{
+	size_t kl = dl_pfx_klen(klen, s, trunk);
+	return EVEN(NODESZ + kl + (kl & env->pad) + dlen);
+}
+
+/* Write a leaf node at dst (layout as dl_pfx_node_size); returns its size.
+ * dpart NULL leaves the data area to the caller (MDB_RESERVE). */
+static inline size_t dl_pfx_node_write(MDB_env *env, unsigned char *dst, const MDB_val *key,
+	size_t s, int trunk, size_t dsize, unsigned nflags, const void *dpart, size_t dlen)
+{
+	MDB_node *nd = (MDB_node *)dst;
+	size_t kl = dl_pfx_klen(key->mv_size, s, trunk), k = NODESZ;
+	node_set_dsize(nd, dsize);
+	nd->mn_flags = (uint16_t)nflags;
+	nd->mn_ksize = (uint16_t)kl;
+	if (trunk) {
+		dl_pfx_copy(dst + k, key->mv_data, key->mv_size);
+		k += key->mv_size;
+	} else {
+		if (s < 128)
+			dst[k++] = (unsigned char)s;
+		else
+			k += dl_pfx_varint_put(dst + k, s);
+		dl_pfx_copy(dst + k, (const unsigned char *)key->mv_data + s, key->mv_size - s);
+		k += key->mv_size - s;
+	}
+	if (kl & env->pad)
+		dst[k++] = 0;
+	if (dpart)
+		dl_pfx_copy(dst + k, dpart, dlen);
+	k += dlen;
+	if (k & 1)
+		dst[k++] = 0;
+	return k;
+}
 
 /* prefix.c: whole-page rewrites */
 void  *dl_pfx_scratch(MDB_txn *txn, size_t size);

@@ -229,6 +229,68 @@ static void test_prefix_reference_decode_counted(void)
 	churn(MDB_PREFIX_COMPRESSION | MDB_COUNTED);
 }
 
+static int key_desc(const void *a, const void *b)
+{
+	return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every put a new smallest key and every delete the first key: each one
+ * changes a trunk, with shared lengths that vary from key to key. */
+static void test_prefix_front_puts_and_deletes(void)
+{
+	enum { N = 12000 };
+	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char **keys = malloc(N * sizeof(char *)), kb[128], vb[64];
+	REQUIRE(keys);
+	for (int i = 0; i < N; i++) {
+		size_t n = churn_key(kb, next_rand());
+		keys[i] = malloc(n + 1);
+		REQUIRE(keys[i]);
+		memcpy(keys[i], kb, n + 1);
+	}
+	qsort(keys, N, sizeof(char *), key_desc);
+	int m = 0;	/* distinct keys */
+	for (int i = 0; i < N; i++) {
+		if (m && !strcmp(keys[m - 1], keys[i]))
+			free(keys[i]);
+		else
+			keys[m++] = keys[i];
+	}
+	for (int round = 0; round < 3; round++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, "p", MDB_CREATE | MDB_PREFIX_COMPRESSION, &dbi));
+		if (round < 2) {
+			for (int i = round; i < m; i += 2) {
+				MDB_val k = { strlen(keys[i]), keys[i] };
+				MDB_val v = { (size_t)(i % 5 == 0 ? 60 : 3 + i % 11), vb };
+				memset(vb, 'a' + i % 26, v.mv_size);
+				OK(mdb_put(txn, dbi, &k, &v, 0));
+			}
+		} else {
+			MDB_cursor *c;
+			MDB_val k, v;
+			REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+			for (int i = 0; i < m / 2; i++) {
+				REQUIRE_OK(mdb_cursor_get(c, &k, &v, MDB_FIRST));
+				OK(mdb_cursor_del(c, 0));
+			}
+			mdb_cursor_close(c);
+		}
+		OK(mdb_txn_commit(txn));
+		walk_ctx w = { 0 };
+		ref_compare(env, dbi, &w);
+		CHECK_EQ(w.nkeys, (size_t)(round == 0 ? (m + 1) / 2 : round == 1 ? m : m - m / 2));
+		free(w.keys);
+	}
+	for (int i = 0; i < m; i++)
+		free(keys[i]);
+	free(keys);
+	mdb_env_close(env);
+}
+
 /* Sorted input, by MDB_APPEND and by plain in-order puts: leaves at least
  * 90% full (the last leaf of the tree excepted). */
 static void sorted_fill(unsigned putflags)
@@ -567,6 +629,7 @@ int main(void)
 #ifndef STOCK_LMDB
 	RUN(test_prefix_reference_decode);
 	RUN(test_prefix_reference_decode_counted);
+	RUN(test_prefix_front_puts_and_deletes);
 	RUN(test_prefix_sorted_append_fills_leaves);
 	RUN(test_prefix_sorted_puts_fill_leaves);
 	RUN(test_prefix_dupfixed_list_dup_points_into_map);
