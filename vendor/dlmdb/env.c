@@ -438,11 +438,7 @@ void mdb_env_close(MDB_env *env)
 	}
 	free(env->wchecked);
 	env->wchecked = NULL;
-	while (env->pagepool) {
-		MDB_page *p = env->pagepool;
-		memcpy(&env->pagepool, p, sizeof(MDB_page *));
-		free(p);
-	}
+	dl_buf_release(env);
 	dl_unmap(env);
 	dl_lock_close(env);
 	if (env->mfd >= 0)

@@ -254,6 +254,13 @@ struct MDB_env {
 	/* Recycled single-page buffers (singly linked through their first word). */
 	MDB_page *pagepool;
 	size_t	npool;
+	/* Single-page buffers are cut from large anonymous maps (page.c): each
+	 * slab is kept until the env closes; slabnext/slableft is the unused
+	 * tail of the newest. */
+	void	**slabs;
+	size_t	nslabs, slabcap;
+	char	*slabnext;
+	size_t	slableft;
 	pthread_mutex_t poolmx;
 	size_t	dirtylimit;	/* dirty pages a write txn keeps before spilling */
 };
@@ -747,6 +754,7 @@ int  dl_dirty_del(dl_dirty *d, pgno_t pgno);
 void dl_dirty_free(MDB_env *env, dl_dirty *d);
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages);
 void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
+void dl_buf_release(MDB_env *env);
 int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);

@@ -4,6 +4,8 @@
  */
 #include "internal.h"
 
+#include <sys/mman.h>
+
 /* ------------------------------------------------------------------------- */
 /* Dirty table: open addressing keyed by pgno, linear probing, backward-shift */
 /* deletion so lookups never see tombstones.                                 */
@@ -167,24 +169,112 @@ void dl_dirty_free(MDB_env *env, dl_dirty *d)
 /* Page buffers                                                              */
 /* ------------------------------------------------------------------------- */
 
-/* Like LMDB, keep every single-page buffer a txn used: re-faulting fresh
- * heap memory on each commit costs far more than holding it. */
-#define DL_POOL_MAX	((size_t)1 << 22)
+/*
+ * Single-page buffers come from slabs: anonymous maps of DL_SLAB_BYTES,
+ * aligned to their size and marked for transparent huge pages.  A large
+ * transaction's dirty pages are visited in random order, so with 4 KiB
+ * backing pages nearly every page visit also misses the TLB; a huge page
+ * covers 512 buffers.  Slab memory arrives zeroed from the kernel, so a
+ * fresh buffer needs no memset.  Buffers are DL_SLAB_GAP bytes apart: were
+ * they page-aligned, every page header (read on each visit) would fall in
+ * the same few sets of each cache and evict the others.
+ *
+ * Like LMDB, every single-page buffer a txn used is kept (in env->pagepool)
+ * until the env closes: re-faulting fresh memory on each commit costs far
+ * more than holding it.
+ */
+#define DL_SLAB_BYTES	((size_t)2 << 20)
+#define DL_SLAB_GAP	64
+
+/* Under AddressSanitizer each buffer is its own malloc, so an access past
+ * a page's end is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DL_SLABS	0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DL_SLABS	0
+#endif
+#endif
+#ifndef DL_SLABS
+#define DL_SLABS	1
+#endif
+
+void dl_buf_release(MDB_env *env)
+{
+	while (!DL_SLABS && env->pagepool) {
+		MDB_page *p = env->pagepool;
+		memcpy(&env->pagepool, p, sizeof(MDB_page *));
+		free(p);
+	}
+	for (size_t i = 0; i < env->nslabs; i++)
+		munmap(env->slabs[i], DL_SLAB_BYTES);
+	free(env->slabs);
+	env->slabs = NULL;
+	env->nslabs = env->slabcap = 0;
+	env->slabnext = NULL;
+	env->slableft = 0;
+	env->pagepool = NULL;
+	env->npool = 0;
+}
+
+static MDB_page *dl_slab_take(MDB_env *env)
+{
+	size_t ps = env->psize;
+	if (env->slableft < ps) {
+		if (env->nslabs == env->slabcap) {
+			size_t nc = env->slabcap ? env->slabcap * 2 : 16;
+			void **ns = realloc(env->slabs, nc * sizeof(*ns));
+			if (!ns)
+				return NULL;
+			env->slabs = ns;
+			env->slabcap = nc;
+		}
+		/* Map one slab more than needed and trim, for the alignment a
+		 * huge page needs. */
+		size_t len = 2 * DL_SLAB_BYTES;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		size_t head = (DL_SLAB_BYTES - (uintptr_t)m % DL_SLAB_BYTES) % DL_SLAB_BYTES;
+		if (head)
+			munmap(m, head);
+		munmap(m + head + DL_SLAB_BYTES, DL_SLAB_BYTES - head);
+		m += head;
+#ifdef MADV_HUGEPAGE
+		/* Not the first slab: an env with small write txns should not
+		 * hold a whole huge page.  A hint: failure is harmless. */
+		if (env->nslabs)
+			madvise(m, DL_SLAB_BYTES, MADV_HUGEPAGE);
+#endif
+		env->slabs[env->nslabs++] = m;
+		env->slabnext = m;
+		env->slableft = DL_SLAB_BYTES;
+	}
+	MDB_page *mp = (MDB_page *)env->slabnext;
+	size_t step = ps + DL_SLAB_GAP;
+	env->slabnext += step;
+	env->slableft = env->slableft > step ? env->slableft - step : 0;
+	return mp;
+}
 
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 {
 	MDB_page *mp;
-	if (npages == 1 && env->pagepool) {
-		mp = env->pagepool;
-		memcpy(&env->pagepool, mp, sizeof(MDB_page *));
-		env->npool--;
-		return mp;
+	if (npages == 1) {
+		if (env->pagepool) {
+			mp = env->pagepool;
+			memcpy(&env->pagepool, mp, sizeof(MDB_page *));
+			env->npool--;
+			return mp;
+		}
+		if (DL_SLABS && env->psize <= DL_SLAB_BYTES)
+			return dl_slab_take(env);
 	}
-	size_t sz = (size_t)env->psize * npages;
-	mp = malloc(sz);
 	/* Multi-page runs are overflow pages: their writer copies the value in
 	 * and zeroes only the slack after it (zeroing the whole run first cost
 	 * more than the copy itself). */
+	size_t sz = (size_t)env->psize * npages;
+	mp = malloc(sz);
 	if (mp && npages == 1 && !(env->flags & MDB_NOMEMINIT))
 		memset(mp, 0, sz);
 	return mp;
@@ -192,7 +282,8 @@ MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 
 void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages)
 {
-	if (npages == 1 && env->npool < DL_POOL_MAX) {
+	/* A slab buffer cannot be freed alone; the others are kept too. */
+	if (npages == 1 && (!DL_SLABS || env->psize <= DL_SLAB_BYTES)) {
 		memcpy(mp, &env->pagepool, sizeof(MDB_page *));
 		env->pagepool = mp;
 		env->npool++;
