@@ -440,78 +440,180 @@ static inline char *dl_step_overflow(MDB_txn *txn, MDB_env *env, const char *dpt
 {
 	if (txn->dirty.count || txn->parent)
 		return NULL;
-	pgno_t pg = dl_get64(dptr);
-	if (pg < 2 || pg >= txn->fpages || pg >= txn->next_pgno)
+	/* Pages below lim are in use and inside the file. */
+	pgno_t pg = dl_get64(dptr), lim = txn->fpages < txn->next_pgno ? txn->fpages :
+		txn->next_pgno;
+	if (pg < 2 || pg >= lim)
 		return NULL;
 	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
 	uint64_t np = omp->mp_u.pages;
-	/* The run holds the value, is in use and lies inside the file (the
-	 * general path decides the rare runs longer than the value needs
-	 * that end past the file). */
-	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz || pg + np > txn->next_pgno ||
-	    pg + np > txn->fpages)
+	/* The run holds the value and lies below lim (the general path
+	 * decides the rare runs longer than the value needs that end past
+	 * the file). */
+	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz || pg + np > lim)
 		return NULL;
 	return (char *)omp + PAGEHDRSZ;
+}
+
+static int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+
+/*
+ * Where the value of node (in the page ending at end) lies for a fast
+ * step: in the page, or in an overflow run of a snapshot page; NULL when
+ * the general path must decide.
+ */
+static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, MDB_env *env,
+	MDB_node *node, const char *end)
+{
+	size_t ks = node->mn_ksize;
+	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
+	unsigned nf = node->mn_flags;
+	if (!(nf & (F_BIGDATA | F_DUPDATA)))
+		return dptr + NODEDSZ(node) > end ? NULL : dptr;
+	if ((nf & F_DUPDATA) || dptr + sizeof(pgno_t) > end)
+		return NULL;
+	return dl_step_overflow(txn, env, dptr, NODEDSZ(node), env->psize);
+}
+
+/* The end of a fast step: the cursor (its leaf index at kp) moves to
+ * entry i, node. */
+static inline __attribute__((always_inline)) int dl_step_set(indx_t *kp, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, char *dptr)
+{
+	size_t ks = node->mn_ksize, dsz = NODEDSZ(node);
+	if (key) {
+		key->mv_size = ks;
+		key->mv_data = node->mn_data;
+	}
+	if (data) {
+		data->mv_size = dsz;
+		data->mv_data = dptr;
+	}
+	*kp = (indx_t)i;
+	return 0;
+}
+
+/*
+ * The end of a fast step (below) to entry i, node, whose value is in an
+ * overflow run, outside the plain instance: its calls and registers would
+ * cost the plain case a stack frame.  Goes to the general path (op) for
+ * what it does not decide.
+ */
+static __attribute__((noinline)) int dl_step_big(MDB_cursor *mc, MDB_val *key, MDB_val *data,
+	MDB_node *node, unsigned i, MDB_cursor_op op)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	char *dptr = dl_step_value(txn, env, node,
+		(const char *)mc->pg[mc->top] + env->psize);
+	if (!dptr)
+		return dl_cursor_get_slow(mc, key, data, op);
+	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
+}
+
+/* The same for an entry i > 0 of a prefix-compressed leaf, whose key is
+ * decoded (into the cursor's buffer). */
+static __attribute__((noinline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, MDB_cursor_op op)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize);
+	if (!dptr || dl_step_prefix_key(mc, mp, i, node, env->psize, key))
+		return dl_cursor_get_slow(mc, key, data, op);
+	mc->ki[mc->top] = (indx_t)i;
+	if (data) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = dptr;
+	}
+	return 0;
 }
 
 /*
  * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
  * common step of a scan, done here without the general path's calls (back
  * is a constant where this is inlined, so each direction gets its own
- * copy).  Returns -1 when the general path must run (leaf edge, damaged or
+ * copy).  Whatever this step does not decide (leaf edge, damaged or
  * undecodable node, overflow value in a txn with dirty pages, unusual
- * cursor or txn state); otherwise the result.
+ * cursor or txn state) goes to the general path before anything changed;
+ * overflow values and compressed keys are finished by dl_step_big and
+ * dl_step_pfx_entry.  Every exit is a return or a tail call, so the plain
+ * case needs almost no stack frame (saving registers cost a scan step as
+ * much as its checks).  pfx: the instance for prefix-compressed trees (the
+ * other passes them to it).
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, int back)
+	MDB_val *data, int back, int pfx)
 {
+	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	MDB_txn *txn = mc->txn;
-	if ((mc->flags & C_RESEEK) || !dl_pos_steps_plainly(mc) ||
+	unsigned cf = mc->flags;
+	if (!pfx && (cf & C_PREFIX))
+		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
+	if ((cf & C_RESEEK) || !dl_pos_steps_plainly(mc) ||
 	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
-		return -1;
+		goto general;
 	MDB_env *env = txn->env;
 	if (env->interrupted)
-		return -1;
+		goto general;
 	MDB_page *mp = mc->pg[mc->top];
-	unsigned i = mc->ki[mc->top], n = NUMKEYS(mp);
-	if (back ? (i == 0 || i > n) : i + 1 >= n)
-		return -1;
+	indx_t *kp = &mc->ki[mc->top];
+	unsigned n = NUMKEYS(mp), i = (unsigned)*kp + (back ? -1u : 1u);
+	/* An empty asm hides where i came from: otherwise GCC keeps the old
+	 * index in one more register, to store it plus one at the end, and
+	 * has one more register to save. */
+	__asm__("" : "+r"(i));
+	/* Back from 0, i wraps to above n. */
+	if (i >= n)
+		goto general;
 	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) != P_LEAF)
-		return -1;
-	i = back ? i - 1 : i + 1;
-	/* The checks of dl_node_check, sharing the size arithmetic. */
-	size_t off = mp->mp_ptrs[i], psize = env->psize;
-	if ((off & 1) | (off < MP_LOWER(mp)) | (off + NODESZ > psize))
-		return -1;	/* the general path reports it */
+		goto general;
+	/* The checks of dl_node_check, against the page's end. */
+	size_t off = mp->mp_ptrs[i];
+	const char *end = (const char *)mp + env->psize;
 	MDB_node *node = (MDB_node *)((char *)mp + off);
-	size_t ks = node->mn_ksize, dsz = NODEDSZ(node);
-	size_t doff = off + NODESZ + ks + (ks & env->pad);
-	unsigned nf = node->mn_flags;
-	char *dptr = (char *)mp + doff;
-	if (__builtin_expect(nf & (F_BIGDATA | F_DUPDATA), 0)) {
-		if ((nf & F_DUPDATA) || doff + sizeof(pgno_t) > psize ||
-		    !(dptr = dl_step_overflow(txn, env, dptr, dsz, psize)))
-			return -1;
-	} else if (doff + dsz > psize) {
-		return -1;
-	}
-	if (key) {
-		if (i > 0 && (mc->flags & C_PREFIX)) {
-			if (dl_step_prefix_key(mc, mp, i, node, psize, key))
-				return -1;
-		} else {
-			key->mv_size = ks;
-			key->mv_data = node->mn_data;
-		}
-	}
-	mc->ki[mc->top] = (indx_t)i;
-	if (data) {
-		data->mv_size = dsz;
-		data->mv_data = dptr;
-	}
-	return 0;
+	if ((off & 1) | (off < MP_LOWER(mp)) | ((const char *)node + NODESZ > end))
+		goto general;	/* the general path reports it */
+	if (pfx && i > 0 && key)
+		return dl_step_pfx_entry(mc, key, data, node, i, op);
+	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0))
+		return dl_step_big(mc, key, data, node, i, op);
+	size_t ks = node->mn_ksize;
+	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
+	if (dptr + NODEDSZ(node) > end)
+		goto general;
+	return dl_step_set(kp, key, data, node, i, dptr);
+general:
+	return dl_cursor_get_slow(mc, key, data, op);
+}
+
+/* The two directions, out of line: mdb_cursor_get then only dispatches
+ * (tail calls), and needs no frame either. */
+static __attribute__((noinline)) int dl_step_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 0, 0);
+}
+
+static __attribute__((noinline)) int dl_step_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 1, 0);
+}
+
+static __attribute__((noinline)) int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 0, 1);
+}
+
+static __attribute__((noinline)) int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 1, 1);
 }
 
 /* NEXT, NEXT_DUP, NEXT_NODUP on a plain (not DUPSORT) DB, outside the
@@ -727,15 +829,10 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 {
 	if (!mc)
 		return EINVAL;
-	if (op == MDB_NEXT) {
-		int rc = dl_step_fast(mc, key, data, 0);
-		if (rc >= 0)
-			return rc;
-	} else if (op == MDB_PREV) {
-		int rc = dl_step_fast(mc, key, data, 1);
-		if (rc >= 0)
-			return rc;
-	}
+	if (op == MDB_NEXT)
+		return dl_step_next(mc, key, data);
+	if (op == MDB_PREV)
+		return dl_step_prev(mc, key, data);
 	return dl_cursor_get_slow(mc, key, data, op);
 }
 

@@ -6,22 +6,21 @@
  *         first (the inexact path), same order
  *   next  MDB_FIRST, then MDB_NEXT over every record
  * Record i has the key be64(2i), followed for KEYSIZE > 8 by bytes derived
- * from i, and a 100-byte value; the store is loaded in key order.  Each
+ * from i, and a VALSIZE-byte value (100 unless given; values above about
+ * 2 KiB go to overflow pages); the store is loaded in key order.  Each
  * phase is its own function (phase_get, phase_seek, phase_next), so
  *
  *   valgrind --tool=callgrind --toggle-collect=phase_get build/perf/perf_reads DIR 10000
  *
  * counts one phase alone; divide by ENTRIES.  Every result is checked.
  *
- * usage: perf_reads DIR [ENTRIES] [KEYSIZE 8..64]
+ * usage: perf_reads DIR [ENTRIES] [KEYSIZE 8..64] [VALSIZE 1..65536]
  */
 #include "perf.h"
 #include <stdint.h>
 #include <string.h>
 
-#define VSIZE 100
-
-static unsigned keysize = 8;
+static unsigned keysize = 8, vsize = 100;
 
 static void make_key(uint64_t i, unsigned char *k)
 {
@@ -34,7 +33,7 @@ static void make_key(uint64_t i, unsigned char *k)
 
 static void make_val(uint64_t i, unsigned char *v)
 {
-	for (int b = 0; b < VSIZE; b++)
+	for (unsigned b = 0; b < vsize; b++)
 		v[b] = (unsigned char)(i + b);
 }
 
@@ -49,7 +48,9 @@ static uint64_t splitmix(uint64_t *s)
 static void load(MDB_env *env, MDB_dbi *dbi, uint64_t n)
 {
 	MDB_txn *txn = NULL;
-	unsigned char kb[64], vb[VSIZE];
+	unsigned char kb[64], *vb = malloc(vsize);
+	if (!vb)
+		exit(1);
 	for (uint64_t i = 0; i < n; i++) {
 		if (!txn) {
 			PERF_CHECK(mdb_txn_begin(env, NULL, 0, &txn));
@@ -57,13 +58,14 @@ static void load(MDB_env *env, MDB_dbi *dbi, uint64_t n)
 		}
 		make_key(i, kb);
 		make_val(i, vb);
-		MDB_val k = { keysize, kb }, v = { VSIZE, vb };
+		MDB_val k = { keysize, kb }, v = { vsize, vb };
 		PERF_CHECK(mdb_put(txn, *dbi, &k, &v, 0));
 		if ((i + 1) % 10000 == 0 || i + 1 == n) {
 			PERF_CHECK(mdb_txn_commit(txn));
 			txn = NULL;
 		}
 	}
+	free(vb);
 }
 
 static void bad(const char *what, uint64_t i)
@@ -81,7 +83,7 @@ __attribute__((noinline)) static void phase_get(MDB_txn *txn, MDB_dbi dbi,
 		uint64_t i = order[j];
 		make_key(i, kb);
 		MDB_val k = { keysize, kb }, v;
-		if (mdb_get(txn, dbi, &k, &v) || v.mv_size != VSIZE ||
+		if (mdb_get(txn, dbi, &k, &v) || v.mv_size != vsize ||
 		    ((unsigned char *)v.mv_data)[0] != (unsigned char)i)
 			bad("get", i);
 	}
@@ -125,14 +127,17 @@ __attribute__((noinline)) static void phase_next(MDB_cursor *cur, uint64_t n)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DIR [ENTRIES] [KEYSIZE 8..64]\n", argv[0]);
+		fprintf(stderr, "usage: %s DIR [ENTRIES] [KEYSIZE 8..64] [VALSIZE 1..65536]\n",
+		    argv[0]);
 		return 2;
 	}
 	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
 	if (argc > 3)
 		keysize = (unsigned)atoi(argv[3]);
-	if (n < 2 || keysize < 8 || keysize > 64) {
-		fprintf(stderr, "perf_reads: ENTRIES >= 2, KEYSIZE 8..64\n");
+	if (argc > 4)
+		vsize = (unsigned)atoi(argv[4]);
+	if (n < 2 || keysize < 8 || keysize > 64 || vsize < 1 || vsize > 65536) {
+		fprintf(stderr, "perf_reads: ENTRIES >= 2, KEYSIZE 8..64, VALSIZE 1..65536\n");
 		return 2;
 	}
 	perf_fresh_env_dir(argv[1]);
@@ -169,7 +174,8 @@ int main(int argc, char **argv)
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
 	free(order);
-	printf("get %.1f ns/op, seek %.1f ns/op, next %.1f ns/op (%llu entries, %u-byte keys)\n",
-	    (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n, (unsigned long long)n, keysize);
+	printf("get %.1f ns/op, seek %.1f ns/op, next %.1f ns/op (%llu entries, %u-byte keys, "
+	    "%u-byte values)\n", (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n,
+	    (unsigned long long)n, keysize, vsize);
 	return 0;
 }
