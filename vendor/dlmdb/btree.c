@@ -2024,88 +2024,85 @@ static int dl_pfx_retrunk(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigne
 }
 
 /*
- * Insert (key, node tail) at mc's index of a compressed leaf.  In place
- * when the trunk stays and the node fits; an append that does not fit
- * starts a new right page holding only the new node (the left page stays
- * as it is, full, as on plain DBs); anything else rewrites or splits.
- * reserve: return the data address.
+ * The new node fits on compressed leaf mc->pg[top] as it is: the trunk
+ * stays (index > 0) or the page is empty.  Returns -1, having changed
+ * nothing, when there is no room.
  */
-static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+static int dl_pfx_add_fits(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
 	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp)
 {
-	MDB_txn *txn = mc->txn;
-	MDB_env *env = txn->env;
-	MDB_page *mp = mc->pg[mc->top], *rp;
-	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp), s;
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp);
+	size_t sh = 0;
 	int rc;
-
-	if (idx > 0 || n == 0) {
-		size_t sh = 0;
-		if (n) {
-			if ((rc = dl_pfx_trunk_ok(env, mp)))
-				return rc;
-			MDB_node *n0 = NODEPTR(mp, 0);
-			sh = dl_pfx_lcp(key->mv_data, key->mv_size, NODEKEY(mp, n0), n0->mn_ksize);
-		}
-		size_t nsz = dl_pfx_node_size(env, key->mv_size, sh, n == 0, dlen);
-		if (SIZELEFT(mp) >= nsz + sizeof(indx_t)) {
-			unsigned char *dst = dl_page_open(mp, idx, nsz);
-			dl_pfx_node_write(env, dst, key, sh, n == 0, ds, nflags, dpart, dlen);
-			dl_pfx_pad_add(mp, key->mv_size);
-			if (reserve)
-				reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) :
-					dl_leaf_data(env, (MDB_node *)dst);
-			dl_pos_land(mc);
-			return 0;
-		}
-		if (idx == n && n) {
-			/* Append past the last key: the new key alone starts the
-			 * right page, stored raw as its trunk. */
-			if ((rc = dl_page_alloc(mc, 1, &rp)))
-				return rc;
-			dl_page_init(env, rp, P_LEAF);
-			nsz = dl_pfx_node_size(env, key->mv_size, 0, 1, dlen);
-			unsigned char *dst = dl_page_open(rp, 0, nsz);
-			dl_pfx_node_write(env, dst, key, 0, 1, ds, nflags, dpart, dlen);
-			rp->mp_pad = (uint16_t)key->mv_size;
-			mc->db->md_leaf_pages++;
-			unsigned char sepbuf[DL_MAXKEY + 1];
-			MDB_val sep = { key->mv_size, sepbuf };
-			memcpy(sepbuf, key->mv_data, key->mv_size);
-			if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
-				return rc;
-			if ((rc = dl_reseek_key(mc, &sep)))
-				return rc;
-			goto placed;
-		}
-	}
-
-	unsigned char *copy, *arena;
-	dl_pent *e;
-	size_t asz, used;
-	if ((rc = dl_pfx_work(txn, 1, n + 1, n, &copy, &e, &arena, &asz)))
-		return rc;
-	if (idx > 0) {
-		rc = dl_pfx_split_keep(mc, key, ds, nflags, dpart, dlen, copy, e, arena, asz, &s,
-			&rp);
-		if (rc == 0) {
-			n++;
-			goto split_done;
-		}
-		if (rc > 0)
+	if (n) {
+		if ((rc = dl_pfx_trunk_ok(env, mp)))
 			return rc;
-	} else if (n && mc->dbx->cmp == dl_cmp_lex) {
-		rc = dl_pfx_retrunk(mc, key, ds, nflags, dpart, dlen, copy, e, arena);
-		if (rc == 0) {
-			dl_pos_land(mc);
-			goto placed;
-		}
-		if (rc != -1)
-			return rc;
+		MDB_node *n0 = NODEPTR(mp, 0);
+		sh = dl_pfx_lcp(key->mv_data, key->mv_size, NODEKEY(mp, n0), n0->mn_ksize);
 	}
-	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
+	size_t nsz = dl_pfx_node_size(env, key->mv_size, sh, n == 0, dlen);
+	if (SIZELEFT(mp) < nsz + sizeof(indx_t))
+		return -1;
+	unsigned char *dst = dl_page_open(mp, idx, nsz);
+	dl_pfx_node_write(env, dst, key, sh, n == 0, ds, nflags, dpart, dlen);
+	dl_pfx_pad_add(mp, key->mv_size);
+	if (reserve)
+		reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) :
+			dl_leaf_data(env, (MDB_node *)dst);
+	dl_pos_land(mc);
+	return 0;
+}
+
+/* A new right page for an append that does not fit: the new key alone
+ * starts it, stored raw as its trunk, and the left page stays full. */
+static int dl_pfx_add_append_page(MDB_cursor *mc, const MDB_val *key, size_t ds,
+	unsigned nflags, const void *dpart, size_t dlen)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top], *rp;
+	int rc;
+	if ((rc = dl_page_alloc(mc, 1, &rp)))
 		return rc;
-	unsigned char *kcopy = arena + used;	/* the spare key slot */
+	dl_page_init(env, rp, P_LEAF);
+	size_t nsz = dl_pfx_node_size(env, key->mv_size, 0, 1, dlen);
+	unsigned char *dst = dl_page_open(rp, 0, nsz);
+	dl_pfx_node_write(env, dst, key, 0, 1, ds, nflags, dpart, dlen);
+	rp->mp_pad = (uint16_t)key->mv_size;
+	mc->db->md_leaf_pages++;
+	unsigned char sepbuf[DL_MAXKEY + 1];
+	MDB_val sep = { key->mv_size, sepbuf };
+	memcpy(sepbuf, key->mv_data, key->mv_size);
+	if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
+		return rc;
+	return dl_reseek_key(mc, &sep);
+}
+
+/* After a split of leaf mp into mp and rp at separator sep_key: count the
+ * page, link rp in the parent and put mc back on key. */
+static int dl_pfx_split_link(MDB_cursor *mc, MDB_page *mp, MDB_page *rp,
+	const MDB_val *sep_key, const MDB_val *key)
+{
+	int rc;
+	mc->db->md_leaf_pages++;
+	/* Both may point into scratch or the page the parent update changes. */
+	unsigned char sepbuf[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
+	MDB_val sep = { sep_key->mv_size, sepbuf }, k2 = { key->mv_size, kb };
+	memcpy(sepbuf, sep_key->mv_data, sep.mv_size);
+	memcpy(kb, key->mv_data, key->mv_size);
+	if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
+		return rc;
+	return dl_reseek_key(mc, &k2);
+}
+
+/* The page's entries with the new one at index idx, in scratch: e[0..n]
+ * from e[0..n), the key copied to the arena's spare slot.  Returns the
+ * encoded page size. */
+static size_t dl_pfx_entry_insert(MDB_env *env, dl_pent *e, unsigned n, unsigned idx,
+	unsigned char *kcopy, const MDB_val *key, size_t ds, unsigned nflags, const void *dpart,
+	size_t dlen)
+{
 	memcpy(kcopy, key->mv_data, key->mv_size);
 	memmove(e + idx + 1, e + idx, (n - idx) * sizeof(dl_pent));
 	e[idx].key.mv_data = kcopy;
@@ -2115,23 +2112,60 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	e[idx].data = dpart;
 	e[idx].dlen = dlen;
 	n++;
-	size_t total;
+	if (!idx)
+		return dl_pfx_size(env, e, n);
+	/* Same trunk: the loaded entries are measured already; only the new
+	 * one is. */
+	e[idx].s0 = dl_pfx_lcp(key->mv_data, key->mv_size, e[0].key.mv_data, e[0].key.mv_size);
+	e[idx].nsz = dl_pfx_node_size(env, key->mv_size, e[idx].s0, 0, dlen);
+	size_t total = PAGEHDRSZ;
+	for (unsigned j = 0; j < n; j++)
+		total += sizeof(indx_t) + e[j].nsz;
+	return total;
+}
+
+/* Insert that changes more than one node: a split that keeps the left
+ * page's nodes, a new trunk in place, or the page re-encoded whole (split
+ * in two when it does not fit). */
+static int dl_pfx_add_rebuild(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top], *rp;
+	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp), s;
+	unsigned char *copy, *arena;
+	dl_pent *e;
+	size_t asz, used;
+	int rc;
+
+	if ((rc = dl_pfx_work(txn, 1, n + 1, n, &copy, &e, &arena, &asz)))
+		return rc;
 	if (idx > 0) {
-		/* Same trunk: the loaded entries are measured already; only
-		 * the new one is. */
-		e[idx].s0 = dl_pfx_lcp(key->mv_data, key->mv_size, e[0].key.mv_data,
-			e[0].key.mv_size);
-		e[idx].nsz = dl_pfx_node_size(env, key->mv_size, e[idx].s0, 0, dlen);
-		total = PAGEHDRSZ;
-		for (unsigned j = 0; j < n; j++)
-			total += sizeof(indx_t) + e[j].nsz;
-	} else {
-		total = dl_pfx_size(env, e, n);
+		rc = dl_pfx_split_keep(mc, key, ds, nflags, dpart, dlen, copy, e, arena, asz, &s,
+			&rp);
+		if (rc == 0)
+			return dl_pfx_split_link(mc, mp, rp, &e[s].key, key);
+		if (rc > 0)
+			return rc;
+	} else if (n && mc->dbx->cmp == dl_cmp_lex) {
+		rc = dl_pfx_retrunk(mc, key, ds, nflags, dpart, dlen, copy, e, arena);
+		if (rc == 0) {
+			dl_pos_land(mc);
+			return 0;
+		}
+		if (rc != -1)
+			return rc;
 	}
+	if ((rc = dl_pfx_gather(env, mp, copy, e, arena, asz, &used)))
+		return rc;
+	size_t total = dl_pfx_entry_insert(env, e, n, idx, arena + used, key, ds, nflags, dpart,
+		dlen);
+	n++;
 	if (total <= env->psize) {
 		dl_pfx_write_sz(env, mp, env->psize, e, n);
 		dl_pos_land(mc);
-		goto placed;
+		return 0;
 	}
 	int fits;
 	s = dl_pfx_split_point(env, e, n, total, env->psize, &fits);
@@ -2142,21 +2176,39 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 	dl_page_init(env, rp, P_LEAF);
 	dl_pfx_write_sz(env, mp, env->psize, e, s);
 	dl_pfx_write_sz(env, rp, env->psize, e + s, n - s);
-split_done:
-	mc->db->md_leaf_pages++;
-	unsigned char sepbuf[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
-	MDB_val sep = { e[s].key.mv_size, sepbuf }, k2 = { key->mv_size, kb };
-	memcpy(sepbuf, e[s].key.mv_data, sep.mv_size);
-	memcpy(kb, key->mv_data, key->mv_size);
-	if ((rc = dl_parent_add(mc, mc->top, mp->mp_pgno, &sep, rp->mp_pgno)))
+	return dl_pfx_split_link(mc, mp, rp, &e[s].key, key);
+}
+
+/*
+ * Insert (key, node tail) at mc's index of a compressed leaf.  In place
+ * when the trunk stays and the node fits; an append that does not fit
+ * starts a new right page holding only the new node (the left page stays
+ * as it is, full, as on plain DBs); anything else rewrites or splits.
+ * reserve: return the data address.
+ */
+static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top], n = NUMKEYS(mp);
+	int rc;
+
+	if (idx > 0 || n == 0) {
+		rc = dl_pfx_add_fits(mc, key, ds, nflags, dpart, dlen, reserve, omp);
+		if (rc != -1)
+			return rc;
+	}
+	if (idx == n && n)
+		rc = dl_pfx_add_append_page(mc, key, ds, nflags, dpart, dlen);
+	else
+		rc = dl_pfx_add_rebuild(mc, key, ds, nflags, dpart, dlen);
+	if (rc)
 		return rc;
-	if ((rc = dl_reseek_key(mc, &k2)))
-		return rc;
-placed:
 	if (reserve) {
 		MDB_page *lp = mc->pg[mc->top];
 		MDB_node *nd = NODEPTR(lp, mc->ki[mc->top]);
-		reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : dl_leaf_data(env, nd);
+		reserve->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) :
+			dl_leaf_data(mc->txn->env, nd);
 	}
 	return 0;
 }
@@ -2295,123 +2347,125 @@ static int dl_pfx_rebalance(MDB_cursor *mc, int plevel, MDB_page *L, MDB_page *R
 }
 
 /*
+ * The root after a delete below it: an empty root empties the tree; a
+ * branch root with one child hands the root to that child, again while the
+ * new root is such a branch.
+ */
+static int dl_rebalance_root(MDB_cursor *mc, int *changed)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_db *db = mc->db;
+	MDB_page *mp = mc->pg[0];
+	int rc;
+	if (NUMKEYS(mp) == 0) {
+		if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
+			return rc;
+		db->md_root = P_INVALID;
+		db->md_depth = 0;
+		db->md_leaf_pages = 0;
+		db->md_branch_pages = 0;
+		mc->top = -1;
+		*changed = 1;
+		if (db == &txn->dbs[mc->dbi])
+			dl_cursors_unposition(txn, mc->dbi, mc);
+		return 0;
+	}
+	while (IS_BRANCH(mp) && NUMKEYS(mp) == 1) {
+		pgno_t child = NODEPGNO(NODEPTR(mp, 0));
+		if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
+			return rc;
+		db->md_root = child;
+		db->md_depth--;
+		db->md_branch_pages--;
+		*changed = 1;
+		for (int i = 0; i < mc->top; i++) {
+			mc->pg[i] = mc->pg[i + 1];
+			mc->ki[i] = mc->ki[i + 1];
+		}
+		mc->top--;
+		/* Read the new root by number: the stack may hold pages a
+		 * merge freed. */
+		if ((rc = dl_page_get(txn, db->md_root, &mp)))
+			return rc;
+		mc->pg[0] = mp;
+	}
+	return 0;
+}
+
+/*
+ * The page at level (below the root) after a node left it: nothing when it
+ * is full enough, else a merge with a neighbour (*up: its parent lost a
+ * node and is checked next) or a node moved from the neighbour.
+ */
+static int dl_rebalance_level(MDB_cursor *mc, int level, int *changed, int *up)
+{
+	MDB_env *env = mc->txn->env;
+	size_t thresh = (env->psize - PAGEHDRSZ) / 4;
+	MDB_page *mp = mc->pg[level];
+	unsigned n = NUMKEYS(mp), minkeys = IS_BRANCH(mp) ? 2 : 1;
+	int rc;
+	if (n >= minkeys && dl_page_used(env, mp) >= thresh)
+		return 0;
+	int plevel = level - 1;
+	MDB_page *parent = mc->pg[plevel];
+	unsigned pi = mc->ki[plevel], pn = NUMKEYS(parent);
+	if (pn < 2) {
+		*up = 1;
+		return 0;
+	}
+	MDB_page *sib;
+	int right = (pi == 0);
+	unsigned sidx = right ? pi + 1 : pi - 1;
+	if ((rc = dl_touch_child(mc, plevel, sidx, &sib)))
+		return rc;
+	if ((IS_BRANCH(sib) != 0) != (IS_BRANCH(mp) != 0))
+		return MDB_CORRUPTED;
+	/* Merge when everything fits on one page. */
+	MDB_page *L = right ? mp : sib, *R = right ? sib : mp;
+	unsigned ridx = right ? pi + 1 : pi;
+	if ((mc->flags & C_PREFIX) && IS_LEAF(mp) && !IS_LEAF2(mp)) {
+		int merged = 0, split = 0;
+		if ((rc = dl_pfx_rebalance(mc, plevel, L, R, ridx, mp, &merged, &split)))
+			return rc;
+		*changed = 1;
+		*up = merged && !split;
+		return 0;
+	}
+	size_t extra = 0;
+	if (IS_BRANCH(R))
+		extra = dl_moved_size(env, parent, ridx, R, 0, 1) -
+			dl_node_size(env, R, NODEPTR(R, 0));
+	/* Fixed-size duplicate pages are handed out whole by the *_MULTIPLE
+	 * ops, so they follow LMDB's rule exactly: borrow one item from a
+	 * neighbour that is itself at least a quarter full, otherwise merge.
+	 * Other pages merge whenever the two fit. */
+	int fits = dl_page_used(env, L) + dl_page_used(env, R) + extra <=
+		env->psize - PAGEHDRSZ;
+	if (IS_LEAF2(mp) && dl_page_used(env, sib) >= thresh && NUMKEYS(sib) > minkeys)
+		fits = 0;
+	int split = 0;
+	rc = fits ? dl_merge(mc, plevel, L, R, ridx) :
+		dl_move_node(mc, level, mp, sib, right, &split);
+	if (rc)
+		return rc;
+	*changed = 1;
+	*up = fits;
+	return 0;
+}
+
+/*
  * Restore the tree invariants after a node was removed from the leaf at
- * mc->top: collapse or empty the root, merge underfull pages into a
- * neighbour, or borrow a node.  *changed reports a structural change.
+ * mc->top, level by level up to the root (dl_rebalance_level,
+ * dl_rebalance_root).  *changed reports a structural change.
  */
 static int dl_rebalance(MDB_cursor *mc, int *changed)
 {
-	MDB_txn *txn = mc->txn;
-	MDB_env *env = txn->env;
-	MDB_db *db = mc->db;
-	int level = mc->top, rc;
-	size_t thresh = (env->psize - PAGEHDRSZ) / 4;
-
-	for (;;) {
-		MDB_page *mp = mc->pg[level];
-		unsigned n = NUMKEYS(mp);
-		if (level == 0) {
-			if (n == 0) {
-				/* Empty leaf root: the tree is empty. */
-				if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
-					return rc;
-				db->md_root = P_INVALID;
-				db->md_depth = 0;
-				db->md_leaf_pages = 0;
-				db->md_branch_pages = 0;
-				mc->top = -1;
-				*changed = 1;
-				if (db == &txn->dbs[mc->dbi])
-					dl_cursors_unposition(txn, mc->dbi, mc);
-			} else if (IS_BRANCH(mp) && n == 1) {
-				/* Root with one child: the child becomes the root. */
-				pgno_t child = NODEPGNO(NODEPTR(mp, 0));
-				if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
-					return rc;
-				db->md_root = child;
-				db->md_depth--;
-				db->md_branch_pages--;
-				*changed = 1;
-				continue_collapse:
-				for (int i = 0; i < mc->top; i++) {
-					mc->pg[i] = mc->pg[i + 1];
-					mc->ki[i] = mc->ki[i + 1];
-				}
-				mc->top--;
-				/* A collapsed root that is again a one-child branch
-				 * (cannot normally happen) collapses too.  Read it by
-				 * number: the stack may hold pages a merge freed. */
-				if ((rc = dl_page_get(txn, db->md_root, &mp)))
-					return rc;
-				mc->pg[0] = mp;
-				if (IS_BRANCH(mp) && NUMKEYS(mp) == 1) {
-					child = NODEPGNO(NODEPTR(mp, 0));
-					if ((rc = dl_page_free(txn, mp->mp_pgno, 1)))
-						return rc;
-					db->md_root = child;
-					db->md_depth--;
-					db->md_branch_pages--;
-					goto continue_collapse;
-				}
-			}
-			return 0;
-		}
-		unsigned minkeys = IS_BRANCH(mp) ? 2 : 1;
-		if (n >= minkeys && dl_page_used(env, mp) >= thresh)
-			return 0;
-		int plevel = level - 1;
-		MDB_page *parent = mc->pg[plevel];
-		unsigned pi = mc->ki[plevel], pn = NUMKEYS(parent);
-		if (pn < 2) {
-			level = plevel;
-			continue;
-		}
-		MDB_page *sib;
-		int right = (pi == 0);
-		unsigned sidx = right ? pi + 1 : pi - 1;
-		if ((rc = dl_touch_child(mc, plevel, sidx, &sib)))
+	for (int level = mc->top; level > 0; level--) {
+		int up = 0, rc = dl_rebalance_level(mc, level, changed, &up);
+		if (rc || !up)
 			return rc;
-		if ((IS_BRANCH(sib) != 0) != (IS_BRANCH(mp) != 0))
-			return MDB_CORRUPTED;
-		/* Merge when everything fits on one page. */
-		MDB_page *L = right ? mp : sib, *R = right ? sib : mp;
-		unsigned ridx = right ? pi + 1 : pi;
-		if ((mc->flags & C_PREFIX) && IS_LEAF(mp) && !IS_LEAF2(mp)) {
-			int merged = 0, split = 0;
-			if ((rc = dl_pfx_rebalance(mc, plevel, L, R, ridx, mp, &merged, &split)))
-				return rc;
-			*changed = 1;
-			if (merged && !split) {
-				level = plevel;
-				continue;
-			}
-			return 0;
-		}
-		size_t extra = 0;
-		if (IS_BRANCH(R))
-			extra = dl_moved_size(env, parent, ridx, R, 0, 1) -
-				dl_node_size(env, R, NODEPTR(R, 0));
-		/* Fixed-size duplicate pages are handed out whole by the
-		 * *_MULTIPLE ops, so they follow LMDB's rule exactly: borrow one
-		 * item from a neighbour that is itself at least a quarter full,
-		 * otherwise merge.  Other pages merge whenever the two fit. */
-		int fits = dl_page_used(env, L) + dl_page_used(env, R) + extra <=
-			env->psize - PAGEHDRSZ;
-		if (IS_LEAF2(mp) && dl_page_used(env, sib) >= thresh && NUMKEYS(sib) > minkeys)
-			fits = 0;
-		if (fits) {
-			if ((rc = dl_merge(mc, plevel, L, R, ridx)))
-				return rc;
-			*changed = 1;
-			level = plevel;
-			continue;
-		}
-		int split = 0;
-		if ((rc = dl_move_node(mc, level, mp, sib, right, &split)))
-			return rc;
-		*changed = 1;
-		return 0;
 	}
+	return dl_rebalance_root(mc, changed);
 }
 
 /*
