@@ -259,6 +259,7 @@ struct MDB_env {
 	 * tail of the newest. */
 	void	**slabs;
 	size_t	nslabs, slabcap;
+	size_t	nbufs;		/* single-page buffers made by malloc */
 	char	*slabnext;
 	size_t	slableft;
 	pthread_mutex_t poolmx;

@@ -171,13 +171,19 @@ void dl_dirty_free(MDB_env *env, dl_dirty *d)
 
 /*
  * Single-page buffers come from slabs: anonymous maps of DL_SLAB_BYTES,
- * aligned to their size and marked for transparent huge pages.  A large
- * transaction's dirty pages are visited in random order, so with 4 KiB
- * backing pages nearly every page visit also misses the TLB; a huge page
- * covers 512 buffers.  Slab memory arrives zeroed from the kernel, so a
- * fresh buffer needs no memset.  Buffers are DL_SLAB_GAP bytes apart: were
- * they page-aligned, every page header (read on each visit) would fall in
- * the same few sets of each cache and evict the others.
+ * aligned to their size (so a buffer's slab is its address rounded down).
+ * Slab memory arrives zeroed from the kernel, so a fresh buffer needs no
+ * memset.  Buffers are DL_SLAB_GAP bytes apart: were they page-aligned,
+ * every page header (read on each visit) would fall in the same few sets
+ * of each cache and evict the others.  Slabs are not marked for
+ * transparent huge pages: the kernel zeroing 2 MiB at a time cost a
+ * 12M-put ascending txn more system time than the fewer TLB misses saved
+ * (BENCHMARKS.md, "One write transaction larger than the dirty limit").
+ *
+ * Slabs only pay once an env holds many buffers: the first DL_SLAB_AFTER
+ * come from malloc, which hands a process's freed memory back to the next
+ * env without page faults, where a fresh slab faults in (and zeroes) every
+ * page.  Small transactions never reach slabs.
  *
  * Like LMDB, every single-page buffer a txn used is kept (in env->pagepool)
  * until the env closes: re-faulting fresh memory on each commit costs far
@@ -185,6 +191,7 @@ void dl_dirty_free(MDB_env *env, dl_dirty *d)
  */
 #define DL_SLAB_BYTES	((size_t)2 << 20)
 #define DL_SLAB_GAP	64
+#define DL_SLAB_AFTER	8192
 
 /* Under AddressSanitizer each buffer is its own malloc, so an access past
  * a page's end is still caught. */
@@ -199,12 +206,29 @@ void dl_dirty_free(MDB_env *env, dl_dirty *d)
 #define DL_SLABS	1
 #endif
 
+static int dl_slab_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Whether buffer mp was cut from one of the env's slabs (sorted). */
+static int dl_in_slab(const MDB_env *env, const MDB_page *mp)
+{
+	void *base = (void *)((uintptr_t)mp & ~(uintptr_t)(DL_SLAB_BYTES - 1));
+	return env->nslabs &&
+	    bsearch(&base, env->slabs, env->nslabs, sizeof(void *), dl_slab_cmp) != NULL;
+}
+
 void dl_buf_release(MDB_env *env)
 {
-	while (!DL_SLABS && env->pagepool) {
+	if (env->nslabs)
+		qsort(env->slabs, env->nslabs, sizeof(void *), dl_slab_cmp);
+	while (env->pagepool) {
 		MDB_page *p = env->pagepool;
 		memcpy(&env->pagepool, p, sizeof(MDB_page *));
-		free(p);
+		if (!dl_in_slab(env, p))
+			free(p);
 	}
 	for (size_t i = 0; i < env->nslabs; i++)
 		munmap(env->slabs[i], DL_SLAB_BYTES);
@@ -215,6 +239,7 @@ void dl_buf_release(MDB_env *env)
 	env->slableft = 0;
 	env->pagepool = NULL;
 	env->npool = 0;
+	env->nbufs = 0;
 }
 
 static MDB_page *dl_slab_take(MDB_env *env)
@@ -229,8 +254,7 @@ static MDB_page *dl_slab_take(MDB_env *env)
 			env->slabs = ns;
 			env->slabcap = nc;
 		}
-		/* Map one slab more than needed and trim, for the alignment a
-		 * huge page needs. */
+		/* Map one slab more than needed and trim, for the alignment. */
 		size_t len = 2 * DL_SLAB_BYTES;
 		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
@@ -240,12 +264,6 @@ static MDB_page *dl_slab_take(MDB_env *env)
 			munmap(m, head);
 		munmap(m + head + DL_SLAB_BYTES, DL_SLAB_BYTES - head);
 		m += head;
-#ifdef MADV_HUGEPAGE
-		/* Not the first slab: an env with small write txns should not
-		 * hold a whole huge page.  A hint: failure is harmless. */
-		if (env->nslabs)
-			madvise(m, DL_SLAB_BYTES, MADV_HUGEPAGE);
-#endif
 		env->slabs[env->nslabs++] = m;
 		env->slabnext = m;
 		env->slableft = DL_SLAB_BYTES;
@@ -267,8 +285,9 @@ MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 			env->npool--;
 			return mp;
 		}
-		if (DL_SLABS && env->psize <= DL_SLAB_BYTES)
+		if (DL_SLABS && env->psize <= DL_SLAB_BYTES && env->nbufs >= DL_SLAB_AFTER)
 			return dl_slab_take(env);
+		env->nbufs++;
 	}
 	/* Multi-page runs are overflow pages: their writer copies the value in
 	 * and zeroes only the slack after it (zeroing the whole run first cost
@@ -282,8 +301,7 @@ MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 
 void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages)
 {
-	/* A slab buffer cannot be freed alone; the others are kept too. */
-	if (npages == 1 && (!DL_SLABS || env->psize <= DL_SLAB_BYTES)) {
+	if (npages == 1) {
 		memcpy(mp, &env->pagepool, sizeof(MDB_page *));
 		env->pagepool = mp;
 		env->npool++;
