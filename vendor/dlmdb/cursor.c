@@ -533,10 +533,82 @@ static __attribute__((noinline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *
 }
 
 /*
+ * A plain fast step (below) that ran off its leaf: on to the first (back:
+ * last) entry of the neighbouring leaf under the same parent branch page,
+ * in a txn that reads every page from the map.  The leaf and the node
+ * reached get the checks of dl_descend and dl_node_check before the
+ * cursor changes, so whatever this does not decide (a neighbour under
+ * another parent, or none, dirty or inherited pages, a damaged or unusual
+ * page or node, an overflow value it cannot reach) goes to the general
+ * path with the cursor as it was.
+ */
+static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, int back)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	int top = mc->top;
+	/* Back, the general path leaves the leaf only from its first entry. */
+	if (top < 1 || txn->dirty.count || txn->parent || txn->spilled.count ||
+	    (back && mc->ki[top]))
+		goto general;
+	MDB_page *parent = mc->pg[top - 1];
+	unsigned pi = mc->ki[top - 1];
+	if (back ? !pi : pi + 1 >= NUMKEYS(parent))
+		goto general;
+	pi += back ? -1u : 1u;
+	MDB_node *node = NODEPTR(parent, pi);
+	if (dl_node_check(env, parent, node, 0))
+		goto general;
+	pgno_t pg = NODEPGNO(node), lim = txn->fpages < txn->next_pgno ? txn->fpages :
+		txn->next_pgno;
+	if (pg < 2 || pg >= lim)
+		goto general;
+	size_t psize = env->psize;
+	MDB_page *mp = (MDB_page *)(env->map + (size_t)pg * psize);
+	/* dl_page_check for a plain leaf, the only page taken here: its
+	 * flags, then lower and upper in order inside the page, with room
+	 * for at least one entry. */
+	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
+	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 | P_COUNTED)) !=
+	    P_LEAF || lo <= PAGEHDRSZ || (lo & 1) || lo > up || up > psize)
+		goto general;
+	unsigned n = NUMKEYS(mp);
+	unsigned i = back ? n - 1 : 0;
+	/* dl_node_check's bounds: the header here, key and value (or its
+	 * page number) by dl_step_value. */
+	size_t off = mp->mp_ptrs[i];
+	if ((off & 1) | (off < MP_LOWER(mp)) | (off + NODESZ > psize))
+		goto general;
+	node = (MDB_node *)((char *)mp + off);
+	char *dptr = dl_step_value(txn, env, node, (const char *)mp + psize);
+	if (!dptr)
+		goto general;
+	mc->ki[top - 1] = (indx_t)pi;
+	mc->pg[top] = mp;
+	DL_ASSERT(dl_stack_ok(mc));
+	return dl_step_set(&mc->ki[top], key, data, node, i, dptr);
+general:
+	return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
+}
+
+/* One copy per direction, out of line: the in-leaf step stays small. */
+static __attribute__((noinline)) int dl_leaf_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	return dl_step_leaf(mc, key, data, 0);
+}
+
+static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	return dl_step_leaf(mc, key, data, 1);
+}
+
+/*
  * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
  * common step of a scan, done here without the general path's calls (back
  * is a constant where this is inlined, so each direction gets its own
- * copy).  Whatever this step does not decide (leaf edge, damaged or
+ * copy); the plain instance leaves a leaf's edge by dl_step_leaf.
+ * Whatever this step does not decide (a compressed leaf's edge, damaged or
  * undecodable node, overflow value in a txn with dirty pages, unusual
  * cursor or txn state) goes to the general path before anything changed;
  * overflow values and compressed keys are finished by dl_step_big and
@@ -569,8 +641,11 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * has one more register to save. */
 	__asm__("" : "+r"(i));
 	/* Back from 0, i wraps to above n. */
-	if (i >= n)
-		goto general;
+	if (i >= n) {
+		if (pfx)
+			goto general;
+		return back ? dl_leaf_prev(mc, key, data) : dl_leaf_next(mc, key, data);
+	}
 	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) != P_LEAF)
 		goto general;
 	/* The checks of dl_node_check, against the page's end. */
