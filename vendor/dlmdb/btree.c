@@ -430,6 +430,31 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	const unsigned char *ka = s->key->mv_data;
 	size_t kal = s->key->mv_size;
 	uint64_t w = s->word;
+	/*
+	 * Ascending loads put each key past the last one of every page on
+	 * their path: one look at node n-1 answers them without the halving
+	 * loop.  Only a first word strictly above that node's decides (for
+	 * LEXW and LEXL a longer key with the same first word needs the
+	 * full comparison), and a node the loop's checks would refuse is
+	 * left to the loop.
+	 */
+	{
+		size_t d = (size_t)mp->mp_ptrs[n - 1] - lower;
+		if (((d & 1) | (d > wmax)) == 0) {
+			size_t ks = ((const MDB_node *)(kb + d - koff))->mn_ksize;
+			int wide = kind == DL_KC_LEXW || kind == DL_KC_LEXL;
+			if (wide ? ks >= 8 : ks == 8) {
+				uint64_t y = dl_get64(kb + d);
+				if (kind != DL_KC_INT8)
+					y = __builtin_bswap64(y);
+				if (w > y) {
+					*res = n;
+					*exact = 0;
+					return 0;
+				}
+			}
+		}
+	}
 	unsigned base = lo, len = n - lo, eq = ~0u, m, gt;
 	/*
 	 * Prefetching: the nodes a later probe may read are fetched early, so

@@ -6,11 +6,12 @@
  * wall time on a shared machine) and its peak RSS (getrusage ru_maxrss), so the
  * bounded dirty set of both engines can be compared.
  *
- *   build/perf/perf_bigtxn DIR N [seq|rand]        (ours)
- *   build/perf/perf_bigtxn-stock DIR N [seq|rand]  (Debian's liblmdb)
+ *   build/perf/perf_bigtxn DIR N [seq|rand [B]]        (ours)
+ *   build/perf/perf_bigtxn-stock DIR N [seq|rand [B]]  (Debian's liblmdb)
  *
  * seq puts keys in ascending order; rand in a pseudo-random order (a
- * multiplicative permutation of 0..N-1).  DIR must be on a real disk: the
+ * multiplicative permutation of 0..N-1).  B > 0 commits every B puts
+ * instead (the small-txn loads of bench peers, which use 10000).  DIR must be on a real disk: the
  * data file reaches about 1.5 GB for N = 12M.
  */
 #include "perf.h"
@@ -41,13 +42,14 @@ static uint64_t perm_mult(uint64_t n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DIR N [seq|rand]\n", argv[0]);
+		fprintf(stderr, "usage: %s DIR N [seq|rand [B]]\n", argv[0]);
 		return 2;
 	}
 	const char *dir = argv[1];
 	uint64_t n = strtoull(argv[2], NULL, 10);
 	int rnd = argc > 3 && !strcmp(argv[3], "rand");
 	uint64_t mult = rnd && n > 1 ? perm_mult(n) : 1;
+	uint64_t batch = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
 	perf_fresh_env_dir(dir);
 
 	MDB_env *env;
@@ -70,6 +72,10 @@ int main(int argc, char **argv)
 		memcpy(kb, &x, 8);
 		memcpy(vb, &x, 8);
 		PERF_CHECK(mdb_put(txn, dbi, &k, &v, 0));
+		if (batch && (i + 1) % batch == 0 && i + 1 < n) {
+			PERF_CHECK(mdb_txn_commit(txn));
+			PERF_CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+		}
 	}
 	double t1 = perf_now_ns();
 	/* Resident memory split before commit: heap (the dirty pages) and
