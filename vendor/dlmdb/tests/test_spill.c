@@ -634,6 +634,69 @@ static void test_spill_model(void)
 	mdb_env_close(env);
 }
 
+/* Value of key id in the big-txn test, version ver: 400 bytes from both. */
+static void big_val(unsigned id, unsigned ver, unsigned char buf[400])
+{
+	uint64_t st = ((uint64_t)id << 20) ^ ver;
+	for (size_t i = 0; i < 400; i++)
+		buf[i] = (unsigned char)(t_rand(&st) >> 56);
+}
+
+/*
+ * Page buffers past the first 8,192 of an env are cut from slabs (page.c),
+ * the earlier ones come from malloc, and both kinds go to the env's pool:
+ * one txn of 100K random-order puts (well over 8,192 dirty pages, under the
+ * default dirty limit), an aborted txn and a committed one drawing from the
+ * pool, then the env closed (which frees only the malloc'd buffers) and
+ * everything read back.
+ */
+static void test_big_txn_buffers(void)
+{
+	enum { N = 100000, P = 100003 };	/* P prime: id * 7919 % P shuffles */
+	unsetenv("DLMDB_DIRTY_LIMIT");
+	MDB_env *env = t_env_open(t_dir, 0, 512u << 20, 4);
+	REQUIRE(env);
+	unsigned char vb[400];
+	char kb[16];
+	MDB_val k, v = { sizeof(vb), vb };
+	for (unsigned ver = 1; ver <= 3; ver++) {
+		MDB_txn *txn;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		for (unsigned j = 0; j < P; j++) {
+			unsigned id = (unsigned)((uint64_t)j * 7919 % P);
+			if (id >= N || (ver > 1 && id % 3))
+				continue;
+			key_of(id, kb, &k);
+			big_val(id, ver, vb);
+			REQUIRE_OK(mdb_put(txn, MAIN, &k, &v, 0));
+		}
+		if (ver == 2)
+			mdb_txn_abort(txn);
+		else
+			REQUIRE_OK(mdb_txn_commit(txn));
+	}
+	mdb_env_close(env);
+	env = t_env_open(t_dir, 0, 512u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *rt;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rt));
+	MDB_stat st;
+	OK(mdb_stat(rt, MAIN, &st));
+	CHECK_EQ(st.ms_entries, N);
+	CHECK(st.ms_leaf_pages > 8192);
+	unsigned bad = 0;
+	for (unsigned id = 0; id < N; id++) {
+		MDB_val got;
+		key_of(id, kb, &k);
+		big_val(id, id % 3 ? 1 : 3, vb);
+		bad += mdb_get(rt, MAIN, &k, &got) || got.mv_size != sizeof(vb) ||
+		    memcmp(got.mv_data, vb, sizeof(vb));
+	}
+	CHECK_EQ(bad, 0);
+	mdb_txn_abort(rt);
+	mdb_env_close(env);
+}
+
 int main(void)
 {
 	RUN(test_spill_default);
@@ -646,5 +709,6 @@ int main(void)
 	RUN(test_spill_cursor_across);
 	RUN(test_spill_nested);
 	RUN(test_spill_model);
+	RUN(test_big_txn_buffers);
 	T_DONE();
 }
