@@ -2240,12 +2240,13 @@ static int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nf
 
 /*
  * Delete of node 0 of compressed leaf mp (n >= 2) of a DB in lexicographic
- * key order without rewriting the page.  Node 1 (key K1, sharing s1 bytes with the old trunk) becomes the
- * trunk; a node sharing fewer than s1 bytes with the old trunk shares the
- * same with K1, so its bytes stay canonical, and only the run right after
- * node 1 that shares exactly s1 is re-encoded, against K1 (each node only
- * shrinks).  Returns -1, having changed nothing, when the whole-page rewrite
- * is needed (a raw node on the page).  copy, e, arena: dl_pfx_work's scratch.
+ * key order without rewriting the page.  Node 1 (key K1, sharing s1 bytes
+ * with the old trunk) becomes the trunk; a node sharing fewer than s1 bytes
+ * with the old trunk shares the same with K1, so its bytes stay canonical,
+ * and only the run right after node 1 that shares exactly s1 is re-encoded,
+ * against K1 (each node only shrinks).  Returns -1, having changed
+ * nothing, when the whole-page rewrite is needed (a raw node on the page).
+ * copy, e, arena: dl_pfx_work's scratch.
  */
 static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_pent *e,
 	unsigned char *arena)
