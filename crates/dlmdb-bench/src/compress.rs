@@ -188,11 +188,7 @@ impl Timing {
         }
     }
     pub fn us_per_op(&self) -> f64 {
-        if self.ops == 0 {
-            0.0
-        } else {
-            self.ms * 1000.0 / self.ops as f64
-        }
+        crate::measure::us_per_op(self.ms, self.ops)
     }
     pub fn ops_per_sec(&self) -> f64 {
         self.ops as f64 * 1000.0 / self.ms
@@ -799,11 +795,7 @@ fn timing_line(s: &mut String, label: &str, unit: &str, t: &Timing) {
 }
 
 fn ratio(test: f64, base: f64) -> f64 {
-    if base <= 0.0 {
-        0.0
-    } else {
-        test / base
-    }
+    crate::report::ratio(Some(test), Some(base)).unwrap_or(0.0)
 }
 
 /// One variant's block, as compress_bench prints it.

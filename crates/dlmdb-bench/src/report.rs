@@ -109,6 +109,14 @@ impl Spread {
     }
 }
 
+/// `a / b` when both figures exist and `b` is positive.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
 /// The other side of a two-sided row.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Reference {
@@ -321,14 +329,8 @@ impl Row {
         }
         let refv = self.reference.as_ref().and_then(|r| r.value);
         let (v, r) = (self.value, refv);
-        self.ratio = match (v, r) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
-        };
-        self.speedup = match (v, r) {
-            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-            _ => None,
-        };
+        self.ratio = ratio(v, r);
+        self.speedup = ratio(r, v);
         let mins = (
             self.spread.map(|s| s.min),
             self.reference
@@ -336,10 +338,7 @@ impl Row {
                 .and_then(|r| r.spread)
                 .map(|s| s.min),
         );
-        self.ratio_min = match (v.and(mins.0), r.and(mins.1)) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
-        };
+        self.ratio_min = ratio(v.and(mins.0), r.and(mins.1));
         let verdict = |ratio: Option<f64>, value: Option<f64>, t: &Target| -> Option<bool> {
             match t.kind {
                 TargetKind::RatioAtMost => ratio.map(|x| x <= t.bound),
@@ -397,6 +396,16 @@ pub fn git_revision() -> Option<String> {
         .map(str::to_string)
 }
 
+/// "release" or "debug": the Rust build profile of this binary (the C
+/// engine is built at -O0 in a debug build too).
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
 impl Report {
     /// A report skeleton: versions, machine, build facts; rows empty.
     pub fn new(suite: &str, measure: Measure, quick: bool, rounds: usize) -> Report {
@@ -410,12 +419,7 @@ impl Report {
             },
             peer_version: None,
             git_revision: git_revision(),
-            build_profile: if cfg!(debug_assertions) {
-                "debug"
-            } else {
-                "release"
-            }
-            .into(),
+            build_profile: build_profile().into(),
             machine: Machine::now(),
             measure,
             quick,

@@ -39,7 +39,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::extra::{median, Cur, Eng, Env, LmdbE, Txn};
-use crate::EngineSel;
+use crate::{short_count, EngineSel};
 
 #[cfg(not(ours_is_lmdb))]
 type OursEng = crate::extra::OursE;
@@ -259,21 +259,15 @@ fn build<E: Eng>(dir: &Path, n: u64) -> Result<f64> {
         let mut v = [0u8; VALUE_SIZE];
         let mut i = 0u64;
         while i < n {
-            let txn = E::txn_begin(env, ptr::null_mut(), 0)?;
             let end = (i + BUILD_TXN_PUTS).min(n);
-            let r = (|| -> Result<()> {
+            crate::extra::in_write_txn::<E>(env, |txn| {
                 for j in i..end {
                     let k = key_of(2 * j);
                     value_of(&k, &mut v);
                     E::put(txn, dbi, &k, &v, MDB_APPEND)?;
                 }
                 Ok(())
-            })();
-            if let Err(e) = r {
-                E::txn_abort(txn);
-                return Err(e);
-            }
-            E::txn_commit(txn)?;
+            })?;
             i = end;
         }
         E::env_sync(env, true)?;
@@ -531,8 +525,8 @@ fn run_size(
     cold_note: &mut Option<String>,
 ) -> Result<Vec<LookupRow>> {
     let (ours, lmdb) = (
-        opts.only != Some(EngineSel::Lmdb),
-        opts.only != Some(EngineSel::Ours),
+        EngineSel::runs(opts.only, true),
+        EngineSel::runs(opts.only, false),
     );
     let engines = u64::from(ours) + u64::from(lmdb);
     let need = engines * n * BYTES_PER_ENTRY_MAX;
@@ -562,11 +556,10 @@ fn run_size(
         let (mut os, mut ls) = (Samples::default(), Samples::default());
         for r in 0..opts.rounds {
             let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(r as u64 + 1);
-            // Alternate which engine goes first.
-            for first in [r % 2 == 0, r % 2 != 0] {
-                if first && ours {
+            for ours_turn in crate::extra::turns(r) {
+                if ours_turn && ours {
                     round::<OursEng>(&od, n, opts, seed, &mut os, cold_note)?;
-                } else if !first && lmdb {
+                } else if !ours_turn && lmdb {
                     round::<LmdbE>(&ld, n, opts, seed, &mut ls, cold_note)?;
                 }
             }
@@ -597,16 +590,14 @@ fn put_txn<E: Eng>(dir: &Path, puts: u64) -> Result<f64> {
         let dbi = crate::extra::open_main_db::<E>(env)?;
         let mut v = [0u8; VALUE_SIZE];
         let t0 = Instant::now();
-        let txn = E::txn_begin(env, ptr::null_mut(), 0)?;
-        for i in 0..puts {
-            let k = key_of(i);
-            value_of(&k, &mut v);
-            if let Err(e) = E::put(txn, dbi, &k, &v, 0) {
-                E::txn_abort(txn);
-                return Err(e);
+        crate::extra::in_write_txn::<E>(env, |txn| {
+            for i in 0..puts {
+                let k = key_of(i);
+                value_of(&k, &mut v);
+                E::put(txn, dbi, &k, &v, 0)?;
             }
-        }
-        E::txn_commit(txn)?;
+            Ok(())
+        })?;
         Ok(t0.elapsed().as_secs_f64())
     })();
     E::env_close(env);
@@ -731,11 +722,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
         .with_context(|| format!("creating {}", opts.dir.display()))?;
     let filesystem = check_real_disk(&opts.dir, opts.test_mode)?;
     let loadavg_start = crate::sysinfo::loadavg();
-    let scratch = tempfile::Builder::new()
-        .prefix("dlmdb-scale-")
-        .tempdir_in(&opts.dir)
-        .with_context(|| format!("creating a scratch dir in {}", opts.dir.display()))?;
-    crate::interrupt::register(scratch.path());
+    let scratch = crate::extra::scratch_in(&opts.dir, "dlmdb-scale-")?;
     let root = scratch.path();
     let mut cold_note = None;
     let mut lookups = Vec::new();
@@ -745,12 +732,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
     let mut puts = Vec::new();
     for &p in &opts.put_sizes {
         for first_ours in [true, false] {
-            let skip = match opts.only {
-                Some(EngineSel::Ours) => !first_ours,
-                Some(EngineSel::Lmdb) => first_ours,
-                None => false,
-            };
-            if skip {
+            if !EngineSel::runs(opts.only, first_ours) {
                 continue;
             }
             progress(
@@ -788,24 +770,12 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
     })
 }
 
-/// `10M`, `100M`, `20K`, or the plain number.
-pub fn short_count(n: u64) -> String {
-    match n {
-        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
-        n if n >= 1_000 && n % 1_000 == 0 => format!("{}K", n / 1_000),
-        n => n.to_string(),
-    }
-}
-
 fn opt_us(v: Option<f64>) -> String {
     v.map_or("-".into(), |ns| format!("{:.1}", ns / 1000.0))
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-        _ => "-".into(),
-    }
+    crate::render::ratio(crate::report::ratio(a, b))
 }
 
 /// The text report: one table of lookups by size, then the put rows.
@@ -925,12 +895,5 @@ mod tests {
         for bad in ["", "1e7,", "x", "0", "1.5", "-3", "1e13", "nan"] {
             assert!(parse_counts(bad).is_err(), "{bad:?} accepted");
         }
-    }
-
-    #[test]
-    fn short_counts() {
-        assert_eq!(short_count(10_000_000), "10M");
-        assert_eq!(short_count(20_000), "20K");
-        assert_eq!(short_count(12_345), "12345");
     }
 }
