@@ -62,6 +62,17 @@ pub const MIN_SCALE: u64 = 1_000_000;
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
+/// How the lookup rows are timed; the report repeats it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LookupTiming {
+    /// Interleaved rounds of the lookup rows.
+    pub rounds: usize,
+    /// Timed random lookups per warm row.
+    pub warm_lookups: u64,
+    /// Timed random lookups per cold row.
+    pub cold_lookups: u64,
+}
+
 /// What `--scale` runs.
 #[derive(Clone, Debug)]
 pub struct ScaleOptions {
@@ -71,12 +82,7 @@ pub struct ScaleOptions {
     pub put_sizes: Vec<u64>,
     /// Parent directory of the stores (a real disk).
     pub dir: PathBuf,
-    /// Interleaved rounds of the lookup rows.
-    pub rounds: usize,
-    /// Timed random lookups per warm row.
-    pub warm_lookups: u64,
-    /// Timed random lookups per cold row.
-    pub cold_lookups: u64,
+    pub timing: LookupTiming,
     /// A put row's child is stopped when its RSS passes this (bytes).
     pub rss_cap: u64,
     /// Run only one engine.
@@ -128,9 +134,8 @@ pub struct PutRow {
 pub struct ScaleReport {
     pub dir: String,
     pub filesystem: String,
-    pub rounds: usize,
-    pub warm_lookups: u64,
-    pub cold_lookups: u64,
+    #[serde(flatten)]
+    pub timing: LookupTiming,
     pub lookups: Vec<LookupRow>,
     pub puts: Vec<PutRow>,
     /// How the page cache was dropped, or why cold rows are missing.
@@ -172,19 +177,35 @@ pub fn parse_counts(s: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-/// Refuse memory-backed filesystems: the point of the benchmark is a store
-/// larger than what stays cached. Returns the filesystem's name.
-pub fn check_real_disk(dir: &Path, allow_memory: bool) -> Result<String> {
+/// What `stat` (`libc::statfs` or `libc::statvfs`, named `what`) tells
+/// about the filesystem holding `dir`.
+///
+/// # Safety
+/// `T` is a plain C struct (all zero bytes are a valid value) that `stat`
+/// fills from a NUL-terminated path.
+unsafe fn fs_stat<T>(
+    dir: &Path,
+    what: &str,
+    stat: unsafe extern "C" fn(*const libc::c_char, *mut T) -> libc::c_int,
+) -> Result<T> {
     let c = CString::new(dir.as_os_str().as_bytes()).context("directory name holds a NUL")?;
-    // SAFETY: statfs fills a plain struct; `c` is NUL-terminated.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+    // SAFETY: the caller's promise about `T` and `stat`; `c` is NUL-terminated.
+    let mut st: T = unsafe { std::mem::zeroed() };
+    if unsafe { stat(c.as_ptr(), &mut st) } != 0 {
         bail!(
-            "cannot statfs {}: {}",
+            "cannot {what} {}: {}",
             dir.display(),
             std::io::Error::last_os_error()
         );
     }
+    Ok(st)
+}
+
+/// Refuse memory-backed filesystems: the point of the benchmark is a store
+/// larger than what stays cached. Returns the filesystem's name.
+pub fn check_real_disk(dir: &Path, allow_memory: bool) -> Result<String> {
+    // SAFETY: statfs fills a plain struct from a path.
+    let st = unsafe { fs_stat(dir, "statfs", libc::statfs)? };
     let magic = st.f_type as i64;
     let name = crate::sysinfo::fs_type(dir).unwrap_or_else(|| format!("{magic:#x}"));
     if (magic == TMPFS_MAGIC || magic == RAMFS_MAGIC) && !allow_memory {
@@ -199,16 +220,8 @@ pub fn check_real_disk(dir: &Path, allow_memory: bool) -> Result<String> {
 
 /// Free bytes for an unprivileged writer at `dir`.
 fn free_bytes(dir: &Path) -> Result<u64> {
-    let c = CString::new(dir.as_os_str().as_bytes()).context("directory name holds a NUL")?;
-    // SAFETY: statvfs fills a plain struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        bail!(
-            "cannot statvfs {}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        );
-    }
+    // SAFETY: statvfs fills a plain struct from a path.
+    let st = unsafe { fs_stat(dir, "statvfs", libc::statvfs)? };
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
@@ -443,11 +456,11 @@ fn round<E: Eng>(
 ) -> Result<()> {
     {
         let mut st = Store::<E>::open(dir, n)?;
-        st.gets(n, opts.warm_lookups, seed ^ 0x77)?;
-        s.get_warm.push(st.gets(n, opts.warm_lookups, seed)?);
-        st.seeks(n, opts.warm_lookups, seed ^ 0x66)?;
+        st.gets(n, opts.timing.warm_lookups, seed ^ 0x77)?;
+        s.get_warm.push(st.gets(n, opts.timing.warm_lookups, seed)?);
+        st.seeks(n, opts.timing.warm_lookups, seed ^ 0x66)?;
         s.seek_warm
-            .push(st.seeks(n, opts.warm_lookups, seed ^ 0x55)?);
+            .push(st.seeks(n, opts.timing.warm_lookups, seed ^ 0x55)?);
     }
     let data = dir.join("data.mdb");
     let mut cold = |seek: bool, s: &mut Samples| -> Result<()> {
@@ -473,14 +486,14 @@ fn round<E: Eng>(
         let mut st = Store::<E>::open(dir, n)?;
         if seek {
             s.seek_cold
-                .push(st.seeks(n, opts.cold_lookups, seed ^ 0xc01d)?);
+                .push(st.seeks(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
         } else {
             s.get_cold
-                .push(st.gets(n, opts.cold_lookups, seed ^ 0xc01d)?);
+                .push(st.gets(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
         }
         Ok(())
     };
-    if opts.cold_lookups > 0 {
+    if opts.timing.cold_lookups > 0 {
         cold(false, s)?;
         cold(true, s)?;
     }
@@ -554,7 +567,7 @@ fn run_size(
             lb = build::<LmdbE>(&ld, n)?;
         }
         let (mut os, mut ls) = (Samples::default(), Samples::default());
-        for r in 0..opts.rounds {
+        for r in 0..opts.timing.rounds {
             let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(r as u64 + 1);
             for ours_turn in crate::extra::turns(r) {
                 if ours_turn && ours {
@@ -565,7 +578,7 @@ fn run_size(
             }
             progress(
                 opts,
-                format!("{n} entries: round {} of {}", r + 1, opts.rounds),
+                format!("{n} entries: round {} of {}", r + 1, opts.timing.rounds),
             );
         }
         let mut rows = Vec::new();
@@ -707,7 +720,7 @@ fn put_row<E: Eng>(root: &Path, puts: u64, rss_cap: u64) -> Result<PutRow> {
 
 /// Run the whole scale benchmark.
 pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
-    anyhow::ensure!(opts.rounds >= 1, "--rounds must be at least 1");
+    anyhow::ensure!(opts.timing.rounds >= 1, "--rounds must be at least 1");
     if !opts.test_mode {
         if let Some(&n) = opts
             .sizes
@@ -749,7 +762,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
             });
         }
     }
-    let cold_method = match (opts.cold_lookups, cold_note) {
+    let cold_method = match (opts.timing.cold_lookups, cold_note) {
         (0, _) => "cold rows not asked for".to_string(),
         (_, Some(m)) => m,
         (_, None) => "no lookup rows".to_string(),
@@ -757,9 +770,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
     Ok(ScaleReport {
         dir: opts.dir.display().to_string(),
         filesystem,
-        rounds: opts.rounds,
-        warm_lookups: opts.warm_lookups,
-        cold_lookups: opts.cold_lookups,
+        timing: opts.timing,
         lookups,
         puts,
         cold_method,
@@ -786,9 +797,9 @@ pub fn render_text(r: &ScaleReport) -> String {
          warm rows {} lookups, cold rows {} lookups; load {} -> {}\n",
         r.dir,
         r.filesystem,
-        r.rounds,
-        r.warm_lookups,
-        r.cold_lookups,
+        r.timing.rounds,
+        r.timing.warm_lookups,
+        r.timing.cold_lookups,
         r.loadavg_start,
         r.loadavg_end
     ));
