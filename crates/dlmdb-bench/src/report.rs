@@ -107,6 +107,13 @@ impl Spread {
             noise,
         })
     }
+
+    /// The spread of `samples` and their median, the value a side of a
+    /// row reports (both `None` without samples).
+    fn with_median(samples: &[f64]) -> (Option<Spread>, Option<f64>) {
+        let spread = Spread::of(samples);
+        (spread, spread.map(|s| s.median))
+    }
 }
 
 /// `a / b` when both figures exist and `b` is positive.
@@ -226,8 +233,7 @@ impl Row {
         lower_is_better: bool,
         samples: Vec<f64>,
     ) -> Row {
-        let spread = Spread::of(&samples);
-        let value = spread.map(|s| s.median);
+        let (spread, value) = Spread::with_median(&samples);
         Row::bare(
             name.into(),
             unit,
@@ -261,10 +267,10 @@ impl Row {
     }
 
     pub fn with_reference(mut self, label: &str, samples: Vec<f64>) -> Row {
-        let spread = Spread::of(&samples);
+        let (spread, value) = Spread::with_median(&samples);
         self.reference = Some(Reference {
             label: label.into(),
-            value: spread.map(|s| s.median),
+            value,
             samples,
             spread,
         });
@@ -311,12 +317,10 @@ impl Row {
             self.error = other.error.clone();
         }
         self.samples.extend_from_slice(&other.samples);
-        self.spread = Spread::of(&self.samples);
-        self.value = self.spread.map(|s| s.median);
+        (self.spread, self.value) = Spread::with_median(&self.samples);
         if let (Some(a), Some(b)) = (self.reference.as_mut(), other.reference.as_ref()) {
             a.samples.extend_from_slice(&b.samples);
-            a.spread = Spread::of(&a.samples);
-            a.value = a.spread.map(|s| s.median);
+            (a.spread, a.value) = Spread::with_median(&a.samples);
         }
         *self = std::mem::replace(self, Row::exact("", "", 0.0)).settle();
         Ok(())
@@ -738,6 +742,22 @@ mod tests {
         assert_eq!(r.target.as_ref().unwrap().met, Some(true));
         let r = r.with_target(TargetKind::SpeedupAtLeast, 3.0);
         assert_eq!(r.target.as_ref().unwrap().met, Some(false));
+    }
+
+    #[test]
+    fn absorb_joins_the_samples_of_both_sides() {
+        let mut a =
+            Row::measured("a", "ns/op", true, vec![10.0]).with_reference("lmdb", vec![20.0]);
+        let b = Row::measured("a", "ns/op", true, vec![30.0, 12.0])
+            .with_reference("lmdb", vec![24.0, 22.0]);
+        a.absorb(&b).unwrap();
+        assert_eq!(a.samples, vec![10.0, 30.0, 12.0]);
+        assert_eq!(a.value, Some(12.0));
+        assert_eq!(a.spread.map(|s| (s.min, s.max)), Some((10.0, 30.0)));
+        let r = a.reference.as_ref().unwrap();
+        assert_eq!((r.value, r.samples.len()), (Some(22.0), 3));
+        assert_eq!(a.ratio, Some(12.0 / 22.0));
+        assert_eq!(a.ratio_min, Some(10.0 / 20.0));
     }
 
     #[test]

@@ -82,6 +82,7 @@ pub struct ScaleOptions {
     pub put_sizes: Vec<u64>,
     /// Parent directory of the stores (a real disk).
     pub dir: PathBuf,
+    /// Rounds and lookups of the lookup rows.
     pub timing: LookupTiming,
     /// A put row's child is stopped when its RSS passes this (bytes).
     pub rss_cap: u64,
