@@ -537,13 +537,11 @@ pub fn render_count_text(r: &CountRun) -> String {
 
 /// Rows of one or more rounds (samples = every build / every round).
 pub fn count_report(runs: &[CountRun]) -> Result<crate::report::Report> {
-    use crate::report::{Measure, Report, Row, TargetKind};
+    use crate::report::{Report, Row, TargetKind};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
-    let measure = Measure::current();
-    let (per, scale) = measure.per_us();
-    let mut rep = Report::new("count", measure, false, runs.len());
-    rep.options = serde_json::to_value(o)?;
+    let mut rep = Report::of_rounds("count", runs.len(), o, false)?;
+    let (per, scale) = rep.measure.per_us();
     let all = |f: &dyn Fn(&CountRun) -> Vec<f64>, ops: u64| -> Vec<f64> {
         runs.iter()
             .flat_map(f)

@@ -241,16 +241,11 @@ pub fn dup_iter_report(runs: &[DupIterRun]) -> Result<crate::report::Report> {
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
     let values = (o.keys * o.dups * o.runs) as f64;
-    let measure = Measure::current();
-    let unit = match measure {
+    let mut rep = Report::of_rounds("dup-iter", runs.len(), o, o.peers)?;
+    let unit = match rep.measure {
         Measure::Instructions => "instr/value",
         Measure::Wall => "ns/value",
     };
-    let mut rep = Report::new("dup-iter", measure, false, runs.len());
-    if o.peers {
-        rep = rep.with_peer();
-    }
-    rep.options = serde_json::to_value(o)?;
     let per = |ms: f64| ms * 1e6 / values;
     let list: Vec<f64> = runs.iter().map(|r| per(r.list_dup_ms)).collect();
     let next: Vec<f64> = runs.iter().map(|r| per(r.next_dup_ms)).collect();

@@ -434,6 +434,24 @@ impl Report {
         }
     }
 
+    /// The skeleton of a report on `rounds` rounds of a suite that runs
+    /// each round with the same `options`: the current measure, the
+    /// options as given, and stock LMDB's version when a row compares with
+    /// it (`peer`).
+    pub fn of_rounds(
+        suite: &str,
+        rounds: usize,
+        options: &impl Serialize,
+        peer: bool,
+    ) -> Result<Report, serde_json::Error> {
+        let mut rep = Report::new(suite, Measure::current(), false, rounds);
+        if peer {
+            rep = rep.with_peer();
+        }
+        rep.options = serde_json::to_value(options)?;
+        Ok(rep)
+    }
+
     /// Record the end of the run (load, elapsed time).
     pub fn finish(&mut self, started: std::time::Instant) {
         self.machine.loadavg_end = crate::sysinfo::loadavg();

@@ -329,12 +329,10 @@ pub fn render_sample_text(r: &SampleRun) -> String {
 /// Rows of one or more rounds: population us/entry, warm and scan us/op,
 /// and the sample counts (exact).
 pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
-    use crate::report::{Measure, Report, Row};
+    use crate::report::{Report, Row};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
-    let measure = Measure::current();
-    let (per, scale) = measure.per_us();
-    let mut rep = Report::new("sample", measure, false, runs.len());
-    rep.options = serde_json::to_value(&first.options)?;
+    let mut rep = Report::of_rounds("sample", runs.len(), &first.options, first.lmdb.is_some())?;
+    let (per, scale) = rep.measure.per_us();
     let n = first.options.entries as f64;
     let mut pop = Row::measured(
         "population",
@@ -345,7 +343,6 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
             .collect(),
     );
     if first.lmdb.is_some() {
-        rep = rep.with_peer();
         pop = pop.with_reference(
             "lmdb",
             runs.iter()
