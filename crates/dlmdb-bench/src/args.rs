@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::report::{render_bmf, render_gab, render_rows_markdown, render_rows_text, Report};
-use crate::{EngineSel, PeersOptions};
+use crate::{EngineSel, PeersOptions, SuiteOptions};
 
 /// Exit status: no regression / target met.
 pub const EXIT_OK: i32 = 0;
@@ -274,14 +274,16 @@ impl PeersArgs {
     /// The run these flags ask for.
     pub fn options(&self) -> PeersOptions {
         PeersOptions {
-            quick: self.quick,
+            suite: SuiteOptions {
+                quick: self.quick,
+                rounds: self.out.rounds.unwrap_or(SuiteOptions::default().rounds),
+                dir: self.dir.clone(),
+                progress: self.out.progress(),
+            },
             filter: self.out.filter.clone(),
-            rounds: self.out.rounds.unwrap_or(5),
-            dir: self.dir.clone(),
             verify: !self.no_verify,
             env_flags: self.env_flags,
             ours_extra_flags: self.ours_flags,
-            progress: self.out.progress(),
             only: self.only.as_deref().map(|s| {
                 if s == "ours" {
                     EngineSel::Ours
@@ -317,9 +319,11 @@ impl PeersArgs {
             sizes: sizes.0.clone(),
             put_sizes: self.scale_puts.0.clone(),
             dir: dir.clone(),
-            rounds: self.out.rounds.unwrap_or(3),
-            warm_lookups: self.scale_lookups.max(1),
-            cold_lookups: self.scale_cold_lookups,
+            timing: crate::scale::LookupTiming {
+                rounds: self.out.rounds.unwrap_or(3),
+                warm_lookups: self.scale_lookups.max(1),
+                cold_lookups: self.scale_cold_lookups,
+            },
             rss_cap,
             only: self.options().only,
             test_mode: self.scale_test,

@@ -188,11 +188,7 @@ impl Timing {
         }
     }
     pub fn us_per_op(&self) -> f64 {
-        if self.ops == 0 {
-            0.0
-        } else {
-            self.ms * 1000.0 / self.ops as f64
-        }
+        crate::measure::us_per_op(self.ms, self.ops)
     }
     pub fn ops_per_sec(&self) -> f64 {
         self.ops as f64 * 1000.0 / self.ms
@@ -799,11 +795,7 @@ fn timing_line(s: &mut String, label: &str, unit: &str, t: &Timing) {
 }
 
 fn ratio(test: f64, base: f64) -> f64 {
-    if base <= 0.0 {
-        0.0
-    } else {
-        test / base
-    }
+    crate::report::ratio(Some(test), Some(base)).unwrap_or(0.0)
 }
 
 /// One variant's block, as compress_bench prints it.
@@ -1074,15 +1066,11 @@ fn exacts(r: &VariantResult) -> [(&'static str, &'static str, u64); 7] {
 /// variants that ran on stock LMDB, stock LMDB) as the reference; sizes
 /// and tree shape as exact rows. Exact rows must agree across rounds.
 pub fn compress_report(runs: &[CompressRun]) -> Result<crate::report::Report> {
-    use crate::report::{Measure, Report, Row, TargetKind};
+    use crate::report::{Report, Row, TargetKind};
     let first = runs.first().context("no compress run")?;
-    let measure = Measure::current();
-    let mut rep = Report::new("compress", measure, false, runs.len());
-    if first.options.peers {
-        rep = rep.with_peer();
-    }
-    rep.options = serde_json::to_value(&first.options)?;
-    let (per, scale) = measure.per_us();
+    let o = &first.options;
+    let mut rep = Report::of_rounds("compress", runs.len(), o, o.peers)?;
+    let (per, scale) = rep.measure.per_us();
     for (i, r0) in first.results.iter().enumerate() {
         let label = &r0.variant.label;
         let base = baseline_of(&first.results, i);

@@ -11,13 +11,12 @@
 //! rank, and dup counts agree.
 
 use std::path::{Path, PathBuf};
-use std::ptr;
 
 use anyhow::{bail, ensure, Result};
 use serde::Serialize;
 
-use crate::extra::{k, Cur, Eng, Env, GlibcRand, OursE, Txn};
-use crate::measure::Stamp;
+use crate::extra::{k, with_read_txn_cursor, Eng, Env, GlibcRand, OursE, Txn};
+use crate::measure::{us_per_op, Stamp};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct CountOptions {
@@ -105,9 +104,7 @@ struct Built {
 impl Drop for Built {
     fn drop(&mut self) {
         OursE::env_close(self.env);
-        let _ = std::fs::remove_file(self.dir.join("data.mdb"));
-        let _ = std::fs::remove_file(self.dir.join("lock.mdb"));
-        let _ = std::fs::remove_dir(&self.dir);
+        crate::extra::remove_env_dir(&self.dir);
     }
 }
 
@@ -120,10 +117,7 @@ fn build(
     dup: bool,
     counted: bool,
 ) -> Result<(Built, f64)> {
-    crate::interrupt::register_env(dir);
-    std::fs::create_dir_all(dir)?;
-    let _ = std::fs::remove_file(dir.join("data.mdb"));
-    let _ = std::fs::remove_file(dir.join("lock.mdb"));
+    crate::extra::fresh_env_dir(dir)?;
     let map = if dup {
         o.entries * o.dups * 128
     } else {
@@ -140,7 +134,6 @@ fn build(
         dbi: 0,
         dir: dir.to_path_buf(),
     };
-    let t = OursE::txn_begin(env, ptr::null_mut(), 0)?;
     let mut flags = k::MDB_CREATE | k::MDB_PREFIX_COMPRESSION;
     if dup {
         flags |= k::MDB_DUPSORT;
@@ -148,9 +141,10 @@ fn build(
     if counted {
         flags |= k::MDB_COUNTED;
     }
-    let r = (|| -> Result<f64> {
+    let mut t0 = None;
+    crate::extra::in_write_txn::<OursE>(env, |t| {
         b.dbi = OursE::dbi_open(t, Some(if dup { "bench_dup" } else { "bench" }), flags)?;
-        let t0 = Stamp::now();
+        t0 = Some(Stamp::now());
         for &i in order {
             let kk = key(i);
             if dup {
@@ -163,19 +157,9 @@ fn build(
                 OursE::put(t, b.dbi, kk.as_bytes(), v.as_bytes(), 0)?;
             }
         }
-        Ok(t0.elapsed().as_millis_f64())
-    })();
-    let ms = match r {
-        Ok(ms) => {
-            let t0 = Stamp::now();
-            OursE::txn_commit(t)?;
-            ms + t0.elapsed().as_millis_f64()
-        }
-        Err(e) => {
-            OursE::txn_abort(t);
-            return Err(e);
-        }
-    };
+        Ok(())
+    })?;
+    let ms = t0.expect("set before the puts").elapsed().as_millis_f64();
     Ok((b, ms))
 }
 
@@ -257,8 +241,6 @@ fn passes(o: &CountOptions, root: &Path, order: &[u64], dup: bool) -> Result<(Ve
     Ok((plain, counted))
 }
 
-/// Run `body` on a new read transaction of our engine and a cursor over
-/// `dbi` in it; both end before this returns.
 /// One answer per query from `count`, and the milliseconds the pass took.
 fn timed_counts(
     qs: &[Query],
@@ -299,21 +281,6 @@ fn engine_count(
     Ok(n)
 }
 
-fn on_read_cursor<T>(env: Env, dbi: u32, body: impl FnOnce(Txn, Cur) -> Result<T>) -> Result<T> {
-    let t = OursE::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let cur = match OursE::cursor_open(t, dbi) {
-        Ok(c) => c,
-        Err(e) => {
-            OursE::txn_abort(t);
-            return Err(e);
-        }
-    };
-    let r = body(t, cur);
-    OursE::cursor_close(cur);
-    OursE::txn_abort(t);
-    r
-}
-
 /// Run count_bench's schedule once. `tick` names the phase starting.
 pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRun> {
     let o = o.normalized();
@@ -348,7 +315,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
     run.counted_builds = counted;
 
     let qs = queries(&o);
-    on_read_cursor(db.env, db.dbi, |t, cur| {
+    with_read_txn_cursor::<OursE, _>(db.env, db.dbi, |t, cur| {
         // Naive range count: one cursor over all queries.
         let (naive, naive_ms) = timed_counts(&qs, |q| {
             let mut n = 0u64;
@@ -452,7 +419,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
         run.counted_dup_kept = Some(ms);
         if o.queries > 0 {
             tick("dupsort range counts");
-            let r = on_read_cursor(db.env, db.dbi, |t, cur| {
+            let r = with_read_txn_cursor::<OursE, _>(db.env, db.dbi, |t, cur| {
                 let (naive, cursor_ms) = timed_counts(&qs, |q| {
                     let mut n = 0u64;
                     let mut at = OursE::cursor_get(cur, &q.low, &[], k::MDB_SET_RANGE)?;
@@ -487,14 +454,6 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
     Ok(run)
 }
 
-fn us_per(ms: f64, ops: u64) -> f64 {
-    if ops == 0 {
-        0.0
-    } else {
-        ms * 1000.0 / ops as f64
-    }
-}
-
 fn insert_section(s: &mut String, title: &str, plain: f64, counted: f64, ops: u64) {
     let over = counted - plain;
     let pct = if plain != 0.0 {
@@ -512,7 +471,7 @@ fn insert_section(s: &mut String, title: &str, plain: f64, counted: f64, ops: u6
 fn ms_line(s: &mut String, label: &str, ms: f64, ops: u64) {
     s.push_str(&format!(
         "  {label} {ms:.2} ms ({:.2} us/op)\n",
-        us_per(ms, ops)
+        us_per_op(ms, ops)
     ));
 }
 
@@ -550,8 +509,8 @@ pub fn render_count_text(r: &CountRun) -> String {
         }
         ms_line(&mut s, "cursor API:       ", k.cursor_ms, o.queries);
         ms_line(&mut s, "mdb_get_rank:     ", k.get_rank_ms, o.queries);
-        let cursor_us = us_per(k.cursor_ms, o.queries);
-        let naive_us = us_per(k.naive_ms, k.naive_samples);
+        let cursor_us = us_per_op(k.cursor_ms, o.queries);
+        let naive_us = us_per_op(k.naive_ms, k.naive_samples);
         speedup(&mut s, naive_us, cursor_us);
     }
     if o.entries > 0 && o.dups > 0 {
@@ -578,17 +537,15 @@ pub fn render_count_text(r: &CountRun) -> String {
 
 /// Rows of one or more rounds (samples = every build / every round).
 pub fn count_report(runs: &[CountRun]) -> Result<crate::report::Report> {
-    use crate::report::{Measure, Report, Row, TargetKind};
+    use crate::report::{Report, Row, TargetKind};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
-    let measure = Measure::current();
-    let (per, scale) = measure.per_us();
-    let mut rep = Report::new("count", measure, false, runs.len());
-    rep.options = serde_json::to_value(o)?;
+    let mut rep = Report::of_rounds("count", runs.len(), o, false)?;
+    let (per, scale) = rep.measure.per_us();
     let all = |f: &dyn Fn(&CountRun) -> Vec<f64>, ops: u64| -> Vec<f64> {
         runs.iter()
             .flat_map(f)
-            .map(|ms| us_per(ms, ops) * scale)
+            .map(|ms| us_per_op(ms, ops) * scale)
             .collect()
     };
     let unit = format!("{per}/op");
@@ -632,7 +589,7 @@ pub fn count_report(runs: &[CountRun]) -> Result<crate::report::Report> {
         let naive = |r: &CountRun| {
             r.rank
                 .as_ref()
-                .map(|k| us_per(k.naive_ms, k.naive_samples) * scale)
+                .map(|k| us_per_op(k.naive_ms, k.naive_samples) * scale)
                 .into_iter()
                 .collect::<Vec<f64>>()
         };

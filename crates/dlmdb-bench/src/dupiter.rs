@@ -58,17 +58,12 @@ struct Db<E: Eng> {
 impl<E: Eng> Drop for Db<E> {
     fn drop(&mut self) {
         E::env_close(self.env);
-        let _ = std::fs::remove_file(self.dir.join("data.mdb"));
-        let _ = std::fs::remove_file(self.dir.join("lock.mdb"));
-        let _ = std::fs::remove_dir(&self.dir);
+        crate::extra::remove_env_dir(&self.dir);
     }
 }
 
 fn populate<E: Eng>(o: &DupIterOptions, dir: &Path, flags: u32) -> Result<Db<E>> {
-    crate::interrupt::register_env(dir);
-    std::fs::create_dir_all(dir)?;
-    let _ = std::fs::remove_file(dir.join("data.mdb"));
-    let _ = std::fs::remove_file(dir.join("lock.mdb"));
+    crate::extra::fresh_env_dir(dir)?;
     let env = E::env_open(
         dir,
         k::MDB_NOSYNC | k::MDB_NOMETASYNC | k::MDB_NOLOCK,
@@ -82,26 +77,33 @@ fn populate<E: Eng>(o: &DupIterOptions, dir: &Path, flags: u32) -> Result<Db<E>>
         _e: std::marker::PhantomData,
     };
     db.dbi = crate::extra::create_db::<E>(env, "bench", flags)?;
-    let total = o.keys * o.dups;
+    put_dups::<E>(env, db.dbi, o.keys, o.dups)?;
+    Ok(db)
+}
+
+/// dup_iter_bench's population: `dups` values under each of `keys` keys,
+/// in key order, in write transactions of 4096 puts.
+pub(crate) fn put_dups<E: Eng>(env: Env, dbi: u32, keys: u64, dups: u64) -> Result<()> {
+    let total = keys * dups;
     let mut i = 0;
     while i < total {
         let end = (i + 4096).min(total);
         crate::extra::in_write_txn::<E>(env, |t| {
             for j in i..end {
-                let (ki, di) = (j / o.dups, j % o.dups);
+                let (ki, di) = (j / dups, j % dups);
                 let key = format!("{ki:020}");
                 let val = format!("{ki:016}-value-{di:04}");
-                E::put(t, db.dbi, key.as_bytes(), val.as_bytes(), 0)?;
+                E::put(t, dbi, key.as_bytes(), val.as_bytes(), 0)?;
             }
             Ok(())
         })?;
         i = end;
     }
-    Ok(db)
+    Ok(())
 }
 
 /// One list_dup call: adds the first byte of every value to `sum`.
-fn list_dup(cur: Cur, sum: &mut u64) -> Result<u64> {
+pub(crate) fn list_dup(cur: Cur, sum: &mut u64) -> Result<u64> {
     let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
     let mut n: dlmdb_sys::mdb_size_t = 0;
     // SAFETY: live, positioned cursor of our engine; the array stays valid
@@ -239,16 +241,11 @@ pub fn dup_iter_report(runs: &[DupIterRun]) -> Result<crate::report::Report> {
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
     let o = &first.options;
     let values = (o.keys * o.dups * o.runs) as f64;
-    let measure = Measure::current();
-    let unit = match measure {
+    let mut rep = Report::of_rounds("dup-iter", runs.len(), o, o.peers)?;
+    let unit = match rep.measure {
         Measure::Instructions => "instr/value",
         Measure::Wall => "ns/value",
     };
-    let mut rep = Report::new("dup-iter", measure, false, runs.len());
-    if o.peers {
-        rep = rep.with_peer();
-    }
-    rep.options = serde_json::to_value(o)?;
     let per = |ms: f64| ms * 1e6 / values;
     let list: Vec<f64> = runs.iter().map(|r| per(r.list_dup_ms)).collect();
     let next: Vec<f64> = runs.iter().map(|r| per(r.next_dup_ms)).collect();

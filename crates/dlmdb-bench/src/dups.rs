@@ -18,7 +18,6 @@
 //! are checked against what was inserted, so a wrong answer cannot look fast.
 
 use std::path::Path;
-use std::ptr;
 
 use anyhow::{ensure, Result};
 
@@ -102,26 +101,13 @@ fn load<E: Eng>(env: extra::Env, dbi: u32, fixed: Option<u32>, d: &Data) -> Resu
     Ok(())
 }
 
-fn check_entries<E: Eng>(env: extra::Env, dbi: u32, want: u64) -> Result<()> {
-    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let n = E::entries(t, dbi);
-    E::txn_abort(t);
-    let n = n?;
-    ensure!(
-        n == want,
-        "{}: DB holds {n} entries, expected {want}",
-        E::LABEL
-    );
-    Ok(())
-}
-
 /// One timed insert sample in a fresh env.
 fn insert_sample<E: Eng>(root: &Path, seq: usize, d: &Data, verify: bool) -> Result<u128> {
     let g = EnvGuard::<E>::open(&root.join(format!("{}-ins-{seq}", E::LABEL)), 0, 4, 4 << 30)?;
     let dbi = extra::create_db::<E>(g.env, "dups", k::MDB_DUPSORT)?;
     let (ns, ()) = extra::timed(|| load::<E>(g.env, dbi, None, d))?;
     if verify {
-        check_entries::<E>(g.env, dbi, d.values())?;
+        extra::check_entries::<E>(g.env, dbi, d.values())?;
     }
     Ok(ns)
 }
@@ -218,7 +204,7 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
             (50_000, 100_000)
         };
         let d = Data::new(nkeys, 20, nlook);
-        let kname = |n: usize| crate_human(n);
+        let kname = |n: usize| crate::short_count(n as u64);
 
         // Insert row: fresh env per sample, engines alternate.
         let mut p = Pair::peer(format!("dup_insert/{}x20", kname(nkeys)), "value");
@@ -310,16 +296,6 @@ pub fn run_dups(opts: &SuiteOptions) -> Result<SuiteReport> {
     })
 }
 
-fn crate_human(n: usize) -> String {
-    if n.is_multiple_of(1_000_000) {
-        format!("{}M", n / 1_000_000)
-    } else if n.is_multiple_of(1000) {
-        format!("{}K", n / 1000)
-    } else {
-        n.to_string()
-    }
-}
-
 /// A loaded env for the read rows.
 struct Loaded<E: Eng> {
     g: EnvGuard<E>,
@@ -336,8 +312,8 @@ impl<E: Eng> Loaded<E> {
             let dbi = extra::create_db::<E>(g.env, "dups", k::MDB_DUPSORT)?;
             let fixed = extra::create_db::<E>(g.env, "fixed", k::MDB_DUPSORT | k::MDB_DUPFIXED)?;
             load::<E>(g.env, dbi, Some(fixed), d)?;
-            check_entries::<E>(g.env, dbi, d.values())?;
-            check_entries::<E>(g.env, fixed, d.values())?;
+            extra::check_entries::<E>(g.env, dbi, d.values())?;
+            extra::check_entries::<E>(g.env, fixed, d.values())?;
             Ok(Loaded { g, dbi, fixed })
         })()
         .map_err(|e| format!("{e:#}"))
@@ -355,22 +331,11 @@ const ITER_RUNS: usize = 5;
 fn list_dup_pass(env: extra::Env, dbi: u32) -> Result<u64> {
     let mut sum = 0u64;
     every_key_runs(env, dbi, |c| {
-        let mut vals: *const dlmdb_sys::MDB_val = ptr::null();
-        let mut n: dlmdb_sys::mdb_size_t = 0;
-        // SAFETY: live positioned cursor of our engine; the array is
-        // read before the cursor moves again.
-        let rc = unsafe { dlmdb_sys::mdb_cursor_list_dup(c as *mut _, &mut vals, &mut n) };
-        ensure!(rc == 0, "mdb_cursor_list_dup failed ({rc})");
+        let n = crate::dupiter::list_dup(c, &mut sum)?;
         ensure!(
             n as usize == ITER_DUPS,
             "mdb_cursor_list_dup returned {n} values"
         );
-        // SAFETY: `n` valid MDB_vals owned by the cursor.
-        let vs = unsafe { std::slice::from_raw_parts(vals, n as usize) };
-        for v in vs {
-            // SAFETY: each value has at least one byte (20-byte values).
-            sum += unsafe { *(v.mv_data as *const u8) } as u64;
-        }
         Ok(())
     })?;
     Ok(sum)
@@ -416,7 +381,7 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
     let mut p = Pair::new(
         format!(
             "list_dup_vs_next_dup/{}x{ITER_DUPS}x{ITER_RUNS}{}",
-            crate_human(ITER_KEYS),
+            crate::short_count(ITER_KEYS as u64),
             if dlmdb_flags { "" } else { "/plain_dupsort" }
         ),
         "list_dup",
@@ -432,25 +397,9 @@ fn list_dup_row(root: &Path, opts: &SuiteOptions, dlmdb_flags: bool) -> SuiteRow
             0
         };
         let dbi = extra::create_db::<OursE>(g.env, "bench", k::MDB_DUPSORT | extra_flags)?;
-        // Population as dup_iter_bench: txns of 4096 puts.
         let total = ITER_KEYS * ITER_DUPS;
-        let mut i = 0;
-        while i < total {
-            let t = OursE::txn_begin(g.env, ptr::null_mut(), 0)?;
-            let end = (i + 4096).min(total);
-            for e in i..end {
-                let (ki, di) = (e / ITER_DUPS, e % ITER_DUPS);
-                let key = format!("{ki:020}");
-                let v = format!("{ki:016}-value-{di:04}");
-                if let Err(err) = OursE::put(t, dbi, key.as_bytes(), v.as_bytes(), 0) {
-                    OursE::txn_abort(t);
-                    return Err(err);
-                }
-            }
-            OursE::txn_commit(t)?;
-            i = end;
-        }
-        check_entries::<OursE>(g.env, dbi, total as u64)?;
+        crate::dupiter::put_dups::<OursE>(g.env, dbi, ITER_KEYS as u64, ITER_DUPS as u64)?;
+        extra::check_entries::<OursE>(g.env, dbi, total as u64)?;
         let values = (total * ITER_RUNS) as u64;
         let mut sums = [None, None];
         for r in 0..opts.rounds {

@@ -14,10 +14,10 @@
 //! * Seeded generators, including the exact ones DLMDB's benchmark programs
 //!   use (spec dlmdb-extensions.md §5.0), and small timing helpers.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 /// The raw two-engine driver the suites time (one body for both engines,
 /// in `dlmdb-kit`).
@@ -53,6 +53,17 @@ pub fn with_read_cursor<E: Eng, T>(
     dbi: u32,
     body: impl FnOnce(Cur) -> Result<T>,
 ) -> Result<T> {
+    with_read_txn_cursor::<E, T>(env, dbi, |_, c| body(c))
+}
+
+/// [`with_read_cursor`] for a `body` that also calls the engine on the
+/// read transaction itself.
+#[inline]
+pub fn with_read_txn_cursor<E: Eng, T>(
+    env: Env,
+    dbi: u32,
+    body: impl FnOnce(Txn, Cur) -> Result<T>,
+) -> Result<T> {
     let t = E::txn_begin(env, std::ptr::null_mut(), k::MDB_RDONLY)?;
     let c = match E::cursor_open(t, dbi) {
         Ok(c) => c,
@@ -61,10 +72,42 @@ pub fn with_read_cursor<E: Eng, T>(
             return Err(e);
         }
     };
-    let r = body(c);
+    let r = body(t, c);
     E::cursor_close(c);
     E::txn_abort(t);
     r
+}
+
+/// Fail unless `dbi` of `env` holds `want` entries (read in a new read
+/// transaction).
+pub fn check_entries<E: Eng>(env: Env, dbi: u32, want: u64) -> Result<()> {
+    let t = E::txn_begin(env, std::ptr::null_mut(), k::MDB_RDONLY)?;
+    let n = E::entries(t, dbi);
+    E::txn_abort(t);
+    let n = n?;
+    anyhow::ensure!(
+        n == want,
+        "{}: DB holds {n} entries, expected {want}",
+        E::LABEL
+    );
+    Ok(())
+}
+
+/// Make `dir` ready for a new environment: registered for removal on
+/// Ctrl-C, created, and without the data and lock files of an earlier one.
+pub fn fresh_env_dir(dir: &Path) -> Result<()> {
+    crate::interrupt::register_env(dir);
+    std::fs::create_dir_all(dir)?;
+    let _ = std::fs::remove_file(dir.join("data.mdb"));
+    let _ = std::fs::remove_file(dir.join("lock.mdb"));
+    Ok(())
+}
+
+/// Remove an environment's files and then its (now empty) directory.
+pub fn remove_env_dir(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join("data.mdb"));
+    let _ = std::fs::remove_file(dir.join("lock.mdb"));
+    let _ = std::fs::remove_dir(dir);
 }
 
 // ---------------------------------------------------------------- report
@@ -77,13 +120,14 @@ pub type SuiteRow = crate::report::Row;
 /// The report of an extra suite: the unified [`crate::report::Report`].
 pub type SuiteReport = crate::report::Report;
 
-/// Options common to the extra suites.
+/// Options of the suites that time rounds of their own rows: `dups`,
+/// `txns`, and `peers` (embedded in [`crate::PeersOptions`]).
 #[derive(Clone, Debug)]
 pub struct SuiteOptions {
     pub quick: bool,
     pub rounds: usize,
-    /// Parent of the scratch dir (default `/dev/shm` if usable, else temp).
-    pub dir: Option<std::path::PathBuf>,
+    /// Parent of the scratch dir (default: [`default_scratch_parent`]).
+    pub dir: Option<PathBuf>,
     /// Print each finished row to stderr.
     pub progress: bool,
 }
@@ -212,34 +256,42 @@ pub fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(u128, T)> {
     Ok((t.elapsed().as_nanos(), r))
 }
 
-/// Parent directory for scratch envs.
-pub fn scratch_parent(opts: &SuiteOptions) -> std::path::PathBuf {
-    if let Some(d) = &opts.dir {
-        return d.clone();
-    }
+/// Where scratch environments go when no directory is given: `/dev/shm`
+/// when it is a writable tmpfs (fsync is nearly free there, so write rows
+/// measure the engine, not the disk), else the system temp dir.
+pub fn default_scratch_parent() -> PathBuf {
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+    if crate::sysinfo::fs_type(shm).as_deref() == Some("tmpfs") && tempfile::tempdir_in(shm).is_ok()
+    {
         shm.to_path_buf()
     } else {
         std::env::temp_dir()
     }
 }
 
-/// A fresh scratch directory `dlmdb-bench-<suite>-*` under `parent` (or
-/// the default parent), removed when the returned value is dropped. It is
-/// also registered for removal on Ctrl-C (see [`crate::interrupt`]).
-pub fn scratch_dir(suite: &str, parent: Option<&Path>) -> Result<tempfile::TempDir> {
-    let parent = match parent {
-        Some(p) => p.to_path_buf(),
-        None => scratch_parent(&SuiteOptions::default()),
-    };
-    std::fs::create_dir_all(&parent)?;
+/// Parent directory for scratch envs.
+pub fn scratch_parent(opts: &SuiteOptions) -> PathBuf {
+    opts.dir.clone().unwrap_or_else(default_scratch_parent)
+}
+
+/// A fresh directory `<prefix>*` in `parent` (created if missing), removed
+/// when the returned value is dropped. It is also registered for removal
+/// on Ctrl-C (see [`crate::interrupt`]).
+pub fn scratch_in(parent: &Path, prefix: &str) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     let t = tempfile::Builder::new()
-        .prefix(&format!("dlmdb-bench-{suite}-"))
-        .tempdir_in(&parent)
-        .map_err(|e| anyhow::anyhow!("creating a scratch dir in {}: {e}", parent.display()))?;
+        .prefix(prefix)
+        .tempdir_in(parent)
+        .with_context(|| format!("creating a scratch dir in {}", parent.display()))?;
     crate::interrupt::register(t.path());
     Ok(t)
+}
+
+/// A fresh scratch directory `dlmdb-bench-<suite>-*` under `parent` (or
+/// the default parent); see [`scratch_in`].
+pub fn scratch_dir(suite: &str, parent: Option<&Path>) -> Result<tempfile::TempDir> {
+    let parent = parent.map_or_else(default_scratch_parent, Path::to_path_buf);
+    scratch_in(&parent, &format!("dlmdb-bench-{suite}-"))
 }
 
 /// Run `body` with a scratch dir and wrap its rows into a report.

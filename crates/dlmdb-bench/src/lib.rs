@@ -49,16 +49,14 @@ pub use render::{render_markdown, render_text};
 /// What to run. `Default` = the full suite, 5 rounds, durable env flags.
 #[derive(Clone, Debug)]
 pub struct PeersOptions {
-    /// Small sizes only (10K-entry rows and the 1K x 8 KiB row): seconds, not minutes.
-    pub quick: bool,
+    /// What every suite takes. For peers, `quick` keeps the small sizes
+    /// only (10K-entry rows and the 1K x 8 KiB row: seconds, not minutes),
+    /// `rounds` is the timed repetitions per engine per row (the median is
+    /// reported) and `progress` prints one line per finished row.
+    pub suite: SuiteOptions,
     /// Keep only rows whose name contains one of these comma-separated
     /// substrings (case-insensitive), e.g. `rand_get` or `k64/v100/1M,seq_put`.
     pub filter: Option<String>,
-    /// Timed repetitions per engine per row (the median is reported).
-    pub rounds: usize,
-    /// Parent directory for the scratch environments. Default: `/dev/shm`
-    /// when it is a writable tmpfs, else the system temp dir.
-    pub dir: Option<PathBuf>,
     /// Untimed full content check of every environment before its numbers count.
     pub verify: bool,
     /// `mdb_env_open` flags for both engines (0 = LMDB's durable default).
@@ -67,8 +65,6 @@ pub struct PeersOptions {
     pub ours_extra_flags: u32,
     /// Map size for every environment, bytes.
     pub map_size: usize,
-    /// Print one line per finished row to stderr.
-    pub progress: bool,
     /// Run only one engine (for profiling one side with perf/callgrind).
     pub only: Option<EngineSel>,
     /// Repeat short rows until a sample lasts this long. `None` = 40 ms
@@ -84,18 +80,23 @@ pub enum EngineSel {
     Lmdb,
 }
 
+impl EngineSel {
+    /// Whether a run limited to `only` (`None`: both engines) runs our
+    /// engine (`ours`) or stock LMDB (`!ours`).
+    pub fn runs(only: Option<EngineSel>, ours: bool) -> bool {
+        only.is_none_or(|e| (e == EngineSel::Ours) == ours)
+    }
+}
+
 impl Default for PeersOptions {
     fn default() -> Self {
         PeersOptions {
-            quick: false,
+            suite: SuiteOptions::default(),
             filter: None,
-            rounds: 5,
-            dir: None,
             verify: true,
             env_flags: 0,
             ours_extra_flags: 0,
             map_size: 4 << 30,
-            progress: false,
             only: None,
             min_sample_ns: None,
         }
@@ -184,14 +185,13 @@ fn configs(quick: bool) -> Vec<Config> {
     v
 }
 
-fn human(n: usize) -> String {
-    let (mega, kilo) = (n % 1_000_000, n % 1_000);
-    if n >= 1_000_000 && mega == 0 {
-        format!("{}M", n / 1_000_000)
-    } else if n >= 1_000 && kilo == 0 {
-        format!("{}K", n / 1_000)
-    } else {
-        n.to_string()
+/// A count as row names and tables show it: `10M`, `100K`, `20K`, or the
+/// plain number when it is not a whole number of thousands.
+pub fn short_count(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}K", n / 1_000),
+        n => n.to_string(),
     }
 }
 
@@ -201,7 +201,7 @@ fn row_name(w: Workload, c: &Config) -> String {
         w.name(),
         c.key_size,
         c.value_size,
-        human(c.entries)
+        short_count(c.entries as u64)
     )
 }
 
@@ -236,21 +236,26 @@ impl Samples {
             Err(e) => self.error = Some(format!("{e:#}")),
         }
     }
+
+    /// The median ns/op; `None` when the engine failed.
+    fn value(&self) -> Option<f64> {
+        if self.error.is_some() {
+            None
+        } else {
+            median(&self.ns_per_op)
+        }
+    }
+
+    /// The best round's ns/op; `None` when the engine failed.
+    fn best(&self) -> Option<f64> {
+        let min = self.ns_per_op.iter().copied().min_by(|a, b| a.total_cmp(b));
+        self.value().and(min)
+    }
 }
 
 fn make_row(w: Workload, c: &Config, ours: Samples, lmdb: Samples, reps: usize) -> PeersRow {
-    let o = if ours.error.is_some() {
-        None
-    } else {
-        median(&ours.ns_per_op)
-    };
-    let l = if lmdb.error.is_some() {
-        None
-    } else {
-        median(&lmdb.ns_per_op)
-    };
-    let min = |v: &[f64]| v.iter().copied().min_by(|a, b| a.total_cmp(b));
-    let (omin, lmin) = (o.and(min(&ours.ns_per_op)), l.and(min(&lmdb.ns_per_op)));
+    let (o, l) = (ours.value(), lmdb.value());
+    let (omin, lmin) = (ours.best(), lmdb.best());
     PeersRow {
         name: row_name(w, c),
         workload: w.name().to_string(),
@@ -259,16 +264,10 @@ fn make_row(w: Workload, c: &Config, ours: Samples, lmdb: Samples, reps: usize) 
         value_size: c.value_size,
         ours_ns_per_op: o,
         lmdb_ns_per_op: l,
-        ratio: match (o, l) {
-            (Some(o), Some(l)) if l > 0.0 => Some(o / l),
-            _ => None,
-        },
+        ratio: report::ratio(o, l),
         ours_min_ns_per_op: omin,
         lmdb_min_ns_per_op: lmin,
-        ratio_min: match (omin, lmin) {
-            (Some(o), Some(l)) if l > 0.0 => Some(o / l),
-            _ => None,
-        },
+        ratio_min: report::ratio(omin, lmin),
         reps_per_sample: reps.max(1),
         ours_samples: ours.ns_per_op,
         lmdb_samples: lmdb.ns_per_op,
@@ -353,7 +352,7 @@ impl Runner<'_> {
     fn write_row(&mut self, w: Workload, c: &Config, d: &Dataset) -> PeersRow {
         let (mut ours, mut lmdb) = self.initial_samples();
         let mut reps = 0;
-        for r in 0..self.opts.rounds {
+        for r in 0..self.opts.suite.rounds {
             let check = self.opts.verify && r == 0;
             // Alternate who goes first so drift and warm-up hit both engines.
             for ours_turn in extra::turns(r) {
@@ -428,7 +427,7 @@ impl Runner<'_> {
             }
             let mut sums: [Option<u64>; 2] = [None, None];
             let mut reps = 0;
-            for r in 0..self.opts.rounds {
+            for r in 0..self.opts.suite.rounds {
                 for ours_turn in extra::turns(r) {
                     let res = if ours_turn {
                         match (&mut ours, so.error.is_none() && !so.skip) {
@@ -474,45 +473,27 @@ impl Runner<'_> {
 
     /// Fresh collectors; an engine excluded by `only` is marked skipped.
     fn initial_samples(&self) -> (Samples, Samples) {
-        let mut o = Samples::default();
-        let mut l = Samples::default();
-        match self.opts.only {
-            Some(EngineSel::Ours) => l.skip = true,
-            Some(EngineSel::Lmdb) => o.skip = true,
-            None => {}
-        }
-        (o, l)
+        let side = |ours| Samples {
+            skip: !EngineSel::runs(self.opts.only, ours),
+            ..Samples::default()
+        };
+        (side(true), side(false))
     }
 
     fn progress(&self, row: &PeersRow) {
-        if self.opts.progress {
+        if self.opts.suite.progress {
             eprintln!("{}", render::row_line(row));
         }
     }
 }
 
-/// Where scratch environments go when `--dir` is not given.
-fn default_parent() -> PathBuf {
-    let shm = Path::new("/dev/shm");
-    if sysinfo::fs_type(shm).as_deref() == Some("tmpfs") && tempfile::tempdir_in(shm).is_ok() {
-        shm.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
-}
-
 /// Run the selected rows for both engines and collect the report.
 pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
-    anyhow::ensure!(opts.rounds >= 1, "rounds must be at least 1");
+    anyhow::ensure!(opts.suite.rounds >= 1, "rounds must be at least 1");
     let started = std::time::Instant::now();
     let loadavg_start = sysinfo::loadavg();
-    let parent = opts.dir.clone().unwrap_or_else(default_parent);
-    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("dlmdb-bench-")
-        .tempdir_in(&parent)
-        .with_context(|| format!("creating a scratch dir in {}", parent.display()))?;
-    interrupt::register(scratch.path());
+    let parent = extra::scratch_parent(&opts.suite);
+    let scratch = extra::scratch_in(&parent, "dlmdb-bench-")?;
     let mut runner = Runner {
         opts,
         env: EnvConfig {
@@ -522,14 +503,17 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         },
         root: scratch.path(),
         seq: 0,
-        min_sample_ns: opts.min_sample_ns.map(u128::from).unwrap_or(if opts.quick {
-            10_000_000
-        } else {
-            40_000_000
-        }),
+        min_sample_ns: opts
+            .min_sample_ns
+            .map(u128::from)
+            .unwrap_or(if opts.suite.quick {
+                10_000_000
+            } else {
+                40_000_000
+            }),
     };
     let mut rows = Vec::new();
-    for c in configs(opts.quick) {
+    for c in configs(opts.suite.quick) {
         let selected: Vec<Workload> = Workload::ALL
             .into_iter()
             .filter(|&w| matches(&opts.filter, &row_name(w, &c)))
@@ -559,14 +543,9 @@ pub fn run_peers(opts: &PeersOptions) -> Result<PeersReport> {
         ours_version: Ours::version(),
         lmdb_version: Lmdb::version(),
         ours_is_lmdb: engine::OURS_IS_LMDB,
-        build_profile: if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .to_string(),
-        quick: opts.quick,
-        rounds: opts.rounds,
+        build_profile: report::build_profile().to_string(),
+        quick: opts.suite.quick,
+        rounds: opts.suite.rounds,
         batch_size: workload::BATCH,
         env_flags: opts.env_flags,
         ours_extra_flags: opts.ours_extra_flags,
@@ -595,7 +574,7 @@ pub fn peers_row_names(quick: bool) -> Vec<String> {
 /// A `--filter` that selects no row is a usage error.
 pub fn check_peers_filter(opts: &PeersOptions) -> Result<(), String> {
     match &opts.filter {
-        Some(f) if !peers_row_names(opts.quick).iter().any(|n| matches(&opts.filter, n)) => Err(
+        Some(f) if !peers_row_names(opts.suite.quick).iter().any(|n| matches(&opts.filter, n)) => Err(
             format!("--filter {f:?} matches no row of suite peers (rows look like rand_get/k8/v100/10K)"),
         ),
         _ => Ok(()),
@@ -654,6 +633,14 @@ mod tests {
     }
 
     #[test]
+    fn short_counts() {
+        assert_eq!(short_count(10_000_000), "10M");
+        assert_eq!(short_count(20_000), "20K");
+        assert_eq!(short_count(12_345), "12345");
+        assert_eq!(short_count(0), "0");
+    }
+
+    #[test]
     fn median_odd_even() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
@@ -664,10 +651,13 @@ mod tests {
     fn tiny_run_produces_every_row() {
         let dir = tempfile::tempdir().unwrap();
         let opts = PeersOptions {
-            quick: true,
+            suite: SuiteOptions {
+                quick: true,
+                rounds: 1,
+                dir: Some(dir.path().to_path_buf()),
+                progress: false,
+            },
             filter: Some("k8/v100/10K".into()),
-            rounds: 1,
-            dir: Some(dir.path().to_path_buf()),
             map_size: 256 << 20,
             ..Default::default()
         };

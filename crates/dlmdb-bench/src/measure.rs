@@ -105,6 +105,17 @@ impl Units {
     }
 }
 
+/// Microseconds per operation of `ops` operations that took `ms`
+/// milliseconds (instructions per op / 1000 when counting instructions);
+/// 0 when there were no operations.
+pub fn us_per_op(ms: f64, ops: u64) -> f64 {
+    if ops == 0 {
+        0.0
+    } else {
+        ms * 1000.0 / ops as f64
+    }
+}
+
 impl Stamp {
     #[inline]
     pub fn now() -> Stamp {

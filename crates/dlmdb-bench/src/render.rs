@@ -12,7 +12,8 @@ fn ns(v: Option<f64>) -> String {
     }
 }
 
-fn ratio(v: Option<f64>) -> String {
+/// A ratio with two decimals, `-` when there is none.
+pub(crate) fn ratio(v: Option<f64>) -> String {
     v.map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into())
 }
 

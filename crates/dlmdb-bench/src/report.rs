@@ -107,6 +107,21 @@ impl Spread {
             noise,
         })
     }
+
+    /// The spread of `samples` and their median, the value a side of a
+    /// row reports (both `None` without samples).
+    fn with_median(samples: &[f64]) -> (Option<Spread>, Option<f64>) {
+        let spread = Spread::of(samples);
+        (spread, spread.map(|s| s.median))
+    }
+}
+
+/// `a / b` when both figures exist and `b` is positive.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
 }
 
 /// The other side of a two-sided row.
@@ -218,8 +233,7 @@ impl Row {
         lower_is_better: bool,
         samples: Vec<f64>,
     ) -> Row {
-        let spread = Spread::of(&samples);
-        let value = spread.map(|s| s.median);
+        let (spread, value) = Spread::with_median(&samples);
         Row::bare(
             name.into(),
             unit,
@@ -253,10 +267,10 @@ impl Row {
     }
 
     pub fn with_reference(mut self, label: &str, samples: Vec<f64>) -> Row {
-        let spread = Spread::of(&samples);
+        let (spread, value) = Spread::with_median(&samples);
         self.reference = Some(Reference {
             label: label.into(),
-            value: spread.map(|s| s.median),
+            value,
             samples,
             spread,
         });
@@ -303,12 +317,10 @@ impl Row {
             self.error = other.error.clone();
         }
         self.samples.extend_from_slice(&other.samples);
-        self.spread = Spread::of(&self.samples);
-        self.value = self.spread.map(|s| s.median);
+        (self.spread, self.value) = Spread::with_median(&self.samples);
         if let (Some(a), Some(b)) = (self.reference.as_mut(), other.reference.as_ref()) {
             a.samples.extend_from_slice(&b.samples);
-            a.spread = Spread::of(&a.samples);
-            a.value = a.spread.map(|s| s.median);
+            (a.spread, a.value) = Spread::with_median(&a.samples);
         }
         *self = std::mem::replace(self, Row::exact("", "", 0.0)).settle();
         Ok(())
@@ -321,14 +333,8 @@ impl Row {
         }
         let refv = self.reference.as_ref().and_then(|r| r.value);
         let (v, r) = (self.value, refv);
-        self.ratio = match (v, r) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
-        };
-        self.speedup = match (v, r) {
-            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-            _ => None,
-        };
+        self.ratio = ratio(v, r);
+        self.speedup = ratio(r, v);
         let mins = (
             self.spread.map(|s| s.min),
             self.reference
@@ -336,10 +342,7 @@ impl Row {
                 .and_then(|r| r.spread)
                 .map(|s| s.min),
         );
-        self.ratio_min = match (v.and(mins.0), r.and(mins.1)) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-            _ => None,
-        };
+        self.ratio_min = ratio(v.and(mins.0), r.and(mins.1));
         let verdict = |ratio: Option<f64>, value: Option<f64>, t: &Target| -> Option<bool> {
             match t.kind {
                 TargetKind::RatioAtMost => ratio.map(|x| x <= t.bound),
@@ -397,6 +400,16 @@ pub fn git_revision() -> Option<String> {
         .map(str::to_string)
 }
 
+/// "release" or "debug": the Rust build profile of this binary (the C
+/// engine is built at -O0 in a debug build too).
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
 impl Report {
     /// A report skeleton: versions, machine, build facts; rows empty.
     pub fn new(suite: &str, measure: Measure, quick: bool, rounds: usize) -> Report {
@@ -410,12 +423,7 @@ impl Report {
             },
             peer_version: None,
             git_revision: git_revision(),
-            build_profile: if cfg!(debug_assertions) {
-                "debug"
-            } else {
-                "release"
-            }
-            .into(),
+            build_profile: build_profile().into(),
             machine: Machine::now(),
             measure,
             quick,
@@ -424,6 +432,24 @@ impl Report {
             elapsed_secs: 0.0,
             rows: Vec::new(),
         }
+    }
+
+    /// The skeleton of a report on `rounds` rounds of a suite that runs
+    /// each round with the same `options`: the current measure, the
+    /// options as given, and stock LMDB's version when a row compares with
+    /// it (`peer`).
+    pub fn of_rounds(
+        suite: &str,
+        rounds: usize,
+        options: &impl Serialize,
+        peer: bool,
+    ) -> Result<Report, serde_json::Error> {
+        let mut rep = Report::new(suite, Measure::current(), false, rounds);
+        if peer {
+            rep = rep.with_peer();
+        }
+        rep.options = serde_json::to_value(options)?;
+        Ok(rep)
     }
 
     /// Record the end of the run (load, elapsed time).
@@ -734,6 +760,22 @@ mod tests {
         assert_eq!(r.target.as_ref().unwrap().met, Some(true));
         let r = r.with_target(TargetKind::SpeedupAtLeast, 3.0);
         assert_eq!(r.target.as_ref().unwrap().met, Some(false));
+    }
+
+    #[test]
+    fn absorb_joins_the_samples_of_both_sides() {
+        let mut a =
+            Row::measured("a", "ns/op", true, vec![10.0]).with_reference("lmdb", vec![20.0]);
+        let b = Row::measured("a", "ns/op", true, vec![30.0, 12.0])
+            .with_reference("lmdb", vec![24.0, 22.0]);
+        a.absorb(&b).unwrap();
+        assert_eq!(a.samples, vec![10.0, 30.0, 12.0]);
+        assert_eq!(a.value, Some(12.0));
+        assert_eq!(a.spread.map(|s| (s.min, s.max)), Some((10.0, 30.0)));
+        let r = a.reference.as_ref().unwrap();
+        assert_eq!((r.value, r.samples.len()), (Some(22.0), 3));
+        assert_eq!(a.ratio, Some(12.0 / 22.0));
+        assert_eq!(a.ratio_min, Some(10.0 / 20.0));
     }
 
     #[test]

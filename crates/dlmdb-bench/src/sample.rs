@@ -8,11 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::ptr;
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::extra::{k, Eng, LmdbE, OursE};
-use crate::measure::Stamp;
+use crate::measure::{us_per_op, Stamp};
 
 /// Run `body` on a cursor over `dbi` in a new read transaction of `env`,
 /// timing `body` alone: its count and milliseconds.
@@ -131,14 +131,6 @@ pub struct LmdbSample {
     pub scan: Option<(u64, f64)>,
 }
 
-fn prepare_dir(dir: &Path) -> Result<()> {
-    crate::interrupt::register_env(dir);
-    std::fs::create_dir_all(dir)?;
-    let _ = std::fs::remove_file(dir.join("data.mdb"));
-    let _ = std::fs::remove_file(dir.join("lock.mdb"));
-    Ok(())
-}
-
 fn get_rank(cur: crate::extra::Cur, rank: u64) -> Result<bool> {
     let mut kv = dlmdb_sys::MDB_val {
         mv_size: 0,
@@ -187,7 +179,7 @@ pub fn run_sample(o: &SampleOptions) -> Result<SampleRun> {
 fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
     let ours = E::LABEL == OursE::LABEL;
     let (n, d, stride, batch) = (o.entries, o.dups, o.stride(), o.batch());
-    prepare_dir(&o.path)?;
+    crate::extra::fresh_env_dir(&o.path)?;
     let env = E::env_open(
         &o.path,
         k::MDB_NOSYNC | k::MDB_NOMETASYNC | k::MDB_NOLOCK,
@@ -195,22 +187,14 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
         o.mapsize as usize,
     )?;
     let guard = EnvClose::<E>(env, std::marker::PhantomData);
-    let mut flags = k::MDB_CREATE;
+    let mut flags = 0;
     if ours {
         flags |= k::MDB_COUNTED;
     }
     if d > 1 {
         flags |= k::MDB_DUPSORT;
     }
-    let t = E::txn_begin(env, ptr::null_mut(), 0)?;
-    let dbi = match E::dbi_open(t, Some("sample"), flags) {
-        Ok(x) => x,
-        Err(e) => {
-            E::txn_abort(t);
-            return Err(e);
-        }
-    };
-    E::txn_commit(t)?;
+    let dbi = crate::extra::create_db::<E>(env, "sample", flags)?;
 
     const MDB_APPEND: u32 = 0x20000;
     let put_flags = if d == 1 { MDB_APPEND } else { 0 };
@@ -276,11 +260,7 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
         })?);
     }
     // Correctness outside the timed regions: every entry is there.
-    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let e = E::entries(t, dbi);
-    E::txn_abort(t);
-    let e = e?;
-    ensure!(e == n, "{e} entries in the DB, expected {n}");
+    crate::extra::check_entries::<E>(env, dbi, n)?;
     drop(guard);
     Ok(SampleRun {
         options: o.clone(),
@@ -296,14 +276,6 @@ struct EnvClose<E: Eng>(crate::extra::Env, std::marker::PhantomData<E>);
 impl<E: Eng> Drop for EnvClose<E> {
     fn drop(&mut self) {
         E::env_close(self.0);
-    }
-}
-
-fn per_op(count: u64, ms: f64) -> f64 {
-    if count == 0 {
-        0.0
-    } else {
-        ms * 1000.0 / count as f64
     }
 }
 
@@ -330,13 +302,13 @@ pub fn render_sample_text(r: &SampleRun) -> String {
     if let Some((c, ms)) = r.warm {
         s.push_str(&format!(
             "Warm sequential: samples={c} total={ms:.2} ms avg={:.2} us/op\n",
-            per_op(c, ms)
+            us_per_op(ms, c)
         ));
     }
     if let Some((c, ms)) = r.scan {
         s.push_str(&format!(
             "Stride scan (MDB_NEXT): samples={c} total={ms:.2} ms avg={:.2} us/op\n",
-            per_op(c, ms)
+            us_per_op(ms, c)
         ));
     }
     if let Some(l) = &r.lmdb {
@@ -347,7 +319,7 @@ pub fn render_sample_text(r: &SampleRun) -> String {
         if let Some((c, ms)) = l.scan {
             s.push_str(&format!(
                 "stock LMDB stride scan (MDB_NEXT): samples={c} total={ms:.2} ms avg={:.2} us/op\n",
-                per_op(c, ms)
+                us_per_op(ms, c)
             ));
         }
     }
@@ -357,12 +329,10 @@ pub fn render_sample_text(r: &SampleRun) -> String {
 /// Rows of one or more rounds: population us/entry, warm and scan us/op,
 /// and the sample counts (exact).
 pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
-    use crate::report::{Measure, Report, Row};
+    use crate::report::{Report, Row};
     let first = runs.first().ok_or_else(|| anyhow::anyhow!("no run"))?;
-    let measure = Measure::current();
-    let (per, scale) = measure.per_us();
-    let mut rep = Report::new("sample", measure, false, runs.len());
-    rep.options = serde_json::to_value(&first.options)?;
+    let mut rep = Report::of_rounds("sample", runs.len(), &first.options, first.lmdb.is_some())?;
+    let (per, scale) = rep.measure.per_us();
     let n = first.options.entries as f64;
     let mut pop = Row::measured(
         "population",
@@ -373,7 +343,6 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
             .collect(),
     );
     if first.lmdb.is_some() {
-        rep = rep.with_peer();
         pop = pop.with_reference(
             "lmdb",
             runs.iter()
@@ -397,7 +366,7 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
                 true,
                 runs.iter()
                     .filter_map(pick)
-                    .map(|(c, ms)| per_op(c, ms) * scale)
+                    .map(|(c, ms)| us_per_op(ms, c) * scale)
                     .collect(),
             );
             if name == "stride_scan" && first.lmdb.as_ref().is_some_and(|l| l.scan.is_some()) {
@@ -405,7 +374,7 @@ pub fn sample_report(runs: &[SampleRun]) -> Result<crate::report::Report> {
                     "lmdb",
                     runs.iter()
                         .filter_map(|r| r.lmdb.as_ref().and_then(|l| l.scan))
-                        .map(|(c, ms)| per_op(c, ms) * scale)
+                        .map(|(c, ms)| us_per_op(ms, c) * scale)
                         .collect(),
                 );
             }

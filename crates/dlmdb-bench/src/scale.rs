@@ -39,7 +39,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::extra::{median, Cur, Eng, Env, LmdbE, Txn};
-use crate::EngineSel;
+use crate::{short_count, EngineSel};
 
 #[cfg(not(ours_is_lmdb))]
 type OursEng = crate::extra::OursE;
@@ -62,6 +62,17 @@ pub const MIN_SCALE: u64 = 1_000_000;
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
+/// How the lookup rows are timed; the report repeats it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LookupTiming {
+    /// Interleaved rounds of the lookup rows.
+    pub rounds: usize,
+    /// Timed random lookups per warm row.
+    pub warm_lookups: u64,
+    /// Timed random lookups per cold row.
+    pub cold_lookups: u64,
+}
+
 /// What `--scale` runs.
 #[derive(Clone, Debug)]
 pub struct ScaleOptions {
@@ -71,12 +82,8 @@ pub struct ScaleOptions {
     pub put_sizes: Vec<u64>,
     /// Parent directory of the stores (a real disk).
     pub dir: PathBuf,
-    /// Interleaved rounds of the lookup rows.
-    pub rounds: usize,
-    /// Timed random lookups per warm row.
-    pub warm_lookups: u64,
-    /// Timed random lookups per cold row.
-    pub cold_lookups: u64,
+    /// Rounds and lookups of the lookup rows.
+    pub timing: LookupTiming,
     /// A put row's child is stopped when its RSS passes this (bytes).
     pub rss_cap: u64,
     /// Run only one engine.
@@ -128,9 +135,8 @@ pub struct PutRow {
 pub struct ScaleReport {
     pub dir: String,
     pub filesystem: String,
-    pub rounds: usize,
-    pub warm_lookups: u64,
-    pub cold_lookups: u64,
+    #[serde(flatten)]
+    pub timing: LookupTiming,
     pub lookups: Vec<LookupRow>,
     pub puts: Vec<PutRow>,
     /// How the page cache was dropped, or why cold rows are missing.
@@ -172,19 +178,35 @@ pub fn parse_counts(s: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-/// Refuse memory-backed filesystems: the point of the benchmark is a store
-/// larger than what stays cached. Returns the filesystem's name.
-pub fn check_real_disk(dir: &Path, allow_memory: bool) -> Result<String> {
+/// What `stat` (`libc::statfs` or `libc::statvfs`, named `what`) tells
+/// about the filesystem holding `dir`.
+///
+/// # Safety
+/// `T` is a plain C struct (all zero bytes are a valid value) that `stat`
+/// fills from a NUL-terminated path.
+unsafe fn fs_stat<T>(
+    dir: &Path,
+    what: &str,
+    stat: unsafe extern "C" fn(*const libc::c_char, *mut T) -> libc::c_int,
+) -> Result<T> {
     let c = CString::new(dir.as_os_str().as_bytes()).context("directory name holds a NUL")?;
-    // SAFETY: statfs fills a plain struct; `c` is NUL-terminated.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+    // SAFETY: the caller's promise about `T` and `stat`; `c` is NUL-terminated.
+    let mut st: T = unsafe { std::mem::zeroed() };
+    if unsafe { stat(c.as_ptr(), &mut st) } != 0 {
         bail!(
-            "cannot statfs {}: {}",
+            "cannot {what} {}: {}",
             dir.display(),
             std::io::Error::last_os_error()
         );
     }
+    Ok(st)
+}
+
+/// Refuse memory-backed filesystems: the point of the benchmark is a store
+/// larger than what stays cached. Returns the filesystem's name.
+pub fn check_real_disk(dir: &Path, allow_memory: bool) -> Result<String> {
+    // SAFETY: statfs fills a plain struct from a path.
+    let st = unsafe { fs_stat(dir, "statfs", libc::statfs)? };
     let magic = st.f_type as i64;
     let name = crate::sysinfo::fs_type(dir).unwrap_or_else(|| format!("{magic:#x}"));
     if (magic == TMPFS_MAGIC || magic == RAMFS_MAGIC) && !allow_memory {
@@ -199,16 +221,8 @@ pub fn check_real_disk(dir: &Path, allow_memory: bool) -> Result<String> {
 
 /// Free bytes for an unprivileged writer at `dir`.
 fn free_bytes(dir: &Path) -> Result<u64> {
-    let c = CString::new(dir.as_os_str().as_bytes()).context("directory name holds a NUL")?;
-    // SAFETY: statvfs fills a plain struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        bail!(
-            "cannot statvfs {}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        );
-    }
+    // SAFETY: statvfs fills a plain struct from a path.
+    let st = unsafe { fs_stat(dir, "statvfs", libc::statvfs)? };
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
@@ -259,21 +273,15 @@ fn build<E: Eng>(dir: &Path, n: u64) -> Result<f64> {
         let mut v = [0u8; VALUE_SIZE];
         let mut i = 0u64;
         while i < n {
-            let txn = E::txn_begin(env, ptr::null_mut(), 0)?;
             let end = (i + BUILD_TXN_PUTS).min(n);
-            let r = (|| -> Result<()> {
+            crate::extra::in_write_txn::<E>(env, |txn| {
                 for j in i..end {
                     let k = key_of(2 * j);
                     value_of(&k, &mut v);
                     E::put(txn, dbi, &k, &v, MDB_APPEND)?;
                 }
                 Ok(())
-            })();
-            if let Err(e) = r {
-                E::txn_abort(txn);
-                return Err(e);
-            }
-            E::txn_commit(txn)?;
+            })?;
             i = end;
         }
         E::env_sync(env, true)?;
@@ -449,11 +457,11 @@ fn round<E: Eng>(
 ) -> Result<()> {
     {
         let mut st = Store::<E>::open(dir, n)?;
-        st.gets(n, opts.warm_lookups, seed ^ 0x77)?;
-        s.get_warm.push(st.gets(n, opts.warm_lookups, seed)?);
-        st.seeks(n, opts.warm_lookups, seed ^ 0x66)?;
+        st.gets(n, opts.timing.warm_lookups, seed ^ 0x77)?;
+        s.get_warm.push(st.gets(n, opts.timing.warm_lookups, seed)?);
+        st.seeks(n, opts.timing.warm_lookups, seed ^ 0x66)?;
         s.seek_warm
-            .push(st.seeks(n, opts.warm_lookups, seed ^ 0x55)?);
+            .push(st.seeks(n, opts.timing.warm_lookups, seed ^ 0x55)?);
     }
     let data = dir.join("data.mdb");
     let mut cold = |seek: bool, s: &mut Samples| -> Result<()> {
@@ -479,14 +487,14 @@ fn round<E: Eng>(
         let mut st = Store::<E>::open(dir, n)?;
         if seek {
             s.seek_cold
-                .push(st.seeks(n, opts.cold_lookups, seed ^ 0xc01d)?);
+                .push(st.seeks(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
         } else {
             s.get_cold
-                .push(st.gets(n, opts.cold_lookups, seed ^ 0xc01d)?);
+                .push(st.gets(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
         }
         Ok(())
     };
-    if opts.cold_lookups > 0 {
+    if opts.timing.cold_lookups > 0 {
         cold(false, s)?;
         cold(true, s)?;
     }
@@ -531,8 +539,8 @@ fn run_size(
     cold_note: &mut Option<String>,
 ) -> Result<Vec<LookupRow>> {
     let (ours, lmdb) = (
-        opts.only != Some(EngineSel::Lmdb),
-        opts.only != Some(EngineSel::Ours),
+        EngineSel::runs(opts.only, true),
+        EngineSel::runs(opts.only, false),
     );
     let engines = u64::from(ours) + u64::from(lmdb);
     let need = engines * n * BYTES_PER_ENTRY_MAX;
@@ -560,19 +568,18 @@ fn run_size(
             lb = build::<LmdbE>(&ld, n)?;
         }
         let (mut os, mut ls) = (Samples::default(), Samples::default());
-        for r in 0..opts.rounds {
+        for r in 0..opts.timing.rounds {
             let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(r as u64 + 1);
-            // Alternate which engine goes first.
-            for first in [r % 2 == 0, r % 2 != 0] {
-                if first && ours {
+            for ours_turn in crate::extra::turns(r) {
+                if ours_turn && ours {
                     round::<OursEng>(&od, n, opts, seed, &mut os, cold_note)?;
-                } else if !first && lmdb {
+                } else if !ours_turn && lmdb {
                     round::<LmdbE>(&ld, n, opts, seed, &mut ls, cold_note)?;
                 }
             }
             progress(
                 opts,
-                format!("{n} entries: round {} of {}", r + 1, opts.rounds),
+                format!("{n} entries: round {} of {}", r + 1, opts.timing.rounds),
             );
         }
         let mut rows = Vec::new();
@@ -597,16 +604,14 @@ fn put_txn<E: Eng>(dir: &Path, puts: u64) -> Result<f64> {
         let dbi = crate::extra::open_main_db::<E>(env)?;
         let mut v = [0u8; VALUE_SIZE];
         let t0 = Instant::now();
-        let txn = E::txn_begin(env, ptr::null_mut(), 0)?;
-        for i in 0..puts {
-            let k = key_of(i);
-            value_of(&k, &mut v);
-            if let Err(e) = E::put(txn, dbi, &k, &v, 0) {
-                E::txn_abort(txn);
-                return Err(e);
+        crate::extra::in_write_txn::<E>(env, |txn| {
+            for i in 0..puts {
+                let k = key_of(i);
+                value_of(&k, &mut v);
+                E::put(txn, dbi, &k, &v, 0)?;
             }
-        }
-        E::txn_commit(txn)?;
+            Ok(())
+        })?;
         Ok(t0.elapsed().as_secs_f64())
     })();
     E::env_close(env);
@@ -716,7 +721,7 @@ fn put_row<E: Eng>(root: &Path, puts: u64, rss_cap: u64) -> Result<PutRow> {
 
 /// Run the whole scale benchmark.
 pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
-    anyhow::ensure!(opts.rounds >= 1, "--rounds must be at least 1");
+    anyhow::ensure!(opts.timing.rounds >= 1, "--rounds must be at least 1");
     if !opts.test_mode {
         if let Some(&n) = opts
             .sizes
@@ -731,11 +736,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
         .with_context(|| format!("creating {}", opts.dir.display()))?;
     let filesystem = check_real_disk(&opts.dir, opts.test_mode)?;
     let loadavg_start = crate::sysinfo::loadavg();
-    let scratch = tempfile::Builder::new()
-        .prefix("dlmdb-scale-")
-        .tempdir_in(&opts.dir)
-        .with_context(|| format!("creating a scratch dir in {}", opts.dir.display()))?;
-    crate::interrupt::register(scratch.path());
+    let scratch = crate::extra::scratch_in(&opts.dir, "dlmdb-scale-")?;
     let root = scratch.path();
     let mut cold_note = None;
     let mut lookups = Vec::new();
@@ -745,12 +746,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
     let mut puts = Vec::new();
     for &p in &opts.put_sizes {
         for first_ours in [true, false] {
-            let skip = match opts.only {
-                Some(EngineSel::Ours) => !first_ours,
-                Some(EngineSel::Lmdb) => first_ours,
-                None => false,
-            };
-            if skip {
+            if !EngineSel::runs(opts.only, first_ours) {
                 continue;
             }
             progress(
@@ -767,7 +763,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
             });
         }
     }
-    let cold_method = match (opts.cold_lookups, cold_note) {
+    let cold_method = match (opts.timing.cold_lookups, cold_note) {
         (0, _) => "cold rows not asked for".to_string(),
         (_, Some(m)) => m,
         (_, None) => "no lookup rows".to_string(),
@@ -775,9 +771,7 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
     Ok(ScaleReport {
         dir: opts.dir.display().to_string(),
         filesystem,
-        rounds: opts.rounds,
-        warm_lookups: opts.warm_lookups,
-        cold_lookups: opts.cold_lookups,
+        timing: opts.timing,
         lookups,
         puts,
         cold_method,
@@ -788,24 +782,12 @@ pub fn run_scale(opts: &ScaleOptions) -> Result<ScaleReport> {
     })
 }
 
-/// `10M`, `100M`, `20K`, or the plain number.
-pub fn short_count(n: u64) -> String {
-    match n {
-        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
-        n if n >= 1_000 && n % 1_000 == 0 => format!("{}K", n / 1_000),
-        n => n.to_string(),
-    }
-}
-
 fn opt_us(v: Option<f64>) -> String {
     v.map_or("-".into(), |ns| format!("{:.1}", ns / 1000.0))
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-        _ => "-".into(),
-    }
+    crate::render::ratio(crate::report::ratio(a, b))
 }
 
 /// The text report: one table of lookups by size, then the put rows.
@@ -816,9 +798,9 @@ pub fn render_text(r: &ScaleReport) -> String {
          warm rows {} lookups, cold rows {} lookups; load {} -> {}\n",
         r.dir,
         r.filesystem,
-        r.rounds,
-        r.warm_lookups,
-        r.cold_lookups,
+        r.timing.rounds,
+        r.timing.warm_lookups,
+        r.timing.cold_lookups,
         r.loadavg_start,
         r.loadavg_end
     ));
@@ -925,12 +907,5 @@ mod tests {
         for bad in ["", "1e7,", "x", "0", "1.5", "-3", "1e13", "nan"] {
             assert!(parse_counts(bad).is_err(), "{bad:?} accepted");
         }
-    }
-
-    #[test]
-    fn short_counts() {
-        assert_eq!(short_count(10_000_000), "10M");
-        assert_eq!(short_count(20_000), "20K");
-        assert_eq!(short_count(12_345), "12345");
     }
 }

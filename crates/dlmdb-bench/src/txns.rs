@@ -102,17 +102,8 @@ fn put_commit<E: Eng>(env: extra::Env, dbi: u32, start: u64, n: u64) -> Result<u
 fn commit_sample<E: Eng>(root: &Path, tag: &str, flags: u32, n: u64) -> Result<u128> {
     let (g, d) = open_env::<E>(root, tag, flags, 1000)?;
     let ns = put_commit::<E>(g.env, d, 1_000_000, n)?;
-    check_count::<E>(g.env, d, 1000 + n)?;
+    extra::check_entries::<E>(g.env, d, 1000 + n)?;
     Ok(ns)
-}
-
-fn check_count<E: Eng>(env: extra::Env, dbi: u32, want: u64) -> Result<()> {
-    let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let n = E::entries(t, dbi);
-    E::txn_abort(t);
-    let n = n?;
-    ensure!(n == want, "{}: {n} entries, expected {want}", E::LABEL);
-    Ok(())
 }
 
 /// Result of one mixed sample: reader gets, writer commits, seconds.

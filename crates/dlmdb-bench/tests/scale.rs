@@ -7,15 +7,23 @@ fn peers() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dlmdb-bench-peers"))
 }
 
-/// Run `cmd` with `--dir dir`; it must succeed (the panic shows its stderr).
-fn run_in(cmd: &mut Command, dir: &tempfile::TempDir) -> std::process::Output {
-    let out = cmd.arg("--dir").arg(dir.path()).output().unwrap();
+/// Run `--scale-test` with `args` on a fresh scratch dir; it must succeed
+/// (the panic shows its stderr). The dir is returned for a look inside.
+fn scale_run(args: &[&str]) -> (tempfile::TempDir, std::process::Output) {
+    let dir = scratch();
+    let out = peers()
+        .arg("--scale-test")
+        .args(args)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    out
+    (dir, out)
 }
 
 fn scratch() -> tempfile::TempDir {
@@ -27,14 +35,19 @@ fn scratch() -> tempfile::TempDir {
 
 #[test]
 fn tiny_scale_run_builds_every_row() {
-    let dir = scratch();
-    let out = run_in(
-        peers()
-            .args(["--scale", "2e4,3e4", "--scale-puts", "5e4", "--scale-test"])
-            .args(["--scale-lookups", "5000", "--scale-cold-lookups", "500"])
-            .args(["--rounds", "2", "--json"]),
-        &dir,
-    );
+    let (dir, out) = scale_run(&[
+        "--scale",
+        "2e4,3e4",
+        "--scale-puts",
+        "5e4",
+        "--scale-lookups",
+        "5000",
+        "--scale-cold-lookups",
+        "500",
+        "--rounds",
+        "2",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let lookups = v["lookups"].as_array().unwrap();
     assert_eq!(lookups.len(), 4, "two sizes x two engines: {v:#}");
@@ -81,14 +94,18 @@ fn tiny_scale_run_builds_every_row() {
 
 #[test]
 fn text_report_names_depth_and_ratios() {
-    let dir = scratch();
-    let out = run_in(
-        peers()
-            .args(["--scale", "2e4", "--scale-puts", "none", "--scale-test"])
-            .args(["--scale-lookups", "2000", "--scale-cold-lookups", "0"])
-            .args(["--rounds", "1"]),
-        &dir,
-    );
+    let (_dir, out) = scale_run(&[
+        "--scale",
+        "2e4",
+        "--scale-puts",
+        "none",
+        "--scale-lookups",
+        "2000",
+        "--scale-cold-lookups",
+        "0",
+        "--rounds",
+        "1",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("depth"), "{text}");
     assert!(text.contains("20K ours/lmdb: get "), "{text}");
