@@ -221,15 +221,20 @@ impl Pair {
             self.error = Some(format!("{e:#}"));
         }
     }
-    /// The row: value = median ns per op of side a, reference = side b.
-    pub fn finish(self, t: Target) -> SuiteRow {
-        use crate::report::{Row, TargetKind};
-        let per = if crate::measure::instructions() {
+    /// The unit of the samples: instructions per op when the run counts
+    /// instructions, except for rows that time running threads.
+    fn sample_unit(&self, counting_instructions: bool) -> String {
+        let per = if counting_instructions && !self.wall {
             "instr"
         } else {
             "ns"
         };
-        let unit = format!("{per}/{}", self.unit);
+        format!("{per}/{}", self.unit)
+    }
+    /// The row: value = median ns per op of side a, reference = side b.
+    pub fn finish(self, t: Target) -> SuiteRow {
+        use crate::report::{Row, TargetKind};
+        let unit = self.sample_unit(crate::measure::instructions());
         let mut row =
             Row::measured(self.name, &unit, true, self.a).with_reference(&self.b_label, self.b);
         row = match t {
@@ -440,6 +445,15 @@ mod tests {
         let mut g = GlibcRand::new(1);
         let v: Vec<u32> = (0..3).map(|_| g.next()).collect();
         assert_eq!(v, vec![1804289383, 846930886, 1681692777]);
+    }
+
+    #[test]
+    fn rows_timing_threads_stay_in_ns_when_counting_instructions() {
+        let mut p = Pair::peer("row", "get");
+        assert_eq!(p.sample_unit(false), "ns/get");
+        assert_eq!(p.sample_unit(true), "instr/get");
+        p.wall = true;
+        assert_eq!(p.sample_unit(true), "ns/get");
     }
 }
 
