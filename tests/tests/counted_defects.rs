@@ -59,7 +59,12 @@ fn check_committed(env: &Env, path: &Path, v1: bool, name: &str, model: &CountMo
     structure(path, v1, &[(name, model)], what);
     let txn = env.begin_ro().unwrap();
     let dbi = txn.open_db(Some(name.as_bytes()), 0).unwrap();
-    counted::verify_every_rank(&txn, dbi, &model.snap(true), what);
+    ranks_agree(&txn, dbi, model, what);
+}
+
+/// Every rank of DB `dbi`, read in `txn`, agrees with `model`.
+fn ranks_agree(txn: &Txn<'_>, dbi: u32, model: &CountModel, what: &str) {
+    counted::verify_every_rank(txn, dbi, &model.snap(true), what);
 }
 
 fn open(txn: &Txn<'_>, name: &str, flags: u32) -> u32 {
@@ -111,12 +116,7 @@ fn range_delete_96(v1: bool) {
             txn.stat(dbi).unwrap().depth >= 3,
             "{what}: expected a tree of depth >= 3"
         );
-        counted::verify_every_rank(
-            &txn,
-            dbi,
-            &model.snap(true),
-            &format!("{what}, after inserts"),
-        );
+        ranks_agree(&txn, dbi, &model, &format!("{what}, after inserts"));
     }
     structure(
         &path,
@@ -136,10 +136,10 @@ fn range_delete_96(v1: bool) {
         model.del_key(&key96(id));
     }
     assert_eq!(model.entries(), 5000);
-    counted::verify_every_rank(
+    ranks_agree(
         &txn,
         dbi,
-        &model.snap(true),
+        &model,
         &format!("{what}, range delete inside the write txn"),
     );
     txn.commit().unwrap();
@@ -232,12 +232,7 @@ fn variable_length_keys_random_deletes() {
             }
         }
         if round % 2 == 0 {
-            counted::verify_every_rank(
-                &txn,
-                dbi,
-                &model.snap(true),
-                &format!("{what} (inside the write txn)"),
-            );
+            ranks_agree(&txn, dbi, &model, &format!("{what} (inside the write txn)"));
         }
         txn.commit().unwrap();
         check_committed(&env, &path, false, "v", &model, &what);
@@ -275,10 +270,10 @@ fn dupsort_shrink(flags: u32) {
             txn.put(dbi, k, v, 0).unwrap();
             model.put(k, v);
         }
-        counted::verify_every_rank(
+        ranks_agree(
             &txn,
             dbi,
-            &model.snap(true),
+            &model,
             &format!("{what0}: after load (write txn)"),
         );
         txn.commit().unwrap();
@@ -328,7 +323,7 @@ fn dupsort_shrink(flags: u32) {
             }
         }
         let inside = format!("{what} (inside the write txn)");
-        counted::verify_every_rank(&txn, dbi, &model.snap(true), &inside);
+        ranks_agree(&txn, dbi, &model, &inside);
         txn.commit().unwrap();
         check_committed(&env, &path, false, "d", &model, &what);
         assert!(round < 60, "{what0}: does not drain");

@@ -1128,30 +1128,33 @@ fn stock_documented_traces() {
             format!("rc {}", r.rc)
         }
     };
-    assert_eq!(step(op::NEXT_DUP, None, None), "a/1");
-    assert_eq!(step(op::NEXT, None, None), "a/2");
-    assert_eq!(step(op::NEXT, None, None), "a/3");
-    assert_eq!(step(op::NEXT_DUP, None, None), "NOTFOUND");
-    assert_eq!(step(op::NEXT_NODUP, None, None), "b/5");
-    assert_eq!(step(op::PREV_NODUP, None, None), "a/3");
-    assert_eq!(step(op::PREV_DUP, None, None), "a/2");
-    assert_eq!(
-        step(op::FIRST_DUP, None, None),
-        "/1",
-        "FIRST_DUP leaves the key alone"
-    );
-    assert_eq!(step(op::SET_RANGE, Some("bb"), None), "c/7");
-    assert_eq!(step(op::GET_BOTH_RANGE, Some("a"), Some("25")), "a/3");
-    assert_eq!(step(op::GET_BOTH_RANGE, Some("b"), Some("6")), "NOTFOUND");
-    assert_eq!(step(op::SET_RANGE, Some("zz"), None), "NOTFOUND");
-    assert_eq!(step(op::PREV, None, None), "d/2");
-    assert_eq!(step(op::LAST, None, None), "d/2");
-    assert_eq!(step(op::NEXT, None, None), "NOTFOUND");
-    assert_eq!(step(op::GET_CURRENT, None, None), "d/2");
-    assert_eq!(step(op::PREV, None, None), "d/1");
-    assert_eq!(step(op::FIRST, None, None), "a/1");
-    assert_eq!(step(op::PREV, None, None), "NOTFOUND");
-    assert_eq!(step(op::GET_CURRENT, None, None), "a/1");
+    // Each step: operation, key and data given, the item it lands on
+    // (`key/data`; FIRST_DUP leaves the key alone, so only `/data`).
+    let trace = [
+        (op::NEXT_DUP, None, None, "a/1"),
+        (op::NEXT, None, None, "a/2"),
+        (op::NEXT, None, None, "a/3"),
+        (op::NEXT_DUP, None, None, "NOTFOUND"),
+        (op::NEXT_NODUP, None, None, "b/5"),
+        (op::PREV_NODUP, None, None, "a/3"),
+        (op::PREV_DUP, None, None, "a/2"),
+        (op::FIRST_DUP, None, None, "/1"),
+        (op::SET_RANGE, Some("bb"), None, "c/7"),
+        (op::GET_BOTH_RANGE, Some("a"), Some("25"), "a/3"),
+        (op::GET_BOTH_RANGE, Some("b"), Some("6"), "NOTFOUND"),
+        (op::SET_RANGE, Some("zz"), None, "NOTFOUND"),
+        (op::PREV, None, None, "d/2"),
+        (op::LAST, None, None, "d/2"),
+        (op::NEXT, None, None, "NOTFOUND"),
+        (op::GET_CURRENT, None, None, "d/2"),
+        (op::PREV, None, None, "d/1"),
+        (op::FIRST, None, None, "a/1"),
+        (op::PREV, None, None, "NOTFOUND"),
+        (op::GET_CURRENT, None, None, "a/1"),
+    ];
+    for (i, (o, k, d, want)) in trace.into_iter().enumerate() {
+        assert_eq!(step(o, k, d), want, "step {i} of the trace");
+    }
 }
 
 /// Documents (does not impose on our engine) a stock quirk: `MDB_APPENDDUP`

@@ -4,7 +4,9 @@
 
 use crate::stat::DbSection;
 use anyhow::Result;
-use dlmdb::{CursorOp, Database, DatabaseFlags, PageInfo, PageKind, RoTxn, Stat, WalkSummary};
+use dlmdb::{
+    CursorOp, Database, DatabaseFlags, LevelSummary, PageInfo, PageKind, RoTxn, Stat, WalkSummary,
+};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -110,31 +112,17 @@ pub fn walk_report(
         summary.overflow_pages,
     );
     cmp("entries", stat.entries, walked_entries);
-    let mut levels: Vec<LevelReport> = Vec::new();
-    for p in pages.iter().filter(|p| !p.in_subtree) {
-        let leaf = matches!(p.kind, PageKind::Leaf | PageKind::Leaf2);
-        if !leaf && p.kind != PageKind::Branch {
-            continue;
-        }
-        let i = p.level as usize;
-        while levels.len() <= i {
-            levels.push(LevelReport {
-                level: levels.len() as u32,
-                ..Default::default()
-            });
-        }
-        let l = &mut levels[i];
-        if leaf {
-            l.leaf_pages += 1;
-        } else {
-            l.branch_pages += 1;
-        }
-        l.used_bytes += u64::from(p.used);
-        l.free_bytes += u64::from(p.free);
-    }
-    for l in &mut levels {
-        l.fill_percent = percent(l.used_bytes, l.free_bytes);
-    }
+    let levels = LevelSummary::of(&pages)
+        .into_iter()
+        .map(|l| LevelReport {
+            level: l.level,
+            branch_pages: l.branch_pages,
+            leaf_pages: l.leaf_pages,
+            used_bytes: l.used_bytes,
+            free_bytes: l.free_bytes,
+            fill_percent: percent(l.used_bytes, l.free_bytes),
+        })
+        .collect();
     let compression = if flags.contains(DatabaseFlags::PREFIX_COMPRESSION) {
         Some(compression(txn, db, flags, &pages, stat.page_size)?)
     } else {

@@ -3,8 +3,10 @@
 
 use crate::error::InDatabase;
 use anyhow::{anyhow, Context, Result};
+pub use dlmdb::human_bytes;
 use dlmdb::{
-    Database, DatabaseFlags, Env, Layout, LockFormat, LockUse, OpenError, OpenOptions, RoTxn, Stat,
+    Database, DatabaseFlags, Env, Layout, LockFormat, LockUse, OpenError, OpenOptions, Opened,
+    RoTxn, Stat,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -196,33 +198,13 @@ pub fn open_options(choice: LayoutChoice) -> OpenOptions {
     }
 }
 
-/// The environment opened read-only for a command, and how.
-pub struct Opened {
-    pub env: Env,
-    pub data_version: Option<u32>,
-    pub no_subdir: bool,
-    /// Why this layout (the engine's decision, in words).
-    pub reason: String,
-    /// How the lock file is used.
-    pub lock: LockUse,
-    /// Things the user should know (also in the JSON report).
-    pub warnings: Vec<String>,
-}
-
 /// Open the store read-only with [`Env::open_detect`] (the engine decides
 /// the layout unless `choice` names one; the lock file is shared with the
 /// processes using the store). A lock file that cannot be shared fails with
 /// one line of advice: `--no-lock`.
 pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
     match Env::open_detect(path, &open_options(choice)) {
-        Ok(o) => Ok(Opened {
-            env: o.env,
-            data_version: Some(o.data_version),
-            no_subdir: o.no_subdir,
-            reason: o.reason,
-            lock: o.lock,
-            warnings: o.warnings,
-        }),
+        Ok(o) => Ok(o),
         Err(e @ OpenError::LockUnshared { .. }) => Err(anyhow!(
             "{e}; to read without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
              may change what is read)"
@@ -261,6 +243,7 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
         reason,
         lock,
         warnings,
+        ..
     } = open_env(&opts.path, opts.layout)?;
     // Like mdb_stat: environment info before our own read transaction.
     let info = env.info()?;
@@ -294,35 +277,32 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
     }
 
     let txn = env.read_txn()?;
-    let txnid = txn.id();
-    if opts.readers_only() {
-        return Ok(StatReport {
-            path: opts.path.display().to_string(),
-            data_file: env.data_file().display().to_string(),
-            no_subdir,
-            data_version,
-            layout: env.layout(),
-            layout_reason: reason,
-            lock,
-            warnings,
-            engine: dlmdb::version().0,
-            txnid,
-            page_size: env_section.page_size,
-            env: env_section,
-            freelist: None,
-            readers,
-            stale_readers_cleared,
-            readers_after,
-            databases: Vec::new(),
-        });
-    }
-    let freelist = if opts.freelist > 0 {
-        Some(freelist_section(&txn, opts.freelist)?)
-    } else {
-        None
+    let mut report = StatReport {
+        path: opts.path.display().to_string(),
+        data_file: env.data_file().display().to_string(),
+        no_subdir,
+        data_version: Some(data_version),
+        layout: env.layout(),
+        layout_reason: reason,
+        lock,
+        warnings,
+        engine: dlmdb::version().0,
+        txnid: txn.id(),
+        page_size: env_section.page_size,
+        env: env_section,
+        freelist: None,
+        readers,
+        stale_readers_cleared,
+        readers_after,
+        databases: Vec::new(),
     };
-
-    let mut databases = Vec::new();
+    if opts.readers_only() {
+        return Ok(report);
+    }
+    if opts.freelist > 0 {
+        report.freelist = Some(freelist_section(&txn, opts.freelist)?);
+    }
+    let databases = &mut report.databases;
     match &opts.subdb {
         Some(name) => {
             let db = txn
@@ -355,25 +335,6 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
             }
         }
     }
-    let report = StatReport {
-        path: opts.path.display().to_string(),
-        data_file: env.data_file().display().to_string(),
-        no_subdir,
-        data_version,
-        layout: env.layout(),
-        layout_reason: reason,
-        lock,
-        warnings,
-        engine: dlmdb::version().0,
-        txnid,
-        page_size: env_section.page_size,
-        env: env_section,
-        freelist,
-        readers,
-        stale_readers_cleared,
-        readers_after,
-        databases,
-    };
     drop(txn);
     Ok(report)
 }
@@ -430,21 +391,6 @@ fn freelist_section(txn: &RoTxn<'_>, level: u8) -> Result<FreelistSection> {
         free_pages,
         records,
     })
-}
-
-/// `8589934592` -> `8.0 GiB`: binary units, one decimal above bytes.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 /// ` (8.0 GiB)` after a figure when `-H` asked for sizes, else nothing.

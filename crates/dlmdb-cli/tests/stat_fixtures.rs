@@ -6,15 +6,10 @@
 
 mod common;
 
-use common::{copy_to_temp, fixture_copy, fixtures};
+use common::{fixture_copy, fixtures};
 use dlmdb::Layout;
 use dlmdb_cli::stat::{collect, render_text, LayoutChoice, StatOptions};
 use std::path::PathBuf;
-
-/// Copy `rel` (relative to the fixtures dir) into a fresh temp dir.
-fn copy_fixture(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
-    Some(copy_to_temp(&fixtures()?.join(rel)))
-}
 
 /// `stat -a -e -f`.
 fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
@@ -28,7 +23,7 @@ fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
 
 /// Run `stat -a -e -f` on fixture `rel` and compare with `expected` (a fixture text file).
 fn check(rel: &str, expected: &str, layout: LayoutChoice, want: Layout) {
-    let Some((_tmp, path)) = copy_fixture(rel) else {
+    let Some((_tmp, path)) = fixture_copy(rel) else {
         return;
     };
     let o = opts(path, layout);
@@ -162,7 +157,7 @@ fn stat_layout_pair_is_told_apart() {
         ("layout_dlmdb.mdb", Layout::DlmdbV1),
         ("layout_stock.mdb", Layout::Lmdb),
     ] {
-        let Some((_tmp, path)) = copy_fixture(rel) else {
+        let Some((_tmp, path)) = fixture_copy(rel) else {
             return;
         };
         let report = collect(&opts(path, LayoutChoice::Auto)).unwrap();
@@ -183,7 +178,7 @@ fn stat_layout_pair_is_told_apart() {
 /// Forcing the wrong layout on a store the probe can classify gives a warning.
 #[test]
 fn stat_forced_wrong_layout_warns() {
-    let Some((_tmp, path)) = copy_fixture("layout_stock.mdb") else {
+    let Some((_tmp, path)) = fixture_copy("layout_stock.mdb") else {
         return;
     };
     // Refusing would be fine too; if it opens, it must say so.
@@ -201,7 +196,7 @@ fn stat_forced_wrong_layout_warns() {
 
 #[test]
 fn stat_v2_refuses_layout_lmdb() {
-    let Some((_tmp, path)) = copy_fixture("v2/plain.mdb") else {
+    let Some((_tmp, path)) = fixture_copy("v2/plain.mdb") else {
         return;
     };
     let err = collect(&opts(path, LayoutChoice::Lmdb)).unwrap_err();
@@ -210,7 +205,7 @@ fn stat_v2_refuses_layout_lmdb() {
 
 #[test]
 fn stat_pages_walk_agrees_with_counters() {
-    let Some((_tmp, path)) = copy_fixture("v2/plain.mdb") else {
+    let Some((_tmp, path)) = fixture_copy("v2/plain.mdb") else {
         return;
     };
     let mut o = opts(path, LayoutChoice::Auto);
@@ -247,7 +242,7 @@ fn stat_pages_walk_agrees_with_counters() {
 
 #[test]
 fn stat_json_has_documented_fields() {
-    let Some((_tmp, path)) = copy_fixture("plain.mdb") else {
+    let Some((_tmp, path)) = fixture_copy("plain.mdb") else {
         return;
     };
     let report = collect(&opts(path, LayoutChoice::Auto)).unwrap();

@@ -10,8 +10,8 @@
 
 use anyhow::{bail, Context, Result};
 use dlmdb::{
-    CountFlags, CursorOp, Database, DatabaseFlags, Env, Layout, LayoutChoice, LockFormat, LockUse,
-    OpenError, PageInfo, PageKind, RoTxn, Stat, WalkSummary,
+    CountFlags, CursorOp, Database, DatabaseFlags, Env, Layout, LayoutChoice, LevelSummary,
+    LockFormat, LockUse, OpenError, PageInfo, PageKind, RoTxn, Stat, WalkSummary,
 };
 use dlmdb_format::{NodeLayout, DB_RECORD_SIZE, PAGE_HEADER_SIZE};
 use std::cmp::Ordering;
@@ -248,27 +248,6 @@ pub struct Snapshot {
     pub txnid: u64,
 }
 
-/// Pages of one level of the main tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LevelInfo {
-    /// 0 = root.
-    pub level: u32,
-    pub branch_pages: u64,
-    pub leaf_pages: u64,
-    /// Nodes on the level's pages.
-    pub nodes: u64,
-    pub used_bytes: u64,
-    pub free_bytes: u64,
-    /// Pages by fill: under 20%, 40%, 60%, 80%, and 80% or more.
-    pub fill_buckets: [u64; 5],
-}
-
-impl LevelInfo {
-    pub fn fill_percent(&self) -> f64 {
-        percent(self.used_bytes, self.used_bytes + self.free_bytes)
-    }
-}
-
 /// `logical / stored`; 1 when nothing is stored.
 fn ratio(logical: u64, stored: u64) -> f64 {
     if stored == 0 {
@@ -422,7 +401,7 @@ pub struct DbDetail {
     pub flags: DatabaseFlags,
     pub stat: Stat,
     pub walk: WalkSummary,
-    pub levels: Vec<LevelInfo>,
+    pub levels: Vec<LevelSummary>,
     pub overflow: OverflowInfo,
     pub dup: Option<DupInfo>,
     pub compression: Option<Compression>,
@@ -621,7 +600,7 @@ impl<'e> View<'e> {
         let psize = u64::from(stat.page_size);
         let dupsort = flags.contains(DatabaseFlags::DUP_SORT);
 
-        let mut levels: Vec<LevelInfo> = Vec::new();
+        let levels = LevelSummary::of(&pages);
         let mut overflow = OverflowInfo::default();
         let mut dup = DupInfo::default();
         let mut counted_branches = 0;
@@ -651,40 +630,20 @@ impl<'e> View<'e> {
                         dup.sub_trees += 1;
                     }
                 }
-                PageKind::Branch | PageKind::Leaf | PageKind::Leaf2 => {
-                    let lvl = p.level as usize;
-                    if levels.len() <= lvl {
-                        levels.resize_with(lvl + 1, LevelInfo::default);
+                PageKind::Branch => {
+                    if p.count > 0 {
+                        counted_branches += 1;
                     }
-                    let l = &mut levels[lvl];
-                    l.level = p.level;
-                    if p.kind == PageKind::Branch {
-                        l.branch_pages += 1;
-                        if p.count > 0 {
-                            counted_branches += 1;
-                        }
-                        if p.parent.is_none() && flags.contains(DatabaseFlags::COUNTED) {
-                            root_sum = Some(p.count);
-                        }
-                    } else {
-                        l.leaf_pages += 1;
-                        last_main_leaf = Some(p.pgno);
-                        dup.keys += u64::from(p.entries);
+                    if p.parent.is_none() && flags.contains(DatabaseFlags::COUNTED) {
+                        root_sum = Some(p.count);
                     }
-                    l.nodes += u64::from(p.entries);
-                    let whole = u64::from(p.used) + u64::from(p.free);
-                    let bucket = (5 * u64::from(p.used))
-                        .checked_div(whole)
-                        .map_or(0, |b| b.min(4) as usize);
-                    l.fill_buckets[bucket] += 1;
-                    l.used_bytes += u64::from(p.used);
-                    l.free_bytes += u64::from(p.free);
+                }
+                PageKind::Leaf | PageKind::Leaf2 => {
+                    last_main_leaf = Some(p.pgno);
+                    dup.keys += u64::from(p.entries);
                 }
                 PageKind::Unknown => {}
             }
-        }
-        for (i, l) in levels.iter_mut().enumerate() {
-            l.level = i as u32;
         }
         let counted = flags.contains(DatabaseFlags::COUNTED).then(|| CountedInfo {
             count_all: self.txn.count_all(db, CountFlags::empty()).ok(),

@@ -20,12 +20,15 @@ fn press(app: &mut App, store: &mut Store, keys: &[KeyCode]) {
     }
 }
 
-fn setup(dir: &tempfile::TempDir) -> (Store, App) {
+/// The test store in a fresh temp dir (removed when the first value is
+/// dropped), opened, and an app on a 120x40 screen loaded from it.
+fn setup() -> (tempfile::TempDir, Store, App) {
+    let dir = tempfile::tempdir().unwrap();
     let mut store = open(&build_store(dir.path()));
     let mut app = App::new("t", Duration::from_secs(2));
     app.fit_to(Rect::new(0, 0, 120, 40));
     app.sync(&mut store);
-    (store, app)
+    (dir, store, app)
 }
 
 fn key_text(app: &App) -> String {
@@ -34,8 +37,7 @@ fn key_text(app: &App) -> String {
 
 #[test]
 fn digits_switch_the_lower_pane() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     for (k, f) in [
         ('3', Focus::FreeList),
         ('4', Focus::Readers),
@@ -65,8 +67,7 @@ fn digits_switch_the_lower_pane() {
 
 #[test]
 fn o_opens_the_root_page_and_the_page_of_an_entry() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     select(&mut app, "plain");
     press(&mut app, &mut s, &[KeyCode::Char('o')]);
     let root = app.pages.page.clone().unwrap();
@@ -88,8 +89,7 @@ fn o_opens_the_root_page_and_the_page_of_an_entry() {
 
 #[test]
 fn enter_descends_backspace_goes_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     select(&mut app, "plain");
     press(
         &mut app,
@@ -118,8 +118,7 @@ fn enter_descends_backspace_goes_up() {
 
 #[test]
 fn enter_follows_overflow_sub_tree_and_sub_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     select(&mut app, "big");
     press(&mut app, &mut s, &[KeyCode::Char('o')]);
     while !matches!(
@@ -168,8 +167,7 @@ fn enter_follows_overflow_sub_tree_and_sub_page() {
 
 #[test]
 fn h_toggles_hex_and_g_jumps_to_a_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     select(&mut app, "plain");
     press(&mut app, &mut s, &[KeyCode::Char('o'), KeyCode::Char('h')]);
     assert!(app.pages.hex);
@@ -209,8 +207,7 @@ fn h_toggles_hex_and_g_jumps_to_a_page() {
 
 #[test]
 fn page_list_moves_and_pages() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     select(&mut app, "plain");
     press(&mut app, &mut s, &[KeyCode::Char('o'), KeyCode::Enter]);
     let n = app.pages.page.as_ref().unwrap().items.len();
@@ -233,8 +230,7 @@ fn page_list_moves_and_pages() {
 
 #[test]
 fn n_and_shift_n_move_between_distinct_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     select(&mut app, "dups");
     press(&mut app, &mut s, &[KeyCode::Enter]);
     assert_eq!(key_text(&app), "hot");
@@ -264,8 +260,7 @@ fn n_and_shift_n_move_between_distinct_keys() {
 
 #[test]
 fn free_list_and_reader_lists_move() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     app.free_list.records = (0..5)
         .map(|i| dlmdb_format::FreeRecord {
             txnid: i,
@@ -284,7 +279,8 @@ fn free_list_and_reader_lists_move() {
     assert_eq!(app.readers.sel, 0, "one slot: stays on it");
 }
 
-fn click(app: &mut App, x: u16, y: u16, kind: MouseEventKind) {
+/// A mouse event of `kind` at column `x`, row `y`.
+fn mouse_at(app: &mut App, x: u16, y: u16, kind: MouseEventKind) {
     mouse(
         app,
         MouseEvent {
@@ -296,41 +292,35 @@ fn click(app: &mut App, x: u16, y: u16, kind: MouseEventKind) {
     );
 }
 
+/// A left click at column `x`, row `y`.
+fn click(app: &mut App, x: u16, y: u16) {
+    mouse_at(app, x, y, MouseEventKind::Down(MouseButton::Left));
+}
+
 #[test]
 fn mouse_click_selects_and_wheel_scrolls() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     let a = dlmdb_tui::ui::areas(app.screen, &app);
     // Third database row: border, column header, then rows.
-    click(
-        &mut app,
-        a.dbs.x + 3,
-        a.dbs.y + 2 + 2,
-        MouseEventKind::Down(MouseButton::Left),
-    );
+    click(&mut app, a.dbs.x + 3, a.dbs.y + 2 + 2);
     assert_eq!(app.focus, Focus::Dbs);
     assert_eq!(app.db_sel, 2);
-    click(
+    mouse_at(
         &mut app,
         a.dbs.x + 3,
         a.dbs.y + 3,
         MouseEventKind::ScrollDown,
     );
     assert_eq!(app.db_sel, 3);
-    click(&mut app, a.dbs.x + 3, a.dbs.y + 3, MouseEventKind::ScrollUp);
+    mouse_at(&mut app, a.dbs.x + 3, a.dbs.y + 3, MouseEventKind::ScrollUp);
     assert_eq!(app.db_sel, 2);
     // Entries: click the 4th row.
     select(&mut app, "plain");
     press(&mut app, &mut s, &[KeyCode::Enter]);
     let a = dlmdb_tui::ui::areas(app.screen, &app);
-    click(
-        &mut app,
-        a.lower.x + 5,
-        a.lower.y + 2 + 3,
-        MouseEventKind::Down(MouseButton::Left),
-    );
+    click(&mut app, a.lower.x + 5, a.lower.y + 2 + 3);
     assert_eq!(app.browser.sel, 3);
-    click(
+    mouse_at(
         &mut app,
         a.lower.x + 5,
         a.lower.y + 5,
@@ -342,28 +332,17 @@ fn mouse_click_selects_and_wheel_scrolls() {
     let p = app.pages.page.clone().unwrap();
     let a = dlmdb_tui::ui::areas(app.screen, &app);
     let (top, _) = dlmdb_tui::ui::list_geometry(a.lower, &p);
-    click(
-        &mut app,
-        a.lower.x + 5,
-        top + 1,
-        MouseEventKind::Down(MouseButton::Left),
-    );
+    click(&mut app, a.lower.x + 5, top + 1);
     assert_eq!(app.focus, Focus::Pages);
     assert_eq!(app.pages.sel, 1);
     // The detail pane: a click focuses it.
-    click(
-        &mut app,
-        a.detail.x + 5,
-        a.detail.y + 2,
-        MouseEventKind::Down(MouseButton::Left),
-    );
+    click(&mut app, a.detail.x + 5, a.detail.y + 2);
     assert_eq!(app.focus, Focus::Detail);
 }
 
 #[test]
 fn x_toggles_hex_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     press(&mut app, &mut s, &[KeyCode::Char('x')]);
     assert!(app.browser.force_hex);
     press(&mut app, &mut s, &[KeyCode::Char('x')]);
@@ -372,8 +351,7 @@ fn x_toggles_hex_values() {
 
 #[test]
 fn f1_detail_scroll_and_list_ends() {
-    let dir = tempfile::tempdir().unwrap();
-    let (mut s, mut app) = setup(&dir);
+    let (_dir, mut s, mut app) = setup();
     press(&mut app, &mut s, &[KeyCode::F(1)]);
     assert_eq!(app.mode, Mode::Help);
     press(&mut app, &mut s, &[KeyCode::Char('z')]);
@@ -403,11 +381,6 @@ fn f1_detail_scroll_and_list_ends() {
     press(&mut app, &mut s, &[KeyCode::Char('/')]);
     let sel = app.db_sel;
     let a = dlmdb_tui::ui::areas(app.screen, &app);
-    click(
-        &mut app,
-        a.dbs.x + 3,
-        a.dbs.y + 4,
-        MouseEventKind::Down(MouseButton::Left),
-    );
+    click(&mut app, a.dbs.x + 3, a.dbs.y + 4);
     assert_eq!((app.db_sel, app.focus), (sel, Focus::Entries));
 }

@@ -15,11 +15,9 @@ const PER_COMMIT: u32 = 40;
 #[test]
 #[ignore = "runs only as a child process"]
 fn live_writer() {
-    let Some(path) = std::env::var_os("TUI_LIVE_STORE") else {
+    let Some((env, db)) = child_writer_store("TUI_LIVE_STORE") else {
         return;
     };
-    let env = dlmdb::Env::builder().max_dbs(16).open(path).unwrap();
-    let db = env.open_db(Some("plain")).unwrap();
     for c in 0..COMMITS {
         let mut t = env.write_txn().unwrap();
         for i in 0..PER_COMMIT {
@@ -51,9 +49,7 @@ fn deltas_and_rates_move_while_another_process_commits() {
     let before = app.live.motion(&Some("plain".into())).unwrap();
     assert_eq!((before.commits, before.entries, before.pages), (0, 0, 0));
 
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["live_writer", "--ignored", "--exact", "--nocapture"])
-        .env("TUI_LIVE_STORE", &path)
+    let mut child = child_writer_command("live_writer", "TUI_LIVE_STORE", &path)
         .spawn()
         .unwrap();
     let (mut max_commit_rate, mut max_entry_rate) = (0.0f64, 0.0f64);

@@ -309,19 +309,12 @@ fn selection_survives_a_refresh_with_new_data() {
     );
     assert_eq!(selected(&app), "k000007");
     let before = app.snapshot.txnid;
-    // Another process inserts a key before the selection and a new database
-    // (LMDB forbids a second handle on the same store in one process).
-    let out = dlmdb_tests::output_ok(
-        std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--ignored",
-                "--exact",
-                "child_writer",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("TUI_CHILD_STORE", &path),
-    );
+    // Another process inserts a key before the selection and a new database.
+    let out = dlmdb_tests::output_ok(&mut child_writer_command(
+        "child_writer",
+        "TUI_CHILD_STORE",
+        &path,
+    ));
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
     app.refresh_requested = true;
     app.sync(&mut store);
@@ -358,11 +351,9 @@ fn a_dropped_database_closes_the_browser() {
 #[test]
 #[ignore = "runs only as a child process"]
 fn child_writer() {
-    let Some(path) = std::env::var_os("TUI_CHILD_STORE") else {
+    let Some((env, db)) = child_writer_store("TUI_CHILD_STORE") else {
         return;
     };
-    let env = dlmdb::Env::builder().max_dbs(16).open(path).unwrap();
-    let db = env.open_db(Some("plain")).unwrap();
     let mut t = env.write_txn().unwrap();
     t.put(db, b"k000005a", b"new", dlmdb::WriteFlags::empty())
         .unwrap();

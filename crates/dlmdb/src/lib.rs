@@ -51,6 +51,7 @@ mod flags;
 mod open;
 pub mod probe;
 mod txn;
+mod units;
 mod walk;
 
 pub use cursor::{Cursor, IntoIter, Item, ItemRef, Iter, RwCursor};
@@ -64,7 +65,8 @@ pub use open::{
 };
 pub use probe::{probe_layout, probe_layout_limited, LayoutProbe, ProbeVerdict};
 pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};
-pub use walk::{PageInfo, PageKind, WalkSummary};
+pub use units::human_bytes;
+pub use walk::{LevelSummary, PageInfo, PageKind, WalkSummary};
 
 /// The raw bindings, re-exported for callers that need something the safe
 /// API does not cover.

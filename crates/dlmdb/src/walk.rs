@@ -149,6 +149,69 @@ impl WalkSummary {
     }
 }
 
+/// Pages of one level of the main tree: what `stat --pages` and the
+/// viewer's detail pane show per level. Duplicate sub-trees, sub-pages and
+/// overflow runs are left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct LevelSummary {
+    /// 0 = root.
+    pub level: u32,
+    pub branch_pages: u64,
+    pub leaf_pages: u64,
+    /// Nodes on the level's pages.
+    pub nodes: u64,
+    pub used_bytes: u64,
+    pub free_bytes: u64,
+    /// Pages by fill: under 20%, 40%, 60%, 80%, and 80% or more.
+    pub fill_buckets: [u64; 5],
+}
+
+impl LevelSummary {
+    /// The main tree's levels of a walk, root first (a level no page was
+    /// reported for stays empty).
+    pub fn of(pages: &[PageInfo]) -> Vec<LevelSummary> {
+        let mut levels: Vec<LevelSummary> = Vec::new();
+        for p in pages {
+            let leaf = matches!(p.kind, PageKind::Leaf | PageKind::Leaf2);
+            if p.in_subtree || !(leaf || p.kind == PageKind::Branch) {
+                continue;
+            }
+            let i = p.level as usize;
+            while levels.len() <= i {
+                levels.push(LevelSummary {
+                    level: levels.len() as u32,
+                    ..Default::default()
+                });
+            }
+            let l = &mut levels[i];
+            if leaf {
+                l.leaf_pages += 1;
+            } else {
+                l.branch_pages += 1;
+            }
+            l.nodes += u64::from(p.entries);
+            let whole = u64::from(p.used) + u64::from(p.free);
+            let bucket = (5 * u64::from(p.used))
+                .checked_div(whole)
+                .map_or(0, |b| b.min(4) as usize);
+            l.fill_buckets[bucket] += 1;
+            l.used_bytes += u64::from(p.used);
+            l.free_bytes += u64::from(p.free);
+        }
+        levels
+    }
+
+    /// Used bytes in percent of the level's page bytes (0 when empty).
+    pub fn fill_percent(&self) -> f64 {
+        let whole = self.used_bytes + self.free_bytes;
+        if whole == 0 {
+            0.0
+        } else {
+            100.0 * self.used_bytes as f64 / whole as f64
+        }
+    }
+}
+
 struct Ctx<'a> {
     f: &'a mut dyn FnMut(&PageInfo),
     panic: Option<Box<dyn std::any::Any + Send>>,
@@ -188,4 +251,63 @@ pub(crate) fn walk_pages<F: FnMut(&PageInfo)>(
         std::panic::resume_unwind(p);
     }
     check(rc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(kind: PageKind, level: u32, entries: u32, used: u32, in_subtree: bool) -> PageInfo {
+        PageInfo {
+            pgno: 0,
+            parent: None,
+            kind,
+            type_bits: 0,
+            flags: 0,
+            level,
+            entries,
+            pages: 1,
+            used,
+            free: 100 - used,
+            in_subtree,
+            count: 0,
+        }
+    }
+
+    #[test]
+    fn levels_count_main_tree_pages_only() {
+        let pages = [
+            page(PageKind::Branch, 0, 3, 30, false),
+            page(PageKind::Leaf, 1, 10, 90, false),
+            page(PageKind::Leaf2, 1, 20, 55, false),
+            page(PageKind::Leaf, 1, 5, 10, true),
+            page(PageKind::Overflow, 1, 0, 90, false),
+            page(PageKind::SubPage, 1, 4, 40, false),
+        ];
+        let levels = LevelSummary::of(&pages);
+        // (level, branch, leaf, nodes, used, free, fill buckets) per level.
+        let got: Vec<_> = levels
+            .iter()
+            .map(|l| {
+                (
+                    l.level,
+                    l.branch_pages,
+                    l.leaf_pages,
+                    l.nodes,
+                    l.used_bytes,
+                    l.free_bytes,
+                    l.fill_buckets,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 1, 0, 3, 30, 70, [0, 1, 0, 0, 0]),
+                (1, 0, 2, 30, 145, 55, [0, 0, 1, 0, 1]),
+            ]
+        );
+        assert_eq!(levels[1].fill_percent(), 72.5);
+        assert_eq!(LevelSummary::default().fill_percent(), 0.0);
+    }
 }

@@ -130,15 +130,21 @@ pub fn copy_to_temp(src: &Path) -> (tempfile::TempDir, PathBuf) {
     (tmp, dst)
 }
 
-/// Copy the fixture `rel` (relative to the fixtures dir) into a fresh temp
-/// dir; `None` (with a SKIP note) when the fixture is missing.
-pub fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+/// The fixture file `rel` (relative to the fixtures dir); `None` (with a
+/// SKIP note) when it is missing.
+fn fixture_file(rel: &str) -> Option<PathBuf> {
     let src = fixtures()?.join(rel);
     if !src.is_file() {
         eprintln!("SKIP: fixture {} not found", src.display());
         return None;
     }
-    Some(copy_to_temp(&src))
+    Some(src)
+}
+
+/// Copy the fixture `rel` (relative to the fixtures dir) into a fresh temp
+/// dir; `None` (with a SKIP note) when the fixture is missing.
+pub fn fixture_copy(rel: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    Some(copy_to_temp(&fixture_file(rel)?))
 }
 
 /// Validate `doc` (JSON text) against `schemas/<name>.schema.json` with the
@@ -178,11 +184,7 @@ pub fn listing(dir: &Path) -> Vec<String> {
 
 /// Copy fixture `rel` into `dir/name/data.mdb` (a directory store).
 pub fn fixture_dir(rel: &str, dir: &Path, name: &str) -> Option<PathBuf> {
-    let src = fixtures()?.join(rel);
-    if !src.is_file() {
-        eprintln!("SKIP: fixture {} not found", src.display());
-        return None;
-    }
+    let src = fixture_file(rel)?;
     let d = dir.join(name);
     std::fs::create_dir_all(&d).unwrap();
     std::fs::copy(&src, d.join("data.mdb")).unwrap();

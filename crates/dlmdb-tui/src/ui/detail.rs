@@ -130,7 +130,6 @@ pub fn motion_lines(m: &Motion) -> Vec<Line<'static>> {
     ]
 }
 
-/// The detail pane's figures (also handy for tests).
 /// A `name value` line of the detail pane, the name dimmed.
 fn field(name: impl Into<std::borrow::Cow<'static, str>>, value: String) -> Line<'static> {
     Line::from(vec![
@@ -139,6 +138,13 @@ fn field(name: impl Into<std::borrow::Cow<'static, str>>, value: String) -> Line
     ])
 }
 
+/// `3 branch, 40 leaf, 0 overflow`: the stored counters and the walk
+/// both show their page tallies this way.
+fn page_mix(branch: u64, leaf: u64, overflow: u64) -> String {
+    format!("{branch} branch, {leaf} leaf, {overflow} overflow")
+}
+
+/// The detail pane's figures (also handy for tests).
 pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
     let label = Style::new().fg(Color::DarkGray);
     let head = Style::new().add_modifier(Modifier::BOLD);
@@ -161,10 +167,8 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
         Span::raw(s.depth.to_string()),
         Span::styled("  pages ", label),
         Span::raw(format!(
-            "{} branch, {} leaf, {} overflow = {}",
-            s.branch_pages,
-            s.leaf_pages,
-            s.overflow_pages,
+            "{} = {}",
+            page_mix(s.branch_pages, s.leaf_pages, s.overflow_pages),
             human((s.branch_pages + s.leaf_pages + s.overflow_pages) * psize)
         )),
     ]));
@@ -184,10 +188,8 @@ pub fn detail_lines(d: &DbDetail) -> Vec<Line<'static>> {
     out.push(Line::from(vec![
         Span::styled("walk ", label),
         Span::raw(format!(
-            "{} branch, {} leaf, {} overflow, fill {}: ",
-            w.branch_pages,
-            w.leaf_pages,
-            w.overflow_pages,
+            "{}, fill {}: ",
+            page_mix(w.branch_pages, w.leaf_pages, w.overflow_pages),
             pct(w.used_bytes, w.used_bytes + w.free_bytes)
         )),
         check,

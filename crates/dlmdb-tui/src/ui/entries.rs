@@ -2,13 +2,13 @@
 //! hex, or a number for INTEGERKEY / INTEGERDUP items).
 
 use super::lists::{num, render_table, text};
-use super::pane;
+use super::{message_pane, pane};
 use crate::app::{App, Focus};
 use dlmdb::DatabaseFlags;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::Widget;
 
 /// How [`show_bytes`] rendered some bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,9 +76,13 @@ impl Widget for EntriesPane<'_> {
         let b = &app.browser;
         let focused = app.focus == Focus::Entries;
         let Some(db) = &b.db else {
-            Paragraph::new("Enter on a database opens its entries here.")
-                .block(pane("Entries".into(), focused))
-                .render(area, buf);
+            message_pane(
+                "Enter on a database opens its entries here.",
+                "Entries".into(),
+                focused,
+                area,
+                buf,
+            );
             return;
         };
         let summary = app.snapshot.dbs.iter().find(|d| &d.name == db);
@@ -99,9 +103,7 @@ impl Widget for EntriesPane<'_> {
             if b.force_hex { " [hex]" } else { "" }
         );
         if b.rows.is_empty() {
-            Paragraph::new("(empty)")
-                .block(pane(title, focused))
-                .render(area, buf);
+            message_pane("(empty)", title, focused, area, buf);
             return;
         }
         let dim = Style::new().fg(Color::DarkGray);

@@ -1,14 +1,14 @@
 //! Table panes: the database list, the free list and the reader table,
 //! and the column fitting they share with the entry and page lists.
 
-use super::{ellipsize, fit_columns, human, list_offset, pane};
+use super::{ellipsize, fit_columns, human, list_offset, message_pane, pane};
 use crate::app::{App, Focus};
 use crate::model::{flag_codes, DbSummary};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Cell, Paragraph, Row, StatefulWidget, Table, TableState, Widget};
+use ratatui::widgets::{Block, Cell, Row, StatefulWidget, Table, TableState, Widget};
 
 /// A column: header, importance (0 is never dropped; higher drops first),
 /// numbers align right, text columns share the leftover width and get an
@@ -235,15 +235,11 @@ impl Widget for FreeListPane<'_> {
             app.snapshot.txnid
         );
         if let Some(e) = &fl.error {
-            Paragraph::new(format!("error: {e}"))
-                .block(pane(title, focused))
-                .render(area, buf);
+            message_pane(format!("error: {e}"), title, focused, area, buf);
             return;
         }
         if fl.records.is_empty() {
-            Paragraph::new("(the free list is empty)")
-                .block(pane(title, focused))
-                .render(area, buf);
+            message_pane("(the free list is empty)", title, focused, area, buf);
             return;
         }
         let plain = Style::new();
@@ -283,9 +279,7 @@ impl Widget for ReadersPane<'_> {
             let msg = app.readers.error.clone().unwrap_or_else(|| {
                 "no lock file (MDB_NOLOCK): the reader table is not available".to_string()
             });
-            Paragraph::new(msg)
-                .block(pane("Readers".into(), focused))
-                .render(area, buf);
+            message_pane(msg, "Readers".into(), focused, area, buf);
             return;
         };
         let title = format!(

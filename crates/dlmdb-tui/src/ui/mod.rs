@@ -15,6 +15,7 @@ mod pages;
 mod popups;
 
 pub use detail::{detail_lines, DetailPane};
+pub use dlmdb::human_bytes as human;
 pub use entries::{show_bytes, show_item, EntriesPane, Shown};
 pub use header::HeaderBar;
 pub use lists::{DbsPane, FreeListPane, ReadersPane};
@@ -22,10 +23,11 @@ pub use pages::{hexdump, list_geometry, PagesPane};
 pub use popups::{EntryPopup, HelpPopup, StatusLine};
 
 use crate::app::{App, Focus, Mode};
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders};
+use ratatui::text::{Span, Text};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use ratatui::Frame;
 
 /// Width from which the detail pane sits beside the database list.
@@ -130,19 +132,18 @@ pub fn pane(title: String, focused: bool) -> Block<'static> {
         ))
 }
 
-/// `8589934592` -> `8.0 GiB`.
-pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut v = bytes as f64 / 1024.0;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS[u])
+/// A [`pane`] holding only `msg`: nothing to list, and what to do or what
+/// went wrong instead.
+pub fn message_pane<'a>(
+    msg: impl Into<Text<'a>>,
+    title: String,
+    focused: bool,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    Paragraph::new(msg)
+        .block(pane(title, focused))
+        .render(area, buf);
 }
 
 /// `s` in at most `w` columns: cut with `…` when longer (never silently).

@@ -4,7 +4,7 @@
 
 use super::entries::{show_item, shown_style};
 use super::lists::{num, render_table, text, text_end, Col};
-use super::{ellipsize_left, pane};
+use super::{ellipsize_left, message_pane, pane};
 use crate::app::{App, Focus};
 use crate::pages::{ItemData, PageDump};
 use dlmdb_format::PageKind;
@@ -192,9 +192,13 @@ impl Widget for PagesPane<'_> {
         let pb = &app.pages;
         let focused = app.focus == Focus::Pages;
         let Some(p) = &pb.page else {
-            Paragraph::new("o on a database opens its root page; o on an entry opens its leaf; g N opens page N.")
-                .block(pane("Pages".into(), focused))
-                .render(area, buf);
+            message_pane(
+                "o on a database opens its root page; o on an entry opens its leaf; g N opens page N.",
+                "Pages".into(),
+                focused,
+                area,
+                buf,
+            );
             return;
         };
         let crumbs: Vec<String> = pb.path.iter().map(|c| c.at.label()).collect();

@@ -5,6 +5,7 @@ use dlmdb::{Database, DatabaseFlags, Env, RwTxn, WriteFlags};
 use dlmdb_tui::app::App;
 use dlmdb_tui::model::{OpenOptions, Store};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 /// Deterministic pseudo-random bytes (xorshift).
@@ -130,7 +131,6 @@ pub fn loaded_app(store: &mut Store, height: usize) -> App {
     app
 }
 
-/// Resolve the reference fixtures like tests/src/lib.rs does.
 /// Select the database listed as `name`.
 pub fn select(app: &mut App, name: &str) {
     let i = app
@@ -162,4 +162,30 @@ pub fn render_sized(app: &App, w: u16, h: u16) -> String {
         out.push('\n');
     }
     out
+}
+
+/// This test binary started again to run only the ignored test `test`, a
+/// writer in its own process (LMDB forbids a second handle on a store in
+/// one process), with the environment variable `var` naming the store.
+pub fn child_writer_command(test: &str, var: &str, path: &Path) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--ignored",
+        "--exact",
+        test,
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(var, path);
+    cmd
+}
+
+/// In the child process of [`child_writer_command`]: the store named by
+/// `var` and its `plain` database; `None` when `var` is not set (the
+/// ignored test run directly).
+pub fn child_writer_store(var: &str) -> Option<(Env, Database)> {
+    let path = std::env::var_os(var)?;
+    let env = Env::builder().max_dbs(16).open(path).unwrap();
+    let db = env.open_db(Some("plain")).unwrap();
+    Some((env, db))
 }
