@@ -3,17 +3,11 @@
 
 /// `8589934592` -> `8.0 GiB`: binary units, one decimal above bytes.
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if bytes < 1024 {
+        // Whole bytes carry no decimal.
         return format!("{bytes} B");
     }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    humansize::format_size(bytes, humansize::BINARY.decimal_places(1).decimal_zeroes(1))
 }
 
 #[cfg(test)]
@@ -27,6 +21,8 @@ mod tests {
         assert_eq!(human_bytes(1024), "1.0 KiB");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(8 << 30), "8.0 GiB");
+        assert_eq!(human_bytes((1 << 20) - 1), "1024.0 KiB");
+        assert_eq!(human_bytes(3 << 40), "3.0 TiB");
         assert_eq!(human_bytes(u64::MAX), "16.0 EiB");
     }
 }
