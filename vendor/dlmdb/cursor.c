@@ -512,9 +512,9 @@ static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB
 	 * the previous one, if as long as this) is fetched a step ahead,
 	 * which also starts the walk of the page tables for it.  Only a
 	 * guess: the address is never read, and a prefetch never faults. */
-	const char *omp = dptr - PAGEHDRSZ;
+	uintptr_t omp = (uintptr_t)(dptr - PAGEHDRSZ);
 	size_t run = (size_t)((const MDB_page *)omp)->mp_u.pages * env->psize;
-	__builtin_prefetch(back ? omp - run : omp + run);
+	__builtin_prefetch((const void *)(back ? omp - run : omp + run));
 	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
 }
 
