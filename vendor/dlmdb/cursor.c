@@ -666,8 +666,8 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * cursor or txn state) goes to the general path before anything changed;
  * overflow values and compressed keys are finished by dl_step_big and
  * dl_step_pfx_entry.  Every exit is a return or a tail call, so the plain
- * case needs no stack frame (saving registers cost a scan step as much as
- * its checks).  pfx: the instance for prefix-compressed trees; the plain
+ * case needs almost no stack frame (two saved registers: saving more cost
+ * a scan step as much as its checks).  pfx: the instance for prefix-compressed trees; the plain
  * instance passes it those and cursors to be re-found (C_RESEEK), so that
  * one test of the cursor's flags covers both.
  */
