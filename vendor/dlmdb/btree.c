@@ -88,11 +88,17 @@ int dl_node_read(MDB_cursor *mc, MDB_node *n, MDB_val *data)
 		return 0;
 	}
 	pgno_t pg = dl_get64(dl_leaf_data(env, n));
+	size_t dsz = NODEDSZ(n);
+	char *v = dl_ov_snapshot(txn, env, pg, dsz);
+	if (v) {
+		data->mv_size = dsz;
+		data->mv_data = v;
+		return 0;
+	}
 	MDB_page *omp;
 	int rc = dl_pget(txn, pg, &omp);
 	if (rc)
 		return rc;
-	size_t dsz = NODEDSZ(n);
 	if (!IS_OVERFLOW(omp) || (uint64_t)omp->mp_u.pages * env->psize < PAGEHDRSZ + dsz ||
 	    pg + omp->mp_u.pages > txn->next_pgno)
 		return MDB_CORRUPTED;

@@ -348,6 +348,21 @@ int dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 	return dl_cursor_current(mc, key, data);
 }
 
+/*
+ * Where the overflow value of node (F_BIGDATA, not F_DUPDATA; in the page
+ * ending at end) lies, when its page number is inside the page and
+ * dl_ov_snapshot decides the run; NULL when dl_node_read must decide.
+ */
+static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MDB_env *env,
+	MDB_node *node, const char *end)
+{
+	size_t ks = node->mn_ksize;
+	const char *dptr = (const char *)node->mn_data + ks + (ks & env->pad);
+	if (dptr + sizeof(pgno_t) > end)
+		return NULL;
+	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
+}
+
 int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	int rc, exact;
@@ -398,6 +413,13 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 				(node->mn_ksize & mc->txn->env->pad);
 			return 0;
 		}
+		char *v = (node->mn_flags & F_DUPDATA) ? NULL : dl_big_value(mc->txn,
+			mc->txn->env, node, (const char *)mp + mc->txn->env->psize);
+		if (v) {
+			data->mv_size = NODEDSZ(node);
+			data->mv_data = v;
+			return 0;
+		}
 		return dl_node_read(mc, node, data);
 	}
 	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
@@ -430,31 +452,6 @@ static __attribute__((noinline)) int dl_step_prefix_key(MDB_cursor *mc, MDB_page
 	return 0;
 }
 
-/*
- * Overflow value of a snapshot page for dl_step_fast (no dirty pages
- * anywhere): the checks of dl_node_read without the dirty-table lookups.
- * Returns the value's address, or NULL when the general path must decide.
- */
-static inline char *dl_step_overflow(MDB_txn *txn, MDB_env *env, const char *dptr,
-	size_t dsz, size_t psize)
-{
-	if (txn->dirty.count || txn->parent)
-		return NULL;
-	/* Pages below lim are in use and inside the file. */
-	pgno_t pg = dl_get64(dptr), lim = txn->fpages < txn->next_pgno ? txn->fpages :
-		txn->next_pgno;
-	if (pg < 2 || pg >= lim)
-		return NULL;
-	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
-	uint64_t np = omp->mp_u.pages;
-	/* The run holds the value and lies below lim (the general path
-	 * decides the rare runs longer than the value needs that end past
-	 * the file). */
-	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz || pg + np > lim)
-		return NULL;
-	return (char *)omp + PAGEHDRSZ;
-}
-
 static int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
@@ -467,14 +464,14 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, MDB_env *env,
 	MDB_node *node, const char *end)
 {
+	unsigned nf = node->mn_flags;
+	if (nf & F_DUPDATA)
+		return NULL;
+	if (nf & F_BIGDATA)
+		return dl_big_value(txn, env, node, end);
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
-	unsigned nf = node->mn_flags;
-	if (!(nf & (F_BIGDATA | F_DUPDATA)))
-		return dptr + NODEDSZ(node) > end ? NULL : dptr;
-	if ((nf & F_DUPDATA) || dptr + sizeof(pgno_t) > end)
-		return NULL;
-	return dl_step_overflow(txn, env, dptr, NODEDSZ(node), env->psize);
+	return dptr + NODEDSZ(node) > end ? NULL : dptr;
 }
 
 /* The end of a fast step: the cursor (its leaf index at kp) moves to
@@ -497,20 +494,42 @@ static inline __attribute__((always_inline)) int dl_step_set(indx_t *kp, MDB_val
 
 /*
  * The end of a fast step (below) to entry i, node, whose value is in an
- * overflow run, outside the plain instance: its calls and registers would
- * cost the plain case a stack frame.  Goes to the general path (op) for
- * what it does not decide.
+ * overflow run (or is a duplicate set, which goes to the general path).
  */
-static __attribute__((noinline)) int dl_step_big(MDB_cursor *mc, MDB_val *key, MDB_val *data,
-	MDB_node *node, unsigned i, MDB_cursor_op op)
+static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, int back)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
-	char *dptr = dl_step_value(txn, env, node,
-		(const char *)mc->pg[mc->top] + env->psize);
+	char *dptr = (node->mn_flags & F_DUPDATA) ? NULL :
+		dl_big_value(txn, env, node, (const char *)mc->pg[mc->top] + env->psize);
 	if (!dptr)
-		return dl_cursor_get_slow(mc, key, data, op);
+		return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
+	/* A scan over overflow values reads a run per step, each on pages of
+	 * its own, where the hardware prefetchers do not follow.  A store
+	 * loaded in key order keeps the runs of neighbouring entries next to
+	 * each other in the file, so the first line of the next run (back: of
+	 * the previous one, if as long as this) is fetched a step ahead,
+	 * which also starts the walk of the page tables for it.  Only a
+	 * guess: the address is never read, and a prefetch never faults. */
+	uintptr_t omp = (uintptr_t)(dptr - PAGEHDRSZ);
+	size_t run = (size_t)((const MDB_page *)omp)->mp_u.pages * env->psize;
+	__builtin_prefetch((const void *)(back ? omp - run : omp + run));
 	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
+}
+
+/* One copy per direction, outside the plain step: its calls and registers
+ * would cost the plain case a stack frame. */
+static __attribute__((noinline)) int dl_big_next(MDB_cursor *mc, MDB_val *key, MDB_val *data,
+	MDB_node *node, unsigned i)
+{
+	return dl_step_big(mc, key, data, node, i, 0);
+}
+
+static __attribute__((noinline)) int dl_big_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data,
+	MDB_node *node, unsigned i)
+{
+	return dl_step_big(mc, key, data, node, i, 1);
 }
 
 /* The same for an entry i > 0 of a prefix-compressed leaf, whose key is
@@ -530,6 +549,39 @@ static __attribute__((noinline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *
 		data->mv_data = dptr;
 	}
 	return 0;
+}
+
+/*
+ * A scan that reached the leaf under entry pi of parent will want the
+ * leaf after it (back: before it) next.  On a tree larger than the caches
+ * that leaf's first lines would each be a miss waiting for the one before
+ * (the pointer array, then the node), and the hardware prefetchers do not
+ * cross into another page; so its header (lower, upper, the first
+ * pointers) and the lines the scan enters by are fetched now, a leaf's
+ * worth of steps ahead.  Forward, that is the page's end: a store loaded
+ * in key order has its first entries there; backward, the low end of the
+ * node area, which the header gives only once loaded, so the header alone.
+ * The parent's node is bounded before its page number is read; the
+ * address computed from it is only prefetched, which never faults, so a
+ * damaged number costs nothing.
+ */
+static inline __attribute__((always_inline)) void dl_step_leaf_prefetch(MDB_env *env,
+	MDB_page *parent, unsigned pi, int back, pgno_t lim)
+{
+	if (back ? !pi : pi + 1 >= NUMKEYS(parent))
+		return;
+	size_t psize = env->psize, off = parent->mp_ptrs[back ? pi - 1 : pi + 1];
+	if (off + NODESZ > psize)
+		return;
+	pgno_t pg = NODEPGNO((MDB_node *)((char *)parent + off));
+	if (pg >= lim)
+		return;
+	const char *np = env->map + (size_t)pg * psize;
+	__builtin_prefetch(np);
+	if (!back) {
+		__builtin_prefetch(np + psize - 64);
+		__builtin_prefetch(np + psize - 128);
+	}
 }
 
 /*
@@ -587,6 +639,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	mc->ki[top - 1] = (indx_t)pi;
 	mc->pg[top] = mp;
 	DL_ASSERT(dl_stack_ok(mc));
+	dl_step_leaf_prefetch(env, parent, pi, back, lim);
 	return dl_step_set(&mc->ki[top], key, data, node, i, dptr);
 general:
 	return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
@@ -613,20 +666,23 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * cursor or txn state) goes to the general path before anything changed;
  * overflow values and compressed keys are finished by dl_step_big and
  * dl_step_pfx_entry.  Every exit is a return or a tail call, so the plain
- * case needs almost no stack frame (saving registers cost a scan step as
- * much as its checks).  pfx: the instance for prefix-compressed trees (the
- * other passes them to it).
+ * case needs almost no stack frame (two saved registers: saving more cost
+ * a scan step as much as its checks).  pfx: the instance for prefix-compressed trees; the plain
+ * instance passes it those and cursors to be re-found (C_RESEEK), so that
+ * one test of the cursor's flags covers both.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, int back, int pfx)
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
-	MDB_txn *txn = mc->txn;
 	unsigned cf = mc->flags;
-	if (!pfx && (cf & C_PREFIX))
+	if (!pfx && (cf & (C_PREFIX | C_RESEEK)))
 		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
-	if ((cf & C_RESEEK) || !dl_pos_steps_plainly(mc) ||
-	    !txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
+	/* A user's cursor always has its txn (only the internal copies kept
+	 * for a nested txn have none). */
+	MDB_txn *txn = mc->txn;
+	if ((pfx && (cf & C_RESEEK)) || !dl_pos_steps_plainly(mc) ||
+	    (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
 		goto general;
@@ -635,29 +691,39 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 		goto general;
 	MDB_page *mp = mc->pg[mc->top];
 	indx_t *kp = &mc->ki[mc->top];
-	unsigned n = NUMKEYS(mp), i = (unsigned)*kp + (back ? -1u : 1u);
-	/* An empty asm hides where i came from: otherwise GCC keeps the old
-	 * index in one more register, to store it plus one at the end, and
-	 * has one more register to save. */
-	__asm__("" : "+r"(i));
-	/* Back from 0, i wraps to above n. */
-	if (i >= n) {
+	/* Where the pointer of the entry to go to lies: the entry exists
+	 * exactly when that is below lower (back from entry 0, the index
+	 * wraps and so does not).  Its index is derived from it again at the
+	 * end: one register less. */
+	size_t lower = MP_LOWER(mp),
+	    pofs = PAGEHDRSZ + 2 * (size_t)((unsigned)*kp + (back ? -1u : 1u));
+	/* An empty asm hides where pofs came from: otherwise GCC keeps the
+	 * old index in one more register. */
+	__asm__("" : "+r"(pofs));
+	if (pofs >= lower) {
 		if (pfx)
 			goto general;
 		return back ? dl_leaf_prev(mc, key, data) : dl_leaf_next(mc, key, data);
 	}
 	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) != P_LEAF)
 		goto general;
-	/* The checks of dl_node_check, against the page's end. */
-	size_t off = mp->mp_ptrs[i];
+	/* The checks of dl_node_check, against the page's end: separate
+	 * branches (all predicted) need fewer registers than one test. */
+	size_t off = *(const indx_t *)((const char *)mp + pofs);
 	const char *end = (const char *)mp + env->psize;
 	MDB_node *node = (MDB_node *)((char *)mp + off);
-	if ((off & 1) | (off < MP_LOWER(mp)) | ((const char *)node + NODESZ > end))
+	if (off & 1)
 		goto general;	/* the general path reports it */
+	if (off < lower)
+		goto general;
+	if ((const char *)node + NODESZ > end)
+		goto general;
+	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
 	if (pfx && i > 0 && key)
 		return dl_step_pfx_entry(mc, key, data, node, i, op);
 	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0))
-		return dl_step_big(mc, key, data, node, i, op);
+		return back ? dl_big_prev(mc, key, data, node, i) :
+			dl_big_next(mc, key, data, node, i);
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
 	if (dptr + NODEDSZ(node) > end)
@@ -1099,6 +1165,7 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 {
 	MDB_cursor mc;
 	int rc, exact;
+	char *v;
 	if (!txn || !key || !data)
 		return EINVAL;
 	if ((rc = dl_dbi_check(txn, dbi, 1)))
@@ -1133,7 +1200,12 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	}
 	if (node->mn_flags & F_DUPDATA)
 		rc = dl_dup_first_item(&mc, node, data);
-	else
+	else if ((v = dl_big_value(txn, txn->env, node,
+		    (const char *)mc.pg[mc.top] + txn->env->psize))) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = v;
+		return 0;
+	} else
 		rc = dl_node_read(&mc, node, data);
 	return rc ? dl_txn_err(txn, rc) : 0;
 }

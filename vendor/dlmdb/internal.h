@@ -813,6 +813,32 @@ int  dl_fl_save(MDB_txn *txn);
 
 /* btree.c */
 int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
+
+/*
+ * The common case of an overflow value, for dl_node_read and the cursor
+ * read paths: in a txn that reads every page from the map (no dirty
+ * pages, no parent), the address of the dsz-byte value whose run starts at
+ * page pg, when that page lies below both the snapshot's and the file's
+ * page counts, is an overflow page whose run holds dsz bytes, and the run
+ * ends below both counts too.  NULL leaves the case to the rest of
+ * dl_node_read, which decides it (dirty pages, runs longer than the value
+ * needs that end past the file) or reports the damage.  No division.
+ */
+static inline char *dl_ov_snapshot(const MDB_txn *txn, const MDB_env *env, pgno_t pg,
+	size_t dsz)
+{
+	if (txn->dirty.count || txn->parent)
+		return NULL;
+	pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
+	if (pg < 2 || pg >= lim)
+		return NULL;
+	size_t psize = env->psize;
+	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
+	uint64_t np = omp->mp_u.pages;
+	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz || pg + np > lim)
+		return NULL;
+	return (char *)omp + PAGEHDRSZ;
+}
 int  dl_search(MDB_cursor *mc, const MDB_val *key, int mode);
 int  dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact);
 int  dl_search_lowest(MDB_cursor *mc);

@@ -3,7 +3,8 @@
  * general ones: the cursor-put "already on the right leaf" shortcut, the
  * in-leaf MDB_NEXT/MDB_PREV step (in-page and overflow values, read and
  * write txns), and overflow pages written without zeroing the whole run
- * first (the slack after the value must still be zero on disk).
+ * first (the slack after the value must still be zero on disk); a damaged
+ * overflow run is reported by the fast read paths as by the general ones.
  */
 #include "t.h"
 
@@ -223,9 +224,103 @@ static void test_overflow_slack_zeroed(void)
 	CHECK_EQ(dirty, 0);
 }
 
+#ifndef STOCK_LMDB
+/*
+ * An overflow run whose header is damaged (not an overflow page, too short
+ * for its value, or running past the last page in use; stock LMDB does not
+ * read it) is reported by every read that reaches its value (mdb_get,
+ * MDB_SET, and the NEXT and PREV steps onto it), while its neighbours still
+ * read.  Five keys with 6000-byte values; key i's value is filled with byte
+ * 0x10 * (i + 1), which tells which key a run in the file belongs to.
+ */
+static void overflow_damage_case(int how)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_txn *txn;
+	static unsigned char vb[6000];
+	unsigned char kb[8];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < 5; i++) {
+		key_of(i, kb);
+		memset(vb, 0x10 * (i + 1), sizeof vb);
+		MDB_val k = { 8, kb }, v = { sizeof vb, vb };
+		OK(mdb_put(txn, 1, &k, &v, 0));
+	}
+	OK(mdb_txn_commit(txn));
+	MDB_stat st;
+	OK(mdb_env_stat(env, &st));
+	unsigned psize = st.ms_psize;
+	mdb_env_close(env);
+
+	/* Find key 2's run and damage its header. */
+	FILE *f = fopen(t_path("data.mdb"), "r+b");
+	REQUIRE(f);
+	unsigned char hdr[17];
+	long off = 0, found = -1;
+	while (found < 0 && !fseek(f, off, SEEK_SET) && fread(hdr, 1, sizeof hdr, f) == sizeof hdr) {
+		uint16_t flags;
+		uint32_t np;
+		memcpy(&flags, hdr + 10, 2);
+		memcpy(&np, hdr + 12, 4);
+		if ((flags & 0x04) && hdr[16] == 0x30)
+			found = off;
+		off += (long)psize * ((flags & 0x04) && np ? np : 1);
+	}
+	REQUIRE(found >= 0);
+	if (how == 0) {
+		uint16_t flags = 0x02;	/* a leaf page's flags */
+		memcpy(hdr + 10, &flags, 2);
+	} else {
+		uint32_t np = how == 1 ? 1 : 1000000;
+		memcpy(hdr + 12, &np, 4);
+	}
+	REQUIRE(!fseek(f, found, SEEK_SET) && fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr);
+	fclose(f);
+
+	env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_cursor *cur;
+	MDB_val k = { 8, kb }, v;
+	for (int op = 0; op < 4; op++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+		int rc;
+		key_of(2, kb);
+		k.mv_size = 8;
+		k.mv_data = kb;
+		if (op == 0) {
+			rc = mdb_get(txn, 1, &k, &v);
+		} else if (op == 1) {
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+		} else {
+			/* From key 1 (key 3) onto key 2: the scan step. */
+			key_of(op == 2 ? 1 : 3, kb);
+			OK(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY));
+			CHECK(v.mv_size == sizeof vb && ((unsigned char *)v.mv_data)[0] ==
+			    (op == 2 ? 0x20 : 0x40));
+			rc = mdb_cursor_get(cur, &k, &v, op == 2 ? MDB_NEXT : MDB_PREV);
+		}
+		CHECK_RC(rc, MDB_CORRUPTED);
+		mdb_cursor_close(cur);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+}
+
+static void test_overflow_damage_not_overflow(void) { overflow_damage_case(0); }
+static void test_overflow_damage_run_too_short(void) { overflow_damage_case(1); }
+static void test_overflow_damage_run_past_end(void) { overflow_damage_case(2); }
+#endif
+
 int main(void)
 {
 	RUN(test_cursor_put_orders);
 	RUN(test_overflow_slack_zeroed);
+#ifndef STOCK_LMDB
+	RUN(test_overflow_damage_not_overflow);
+	RUN(test_overflow_damage_run_too_short);
+	RUN(test_overflow_damage_run_past_end);
+#endif
 	T_DONE();
 }
