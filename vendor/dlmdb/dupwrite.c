@@ -263,6 +263,35 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 }
 
 /*
+ * Pointers [from, to) of an inline sub-page sp of at most lim bytes: each p
+ * becomes p + (p < t ? add_below : add_above) - sub, every p and result
+ * inside the sub-page.  A sub-page is smaller than nodemax, so below 0x8000
+ * bytes (lim checks it): then four 16-bit pointers are adjusted at a time
+ * in a 64-bit word, with no carry or borrow between lanes (each lane's
+ * final value is in range, so the word holds exactly the four results).
+ */
+static inline void dl_subptrs_adjust(MDB_page *sp, unsigned from, unsigned to, size_t lim,
+	size_t t, size_t add_below, size_t add_above, size_t sub)
+{
+	const uint64_t ones = 0x0001000100010001ull, high = ones << 15;
+	unsigned char *q = (unsigned char *)sp + PAGEHDRSZ;
+	unsigned j = from;
+	if (lim <= 0x8000 && t <= lim) {
+		for (; j + 4 <= to; j += 4) {
+			uint64_t x, ge;
+			memcpy(&x, q + 2 * (size_t)j, sizeof(x));
+			ge = (((x | high) - t * ones) & high) >> 15;	/* 1: p >= t */
+			x += (ge ^ ones) * add_below + ge * add_above - sub * ones;
+			memcpy(q + 2 * (size_t)j, &x, sizeof(x));
+		}
+	}
+	for (; j < to; j++) {
+		size_t p = sp->mp_ptrs[j];
+		sp->mp_ptrs[j] = (indx_t)(p + (p < t ? add_below : add_above) - sub);
+	}
+}
+
+/*
  * Add item at index ins of the key's inline sub-page without rebuilding it:
  * the key's node grows in place on its (touched) leaf page by the item's
  * node and pointer.  Only for compact (no free space), variable-size
@@ -315,12 +344,8 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 	memmove(base + up - delta, base + up, split - up);
 	memmove(base + split - nsz, base + split, spo + x - split);
 	MDB_page *np = (MDB_page *)(base + spo - delta);
-	for (unsigned j = 0; j <= n; j++) {
-		if (j == ins)
-			continue;
-		size_t v = np->mp_ptrs[j];
-		np->mp_ptrs[j] = (indx_t)(v + (v < x ? 2 : delta));
-	}
+	dl_subptrs_adjust(np, 0, ins, ssz + delta, x, 2, delta, 0);
+	dl_subptrs_adjust(np, ins + 1, n + 1, ssz + delta, x, 2, delta, 0);
 	np->mp_ptrs[ins] = (indx_t)(x + 2);
 	if (pfx)
 		dl_pfx_node_write(env, base + spo + x - nsz, item, sh, 0, 0, 0, NULL, 0);
@@ -379,8 +404,7 @@ static int dl_subpage_compact(MDB_cursor *mc, dl_xcursor *xc)
 			return MDB_PROBLEM;
 	memmove(base + up + gap, base + up, spo + lo - up);
 	MDB_page *np = (MDB_page *)(base + spo + gap);
-	for (unsigned j = 0; j < n; j++)
-		np->mp_ptrs[j] = (indx_t)(np->mp_ptrs[j] - gap);
+	dl_subptrs_adjust(np, 0, n, ssz, 0, 0, 0, gap);
 	MP_UPPER(np) = (indx_t)(hi - gap);
 	for (unsigned j = 0; j < nkeys; j++)
 		if (mp->mp_ptrs[j] <= off)
@@ -391,31 +415,70 @@ static int dl_subpage_compact(MDB_cursor *mc, dl_xcursor *xc)
 }
 
 /*
- * Remove item idx of an uncompressed, variable-size sub-page of sz bytes:
- * its node goes, the nodes below it move up, the other items keep their
- * order, and the space becomes free space (dl_subpage_compact gives it
- * back to the leaf).  A sub-page laid out by dl_subpage_build comes out as
- * a rebuild without the item would lay it out.
+ * Remove item xi of the key's uncompressed, variable-size inline sub-page
+ * (on a touched leaf) and give the space back to the leaf in the same
+ * pass: the key's node shrinks by the item's node and pointer plus any
+ * free space the sub-page had, leaving it compact (as LMDB leaves it).  The
+ * other items keep their order; a sub-page laid out by dl_subpage_build
+ * comes out as a rebuild without the item would lay it out.  The sub-page
+ * moved, so xc must be set up again afterwards.
+ *
+ * Leaf page, before -> after (addresses grow to the right; B = sub-page,
+ * gap = the item's node + its pointer + B's free space, kept even):
+ *   [upper .. node hdr, key, B hdr, B ptrs[0..xi)]  moves up by gap
+ *   [B ptr xi]                                       is gone
+ *   [B ptrs(xi..n)]                                  moves up by gap - 2
+ *   [B free space]                                   is gone
+ *   [B nodes below item xi's node]                   move up by its size
+ *   [item xi's node]                                 is gone
+ *   [B nodes above it]                               stay
  */
-static int dl_subpage_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx)
+static int dl_subpage_remove(MDB_cursor *mc, dl_xcursor *xc, unsigned xi)
 {
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top], nkeys = NUMKEYS(mp);
+	MDB_node *node = NODEPTR(mp, idx);
+	MDB_page *sp = xc->mx.pg[0];
+	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
+	size_t ssz = NODEDSZ(node), noff = mp->mp_ptrs[idx], spo = noff + kpart;
+	size_t lo = MP_LOWER(sp), hi = MP_UPPER(sp), up = MP_UPPER(mp);
+	unsigned char *base = (unsigned char *)mp;
 	unsigned n = NUMKEYS(sp);
-	if (idx >= n || n < 2)
+	if ((unsigned char *)sp != base + spo || IS_LEAF2(sp) || lo > hi || hi > ssz ||
+	    xi >= n || n < 2)
 		return MDB_PROBLEM;
-	MDB_node *nd = NODEPTR(sp, idx);
-	size_t off = sp->mp_ptrs[idx], up = MP_UPPER(sp);
-	size_t nsz = dl_dnode_size(env, nd->mn_ksize);
-	if (off < up || off + nsz > sz)
+	size_t off = sp->mp_ptrs[xi];
+	size_t nsz = dl_dnode_size(env, NODEPTR(sp, xi)->mn_ksize);
+	if (off < hi || off + nsz > ssz)
 		return MDB_CORRUPTED;
-	for (unsigned i = 0, j = 0; i < n; i++) {
-		if (i == idx)
-			continue;
-		size_t p = sp->mp_ptrs[i];
-		sp->mp_ptrs[j++] = (indx_t)(p < off ? p + nsz : p);
-	}
-	memmove((char *)sp + up + nsz, (char *)sp + up, off - up);
-	MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) - sizeof(indx_t));
-	MP_UPPER(sp) = (indx_t)(up + nsz);
+	size_t gap = ((hi - lo) & ~(size_t)1) + nsz + sizeof(indx_t);
+	/* Every pointer is at or above lower (the sub-page was checked when
+	 * read); one into the free space, when there is free space, means a
+	 * damaged sub-page: the txn fails (MDB_PROBLEM) before anything moves. */
+	if (hi > lo)
+		for (unsigned j = 0; j < n; j++)
+			if (sp->mp_ptrs[j] < hi)
+				return MDB_PROBLEM;
+	/* Pointers first, in place: offsets from the sub-page's new start.
+	 * Item xi's pointer is dropped below; until then it holds an offset
+	 * whose result stays in range, as dl_subptrs_adjust needs of every
+	 * pointer it adjusts. */
+	sp->mp_ptrs[xi] = (indx_t)(off + nsz);
+	dl_subptrs_adjust(sp, 0, n, ssz, off, nsz, 0, gap);
+	/* Highest region first: every move goes up. */
+	memmove(base + spo + hi + nsz, base + spo + hi, off - hi);
+	size_t pa = spo + PAGEHDRSZ + sizeof(indx_t) * ((size_t)xi + 1);
+	memmove(base + pa + gap - sizeof(indx_t), base + pa, spo + lo - pa);
+	memmove(base + up + gap, base + up, pa - sizeof(indx_t) - up);
+	MDB_page *np = (MDB_page *)(base + spo + gap);
+	MP_LOWER(np) = (indx_t)(lo - sizeof(indx_t));
+	MP_UPPER(np) = (indx_t)(hi + nsz - gap);
+	for (unsigned j = 0; j < nkeys; j++)
+		if (mp->mp_ptrs[j] <= noff)
+			mp->mp_ptrs[j] = (indx_t)(mp->mp_ptrs[j] + gap);
+	MP_UPPER(mp) = (indx_t)(up + gap);
+	node_set_dsize(NODEPTR(mp, idx), ssz - gap);
 	return 0;
 }
 
@@ -877,9 +940,7 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 	} else if (xc->subpage && !(mc->flags & C_PREFIX) && !IS_LEAF2(sp)) {
 		/* Uncompressed: the node goes and the sub-page shrinks to fit,
 		 * leaving no free space (as LMDB leaves it). */
-		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
-		if ((rc = dl_subpage_remove(env, sp, NODEDSZ(on), xc->mx.ki[0])) ||
-		    (rc = dl_subpage_compact(mc, xc)))
+		if ((rc = dl_subpage_remove(mc, xc, xc->mx.ki[0])))
 			return rc;
 		*here = 1;
 	} else if (xc->subpage) {
@@ -918,9 +979,12 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 		unsigned xi = xc->mx.ki[0];
 		mc->flags &= ~C_RESEEK;
 		dl_pos_land_fresh(mc);
-		if (!(rc = dl_xinit_trusted(mc, xc)))
-			rc = !xc->active ? MDB_PROBLEM : xc->subpage ? dl_xat(xc, xi) :
-			    dl_xset(xc, item, 1);
+		if (xc->subpage) {
+			dl_xsubpage_moved(mc, xc);
+			rc = dl_xat(xc, xi);
+		} else if (!(rc = dl_xinit_trusted(mc, xc))) {
+			rc = !xc->active ? MDB_PROBLEM : dl_xset(xc, item, 1);
+		}
 	} else {
 		rc = dl_dup_reposition(mc, xc, k, item);
 	}
@@ -1005,7 +1069,9 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
 	/* The node was checked above (dl_xinit); the touch only copied it. */
-	if ((rc = dl_xinit_trusted(mc, xc)))
+	if (xc->subpage)
+		dl_xsubpage_moved(mc, xc);
+	else if ((rc = dl_xinit_trusted(mc, xc)))
 		return rc;
 	if ((rc = xc->subpage && xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0)))
 		return rc;
