@@ -175,64 +175,42 @@ static void dl_subdb_record(MDB_cursor *mc, MDB_db *rec, unsigned fixed)
 }
 
 /*
- * Store items (sorted) as key's duplicate set: an inline sub-page when the
- * node fits, else a new sub-database.  mc is on key's node, path touched.
+ * Key's node becomes key + an inline sub-page of sz bytes holding items.
+ * The image is built after the items in the scratch area when they live
+ * there, else in a buffer of its own.
  */
-static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n)
+static int dl_dup_store_inline(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n,
+	unsigned fixed, size_t sz)
 {
-	MDB_env *env = mc->txn->env;
-	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) ? (unsigned)items[0].mv_size : 0;
-	size_t kpart = NODESZ + key->mv_size + (key->mv_size & env->pad);
-	int pfx = (mc->flags & C_PREFIX) != 0;
-	size_t sz = dl_subpage_size(env, items, n, fixed, pfx);
-	int rc;
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	unsigned char *buf, *own = NULL;
+	if (txn->scratch && (unsigned char *)items >= txn->scratch &&
+	    (unsigned char *)items < txn->scratch + txn->scratchsz) {
+		size_t off = txn->scratch_img;	/* set by dl_subpage_items */
+		if (off + sz > txn->scratchsz || sz > env->psize)
+			return MDB_PROBLEM;
+		buf = txn->scratch + off;
+	} else {
+		if (!(own = malloc(sz)))
+			return ENOMEM;
+		buf = own;
+	}
+	dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno,
+	    (mc->flags & C_PREFIX) != 0);
+	MDB_val d = { sz, buf };
+	int rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
+	free(own);
+	return rc;
+}
 
-	/* Fixed-size sets get room for a few more items (as LMDB does), so
-	 * most later puts insert in place instead of rewriting the node. */
-	if (fixed && kpart + sz + EVEN(4 * fixed) <= env->nodemax)
-		sz += EVEN(4 * fixed);
-	if (kpart + sz <= env->nodemax) {
-		/* Build the image after the items in the scratch area when they
-		 * live there, else in a buffer of its own. */
-		unsigned char *buf, *own = NULL;
-		MDB_txn *txn = mc->txn;
-		if (txn->scratch && (unsigned char *)items >= txn->scratch &&
-		    (unsigned char *)items < txn->scratch + txn->scratchsz) {
-			size_t off = txn->scratch_img;	/* set by dl_subpage_items */
-			if (off + sz > txn->scratchsz || sz > env->psize)
-				return MDB_PROBLEM;
-			buf = txn->scratch + off;
-		} else {
-			if (!(own = malloc(sz)))
-				return ENOMEM;
-			buf = own;
-		}
-		dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno, pfx);
-		MDB_val d = { sz, buf };
-		rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
-		free(own);
-		return rc;
-	}
-	/* A sub-database whose root leaf holds every item (they always fit:
-	 * the set was at most half a page before this item). */
-	MDB_page *lp;
-	MDB_db rec, zero;
-	if ((rc = dl_page_alloc(mc, 1, &lp)))
-		return rc;
-	lp->mp_flags = P_LEAF | P_DIRTY | (fixed ? P_LEAF2 : 0);
-	lp->mp_pad = (uint16_t)fixed;
-	MP_LOWER(lp) = PAGEHDRSZ;
-	MP_UPPER(lp) = (indx_t)env->psize;
+/* Lay items out uncompressed on the empty leaf lp (packed when fixed);
+ * MDB_PAGE_FULL when they do not fit. */
+static int dl_leaf_fill_raw(MDB_env *env, MDB_page *lp, const MDB_val *items, unsigned n,
+	unsigned fixed)
+{
 	size_t used = 0;
-	unsigned raw = n;	/* items still to lay out uncompressed */
-	if (pfx && !fixed) {
-		if (dl_pfx_items_size(env, items, n) > env->psize)
-			return MDB_PAGE_FULL;
-		if ((rc = dl_pfx_items_write(env, lp, env->psize, items, n)))
-			return rc;
-		raw = 0;
-	}
-	for (unsigned i = 0; i < raw; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		if (fixed) {
 			if (used + fixed > env->psize - PAGEHDRSZ)
 				return MDB_PAGE_FULL;
@@ -251,6 +229,36 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 			used += ns + 2;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Key's node becomes key + the record of a new sub-database whose root
+ * leaf holds every item (they always fit: the set was at most half a page
+ * before the item that outgrew the sub-page).
+ */
+static int dl_dup_store_subdb(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n,
+	unsigned fixed)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *lp;
+	MDB_db rec, zero;
+	int rc;
+	if ((rc = dl_page_alloc(mc, 1, &lp)))
+		return rc;
+	lp->mp_flags = P_LEAF | P_DIRTY | (fixed ? P_LEAF2 : 0);
+	lp->mp_pad = (uint16_t)fixed;
+	MP_LOWER(lp) = PAGEHDRSZ;
+	MP_UPPER(lp) = (indx_t)env->psize;
+	if ((mc->flags & C_PREFIX) && !fixed) {
+		if (dl_pfx_items_size(env, items, n) > env->psize)
+			return MDB_PAGE_FULL;
+		rc = dl_pfx_items_write(env, lp, env->psize, items, n);
+	} else {
+		rc = dl_leaf_fill_raw(env, lp, items, n, fixed);
+	}
+	if (rc)
+		return rc;
 	dl_subdb_record(mc, &rec, fixed);
 	rec.md_depth = 1;
 	rec.md_leaf_pages = 1;
@@ -260,6 +268,26 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 	dl_dup_pages_delta(mc, &zero, &rec);
 	MDB_val d = { sizeof(rec), &rec };
 	return dl_node_replace(mc, key, &d, DL_PUT_DUPDATA | DL_PUT_SUBDATA);
+}
+
+/*
+ * Store items (sorted) as key's duplicate set: an inline sub-page when the
+ * node fits, else a new sub-database.  mc is on key's node, path touched.
+ */
+static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n)
+{
+	MDB_env *env = mc->txn->env;
+	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) ? (unsigned)items[0].mv_size : 0;
+	size_t kpart = NODESZ + key->mv_size + (key->mv_size & env->pad);
+	size_t sz = dl_subpage_size(env, items, n, fixed, (mc->flags & C_PREFIX) != 0);
+
+	/* Fixed-size sets get room for a few more items (as LMDB does), so
+	 * most later puts insert in place instead of rewriting the node. */
+	if (fixed && kpart + sz + EVEN(4 * fixed) <= env->nodemax)
+		sz += EVEN(4 * fixed);
+	if (kpart + sz <= env->nodemax)
+		return dl_dup_store_inline(mc, key, items, n, fixed, sz);
+	return dl_dup_store_subdb(mc, key, items, n, fixed);
 }
 
 /*
@@ -1147,102 +1175,119 @@ static int dl_multi_check(MDB_cursor *mc, MDB_val *key, const char *items, size_
 	return rc;
 }
 
+/*
+ * MDB_MULTIPLE: data[0] holds the item size and the first item,
+ * data[1].mv_size the count; on return data[1].mv_size = items stored.
+ * All or nothing: refusals (MDB_KEYEXIST) are found before the first write;
+ * any later failure (MDB_MAP_FULL, ...) fails the txn, so none of the run
+ * can be committed.
+ */
+static int dl_dup_put_multiple(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
+	unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
+	int rc;
+	if ((rc = dl_multi_check(mc, key, data[0].mv_data, sz, cnt, f))) {
+		data[1].mv_size = 0;
+		return rc;
+	}
+	int atend = 0;
+	for (; done < cnt; done++) {
+		MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
+		mdb_size_t before = mc->db->md_entries;
+		rc = dl_dup_put(mc, key, &v, f);
+		/* LMDB looks the key up for the first item only: the end
+		 * marker that lookup left stays for the whole batch, and the
+		 * key-level conditions (NOOVERWRITE: key absent, APPEND: key
+		 * above the last) apply to that lookup alone. */
+		if (done == 0) {
+			atend = dl_pos_is_after_last(mc) != 0;
+			if (rc == MDB_KEYEXIST && (f & (MDB_NOOVERWRITE | MDB_APPEND)))
+				break;
+			f &= ~(unsigned)(MDB_NOOVERWRITE | MDB_APPEND);
+		} else {
+			dl_pos_mark_after_last(mc, atend);
+		}
+		/* An item already stored is skipped, as in LMDB. */
+		if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
+			rc = 0;
+		if (rc)
+			break;
+		/* LMDB quirk: an item equal to the key's single plain value (no
+		 * duplicate set yet) ends the batch, successfully and without
+		 * being counted; the rest is not stored. */
+		if (mc->db->md_entries == before && !((dl_xcursor *)mc->xcursor)->active)
+			break;
+	}
+	data[1].mv_size = done;
+	return rc;
+}
+
+/*
+ * MDB_CURRENT on a key with a duplicate set, cur the current item: add the
+ * new item first, then remove the old one, so the set stays one even when
+ * it holds a single item (as in LMDB); mc ends on the new item.
+ */
+static int dl_dup_replace_in_set(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *kk,
+	const MDB_val *cur, MDB_val *data)
+{
+	unsigned char ob[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
+	MDB_val old = { cur->mv_size, ob }, k2 = { kk->mv_size, kb };
+	int rc;
+	if (cur->mv_size > DL_MAXKEY || kk->mv_size > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	memcpy(ob, cur->mv_data, cur->mv_size);
+	memcpy(kb, kk->mv_data, kk->mv_size);
+	if ((rc = dl_dup_put(mc, &k2, data, 0)))
+		return rc;
+	if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
+		return rc;
+	if ((rc = dl_dup_del(mc, &old, 0)))
+		return rc;
+	if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)) || (rc = dl_xinit(mc, xc)))
+		return rc;
+	dl_pos_end_deleted(mc);
+	dl_pos_mark_after_last(mc, 0);
+	return xc->active ? dl_xset(xc, data, 0) : 0;
+}
+
+/* MDB_CURRENT: replace the current item, removing it and adding data. */
+static int dl_dup_put_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0)
+		return EINVAL;
+	dl_xcursor *xc = dl_xc_get(mc);
+	if (!xc)
+		return ENOMEM;
+	MDB_val cur, kk;
+	if ((rc = dl_cursor_current(mc, &kk, NULL)))
+		return rc;
+	if (xc->active) {
+		if ((rc = dl_xcurrent(xc, &cur)))
+			return rc;
+		if (mc->dbx->dcmp(&cur, data) == 0)
+			return 0;	/* same item: nothing changes */
+		return dl_dup_replace_in_set(mc, xc, &kk, &cur, data);
+	}
+	if ((rc = dl_cursor_current(mc, &kk, &cur)))
+		return rc;
+	if ((rc = dl_dup_del(mc, &cur, 0)))
+		return rc;
+	dl_pos_end_deleted(mc);
+	return dl_dup_put(mc, key, data, 0);
+}
+
 /* mdb_cursor_put on a DUPSORT DB: adds MDB_CURRENT and MDB_MULTIPLE. */
 int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 {
-	int rc;
 	if (flags & MDB_RESERVE)
 		return EINVAL;
-	if (flags & MDB_MULTIPLE) {
-		/*
-		 * data[0]: item size and first item; data[1].mv_size: count.
-		 * All or nothing: refusals (MDB_KEYEXIST) are found before the
-		 * first write; any later failure (MDB_MAP_FULL, ...) fails the
-		 * txn, so none of the run can be committed.
-		 */
-		size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
-		unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
-		if ((rc = dl_multi_check(mc, key, data[0].mv_data, sz, cnt, f))) {
-			data[1].mv_size = 0;
-			return rc;
-		}
-		int atend = 0;
-		for (; done < cnt; done++) {
-			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
-			mdb_size_t before = mc->db->md_entries;
-			rc = dl_dup_put(mc, key, &v, f);
-			/* LMDB looks the key up for the first item only: the end
-			 * marker that lookup left stays for the whole batch, and
-			 * the key-level conditions (NOOVERWRITE: key absent,
-			 * APPEND: key above the last) apply to that lookup alone. */
-			if (done == 0) {
-				atend = dl_pos_is_after_last(mc) != 0;
-				if (rc == MDB_KEYEXIST && (f & (MDB_NOOVERWRITE | MDB_APPEND)))
-					break;
-				f &= ~(unsigned)(MDB_NOOVERWRITE | MDB_APPEND);
-			} else {
-				dl_pos_mark_after_last(mc, atend);
-			}
-			/* An item already stored is skipped, as in LMDB. */
-			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
-				rc = 0;
-			if (rc)
-				break;
-			/* LMDB quirk: an item equal to the key's single plain value
-			 * (no duplicate set yet) ends the batch, successfully and
-			 * without being counted; the rest is not stored. */
-			if (mc->db->md_entries == before && !((dl_xcursor *)mc->xcursor)->active)
-				break;
-		}
-		data[1].mv_size = done;
-		return rc;
-	}
-	if (flags & MDB_CURRENT) {
-		/* Replace the current item: remove it, then add the new one. */
-		if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0)
-			return EINVAL;
-		dl_xcursor *xc = dl_xc_get(mc);
-		if (!xc)
-			return ENOMEM;
-		MDB_val cur, kk;
-		if ((rc = dl_cursor_current(mc, &kk, NULL)))
-			return rc;
-		if (xc->active) {
-			if ((rc = dl_xcurrent(xc, &cur)))
-				return rc;
-			if (mc->dbx->dcmp(&cur, data) == 0)
-				return 0;	/* same item: nothing changes */
-		} else {
-			if ((rc = dl_cursor_current(mc, &kk, &cur)))
-				return rc;
-		}
-		if (!xc->active) {
-			if ((rc = dl_dup_del(mc, &cur, 0)))
-				return rc;
-			dl_pos_end_deleted(mc);
-			return dl_dup_put(mc, key, data, 0);
-		}
-		/* A duplicate set stays one even when it holds a single item
-		 * (as in LMDB): add the new item first, then remove the old. */
-		unsigned char ob[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
-		MDB_val old = { cur.mv_size, ob }, k2 = { kk.mv_size, kb };
-		if (cur.mv_size > DL_MAXKEY || kk.mv_size > DL_MAXKEY)
-			return MDB_BAD_VALSIZE;
-		memcpy(ob, cur.mv_data, cur.mv_size);
-		memcpy(kb, kk.mv_data, kk.mv_size);
-		if ((rc = dl_dup_put(mc, &k2, data, 0)))
-			return rc;
-		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
-			return rc;
-		if ((rc = dl_dup_del(mc, &old, 0)))
-			return rc;
-		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)) || (rc = dl_xinit(mc, xc)))
-			return rc;
-		dl_pos_end_deleted(mc);
-		dl_pos_mark_after_last(mc, 0);
-		return xc->active ? dl_xset(xc, data, 0) : 0;
-	}
-	rc = dl_dup_put(mc, key, data,
+	if (flags & MDB_MULTIPLE)
+		return dl_dup_put_multiple(mc, key, data, flags);
+	if (flags & MDB_CURRENT)
+		return dl_dup_put_current(mc, key, data);
+	int rc = dl_dup_put(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
 	/* LMDB leaves an appended duplicate "at the end" (GET_MULTIPLE then
 	 * returns nothing; NEXT_DUP finds nothing either way). */
