@@ -950,7 +950,8 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 
 /*
  * Remove the sub-cursor's item (path touched) from the key's sub-page or
- * sub-database.  *here: the node was edited in place, so mc still sits on
+ * sub-database.  *here: the node was edited in place (a sub-page changed
+ * inside it, or a sub-database's record rewritten), so mc still sits on
  * it; otherwise the node was rewritten and must be found again.
  */
 static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here)
@@ -988,6 +989,7 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 			return rc;
 		dl_dup_pages_delta(mc, &before, &xc->db);
 		dl_subdb_writeback(mc, xc);
+		*here = 1;
 	}
 	return 0;
 }
@@ -1001,9 +1003,10 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 {
 	int rc;
 	if (here) {
-		/* Same leaf, same node index: no lookup from the root.  The
-		 * items after the removed one moved down by one, so the first
-		 * item >= it now has its index. */
+		/* Same leaf, same node index: no lookup from the root.  In a
+		 * sub-page the items after the removed one moved down by one,
+		 * so the first item >= it now has its index; a sub-database is
+		 * searched for it from its own root. */
 		unsigned xi = xc->mx.ki[0];
 		mc->flags &= ~C_RESEEK;
 		dl_pos_land_fresh(mc);
@@ -1055,6 +1058,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	/* Index of the item in its sub-page, while that stays known: a touch
 	 * copies the sub-page byte for byte, so the index outlives it. */
 	unsigned xi = ~0u;
+	int xon = 0;	/* the sub-cursor is on the item (dl_xset below) */
 	if (!all && !data && xc->active) {
 		/* The cursor's own item: read it before the sub-cursor is reset. */
 		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
@@ -1076,6 +1080,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		if (xc->active) {
 			if ((rc = dl_xset(xc, &item, 0)))
 				return rc;
+			xon = 1;
 			if (xc->subpage)
 				xi = xc->mx.ki[0];
 		} else {
@@ -1096,12 +1101,15 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
-	/* The node was checked above (dl_xinit); the touch only copied it. */
-	if (xc->subpage)
+	/* The node was checked above (dl_xinit); the touch only copied it,
+	 * and left a sub-database's pages (so a sub-cursor on one) alone. */
+	if (xc->subpage) {
 		dl_xsubpage_moved(mc, xc);
-	else if ((rc = dl_xinit_trusted(mc, xc)))
-		return rc;
-	if ((rc = xc->subpage && xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0)))
+		rc = xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0);
+	} else if (!xon && !(rc = dl_xinit_trusted(mc, xc))) {
+		rc = dl_xset(xc, &item, 0);
+	}
+	if (rc)
 		return rc;
 	int here;
 	if ((rc = dl_dup_del_item(mc, xc, &k, &here)))
