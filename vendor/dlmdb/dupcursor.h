@@ -145,6 +145,24 @@ static inline int dl_xinit_trusted(MDB_cursor *mc, dl_xcursor *xc)
 	return dl_xinit_core(mc, xc, 0);
 }
 
+/*
+ * dl_xinit_trusted for a sub-cursor already set up on the key's inline
+ * sub-page, after a touch copied the leaf or an in-place edit moved the
+ * sub-page or changed its items: only where the sub-page is and how many
+ * items it holds change; the sub-cursor is left unpositioned.
+ */
+static inline void dl_xsubpage_moved(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_page *sp = dl_node_dataptr(mc->txn->env, NODEPTR(mp, mc->ki[mc->top]));
+	MDB_cursor *mx = &xc->mx;
+	mx->pos = DL_POS_UNSET;
+	mx->pg[0] = sp;
+	mx->top = 0;
+	mx->ki[0] = 0;
+	xc->db.md_entries = NUMKEYS(sp);
+}
+
 static inline int dl_xfirst(dl_xcursor *xc, int last)
 {
 	MDB_cursor *mx = &xc->mx;
@@ -170,6 +188,80 @@ static inline int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
 	return dl_cursor_current(&xc->mx, data ? data : &tmp, NULL);
 }
 
+/* Default order of a[0..al) and b[0..bl): their first difference, else the
+ * shorter first. */
+static inline int dl_lex_bytes(const unsigned char *a, size_t al, const unsigned char *b,
+	size_t bl)
+{
+	size_t q = dl_pfx_lcp(a, al, b, bl);
+	if (q < al && q < bl)
+		return a[q] < b[q] ? -1 : 1;
+	return al < bl ? -1 : al > bl;
+}
+
+/*
+ * dl_leaf_search on an uncompressed sub-page of variable-size items under
+ * the default order.  Sorted items all begin with the bytes their first and
+ * last items share (L of them), so val is compared with those L bytes once:
+ * when it differs there it goes before or after every item; otherwise each
+ * probe compares only the bytes past L.  Duplicates of one key often share
+ * most of their bytes, which the generic search compares again at every
+ * probe.  The sub-page was checked when the sub-cursor was set up
+ * (dl_xinit), so every node lies inside it.
+ */
+static inline MDB_node *dl_subpage_search(MDB_cursor *mx, const MDB_val *val, int *exact)
+{
+	MDB_page *sp = mx->pg[0];
+	unsigned n = NUMKEYS(sp), i = 0;
+	const unsigned char *k = val->mv_data;
+	size_t kl = val->mv_size;
+	int c = 1;
+	*exact = 0;
+	if (n) {
+		MDB_node *f = NODEPTR(sp, 0), *l = NODEPTR(sp, n - 1);
+		const unsigned char *fk = NODEKEY(sp, f);
+		size_t L = dl_pfx_lcp(fk, f->mn_ksize, NODEKEY(sp, l), l->mn_ksize);
+		size_t p = dl_pfx_lcp(k, kl, fk, L);
+		if (p < L) {
+			i = p < kl && k[p] > fk[p] ? n : 0;
+		} else {
+			/* Items of val's length whose difference lies in their
+			 * last 8 bytes (the usual case for duplicates sharing
+			 * most bytes): one big-endian word each decides. */
+			int word = kl >= 8 && kl - 8 <= L;
+			uint64_t kw = word ? __builtin_bswap64(dl_get64(k + kl - 8)) : 0;
+			int lo = 0, hi = (int)n - 1;
+			while (lo <= hi) {
+				int mid = (lo + hi) >> 1;
+				MDB_node *nd = NODEPTR(sp, mid);
+				const unsigned char *nk = NODEKEY(sp, nd);
+				if (word && nd->mn_ksize == kl) {
+					uint64_t y = __builtin_bswap64(dl_get64(nk + kl - 8));
+					c = kw < y ? -1 : kw > y;
+				} else {
+					c = dl_lex_bytes(k + L, kl - L, nk + L, nd->mn_ksize - L);
+				}
+				if (c == 0) {
+					i = (unsigned)mid;
+					break;
+				}
+				if (c < 0) {
+					hi = mid - 1;
+					i = (unsigned)mid;
+				} else {
+					lo = mid + 1;
+					i = (unsigned)mid + 1;
+				}
+			}
+		}
+	}
+	mx->ki[0] = (indx_t)i;
+	if (i >= n)
+		return NULL;
+	*exact = c == 0;
+	return NODEPTR(sp, i);
+}
+
 /* Position the sub-cursor on item val (exact) or the first item >= val. */
 static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 {
@@ -184,7 +276,9 @@ static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 		mx->top = 0;
 	}
 	dl_pos_now_set(mx);
-	MDB_node *n = dl_leaf_search(mx, val, &exact);
+	MDB_node *n = xc->subpage && !(mx->flags & C_PREFIX) && !IS_LEAF2(mx->pg[0]) &&
+	    xc->dbx.cmp == dl_cmp_lex ? dl_subpage_search(mx, val, &exact) :
+	    dl_leaf_search(mx, val, &exact);
 	if (!n) {
 		if (mx->ki[mx->top] < NUMKEYS(mx->pg[mx->top]))
 			return MDB_CORRUPTED;

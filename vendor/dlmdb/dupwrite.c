@@ -175,64 +175,42 @@ static void dl_subdb_record(MDB_cursor *mc, MDB_db *rec, unsigned fixed)
 }
 
 /*
- * Store items (sorted) as key's duplicate set: an inline sub-page when the
- * node fits, else a new sub-database.  mc is on key's node, path touched.
+ * Key's node becomes key + an inline sub-page of sz bytes holding items.
+ * The image is built after the items in the scratch area when they live
+ * there, else in a buffer of its own.
  */
-static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n)
+static int dl_dup_store_inline(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n,
+	unsigned fixed, size_t sz)
 {
-	MDB_env *env = mc->txn->env;
-	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) ? (unsigned)items[0].mv_size : 0;
-	size_t kpart = NODESZ + key->mv_size + (key->mv_size & env->pad);
-	int pfx = (mc->flags & C_PREFIX) != 0;
-	size_t sz = dl_subpage_size(env, items, n, fixed, pfx);
-	int rc;
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	unsigned char *buf, *own = NULL;
+	if (txn->scratch && (unsigned char *)items >= txn->scratch &&
+	    (unsigned char *)items < txn->scratch + txn->scratchsz) {
+		size_t off = txn->scratch_img;	/* set by dl_subpage_items */
+		if (off + sz > txn->scratchsz || sz > env->psize)
+			return MDB_PROBLEM;
+		buf = txn->scratch + off;
+	} else {
+		if (!(own = malloc(sz)))
+			return ENOMEM;
+		buf = own;
+	}
+	dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno,
+	    (mc->flags & C_PREFIX) != 0);
+	MDB_val d = { sz, buf };
+	int rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
+	free(own);
+	return rc;
+}
 
-	/* Fixed-size sets get room for a few more items (as LMDB does), so
-	 * most later puts insert in place instead of rewriting the node. */
-	if (fixed && kpart + sz + EVEN(4 * fixed) <= env->nodemax)
-		sz += EVEN(4 * fixed);
-	if (kpart + sz <= env->nodemax) {
-		/* Build the image after the items in the scratch area when they
-		 * live there, else in a buffer of its own. */
-		unsigned char *buf, *own = NULL;
-		MDB_txn *txn = mc->txn;
-		if (txn->scratch && (unsigned char *)items >= txn->scratch &&
-		    (unsigned char *)items < txn->scratch + txn->scratchsz) {
-			size_t off = txn->scratch_img;	/* set by dl_subpage_items */
-			if (off + sz > txn->scratchsz || sz > env->psize)
-				return MDB_PROBLEM;
-			buf = txn->scratch + off;
-		} else {
-			if (!(own = malloc(sz)))
-				return ENOMEM;
-			buf = own;
-		}
-		dl_subpage_build(env, buf, sz, items, n, fixed, mc->pg[mc->top]->mp_pgno, pfx);
-		MDB_val d = { sz, buf };
-		rc = dl_node_replace(mc, key, &d, DL_PUT_DUPDATA);
-		free(own);
-		return rc;
-	}
-	/* A sub-database whose root leaf holds every item (they always fit:
-	 * the set was at most half a page before this item). */
-	MDB_page *lp;
-	MDB_db rec, zero;
-	if ((rc = dl_page_alloc(mc, 1, &lp)))
-		return rc;
-	lp->mp_flags = P_LEAF | P_DIRTY | (fixed ? P_LEAF2 : 0);
-	lp->mp_pad = (uint16_t)fixed;
-	MP_LOWER(lp) = PAGEHDRSZ;
-	MP_UPPER(lp) = (indx_t)env->psize;
+/* Lay items out uncompressed on the empty leaf lp (packed when fixed);
+ * MDB_PAGE_FULL when they do not fit. */
+static int dl_leaf_fill_raw(MDB_env *env, MDB_page *lp, const MDB_val *items, unsigned n,
+	unsigned fixed)
+{
 	size_t used = 0;
-	unsigned raw = n;	/* items still to lay out uncompressed */
-	if (pfx && !fixed) {
-		if (dl_pfx_items_size(env, items, n) > env->psize)
-			return MDB_PAGE_FULL;
-		if ((rc = dl_pfx_items_write(env, lp, env->psize, items, n)))
-			return rc;
-		raw = 0;
-	}
-	for (unsigned i = 0; i < raw; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		if (fixed) {
 			if (used + fixed > env->psize - PAGEHDRSZ)
 				return MDB_PAGE_FULL;
@@ -251,6 +229,36 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 			used += ns + 2;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Key's node becomes key + the record of a new sub-database whose root
+ * leaf holds every item (they always fit: the set was at most half a page
+ * before the item that outgrew the sub-page).
+ */
+static int dl_dup_store_subdb(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n,
+	unsigned fixed)
+{
+	MDB_env *env = mc->txn->env;
+	MDB_page *lp;
+	MDB_db rec, zero;
+	int rc;
+	if ((rc = dl_page_alloc(mc, 1, &lp)))
+		return rc;
+	lp->mp_flags = P_LEAF | P_DIRTY | (fixed ? P_LEAF2 : 0);
+	lp->mp_pad = (uint16_t)fixed;
+	MP_LOWER(lp) = PAGEHDRSZ;
+	MP_UPPER(lp) = (indx_t)env->psize;
+	if ((mc->flags & C_PREFIX) && !fixed) {
+		if (dl_pfx_items_size(env, items, n) > env->psize)
+			return MDB_PAGE_FULL;
+		rc = dl_pfx_items_write(env, lp, env->psize, items, n);
+	} else {
+		rc = dl_leaf_fill_raw(env, lp, items, n, fixed);
+	}
+	if (rc)
+		return rc;
 	dl_subdb_record(mc, &rec, fixed);
 	rec.md_depth = 1;
 	rec.md_leaf_pages = 1;
@@ -260,6 +268,55 @@ static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsi
 	dl_dup_pages_delta(mc, &zero, &rec);
 	MDB_val d = { sizeof(rec), &rec };
 	return dl_node_replace(mc, key, &d, DL_PUT_DUPDATA | DL_PUT_SUBDATA);
+}
+
+/*
+ * Store items (sorted) as key's duplicate set: an inline sub-page when the
+ * node fits, else a new sub-database.  mc is on key's node, path touched.
+ */
+static int dl_dup_store(MDB_cursor *mc, const MDB_val *key, MDB_val *items, unsigned n)
+{
+	MDB_env *env = mc->txn->env;
+	unsigned fixed = (mc->db->md_flags & MDB_DUPFIXED) ? (unsigned)items[0].mv_size : 0;
+	size_t kpart = NODESZ + key->mv_size + (key->mv_size & env->pad);
+	size_t sz = dl_subpage_size(env, items, n, fixed, (mc->flags & C_PREFIX) != 0);
+
+	/* Fixed-size sets get room for a few more items (as LMDB does), so
+	 * most later puts insert in place instead of rewriting the node. */
+	if (fixed && kpart + sz + EVEN(4 * fixed) <= env->nodemax)
+		sz += EVEN(4 * fixed);
+	if (kpart + sz <= env->nodemax)
+		return dl_dup_store_inline(mc, key, items, n, fixed, sz);
+	return dl_dup_store_subdb(mc, key, items, n, fixed);
+}
+
+/*
+ * Pointers [from, to) of an inline sub-page sp of at most lim bytes: each p
+ * becomes p + (p < t ? add_below : add_above) - sub, every p and result
+ * inside the sub-page.  A sub-page is smaller than nodemax, so below 0x8000
+ * bytes (lim checks it): then four 16-bit pointers are adjusted at a time
+ * in a 64-bit word, with no carry or borrow between lanes (each lane's
+ * final value is in range, so the word holds exactly the four results).
+ */
+static inline void dl_subptrs_adjust(MDB_page *sp, unsigned from, unsigned to, size_t lim,
+	size_t t, size_t add_below, size_t add_above, size_t sub)
+{
+	const uint64_t ones = 0x0001000100010001ull, high = ones << 15;
+	unsigned char *q = (unsigned char *)sp + PAGEHDRSZ;
+	unsigned j = from;
+	if (lim <= 0x8000 && t <= lim) {
+		for (; j + 4 <= to; j += 4) {
+			uint64_t x, ge;
+			memcpy(&x, q + 2 * (size_t)j, sizeof(x));
+			ge = (((x | high) - t * ones) & high) >> 15;	/* 1: p >= t */
+			x += (ge ^ ones) * add_below + ge * add_above - sub * ones;
+			memcpy(q + 2 * (size_t)j, &x, sizeof(x));
+		}
+	}
+	for (; j < to; j++) {
+		size_t p = sp->mp_ptrs[j];
+		sp->mp_ptrs[j] = (indx_t)(p + (p < t ? add_below : add_above) - sub);
+	}
 }
 
 /*
@@ -315,12 +372,8 @@ static int dl_subpage_grow(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *item,
 	memmove(base + up - delta, base + up, split - up);
 	memmove(base + split - nsz, base + split, spo + x - split);
 	MDB_page *np = (MDB_page *)(base + spo - delta);
-	for (unsigned j = 0; j <= n; j++) {
-		if (j == ins)
-			continue;
-		size_t v = np->mp_ptrs[j];
-		np->mp_ptrs[j] = (indx_t)(v + (v < x ? 2 : delta));
-	}
+	dl_subptrs_adjust(np, 0, ins, ssz + delta, x, 2, delta, 0);
+	dl_subptrs_adjust(np, ins + 1, n + 1, ssz + delta, x, 2, delta, 0);
 	np->mp_ptrs[ins] = (indx_t)(x + 2);
 	if (pfx)
 		dl_pfx_node_write(env, base + spo + x - nsz, item, sh, 0, 0, 0, NULL, 0);
@@ -379,8 +432,7 @@ static int dl_subpage_compact(MDB_cursor *mc, dl_xcursor *xc)
 			return MDB_PROBLEM;
 	memmove(base + up + gap, base + up, spo + lo - up);
 	MDB_page *np = (MDB_page *)(base + spo + gap);
-	for (unsigned j = 0; j < n; j++)
-		np->mp_ptrs[j] = (indx_t)(np->mp_ptrs[j] - gap);
+	dl_subptrs_adjust(np, 0, n, ssz, 0, 0, 0, gap);
 	MP_UPPER(np) = (indx_t)(hi - gap);
 	for (unsigned j = 0; j < nkeys; j++)
 		if (mp->mp_ptrs[j] <= off)
@@ -391,31 +443,70 @@ static int dl_subpage_compact(MDB_cursor *mc, dl_xcursor *xc)
 }
 
 /*
- * Remove item idx of an uncompressed, variable-size sub-page of sz bytes:
- * its node goes, the nodes below it move up, the other items keep their
- * order, and the space becomes free space (dl_subpage_compact gives it
- * back to the leaf).  A sub-page laid out by dl_subpage_build comes out as
- * a rebuild without the item would lay it out.
+ * Remove item xi of the key's uncompressed, variable-size inline sub-page
+ * (on a touched leaf) and give the space back to the leaf in the same
+ * pass: the key's node shrinks by the item's node and pointer plus any
+ * free space the sub-page had, leaving it compact (as LMDB leaves it).  The
+ * other items keep their order; a sub-page laid out by dl_subpage_build
+ * comes out as a rebuild without the item would lay it out.  The sub-page
+ * moved, so xc must be set up again afterwards.
+ *
+ * Leaf page, before -> after (addresses grow to the right; B = sub-page,
+ * gap = the item's node + its pointer + B's free space, kept even):
+ *   [upper .. node hdr, key, B hdr, B ptrs[0..xi)]  moves up by gap
+ *   [B ptr xi]                                       is gone
+ *   [B ptrs(xi..n)]                                  moves up by gap - 2
+ *   [B free space]                                   is gone
+ *   [B nodes below item xi's node]                   move up by its size
+ *   [item xi's node]                                 is gone
+ *   [B nodes above it]                               stay
  */
-static int dl_subpage_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx)
+static int dl_subpage_remove(MDB_cursor *mc, dl_xcursor *xc, unsigned xi)
 {
+	MDB_env *env = mc->txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	unsigned idx = mc->ki[mc->top], nkeys = NUMKEYS(mp);
+	MDB_node *node = NODEPTR(mp, idx);
+	MDB_page *sp = xc->mx.pg[0];
+	size_t kpart = NODESZ + node->mn_ksize + (node->mn_ksize & env->pad);
+	size_t ssz = NODEDSZ(node), noff = mp->mp_ptrs[idx], spo = noff + kpart;
+	size_t lo = MP_LOWER(sp), hi = MP_UPPER(sp), up = MP_UPPER(mp);
+	unsigned char *base = (unsigned char *)mp;
 	unsigned n = NUMKEYS(sp);
-	if (idx >= n || n < 2)
+	if ((unsigned char *)sp != base + spo || IS_LEAF2(sp) || lo > hi || hi > ssz ||
+	    xi >= n || n < 2)
 		return MDB_PROBLEM;
-	MDB_node *nd = NODEPTR(sp, idx);
-	size_t off = sp->mp_ptrs[idx], up = MP_UPPER(sp);
-	size_t nsz = dl_dnode_size(env, nd->mn_ksize);
-	if (off < up || off + nsz > sz)
+	size_t off = sp->mp_ptrs[xi];
+	size_t nsz = dl_dnode_size(env, NODEPTR(sp, xi)->mn_ksize);
+	if (off < hi || off + nsz > ssz)
 		return MDB_CORRUPTED;
-	for (unsigned i = 0, j = 0; i < n; i++) {
-		if (i == idx)
-			continue;
-		size_t p = sp->mp_ptrs[i];
-		sp->mp_ptrs[j++] = (indx_t)(p < off ? p + nsz : p);
-	}
-	memmove((char *)sp + up + nsz, (char *)sp + up, off - up);
-	MP_LOWER(sp) = (indx_t)(MP_LOWER(sp) - sizeof(indx_t));
-	MP_UPPER(sp) = (indx_t)(up + nsz);
+	size_t gap = ((hi - lo) & ~(size_t)1) + nsz + sizeof(indx_t);
+	/* Every pointer is at or above lower (the sub-page was checked when
+	 * read); one into the free space, when there is free space, means a
+	 * damaged sub-page: the txn fails (MDB_PROBLEM) before anything moves. */
+	if (hi > lo)
+		for (unsigned j = 0; j < n; j++)
+			if (sp->mp_ptrs[j] < hi)
+				return MDB_PROBLEM;
+	/* Pointers first, in place: offsets from the sub-page's new start.
+	 * Item xi's pointer is dropped below; until then it holds an offset
+	 * whose result stays in range, as dl_subptrs_adjust needs of every
+	 * pointer it adjusts. */
+	sp->mp_ptrs[xi] = (indx_t)(off + nsz);
+	dl_subptrs_adjust(sp, 0, n, ssz, off, nsz, 0, gap);
+	/* Highest region first: every move goes up. */
+	memmove(base + spo + hi + nsz, base + spo + hi, off - hi);
+	size_t pa = spo + PAGEHDRSZ + sizeof(indx_t) * ((size_t)xi + 1);
+	memmove(base + pa + gap - sizeof(indx_t), base + pa, spo + lo - pa);
+	memmove(base + up + gap, base + up, pa - sizeof(indx_t) - up);
+	MDB_page *np = (MDB_page *)(base + spo + gap);
+	MP_LOWER(np) = (indx_t)(lo - sizeof(indx_t));
+	MP_UPPER(np) = (indx_t)(hi + nsz - gap);
+	for (unsigned j = 0; j < nkeys; j++)
+		if (mp->mp_ptrs[j] <= noff)
+			mp->mp_ptrs[j] = (indx_t)(mp->mp_ptrs[j] + gap);
+	MP_UPPER(mp) = (indx_t)(up + gap);
+	node_set_dsize(NODEPTR(mp, idx), ssz - gap);
 	return 0;
 }
 
@@ -859,7 +950,8 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 
 /*
  * Remove the sub-cursor's item (path touched) from the key's sub-page or
- * sub-database.  *here: the node was edited in place, so mc still sits on
+ * sub-database.  *here: the node was edited in place (a sub-page changed
+ * inside it, or a sub-database's record rewritten), so mc still sits on
  * it; otherwise the node was rewritten and must be found again.
  */
 static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here)
@@ -877,9 +969,7 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 	} else if (xc->subpage && !(mc->flags & C_PREFIX) && !IS_LEAF2(sp)) {
 		/* Uncompressed: the node goes and the sub-page shrinks to fit,
 		 * leaving no free space (as LMDB leaves it). */
-		MDB_node *on = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
-		if ((rc = dl_subpage_remove(env, sp, NODEDSZ(on), xc->mx.ki[0])) ||
-		    (rc = dl_subpage_compact(mc, xc)))
+		if ((rc = dl_subpage_remove(mc, xc, xc->mx.ki[0])))
 			return rc;
 		*here = 1;
 	} else if (xc->subpage) {
@@ -899,6 +989,7 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 			return rc;
 		dl_dup_pages_delta(mc, &before, &xc->db);
 		dl_subdb_writeback(mc, xc);
+		*here = 1;
 	}
 	return 0;
 }
@@ -912,15 +1003,19 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 {
 	int rc;
 	if (here) {
-		/* Same leaf, same node index: no lookup from the root.  The
-		 * items after the removed one moved down by one, so the first
-		 * item >= it now has its index. */
+		/* Same leaf, same node index: no lookup from the root.  In a
+		 * sub-page the items after the removed one moved down by one,
+		 * so the first item >= it now has its index; a sub-database is
+		 * searched for it from its own root. */
 		unsigned xi = xc->mx.ki[0];
 		mc->flags &= ~C_RESEEK;
 		dl_pos_land_fresh(mc);
-		if (!(rc = dl_xinit_trusted(mc, xc)))
-			rc = !xc->active ? MDB_PROBLEM : xc->subpage ? dl_xat(xc, xi) :
-			    dl_xset(xc, item, 1);
+		if (xc->subpage) {
+			dl_xsubpage_moved(mc, xc);
+			rc = dl_xat(xc, xi);
+		} else if (!(rc = dl_xinit_trusted(mc, xc))) {
+			rc = !xc->active ? MDB_PROBLEM : dl_xset(xc, item, 1);
+		}
 	} else {
 		rc = dl_dup_reposition(mc, xc, k, item);
 	}
@@ -963,6 +1058,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	/* Index of the item in its sub-page, while that stays known: a touch
 	 * copies the sub-page byte for byte, so the index outlives it. */
 	unsigned xi = ~0u;
+	int xon = 0;	/* the sub-cursor is on the item (dl_xset below) */
 	if (!all && !data && xc->active) {
 		/* The cursor's own item: read it before the sub-cursor is reset. */
 		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
@@ -984,6 +1080,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		if (xc->active) {
 			if ((rc = dl_xset(xc, &item, 0)))
 				return rc;
+			xon = 1;
 			if (xc->subpage)
 				xi = xc->mx.ki[0];
 		} else {
@@ -1004,10 +1101,15 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	dl_cursors_save(mc);
 	if ((rc = dl_cursor_touch(mc)))
 		return rc;
-	/* The node was checked above (dl_xinit); the touch only copied it. */
-	if ((rc = dl_xinit_trusted(mc, xc)))
-		return rc;
-	if ((rc = xc->subpage && xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0)))
+	/* The node was checked above (dl_xinit); the touch only copied it,
+	 * and left a sub-database's pages (so a sub-cursor on one) alone. */
+	if (xc->subpage) {
+		dl_xsubpage_moved(mc, xc);
+		rc = xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0);
+	} else if (!xon && !(rc = dl_xinit_trusted(mc, xc))) {
+		rc = dl_xset(xc, &item, 0);
+	}
+	if (rc)
 		return rc;
 	int here;
 	if ((rc = dl_dup_del_item(mc, xc, &k, &here)))
@@ -1081,102 +1183,119 @@ static int dl_multi_check(MDB_cursor *mc, MDB_val *key, const char *items, size_
 	return rc;
 }
 
+/*
+ * MDB_MULTIPLE: data[0] holds the item size and the first item,
+ * data[1].mv_size the count; on return data[1].mv_size = items stored.
+ * All or nothing: refusals (MDB_KEYEXIST) are found before the first write;
+ * any later failure (MDB_MAP_FULL, ...) fails the txn, so none of the run
+ * can be committed.
+ */
+static int dl_dup_put_multiple(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
+{
+	size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
+	unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
+	int rc;
+	if ((rc = dl_multi_check(mc, key, data[0].mv_data, sz, cnt, f))) {
+		data[1].mv_size = 0;
+		return rc;
+	}
+	int atend = 0;
+	for (; done < cnt; done++) {
+		MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
+		mdb_size_t before = mc->db->md_entries;
+		rc = dl_dup_put(mc, key, &v, f);
+		/* LMDB looks the key up for the first item only: the end
+		 * marker that lookup left stays for the whole batch, and the
+		 * key-level conditions (NOOVERWRITE: key absent, APPEND: key
+		 * above the last) apply to that lookup alone. */
+		if (done == 0) {
+			atend = dl_pos_is_after_last(mc) != 0;
+			if (rc == MDB_KEYEXIST && (f & (MDB_NOOVERWRITE | MDB_APPEND)))
+				break;
+			f &= ~(unsigned)(MDB_NOOVERWRITE | MDB_APPEND);
+		} else {
+			dl_pos_mark_after_last(mc, atend);
+		}
+		/* An item already stored is skipped, as in LMDB. */
+		if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
+			rc = 0;
+		if (rc)
+			break;
+		/* LMDB quirk: an item equal to the key's single plain value (no
+		 * duplicate set yet) ends the batch, successfully and without
+		 * being counted; the rest is not stored. */
+		if (mc->db->md_entries == before && !((dl_xcursor *)mc->xcursor)->active)
+			break;
+	}
+	data[1].mv_size = done;
+	return rc;
+}
+
+/*
+ * MDB_CURRENT on a key with a duplicate set, cur the current item: add the
+ * new item first, then remove the old one, so the set stays one even when
+ * it holds a single item (as in LMDB); mc ends on the new item.
+ */
+static int dl_dup_replace_in_set(MDB_cursor *mc, dl_xcursor *xc, const MDB_val *kk,
+	const MDB_val *cur, MDB_val *data)
+{
+	unsigned char ob[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
+	MDB_val old = { cur->mv_size, ob }, k2 = { kk->mv_size, kb };
+	int rc;
+	if (cur->mv_size > DL_MAXKEY || kk->mv_size > DL_MAXKEY)
+		return MDB_BAD_VALSIZE;
+	memcpy(ob, cur->mv_data, cur->mv_size);
+	memcpy(kb, kk->mv_data, kk->mv_size);
+	if ((rc = dl_dup_put(mc, &k2, data, 0)))
+		return rc;
+	if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
+		return rc;
+	if ((rc = dl_dup_del(mc, &old, 0)))
+		return rc;
+	if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)) || (rc = dl_xinit(mc, xc)))
+		return rc;
+	dl_pos_end_deleted(mc);
+	dl_pos_mark_after_last(mc, 0);
+	return xc->active ? dl_xset(xc, data, 0) : 0;
+}
+
+/* MDB_CURRENT: replace the current item, removing it and adding data. */
+static int dl_dup_put_current(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0)
+		return EINVAL;
+	dl_xcursor *xc = dl_xc_get(mc);
+	if (!xc)
+		return ENOMEM;
+	MDB_val cur, kk;
+	if ((rc = dl_cursor_current(mc, &kk, NULL)))
+		return rc;
+	if (xc->active) {
+		if ((rc = dl_xcurrent(xc, &cur)))
+			return rc;
+		if (mc->dbx->dcmp(&cur, data) == 0)
+			return 0;	/* same item: nothing changes */
+		return dl_dup_replace_in_set(mc, xc, &kk, &cur, data);
+	}
+	if ((rc = dl_cursor_current(mc, &kk, &cur)))
+		return rc;
+	if ((rc = dl_dup_del(mc, &cur, 0)))
+		return rc;
+	dl_pos_end_deleted(mc);
+	return dl_dup_put(mc, key, data, 0);
+}
+
 /* mdb_cursor_put on a DUPSORT DB: adds MDB_CURRENT and MDB_MULTIPLE. */
 int dl_dup_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 {
-	int rc;
 	if (flags & MDB_RESERVE)
 		return EINVAL;
-	if (flags & MDB_MULTIPLE) {
-		/*
-		 * data[0]: item size and first item; data[1].mv_size: count.
-		 * All or nothing: refusals (MDB_KEYEXIST) are found before the
-		 * first write; any later failure (MDB_MAP_FULL, ...) fails the
-		 * txn, so none of the run can be committed.
-		 */
-		size_t sz = data[0].mv_size, cnt = data[1].mv_size, done = 0;
-		unsigned f = flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP);
-		if ((rc = dl_multi_check(mc, key, data[0].mv_data, sz, cnt, f))) {
-			data[1].mv_size = 0;
-			return rc;
-		}
-		int atend = 0;
-		for (; done < cnt; done++) {
-			MDB_val v = { sz, (char *)data[0].mv_data + done * sz };
-			mdb_size_t before = mc->db->md_entries;
-			rc = dl_dup_put(mc, key, &v, f);
-			/* LMDB looks the key up for the first item only: the end
-			 * marker that lookup left stays for the whole batch, and
-			 * the key-level conditions (NOOVERWRITE: key absent,
-			 * APPEND: key above the last) apply to that lookup alone. */
-			if (done == 0) {
-				atend = dl_pos_is_after_last(mc) != 0;
-				if (rc == MDB_KEYEXIST && (f & (MDB_NOOVERWRITE | MDB_APPEND)))
-					break;
-				f &= ~(unsigned)(MDB_NOOVERWRITE | MDB_APPEND);
-			} else {
-				dl_pos_mark_after_last(mc, atend);
-			}
-			/* An item already stored is skipped, as in LMDB. */
-			if (rc == MDB_KEYEXIST && !(f & (MDB_NODUPDATA | MDB_APPENDDUP)))
-				rc = 0;
-			if (rc)
-				break;
-			/* LMDB quirk: an item equal to the key's single plain value
-			 * (no duplicate set yet) ends the batch, successfully and
-			 * without being counted; the rest is not stored. */
-			if (mc->db->md_entries == before && !((dl_xcursor *)mc->xcursor)->active)
-				break;
-		}
-		data[1].mv_size = done;
-		return rc;
-	}
-	if (flags & MDB_CURRENT) {
-		/* Replace the current item: remove it, then add the new one. */
-		if (!dl_pos_is_set(mc) || dl_pos_is_past_end(mc) || mc->top < 0)
-			return EINVAL;
-		dl_xcursor *xc = dl_xc_get(mc);
-		if (!xc)
-			return ENOMEM;
-		MDB_val cur, kk;
-		if ((rc = dl_cursor_current(mc, &kk, NULL)))
-			return rc;
-		if (xc->active) {
-			if ((rc = dl_xcurrent(xc, &cur)))
-				return rc;
-			if (mc->dbx->dcmp(&cur, data) == 0)
-				return 0;	/* same item: nothing changes */
-		} else {
-			if ((rc = dl_cursor_current(mc, &kk, &cur)))
-				return rc;
-		}
-		if (!xc->active) {
-			if ((rc = dl_dup_del(mc, &cur, 0)))
-				return rc;
-			dl_pos_end_deleted(mc);
-			return dl_dup_put(mc, key, data, 0);
-		}
-		/* A duplicate set stays one even when it holds a single item
-		 * (as in LMDB): add the new item first, then remove the old. */
-		unsigned char ob[DL_MAXKEY + 1], kb[DL_MAXKEY + 1];
-		MDB_val old = { cur.mv_size, ob }, k2 = { kk.mv_size, kb };
-		if (cur.mv_size > DL_MAXKEY || kk.mv_size > DL_MAXKEY)
-			return MDB_BAD_VALSIZE;
-		memcpy(ob, cur.mv_data, cur.mv_size);
-		memcpy(kb, kk.mv_data, kk.mv_size);
-		if ((rc = dl_dup_put(mc, &k2, data, 0)))
-			return rc;
-		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)))
-			return rc;
-		if ((rc = dl_dup_del(mc, &old, 0)))
-			return rc;
-		if ((rc = dl_cursor_set(mc, &k2, NULL, MDB_SET)) || (rc = dl_xinit(mc, xc)))
-			return rc;
-		dl_pos_end_deleted(mc);
-		dl_pos_mark_after_last(mc, 0);
-		return xc->active ? dl_xset(xc, data, 0) : 0;
-	}
-	rc = dl_dup_put(mc, key, data,
+	if (flags & MDB_MULTIPLE)
+		return dl_dup_put_multiple(mc, key, data, flags);
+	if (flags & MDB_CURRENT)
+		return dl_dup_put_current(mc, key, data);
+	int rc = dl_dup_put(mc, key, data,
 	    flags & (MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
 	/* LMDB leaves an appended duplicate "at the end" (GET_MULTIPLE then
 	 * returns nothing; NEXT_DUP finds nothing either way). */
