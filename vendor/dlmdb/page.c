@@ -165,6 +165,43 @@ void dl_dirty_free(MDB_env *env, dl_dirty *d)
 	}
 }
 
+static int dl_dent_cmp(const void *a, const void *b)
+{
+	pgno_t x = ((const dl_dent *)a)->pgno, y = ((const dl_dent *)b)->pgno;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * dst[0..n) = src[0..n) in ascending page-number order (the arrays must not
+ * overlap).  A radix sort runs on 64-bit keys holding an entry's page
+ * number above its index; qsort remains for page numbers too large for
+ * those keys and for a failed allocation.
+ */
+void dl_dents_by_pgno(const dl_dent *src, size_t n, dl_dent *dst)
+{
+	unsigned ib = 0;
+	while (ib < 64 && ((size_t)1 << ib) < n)
+		ib++;
+	pgno_t high = 0;
+	for (size_t k = 0; k < n; k++)
+		high |= src[k].pgno;
+	uint64_t *keys = NULL;
+	if (n < 2 || ib >= 64 || (high >> (64 - ib)) ||
+	    !(keys = malloc(2 * n * sizeof(uint64_t)))) {
+		memcpy(dst, src, n * sizeof(*dst));
+		if (n > 1)
+			qsort(dst, n, sizeof(*dst), dl_dent_cmp);
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		keys[k] = (src[k].pgno << ib) | k;
+	dl_sort_u64(keys, keys + n, n);
+	uint64_t mask = ((uint64_t)1 << ib) - 1;
+	for (size_t k = 0; k < n; k++)
+		dst[k] = src[keys[k] & mask];
+	free(keys);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Page buffers                                                              */
 /* ------------------------------------------------------------------------- */

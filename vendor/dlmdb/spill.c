@@ -330,12 +330,6 @@ static void dl_select_oldest(dl_cand *c, size_t n, size_t k)
 	}
 }
 
-static int dl_cmp_dent_pgno(const void *a, const void *b)
-{
-	pgno_t x = ((const dl_dent *)a)->pgno, y = ((const dl_dent *)b)->pgno;
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Spill so that the dirty set has room for need more pages under the
  * limit, and at least an eighth of the limit (fewer, larger writes).  When
@@ -391,20 +385,22 @@ int dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *da
 	if (want < nc)
 		dl_select_oldest(cand, nc, want);
 
-	if (!(vic = malloc(want * sizeof(*vic)))) {
+	/* vic[want..2*want) in the order chosen, vic[0..want) by page. */
+	if (!(vic = malloc(2 * want * sizeof(*vic)))) {
 		rc = ENOMEM;
 		goto done;
 	}
 	pgno_t end = 0;
 	for (size_t k = 0; k < want; k++) {
-		vic[k] = d->ents[cand[k].idx];
-		if (vic[k].pgno + vic[k].npages > end)
-			end = vic[k].pgno + vic[k].npages;
+		const dl_dent *e = &d->ents[cand[k].idx];
+		vic[want + k] = *e;
+		if (e->pgno + e->npages > end)
+			end = e->pgno + e->npages;
 	}
 	/* The set must be able to record every page before any is dropped. */
 	if ((rc = dl_spilled_reserve(&txn->spilled, end)))
 		goto done;
-	qsort(vic, want, sizeof(*vic), dl_cmp_dent_pgno);
+	dl_dents_by_pgno(vic + want, want, vic);
 	if ((rc = dl_write_pages(env, vic, want))) {
 		/* Some buffers may have lost P_DIRTY: the txn cannot go on. */
 		rc = dl_txn_fail(txn, rc);
