@@ -252,6 +252,7 @@ struct MDB_env {
 	 * later write txn need not check them again; see page.c. */
 	uint64_t *wchecked;
 	txnid_t	wchecked_txnid;	/* snapshot the cache is valid for */
+	unsigned wchecked_tag;	/* marks the slots of the current cache */
 	/* Recycled single-page buffers (singly linked through their first word). */
 	MDB_page *pagepool;
 	size_t	npool;
