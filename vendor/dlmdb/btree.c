@@ -967,10 +967,17 @@ int dl_search_lowest(MDB_cursor *mc)
 /* Make every page on the cursor's path writable. */
 int dl_cursor_touch(MDB_cursor *mc)
 {
+	MDB_txn *txn = mc->txn;
 	int rc;
-	for (int i = 0; i <= mc->top; i++)
+	for (int i = 0; i <= mc->top; i++) {
+		/* A top-level txn owns every page outside the map (its dirty
+		 * buffers): most levels of a put's path after the first, and
+		 * answered here without the call. */
+		if (!txn->parent && dl_is_dirty_page(txn->env, mc->pg[i]))
+			continue;
 		if ((rc = dl_page_touch(mc, i)))
 			return rc;
+	}
 	if (mc->db->md_flags & MDB_COUNTED)
 		mc->txn->dbflags[mc->dbi] |= DB_CNTSTALE;
 	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;

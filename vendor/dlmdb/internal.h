@@ -130,6 +130,7 @@ typedef struct dl_idl {
 int  dl_idl_push(dl_idl *l, pgno_t id);
 int  dl_idl_reserve(dl_idl *l, size_t extra);
 void dl_idl_sort_desc(dl_idl *l);
+void dl_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
 void dl_idl_free(dl_idl *l);
 
 /* ------------------------------------------------------------------------- */
@@ -251,6 +252,7 @@ struct MDB_env {
 	 * later write txn need not check them again; see page.c. */
 	uint64_t *wchecked;
 	txnid_t	wchecked_txnid;	/* snapshot the cache is valid for */
+	unsigned wchecked_tag;	/* marks the slots of the current cache */
 	/* Recycled single-page buffers (singly linked through their first word). */
 	MDB_page *pagepool;
 	size_t	npool;
@@ -753,6 +755,7 @@ MDB_page *dl_dirty_find(dl_dirty *d, pgno_t pgno, unsigned *npages);
 int  dl_dirty_add(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages);
 int  dl_dirty_del(dl_dirty *d, pgno_t pgno);
 void dl_dirty_free(MDB_env *env, dl_dirty *d);
+void dl_dents_by_pgno(const dl_dent *src, size_t n, dl_dent *dst);
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages);
 void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
 void dl_buf_release(MDB_env *env);

@@ -157,6 +157,58 @@ int dl_idl_push(dl_idl *l, pgno_t id)
 	return 0;
 }
 
+/*
+ * Sort a[0..n) ascending, using tmp[0..n) as scratch.  Short arrays get an
+ * insertion sort; longer ones a radix sort on bytes from the least
+ * significant up, which skips every byte position where all keys agree
+ * (page numbers of one store share their high bytes): a few linear passes
+ * where a comparison sort through a function pointer ran n log n calls.
+ */
+void dl_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
+{
+	size_t i = 1;
+	while (i < n && a[i - 1] <= a[i])
+		i++;
+	if (i >= n)
+		return;
+	if (n <= 32) {
+		for (; i < n; i++) {
+			uint64_t v = a[i];
+			size_t j = i;
+			for (; j && a[j - 1] > v; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+		return;
+	}
+	uint64_t any = 0, all = ~(uint64_t)0;
+	for (i = 0; i < n; i++) {
+		any |= a[i];
+		all &= a[i];
+	}
+	uint64_t differ = any ^ all;
+	uint64_t *src = a, *dst = tmp;
+	for (unsigned sh = 0; sh < 64; sh += 8) {
+		if (!((differ >> sh) & 0xff))
+			continue;
+		size_t pos[256] = { 0 };
+		for (i = 0; i < n; i++)
+			pos[(src[i] >> sh) & 0xff]++;
+		for (size_t b = 0, sum = 0; b < 256; b++) {
+			size_t c = pos[b];
+			pos[b] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[pos[(src[i] >> sh) & 0xff]++] = src[i];
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(uint64_t));
+}
+
 static int dl_cmp_desc(const void *a, const void *b)
 {
 	pgno_t x = *(const pgno_t *)a, y = *(const pgno_t *)b;
@@ -165,8 +217,24 @@ static int dl_cmp_desc(const void *a, const void *b)
 
 void dl_idl_sort_desc(dl_idl *l)
 {
-	if (l->n > 1)
-		qsort(l->ids, l->n, sizeof(pgno_t), dl_cmp_desc);
+	size_t n = l->n, i = 1;
+	pgno_t *ids = l->ids;
+	while (i < n && ids[i - 1] >= ids[i])
+		i++;
+	if (i >= n)
+		return;	/* already in order: the common case of a re-sort */
+	uint64_t *tmp = malloc(n * sizeof(uint64_t));
+	if (!tmp) {
+		qsort(ids, n, sizeof(pgno_t), dl_cmp_desc);
+		return;
+	}
+	dl_sort_u64(ids, tmp, n);
+	free(tmp);
+	for (size_t lo = 0, hi = n - 1; lo < hi; lo++, hi--) {
+		pgno_t t = ids[lo];
+		ids[lo] = ids[hi];
+		ids[hi] = t;
+	}
 }
 
 void dl_idl_free(dl_idl *l)

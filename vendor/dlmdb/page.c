@@ -165,6 +165,43 @@ void dl_dirty_free(MDB_env *env, dl_dirty *d)
 	}
 }
 
+static int dl_dent_cmp(const void *a, const void *b)
+{
+	pgno_t x = ((const dl_dent *)a)->pgno, y = ((const dl_dent *)b)->pgno;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * dst[0..n) = src[0..n) in ascending page-number order (the arrays must not
+ * overlap).  A radix sort runs on 64-bit keys holding an entry's page
+ * number above its index; qsort remains for page numbers too large for
+ * those keys and for a failed allocation.
+ */
+void dl_dents_by_pgno(const dl_dent *src, size_t n, dl_dent *dst)
+{
+	unsigned ib = 0;
+	while (ib < 64 && ((size_t)1 << ib) < n)
+		ib++;
+	pgno_t high = 0;
+	for (size_t k = 0; k < n; k++)
+		high |= src[k].pgno;
+	uint64_t *keys = NULL;
+	if (n < 2 || ib >= 64 || (high >> (64 - ib)) ||
+	    !(keys = malloc(2 * n * sizeof(uint64_t)))) {
+		memcpy(dst, src, n * sizeof(*dst));
+		if (n > 1)
+			qsort(dst, n, sizeof(*dst), dl_dent_cmp);
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		keys[k] = (src[k].pgno << ib) | k;
+	dl_sort_u64(keys, keys + n, n);
+	uint64_t mask = ((uint64_t)1 << ib) - 1;
+	for (size_t k = 0; k < n; k++)
+		dst[k] = src[keys[k] & mask];
+	free(keys);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Page buffers                                                              */
 /* ------------------------------------------------------------------------- */
@@ -682,12 +719,6 @@ int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
 	return dl_page_wcheck_core(env, db, subdb, mp, 0);
 }
 
-static int dl_pgno_cmp(const void *a, const void *b)
-{
-	pgno_t x = *(const pgno_t *)a, y = *(const pgno_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The children of branch page mp (node area already checked) are distinct
  * and none is mp itself.  A page reached through two links of one branch
@@ -696,14 +727,15 @@ static int dl_pgno_cmp(const void *a, const void *b)
  */
 static int dl_wchildren_ok(MDB_page *mp)
 {
-	pgno_t local[256], *kids = local;
+	pgno_t local[2 * 256], *kids = local;
 	unsigned n = NUMKEYS(mp);
 	int ok = 1;
-	if (n > sizeof(local) / sizeof(local[0]) && !(kids = malloc(n * sizeof(pgno_t))))
+	if (n > sizeof(local) / sizeof(local[0]) / 2 &&
+	    !(kids = malloc(2 * (size_t)n * sizeof(pgno_t))))
 		return ENOMEM;
 	for (unsigned i = 0; i < n; i++)
 		kids[i] = NODEPGNO(NODEPTR(mp, i));
-	qsort(kids, n, sizeof(pgno_t), dl_pgno_cmp);
+	dl_sort_u64(kids, kids + n, n);
 	for (unsigned i = 0; i < n && ok; i++)
 		if ((i && kids[i] == kids[i - 1]) || kids[i] == mp->mp_pgno)
 			ok = 0;
@@ -770,30 +802,66 @@ static int dl_wrange_ok(MDB_cursor *mc, int level, MDB_page *mp)
  * the engine from checked pages); this process's allocations drop their
  * numbers.  A write txn that finds another process committed since (the
  * snapshot it starts from is not the one the cache was kept for) empties
- * the cache.  Direct-mapped by page number.
+ * the cache.  Direct-mapped by page number; 2^18 slots cover a store of a
+ * gigabyte (4 KiB pages) with few collisions, since the multiplicative hash
+ * spreads consecutive page numbers evenly: at 16K slots, random puts into
+ * a million-entry store checked nearly every leaf they copied in full.
+ *
+ * A slot holds (pgno << 16) | tag, tag = env->wchecked_tag (1..65535).
+ * Emptying the cache moves to the next tag, which no slot holds yet, so a
+ * writer alternating with another process does not clear 2 MiB per txn;
+ * only when the tag wraps are the slots zeroed.  Page numbers of 2^48 and
+ * above are never cached.
  */
-#define DL_WCHECKED_BITS	14
+#define DL_WCHECKED_BITS	18
 #define DL_WCHECKED_SLOTS	((size_t)1 << DL_WCHECKED_BITS)
+#define DL_WCHECKED_TAGS	0xffffu
 
 static inline size_t dl_wchecked_slot(pgno_t pg)
 {
 	return (size_t)((pg * 0x9E3779B97F4A7C15ull) >> (64 - DL_WCHECKED_BITS));
 }
 
+static inline uint64_t dl_wchecked_entry(const MDB_env *env, pgno_t pg)
+{
+	return (pg << 16) | env->wchecked_tag;
+}
+
+static inline int dl_wchecked_has(const MDB_env *env, pgno_t pg)
+{
+	return env->wchecked && !(pg >> 48) &&
+	    env->wchecked[dl_wchecked_slot(pg)] == dl_wchecked_entry(env, pg);
+}
+
 /* At the start of a write txn on snapshot: forget everything if another
  * process has committed since the cache was filled. */
 void dl_wchecked_begin(MDB_env *env, txnid_t snapshot)
 {
-	if (env->wchecked && env->wchecked_txnid != snapshot)
+	if (env->wchecked && env->wchecked_txnid != snapshot &&
+	    ++env->wchecked_tag > DL_WCHECKED_TAGS) {
 		memset(env->wchecked, 0, DL_WCHECKED_SLOTS * sizeof(uint64_t));
+		env->wchecked_tag = 1;
+	}
 	env->wchecked_txnid = snapshot;
 }
 
-static void dl_wchecked_add(MDB_env *env, pgno_t pg)
+/* Whether the cache exists, allocating it on first use (without it, pages
+ * are checked every time). */
+static int dl_wchecked_ready(MDB_env *env)
 {
-	if (!env->wchecked && !(env->wchecked = calloc(DL_WCHECKED_SLOTS, sizeof(uint64_t))))
-		return;	/* no cache: pages are checked every time */
-	env->wchecked[dl_wchecked_slot(pg)] = pg;
+	if (!env->wchecked) {
+		if (!(env->wchecked = calloc(DL_WCHECKED_SLOTS, sizeof(uint64_t))))
+			return 0;
+		env->wchecked_tag = 1;
+	}
+	return 1;
+}
+
+/* Record pg as checked (the cache exists). */
+static inline void dl_wchecked_put(MDB_env *env, pgno_t pg)
+{
+	if (!(pg >> 48))
+		env->wchecked[dl_wchecked_slot(pg)] = dl_wchecked_entry(env, pg);
 }
 
 /* Pages pg .. pg + num - 1 are about to get new contents. */
@@ -801,11 +869,9 @@ static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num)
 {
 	if (!env->wchecked)
 		return;
-	for (unsigned i = 0; i < num; i++) {
-		uint64_t *e = &env->wchecked[dl_wchecked_slot(pg + i)];
-		if (*e == pg + i)
-			*e = 0;
-	}
+	for (unsigned i = 0; i < num; i++)
+		if (dl_wchecked_has(env, pg + i))
+			env->wchecked[dl_wchecked_slot(pg + i)] = 0;
 }
 
 /* After txn's commit reached the disk: the single pages it wrote are
@@ -814,9 +880,11 @@ void dl_wchecked_committed(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
 	env->wchecked_txnid = txn->txnid;
+	if (!dl_wchecked_ready(env))
+		return;
 	for (size_t k = 0; k < txn->dirty.count; k++)
 		if (txn->dirty.ents[k].npages == 1 && !IS_OVERFLOW(txn->dirty.ents[k].page))
-			dl_wchecked_add(env, txn->dirty.ents[k].pgno);
+			dl_wchecked_put(env, txn->dirty.ents[k].pgno);
 }
 
 /*
@@ -856,12 +924,12 @@ static int dl_page_wcheck_map(MDB_cursor *mc, int subdb, MDB_page *mp)
 {
 	MDB_env *env = mc->txn->env;
 	pgno_t pg = mp->mp_pgno;
-	int known = env->wchecked && env->wchecked[dl_wchecked_slot(pg)] == pg;
+	int known = dl_wchecked_has(env, pg);
 	int rc = dl_page_wcheck_core(env, mc->db, subdb, mp, known);
 	if (!rc && !known)
 		rc = dl_worder_ok(mc, mp);
-	if (!rc && !known)
-		dl_wchecked_add(env, pg);
+	if (!rc && !known && dl_wchecked_ready(env))
+		dl_wchecked_put(env, pg);
 	return rc;
 }
 
@@ -914,8 +982,9 @@ int dl_page_touch(MDB_cursor *mc, int level)
 		return dl_page_shadow(mc, level, mp, mp->mp_pgno);
 	}
 	/* The page number read from the map must be the page's own: the cache
-	 * is keyed by it. */
-	if (mp->mp_pgno != (pgno_t)(((char *)mp - env->map) / env->psize))
+	 * is keyed by it.  (Compared by multiplying, once bounded: a division
+	 * costs tens of cycles per copied page.) */
+	if (mp->mp_pgno >= env->maxpg || env->map + mp->mp_pgno * env->psize != (char *)mp)
 		return dl_txn_fail(txn, MDB_CORRUPTED);
 	if (txn->spilled.count && dl_spilled_has(&txn->spilled, mp->mp_pgno)) {
 		pgno_t pg = mp->mp_pgno;

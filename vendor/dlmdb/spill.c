@@ -330,51 +330,34 @@ static void dl_select_oldest(dl_cand *c, size_t n, size_t k)
 	}
 }
 
-static int dl_cmp_dent_pgno(const void *a, const void *b)
-{
-	pgno_t x = ((const dl_dent *)a)->pgno, y = ((const dl_dent *)b)->pgno;
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Spill so that the dirty set has room for need more pages under the
- * limit, and at least an eighth of the limit (fewer, larger writes).  When
- * fewer pages may be spilled, spill all that may.
- */
-int dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *data,
-	size_t need)
+/* Gather the pages the spill must leave in memory: those on the stacks of
+ * mc and of every cursor of the txn, sorted for dl_keep_has. */
+static int dl_spill_keep(MDB_txn *txn, MDB_cursor *mc, dl_keep *keep)
 {
 	MDB_env *env = txn->env;
-	dl_dirty *d = &txn->dirty;
-	size_t limit = env->dirtylimit, psize = env->psize;
-	size_t room = need > limit / 8 ? need : limit / 8;
-	size_t target = limit > room ? limit - room : 0;
-	dl_keep keep = { NULL, 0, 0 };
-	dl_cand *cand = NULL;
-	dl_dent *vic = NULL;
 	int rc;
-
-	if (d->count <= target)
-		return 0;
-	if ((rc = dl_count_fix_all(txn)))
-		return dl_txn_err(txn, rc);
-	if (mc && (rc = dl_keep_cursor(&keep, mc)))
-		goto done;
+	if (mc && (rc = dl_keep_cursor(keep, mc)))
+		return rc;
 	for (unsigned i = 0; i < txn->numdbs && i < env->maxdbs; i++)
 		for (MDB_cursor *c = txn->cursors[i]; c; c = c->next)
-			if ((rc = dl_keep_cursor(&keep, c)))
-				goto done;
-	if (keep.n)
-		qsort(keep.p, keep.n, sizeof(*keep.p), dl_cmp_ptr);
+			if ((rc = dl_keep_cursor(keep, c)))
+				return rc;
+	if (keep->n)
+		qsort(keep->p, keep->n, sizeof(*keep->p), dl_cmp_ptr);
+	return 0;
+}
 
-	size_t nc = 0;
-	if (!(cand = malloc(d->count * sizeof(*cand)))) {
-		rc = ENOMEM;
-		goto done;
-	}
+/* Put the dirty entries that may be spilled into cand and return their
+ * number: not kept, not holding the operation's key or data, not an
+ * ancestor's page. */
+static size_t dl_spill_cands(MDB_txn *txn, const dl_keep *keep, const MDB_val *key,
+	const MDB_val *data, dl_cand *cand)
+{
+	dl_dirty *d = &txn->dirty;
+	size_t psize = txn->env->psize, nc = 0;
 	for (size_t k = 0; k < d->count; k++) {
 		dl_dent *e = &d->ents[k];
-		if (dl_keep_has(&keep, e->page) || dl_val_inside(key, e, psize) ||
+		if (dl_keep_has(keep, e->page) || dl_val_inside(key, e, psize) ||
 		    dl_val_inside(data, e, psize))
 			continue;
 		if (txn->parent && dl_ancestor_holds(txn, e->pgno))
@@ -383,28 +366,33 @@ int dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *da
 		cand[nc].idx = k;
 		nc++;
 	}
-	size_t want = d->count - target;
-	if (want > nc)
-		want = nc;
-	if (!want)
-		goto done;
-	if (want < nc)
-		dl_select_oldest(cand, nc, want);
+	return nc;
+}
 
-	if (!(vic = malloc(want * sizeof(*vic)))) {
-		rc = ENOMEM;
-		goto done;
-	}
+/*
+ * Write the dirty entries cand[0..want) to the data file in page order,
+ * then drop them from the dirty table and record them as spilled.
+ */
+static int dl_spill_write(MDB_txn *txn, const dl_cand *cand, size_t want)
+{
+	MDB_env *env = txn->env;
+	dl_dirty *d = &txn->dirty;
+	/* vic[want..2*want) in the order chosen, vic[0..want) by page. */
+	dl_dent *vic = malloc(2 * want * sizeof(*vic));
+	int rc;
+	if (!vic)
+		return ENOMEM;
 	pgno_t end = 0;
 	for (size_t k = 0; k < want; k++) {
-		vic[k] = d->ents[cand[k].idx];
-		if (vic[k].pgno + vic[k].npages > end)
-			end = vic[k].pgno + vic[k].npages;
+		const dl_dent *e = &d->ents[cand[k].idx];
+		vic[want + k] = *e;
+		if (e->pgno + e->npages > end)
+			end = e->pgno + e->npages;
 	}
 	/* The set must be able to record every page before any is dropped. */
 	if ((rc = dl_spilled_reserve(&txn->spilled, end)))
 		goto done;
-	qsort(vic, want, sizeof(*vic), dl_cmp_dent_pgno);
+	dl_dents_by_pgno(vic + want, want, vic);
 	if ((rc = dl_write_pages(env, vic, want))) {
 		/* Some buffers may have lost P_DIRTY: the txn cannot go on. */
 		rc = dl_txn_fail(txn, rc);
@@ -421,6 +409,45 @@ int dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *da
 	}
 done:
 	free(vic);
+	return rc;
+}
+
+/*
+ * Spill so that the dirty set has room for need more pages under the
+ * limit, and at least an eighth of the limit (fewer, larger writes).  When
+ * fewer pages may be spilled, spill all that may.
+ */
+int dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *data,
+	size_t need)
+{
+	dl_dirty *d = &txn->dirty;
+	size_t limit = txn->env->dirtylimit;
+	size_t room = need > limit / 8 ? need : limit / 8;
+	size_t target = limit > room ? limit - room : 0;
+	dl_keep keep = { NULL, 0, 0 };
+	dl_cand *cand = NULL;
+	int rc;
+
+	if (d->count <= target)
+		return 0;
+	if ((rc = dl_count_fix_all(txn)))
+		return dl_txn_err(txn, rc);
+	if ((rc = dl_spill_keep(txn, mc, &keep)))
+		goto done;
+	if (!(cand = malloc(d->count * sizeof(*cand)))) {
+		rc = ENOMEM;
+		goto done;
+	}
+	size_t nc = dl_spill_cands(txn, &keep, key, data, cand);
+	size_t want = d->count - target;
+	if (want > nc)
+		want = nc;
+	if (!want)
+		goto done;
+	if (want < nc)
+		dl_select_oldest(cand, nc, want);
+	rc = dl_spill_write(txn, cand, want);
+done:
 	free(cand);
 	free(keep.p);
 	return rc ? dl_txn_err(txn, rc) : 0;

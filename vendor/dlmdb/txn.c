@@ -679,12 +679,6 @@ int mdb_txn_renew(MDB_txn *txn)
 	return rc;
 }
 
-static int dl_cmp_dent(const void *a, const void *b)
-{
-	pgno_t x = ((const dl_dent *)a)->pgno, y = ((const dl_dent *)b)->pgno;
-	return x < y ? -1 : x > y;
-}
-
 /* Write every dirty page, in pgno order. */
 static int dl_flush_dirty(MDB_txn *txn)
 {
@@ -695,8 +689,7 @@ static int dl_flush_dirty(MDB_txn *txn)
 	if (!ents)
 		return ENOMEM;
 	size_t n = d->count;
-	memcpy(ents, d->ents, n * sizeof(dl_dent));
-	qsort(ents, n, sizeof(dl_dent), dl_cmp_dent);
+	dl_dents_by_pgno(d->ents, n, ents);
 	int rc = dl_write_pages(txn->env, ents, n);
 	if (!rc && n) {
 		pgno_t end = ents[n - 1].pgno + ents[n - 1].npages;

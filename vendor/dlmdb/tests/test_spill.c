@@ -697,6 +697,46 @@ static void test_big_txn_buffers(void)
 	mdb_env_close(env);
 }
 
+/* The engine's page-number sort (commit and spill write pages in that
+ * order; the free list is stored sorted): agrees with qsort on short and
+ * long arrays, narrow and wide values, sorted, reversed and repeated. */
+void dl_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void test_page_number_sort(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 100, 257, 5000 };
+	static const uint64_t spans[] = { 4, 300, 70000, (uint64_t)1 << 40, 0 /* full */ };
+	uint64_t s = 12345;
+	size_t cap = 5000;
+	uint64_t *a = malloc(cap * 8), *b = malloc(cap * 8), *tmp = malloc(cap * 8);
+	REQUIRE(a && b && tmp);
+	for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+		for (size_t sp = 0; sp < sizeof spans / sizeof *spans; sp++)
+			for (int shape = 0; shape < 3; shape++) {
+				size_t n = sizes[si];
+				for (size_t i = 0; i < n; i++) {
+					s ^= s << 13;
+					s ^= s >> 7;
+					s ^= s << 17;
+					uint64_t v = spans[sp] ? 1000 + s % spans[sp] : s;
+					a[i] = shape == 1 ? 1000 + i : shape == 2 ? 1000 + n - i : v;
+				}
+				memcpy(b, a, n * 8);
+				qsort(b, n, 8, cmp_u64);
+				dl_sort_u64(a, tmp, n);
+				CHECK(!n || !memcmp(a, b, n * 8));
+			}
+	free(a);
+	free(b);
+	free(tmp);
+}
+
 int main(void)
 {
 	RUN(test_spill_default);
@@ -710,5 +750,6 @@ int main(void)
 	RUN(test_spill_nested);
 	RUN(test_spill_model);
 	RUN(test_big_txn_buffers);
+	RUN(test_page_number_sort);
 	T_DONE();
 }
