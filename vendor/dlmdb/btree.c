@@ -290,6 +290,7 @@ typedef struct dl_skey {
 	uint64_t word;		/* LEX8/LEXW/LEXL: first 8 key bytes big-endian; INT8: the key */
 	int kind;
 	int part;		/* LEXW/LEXL: probes bound only the first 8 key bytes */
+	int tail;		/* look at each page's last node first (dl_skey_tree) */
 } dl_skey;
 
 static inline uint64_t dl_be64(const void *p)
@@ -325,11 +326,39 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
  */
 #define DL_PREFETCH_PAGES	64
 
-/* Prepare s for a search of mc's tree: in a large one, the specialised
- * kinds prefetch (DL_KC_PF). */
-static inline void dl_skey_tree(dl_skey *s, const MDB_cursor *mc)
+/*
+ * How many probes ahead dl_nsearch_fast prefetches, 1 or 2 (a build
+ * option for timing the two against each other on large stores).  1
+ * brings in about 1.7x the lines a lookup reads, 2 about 2.3x
+ * (callgrind's cache simulation with the prefetches counted as loads,
+ * BENCHMARKS.md "Lookups on large stores: lines touched").
+ */
+#ifndef DL_PREFETCH_AHEAD
+#define DL_PREFETCH_AHEAD 1
+#endif
+
+/* -DDL_PREFETCH_AS_LOAD, for measuring only: each prefetch becomes a load
+ * whose byte is kept, so a cache simulator that ignores prefetches (as
+ * callgrind's does) counts the lines they bring in.  A load can fault on a
+ * damaged offset: never in a build that reads untrusted stores. */
+#ifdef DL_PREFETCH_AS_LOAD
+static volatile char dl_prefetch_sink;
+#define DL_PREFETCH(p)	((void)(dl_prefetch_sink ^= *(const char *)(p)))
+#else
+#define DL_PREFETCH(p)	__builtin_prefetch(p)
+#endif
+
+/*
+ * Prepare s for a search of mc's tree: in a large one, the specialised
+ * kinds prefetch (DL_KC_PF).  tail: look at each page's last node before
+ * halving (dl_nsearch_fast), which pays for searches that place keys (an
+ * ascending load's key lies past every page of its path) but not for
+ * lookups, where it is one more node, often one more cache line, per page.
+ */
+static inline void dl_skey_tree(dl_skey *s, const MDB_cursor *mc, int tail)
 {
 	const MDB_db *db = mc->db;
+	s->tail = tail;
 	if (s->kind != DL_KC_ANY && db->md_branch_pages + db->md_leaf_pages > DL_PREFETCH_PAGES)
 		s->kind |= DL_KC_PF;
 }
@@ -406,10 +435,13 @@ static inline int dl_lex_tail(const unsigned char *a, size_t al, const unsigned 
  *
  * The loop halves the range with conditional moves instead of branches
  * (the outcome of each comparison is unpredictable, so a branch would be
- * mispredicted half of the time), and it does not stop early on equality:
- * an equal probe is remembered and is the answer, since keys on a page are
- * unique and ordered.  It calls nothing (but memcmp for a LEXL tie past 40
- * bytes), so its state stays in registers.
+ * mispredicted half of the time).  In a small tree it does not stop early
+ * on equality: an equal probe is remembered and is the answer, since keys
+ * on a page are unique and ordered.  In a large tree (pf) an equal probe
+ * ends the search: there a probe is likely a cache miss, which costs more
+ * than the one mispredicted exit (a lookup of a stored key then reads
+ * about one node fewer per leaf).  It calls nothing (but memcmp for a
+ * LEXL tie past 40 bytes), so its state stays in registers.
  *
  * Damaged pages: a node is read only when its offset is even, at or above
  * the pointer array's end (lower) and leaves room in the page for the node
@@ -438,13 +470,13 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	uint64_t w = s->word;
 	/*
 	 * Ascending loads put each key past the last one of every page on
-	 * their path: one look at node n-1 answers them without the halving
-	 * loop.  Only a first word strictly above that node's decides (for
-	 * LEXW and LEXL a longer key with the same first word needs the
-	 * full comparison), and a node the loop's checks would refuse is
-	 * left to the loop.
+	 * their path: when asked (s->tail), one look at node n-1 answers
+	 * them without the halving loop.  Only a first word strictly above
+	 * that node's decides (for LEXW and LEXL a longer key with the same
+	 * first word needs the full comparison), and a node the loop's
+	 * checks would refuse is left to the loop.
 	 */
-	{
+	if (s->tail) {
 		size_t d = (size_t)mp->mp_ptrs[n - 1] - lower;
 		if (((d & 1) | (d > wmax)) == 0) {
 			size_t ks = ((const MDB_node *)(kb + d - koff))->mn_ksize;
@@ -463,30 +495,42 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	}
 	unsigned base = lo, len = n - lo, eq = ~0u, m, gt;
 	/*
-	 * Prefetching: the nodes a later probe may read are fetched early, so
-	 * their cache misses overlap the current probe's instead of following
-	 * it (the branch-free loop gives the CPU no predicted path to load
-	 * ahead on).  Each probe fetches the four nodes the probe after next
-	 * may read; the two the next probe may read were fetched one probe
-	 * earlier, so only the first probe fetches those.  A prefetch never
-	 * faults, so a damaged offset costs nothing here.  Only in large
-	 * trees (pf, see DL_PREFETCH_PAGES).
+	 * Prefetching (large trees only, pf, see DL_PREFETCH_PAGES): the
+	 * nodes a later probe may read are fetched early, so their cache
+	 * misses overlap the current probe's instead of following it (the
+	 * branch-free loop gives the CPU no predicted path to load ahead on).
+	 * DL_PREFETCH_AHEAD 1: each probe fetches the two nodes the next
+	 * probe may read, one of which it reads.  2: each probe fetches the
+	 * four the probe after next may read (the first probe also the next
+	 * probe's two), one of which it reads: more overlap, but about twice
+	 * the lines the search reads come into the caches.  A prefetch never
+	 * faults, so a damaged offset costs nothing here; the pointers read
+	 * for it lie in the array the loop bounds.
 	 */
+#if DL_PREFETCH_AHEAD == 2
 	if (pf && len > 3) {
 		unsigned h = (len - (len >> 1)) >> 1;
-		__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h]);
-		__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + (len >> 1) + h]);
+		DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + h]);
+		DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (len >> 1) + h]);
 	}
+#endif
 	for (;;) {
 		m = base + (len >> 1);
 		unsigned l1 = len - (len >> 1);
+#if DL_PREFETCH_AHEAD == 2
 		if (pf && l1 > 3) {
 			unsigned h = l1 >> 1, h2 = (l1 - h) >> 1;
-			__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h2]);
-			__builtin_prefetch((const char *)mp + mp->mp_ptrs[base + h + h2]);
-			__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h2]);
-			__builtin_prefetch((const char *)mp + mp->mp_ptrs[m + h + h2]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + h2]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + h + h2]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + h2]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + h + h2]);
 		}
+#else
+		if (pf && l1 > 1) {
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (l1 >> 1)]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + (l1 >> 1)]);
+		}
+#endif
 		size_t d = (size_t)mp->mp_ptrs[m] - lower;
 		if (__builtin_expect(((d & 1) | (d > wmax)) != 0, 0))
 			return -1;
@@ -508,6 +552,11 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 					dl_lex_tail(ka + 8, kal - 8, kb + d + 8, ks - 8) :
 					dl_lex_words(ka + 8, kal - 8, kb + d + 8, ks - 8);
 				gt = c > 0;
+				if (pf && c == 0) {
+					*res = m;
+					*exact = 1;
+					return 0;
+				}
 				eq = c == 0 ? m : eq;
 			}
 		} else {
@@ -517,6 +566,11 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 			if (kind == DL_KC_LEX8)
 				y = __builtin_bswap64(y);
 			gt = w > y;
+			if (pf && w == y) {
+				*res = m;
+				*exact = 1;
+				return 0;
+			}
 			eq = w == y ? m : eq;
 		}
 		if (len == 1)
@@ -831,7 +885,7 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
 {
 	dl_skey s;
 	dl_skey_init(&s, mc->dbx->cmp, key);
-	dl_skey_tree(&s, mc);
+	dl_skey_tree(&s, mc, 1);
 	return dl_leaf_search_sk(mc, &s, exact);
 }
 
@@ -925,7 +979,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 	if ((mode & 3) != DL_PS_KEY)
 		return dl_search_sk(mc, NULL, mode);
 	dl_skey_init(&s, mc->dbx->cmp, key);
-	dl_skey_tree(&s, mc);
+	dl_skey_tree(&s, mc, 1);
 	return dl_search_sk(mc, &s, mode);
 }
 
@@ -938,7 +992,7 @@ int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exac
 {
 	dl_skey s;
 	dl_skey_init(&s, mc->dbx->cmp, key);
-	dl_skey_tree(&s, mc);
+	dl_skey_tree(&s, mc, 0);
 	int rc = dl_search_sk(mc, &s, DL_PS_KEY);
 	if (rc)
 		return rc;

@@ -11,7 +11,8 @@
  * random probes (present keys, absent ones between and around them, keys
  * one byte shorter or longer than present ones) with MDB_SET_RANGE,
  * MDB_SET_KEY and mdb_get against a sorted array of the keys, and the item
- * after each MDB_SET_RANGE position with MDB_NEXT.
+ * after each MDB_SET_RANGE position with MDB_NEXT.  The paths cases check
+ * the specialised searches against the generic one on the same pages.
  *
  * DLMDB_SEED=<n> changes the seed (soak runs).
  */
@@ -400,6 +401,188 @@ CASE(test_search_prefix_compressed_dups, "pfx-dup", PREFIXED, MDB_PREFIX_COMPRES
 	ord_lex, NULL, 1)
 #endif
 
+/* ---- the specialised searches against the generic one ------------------- */
+
+/*
+ * The engine picks a specialised key search from a DB's comparator: 8-byte
+ * and longer default-order keys, 8-byte MDB_INTEGERKEY keys and
+ * prefix-compressed leaves have their own loops, while a comparator the
+ * application installs always takes the generic search.  Each case below
+ * keeps the same random keys, put in the same order with the same values,
+ * in two DBs of one environment: "fast" with the engine's comparator and
+ * "gen" with an application comparator of the same order.  The two trees
+ * then have the same pages, and every probe must land both cursors on the
+ * same entry (and on the model's).  The values make the trees large
+ * enough (more than 64 pages) for the searches to prefetch.
+ */
+#define PATH_KEYS	6000
+#define PATH_VAL	100
+
+static int user_lex(const MDB_val *a, const MDB_val *b)
+{
+	return ord_lex(a, b);
+}
+
+static int user_u64(const MDB_val *a, const MDB_val *b)
+{
+	return ord_u64(a, b);
+}
+
+static int user_rev(const MDB_val *a, const MDB_val *b)
+{
+	return ord_rev(a, b);
+}
+
+static void path_val(const struct mkey *k, unsigned char *v)
+{
+	for (unsigned i = 0; i < PATH_VAL; i++)
+		v[i] = (unsigned char)(k->b[i % k->len] + i);
+}
+
+static MDB_dbi open_path_db(MDB_txn *txn, const char *name, unsigned flags,
+	MDB_cmp_func *user)
+{
+	MDB_dbi dbi = 0;
+	int rc = mdb_dbi_open(txn, name, MDB_CREATE | flags, &dbi);
+	if (rc)
+		T_FAIL("mdb_dbi_open %s: %s", name, mdb_strerror(rc));
+	else if (user && (rc = mdb_set_compare(txn, dbi, user)))
+		T_FAIL("mdb_set_compare: %s", mdb_strerror(rc));
+	return dbi;
+}
+
+/* One SET_RANGE, SET_KEY and mdb_get of probe on cursor c of DB dbi. */
+struct pans {
+	int range_rc, key_rc, get_rc;
+	MDB_val rk, rv, gv;
+};
+
+static void path_probe(MDB_txn *txn, MDB_dbi dbi, MDB_cursor *c, const MDB_val *probe,
+	struct pans *a)
+{
+	MDB_val k = *probe, v;
+	a->range_rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+	a->rk = k;
+	a->rv = v;
+	k = *probe;
+	a->key_rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
+	k = *probe;
+	a->get_rc = mdb_get(txn, dbi, &k, &a->gv);
+}
+
+static int val_eq(const MDB_val *a, const MDB_val *b)
+{
+	return a->mv_size == b->mv_size && !memcmp(a->mv_data, b->mv_data, a->mv_size);
+}
+
+static void check_paths(const struct scase *c, unsigned store)
+{
+	static struct mkey m[PATH_KEYS];
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/p%u", t_dir, store);
+	mkdir(dir, 0755);
+	MDB_env *env = t_env_open(dir, MDB_NOSYNC, 256u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_cursor *cf, *cg;
+	unsigned char vb[PATH_VAL];
+	size_t want = PATH_KEYS / 2 + t_rand(&g_rng) % (PATH_KEYS / 2), n = 0;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	MDB_dbi fast = open_path_db(txn, "fast", c->flags, NULL);
+	MDB_dbi gen = open_path_db(txn, "gen", c->flags, c->user);
+	for (size_t i = 0; i < want; i++) {
+		struct mkey *e = &m[n];
+		e->len = make_key(c->shape, e->b);
+		path_val(e, vb);
+		MDB_val k = { e->len, e->b }, v = { PATH_VAL, vb };
+		int rc = mdb_put(txn, fast, &k, &v, MDB_NOOVERWRITE);
+		int rg = mdb_put(txn, gen, &k, &v, MDB_NOOVERWRITE);
+		if (rc != rg)
+			T_FAIL("%s: put %zu gave %d and %d", c->name, i, rc, rg);
+		if (rc == 0)
+			n++;
+		else if (rc != MDB_KEYEXIST)
+			REQUIRE_OK(rc);
+	}
+	MDB_stat sf, sg;
+	REQUIRE_OK(mdb_stat(txn, fast, &sf));
+	REQUIRE_OK(mdb_stat(txn, gen, &sg));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	if (sf.ms_depth != sg.ms_depth || sf.ms_branch_pages != sg.ms_branch_pages ||
+	    sf.ms_leaf_pages != sg.ms_leaf_pages || sf.ms_entries != n)
+		T_FAIL("%s: the two trees differ: depth %u/%u, pages %zu+%zu/%zu+%zu",
+		    c->name, sf.ms_depth, sg.ms_depth, sf.ms_branch_pages, sf.ms_leaf_pages,
+		    sg.ms_branch_pages, sg.ms_leaf_pages);
+	if (sf.ms_branch_pages + sf.ms_leaf_pages <= 64)
+		T_FAIL("%s: %zu pages, too few to prefetch", c->name,
+		    sf.ms_branch_pages + sf.ms_leaf_pages);
+	g_order = c->order;
+	qsort(m, n, sizeof m[0], mkey_cmp);
+
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	fast = open_path_db(txn, "fast", c->flags, NULL);
+	gen = open_path_db(txn, "gen", c->flags, c->user);
+	REQUIRE_OK(mdb_cursor_open(txn, fast, &cf));
+	REQUIRE_OK(mdb_cursor_open(txn, gen, &cg));
+	unsigned bad = 0;
+	for (unsigned t = 0; t < 4 * PROBES && bad < 5; t++) {
+		unsigned char pb[MAXK + 1];
+		size_t pl = make_probe(c, m, n, pb);
+		MDB_val probe = { pl, pb };
+		size_t at = model_lower(m, n, &probe);
+		int present = at < n && m[at].len == pl && !memcmp(m[at].b, pb, pl);
+		struct pans a, b;
+		path_probe(txn, fast, cf, &probe, &a);
+		path_probe(txn, gen, cg, &probe, &b);
+		int same = a.range_rc == b.range_rc && a.key_rc == b.key_rc &&
+			a.get_rc == b.get_rc &&
+			(a.range_rc || (val_eq(&a.rk, &b.rk) && val_eq(&a.rv, &b.rv))) &&
+			(a.get_rc || val_eq(&a.gv, &b.gv));
+		int model = at == n ? a.range_rc == MDB_NOTFOUND :
+			a.range_rc == 0 && a.rk.mv_size == m[at].len &&
+			!memcmp(a.rk.mv_data, m[at].b, m[at].len);
+		model = model && (present ? a.key_rc == 0 && a.get_rc == 0 :
+			a.key_rc == MDB_NOTFOUND && a.get_rc == MDB_NOTFOUND);
+		if (!same || !model) {
+			T_FAIL("%s store %u probe %u: fast rc %d/%d/%d, generic rc %d/%d/%d, "
+			    "same entry %d, model index %zu of %zu agrees %d", c->name, store, t,
+			    a.range_rc, a.key_rc, a.get_rc, b.range_rc, b.key_rc, b.get_rc, same,
+			    at, n, model);
+			bad++;
+		}
+	}
+	mdb_cursor_close(cf);
+	mdb_cursor_close(cg);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void run_paths(const struct scase *c)
+{
+	const char *se = getenv("DLMDB_SEED");
+	g_rng = 0xD1B54A32D192ED03ull ^ (se ? strtoull(se, NULL, 10) * 0x100000001B3ull : 0) ^
+		(uint64_t)c->shape * 0x51ED27ull ^ c->flags;
+	for (unsigned s = 0; s < 2; s++)
+		check_paths(c, s);
+}
+
+#define PATHS(fn, ...) static void fn(void) { \
+	static const struct scase c = { __VA_ARGS__ }; \
+	run_paths(&c); \
+}
+
+PATHS(test_search_paths_lex_8byte, "paths-lex8", FIX8, 0, ord_lex, user_lex, 0)
+PATHS(test_search_paths_lex_stems, "paths-stems", PREFIXED, 0, ord_lex, user_lex, 0)
+PATHS(test_search_paths_lex_64byte, "paths-lex64", FIX64, 0, ord_lex, user_lex, 0)
+PATHS(test_search_paths_integerkey, "paths-int8", INT8, MDB_INTEGERKEY, ord_u64, user_u64, 0)
+PATHS(test_search_paths_reversekey, "paths-rev", MIXED, MDB_REVERSEKEY, ord_rev, user_rev, 0)
+#ifndef STOCK_LMDB
+PATHS(test_search_paths_prefix_stems, "paths-pfx-stems", PREFIXED, MDB_PREFIX_COMPRESSION,
+	ord_lex, user_lex, 0)
+PATHS(test_search_paths_prefix_8byte, "paths-pfx-lex8", FIX8, MDB_PREFIX_COMPRESSION,
+	ord_lex, user_lex, 0)
+#endif
+
 int main(void)
 {
 	RUN(test_search_lex_8byte_keys);
@@ -415,11 +598,18 @@ int main(void)
 	RUN(test_search_dups_integerdup);
 	RUN(test_search_dups_lex);
 	RUN(test_search_dups_lex_8byte);
+	RUN(test_search_paths_lex_8byte);
+	RUN(test_search_paths_lex_stems);
+	RUN(test_search_paths_lex_64byte);
+	RUN(test_search_paths_integerkey);
+	RUN(test_search_paths_reversekey);
 #ifndef STOCK_LMDB
 	RUN(test_search_prefix_compressed_stems);
 	RUN(test_search_prefix_compressed_mixed);
 	RUN(test_search_prefix_compressed_64byte);
 	RUN(test_search_prefix_compressed_dups);
+	RUN(test_search_paths_prefix_stems);
+	RUN(test_search_paths_prefix_8byte);
 #endif
 	T_DONE();
 }
