@@ -2,8 +2,10 @@
  * prefix.c - the codec of DLMDB prefix-compressed leaves and dup sub-pages:
  * decoding keys, encoding single nodes for in-place edits, rewriting whole
  * pages, and choosing split points.  The page format, with every field's
- * offset, is described in prefix.h; the tree-level glue (when to edit in
- * place, splits, merges) is in btree.c and dupwrite.c.
+ * offset, is described in prefix.h.  The tree-level glue is elsewhere:
+ * pfxedit.c edits compressed leaves of a tree (insert, delete, split,
+ * merge), dupwrite.c edits dup sub-pages, and btree.c searches compressed
+ * leaves.
  */
 #include "internal.h"
 

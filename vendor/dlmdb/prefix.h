@@ -2,6 +2,13 @@
  * prefix.h - the DLMDB prefix-compressed leaf format and its codec
  * (dlmdb-extensions §3.7-3.14).  Included by internal.h.
  *
+ * Where the code is: prefix.c is the codec (decode keys, encode one node,
+ * rewrite a whole page, choose split points, edit dup sub-pages in place);
+ * pfxedit.c adds and removes entries of compressed leaves in a tree,
+ * splitting, merging and moving entries between neighbours (dl_pfx_add,
+ * dl_pfx_del, dl_pfx_rebalance); btree.c searches compressed leaves
+ * (dl_pfx_search_lex and its kin) and calls into pfxedit.c.
+ *
  * Which pages: every P_LEAF page that is not P_LEAF2 in a tree of a DB with
  * MDB_PREFIX_COMPRESSION (main-tree leaves, inline dup sub-pages, leaves of
  * dup sub-DBs).  Nothing on the page says so; the DB flag does (cursor flag
@@ -377,5 +384,12 @@ int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val 
 /* prefix.c: dup sub-pages edited in place */
 int dl_pfx_sub_insert(MDB_env *env, MDB_page *sp, unsigned idx, const MDB_val *item);
 int dl_pfx_sub_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx);
+
+/* pfxedit.c: entries added to and removed from compressed leaves of a tree */
+int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp);
+int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx);
+int dl_pfx_rebalance(MDB_cursor *mc, int plevel, MDB_page *L, MDB_page *R, unsigned ridx,
+	MDB_page *mp, int *merged, int *split);
 
 #endif /* DLMDB_PREFIX_CODEC_H */
