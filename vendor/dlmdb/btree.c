@@ -1951,6 +1951,13 @@ static void dl_cursors_on_deleted(MDB_cursor *mc)
 	MDB_val dk;
 	MDB_cursor *c;
 	unsigned char dkb[DL_MAXKEY + 1], nkb[DL_MAXKEY + 1];
+	/* Only a cursor that saved its key can be on the item: without one
+	 * the key is not even decoded. */
+	for (c = txn->cursors[mc->dbi]; c; c = c->next)
+		if (c != mc && (c->flags & C_RESEEK))
+			break;
+	if (!c)
+		return;
 	if (dl_leaf_keyd(mc, mp, mc->ki[mc->top], &dk, dkb))
 		return;
 	int any = 0;
@@ -2023,11 +2030,12 @@ int dl_cursor_del0(MDB_cursor *mc)
 	/* Keep the key so the cursor can find its place after a rebalance. */
 	{
 		MDB_val dk;
-		unsigned char kb[DL_MAXKEY + 1];
-		if ((rc = dl_leaf_keyd(mc, mp, idx, &dk, kb)))
+		/* A decoded key lands in keybuf itself. */
+		if ((rc = dl_leaf_keyd(mc, mp, idx, &dk, mc->keybuf)))
 			return rc;
 		mc->keylen = (unsigned)dk.mv_size;
-		memcpy(mc->keybuf, dk.mv_data, dk.mv_size);
+		if (dk.mv_data != mc->keybuf)
+			memcpy(mc->keybuf, dk.mv_data, dk.mv_size);
 	}
 	if (!IS_LEAF2(mp)) {
 		node = NODEPTR(mp, idx);

@@ -411,12 +411,12 @@ static inline int dl_txn_usable(MDB_txn *txn)
 /*
  * Key of entry i >= 1 of a prefix-compressed leaf for dl_step_fast, decoded
  * into mc->kdec from the trunk (node 0, which the previous step left in
- * cache) and node's suffix.  Out of line so that the plain step keeps its
- * registers.  Returns -1 when the general path must decide (raw or damaged
- * encoding, trunk outside the page).
+ * cache) and node's suffix.  Inline into the prefix instance of the fast
+ * step only (the plain one never reaches it).  Returns -1 when the general
+ * path must decide (raw or damaged encoding, trunk outside the page).
  */
-static __attribute__((noinline)) int dl_step_prefix_key(MDB_cursor *mc, MDB_page *mp,
-	unsigned i, MDB_node *node, size_t psize, MDB_val *key)
+static inline __attribute__((always_inline)) int dl_step_prefix_key(MDB_cursor *mc,
+	MDB_page *mp, unsigned i, MDB_node *node, size_t psize, MDB_val *key)
 {
 	size_t off0 = mp->mp_ptrs[0];
 	if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
@@ -425,7 +425,7 @@ static __attribute__((noinline)) int dl_step_prefix_key(MDB_cursor *mc, MDB_page
 	if (off0 + NODESZ + n0->mn_ksize > psize)
 		return -1;
 	/* Incremental decode: the trunk bytes the cursor already holds stay. */
-	if (dl_step_pfx_key(mc, mp, i, node, key))
+	if (dl_pfx_cursor_key(mc, mp, i, node, key))
 		return -1;	/* raw, corrupt or too long: the general path */
 	return 0;
 }
@@ -514,8 +514,9 @@ static __attribute__((noinline)) int dl_step_big(MDB_cursor *mc, MDB_val *key, M
 }
 
 /* The same for an entry i > 0 of a prefix-compressed leaf, whose key is
- * decoded (into the cursor's buffer). */
-static __attribute__((noinline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
+ * decoded (into the cursor's buffer).  Inline: only the prefix instance of
+ * the fast step calls it, and a call would cost that step a second frame. */
+static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_node *node, unsigned i, MDB_cursor_op op)
 {
 	MDB_txn *txn = mc->txn;
@@ -533,8 +534,9 @@ static __attribute__((noinline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *
 }
 
 /*
- * A plain fast step (below) that ran off its leaf: on to the first (back:
- * last) entry of the neighbouring leaf under the same parent branch page,
+ * A fast step (below) that ran off its leaf: on to the first (back: last)
+ * entry of the neighbouring leaf under the same parent branch page (a
+ * prefix-compressed leaf's first entry is its trunk, stored as it is),
  * in a txn that reads every page from the map.  The leaf and the node
  * reached get the checks of dl_descend and dl_node_check before the
  * cursor changes, so whatever this does not decide (a neighbour under
@@ -607,8 +609,9 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
  * common step of a scan, done here without the general path's calls (back
  * is a constant where this is inlined, so each direction gets its own
- * copy); the plain instance leaves a leaf's edge by dl_step_leaf.
- * Whatever this step does not decide (a compressed leaf's edge, damaged or
+ * copy); a leaf's edge is left by dl_step_leaf (the prefix instance only
+ * forward).  Whatever this step does not decide (a compressed leaf's edge
+ * going back, damaged or
  * undecodable node, overflow value in a txn with dirty pages, unusual
  * cursor or txn state) goes to the general path before anything changed;
  * overflow values and compressed keys are finished by dl_step_big and
@@ -642,7 +645,9 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	__asm__("" : "+r"(i));
 	/* Back from 0, i wraps to above n. */
 	if (i >= n) {
-		if (pfx)
+		/* Forward, the next leaf's first entry is its trunk, stored as
+		 * it is: the plain leaf step serves prefix leaves too. */
+		if (pfx && back)
 			goto general;
 		return back ? dl_leaf_prev(mc, key, data) : dl_leaf_next(mc, key, data);
 	}

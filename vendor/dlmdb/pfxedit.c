@@ -406,31 +406,77 @@ int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
 	return 0;
 }
 
+/* Most nodes dl_pfx_del_trunk re-encodes in one pass (a longer run takes
+ * the whole-page rewrite). */
+#define DL_PFX_RUN_MAX 64
+
+/*
+ * Remove nodes 0..m-1 of leaf mp, of sizes sz[0..m), in one pass: the node
+ * area closes over every gap and the remaining pointers move down to index
+ * 0, leaving the page as m single removals from the back would.  off
+ * (room for m) and sz are reordered by offset here.
+ */
+static void dl_pfx_del_head(MDB_page *mp, unsigned m, indx_t *off, indx_t *sz)
+{
+	unsigned n = NUMKEYS(mp), j, k;
+	/* The removed nodes by offset, highest first (insertion sort: m is small). */
+	for (j = 0; j < m; j++) {
+		indx_t o = mp->mp_ptrs[j], z = sz[j];
+		for (k = j; k > 0 && off[k - 1] < o; k--) {
+			off[k] = off[k - 1];
+			sz[k] = sz[k - 1];
+		}
+		off[k] = o;
+		sz[k] = z;
+	}
+	/* The bytes between removed node k + 1 (or upper) and removed node k
+	 * move up by the sizes of removed nodes 0..k. */
+	size_t up = MP_UPPER(mp), cum = 0;
+	for (k = 0; k < m; k++) {
+		cum += sz[k];
+		size_t lo = k + 1 < m ? (size_t)off[k + 1] + sz[k + 1] : up;
+		memmove((char *)mp + lo + cum, (char *)mp + lo, off[k] - lo);
+	}
+	for (j = m; j < n; j++) {
+		size_t p = mp->mp_ptrs[j], shift = 0;
+		for (k = 0; k < m && off[k] > p; k++)
+			shift += sz[k];
+		mp->mp_ptrs[j - m] = (indx_t)(p + shift);
+	}
+	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) - m * sizeof(indx_t));
+	MP_UPPER(mp) = (indx_t)(up + cum);
+	DL_ASSERT_PAGE_SPACE(mp);
+	DL_ASSERT(dl_ptrs_in_node_area(mp));
+}
+
 /*
  * Delete of node 0 of compressed leaf mp (n >= 2) of a DB in lexicographic
  * key order without rewriting the page.  Node 1 (key K1, sharing s1 bytes
  * with the old trunk) becomes the trunk; a node sharing fewer than s1 bytes
  * with the old trunk shares the same with K1, so its bytes stay canonical,
  * and only the run right after node 1 that shares exactly s1 is re-encoded,
- * against K1 (each node only shrinks).  Returns -1, having changed
- * nothing, when the whole-page rewrite is needed (a raw node on the page).
- * copy, e, arena: dl_pfx_work's scratch.
+ * against K1 (each node only shrinks).  The new nodes are encoded into img
+ * (a page of scratch) while the page is intact; then the old run goes in
+ * one pass and the new nodes take its place.  Returns -1, having changed
+ * nothing, when the whole-page rewrite is needed (a raw node on the page,
+ * a run longer than DL_PFX_RUN_MAX).  img, e, arena: dl_pfx_work's scratch.
  */
-static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_pent *e,
+static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *img, dl_pent *e,
 	unsigned char *arena)
 {
-	MDB_page *cp = (MDB_page *)copy;
 	unsigned n = NUMKEYS(mp), m, j;
+	indx_t off[DL_PFX_RUN_MAX], osz[DL_PFX_RUN_MAX];
 	int raw, rc;
 
-	memcpy(copy, mp, env->psize);
-	if ((rc = dl_pfx_load_meta(env, cp, e, &raw)))
+	if ((rc = dl_pfx_load_meta(env, mp, e, &raw)))
 		return rc;
 	if (raw)
 		return -1;
-	size_t s1 = e[1].s0, maxk = 0, off = 0;
+	size_t s1 = e[1].s0, maxk = 0, koff = 0, ipos = 0;
 	for (m = 2; m < n && e[m].s0 == s1; m++)
 		;
+	if (m > DL_PFX_RUN_MAX)
+		return -1;
 	for (j = m; j < n; j++)
 		if (e[j].s0 >= s1)
 			return -1;	/* out of order */
@@ -439,11 +485,12 @@ static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_
 			maxk = e[j].key.mv_size;
 	size_t oldsz = 0, newsz = 0;
 	for (j = 0; j < m; j++) {
-		oldsz += e[j].nsz;
+		osz[j] = (indx_t)dl_node_size(env, mp, NODEPTR(mp, j));
+		oldsz += osz[j];
 		if (!j)
 			continue;
-		dl_pfx_key_copy(cp, j, &e[j], arena + off);
-		off += e[j].key.mv_size;
+		dl_pfx_key_copy(mp, j, &e[j], arena + koff);
+		koff += e[j].key.mv_size;
 		e[j].s0 = j == 1 ? 0 : dl_pfx_lcp(e[j].key.mv_data, e[j].key.mv_size,
 			e[1].key.mv_data, e[1].key.mv_size);
 		e[j].nsz = dl_pfx_node_size(env, e[j].key.mv_size, e[j].s0, j == 1, e[j].dlen);
@@ -451,12 +498,17 @@ static int dl_pfx_del_trunk(MDB_env *env, MDB_page *mp, unsigned char *copy, dl_
 	}
 	if (newsz > oldsz + SIZELEFT(mp) + sizeof(indx_t))
 		return -1;
-	/* Data parts are read from the copy from here on. */
-	for (j = m; j-- > 0;)
-		dl_page_del_raw(mp, j, dl_node_size(env, cp, NODEPTR(cp, j)));
-	for (j = 1; j < m; j++)
-		dl_pfx_node_write(env, dl_page_open(mp, j - 1, e[j].nsz), &e[j].key, e[j].s0,
-			j == 1, e[j].dsize, e[j].flags, e[j].data, e[j].dlen);
+	/* Encoded while the data parts are still on the page. */
+	for (j = 1; j < m; j++) {
+		dl_pfx_node_write(env, img + ipos, &e[j].key, e[j].s0, j == 1, e[j].dsize,
+			e[j].flags, e[j].data, e[j].dlen);
+		ipos += e[j].nsz;
+	}
+	dl_pfx_del_head(mp, m, off, osz);
+	for (j = 1, ipos = 0; j < m; j++) {
+		memcpy(dl_page_open(mp, j - 1, e[j].nsz), img + ipos, e[j].nsz);
+		ipos += e[j].nsz;
+	}
 	mp->mp_pad = (uint16_t)(maxk > 65535 ? 65535 : maxk);
 	return 0;
 }

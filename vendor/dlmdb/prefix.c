@@ -37,8 +37,8 @@ int dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out
 	size_t len = s + (l - h);
 	if (len > DL_MAXKEY)
 		return MDB_BAD_VALSIZE;
-	memcpy(buf, t, s);
-	memcpy(buf + s, e + h, l - h);
+	dl_pfx_copy(buf, t, s);
+	dl_pfx_copy(buf + s, e + h, l - h);
 	out->mv_size = len;
 	out->mv_data = buf;
 	return 0;

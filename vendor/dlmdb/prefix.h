@@ -71,10 +71,11 @@ typedef struct dl_pent {
 
 /*
  * Copy len bytes, inline for the short lengths keys and their suffixes
- * usually have (no library call); overlapping 8- or 4-byte moves never
+ * usually have (no library call); overlapping 8-, 4- or 2-byte moves never
  * touch a byte outside [0, len) of either buffer.
  */
-static inline void dl_pfx_copy(unsigned char *dst, const unsigned char *src, size_t len)
+static inline __attribute__((always_inline)) void dl_pfx_copy(unsigned char *dst,
+	const unsigned char *src, size_t len)
 {
 	uint64_t a, b;
 	uint32_t x, y;
@@ -90,9 +91,14 @@ static inline void dl_pfx_copy(unsigned char *dst, const unsigned char *src, siz
 		memcpy(&y, src + len - 4, 4);
 		memcpy(dst, &x, 4);
 		memcpy(dst + len - 4, &y, 4);
-	} else {
-		for (size_t i = 0; i < len; i++)
-			dst[i] = src[i];
+	} else if (len >= 2) {
+		uint16_t u, v;
+		memcpy(&u, src, 2);
+		memcpy(&v, src + len - 2, 2);
+		memcpy(dst, &u, 2);
+		memcpy(dst + len - 2, &v, 2);
+	} else if (len) {
+		dst[0] = src[0];
 	}
 }
 
@@ -130,8 +136,8 @@ static inline size_t dl_pfx_lcp(const unsigned char *a, size_t al, const unsigne
  * Returns 0 with *sp = shared length and *hp = varint length when e is the
  * canonical encoding, 1 when e is to be read as a raw key, -1 when corrupt.
  */
-static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned char *t,
-	size_t tl, size_t *sp, size_t *hp)
+static inline __attribute__((always_inline)) int dl_pfx_parse_inl(const unsigned char *e,
+	size_t l, const unsigned char *t, size_t tl, size_t *sp, size_t *hp)
 {
 	size_t s, h;
 	if (!l)
@@ -165,6 +171,14 @@ static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned 
 	*sp = s;
 	*hp = h;
 	return 0;
+}
+
+/* dl_pfx_parse_inl where the compiler decides whether to inline it (the
+ * searches); the cursor step forces it into its one frame. */
+static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned char *t,
+	size_t tl, size_t *sp, size_t *hp)
+{
+	return dl_pfx_parse_inl(e, l, t, tl, sp, hp);
 }
 
 /*
@@ -274,7 +288,7 @@ static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *m
 	MDB_node *n0 = NODEPTR(mp, 0);
 	const unsigned char *t = NODEKEY(mp, n0), *e = NODEKEY(mp, n);
 	size_t tl = n0->mn_ksize, l = n->mn_ksize, s, h;
-	int r = dl_pfx_parse(e, l, t, tl, &s, &h);
+	int r = dl_pfx_parse_inl(e, l, t, tl, &s, &h);
 	if (r < 0)
 		return MDB_CORRUPTED;
 	if (r) {
@@ -287,9 +301,8 @@ static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *m
 	if (len > DL_MAXKEY)
 		return MDB_BAD_VALSIZE;
 	if (s > tv)
-		memcpy(mc->kdec + tv, t + tv, s - tv);
-	if (l > h)
-		memcpy(mc->kdec + s, e + h, l - h);
+		dl_pfx_copy(mc->kdec + tv, t + tv, s - tv);
+	dl_pfx_copy(mc->kdec + s, e + h, l - h);
 	key->mv_size = len;
 	key->mv_data = mc->kdec;
 	if (keep) {
