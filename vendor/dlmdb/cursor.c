@@ -413,20 +413,16 @@ static inline int dl_txn_usable(MDB_txn *txn)
  * into mc->kdec from the trunk (node 0, which the previous step left in
  * cache) and node's suffix.  Inline into the prefix instance of the fast
  * step only (the plain one never reaches it).  Returns -1 when the general
- * path must decide (raw or damaged encoding, trunk outside the page).
+ * path must decide (damaged encoding, trunk outside the page, a decoded
+ * key too long); a raw key is returned as it is stored.
  */
 static inline __attribute__((always_inline)) int dl_step_prefix_key(MDB_cursor *mc,
-	MDB_page *mp, unsigned i, MDB_node *node, size_t psize, MDB_val *key)
+	MDB_page *mp, unsigned i, MDB_node *node, MDB_val *key)
 {
-	size_t off0 = mp->mp_ptrs[0];
-	if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
-		return -1;
-	MDB_node *n0 = (MDB_node *)((char *)mp + off0);
-	if (off0 + NODESZ + n0->mn_ksize > psize)
-		return -1;
-	/* Incremental decode: the trunk bytes the cursor already holds stay. */
+	/* Incremental decode: the trunk bytes the cursor already holds stay;
+	 * the trunk's bounds are checked once per page visit. */
 	if (dl_pfx_cursor_key(mc, mp, i, node, key))
-		return -1;	/* raw, corrupt or too long: the general path */
+		return -1;	/* corrupt or too long: the general path */
 	return 0;
 }
 
@@ -523,7 +519,7 @@ static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *m
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top];
 	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize);
-	if (!dptr || dl_step_prefix_key(mc, mp, i, node, env->psize, key))
+	if (!dptr || dl_step_prefix_key(mc, mp, i, node, key))
 		return dl_cursor_get_slow(mc, key, data, op);
 	mc->ki[mc->top] = (indx_t)i;
 	if (data) {

@@ -270,7 +270,9 @@ static inline int dl_pfx_cursor_cached(MDB_cursor *mc, MDB_page *mp, unsigned i,
  * the bytes kdec does not already hold, then its own suffix.  A scan of a
  * page thus copies the trunk about once per page visit, not once per key.
  * Write txns edit pages in place and always decode in full.  The caller
- * has checked that node n lies inside the page.
+ * has checked that node n lies inside the page; the trunk (node 0) is
+ * checked here, once per page visit: a page kdec remembers had its trunk
+ * checked when it was decoded, and cannot have changed since.
  */
 static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_node *n, MDB_val *key)
 {
@@ -284,6 +286,11 @@ static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *m
 			return 0;
 		}
 		tv = mc->kc_tv;
+	} else {
+		size_t off0 = mp->mp_ptrs[0], psize = txn->env->psize;
+		if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize ||
+		    off0 + NODESZ + ((MDB_node *)((char *)mp + off0))->mn_ksize > psize)
+			return MDB_CORRUPTED;
 	}
 	MDB_node *n0 = NODEPTR(mp, 0);
 	const unsigned char *t = NODEKEY(mp, n0), *e = NODEKEY(mp, n);
