@@ -730,10 +730,10 @@ pub fn mapsize_warning(o: &CompressOptions) -> Option<String> {
 ///
 /// Round `round` starts with variant `round % count` and goes on in
 /// order, wrapping around: a variant that always ran after the same
-/// neighbour would pay for that neighbour's dirty pages still being
-/// written back, so over several rounds every variant takes every place
-/// once as often. The results are in [`variants`] order whatever the
-/// round.
+/// neighbour would always inherit what it left behind (dirty pages still
+/// in writeback on a disk, freed memory, the caches), so over several
+/// rounds every variant takes every place equally often. The results are
+/// in [`variants`] order whatever the round.
 pub fn run_compress(
     o: &CompressOptions,
     round: usize,
