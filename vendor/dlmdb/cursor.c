@@ -433,22 +433,18 @@ static inline int dl_txn_usable(MDB_txn *txn)
 /*
  * Key of entry i >= 1 of a prefix-compressed leaf for dl_step_fast, decoded
  * into mc->kdec from the trunk (node 0, which the previous step left in
- * cache) and node's suffix.  Out of line so that the plain step keeps its
- * registers.  Returns -1 when the general path must decide (raw or damaged
- * encoding, trunk outside the page).
+ * cache) and node's suffix.  Inline into the prefix instance of the fast
+ * step only (the plain one never reaches it).  Returns -1 when the general
+ * path must decide (damaged encoding, trunk outside the page, a decoded
+ * key too long); a raw key is returned as it is stored.
  */
-static __attribute__((noinline)) int dl_step_prefix_key(MDB_cursor *mc, MDB_page *mp,
-	unsigned i, MDB_node *node, size_t psize, MDB_val *key)
+static inline __attribute__((always_inline)) int dl_step_prefix_key(MDB_cursor *mc,
+	MDB_page *mp, unsigned i, MDB_node *node, MDB_val *key)
 {
-	size_t off0 = mp->mp_ptrs[0];
-	if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize)
-		return -1;
-	MDB_node *n0 = (MDB_node *)((char *)mp + off0);
-	if (off0 + NODESZ + n0->mn_ksize > psize)
-		return -1;
-	/* Incremental decode: the trunk bytes the cursor already holds stay. */
-	if (dl_step_pfx_key(mc, mp, i, node, key))
-		return -1;	/* raw, corrupt or too long: the general path */
+	/* Incremental decode: the trunk bytes the cursor already holds stay;
+	 * the trunk's bounds are checked once per page visit. */
+	if (dl_pfx_cursor_key(mc, mp, i, node, key))
+		return -1;	/* corrupt or too long: the general path */
 	return 0;
 }
 
@@ -533,15 +529,16 @@ static __attribute__((noinline)) int dl_big_prev(MDB_cursor *mc, MDB_val *key, M
 }
 
 /* The same for an entry i > 0 of a prefix-compressed leaf, whose key is
- * decoded (into the cursor's buffer). */
-static __attribute__((noinline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
+ * decoded (into the cursor's buffer).  Inline: only the prefix instance of
+ * the fast step calls it, and a call would cost that step a second frame. */
+static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_node *node, unsigned i, MDB_cursor_op op)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top];
 	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize);
-	if (!dptr || dl_step_prefix_key(mc, mp, i, node, env->psize, key))
+	if (!dptr || dl_step_prefix_key(mc, mp, i, node, key))
 		return dl_cursor_get_slow(mc, key, data, op);
 	mc->ki[mc->top] = (indx_t)i;
 	if (data) {
@@ -585,8 +582,9 @@ static inline __attribute__((always_inline)) void dl_step_leaf_prefetch(MDB_env 
 }
 
 /*
- * A plain fast step (below) that ran off its leaf: on to the first (back:
- * last) entry of the neighbouring leaf under the same parent branch page,
+ * A fast step (below) that ran off its leaf: on to the first (back: last)
+ * entry of the neighbouring leaf under the same parent branch page (a
+ * prefix-compressed leaf's first entry is its trunk, stored as it is),
  * in a txn that reads every page from the map.  The leaf and the node
  * reached get the checks of dl_descend and dl_node_check before the
  * cursor changes, so whatever this does not decide (a neighbour under
@@ -660,8 +658,9 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * MDB_NEXT / MDB_PREV within the current leaf of a non-DUPSORT DB: the
  * common step of a scan, done here without the general path's calls (back
  * is a constant where this is inlined, so each direction gets its own
- * copy); the plain instance leaves a leaf's edge by dl_step_leaf.
- * Whatever this step does not decide (a compressed leaf's edge, damaged or
+ * copy); a leaf's edge is left by dl_step_leaf (the prefix instance only
+ * forward).  Whatever this step does not decide (a compressed leaf's edge
+ * going back, damaged or
  * undecodable node, overflow value in a txn with dirty pages, unusual
  * cursor or txn state) goes to the general path before anything changed;
  * overflow values and compressed keys are finished by dl_step_big and
@@ -701,7 +700,9 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * old index in one more register. */
 	__asm__("" : "+r"(pofs));
 	if (pofs >= lower) {
-		if (pfx)
+		/* Forward, the next leaf's first entry is its trunk, stored as
+		 * it is: the plain leaf step serves prefix leaves too. */
+		if (pfx && back)
 			goto general;
 		return back ? dl_leaf_prev(mc, key, data) : dl_leaf_next(mc, key, data);
 	}

@@ -853,6 +853,13 @@ int  dl_drop_tree(MDB_cursor *mc);
 int  dl_cursor_touch(MDB_cursor *mc);
 int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
+/* btree.c: page and tree edits pfxedit.c shares */
+unsigned char *dl_page_open(MDB_page *mp, unsigned idx, size_t len);
+void dl_page_del_raw(MDB_page *mp, unsigned idx, size_t sz);
+void dl_page_init(MDB_env *env, MDB_page *mp, unsigned flags);
+int  dl_parent_add(MDB_cursor *mc, int level, pgno_t left, const MDB_val *sep, pgno_t right);
+int  dl_reseek_key(MDB_cursor *mc, const MDB_val *key);
+int  dl_update_key(MDB_cursor *mc, int level, unsigned idx, const MDB_val *key, int *split);
 
 /*
  * env->filepages is read by readers starting a txn without any lock while a
@@ -993,6 +1000,27 @@ static inline int dl_lex(const MDB_val *a, const MDB_val *b)
 	if (r)
 		return r;
 	return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
+}
+
+/* Node sizes and data address (btree.c, pfxedit.c). */
+static inline size_t dl_leaf_dpart(const MDB_node *n)
+{
+	return (n->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(n);
+}
+
+static inline void *dl_leaf_data(MDB_env *env, MDB_node *n)
+{
+	return (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
+}
+
+/* Bytes a node occupies on page mp (without its pointer). */
+static inline size_t dl_node_size(MDB_env *env, MDB_page *mp, MDB_node *n)
+{
+	if (IS_LEAF2(mp))
+		return mp->mp_pad;
+	if (IS_BRANCH(mp))
+		return EVEN(NODEKOFF(mp) + n->mn_ksize);
+	return EVEN(NODESZ + n->mn_ksize + (n->mn_ksize & env->pad) + dl_leaf_dpart(n));
 }
 
 /*

@@ -2,8 +2,10 @@
  * prefix.c - the codec of DLMDB prefix-compressed leaves and dup sub-pages:
  * decoding keys, encoding single nodes for in-place edits, rewriting whole
  * pages, and choosing split points.  The page format, with every field's
- * offset, is described in prefix.h; the tree-level glue (when to edit in
- * place, splits, merges) is in btree.c and dupwrite.c.
+ * offset, is described in prefix.h.  The tree-level glue is elsewhere:
+ * pfxedit.c edits compressed leaves of a tree (insert, delete, split,
+ * merge), dupwrite.c edits dup sub-pages, and btree.c searches compressed
+ * leaves.
  */
 #include "internal.h"
 
@@ -35,8 +37,8 @@ int dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out
 	size_t len = s + (l - h);
 	if (len > DL_MAXKEY)
 		return MDB_BAD_VALSIZE;
-	memcpy(buf, t, s);
-	memcpy(buf + s, e + h, l - h);
+	dl_pfx_copy(buf, t, s);
+	dl_pfx_copy(buf + s, e + h, l - h);
 	out->mv_size = len;
 	out->mv_data = buf;
 	return 0;

@@ -2,6 +2,13 @@
  * prefix.h - the DLMDB prefix-compressed leaf format and its codec
  * (dlmdb-extensions §3.7-3.14).  Included by internal.h.
  *
+ * Where the code is: prefix.c is the codec (decode keys, encode one node,
+ * rewrite a whole page, choose split points, edit dup sub-pages in place);
+ * pfxedit.c adds and removes entries of compressed leaves in a tree,
+ * splitting, merging and moving entries between neighbours (dl_pfx_add,
+ * dl_pfx_del, dl_pfx_rebalance); btree.c searches compressed leaves
+ * (dl_pfx_search_lex and its kin) and calls into pfxedit.c.
+ *
  * Which pages: every P_LEAF page that is not P_LEAF2 in a tree of a DB with
  * MDB_PREFIX_COMPRESSION (main-tree leaves, inline dup sub-pages, leaves of
  * dup sub-DBs).  Nothing on the page says so; the DB flag does (cursor flag
@@ -64,10 +71,11 @@ typedef struct dl_pent {
 
 /*
  * Copy len bytes, inline for the short lengths keys and their suffixes
- * usually have (no library call); overlapping 8- or 4-byte moves never
+ * usually have (no library call); overlapping 8-, 4- or 2-byte moves never
  * touch a byte outside [0, len) of either buffer.
  */
-static inline void dl_pfx_copy(unsigned char *dst, const unsigned char *src, size_t len)
+static inline __attribute__((always_inline)) void dl_pfx_copy(unsigned char *dst,
+	const unsigned char *src, size_t len)
 {
 	uint64_t a, b;
 	uint32_t x, y;
@@ -83,9 +91,14 @@ static inline void dl_pfx_copy(unsigned char *dst, const unsigned char *src, siz
 		memcpy(&y, src + len - 4, 4);
 		memcpy(dst, &x, 4);
 		memcpy(dst + len - 4, &y, 4);
-	} else {
-		for (size_t i = 0; i < len; i++)
-			dst[i] = src[i];
+	} else if (len >= 2) {
+		uint16_t u, v;
+		memcpy(&u, src, 2);
+		memcpy(&v, src + len - 2, 2);
+		memcpy(dst, &u, 2);
+		memcpy(dst + len - 2, &v, 2);
+	} else if (len) {
+		dst[0] = src[0];
 	}
 }
 
@@ -123,8 +136,8 @@ static inline size_t dl_pfx_lcp(const unsigned char *a, size_t al, const unsigne
  * Returns 0 with *sp = shared length and *hp = varint length when e is the
  * canonical encoding, 1 when e is to be read as a raw key, -1 when corrupt.
  */
-static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned char *t,
-	size_t tl, size_t *sp, size_t *hp)
+static inline __attribute__((always_inline)) int dl_pfx_parse_inl(const unsigned char *e,
+	size_t l, const unsigned char *t, size_t tl, size_t *sp, size_t *hp)
 {
 	size_t s, h;
 	if (!l)
@@ -158,6 +171,14 @@ static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned 
 	*sp = s;
 	*hp = h;
 	return 0;
+}
+
+/* dl_pfx_parse_inl where the compiler decides whether to inline it (the
+ * searches); the cursor step forces it into its one frame. */
+static inline int dl_pfx_parse(const unsigned char *e, size_t l, const unsigned char *t,
+	size_t tl, size_t *sp, size_t *hp)
+{
+	return dl_pfx_parse_inl(e, l, t, tl, sp, hp);
 }
 
 /*
@@ -249,7 +270,9 @@ static inline int dl_pfx_cursor_cached(MDB_cursor *mc, MDB_page *mp, unsigned i,
  * the bytes kdec does not already hold, then its own suffix.  A scan of a
  * page thus copies the trunk about once per page visit, not once per key.
  * Write txns edit pages in place and always decode in full.  The caller
- * has checked that node n lies inside the page.
+ * has checked that node n lies inside the page; the trunk (node 0) is
+ * checked here, once per page visit: a page kdec remembers had its trunk
+ * checked when it was decoded, and cannot have changed since.
  */
 static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_node *n, MDB_val *key)
 {
@@ -263,11 +286,16 @@ static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *m
 			return 0;
 		}
 		tv = mc->kc_tv;
+	} else {
+		size_t off0 = mp->mp_ptrs[0], psize = txn->env->psize;
+		if ((off0 & 1) || off0 < MP_LOWER(mp) || off0 + NODESZ > psize ||
+		    off0 + NODESZ + ((MDB_node *)((char *)mp + off0))->mn_ksize > psize)
+			return MDB_CORRUPTED;
 	}
 	MDB_node *n0 = NODEPTR(mp, 0);
 	const unsigned char *t = NODEKEY(mp, n0), *e = NODEKEY(mp, n);
 	size_t tl = n0->mn_ksize, l = n->mn_ksize, s, h;
-	int r = dl_pfx_parse(e, l, t, tl, &s, &h);
+	int r = dl_pfx_parse_inl(e, l, t, tl, &s, &h);
 	if (r < 0)
 		return MDB_CORRUPTED;
 	if (r) {
@@ -280,9 +308,8 @@ static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *m
 	if (len > DL_MAXKEY)
 		return MDB_BAD_VALSIZE;
 	if (s > tv)
-		memcpy(mc->kdec + tv, t + tv, s - tv);
-	if (l > h)
-		memcpy(mc->kdec + s, e + h, l - h);
+		dl_pfx_copy(mc->kdec + tv, t + tv, s - tv);
+	dl_pfx_copy(mc->kdec + s, e + h, l - h);
 	key->mv_size = len;
 	key->mv_data = mc->kdec;
 	if (keep) {
@@ -377,5 +404,12 @@ int    dl_pfx_items_write(MDB_env *env, MDB_page *mp, size_t psz, const MDB_val 
 /* prefix.c: dup sub-pages edited in place */
 int dl_pfx_sub_insert(MDB_env *env, MDB_page *sp, unsigned idx, const MDB_val *item);
 int dl_pfx_sub_remove(MDB_env *env, MDB_page *sp, size_t sz, unsigned idx);
+
+/* pfxedit.c: entries added to and removed from compressed leaves of a tree */
+int dl_pfx_add(MDB_cursor *mc, const MDB_val *key, size_t ds, unsigned nflags,
+	const void *dpart, size_t dlen, MDB_val *reserve, MDB_page *omp);
+int dl_pfx_del(MDB_cursor *mc, MDB_page *mp, unsigned idx);
+int dl_pfx_rebalance(MDB_cursor *mc, int plevel, MDB_page *L, MDB_page *R, unsigned ridx,
+	MDB_page *mp, int *merged, int *split);
 
 #endif /* DLMDB_PREFIX_CODEC_H */

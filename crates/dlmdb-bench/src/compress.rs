@@ -5,7 +5,8 @@
 //! Every variant uses the main (unnamed) DB with `MDB_COUNTED`, plus
 //! `MDB_PREFIX_COMPRESSION` for compressed variants and `MDB_DUPSORT` for the
 //! `-dups` twins, in an `MDB_NOLOCK` environment. A variant runs all of its
-//! phases before the next one starts. With `peers`, the uncompressed
+//! phases before the next one starts; each round starts the order one
+//! variant further on (see [`run_compress`]). With `peers`, the uncompressed
 //! unique-key variants also run on stock LMDB (which has neither counted DBs
 //! nor prefix compression, so those run without `MDB_COUNTED`).
 //!
@@ -722,7 +723,18 @@ pub fn mapsize_warning(o: &CompressOptions) -> Option<String> {
 /// Run every variant (and the stock LMDB runs if asked), removing the
 /// directories afterwards unless `keep`. `tick(variant, phase)` is called
 /// as each phase starts (for progress display).
-pub fn run_compress(o: &CompressOptions, tick: &mut dyn FnMut(&str, &str)) -> Result<CompressRun> {
+///
+/// Round `round` starts with variant `round % count` and goes on in
+/// order, wrapping around: a variant that always ran after the same
+/// neighbour would always inherit what it left behind (dirty pages still
+/// in writeback on a disk, freed memory, the caches), so over several
+/// rounds every variant takes every place equally often. The results are
+/// in [`variants`] order whatever the round.
+pub fn run_compress(
+    o: &CompressOptions,
+    round: usize,
+    tick: &mut dyn FnMut(&str, &str),
+) -> Result<CompressRun> {
     ensure!(o.entries > 0, "Entry count must be > 0");
     let vs = variants(o)?;
     let order = read_order(o);
@@ -730,12 +742,12 @@ pub fn run_compress(o: &CompressOptions, tick: &mut dyn FnMut(&str, &str)) -> Re
     let mut lmdb_results = Vec::new();
     let mut dirs = Vec::new();
     let r = (|| -> Result<()> {
-        for v in &vs {
+        for i in rotated(vs.len(), round) {
+            let v = &vs[i];
             let dir = variant_dir(o, v, OursE::LABEL);
             dirs.push(dir.clone());
-            let res = run_variant::<OursE>(v, o, &dir, &order, &mut |p| tick(&v.label, p))
+            let res_ours = run_variant::<OursE>(v, o, &dir, &order, &mut |p| tick(&v.label, p))
                 .with_context(|| format!("[{}]", v.label))?;
-            results.push(res);
             // Stock LMDB (mdb.master) corrupts its free list on the DUPSORT
             // twins' update phase (a few thousand value replacements in one
             // txn end in SIGSEGV inside its commit, in our runs from 1,000
@@ -748,8 +760,9 @@ pub fn run_compress(o: &CompressOptions, tick: &mut dyn FnMut(&str, &str)) -> Re
                     tick(&format!("{} (lmdb)", v.label), p)
                 })
                 .with_context(|| format!("[{} on lmdb]", v.label))?;
-                lmdb_results.push(res);
+                lmdb_results.push((i, res));
             }
+            results.push((i, res_ours));
         }
         Ok(())
     })();
@@ -759,11 +772,19 @@ pub fn run_compress(o: &CompressOptions, tick: &mut dyn FnMut(&str, &str)) -> Re
         }
     }
     r?;
+    results.sort_by_key(|(i, _)| *i);
+    lmdb_results.sort_by_key(|(i, _)| *i);
     Ok(CompressRun {
         options: o.clone(),
-        results,
-        lmdb_results,
+        results: results.into_iter().map(|(_, r)| r).collect(),
+        lmdb_results: lmdb_results.into_iter().map(|(_, r)| r).collect(),
     })
+}
+
+/// Indexes `0..n` starting at `round % n`, wrapping around.
+fn rotated(n: usize, round: usize) -> impl Iterator<Item = usize> {
+    let start = if n == 0 { 0 } else { round % n };
+    (0..n).map(move |k| (start + k) % n)
 }
 
 // ---------------------------------------------------------------- text
@@ -1160,6 +1181,58 @@ pub fn compress_report(runs: &[CompressRun]) -> Result<crate::report::Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_rotate_the_variant_order() {
+        let r: Vec<Vec<usize>> = (0..5).map(|k| rotated(4, k).collect()).collect();
+        assert_eq!(
+            r,
+            [
+                [0, 1, 2, 3],
+                [1, 2, 3, 0],
+                [2, 3, 0, 1],
+                [3, 0, 1, 2],
+                [0, 1, 2, 3]
+            ]
+        );
+        assert_eq!(rotated(0, 3).count(), 0);
+    }
+
+    #[test]
+    fn results_keep_the_variant_order_in_every_round() {
+        let dir = std::env::temp_dir().join(format!("dlmdb-compress-rot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = CompressOptions {
+            entries: 300,
+            reads: 100,
+            map_mib: 16,
+            dups: 3,
+            updates: 20,
+            deletes: 20,
+            range_scans: 5,
+            range_len: 10,
+            dir_prefix: dir.join("cb"),
+            ..Default::default()
+        };
+        let want: Vec<String> = variants(&o).unwrap().into_iter().map(|v| v.label).collect();
+        for round in 0..4 {
+            let mut seen = Vec::new();
+            let run = run_compress(&o, round, &mut |v, _| {
+                if seen.last().map(String::as_str) != Some(v) {
+                    seen.push(v.to_string());
+                }
+            })
+            .unwrap();
+            let got: Vec<String> = run
+                .results
+                .iter()
+                .map(|r| r.variant.label.clone())
+                .collect();
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(seen[0], want[round % want.len()], "round {round} starts");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn default_variants_with_dups() {

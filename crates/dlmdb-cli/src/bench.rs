@@ -423,9 +423,15 @@ impl CompressArgs {
         if let Some(w) = compress::mapsize_warning(&o) {
             eprintln!("{w}");
         }
+        // Each round starts the variant order one place further on (see
+        // run_compress).
+        let mut round = 0;
         run_rounds(
             &self.out,
-            |tick| compress::run_compress(&o, &mut |v, p| tick(&format!("{v}: {p}"))),
+            |tick| {
+                round += 1;
+                compress::run_compress(&o, round - 1, &mut |v, p| tick(&format!("{v}: {p}")))
+            },
             compress::render_compress_text,
             compress::compress_report,
             self.quick,
