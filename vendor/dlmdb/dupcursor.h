@@ -188,17 +188,6 @@ static inline int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
 	return dl_cursor_current(&xc->mx, data ? data : &tmp, NULL);
 }
 
-/* Default order of a[0..al) and b[0..bl): their first difference, else the
- * shorter first. */
-static inline int dl_lex_bytes(const unsigned char *a, size_t al, const unsigned char *b,
-	size_t bl)
-{
-	size_t q = dl_pfx_lcp(a, al, b, bl);
-	if (q < al && q < bl)
-		return a[q] < b[q] ? -1 : 1;
-	return al < bl ? -1 : al > bl;
-}
-
 /*
  * dl_leaf_search on an uncompressed sub-page of variable-size items under
  * the default order.  Sorted items all begin with the bytes their first and
@@ -239,7 +228,9 @@ static inline MDB_node *dl_subpage_search(MDB_cursor *mx, const MDB_val *val, in
 					uint64_t y = __builtin_bswap64(dl_get64(nk + kl - 8));
 					c = kw < y ? -1 : kw > y;
 				} else {
-					c = dl_lex_bytes(k + L, kl - L, nk + L, nd->mn_ksize - L);
+					MDB_val a = { kl - L, (void *)(k + L) },
+						b = { nd->mn_ksize - L, (void *)(nk + L) };
+					c = dl_lex(&a, &b);
 				}
 				if (c == 0) {
 					i = (unsigned)mid;
