@@ -660,15 +660,15 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * is a constant where this is inlined, so each direction gets its own
  * copy); a leaf's edge is left by dl_step_leaf (the prefix instance only
  * forward).  Whatever this step does not decide (a compressed leaf's edge
- * going back, damaged or
- * undecodable node, overflow value in a txn with dirty pages, unusual
- * cursor or txn state) goes to the general path before anything changed;
- * overflow values and compressed keys are finished by dl_step_big and
- * dl_step_pfx_entry.  Every exit is a return or a tail call, so the plain
- * case needs almost no stack frame (two saved registers: saving more cost
- * a scan step as much as its checks).  pfx: the instance for prefix-compressed trees; the plain
- * instance passes it those and cursors to be re-found (C_RESEEK), so that
- * one test of the cursor's flags covers both.
+ * going back, damaged or undecodable node, overflow value in a txn with
+ * dirty pages, unusual cursor or txn state) goes to the general path
+ * before anything changed; overflow values and compressed keys are
+ * finished by dl_step_big and dl_step_pfx_entry.  Every exit is a return
+ * or a tail call, so the plain case needs almost no stack frame (two saved
+ * registers: saving more cost a scan step as much as its checks).  pfx:
+ * the instance for prefix-compressed trees; the plain instance passes it
+ * those and cursors to be re-found (C_RESEEK), so that one test of the
+ * cursor's flags covers both.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, int back, int pfx)

@@ -328,9 +328,10 @@ static inline void dl_subptrs_adjust(MDB_page *sp, unsigned from, unsigned to, s
  * smallest value re-encodes the sub-page (the rebuild path).  The new node
  * goes right below the node of item ins - 1 (or at the sub-page end),
  * items at lower addresses move down, so a sub-page laid out by
- * dl_subpage_build comes out exactly as a rebuild would lay it out; any other compact layout stays a valid one.  Returns 1
- * (nothing changed) when the leaf page has no room or the node would pass
- * nodemax: the caller then takes the rebuild path.
+ * dl_subpage_build comes out exactly as a rebuild would lay it out; any
+ * other compact layout stays a valid one.  Returns 1 (nothing changed)
+ * when the leaf page has no room or the node would pass nodemax: the
+ * caller then takes the rebuild path.
  *
  * Leaf page, before -> after (addresses grow to the right; B = sub-page):
  *   [upper .. node hdr, key, B hdr, B ptrs[0..ins)] moves down by nsz + 2
