@@ -240,9 +240,8 @@ int dl_cursor_prev_leaf(MDB_cursor *mc)
 	return dl_descend(mc, l, 1);
 }
 
-/* dl_pfx_cursor_key out of line for dl_cursor_current and dl_step_fast:
- * inlined there, its code would cost the uncompressed paths registers and
- * instructions. */
+/* dl_pfx_cursor_key out of line for dl_cursor_current: inlined there, its
+ * code would cost the uncompressed paths registers and instructions. */
 static __attribute__((noinline)) int dl_step_pfx_key(MDB_cursor *mc, MDB_page *mp, unsigned i,
 	MDB_node *n, MDB_val *key)
 {
@@ -430,24 +429,6 @@ static inline int dl_txn_usable(MDB_txn *txn)
 	return !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child;
 }
 
-/*
- * Key of entry i >= 1 of a prefix-compressed leaf for dl_step_fast, decoded
- * into mc->kdec from the trunk (node 0, which the previous step left in
- * cache) and node's suffix.  Inline into the prefix instance of the fast
- * step only (the plain one never reaches it).  Returns -1 when the general
- * path must decide (damaged encoding, trunk outside the page, a decoded
- * key too long); a raw key is returned as it is stored.
- */
-static inline __attribute__((always_inline)) int dl_step_prefix_key(MDB_cursor *mc,
-	MDB_page *mp, unsigned i, MDB_node *node, MDB_val *key)
-{
-	/* Incremental decode: the trunk bytes the cursor already holds stay;
-	 * the trunk's bounds are checked once per page visit. */
-	if (dl_pfx_cursor_key(mc, mp, i, node, key))
-		return -1;	/* corrupt or too long: the general path */
-	return 0;
-}
-
 static int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
@@ -528,18 +509,45 @@ static __attribute__((noinline)) int dl_big_prev(MDB_cursor *mc, MDB_val *key, M
 	return dl_step_big(mc, key, data, node, i, 1);
 }
 
-/* The same for an entry i > 0 of a prefix-compressed leaf, whose key is
- * decoded (into the cursor's buffer).  Inline: only the prefix instance of
- * the fast step calls it, and a call would cost that step a second frame. */
-static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
+/* The step to an entry i > 0 of a prefix-compressed leaf whose key is
+ * decoded (into the cursor's buffer), for the cases the inline part below
+ * leaves: the page's first decode in this txn (its trunk is checked),
+ * write txns, overflow and duplicate values, long, raw and damaged keys. */
+static __attribute__((noinline)) int dl_step_pfx_slow(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_node *node, unsigned i, MDB_cursor_op op)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top];
 	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize);
-	if (!dptr || dl_step_prefix_key(mc, mp, i, node, key))
+	if (!dptr || dl_pfx_cursor_key(mc, mp, i, node, key))
 		return dl_cursor_get_slow(mc, key, data, op);
+	mc->ki[mc->top] = (indx_t)i;
+	if (data) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = dptr;
+	}
+	return 0;
+}
+
+/* The same, inline in the prefix instance of the fast step (a call would
+ * cost it a second frame), for the usual entry of a scan: a read txn whose
+ * cursor decoded a key of this page before (so the page's trunk was
+ * checked, and the page cannot have changed since), a value in the page,
+ * a short canonical key (dl_pfx_cursor_step_key). */
+static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, MDB_cursor_op op)
+{
+	MDB_txn *txn = mc->txn;
+	MDB_env *env = txn->env;
+	MDB_page *mp = mc->pg[mc->top];
+	const char *end = (const char *)mp + env->psize;
+	size_t ks = node->mn_ksize;
+	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
+	if (mc->kc_pg != mp || mc->kc_txnid != txn->txnid || !(txn->flags & TXN_RDONLY) ||
+	    (node->mn_flags & (F_BIGDATA | F_DUPDATA)) || dptr + NODEDSZ(node) > end ||
+	    !dl_pfx_cursor_step_key(mc, mp, i, node, end, key))
+		return dl_step_pfx_slow(mc, key, data, node, i, op);
 	mc->ki[mc->top] = (indx_t)i;
 	if (data) {
 		data->mv_size = NODEDSZ(node);

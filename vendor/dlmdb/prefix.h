@@ -326,6 +326,49 @@ static inline __attribute__((always_inline)) int dl_pfx_cursor_key(MDB_cursor *m
 	return 0;
 }
 
+/*
+ * The common case of dl_pfx_cursor_key in a scan, inline in the cursor
+ * step: kdec already holds a key of page mp, whose trunk was checked when
+ * that was decoded (the caller has compared kc_pg and kc_txnid in a read
+ * txn), and node n (index i >= 1) lies inside the page that ends at end,
+ * key and value.  Taken when the node stores a shared length below 128
+ * (one varint byte), is canonical, and has a suffix of at most 16 bytes:
+ * the trunk bytes kdec lacks and the suffix are then copied as whole
+ * 16-byte blocks (what lands past the key's end is not part of it, so
+ * kdec keeps only the trunk's first s bytes), and the result is 1 with
+ * key set.  0: nothing changed, dl_pfx_cursor_key decides (raw, corrupt
+ * and long cases).
+ */
+static inline __attribute__((always_inline)) int dl_pfx_cursor_step_key(MDB_cursor *mc,
+	MDB_page *mp, unsigned i, MDB_node *n, const char *end, MDB_val *key)
+{
+	const unsigned char *e = n->mn_data;
+	const MDB_node *n0 = (const MDB_node *)((const char *)mp + mp->mp_ptrs[0]);
+	const unsigned char *t = n0->mn_data;
+	size_t l = n->mn_ksize, tl = n0->mn_ksize, tv = mc->kc_tv, s;
+	/* l - 1 wraps for l = 0: one test for an empty and a long node. */
+	if (l - 1 > 16 || (const char *)e + 17 > end || (s = e[0]) >= 0x80 || s > tl)
+		return 0;
+	/* A suffix starting with T[s] is read raw; with an empty suffix e[1]
+	 * lies past the key (inside the page), and a match only sends the
+	 * node to the full decode. */
+	if (s < tl && e[1] == t[s])
+		return 0;
+	if (s > tv) {
+		if (s - tv > 16 || (const char *)t + tv + 16 > end)
+			return 0;
+		memcpy(mc->kdec + tv, t + tv, 16);
+	}
+	memcpy(mc->kdec + s, e + 1, 16);
+	size_t len = s + l - 1;
+	key->mv_size = len;
+	key->mv_data = mc->kdec;
+	mc->kc_idx = i;
+	mc->kc_len = (unsigned)len;
+	mc->kc_tv = (unsigned)s;
+	return 1;
+}
+
 /* prefix.c: reading */
 int  dl_prefix_decode(MDB_page *mp, MDB_node *n, unsigned char *buf, MDB_val *out);
 int  dl_pfx_declen(MDB_page *mp, MDB_node *n, size_t *len);

@@ -622,6 +622,123 @@ static void step_check(int dups)
 static void test_prefix_read_steps_decode_every_key(void) { step_check(0); }
 static void test_prefix_read_steps_decode_every_duplicate(void) { step_check(1); }
 
+/* Collects the page numbers of the DB's own leaves. */
+typedef struct leaf_list {
+	size_t pg[4096];
+	size_t n;
+} leaf_list;
+
+static int leaf_collect(void *ctx, const MDB_pageinfo *pi)
+{
+	leaf_list *l = ctx;
+	if ((pi->pi_type & MDB_PAGE_LEAF) && !(pi->pi_type & (MDB_PAGE_LEAF2 | MDB_PAGE_SUBPAGE)) &&
+	    pi->pi_subtree == 0 && l->n < sizeof(l->pg) / sizeof(l->pg[0]))
+		l->pg[l->n++] = (size_t)pi->pi_pgno;
+	return 0;
+}
+
+/* Nodes this engine never writes but must read as their stored bytes (a
+ * suffix that starts with the trunk's byte at s, a shared length past the
+ * trunk) and shared lengths of two varint bytes, among keys of 1 to 200
+ * bytes: NEXT and PREV scans of read txns, each twice on the same cursor,
+ * return exactly what the reference decoder reads from the pages. */
+static void test_prefix_read_steps_raw_and_long_nodes(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	unsigned char kb[256], vb[8] = { 0 };
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "r", MDB_CREATE | MDB_PREFIX_COMPRESSION, &dbi));
+	for (int i = 0; i < 4000; i++) {
+		uint64_t r = next_rand();
+		/* a 150-byte head on every third key: shared lengths >= 128 */
+		size_t head = r % 3 == 0 ? 150 : 0, n = head + 1 + (size_t)((r >> 8) % 40);
+		memset(kb, 'h', head);
+		for (size_t j = head; j < n; j++)
+			kb[j] = (unsigned char)('a' + (r >> (12 + j % 40)) % 3);
+		MDB_val k = { n, kb }, v = { (size_t)(r >> 60) % 9, vb };
+		OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	OK(mdb_txn_commit(txn));
+
+	/* rewrite stored key bytes in place (sizes unchanged) through the file */
+	leaf_list *ll = calloc(1, sizeof(*ll));
+	REQUIRE(ll);
+	MDB_stat st;
+	void *map;
+	size_t msz;
+	int fd;
+	REQUIRE_OK(mdb_env_stat(env, &st));
+	REQUIRE_OK(mdb_env_get_map(env, &map, &msz));
+	REQUIRE_OK(mdb_env_get_fd(env, &fd));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	OK(mdb_page_walk(txn, dbi, leaf_collect, ll));
+	mdb_txn_abort(txn);
+	CHECK(ll->n > 10);
+	size_t psize = st.ms_psize, changed = 0;
+	for (size_t p = 0; p < ll->n; p++) {
+		const unsigned char *pg = (const unsigned char *)map + ll->pg[p] * psize;
+		unsigned nk = (rd16(pg + 12) - 16) / 2, off0 = rd16(pg + 16);
+		unsigned tl = rd16(pg + off0 + 6);
+		const unsigned char *t = pg + off0 + 8;
+		for (unsigned i = 1; i < nk; i++) {
+			unsigned off = rd16(pg + 16 + 2 * i), l = rd16(pg + off + 6);
+			const unsigned char *e = pg + off + 8;
+			unsigned char b;
+			off_t at = (off_t)(ll->pg[p] * psize + off + 8);
+			if (i % 5 == 1 && l >= 2 && e[0] < 0x80 && e[0] < tl) {
+				b = t[e[0]];	/* suffix starts with T[s] */
+				at += 1;
+			} else if (i % 5 == 3 && e[0] < 0x80 && tl + 1 < 0x80) {
+				b = (unsigned char)(tl + 1);	/* s past the trunk */
+			} else {
+				continue;
+			}
+			REQUIRE(pwrite(fd, &b, 1, at) == 1);
+			changed++;
+		}
+	}
+	CHECK(changed > 100);
+
+	walk_ctx w = { 0 };
+	w.map = map;
+	w.psize = psize;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	OK(mdb_page_walk(txn, dbi, ref_visit, &w));
+	CHECK(w.problems > 100);	/* the raw nodes written above */
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	for (int round = 0; round < 2; round++) {
+		MDB_val k, v;
+		size_t i = 0, mism = 0;
+		int rc;
+		for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+		     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), i++)
+			if (i >= w.nkeys || k.mv_size != w.keys[i].n ||
+			    memcmp(k.mv_data, w.keys[i].b, k.mv_size))
+				mism++;
+		CHECK_RC(rc, MDB_NOTFOUND);
+		CHECK_EQ(i, w.nkeys);
+		for (rc = mdb_cursor_get(c, &k, &v, MDB_LAST); rc == 0;
+		     rc = mdb_cursor_get(c, &k, &v, MDB_PREV)) {
+			if (i == 0 || k.mv_size != w.keys[i - 1].n ||
+			    memcmp(k.mv_data, w.keys[i - 1].b, k.mv_size))
+				mism++;
+			i -= i > 0;
+		}
+		CHECK_RC(rc, MDB_NOTFOUND);
+		CHECK_EQ(i, 0);
+		CHECK_EQ(mism, 0);
+	}
+	mdb_cursor_close(c);
+	mdb_txn_abort(txn);
+	free(w.keys);
+	free(ll);
+	mdb_env_close(env);
+}
+
 #endif
 
 int main(void)
@@ -636,6 +753,7 @@ int main(void)
 	RUN(test_prefix_dupsort_values);
 	RUN(test_prefix_read_steps_decode_every_key);
 	RUN(test_prefix_read_steps_decode_every_duplicate);
+	RUN(test_prefix_read_steps_raw_and_long_nodes);
 #endif
 	T_DONE();
 }
