@@ -1790,75 +1790,80 @@ static size_t dl_moved_size(MDB_env *env, MDB_page *parent, unsigned sepidx,
 }
 
 /*
- * Move one node from sibling sib into mp (the underfull page at level).
- * right: sib is the right neighbour (its first node moves to mp's end);
- * otherwise sib is the left neighbour (its last node moves to mp's front).
+ * Move sib's first node to the end of mp, where sib is mp's right neighbour
+ * and parent node sepidx separates them (a branch node moved gains that
+ * separator as its key; sib's next node becomes its keyless node 0).
+ * Returns 1 with *nk (stored in kb) the key that now separates mp from sib,
+ * or 0, nothing moved, when sib has fewer than two nodes or mp lacks room.
  */
-static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
-	int right, int *split)
+static int dl_move_first(MDB_env *env, MDB_page *parent, unsigned sepidx,
+	MDB_page *mp, MDB_page *sib, MDB_val *nk, unsigned char *kb)
 {
-	MDB_env *env = mc->txn->env;
-	int plevel = level - 1;
-	MDB_page *parent = mc->pg[plevel];
-	unsigned pi = mc->ki[plevel];
 	unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
-	unsigned char kb[DL_MAXKEY + 2];
-	MDB_val sep, nk;
-	int branch = IS_BRANCH(mp), counted = IS_COUNTED(mp);
-
-	if (right) {
-		unsigned sepidx = pi + 1;
-		if (NUMKEYS(sib) < 2)
-			return 0;
-		size_t need = dl_moved_size(env, parent, sepidx, sib, 0, 1) + dl_ent_ovh(mp);
-		if (SIZELEFT(mp) < need)
-			return 0;
-		MDB_node *nd = IS_LEAF2(sib) ? NULL : NODEPTR(sib, 0);
-		if (branch) {
-			dl_branch_key(parent, sepidx, &sep);
-			uint64_t cnt = counted ? dl_get64((char *)nd + NODESZ) : 0;
-			size_t len = dl_branch_write(img, &sep, NODEPGNO(nd), counted, cnt);
-			dl_page_insert_raw(mp, NUMKEYS(mp), img, len);
-			/* sib's node 1 becomes its keyless node 0; its key goes up. */
-			MDB_node *n1 = NODEPTR(sib, 1);
-			dl_node_key(sib, n1, &nk);
-			memcpy(kb, nk.mv_data, nk.mv_size);
-			nk.mv_data = kb;
-			pgno_t p1 = NODEPGNO(n1);
-			uint64_t c1 = counted ? dl_get64((char *)n1 + NODESZ) : 0;
-			dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
-			dl_page_del_raw(sib, 0, dl_node_size(env, sib, NODEPTR(sib, 0)));
-			len = dl_branch_write(img, NULL, p1, counted, c1);
-			dl_page_insert_raw(sib, 0, img, len);
-		} else {
-			dl_page_insert_raw(mp, NUMKEYS(mp), dl_ent(sib, 0), dl_node_size(env, sib, nd));
-			dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
-			dl_leaf_key(sib, 0, &nk);
-			memcpy(kb, nk.mv_data, nk.mv_size);
-			nk.mv_data = kb;
-		}
-		return dl_update_key(mc, plevel, sepidx, &nk, split);
+	int counted = IS_COUNTED(mp);
+	MDB_val sep;
+	if (NUMKEYS(sib) < 2)
+		return 0;
+	size_t need = dl_moved_size(env, parent, sepidx, sib, 0, 1) + dl_ent_ovh(mp);
+	if (SIZELEFT(mp) < need)
+		return 0;
+	MDB_node *nd = IS_LEAF2(sib) ? NULL : NODEPTR(sib, 0);
+	if (IS_BRANCH(mp)) {
+		dl_branch_key(parent, sepidx, &sep);
+		uint64_t cnt = counted ? dl_get64((char *)nd + NODESZ) : 0;
+		size_t len = dl_branch_write(img, &sep, NODEPGNO(nd), counted, cnt);
+		dl_page_insert_raw(mp, NUMKEYS(mp), img, len);
+		/* sib's node 1 becomes its keyless node 0; its key goes up. */
+		MDB_node *n1 = NODEPTR(sib, 1);
+		dl_node_key(sib, n1, nk);
+		memcpy(kb, nk->mv_data, nk->mv_size);
+		nk->mv_data = kb;
+		pgno_t p1 = NODEPGNO(n1);
+		uint64_t c1 = counted ? dl_get64((char *)n1 + NODESZ) : 0;
+		dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
+		dl_page_del_raw(sib, 0, dl_node_size(env, sib, NODEPTR(sib, 0)));
+		len = dl_branch_write(img, NULL, p1, counted, c1);
+		dl_page_insert_raw(sib, 0, img, len);
+	} else {
+		dl_page_insert_raw(mp, NUMKEYS(mp), dl_ent(sib, 0), dl_node_size(env, sib, nd));
+		dl_page_del_raw(sib, 0, dl_node_size(env, sib, nd));
+		dl_leaf_key(sib, 0, nk);
+		memcpy(kb, nk->mv_data, nk->mv_size);
+		nk->mv_data = kb;
 	}
-	/* Left neighbour: its last node moves to our front. */
+	return 1;
+}
+
+/*
+ * Move sib's last node to the front of mp, where sib is mp's left neighbour
+ * and parent node sepidx separates them (on branch pages mp's old node 0
+ * takes that separator as its key and the moved node becomes mp's keyless
+ * node 0).  Returns 1 with *nk (stored in kb) the key that now separates sib
+ * from mp, or 0, nothing moved, when sib has fewer than two nodes or mp
+ * lacks room.
+ */
+static int dl_move_last(MDB_env *env, MDB_page *parent, unsigned sepidx,
+	MDB_page *mp, MDB_page *sib, MDB_val *nk, unsigned char *kb)
+{
+	unsigned char img[NODESZ + 8 + DL_MAXKEY + 2];
+	int counted = IS_COUNTED(mp);
 	unsigned ln = NUMKEYS(sib);
 	if (ln < 2)
 		return 0;
 	MDB_node *nd = IS_LEAF2(sib) ? NULL : NODEPTR(sib, ln - 1);
-	if (branch) {
-		/* Our node 0 gets the old separator as key; the moved node becomes
-		 * our keyless node 0; its key becomes the new separator. */
+	if (IS_BRANCH(mp)) {
 		MDB_val oldsep;
 		unsigned char ob[DL_MAXKEY + 2];
-		dl_branch_key(parent, pi, &oldsep);
+		dl_branch_key(parent, sepidx, &oldsep);
 		size_t need = EVEN(NODEKOFF(mp) + oldsep.mv_size) + EVEN(NODEKOFF(mp)) +
 			2 * sizeof(indx_t);
 		if (SIZELEFT(mp) < need)
 			return 0;
 		memcpy(ob, oldsep.mv_data, oldsep.mv_size);
 		oldsep.mv_data = ob;
-		dl_node_key(sib, nd, &nk);
-		memcpy(kb, nk.mv_data, nk.mv_size);
-		nk.mv_data = kb;
+		dl_node_key(sib, nd, nk);
+		memcpy(kb, nk->mv_data, nk->mv_size);
+		nk->mv_data = kb;
 		pgno_t mp_pg = NODEPGNO(nd);
 		uint64_t mcnt = counted ? dl_get64((char *)nd + NODESZ) : 0;
 		MDB_node *n0 = NODEPTR(mp, 0);
@@ -1876,11 +1881,33 @@ static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
 			return 0;
 		dl_page_insert_raw(mp, 0, dl_ent(sib, ln - 1), sz);
 		dl_page_del_raw(sib, ln - 1, sz);
-		dl_leaf_key(mp, 0, &nk);
-		memcpy(kb, nk.mv_data, nk.mv_size);
-		nk.mv_data = kb;
+		dl_leaf_key(mp, 0, nk);
+		memcpy(kb, nk->mv_data, nk->mv_size);
+		nk->mv_data = kb;
 	}
-	return dl_update_key(mc, plevel, pi, &nk, split);
+	return 1;
+}
+
+/*
+ * Move one node from sibling sib into mp (the underfull page at level) and
+ * put the key that now divides them into the parent.
+ * right: sib is the right neighbour (its first node moves to mp's end);
+ * otherwise sib is the left neighbour (its last node moves to mp's front).
+ */
+static int dl_move_node(MDB_cursor *mc, int level, MDB_page *mp, MDB_page *sib,
+	int right, int *split)
+{
+	MDB_env *env = mc->txn->env;
+	int plevel = level - 1;
+	MDB_page *parent = mc->pg[plevel];
+	unsigned sepidx = mc->ki[plevel] + (right ? 1 : 0);
+	unsigned char kb[DL_MAXKEY + 2];
+	MDB_val nk;
+	int moved = right ? dl_move_first(env, parent, sepidx, mp, sib, &nk, kb) :
+		dl_move_last(env, parent, sepidx, mp, sib, &nk, kb);
+	if (!moved)
+		return 0;
+	return dl_update_key(mc, plevel, sepidx, &nk, split);
 }
 
 
@@ -2066,6 +2093,53 @@ static void dl_cursors_on_deleted(MDB_cursor *mc)
 }
 
 /*
+ * After the leaf node under mc was removed and the tree rebalanced
+ * (changed: pages merged or moved nodes, so the cursor's stack is stale):
+ * put mc on the item that follows the deleted one, found again by the key
+ * kept in mc->keybuf, or past the end of the last leaf when none follows,
+ * or unpositioned when the tree is now empty.
+ */
+static int dl_del_reposition(MDB_cursor *mc, int changed)
+{
+	int rc;
+	if (mc->db->md_root == P_INVALID) {
+		/* An empty tree holds no entries; a record still counting some
+		 * was damaged.  (A DUPSORT main cursor, mc->xcursor set, takes
+		 * the key's other duplicates off the count afterwards.) */
+		if (mc->db->md_entries && !mc->xcursor)
+			return MDB_CORRUPTED;
+		/* Empty tree: every cursor on it is unpositioned. */
+		mc->top = -1;
+		dl_pos_unset(mc);
+		return 0;
+	}
+	if (changed) {
+		MDB_val k = { mc->keylen, mc->keybuf };
+		int exact;
+		if ((rc = dl_search(mc, &k, DL_PS_KEY)))
+			return rc;
+		dl_leaf_search(mc, &k, &exact);
+		dl_pos_reseated(mc, 0, 1);
+	}
+	/* Past the end of this leaf: step to the next leaf's first item. */
+	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+		rc = dl_cursor_next_leaf(mc);
+		if (rc == MDB_NOTFOUND) {
+			/* Deleted the last item: stay past the end of the last leaf. */
+			if ((rc = dl_search_edge(mc, 1)))
+				return rc;
+			mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
+			dl_pos_reseated(mc, 0, 1);
+			return 0;
+		}
+		if (rc)
+			return rc;
+		dl_pos_reseated(mc, 0, 1);
+	}
+	return 0;
+}
+
+/*
  * Delete the leaf node under the cursor (non-DUPSORT).  Afterwards the
  * cursor is on the following item in the "just deleted" state.
  */
@@ -2119,41 +2193,7 @@ int dl_cursor_del0(MDB_cursor *mc)
 	if ((rc = dl_rebalance(mc, &changed)))
 		return rc;
 	dl_pos_to_deleted(mc);
-	if (mc->db->md_root == P_INVALID) {
-		/* An empty tree holds no entries; a record still counting some
-		 * was damaged.  (A DUPSORT main cursor, mc->xcursor set, takes
-		 * the key's other duplicates off the count afterwards.) */
-		if (mc->db->md_entries && !mc->xcursor)
-			return MDB_CORRUPTED;
-		/* Empty tree: every cursor on it is unpositioned. */
-		mc->top = -1;
-		dl_pos_unset(mc);
-		return 0;
-	}
-	if (changed) {
-		MDB_val k = { mc->keylen, mc->keybuf };
-		int exact;
-		if ((rc = dl_search(mc, &k, DL_PS_KEY)))
-			return rc;
-		dl_leaf_search(mc, &k, &exact);
-		dl_pos_reseated(mc, 0, 1);
-	}
-	/* Past the end of this leaf: step to the next leaf's first item. */
-	if (mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
-		rc = dl_cursor_next_leaf(mc);
-		if (rc == MDB_NOTFOUND) {
-			/* Deleted the last item: stay past the end of the last leaf. */
-			if ((rc = dl_search_edge(mc, 1)))
-				return rc;
-			mc->ki[mc->top] = (indx_t)NUMKEYS(mc->pg[mc->top]);
-			dl_pos_reseated(mc, 0, 1);
-			return 0;
-		}
-		if (rc)
-			return rc;
-		dl_pos_reseated(mc, 0, 1);
-	}
-	return 0;
+	return dl_del_reposition(mc, changed);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -272,6 +272,15 @@ pub fn parse_c_number(s: &str) -> Result<u64, String> {
     r.map_err(|e| format!("'{s}' is not a number: {e}"))
 }
 
+/// The default of a size option: `small` under `--quick`, else `full`.
+fn sized(quick: bool, small: u64, full: u64) -> u64 {
+    if quick {
+        small
+    } else {
+        full
+    }
+}
+
 /// A scratch directory for a suite, unless the user named one.
 fn workdir(suite: &str, given: Option<&Path>) -> Result<(PathBuf, Option<tempfile_guard::Guard>)> {
     match given {
@@ -379,7 +388,7 @@ fn run_single_rounds<T>(
 impl CompressArgs {
     fn options(&self) -> CompressOptions {
         let d = CompressOptions::default();
-        let q = |quick_value: u64, default: u64| if self.quick { quick_value } else { default };
+        let q = |small, full| sized(self.quick, small, full);
         CompressOptions {
             entries: self.entries.unwrap_or(q(20_000, d.entries)),
             reads: self.reads.unwrap_or(q(20_000, d.reads)),
@@ -441,7 +450,7 @@ impl CompressArgs {
 
 impl CountArgs {
     fn run(&self) -> Result<i32> {
-        let q = |quick: u64, full: u64| if self.quick { quick } else { full };
+        let q = |small, full| sized(self.quick, small, full);
         let d = CountOptions::default();
         let (root, _g) = workdir("count", self.dir.as_deref())?;
         let o = CountOptions {
@@ -464,7 +473,7 @@ impl CountArgs {
 
 impl SampleArgs {
     fn options(&self, path: PathBuf) -> SampleOptions {
-        let q = |quick: u64, full: u64| if self.quick { quick } else { full };
+        let q = |small, full| sized(self.quick, small, full);
         let d = SampleOptions::default();
         SampleOptions {
             entries: self.entries.unwrap_or(q(200_000, d.entries)),
@@ -497,7 +506,7 @@ impl DupIterArgs {
     fn options(&self, path: PathBuf) -> DupIterOptions {
         let d = DupIterOptions::default();
         DupIterOptions {
-            keys: self.keys.unwrap_or(if self.quick { 5000 } else { d.keys }),
+            keys: self.keys.unwrap_or(sized(self.quick, 5000, d.keys)),
             dups: self.dups.unwrap_or(d.dups),
             runs: self.runs.unwrap_or(d.runs),
             mapsize: self.mapsize.unwrap_or(d.mapsize),

@@ -546,30 +546,31 @@ impl<'c, 'v> Iterator for Iter<'c, 'v> {
             Some(Start::Key(k)) => raw_get(self.raw, Some(&k), None, CursorOp::SetKey),
             None => raw_get(self.raw, None, None, self.step),
         };
-        match r {
-            Ok(Some((k, d))) => {
-                if let Some(want) = self.only_key.as_deref() {
-                    // SAFETY: compared before the cursor moves again.
-                    if want != unsafe { slice(&k) } {
-                        self.done = true;
-                        return None;
-                    }
+        let (only_key, keep) = (self.only_key.as_deref(), self.keep);
+        let r = r.map(|found| {
+            found.and_then(|(k, d)| {
+                // SAFETY: compared before the cursor moves again.
+                if only_key.is_some_and(|want| want != unsafe { slice(&k) }) {
+                    return None;
                 }
                 // SAFETY: 'v is the transaction ('txn, Cursor) or the
                 // cursor's borrow (RwCursor), during which pages stay put;
                 // `keep` copies what may be in the cursor's buffer.
-                Some(Ok(unsafe { self.keep.item(&k, &d) }))
-            }
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+                Some(unsafe { keep.item(&k, &d) })
+            })
+        });
+        fused_step(&mut self.done, r)
     }
+}
+
+/// One step of a fused iterator: an item, or the end (`Ok(None)`) or an
+/// error, after which the iterator (`done`) yields nothing more.
+fn fused_step<T>(done: &mut bool, r: Result<Option<T>>) -> Option<Result<T>> {
+    let out = r.transpose();
+    if !matches!(out, Some(Ok(_))) {
+        *done = true;
+    }
+    out
 }
 
 /// Owning forward iterator (see [`Cursor::into_iter_all`] and [`crate::RoTxn::iter`]).
@@ -588,17 +589,7 @@ impl<'txn> Iterator for IntoIter<'txn> {
         }
         let r = self.cursor.get(None, None, self.op);
         self.op = CursorOp::Next;
-        match r {
-            Ok(Some(kv)) => Some(Ok(kv)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        fused_step(&mut self.done, r)
     }
 }
 
