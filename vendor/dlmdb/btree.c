@@ -415,13 +415,13 @@ static inline int dl_lex_tail(const unsigned char *a, size_t al, const unsigned 
  *
  * The loop halves the range with conditional moves instead of branches
  * (the outcome of each comparison is unpredictable, so a branch would be
- * mispredicted half of the time).  In a small tree it does not stop early
- * on equality: an equal probe is remembered and is the answer, since keys
- * on a page are unique and ordered.  In a large tree (pf) an equal probe
- * ends the search: there a probe is likely a cache miss, which costs more
- * than the one mispredicted exit (a lookup of a stored key then reads
- * about one node fewer per leaf).  It calls nothing (but memcmp for a
- * LEXL tie past 40 bytes), so its state stays in registers.
+ * mispredicted half of the time).  An equal probe ends the search (keys
+ * on a page are unique and ordered): that branch is taken once per
+ * search at most, so it costs one mispredicted exit, which the equality
+ * test costs anyway (compilers make it a branch, and LEXW and LEXL need
+ * one for the tie), and a lookup of a stored key reads about one node
+ * fewer per leaf.  It calls nothing (but memcmp for a LEXL tie past 40
+ * bytes), so its state stays in registers.
  *
  * Damaged pages: a node is read only when its offset is even, at or above
  * the pointer array's end (lower) and leaves room in the page for the node
@@ -473,7 +473,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 			}
 		}
 	}
-	unsigned base = lo, len = n - lo, eq = ~0u, m, gt;
+	unsigned base = lo, len = n - lo, m, gt;
 	/*
 	 * Prefetching (large trees only, pf, see DL_PREFETCH_PAGES): the
 	 * nodes a later probe may read are fetched early, so their cache
@@ -509,6 +509,24 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		if (pf && l1 > 1) {
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (l1 >> 1)]);
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + (l1 >> 1)]);
+		} else if (pf && (kind == DL_KC_LEXW || kind == DL_KC_LEXL) && len == 2 &&
+		    m + 1 < n && IS_LEAF(mp)) {
+			/*
+			 * Two nodes left (the last two probes).  The answer
+			 * is always a node some probe read (or n), but a probe
+			 * reads only the node's header and first key bytes;
+			 * what a caller reads next, the value (and the key's
+			 * end), lies on a later line of the node when keys are
+			 * longer than 8 bytes: one more miss after the
+			 * search's.  Left are m and m + 1 (and m - 1 only if
+			 * no probe has moved base), so the lines where their
+			 * values start, if their keys are as long as the
+			 * search key, are fetched now, and that miss overlaps
+			 * the last probes.
+			 */
+			const char *v = (const char *)mp + koff + kal;
+			DL_PREFETCH(v + mp->mp_ptrs[m]);
+			DL_PREFETCH(v + mp->mp_ptrs[m + 1]);
 		}
 #endif
 		size_t d = (size_t)mp->mp_ptrs[m] - lower;
@@ -532,12 +550,11 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 					dl_lex_tail(ka + 8, kal - 8, kb + d + 8, ks - 8) :
 					dl_lex_words(ka + 8, kal - 8, kb + d + 8, ks - 8);
 				gt = c > 0;
-				if (pf && c == 0) {
+				if (c == 0) {
 					*res = m;
 					*exact = 1;
 					return 0;
 				}
-				eq = c == 0 ? m : eq;
 			}
 		} else {
 			if (__builtin_expect(ks != 8, 0))
@@ -546,12 +563,11 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 			if (kind == DL_KC_LEX8)
 				y = __builtin_bswap64(y);
 			gt = w > y;
-			if (pf && w == y) {
+			if (w == y) {
 				*res = m;
 				*exact = 1;
 				return 0;
 			}
-			eq = w == y ? m : eq;
 		}
 		if (len == 1)
 			break;
@@ -559,9 +575,10 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		len -= len >> 1;
 	}
 	/* len == 1: the answer is base or base + 1, and base (== m) was just
-	 * probed. */
+	 * probed.  A node equal to the search key is always probed before the
+	 * range closes on it, so no equal probe means no exact answer. */
 	*res = base + gt;
-	*exact = eq == *res;
+	*exact = 0;
 	return 0;
 }
 
@@ -664,9 +681,11 @@ static __attribute__((noinline)) int dl_nsearch_int8_pf(MDB_page *mp, const dl_s
 
 /* Lower bound among nodes lo..n-1 of a branch page or plain leaf (see
  * dl_nsearch_fast); MDB_CORRUPTED with *res = the index of a node outside
- * the page. */
-static inline int dl_nsearch(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
-	unsigned *res, int *exact)
+ * the page.  Inline in its two callers, which keep the arguments for the
+ * generic search in their own registers, so the call to the kind's
+ * instance needs no frame of its own around it. */
+static inline __attribute__((always_inline)) int dl_nsearch(MDB_page *mp, const dl_skey *s,
+	unsigned lo, size_t psize, unsigned *res, int *exact)
 {
 	int rc;
 	/* Compare chains with direct calls, the commonest kind first (GCC
