@@ -872,19 +872,30 @@ int dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsig
 }
 
 /*
- * The key of mc's node as a copy in k->mv_data's buffer (DL_MAXKEY + 2
- * bytes), read on first use: k->mv_size is SIZE_MAX until then.  mc must
- * still be on the node, before anything rewrites it.
+ * The key under cursor c (mc's key, or the sub-cursor's item) as a copy in
+ * v->mv_data's buffer (DL_MAXKEY + 2 bytes), read on first use: v->mv_size
+ * is SIZE_MAX until then.  c must still be on it, before anything rewrites
+ * the node or sub-page.
  */
-static int dl_dup_del_keyread(MDB_cursor *mc, MDB_val *k)
+static int dl_dup_del_read(MDB_cursor *c, MDB_val *v)
 {
-	MDB_val kk;
+	MDB_val t;
 	int rc;
-	if (k->mv_size != SIZE_MAX)
+	if (v->mv_size != SIZE_MAX)
 		return 0;
-	if ((rc = dl_cursor_current(mc, &kk, NULL)))
+	if ((rc = dl_cursor_current(c, &t, NULL)))
 		return rc;
-	return dl_key_copy(&kk, k->mv_data, k);
+	return dl_key_copy(&t, v->mv_data, v);
+}
+
+/* mc's node (checked) is a sub-page node holding the sub-page xc is on. */
+static inline int dl_dup_del_same_subpage(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+	return xc->subpage && (n->mn_flags & (F_DUPDATA | F_SUBDATA)) == F_DUPDATA &&
+	    dl_node_dataptr(mc->txn->env, n) == (void *)xc->mx.pg[0] &&
+	    xc->mx.top == 0 && xc->mx.ki[0] < NUMKEYS(xc->mx.pg[0]);
 }
 
 /*
@@ -933,7 +944,7 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 	int rc;
 	if (xc->active && !xc->subpage) {
 		MDB_db before = xc->db;
-		if ((rc = dl_dup_del_keyread(mc, k)))
+		if ((rc = dl_dup_del_read(mc, k)))
 			return rc;
 		dl_pos_unset(&xc->mx);
 		if ((rc = dl_drop_tree(&xc->mx)))
@@ -970,7 +981,8 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
  * inside it, or a sub-database's record rewritten), so mc still sits on
  * it; otherwise the node was rewritten and must be found again.
  */
-static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here)
+static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
+	int *here)
 {
 	MDB_env *env = mc->txn->env;
 	MDB_page *sp = xc->mx.pg[0];
@@ -991,7 +1003,8 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 	} else if (xc->subpage) {
 		MDB_val *items;
 		unsigned n;
-		if ((rc = dl_dup_del_keyread(mc, k)) ||
+		/* Both are needed to find the following item afterwards. */
+		if ((rc = dl_dup_del_read(mc, k)) || (rc = dl_dup_del_read(&xc->mx, item)) ||
 		    (rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
 			return rc;
 		if ((rc = dl_items_detach(mc->txn, items, n)))
@@ -1073,7 +1086,7 @@ static int dl_dup_del_one(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *i
 	}
 	if (rc)
 		return rc;
-	if ((rc = dl_dup_del_item(mc, xc, k, &here)))
+	if ((rc = dl_dup_del_item(mc, xc, k, item, &here)))
 		return rc;
 	mc->db->md_entries--;
 	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
@@ -1108,15 +1121,21 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	 * copies the sub-page byte for byte, so the index outlives it. */
 	unsigned xi = ~0u;
 	int xon = 0;	/* the sub-cursor is on the item (dl_xset below) */
+	item.mv_size = SIZE_MAX;
+	item.mv_data = ib;
 	if (!all && !data && xc->active) {
-		/* The cursor's own item: read it before the sub-cursor is reset. */
-		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
-			return rc;
 		if (!xc->subpage && xc->db.md_entries > 1 && !dl_pos_is_deleted(mc) &&
 		    dl_pos_is_set(&xc->mx))
 			return dl_subdb_del_here(mc, xc);
-		if (xc->subpage)
+		/* The cursor's own item.  When the key's node still holds the
+		 * sub-page the sub-cursor is on, its index finds the item
+		 * again (dl_xat) and its bytes are read only if a rebuild
+		 * needs them; otherwise read them before the sub-cursor is
+		 * reset. */
+		if (dl_dup_del_same_subpage(mc, xc))
 			xi = xc->mx.ki[0];
+		else if ((rc = dl_dup_del_read(&xc->mx, &item)))
+			return rc;
 	}
 	MDB_page *osp = xc->subpage ? xc->mx.pg[0] : NULL;
 	if ((rc = dl_xinit(mc, xc)))
