@@ -1112,7 +1112,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	if (dl_pos_delkind(mc) != DL_DK_KEY)
 		dl_pos_set_delkind(mc, DL_DK_NONE);
 	/* mc must be on a node; its key is read only where it is needed
-	 * (dl_dup_del_keyread), which a removal inside the node is not. */
+	 * (dl_dup_del_read), which a removal inside the node is not. */
 	if ((rc = dl_cursor_current(mc, NULL, NULL)))
 		return rc;
 	k.mv_size = SIZE_MAX;
