@@ -253,11 +253,13 @@ static inline MDB_node *dl_subpage_search(MDB_cursor *mx, const MDB_val *val, in
 	return NODEPTR(sp, i);
 }
 
-/* Position the sub-cursor on item val (exact) or the first item >= val. */
-static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
+/* Position the sub-cursor on item val (exact) or the first item >= val;
+ * *found: it is val itself. */
+static inline int dl_xset_found(dl_xcursor *xc, const MDB_val *val, int range, int *found)
 {
 	MDB_cursor *mx = &xc->mx;
 	int rc, exact;
+	*found = 0;
 	dl_pos_mark_after_last(mx, 0);
 	xc->xmoved = 0;
 	if (!xc->subpage) {
@@ -282,7 +284,14 @@ static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
 	}
 	if (!exact && !range)
 		return MDB_NOTFOUND;
+	*found = exact;
 	return 0;
+}
+
+static inline int dl_xset(dl_xcursor *xc, const MDB_val *val, int range)
+{
+	int found;
+	return dl_xset_found(xc, val, range, &found);
 }
 
 /* Place the sub-cursor of a sub-page on item i, whose index is known (as

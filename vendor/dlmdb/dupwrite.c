@@ -703,8 +703,7 @@ static int dl_subpage_insert_here(MDB_cursor *mc, dl_xcursor *xc, MDB_val *item,
 		rc = dl_subpage_grow(mc, xc, item, ins);
 		if (rc)
 			return rc;
-		if ((rc = dl_xinit_trusted(mc, xc)))
-			return rc;
+		dl_xsubpage_moved(mc, xc);
 		dl_xplace(xc, ins);
 		xc->xmoved = 0;
 		dl_dup_added(mc);
@@ -736,8 +735,7 @@ static int dl_dup_put_subpage(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_va
 	unsigned n = 0;
 	int rc;
 	/* The page moved when touched; its bytes (so ins) did not change. */
-	if ((rc = dl_xinit_trusted(mc, xc)))
-		return rc;
+	dl_xsubpage_moved(mc, xc);
 	rc = dl_subpage_insert_here(mc, xc, item, ins, fixed);
 	if (rc != 1)
 		return rc;
@@ -786,14 +784,13 @@ static int dl_dup_put_more(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 	if (fixed && item->mv_size != xc->db.md_pad && !(xc->subpage &&
 	    !IS_LEAF2(xc->mx.pg[0])))
 		return MDB_BAD_VALSIZE;
-	rc = dl_xset(xc, item, 1);
+	int found;
+	rc = dl_xset_found(xc, item, 1, &found);
 	if (rc && rc != MDB_NOTFOUND)
 		return rc;
 	if (rc == 0) {
-		MDB_val cur;
-		if ((rc = dl_xcurrent(xc, &cur)))
-			return rc;
-		if (mc->dbx->dcmp(item, &cur) == 0)
+		/* The search compared with the duplicate order (dcmp). */
+		if (found)
 			return dl_dup_put_same(mc, flags);
 		if (flags & MDB_APPENDDUP)
 			return MDB_KEYEXIST;	/* not after the last item */
@@ -875,6 +872,33 @@ int dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsig
 }
 
 /*
+ * The key under cursor c (mc's key, or the sub-cursor's item) as a copy in
+ * v->mv_data's buffer (DL_MAXKEY + 2 bytes), read on first use: v->mv_size
+ * is SIZE_MAX until then.  c must still be on it, before anything rewrites
+ * the node or sub-page.
+ */
+static int dl_dup_del_read(MDB_cursor *c, MDB_val *v)
+{
+	MDB_val t;
+	int rc;
+	if (v->mv_size != SIZE_MAX)
+		return 0;
+	if ((rc = dl_cursor_current(c, &t, NULL)))
+		return rc;
+	return dl_key_copy(&t, v->mv_data, v);
+}
+
+/* mc's node (checked) is a sub-page node holding the sub-page xc is on. */
+static inline int dl_dup_del_same_subpage(MDB_cursor *mc, dl_xcursor *xc)
+{
+	MDB_page *mp = mc->pg[mc->top];
+	MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+	return xc->subpage && (n->mn_flags & (F_DUPDATA | F_SUBDATA)) == F_DUPDATA &&
+	    dl_node_dataptr(mc->txn->env, n) == (void *)xc->mx.pg[0] &&
+	    xc->mx.top == 0 && xc->mx.ki[0] < NUMKEYS(xc->mx.pg[0]);
+}
+
+/*
  * Fast path of a cursor delete inside a sub-database that keeps other
  * items: the sub-cursor is already on the item, and changing the
  * sub-database's pages leaves the main path alone, so no lookup is redone.
@@ -920,6 +944,8 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
 	int rc;
 	if (xc->active && !xc->subpage) {
 		MDB_db before = xc->db;
+		if ((rc = dl_dup_del_read(mc, k)))
+			return rc;
 		dl_pos_unset(&xc->mx);
 		if ((rc = dl_drop_tree(&xc->mx)))
 			return rc;
@@ -955,7 +981,8 @@ static int dl_dup_del_whole_key(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, uint
  * inside it, or a sub-database's record rewritten), so mc still sits on
  * it; otherwise the node was rewritten and must be found again.
  */
-static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here)
+static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
+	int *here)
 {
 	MDB_env *env = mc->txn->env;
 	MDB_page *sp = xc->mx.pg[0];
@@ -976,7 +1003,9 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, int *here
 	} else if (xc->subpage) {
 		MDB_val *items;
 		unsigned n;
-		if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
+		/* Both are needed to find the following item afterwards. */
+		if ((rc = dl_dup_del_read(mc, k)) || (rc = dl_dup_del_read(&xc->mx, item)) ||
+		    (rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
 			return rc;
 		if ((rc = dl_items_detach(mc->txn, items, n)))
 			return rc;
@@ -1035,12 +1064,42 @@ static int dl_dup_del_land(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 }
 
 /*
+ * Remove one item of key k (more than one left): touch the path, put the
+ * sub-cursor back on the item (at index xi of a sub-page when known, else
+ * by value; xon: a sub-database's sub-cursor is on it already), remove it
+ * and land on the following item.
+ */
+static int dl_dup_del_one(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *item,
+	unsigned xi, int xon)
+{
+	int rc, here;
+	dl_cursors_save(mc);
+	if ((rc = dl_cursor_touch(mc)))
+		return rc;
+	/* The node was checked before (dl_xinit); the touch only copied it,
+	 * and left a sub-database's pages (so a sub-cursor on one) alone. */
+	if (xc->subpage) {
+		dl_xsubpage_moved(mc, xc);
+		rc = xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, item, 0);
+	} else if (!xon && !(rc = dl_xinit_trusted(mc, xc))) {
+		rc = dl_xset(xc, item, 0);
+	}
+	if (rc)
+		return rc;
+	if ((rc = dl_dup_del_item(mc, xc, k, item, &here)))
+		return rc;
+	mc->db->md_entries--;
+	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
+	dl_pos_set_delkind(mc, DL_DK_NONE);
+	return dl_dup_del_land(mc, xc, k, item, here);
+}
+
+/*
  * Delete from a DUPSORT DB at mc's key: one item (data), or the whole key
  * (all).  Afterwards mc is on the following item, "just deleted".
  */
 int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 {
-	MDB_txn *txn = mc->txn;
 	dl_xcursor *xc = dl_xc_get(mc);
 	unsigned char kb[DL_MAXKEY + 2], ib[DL_MAXKEY + 2];
 	MDB_val k, item, kk;
@@ -1052,23 +1111,31 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	dl_pos_mark_gone(mc, 0);
 	if (dl_pos_delkind(mc) != DL_DK_KEY)
 		dl_pos_set_delkind(mc, DL_DK_NONE);
-	if ((rc = dl_cursor_current(mc, &kk, NULL)))
+	/* mc must be on a node; its key is read only where it is needed
+	 * (dl_dup_del_read), which a removal inside the node is not. */
+	if ((rc = dl_cursor_current(mc, NULL, NULL)))
 		return rc;
-	if ((rc = dl_key_copy(&kk, kb, &k)))
-		return rc;
+	k.mv_size = SIZE_MAX;
+	k.mv_data = kb;
 	/* Index of the item in its sub-page, while that stays known: a touch
 	 * copies the sub-page byte for byte, so the index outlives it. */
 	unsigned xi = ~0u;
 	int xon = 0;	/* the sub-cursor is on the item (dl_xset below) */
+	item.mv_size = SIZE_MAX;
+	item.mv_data = ib;
 	if (!all && !data && xc->active) {
-		/* The cursor's own item: read it before the sub-cursor is reset. */
-		if ((rc = dl_xcurrent(xc, &item)) || (rc = dl_key_copy(&item, ib, &item)))
-			return rc;
 		if (!xc->subpage && xc->db.md_entries > 1 && !dl_pos_is_deleted(mc) &&
 		    dl_pos_is_set(&xc->mx))
 			return dl_subdb_del_here(mc, xc);
-		if (xc->subpage)
+		/* The cursor's own item.  When the key's node still holds the
+		 * sub-page the sub-cursor is on, its index finds the item
+		 * again (dl_xat) and its bytes are read only if a rebuild
+		 * needs them; otherwise read them before the sub-cursor is
+		 * reset. */
+		if (dl_dup_del_same_subpage(mc, xc))
 			xi = xc->mx.ki[0];
+		else if ((rc = dl_dup_del_read(&xc->mx, &item)))
+			return rc;
 	}
 	MDB_page *osp = xc->subpage ? xc->mx.pg[0] : NULL;
 	if ((rc = dl_xinit(mc, xc)))
@@ -1099,26 +1166,7 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		return MDB_CORRUPTED;
 	if (all || count == 1)
 		return dl_dup_del_whole_key(mc, xc, &k, count);
-	dl_cursors_save(mc);
-	if ((rc = dl_cursor_touch(mc)))
-		return rc;
-	/* The node was checked above (dl_xinit); the touch only copied it,
-	 * and left a sub-database's pages (so a sub-cursor on one) alone. */
-	if (xc->subpage) {
-		dl_xsubpage_moved(mc, xc);
-		rc = xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, &item, 0);
-	} else if (!xon && !(rc = dl_xinit_trusted(mc, xc))) {
-		rc = dl_xset(xc, &item, 0);
-	}
-	if (rc)
-		return rc;
-	int here;
-	if ((rc = dl_dup_del_item(mc, xc, &k, &here)))
-		return rc;
-	mc->db->md_entries--;
-	txn->dbflags[mc->dbi] |= DB_DIRTY;
-	dl_pos_set_delkind(mc, DL_DK_NONE);
-	return dl_dup_del_land(mc, xc, &k, &item, here);
+	return dl_dup_del_one(mc, xc, &k, &item, xi, xon);
 }
 
 static int dl_multi_cmp(const void *a, const void *b, void *cmp)

@@ -741,6 +741,60 @@ static void test_prefix_read_steps_raw_and_long_nodes(void)
 
 #endif
 
+/* A cursor delete in a key's sub-page, plain, prefix-compressed and
+ * fixed-size: of the first value (a compressed sub-page is rebuilt), of one
+ * in the middle (a fixed-size one is rebuilt) and of the last; the cursor
+ * then steps to the value that followed. */
+static void test_dup_cursor_del_lands_on_next(void)
+{
+	static const unsigned dbflags[3] = { MDB_DUPSORT, MDB_DUPSORT | MDB_PREFIX_COMPRESSION,
+		MDB_DUPSORT | MDB_DUPFIXED };
+	static const char *names[3] = { "d", "p", "f" };
+	for (int f = 0; f < 3; f++) {
+		MDB_env *env = t_env_open(t_dir, 0, 16u << 20, 4);
+		REQUIRE(env);
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		MDB_cursor *c;
+		char vb[64];
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, names[f], MDB_CREATE | dbflags[f], &dbi));
+		MDB_val k = t_val("key"), k2 = t_val("later"), v;
+		for (int i = 0; i < 10; i++) {
+			v.mv_size = (size_t)sprintf(vb, "a-long-shared-value-prefix/%02d", i);
+			v.mv_data = vb;
+			OK(mdb_put(txn, dbi, &k, &v, 0));
+		}
+		v = t_val("a-long-shared-value-prefix/99");
+		OK(mdb_put(txn, dbi, &k2, &v, 0));
+		OK(mdb_txn_commit(txn));
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+		MDB_val kk = k;
+		OK(mdb_cursor_get(c, &kk, &v, MDB_SET));
+		OK(mdb_cursor_del(c, 0));
+		OK(mdb_cursor_get(c, &kk, &v, MDB_NEXT));
+		CHECK_STR(v, "a-long-shared-value-prefix/01");
+		v = t_val("a-long-shared-value-prefix/05");
+		OK(mdb_cursor_get(c, &kk, &v, MDB_GET_BOTH));
+		OK(mdb_cursor_del(c, 0));
+		OK(mdb_cursor_get(c, &kk, &v, MDB_NEXT));
+		CHECK_STR(v, "a-long-shared-value-prefix/06");
+		OK(mdb_cursor_get(c, &kk, &v, MDB_LAST_DUP));
+		OK(mdb_cursor_del(c, 0));
+		OK(mdb_cursor_get(c, &kk, &v, MDB_NEXT));
+		CHECK_STR(kk, "later");
+		size_t n = 0;
+		OK(mdb_cursor_get(c, &kk, &v, MDB_FIRST));
+		OK(mdb_cursor_count(c, &n));
+		if (n != 7)
+			T_FAIL("%zu values left, expected 7", n);
+		mdb_cursor_close(c);
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+	}
+}
+
 int main(void)
 {
 #ifndef STOCK_LMDB
@@ -751,6 +805,7 @@ int main(void)
 	RUN(test_prefix_sorted_puts_fill_leaves);
 	RUN(test_prefix_dupfixed_list_dup_points_into_map);
 	RUN(test_prefix_dupsort_values);
+	RUN(test_dup_cursor_del_lands_on_next);
 	RUN(test_prefix_read_steps_decode_every_key);
 	RUN(test_prefix_read_steps_decode_every_duplicate);
 	RUN(test_prefix_read_steps_raw_and_long_nodes);
