@@ -612,20 +612,23 @@ static inline __attribute__((always_inline)) const char *dl_step_leaf_prefetch(M
 /*
  * The progressive half of the next leaf's prefetch: a step that reached
  * node fetches the line at the same offset in the leaf the scan goes to
- * next (mc->pfd away, see dl_step_leaf).  Leaves of a tree fill alike, so
- * the offsets of one leaf's nodes are about those of its neighbour's: by
- * the time the scan gets there the lines it reads are in cache, whatever
- * order the nodes lie in.  Two instructions; a stale or zero distance
- * fetches a useless line (0: one of this leaf, already there).
+ * next (mc->pfd away, see dl_step_leaf), and the line after it, where the
+ * key's end and the value's start lie unless the key is long.  Leaves of a
+ * tree fill alike, so the offsets of one leaf's nodes are about those of
+ * its neighbour's: by the time the scan gets there the lines it reads are
+ * in cache, whatever order the nodes lie in.  Three instructions; a stale
+ * or zero distance fetches useless lines (0: this leaf's, already there).
  */
 static inline __attribute__((always_inline)) void dl_step_pf(const MDB_cursor *mc,
 	const MDB_node *node)
 {
 #if DL_SCAN_PREFETCH && defined(__x86_64__) && defined(__LP64__)
-	/* One instruction with the addition in its address (GCC adds first). */
-	__asm__("prefetcht0 (%0,%1)" : : "r"(node), "r"(mc->pfd));
+	/* The addition in the address (GCC would add first). */
+	__asm__("prefetcht0 (%0,%1)\n\tprefetcht0 64(%0,%1)" : : "r"(node), "r"(mc->pfd));
 #elif DL_SCAN_PREFETCH
-	__builtin_prefetch((const void *)((uintptr_t)node + (uintptr_t)mc->pfd));
+	uintptr_t p = (uintptr_t)node + (uintptr_t)mc->pfd;
+	__builtin_prefetch((const void *)p);
+	__builtin_prefetch((const void *)(p + 64));
 #else
 	(void)mc;
 	(void)node;
