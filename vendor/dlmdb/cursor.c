@@ -455,7 +455,7 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 
 /*
  * DL_SCAN_PREFETCH 1 (the default): a plain scan fetches the leaf it will
- * reach next while it walks the current one, a line per step, and
+ * reach next while it walks the current one, two lines per step, and
  * overflow runs DL_SCAN_RUNS_AHEAD entries ahead.  0: only the next
  * leaf's first lines on a leaf change and the next run (a build switch,
  * -DDL_SCAN_PREFETCH=0, to compare the two on a clock).
@@ -577,13 +577,13 @@ static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *m
  * do not cross into another page; so its header (lower, upper, the first
  * pointers) is fetched now, a leaf's worth of steps ahead, and so are
  * either the next line of pointers and, through the cursor's pfd, its
- * nodes, a line per step (DL_SCAN_PREFETCH), or the lines the scan enters
- * by.  Forward, that is the page's end: a store loaded in key order has
- * its first entries there; backward, the low end of the node area, which
- * the header gives only once loaded, so the header alone.  The parent's
- * node is bounded before its page number is read; the address computed
- * from it is only prefetched, which never faults, so a damaged number
- * costs nothing.
+ * nodes, two lines per step (DL_SCAN_PREFETCH), or the lines the scan
+ * enters by.  Forward, that is the page's end: a store loaded in key
+ * order has its first entries there; backward, the low end of the node
+ * area, which the header gives only once loaded, so the header alone.
+ * The parent's node is bounded before its page number is read; the
+ * address computed from it is only prefetched, which never faults, so a
+ * damaged number costs nothing.
  */
 static inline __attribute__((always_inline)) const char *dl_step_leaf_prefetch(MDB_env *env,
 	MDB_page *parent, unsigned pi, int back, pgno_t lim)
