@@ -486,6 +486,11 @@ struct MDB_cursor {
 	indx_t	ki[DL_MAXDEPTH];
 	void	*xcursor;	/* DUPSORT sub-cursor (later) */
 	MDB_cursor *backup;	/* nested txn: state to restore if the child aborts */
+	/* Where the plain scan step (cursor.c, dl_step_fast) prefetches: the
+	 * leaf it will reach next minus the current leaf, set on each leaf
+	 * change, 0 when unknown.  Only ever added to an address that is
+	 * prefetched, never read: a stale value costs a useless prefetch. */
+	intptr_t pfd;
 	unsigned keylen;	/* saved key for C_RESEEK */
 	unsigned char keybuf[DL_MAXKEY + 1];
 	unsigned duplen;	/* DUPSORT: saved item, ~0u = none */
