@@ -168,7 +168,8 @@ unsigned char *dl_page_open(MDB_page *mp, unsigned idx, size_t len)
 	unsigned n = NUMKEYS(mp);
 	if (IS_LEAF2(mp))
 		return dl_leaf2_open(mp, idx);
-	memmove(&mp->mp_ptrs[idx + 1], &mp->mp_ptrs[idx], (n - idx) * sizeof(indx_t));
+	if (idx < n)	/* appends (sorted loads) shift nothing */
+		memmove(&mp->mp_ptrs[idx + 1], &mp->mp_ptrs[idx], (n - idx) * sizeof(indx_t));
 	MP_UPPER(mp) = (indx_t)(MP_UPPER(mp) - len);
 	mp->mp_ptrs[idx] = MP_UPPER(mp);
 	MP_LOWER(mp) = (indx_t)(MP_LOWER(mp) + sizeof(indx_t));
@@ -1022,11 +1023,14 @@ int dl_cursor_touch(MDB_cursor *mc)
 {
 	MDB_txn *txn = mc->txn;
 	int rc;
+	/* A top-level txn owns every page outside the map (its dirty
+	 * buffers): most levels of a put's path after the first, and
+	 * answered here without the call.  (The map stays put during a txn.) */
+	const char *lo = txn->parent ? NULL : txn->env->map;
+	const char *hi = lo ? lo + txn->env->mapsize : NULL;
 	for (int i = 0; i <= mc->top; i++) {
-		/* A top-level txn owns every page outside the map (its dirty
-		 * buffers): most levels of a put's path after the first, and
-		 * answered here without the call. */
-		if (!txn->parent && dl_is_dirty_page(txn->env, mc->pg[i]))
+		const char *p = (const char *)mc->pg[i];
+		if (lo && (p < lo || p >= hi))
 			continue;
 		if ((rc = dl_page_touch(mc, i)))
 			return rc;
@@ -1200,40 +1204,90 @@ static int dl_split_sep(MDB_page *mp, const dl_sent *first, unsigned char *buf, 
 	return 0;
 }
 
+/* Place entries e[from, to) after the last entry of node page p (not
+ * LEAF2), each just below the previous one: what dl_page_insert_raw at the
+ * end does, without its per-entry pointer shift and checks. */
+static void dl_fill_nodes(MDB_page *p, const dl_sent *e, unsigned from, unsigned to)
+{
+	unsigned k = NUMKEYS(p);
+	indx_t up = MP_UPPER(p);
+	for (unsigned i = from; i < to; i++) {
+		up = (indx_t)(up - e[i].len);
+		p->mp_ptrs[k++] = up;
+		memcpy((char *)p + up, e[i].p, e[i].len);
+	}
+	MP_UPPER(p) = up;
+	MP_LOWER(p) = (indx_t)(PAGEHDRSZ + k * sizeof(indx_t));
+	DL_ASSERT_PAGE_SPACE(p);
+	DL_ASSERT(dl_ptrs_in_node_area(p));
+}
+
 /* Rebuild mp with entries [0, s) and the new page rp with [s, total); the
- * right page of a branch split starts with a keyless node. */
+ * right page of a branch split starts with a keyless node.  rp is filled
+ * first: entries [s, total) may still lie in mp. */
 static void dl_split_fill(MDB_env *env, MDB_page *mp, MDB_page *rp, const dl_sent *e,
 	unsigned s, unsigned total)
 {
 	unsigned pflags = mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED);
 	uint16_t pad = IS_LEAF2(mp) ? mp->mp_pad : 0;
-	int branch = IS_BRANCH(mp);
 	unsigned i;
 	dl_page_init(env, rp, pflags);
-	dl_page_init(env, mp, pflags);
-	rp->mp_pad = mp->mp_pad = pad;
-	for (i = 0; i < s; i++)
-		dl_page_insert_raw(mp, i, e[i].p, e[i].len);
-	for (i = s; i < total; i++) {
-		if (branch && i == s) {
-			unsigned char k0[NODESZ + 8 + 2];
-			const MDB_node *sn = (const MDB_node *)e[i].p;
-			uint64_t cnt = IS_COUNTED(mp) ? dl_get64(e[i].p + NODESZ) : 0;
-			size_t l0 = dl_branch_write(k0, NULL, NODEPGNO(sn), IS_COUNTED(mp), cnt);
-			dl_page_insert_raw(rp, 0, k0, l0);
-		} else {
+	rp->mp_pad = pad;
+	if (pflags & P_LEAF2) {
+		for (i = s; i < total; i++)
 			dl_page_insert_raw(rp, i - s, e[i].p, e[i].len);
-		}
+	} else if (pflags & P_BRANCH) {
+		unsigned char k0[NODESZ + 8 + 2];
+		const MDB_node *sn = (const MDB_node *)e[s].p;
+		int counted = (pflags & P_COUNTED) != 0;
+		uint64_t cnt = counted ? dl_get64(e[s].p + NODESZ) : 0;
+		size_t l0 = dl_branch_write(k0, NULL, NODEPGNO(sn), counted, cnt);
+		dl_page_insert_raw(rp, 0, k0, l0);
+		dl_fill_nodes(rp, e, s + 1, total);
+	} else {
+		dl_fill_nodes(rp, e, s, total);
 	}
+	dl_page_init(env, mp, pflags);
+	mp->mp_pad = pad;
+	if (pflags & P_LEAF2) {
+		for (i = 0; i < s; i++)
+			dl_page_insert_raw(mp, i, e[i].p, e[i].len);
+	} else {
+		dl_fill_nodes(mp, e, 0, s);
+	}
+}
+
+/*
+ * Whether a leaf split can leave mp as it is: the new entry goes alone to
+ * the right page (an insert past the last key that keeps the left page
+ * full) and mp's n entries already lie where dl_split_fill would put them,
+ * entry 0 at the page's end and each next one just below.  Rebuilding
+ * such a page would write every byte back unchanged.  Sorted loads split
+ * this way on every leaf.
+ */
+static int dl_split_keeps_left(MDB_env *env, MDB_page *mp, const dl_sent *e,
+	unsigned idx, unsigned s)
+{
+	unsigned n = NUMKEYS(mp);
+	if (!IS_LEAF(mp) || IS_LEAF2(mp) || idx != n || s != n)
+		return 0;
+	size_t up = env->psize;
+	for (unsigned i = 0; i < n; i++) {
+		up -= e[i].len;
+		if (mp->mp_ptrs[i] != up)
+			return 0;
+	}
+	return MP_UPPER(mp) == up;
 }
 
 /*
  * Insert node image img at index idx of the (writable) page at mc->pg[level]
  * which has no room for it: split the page in two and add a separator to
- * the parent, splitting upwards as needed.
+ * the parent, splitting upwards as needed.  *right (if right): the new
+ * right page.
  */
-static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
-	const unsigned char *img, size_t ilen)
+static int dl_split_insert_at(MDB_cursor *mc, int level, unsigned idx,
+	const unsigned char *img, size_t ilen, MDB_page **right)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
@@ -1255,12 +1309,37 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		free(e);
 		return ENOMEM;
 	}
-	memcpy(tmp, mp, ps);
-	size_t sum = dl_split_gather(env, (MDB_page *)tmp, idx, img, ilen, e, total, ovh);
+	/* The entries are read in place to choose the split.  Only those
+	 * that stay left are copied out (to tmp, packed) before mp is rebuilt
+	 * from them; the right page is filled from mp before that. */
+	size_t sum = dl_split_gather(env, mp, idx, img, ilen, e, total, ovh);
 	if (!(rc = dl_split_point(mc, mp, e, idx, sum, ovh, &s)) &&
-	    !(rc = dl_split_sep(mp, &e[s], sepbuf, sizeof(sepbuf), &sep)) &&
-	    !(rc = dl_page_alloc(mc, 1, &rp)))
-		dl_split_fill(env, mp, rp, e, s, total);
+	    !(rc = dl_split_sep(mp, &e[s], sepbuf, sizeof(sepbuf), &sep))) {
+		int keep = dl_split_keeps_left(env, mp, e, idx, s);
+		if (!keep) {
+			size_t off = 0;
+			for (unsigned i = 0; i < s; i++) {
+				if (i == idx)
+					continue;
+				memcpy(tmp + off, e[i].p, e[i].len);
+				e[i].p = tmp + off;
+				off += e[i].len;
+			}
+		}
+		if (!(rc = dl_page_alloc(mc, 1, &rp))) {
+			if (keep) {
+				/* As dl_split_fill would leave mp: same entries,
+				 * header flags and pad reset. */
+				mp->mp_flags = (uint16_t)((mp->mp_flags & (P_BRANCH | P_LEAF |
+				    P_LEAF2 | P_COUNTED)) | P_DIRTY);
+				mp->mp_pad = 0;
+				dl_page_init(env, rp, mp->mp_flags & ~(unsigned)P_DIRTY);
+				dl_fill_nodes(rp, e, s, total);
+			} else {
+				dl_split_fill(env, mp, rp, e, s, total);
+			}
+		}
+	}
 	free(e);
 	free(tmp);
 	if (rc)
@@ -1269,7 +1348,15 @@ static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
 		mc->db->md_branch_pages++;
 	else
 		mc->db->md_leaf_pages++;
+	if (right)
+		*right = rp;
 	return dl_parent_add(mc, level, mp->mp_pgno, &sep, rp->mp_pgno);
+}
+
+static int dl_split_insert(MDB_cursor *mc, int level, unsigned idx,
+	const unsigned char *img, size_t ilen)
+{
+	return dl_split_insert_at(mc, level, idx, img, ilen, NULL);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1363,12 +1450,39 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 	if (!img)
 		return ENOMEM;
 	dl_leaf_write(env, img, key, ds, dpart, dlen, nflags);
-	rc = dl_split_insert(mc, mc->top, idx, img, nsz);
+	int top = mc->top;
+	uint16_t depth = mc->db->md_depth;
+	unsigned pn = top > 0 ? NUMKEYS(mc->pg[top - 1]) : 0;
+	MDB_page *rp;
+	rc = dl_split_insert_at(mc, top, idx, img, nsz, &rp);
 	free(img);
 	if (rc)
 		return rc;
-	if ((rc = dl_reseek_key(mc, key)))
+	if ((flags & DL_PUT_NOPOS) && !reserve) {
+		/* The split left the cursor's path stale and nobody reads it. */
+		mc->top = -1;
+		dl_pos_unset(mc);
+		return 0;
+	}
+	if (top > 0 && mc->db->md_depth == depth && NUMKEYS(mc->pg[top - 1]) == pn + 1) {
+		/* The parent took the separator without splitting, so the path
+		 * above is unchanged: the new node is entry idx of the left
+		 * page, which kept s entries, or entry idx - s of the right
+		 * one, the parent's next child.  Where a search for the key
+		 * would land. */
+		unsigned s = NUMKEYS(mp);
+		if (idx >= s) {
+			mc->pg[top] = rp;
+			mc->ki[top] = (indx_t)(idx - s);
+			mc->ki[top - 1]++;
+		} else {
+			mc->ki[top] = (indx_t)idx;
+		}
+		mc->flags &= ~C_RESEEK;
+		dl_pos_land(mc);
+	} else if ((rc = dl_reseek_key(mc, key))) {
 		return rc;
+	}
 	if (reserve) {
 		MDB_node *n = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
 		data->mv_data = omp ? (void *)((char *)omp + PAGEHDRSZ) : dl_leaf_data(env, n);
@@ -1486,9 +1600,13 @@ static inline __attribute__((always_inline)) int dl_put_locate(MDB_cursor *mc,
 		mc->ki[mc->top]++;
 	} else {
 		if (!dl_put_here(mc, key, node, exact)) {
-			if ((rc = dl_search(mc, key, DL_PS_KEY)))
+			/* One prepared search key for the descent and the leaf. */
+			dl_skey s;
+			dl_skey_init(&s, mc->dbx->cmp, key);
+			dl_skey_tree(&s, mc, 1);
+			if ((rc = dl_search_sk(mc, &s, DL_PS_KEY)))
 				return rc;
-			*node = dl_leaf_search(mc, key, exact);
+			*node = dl_leaf_search_sk(mc, &s, exact);
 		}
 		if (!*node && mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
 			return MDB_CORRUPTED;

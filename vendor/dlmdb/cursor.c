@@ -1313,7 +1313,8 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned fla
 		    MDB_NODUPDATA | MDB_APPEND | MDB_APPENDDUP));
 		return dl_txn_err(txn, rc);
 	}
-	rc = dl_cursor_put0(&mc, key, data, flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND));
+	rc = dl_cursor_put0(&mc, key, data,
+	    (flags & (MDB_NOOVERWRITE | MDB_RESERVE | MDB_APPEND)) | DL_PUT_NOPOS);
 	return dl_txn_err(txn, rc);
 }
 

@@ -1075,6 +1075,9 @@ static inline int dl_leaf_keyd(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val
 #define DL_PUT_SUBDATA	0x80000000u
 /* Internal put flag: the node holds duplicates (F_DUPDATA). */
 #define DL_PUT_DUPDATA	0x40000000u
+/* Internal put flag: the caller drops the cursor after the put (mdb_put),
+ * so a leaf split need not find the new node again. */
+#define DL_PUT_NOPOS	0x20000000u
 
 /* search modes */
 #define DL_PS_KEY	0

@@ -168,6 +168,79 @@ static void test_cursor_put_orders(void)
 	mdb_env_close(env);
 }
 
+/*
+ * After a cursor put that splits a leaf, the cursor's whole path is right,
+ * not only its item: GET_CURRENT gives the new record and NEXT / PREV its
+ * neighbours (which cross to the sibling leaves through the parent).  64-byte
+ * keys in a scrambled order split leaves on every side of the new key; the
+ * puts run in a few transactions so that some land on copied pages.
+ */
+#define NS 20000
+static void skey_of(unsigned i, unsigned char kb[64])
+{
+	key_of(i, kb);
+	for (int b = 8; b < 64; b++)
+		kb[b] = (unsigned char)(i * 7 + b);
+}
+
+static void test_cursor_put_split_path(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, (size_t)256 << 20, 0);
+	REQUIRE(env);
+	static unsigned char have[NS];
+	unsigned char kb[64], vb[100], nb[64];
+	int bad = 0;
+	memset(have, 0, sizeof have);
+	memset(vb, 'v', sizeof vb);
+	for (unsigned t = 0, done = 0; t < 4; t++) {
+		MDB_txn *txn;
+		MDB_cursor *cur;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+		for (unsigned n = 0; n < NS / 4; n++, done++) {
+			unsigned i = (unsigned)((done * 7919ull) % NS);	/* 7919 is prime */
+			skey_of(i, kb);
+			vb[0] = (unsigned char)i;
+			MDB_val k = { 64, kb }, v = { sizeof vb, vb };
+			if (mdb_cursor_put(cur, &k, &v, 0)) {
+				bad++;
+				continue;
+			}
+			have[i] = 1;
+			int rc = mdb_cursor_get(cur, &k, &v, MDB_GET_CURRENT);
+			if (rc || k.mv_size != 64 || memcmp(k.mv_data, kb, 64) ||
+			    v.mv_size != sizeof vb || ((unsigned char *)v.mv_data)[0] != (unsigned char)i) {
+				bad++;
+				continue;
+			}
+			for (int d = 0; d < 2; d++) {
+				int dir = d ^ (int)(i & 1);	/* first move right after the put */
+				int j = (int)i + (dir ? -1 : 1);
+				while (j >= 0 && j < NS && !have[j])
+					j += dir ? -1 : 1;
+				rc = mdb_cursor_get(cur, &k, &v, dir ? MDB_PREV : MDB_NEXT);
+				if (j < 0 || j >= NS) {
+					bad += rc != MDB_NOTFOUND;
+				} else {
+					skey_of((unsigned)j, nb);
+					bad += rc || k.mv_size != 64 || memcmp(k.mv_data, nb, 64);
+				}
+				/* Back onto the new record for the other direction. */
+				k.mv_size = 64;
+				k.mv_data = kb;
+				bad += mdb_cursor_get(cur, &k, &v, MDB_SET) != 0;
+			}
+		}
+		OK(mdb_txn_commit(txn));
+	}
+	CHECK_EQ(bad, 0);
+	MDB_stat st;
+	OK(mdb_env_stat(env, &st));
+	CHECK(st.ms_depth >= 3);
+	CHECK_EQ(st.ms_entries, (size_t)NS);
+	mdb_env_close(env);
+}
+
 /* Slack after an overflow value is zero in the file (no MDB_NOMEMINIT). */
 static void test_overflow_slack_zeroed(void)
 {
@@ -316,6 +389,7 @@ static void test_overflow_damage_run_past_end(void) { overflow_damage_case(2); }
 int main(void)
 {
 	RUN(test_cursor_put_orders);
+	RUN(test_cursor_put_split_path);
 	RUN(test_overflow_slack_zeroed);
 #ifndef STOCK_LMDB
 	RUN(test_overflow_damage_not_overflow);
