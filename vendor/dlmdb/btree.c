@@ -510,24 +510,6 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		if (pf && l1 > 1) {
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (l1 >> 1)]);
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + (l1 >> 1)]);
-		} else if (pf && (kind == DL_KC_LEXW || kind == DL_KC_LEXL) && len == 2 &&
-		    m + 1 < n && IS_LEAF(mp)) {
-			/*
-			 * Two nodes left (the last two probes).  The answer
-			 * is always a node some probe read (or n), but a probe
-			 * reads only the node's header and first key bytes;
-			 * what a caller reads next, the value (and the key's
-			 * end), lies on a later line of the node when keys are
-			 * longer than 8 bytes: one more miss after the
-			 * search's.  Left are m and m + 1 (and m - 1 only if
-			 * no probe has moved base), so the lines where their
-			 * values start, if their keys are as long as the
-			 * search key, are fetched now, and that miss overlaps
-			 * the last probes.
-			 */
-			const char *v = (const char *)mp + koff + kal;
-			DL_PREFETCH(v + mp->mp_ptrs[m]);
-			DL_PREFETCH(v + mp->mp_ptrs[m + 1]);
 		}
 #endif
 		size_t d = (size_t)mp->mp_ptrs[m] - lower;
