@@ -776,10 +776,11 @@ static int dl_pfx_search_safe(MDB_page *mp, const MDB_val *key, size_t psize,
  * varint s <= |T|, canonical) does not branch on the key bytes: a node
  * sharing more than p with the trunk is below the key (T[p] < key[p]);
  * otherwise the key's bytes from s (padded with zeros in kb) and the
- * suffix's first 8 bytes (masked to its length) compare as two big-endian
- * words, and only a tie looks further.  A node whose header, key or first
- * 9 key bytes would lie outside the page is refused or, when only the 9
- * bytes do not fit, compared by dl_pfx_cmp_lex, as are the other nodes.
+ * suffix's first 8 bytes (zero-filled past its end) compare as two big-endian
+ * words, and only a tie looks further.  A node whose header or key would
+ * lie outside the page is refused; one whose first 2 key bytes do not fit
+ * (an empty key at the page's end) goes to dl_pfx_cmp_lex, as do the other
+ * nodes.
  */
 static __attribute__((noinline)) int dl_pfx_search_fast(MDB_page *mp, const dl_skey *sk,
 	size_t psize, const unsigned char *t, size_t tl, size_t p, unsigned *res, int *exact)
@@ -791,9 +792,9 @@ static __attribute__((noinline)) int dl_pfx_search_fast(MDB_page *mp, const dl_s
 	unsigned char kb[DL_MAXKEY + 8];
 	memcpy(kb, key->mv_data, kl);
 	memset(kb + kl, 0, 8);
-	/* d = off - lower <= wmax: the header and 9 key bytes fit.  smax:
+	/* d = off - lower <= wmax: the header and 2 key bytes fit.  smax:
 	 * the largest s of a one-byte varint that may be canonical. */
-	size_t wmax = psize - NODESZ - 9 - lower, smax = tl < 0x7f ? tl : 0x7f;
+	size_t wmax = psize - NODESZ - 2 - lower, smax = tl < 0x7f ? tl : 0x7f;
 	unsigned base = 1, len = n - 1, eq = ~0u, m, gt;
 	for (;;) {
 		m = base + (len >> 1);
@@ -820,18 +821,21 @@ static __attribute__((noinline)) int dl_pfx_search_fast(MDB_page *mp, const dl_s
 		if (__builtin_expect((l - 1 >= DL_MAXKEY) | (s > smax), 0))
 			goto other;
 		/* Canonical form: a non-empty suffix differs from T[s].  With
-		 * an empty suffix or s = |T| the test may hold by chance (t[tl]
-		 * lies in the page, see dl_pfx_search_lex): those nodes take
-		 * the general comparison. */
+		 * an empty suffix (e[1] is the byte after the key, in the page)
+		 * or s = |T| (t[tl] lies in the page, see dl_pfx_search_lex)
+		 * the test may hold by chance: those nodes take the general
+		 * comparison. */
 		if (__builtin_expect(e[1] == t[s], 0))
 			goto other;
 		{
 			size_t q = s < p ? s : p, sl = l - 1;
-			uint64_t x = dl_be64(kb + q), y = dl_be64(e + 1);
-			/* Keep the suffix's first min(sl, 8) bytes: two shifts of
-			 * at most 32 bits each, defined for every length. */
-			unsigned h = 4 * (unsigned)(sl < 8 ? sl : 8);
-			y &= ~((~(uint64_t)0 >> h) >> h);
+			/* The suffix's first min(sl, 8) bytes, zero-filled: a
+			 * shorter suffix is read as the 8 bytes ending at the key's
+			 * end (header bytes before it, already read) and shifted up,
+			 * in two shifts of at most 32 bits (sl = 0: 64 in all). */
+			unsigned h = sl >= 8 ? 0 : 4 * (8 - (unsigned)sl);
+			uint64_t x = dl_be64(kb + q), y = dl_be64(sl >= 8 ? e + 1 : e + l - 8);
+			y = (y << h) << h;
 			gt = (x > y) | (s > p);
 			if (__builtin_expect(x != y || s > p, 1)) {
 				base += (m - base) & (0u - gt);
@@ -890,7 +894,7 @@ static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const dl_skey *sk, unsi
 		return 0;
 	}
 	if ((mp->mp_flags & P_SUBP) || key->mv_size > DL_MAXKEY ||
-	    MP_LOWER(mp) + NODESZ + 9 > psize || (size_t)(t - (unsigned char *)mp) + tl >= psize)
+	    MP_LOWER(mp) + NODESZ + 2 > psize || (size_t)(t - (unsigned char *)mp) + tl >= psize)
 		return dl_pfx_search_safe(mp, key, psize, t, tl, p, res, exact);
 	return dl_pfx_search_fast(mp, sk, psize, t, tl, p, res, exact);
 }
