@@ -581,6 +581,10 @@ PATHS(test_search_paths_prefix_stems, "paths-pfx-stems", PREFIXED, MDB_PREFIX_CO
 	ord_lex, user_lex, 0)
 PATHS(test_search_paths_prefix_8byte, "paths-pfx-lex8", FIX8, MDB_PREFIX_COMPRESSION,
 	ord_lex, user_lex, 0)
+PATHS(test_search_paths_prefix_64byte, "paths-pfx-lex64", FIX64, MDB_PREFIX_COMPRESSION,
+	ord_lex, user_lex, 0)
+PATHS(test_search_paths_prefix_mixed, "paths-pfx-mixed", MIXED, MDB_PREFIX_COMPRESSION,
+	ord_lex, user_lex, 0)
 #endif
 
 int main(void)
@@ -610,6 +614,8 @@ int main(void)
 	RUN(test_search_prefix_compressed_dups);
 	RUN(test_search_paths_prefix_stems);
 	RUN(test_search_paths_prefix_8byte);
+	RUN(test_search_paths_prefix_64byte);
+	RUN(test_search_paths_prefix_mixed);
 #endif
 	T_DONE();
 }
