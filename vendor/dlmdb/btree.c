@@ -724,15 +724,21 @@ static int dl_branch_search(MDB_env *env, MDB_page *mp, const dl_skey *s, unsign
 /*
  * Binary search of a compressed leaf under the default lexicographic order
  * without decoding (dlmdb-extensions §3.11): p = lcp(key, trunk) once, then
- * each probe compares only past min(p, s), branching on each outcome.  The
- * form for sub-pages, keys longer than DL_MAXKEY and pages too small for
- * dl_pfx_search_fast's reads.  Same contract as dl_pfx_search_fast.
+ * each probe compares only past min(p, s).  Same contract as
+ * dl_leaf_search; *res = node index reached, *cres = last comparison.
  */
-static int dl_pfx_search_safe(MDB_page *mp, const MDB_val *key, size_t psize,
-	const unsigned char *t, size_t tl, size_t p, unsigned *res, int *exact)
+static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, unsigned *res,
+	int *cres)
 {
 	unsigned n = NUMKEYS(mp), i = 0;
 	int lo = 0, hi = (int)n - 1, c = 1, bad = 0;
+	size_t psize = env->psize;
+	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1))
+		return MDB_CORRUPTED;
+	MDB_node *n0 = NODEPTR(mp, 0);
+	const unsigned char *t = NODEKEY(mp, n0);
+	size_t tl = n0->mn_ksize;
+	size_t p = dl_pfx_lcp(key->mv_data, key->mv_size, t, tl);
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
 		if (mid == 0) {
@@ -758,147 +764,8 @@ static int dl_pfx_search_safe(MDB_page *mp, const MDB_val *key, size_t psize,
 		}
 	}
 	*res = i;
-	*exact = c == 0;
+	*cres = c;
 	return 0;
-}
-
-/*
- * Lower bound of key among the nodes of a compressed leaf page (not a
- * sub-page) under the default lexicographic order, without decoding
- * (dlmdb-extensions §3.11): *res = the first index whose key is >= key (n
- * when none is), *exact = that key equals it; MDB_CORRUPTED for a node
- * outside the page.
- *
- * p = lcp(key, trunk) and the trunk comparison come first; past the trunk,
- * nodes 1..n-1 are searched as dl_nsearch_fast searches a plain page: the
- * range halves with a conditional move (each outcome is unpredictable, a
- * branch would be mispredicted half of the time), and in a large tree
- * (DL_KC_PF) each probe prefetches the two nodes the next one may read and
- * an equal probe ends the search.  A probe of the common node (one-byte
- * varint s <= |T|, canonical) does not branch on the key bytes: a node
- * sharing more than p with the trunk is below the key (T[p] < key[p]);
- * otherwise the key's bytes from s (padded with zeros in kb) and the
- * suffix's first 8 bytes (zero-filled past its end) compare as two big-endian
- * words, and only a tie looks further.  A node whose header or key would
- * lie outside the page is refused; one whose first 2 key bytes do not fit
- * (an empty key at the page's end) goes to dl_pfx_cmp_lex, as do the other
- * nodes.
- */
-static __attribute__((noinline)) int dl_pfx_search_fast(MDB_page *mp, const dl_skey *sk,
-	size_t psize, const unsigned char *t, size_t tl, size_t p, unsigned *res, int *exact)
-{
-	const MDB_val *key = sk->key;
-	unsigned n = NUMKEYS(mp);
-	size_t kl = key->mv_size, lower = MP_LOWER(mp);
-	int pf = (sk->kind & DL_KC_PF) != 0, bad = 0;
-	unsigned char kb[DL_MAXKEY + 8];
-	memcpy(kb, key->mv_data, kl);
-	memset(kb + kl, 0, 8);
-	/* d = off - lower <= wmax: the header and 2 key bytes fit.  smax:
-	 * the largest s of a one-byte varint that may be canonical. */
-	size_t wmax = psize - NODESZ - 2 - lower, smax = tl < 0x7f ? tl : 0x7f;
-	unsigned base = 1, len = n - 1, eq = ~0u, m, gt;
-	for (;;) {
-		m = base + (len >> 1);
-		unsigned l1 = len - (len >> 1);
-		if (pf && l1 > 1) {
-			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (l1 >> 1)]);
-			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + (l1 >> 1)]);
-		}
-		size_t off = mp->mp_ptrs[m], d = off - lower;
-		const MDB_node *pn = (const MDB_node *)((const char *)mp + off);
-		const unsigned char *e = (const unsigned char *)pn + NODESZ;
-		size_t l, s;
-		int c;
-		if (__builtin_expect((d & 1) | (d > wmax), 0)) {
-			pn = dl_probe(mp, m, psize, NODESZ);
-			if (!pn)
-				return MDB_CORRUPTED;
-			goto other;
-		}
-		l = pn->mn_ksize;
-		if (__builtin_expect(off + NODESZ + l > psize, 0))
-			return MDB_CORRUPTED;
-		s = e[0];
-		if (__builtin_expect((l - 1 >= DL_MAXKEY) | (s > smax), 0))
-			goto other;
-		/* Canonical form: a non-empty suffix differs from T[s].  With
-		 * an empty suffix (e[1] is the byte after the key, in the page)
-		 * or s = |T| (t[tl] lies in the page, see dl_pfx_search_lex)
-		 * the test may hold by chance: those nodes take the general
-		 * comparison. */
-		if (__builtin_expect(e[1] == t[s], 0))
-			goto other;
-		{
-			size_t q = s < p ? s : p, sl = l - 1;
-			/* The suffix's first min(sl, 8) bytes, zero-filled: a
-			 * shorter suffix is read as the 8 bytes ending at the key's
-			 * end (header bytes before it, already read) and shifted up,
-			 * in two shifts of at most 32 bits (sl = 0: 64 in all). */
-			unsigned h = sl >= 8 ? 0 : 4 * (8 - (unsigned)sl);
-			uint64_t x = dl_be64(kb + q), y = dl_be64(sl >= 8 ? e + 1 : e + l - 8);
-			y = (y << h) << h;
-			gt = (x > y) | (s > p);
-			if (__builtin_expect(x != y || s > p, 1)) {
-				base += (m - base) & (0u - gt);
-				goto next;
-			}
-			/* Equal first words: the rest and the lengths decide. */
-			size_t rest = kl - q;
-			c = 0;
-			if (rest >= 8 && sl >= 8)
-				c = dl_pfx_bytes_cmp(kb + q + 8, e + 9,
-					(rest < sl ? rest : sl) - 8);
-			if (!c)
-				c = (rest > sl) - (rest < sl);
-			goto decided;
-		}
-other:
-		c = dl_pfx_cmp_lex(key, p, t, tl, e, pn->mn_ksize, &bad);
-		if (bad)
-			return MDB_CORRUPTED;
-decided:
-		if (pf && c == 0) {
-			*res = m;
-			*exact = 1;
-			return 0;
-		}
-		eq = c == 0 ? m : eq;
-		gt = c > 0;
-		base = gt ? m : base;
-next:
-		if (len == 1)
-			break;
-		len -= len >> 1;
-	}
-	*res = base + gt;
-	*exact = eq == *res;
-	return 0;
-}
-
-/* Search of a compressed leaf under the default lexicographic order:
- * dl_pfx_search_fast where it applies, else dl_pfx_search_safe.  Same
- * contract as dl_pfx_search_fast. */
-static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const dl_skey *sk, unsigned *res,
-	int *exact)
-{
-	const MDB_val *key = sk->key;
-	size_t psize = env->psize;
-	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1))
-		return MDB_CORRUPTED;
-	MDB_node *n0 = NODEPTR(mp, 0);
-	const unsigned char *t = NODEKEY(mp, n0);
-	size_t tl = n0->mn_ksize, p = dl_pfx_lcp(key->mv_data, key->mv_size, t, tl);
-	int c = dl_pfx_cmp_trunk(key, p, t, tl);
-	if (c <= 0 || NUMKEYS(mp) == 1) {
-		*res = c > 0;
-		*exact = c == 0;
-		return 0;
-	}
-	if ((mp->mp_flags & P_SUBP) || key->mv_size > DL_MAXKEY ||
-	    MP_LOWER(mp) + NODESZ + 2 > psize || (size_t)(t - (unsigned char *)mp) + tl >= psize)
-		return dl_pfx_search_safe(mp, key, psize, t, tl, p, res, exact);
-	return dl_pfx_search_fast(mp, sk, psize, t, tl, p, res, exact);
 }
 
 static MDB_node *dl_leaf_search_other(MDB_cursor *mc, const dl_skey *s, int *exact);
@@ -950,13 +817,11 @@ static __attribute__((noinline)) MDB_node *dl_leaf_search_other(MDB_cursor *mc,
 	*exact = 0;
 	int leaf2 = IS_LEAF2(mp);
 	if (pfx && lex && !leaf2 && n) {
-		int ex;
-		if (dl_pfx_search_lex(env, mp, s, &i, &ex)) {
+		if (dl_pfx_search_lex(env, mp, key, &i, &c)) {
 			/* NULL with ki inside the page: MDB_CORRUPTED. */
 			mc->ki[mc->top] = 0;
 			return NULL;
 		}
-		c = !ex;
 		lo = 1;
 		hi = 0;		/* skip the generic loop */
 	}
