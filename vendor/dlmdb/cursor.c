@@ -435,8 +435,9 @@ static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 
 /*
- * DL_SCAN_PREFETCH 1 (the default): a plain scan fetches the leaf it will
- * reach next while it walks the current one, two lines per step, and
+ * DL_SCAN_PREFETCH 1 (the default): a scan (over plain or compressed
+ * leaves) fetches the leaf it will reach next while it walks the current
+ * one, two lines per step, and
  * overflow runs DL_SCAN_RUNS_AHEAD entries ahead.  0: only the next
  * leaf's first lines on a leaf change and the next run (a build switch,
  * -DDL_SCAN_PREFETCH=0, to compare the two on a clock).
@@ -787,8 +788,7 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 		goto general;
 	if ((const char *)node + NODESZ > end)
 		goto general;
-	if (!pfx)
-		dl_step_pf(mc, node);
+	dl_step_pf(mc, node);
 	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
 	if (pfx && i > 0 && key)
 		return dl_step_pfx_entry(mc, key, data, node, i, op);
