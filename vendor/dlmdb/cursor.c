@@ -445,10 +445,12 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 #ifndef DL_SCAN_PREFETCH
 #define DL_SCAN_PREFETCH 1
 #endif
+#ifndef DL_SCAN_RUNS_AHEAD
 #if DL_SCAN_PREFETCH
 #define DL_SCAN_RUNS_AHEAD	8
 #else
 #define DL_SCAN_RUNS_AHEAD	1
+#endif
 #endif
 
 /*
