@@ -1078,6 +1078,9 @@ static int dl_dup_del_one(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *i
 		return rc;
 	/* The node was checked before (dl_xinit); the touch only copied it,
 	 * and left a sub-database's pages (so a sub-cursor on one) alone. */
+	/* Without a known index the item is found by value, so it was read
+	 * (dl_dup_del reads it whenever it cannot keep the index). */
+	DL_ASSERT(xi != ~0u || xon || item->mv_size != SIZE_MAX);
 	if (xc->subpage) {
 		dl_xsubpage_moved(mc, xc);
 		rc = xi != ~0u ? dl_xat(xc, xi) : dl_xset(xc, item, 0);
