@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::extra::{median, Cur, Eng, Env, LmdbE, Txn};
+use crate::extra::{median, Cur, Eng, Env, LmdbE, Txn, Xs64};
 use crate::{short_count, EngineSel};
 
 #[cfg(not(ours_is_lmdb))]
@@ -241,17 +241,13 @@ fn value_of(k: &[u8; 8], out: &mut [u8; VALUE_SIZE]) {
     }
 }
 
-/// xorshift64*: the random lookup positions, the same for both engines.
-struct Rng(u64);
+/// The random lookup positions, the same for both engines: the top 53
+/// bits of [`Xs64`] (xorshift64*).
+struct Rng(Xs64);
 impl Rng {
     #[inline(always)]
     fn below(&mut self, n: u64) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) % n
+        (self.0.next() >> 11) % n
     }
 }
 
@@ -348,7 +344,7 @@ impl<E: Eng> Store<E> {
 /// `op` on `count` random indexes below `n` (stream `seed`), timed; ns per
 /// call.
 fn ns_per_op(n: u64, count: u64, seed: u64, mut op: impl FnMut(u64) -> Result<()>) -> Result<f64> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng(Xs64(seed | 1));
     let t0 = Instant::now();
     for _ in 0..count {
         op(rng.below(n))?;

@@ -11,14 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// How keys and values are given and shown.
 pub fn decode_arg(s: &str, as_hex: bool) -> Result<Vec<u8>> {
-    if as_hex {
-        let mut v = Vec::new();
-        crate::util::hex_decode_into(&mut v, s.as_bytes(), 1)
-            .map_err(|e| anyhow::anyhow!("bad hex {s:?}: {e}"))?;
-        Ok(v)
-    } else {
-        Ok(s.as_bytes().to_vec())
-    }
+    crate::util::arg_bytes(s, as_hex).map_err(|e| anyhow::anyhow!("bad hex {s:?}: {e}"))
 }
 
 /// Text form of bytes: hex with `--hex`, else the dump's printable form.

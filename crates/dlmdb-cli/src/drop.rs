@@ -65,10 +65,7 @@ pub fn run(a: DropArgs, layout: LayoutChoice) -> Result<()> {
     let mut txn = env
         .write_txn()
         .context("cannot begin a write transaction")?;
-    let db = txn
-        .open_db(name)
-        .context("cannot open")
-        .context(InDatabase::of(name))?;
+    let db = crate::error::open_db(&txn, name)?;
     let entries = txn.stat(db)?.entries;
     if name.is_none() && !txn.db_names()?.is_empty() {
         // Emptying the main database would orphan the named databases'

@@ -224,10 +224,7 @@ pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
                 format!("{path} does not contain multiple databases"),
             ));
         }
-        let names = txn
-            .db_names()
-            .context("listing named databases")
-            .context(InDatabase::of(None))?;
+        let names = crate::error::db_names(&txn)?;
         let bar = if opts.list {
             None
         } else {
@@ -240,10 +237,7 @@ pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
                 out.write_all(b"\n")?;
                 continue;
             }
-            let db = txn
-                .open_db(Some(&name))
-                .context("cannot open")
-                .context(InDatabase::of(Some(&name)))?;
+            let db = crate::error::open_db(&txn, Some(&name))?;
             let n = dump_db(&txn, db, Some(&name), &info, opts, &mut out, bar.as_ref())
                 .context(InDatabase::of(Some(&name)))?;
             summary.databases.push(DumpedDb {
@@ -256,10 +250,7 @@ pub fn dump(opts: &DumpOptions, out: &mut dyn Write) -> Result<DumpSummary> {
         }
     } else {
         let name = opts.subdb.as_deref();
-        let db = txn
-            .open_db(name)
-            .context("cannot open")
-            .context(InDatabase::of(name))?;
+        let db = crate::error::open_db(&txn, name)?;
         let bar = dump_bar(total_entries(&[name]), opts.quiet);
         let n = dump_db(&txn, db, name, &info, opts, &mut out, bar.as_ref())
             .context(InDatabase::of(name))?;

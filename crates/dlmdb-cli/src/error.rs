@@ -76,6 +76,23 @@ impl InDatabase {
     }
 }
 
+/// Database `name` (`None` = main) of `txn`; a failure is marked
+/// [`InDatabase`].
+pub fn open_db(txn: &dlmdb::RoTxn<'_>, name: Option<&str>) -> anyhow::Result<dlmdb::Database> {
+    use anyhow::Context;
+    txn.open_db(name)
+        .context("cannot open")
+        .context(InDatabase::of(name))
+}
+
+/// The named databases of `txn`; a failure is marked as the main database's.
+pub fn db_names(txn: &dlmdb::RoTxn<'_>) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context;
+    txn.db_names()
+        .context("listing named databases")
+        .context(InDatabase::of(None))
+}
+
 impl fmt::Display for InDatabase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {

@@ -56,10 +56,7 @@ pub fn get(opts: &GetArgs, layout: LayoutChoice) -> Result<(GetReport, Vec<Vec<u
     let env = open_env(&opts.db.path, layout)?.env;
     let txn = env.read_txn()?;
     let name = opts.db.subdb.as_deref();
-    let db = txn
-        .open_db(name)
-        .context("cannot open")
-        .context(InDatabase::of(name))?;
+    let db = crate::error::open_db(&txn, name)?;
     let dupsort = txn.db_flags(db)?.contains(DatabaseFlags::DUP_SORT);
     let mut values = Vec::new();
     let mut cur = txn.cursor(db)?;

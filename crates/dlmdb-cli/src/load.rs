@@ -883,12 +883,7 @@ fn open_existing(opts: &LoadOptions, map_size: u64) -> Result<Env> {
             LayoutChoice::Lmdb => flags |= EnvFlags::FORMAT_LMDB,
             LayoutChoice::Auto => {}
         },
-        _ => {
-            return Err(fail(
-                Kind::NotAStore,
-                format!("{} is not an LMDB/DLMDB data file", data_file.display()),
-            ))
-        }
+        _ => return Err(crate::store::not_a_store(&data_file)),
     }
     let mut env = Env::builder()
         .flags(flags)

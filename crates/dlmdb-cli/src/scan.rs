@@ -122,7 +122,7 @@ pub fn run(a: ScanArgs, layout: LayoutChoice) -> Result<()> {
     let txn = env.read_txn()?;
     let name = a.db.subdb.as_deref();
     let in_db = || InDatabase::of(name);
-    let db = txn.open_db(name).context("cannot open").context(in_db())?;
+    let db = crate::error::open_db(&txn, name)?;
     let flags = txn.db_flags(db)?;
     let dupsort = flags.contains(DatabaseFlags::DUP_SORT);
     let prefix = a

@@ -305,10 +305,7 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
     let databases = &mut report.databases;
     match &opts.subdb {
         Some(name) => {
-            let db = txn
-                .open_db(Some(name))
-                .context("cannot open")
-                .context(InDatabase::of(Some(name)))?;
+            let db = crate::error::open_db(&txn, Some(name))?;
             databases.push(
                 db_section(&txn, Some(name.clone()), db, opts.pages)
                     .context(InDatabase::of(Some(name)))?,
@@ -318,15 +315,9 @@ pub fn collect(opts: &StatOptions) -> Result<StatReport> {
             let main = txn.open_db(None).context(InDatabase::of(None))?;
             databases.push(db_section(&txn, None, main, opts.pages).context(InDatabase::of(None))?);
             if opts.all {
-                let names = txn
-                    .db_names()
-                    .context("listing named databases")
-                    .context(InDatabase::of(None))?;
+                let names = crate::error::db_names(&txn)?;
                 for name in names {
-                    let db = txn
-                        .open_db(Some(&name))
-                        .context("cannot open")
-                        .context(InDatabase::of(Some(&name)))?;
+                    let db = crate::error::open_db(&txn, Some(&name))?;
                     databases.push(
                         db_section(&txn, Some(name.clone()), db, opts.pages)
                             .context(InDatabase::of(Some(&name)))?,
@@ -405,24 +396,17 @@ fn size_note(human: bool, bytes: u64) -> String {
 fn stat_lines(out: &mut String, s: &Stat, human: bool) {
     let page = u64::from(s.page_size);
     let _ = writeln!(out, "  Tree depth: {}", s.depth);
-    let _ = writeln!(
-        out,
-        "  Branch pages: {}{}",
-        s.branch_pages,
-        size_note(human, s.branch_pages * page)
-    );
-    let _ = writeln!(
-        out,
-        "  Leaf pages: {}{}",
-        s.leaf_pages,
-        size_note(human, s.leaf_pages * page)
-    );
-    let _ = writeln!(
-        out,
-        "  Overflow pages: {}{}",
-        s.overflow_pages,
-        size_note(human, s.overflow_pages * page)
-    );
+    for (what, pages) in [
+        ("Branch", s.branch_pages),
+        ("Leaf", s.leaf_pages),
+        ("Overflow", s.overflow_pages),
+    ] {
+        let _ = writeln!(
+            out,
+            "  {what} pages: {pages}{}",
+            size_note(human, pages * page)
+        );
+    }
     let _ = writeln!(out, "  Entries: {}", s.entries);
 }
 

@@ -190,12 +190,7 @@ pub fn open_rw(path: &Path, choice: crate::stat::LayoutChoice, max_dbs: u32) -> 
                 flags |= EnvFlags::FORMAT_DLMDB_V1;
             }
         }
-        _ => {
-            return Err(fail(
-                Kind::NotAStore,
-                format!("{} is not an LMDB/DLMDB data file", data_file.display()),
-            ))
-        }
+        _ => return Err(not_a_store(&data_file)),
     }
     use anyhow::Context;
     dlmdb::Env::builder()
@@ -203,4 +198,12 @@ pub fn open_rw(path: &Path, choice: crate::stat::LayoutChoice, max_dbs: u32) -> 
         .max_dbs(max_dbs)
         .open(path)
         .context("cannot open the store for writing")
+}
+
+/// The error for a data file whose data version is neither 1 nor 2.
+pub fn not_a_store(data_file: &Path) -> anyhow::Error {
+    fail(
+        Kind::NotAStore,
+        format!("{} is not an LMDB/DLMDB data file", data_file.display()),
+    )
 }

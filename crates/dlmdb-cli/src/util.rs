@@ -189,16 +189,21 @@ pub fn encode_into(out: &mut Vec<u8>, bytes: &[u8], format: OutputFormat) {
 }
 
 /// A key or value given on the command line: hex digits with `hex`, else
-/// the argument's bytes as they are (as `count` and `rank` take them).
-pub fn parse_arg(s: &str, hex: bool) -> anyhow::Result<Vec<u8>> {
-    if !hex {
-        return Ok(s.as_bytes().to_vec());
-    }
+/// the argument's bytes as they are.
+pub fn arg_bytes(s: &str, hex: bool) -> Result<Vec<u8>, DecodeError> {
     let mut v = Vec::new();
-    hex_decode_into(&mut v, s.as_bytes(), 1).map_err(|e| {
-        crate::error::fail(crate::error::Kind::Usage, format!("argument {s:?}: {e}"))
-    })?;
+    if hex {
+        hex_decode_into(&mut v, s.as_bytes(), 1)?;
+    } else {
+        v.extend_from_slice(s.as_bytes());
+    }
     Ok(v)
+}
+
+/// [`arg_bytes`], a bad hex argument being a usage error.
+pub fn parse_arg(s: &str, hex: bool) -> anyhow::Result<Vec<u8>> {
+    arg_bytes(s, hex)
+        .map_err(|e| crate::error::fail(crate::error::Kind::Usage, format!("argument {s:?}: {e}")))
 }
 
 /// The store and database a command reads (`PATH`, `-s NAME`).

@@ -585,22 +585,14 @@ impl App {
 
     /// Free list and reader table of this transaction.
     fn refresh_lists(&mut self, view: &View<'_>) {
-        match view.free_records() {
-            Ok(r) => {
-                self.free_list.records = r;
-                self.free_list.error = None;
-            }
-            Err(e) => self.free_list.error = Some(format!("{e:#}")),
-        }
-        let n = self.free_list.records.len();
-        self.free_list.sel = self.free_list.sel.min(n.saturating_sub(1));
-        match view.readers() {
-            Ok(r) => {
-                self.readers.slots = r;
-                self.readers.error = None;
-            }
-            Err(e) => self.readers.error = Some(format!("{e:#}")),
-        }
+        let fl = &mut self.free_list;
+        loaded_or_error(view.free_records(), &mut fl.records, &mut fl.error);
+        fl.sel = fl.sel.min(fl.records.len().saturating_sub(1));
+        loaded_or_error(
+            view.readers(),
+            &mut self.readers.slots,
+            &mut self.readers.error,
+        );
         let n = self.readers.slots.as_ref().map_or(0, Vec::len);
         self.readers.sel = self.readers.sel.min(n.saturating_sub(1));
     }
@@ -1080,5 +1072,17 @@ impl App {
                 self.browser.pending = Some(Nav::Reload);
             }
         }
+    }
+}
+
+/// A freshly read list replaces the shown one and clears its error; a
+/// failed read keeps the last good list on screen with the error beside it.
+fn loaded_or_error<T>(r: anyhow::Result<T>, shown: &mut T, error: &mut Option<String>) {
+    match r {
+        Ok(v) => {
+            *shown = v;
+            *error = None;
+        }
+        Err(e) => *error = Some(format!("{e:#}")),
     }
 }

@@ -522,8 +522,9 @@ impl<'e> View<'e> {
         } else {
             match self.env.reader_list() {
                 Ok(text) => {
-                    let (h, r) = count_readers(&text);
-                    (Some(h), Some(r))
+                    let slots = crate::pages::parse_readers(&text);
+                    let reading = slots.iter().filter(|s| s.txnid.is_some()).count();
+                    (Some(slots.len() as u32), Some(reading as u32))
                 }
                 Err(_) => (None, None),
             }
@@ -1155,37 +1156,9 @@ fn leaves_with_attachments(pages: &[PageInfo]) -> Vec<(&PageInfo, Vec<Attach>)> 
     leaves
 }
 
-/// (slots held, slots inside a read txn) from `mdb_reader_list` text.
-fn count_readers(text: &str) -> (u32, u32) {
-    let mut held = 0;
-    let mut reading = 0;
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() == 3 && f[0].parse::<i64>().is_ok() {
-            held += 1;
-            if f[2] != "-" {
-                reading += 1;
-            }
-        }
-    }
-    (held, reading)
-}
-
 pub fn display_name(name: &DbName) -> String {
     match name {
         None => "(main)".to_string(),
         Some(n) => format!("{n:?}"),
-    }
-}
-
-#[cfg(test)]
-mod unit {
-    use super::*;
-
-    #[test]
-    fn reader_lines() {
-        let t = "    pid     thread     txnid\n      123 7f00 -\n      124 7f01 55\n";
-        assert_eq!(count_readers(t), (2, 1));
-        assert_eq!(count_readers("(no active readers)\n"), (0, 0));
     }
 }
