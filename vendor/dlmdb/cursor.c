@@ -437,20 +437,24 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 /*
  * DL_SCAN_PREFETCH 1 (the default): a scan (over plain or compressed
  * leaves) fetches the leaf it will reach next while it walks the current
- * one, two lines per step, and
- * overflow runs DL_SCAN_RUNS_AHEAD entries ahead.  0: only the next
- * leaf's first lines on a leaf change and the next run (a build switch,
- * -DDL_SCAN_PREFETCH=0, to compare the two on a clock).
+ * one, two lines per step.  0: only the next leaf's first lines on a leaf
+ * change (a build switch, -DDL_SCAN_PREFETCH=0, to compare the two on a
+ * clock).
+ *
+ * DL_SCAN_RUNS_AHEAD N > 0: a step onto an overflow value also fetches
+ * the first line of the run N entries on (dl_step_big); 0 (the default):
+ * none.  Timed on scans of 8 KiB values (BENCHMARKS.md), with N = 8 a
+ * step was about 6% faster in a 3,000-page store but 10-15% slower in
+ * stores of 12,000 and 30,000 pages, more than the second-level TLB
+ * holds, warm or cold; N = 1 was no better there.  Choosing by the
+ * snapshot's page count added 5 instructions a step and kept little of
+ * the small store's gain.
  */
 #ifndef DL_SCAN_PREFETCH
 #define DL_SCAN_PREFETCH 1
 #endif
 #ifndef DL_SCAN_RUNS_AHEAD
-#if DL_SCAN_PREFETCH
-#define DL_SCAN_RUNS_AHEAD	8
-#else
-#define DL_SCAN_RUNS_AHEAD	1
-#endif
+#define DL_SCAN_RUNS_AHEAD	0
 #endif
 
 /*
@@ -502,19 +506,18 @@ static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB
 		dl_big_value(txn, env, node, (const char *)mc->pg[mc->top] + env->psize);
 	if (!dptr)
 		return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
-	/* A scan over overflow values reads a run per step, each on pages of
-	 * its own, where the hardware prefetchers do not follow.  A store
-	 * loaded in key order keeps the runs of neighbouring entries next to
-	 * each other in the file, so the first line of the run
-	 * DL_SCAN_RUNS_AHEAD entries on (back: before, if the runs between
-	 * are as long as this) is fetched now: a step takes less than a miss
-	 * to memory, so a run fetched one step ahead would still be on its
-	 * way.  This also starts the walk of the page tables for it.  Only a
-	 * guess: the address is never read, and a prefetch never faults. */
+#if DL_SCAN_RUNS_AHEAD
+	/* Each run starts on a page of its own, where the hardware
+	 * prefetchers do not follow; a store loaded in key order keeps the
+	 * runs of neighbouring entries next to each other in the file, so
+	 * the run DL_SCAN_RUNS_AHEAD entries on (back: before, if the runs
+	 * between are as long as this) is a guess at what the scan reads
+	 * next.  The address is never read, and a prefetch never faults. */
 	uintptr_t omp = (uintptr_t)(dptr - PAGEHDRSZ);
 	size_t run = (size_t)((const MDB_page *)omp)->mp_u.pages * env->psize;
 	run *= DL_SCAN_RUNS_AHEAD;
 	__builtin_prefetch((const void *)(back ? omp - run : omp + run));
+#endif
 	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
 }
 
