@@ -507,7 +507,11 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + h + h2]);
 		}
 #else
-		if (pf && l1 > 1) {
+		/* Also when l1 == 1: both indexes are still in the range
+		 * and name this probe's node or the next probe's, and a
+		 * test of l1 would be one more loop exit for the branch
+		 * predictor to miss. */
+		if (pf) {
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (l1 >> 1)]);
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + (l1 >> 1)]);
 		}
@@ -929,13 +933,17 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 		else if ((rc = dl_branch_search(env, mp, s, &idx)))
 			return rc;
 		MDB_node *node = NODEPTR(mp, idx);
-		/* A key search settles on node 0 or on a node it probed.
-		 * Except under LEXW and LEXL (which bound only the first 8 key bytes
-		 * of most probes), every probe bounds the node's header and
-		 * key as dl_node_check does: only the others need the check. */
-		if ((how != DL_PS_KEY || idx == 0 || s->part) &&
-		    (rc = dl_node_check(env, mp, node, 0)))
-			return rc;
+		/* A key search settles on node 0 or on a node it probed, and
+		 * every probe bounds the node as dl_node_check does, but
+		 * under LEXW and LEXL only the key's first 8 bytes: there the
+		 * key's end is the one bound left to check. */
+		if (how != DL_PS_KEY || idx == 0) {
+			if ((rc = dl_node_check(env, mp, node, 0)))
+				return rc;
+		} else if (s->part && (size_t)((char *)node - (char *)mp) + NODEKOFF(mp) +
+		    node->mn_ksize > env->psize) {
+			return MDB_CORRUPTED;
+		}
 		mc->ki[level] = (indx_t)idx;
 		if (++level >= DL_MAXDEPTH)
 			return MDB_CURSOR_FULL;

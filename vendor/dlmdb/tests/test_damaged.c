@@ -326,6 +326,70 @@ static void test_rank_with_branch_pointer_past_page(void)
 	mdb_env_close(env);
 }
 
+/* 48-byte key i: "k%06d" and 'x' bytes, so keys differ in their first 8. */
+static MDB_val long_key(char *kb, int i)
+{
+	memset(kb, 'x', 48);
+	char head[8];
+	snprintf(head, sizeof head, "k%06d", i);
+	memcpy(kb, head, 7);
+	return (MDB_val){ 48, kb };
+}
+
+/*
+ * A branch node whose key size runs past its page, in a tree of 48-byte
+ * keys: the search compares only the first 8 key bytes of the nodes it
+ * probes, so a lookup that settles on that node without a tie must still
+ * find the key's end outside the page and report MDB_CORRUPTED.
+ */
+static void test_branch_key_past_page_long_keys(void)
+{
+	const char *path = t_path("s.mdb");
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 16u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	char kb[48];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "d", MDB_CREATE, &dbi));
+	for (int i = 0; i < 400; i++) {
+		MDB_val k = long_key(kb, i), v = t_val("value");
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	long pg = find_page(file, size, F_BRANCH);
+	REQUIRE(pg >= 2);
+	uint16_t lower, off;
+	memcpy(&lower, file + pg * PS + 12, 2);
+	REQUIRE((lower - 16) / 2 > 3);
+	memcpy(&off, file + pg * PS + 16 + 2 * 2, 2);
+	free(file);
+	uint16_t ksize = PS;	/* node 2's key size: past the page */
+	REQUIRE_OK(t_patch_file(path, pg * PS + off + 6, &ksize, 2));
+
+	env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	int bad = 0;
+	for (int i = 0; i < 400; i++) {
+		MDB_val k = long_key(kb, i), v;
+		int rc = mdb_get(txn, dbi, &k, &v);
+		if (rc == MDB_CORRUPTED)
+			bad++;
+		else
+			CHECK(rc == 0);
+	}
+	/* Every key of node 2's child; more than the one equal to its key,
+	 * which the search compares in full. */
+	CHECK(bad > 1);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
 struct walk_seen {
 	long damaged;	/* page number that must not be reported */
 	int reported;
@@ -635,6 +699,7 @@ int main(void)
 	RUN(test_list_dup_sound);
 	RUN(test_get_rank_counts_disagree);
 	RUN(test_rank_with_branch_pointer_past_page);
+	RUN(test_branch_key_past_page_long_keys);
 	RUN(test_page_walk_damaged_counted_branch);
 	RUN(test_compact_copy_refuses_bad_counts);
 	RUN(test_compact_copy_refuses_bad_record);
