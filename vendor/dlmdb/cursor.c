@@ -751,8 +751,9 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
 	MDB_txn *txn = mc->txn;
+	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
 	if ((pfx && (cf & C_RESEEK)) || !dl_pos_steps_plainly(mc) ||
-	    (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
+	    (txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
 		goto general;
@@ -777,8 +778,11 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 			goto general;
 		return back ? dl_leaf_prev(mc, key, data) : dl_leaf_next(mc, key, data);
 	}
-	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) != P_LEAF)
-		goto general;
+	/* No test of the page's flags: every page is checked to be a plain
+	 * leaf (dl_page_check, dl_leaf2_check, dl_step_leaf) before it
+	 * becomes the top of a non-DUPSORT cursor's stack, and in this txn
+	 * only the engine itself changes it. */
+	DL_ASSERT((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) == P_LEAF);
 	/* The checks of dl_node_check, against the page's end: separate
 	 * branches (all predicted) need fewer registers than one test. */
 	size_t off = *(const indx_t *)((const char *)mp + pofs);
@@ -806,13 +810,8 @@ general:
 	return dl_cursor_get_slow(mc, key, data, op);
 }
 
-/* The two directions, out of line: mdb_cursor_get then only dispatches
- * (tail calls), and needs no frame either. */
-static __attribute__((noinline)) int dl_step_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
-{
-	return dl_step_fast(mc, key, data, 0, 0);
-}
-
+/* Back, out of line: mdb_cursor_get holds the forward step itself (one
+ * jump less per step of a forward scan) and only dispatches the rest. */
 static __attribute__((noinline)) int dl_step_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
 	return dl_step_fast(mc, key, data, 1, 0);
@@ -1044,7 +1043,7 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 	if (!mc)
 		return EINVAL;
 	if (op == MDB_NEXT)
-		return dl_step_next(mc, key, data);
+		return dl_step_fast(mc, key, data, 0, 0);
 	if (op == MDB_PREV)
 		return dl_step_prev(mc, key, data);
 	return dl_cursor_get_slow(mc, key, data, op);

@@ -283,6 +283,7 @@ struct MDB_env {
 #define TXN_NEWDBI	0x100	/* opened a handle (read txns: close it at reset/abort) */
 #define TXN_SNAPOK	0x200	/* read txn: DB table is a validated copy of snapshot txnid */
 #define TXN_MAPREAD	0x400	/* dl_page_get leaves spilled pages in the map (spill.c) */
+#define TXN_HASCHILD	0x800	/* child != NULL, as a flag: one test covers every state that blocks use */
 
 struct MDB_txn {
 	MDB_env	*env;
