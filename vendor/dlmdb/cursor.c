@@ -433,6 +433,8 @@ static inline int dl_txn_usable(MDB_txn *txn)
 static int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_pf_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 
 /*
  * DL_SCAN_PREFETCH 1 (the default): a scan (over plain or compressed
@@ -444,6 +446,17 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
  */
 #ifndef DL_SCAN_PREFETCH
 #define DL_SCAN_PREFETCH 1
+#endif
+/*
+ * The progressive half of that (dl_step_pf) only pays on a tree larger
+ * than the caches, and costs every step of a scan three instructions: a
+ * plain tree of fewer than DL_SCAN_PF_LEAVES leaves goes without it (the
+ * next leaf's first lines are still fetched on each leaf change).  A
+ * build switch to time the two: -DDL_SCAN_PF_LEAVES=0 prefetches in every
+ * tree.
+ */
+#ifndef DL_SCAN_PF_LEAVES
+#define DL_SCAN_PF_LEAVES	1024
 #endif
 #ifndef DL_SCAN_RUNS_AHEAD
 #if DL_SCAN_PREFETCH
@@ -665,7 +678,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	int top = mc->top;
 	/* Back, the general path leaves the leaf only from its first entry. */
 	if (top < 1 || txn->dirty.count || txn->parent || txn->spilled.count ||
-	    (back && mc->ki[top]))
+	    (back && mc->ki[top]) || env->interrupted)
 		goto general;
 	MDB_page *parent = mc->pg[top - 1];
 	unsigned pi = mc->ki[top - 1];
@@ -706,6 +719,10 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 #if DL_SCAN_PREFETCH
 	mc->pfd = np ? (intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);
+	if (mc->db->md_leaf_pages >= DL_SCAN_PF_LEAVES)
+		mc->flags |= C_SCANPF;
+	else
+		mc->flags &= ~C_SCANPF;
 #else
 	(void)np;
 #endif
@@ -742,12 +759,16 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * cursor's flags covers both.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, int back, int pfx)
+	MDB_val *data, int back, int pfx, int pf)
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	unsigned cf = mc->flags;
-	if (!pfx && (cf & (C_PREFIX | C_RESEEK)))
-		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
+	if (!pfx && (cf & (C_PREFIX | C_RESEEK | (pf ? 0 : C_SCANPF)))) {
+		if (cf & (C_PREFIX | C_RESEEK))
+			return back ? dl_step_pfx_prev(mc, key, data) :
+				dl_step_pfx_next(mc, key, data);
+		return back ? dl_step_pf_prev(mc, key, data) : dl_step_pf_next(mc, key, data);
+	}
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
 	MDB_txn *txn = mc->txn;
@@ -758,8 +779,6 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	    (mc->db->md_flags & MDB_DUPSORT))
 		goto general;
 	MDB_env *env = txn->env;
-	if (env->interrupted)
-		goto general;
 	MDB_page *mp = mc->pg[mc->top];
 	indx_t *kp = &mc->ki[mc->top];
 	/* Where the pointer of the entry to go to lies: the entry exists
@@ -794,18 +813,37 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 		goto general;
 	if ((const char *)node + NODESZ > end)
 		goto general;
-	dl_step_pf(mc, node);
+	if (pf)
+		dl_step_pf(mc, node);
+	/* Tested this late, not with the txn's state: the zero it reads is
+	 * then not kept in a register (for the result) across the checks
+	 * above.  The leaf step tests it for itself. */
+	if (env->interrupted)
+		goto general;
 	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
 	if (pfx && i > 0 && key)
 		return dl_step_pfx_entry(mc, key, data, node, i, op);
 	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0))
 		return back ? dl_big_prev(mc, key, data, node, i) :
 			dl_big_next(mc, key, data, node, i);
+	/* The cursor moves before the value's bound is checked: neither its
+	 * top nor the index then needs a register past here.  A value that
+	 * overruns its page can only be damage, which the general path's
+	 * read of the current entry reports as the step would have. */
+	*kp = (indx_t)i;
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
 	if (dptr + NODEDSZ(node) > end)
-		goto general;
-	return dl_step_set(kp, key, data, node, i, dptr);
+		return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
+	if (key) {
+		key->mv_size = ks;
+		key->mv_data = node->mn_data;
+	}
+	if (data) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = dptr;
+	}
+	return 0;
 general:
 	return dl_cursor_get_slow(mc, key, data, op);
 }
@@ -814,19 +852,32 @@ general:
  * jump less per step of a forward scan) and only dispatches the rest. */
 static __attribute__((noinline)) int dl_step_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 1, 0);
+	return dl_step_fast(mc, key, data, 1, 0, 0);
+}
+
+/* The plain instances for trees large enough to prefetch in (C_SCANPF). */
+static __attribute__((noinline)) int dl_step_pf_next(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 0, 0, 1);
+}
+
+static __attribute__((noinline)) int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 1, 0, 1);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 0, 1);
+	return dl_step_fast(mc, key, data, 0, 1, 1);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 1, 1);
+	return dl_step_fast(mc, key, data, 1, 1, 1);
 }
 
 /* NEXT, NEXT_DUP, NEXT_NODUP on a plain (not DUPSORT) DB, outside the
@@ -1043,7 +1094,7 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 	if (!mc)
 		return EINVAL;
 	if (op == MDB_NEXT)
-		return dl_step_fast(mc, key, data, 0, 0);
+		return dl_step_fast(mc, key, data, 0, 0, 0);
 	if (op == MDB_PREV)
 		return dl_step_prev(mc, key, data);
 	return dl_cursor_get_slow(mc, key, data, op);

@@ -330,6 +330,7 @@ struct MDB_txn {
 #define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
 #define C_WRITE		0x20	/* belongs to a write txn */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
+#define C_SCANPF	0x100	/* plain scan steps prefetch the next leaf (cursor.c, dl_step_leaf) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
 
 /*
