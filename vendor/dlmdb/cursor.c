@@ -435,6 +435,8 @@ static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pf_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_other_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_other_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 
 /*
  * DL_SCAN_PREFETCH 1 (the default): a scan (over plain or compressed
@@ -471,14 +473,23 @@ static int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
  * step: in the page, or in an overflow run of a snapshot page; NULL when
  * the general path must decide.
  */
-static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, MDB_env *env,
+static __attribute__((noinline)) char *dl_big_value_call(MDB_txn *txn, MDB_env *env,
 	MDB_node *node, const char *end)
+{
+	return dl_big_value(txn, env, node, end);
+}
+
+/* big_call: the overflow case out of line (the leaf step, whose registers
+ * it would cost a stack of spills). */
+static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, MDB_env *env,
+	MDB_node *node, const char *end, int big_call)
 {
 	unsigned nf = node->mn_flags;
 	if (nf & F_DUPDATA)
 		return NULL;
 	if (nf & F_BIGDATA)
-		return dl_big_value(txn, env, node, end);
+		return big_call ? dl_big_value_call(txn, env, node, end) :
+			dl_big_value(txn, env, node, end);
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
 	return dptr + NODEDSZ(node) > end ? NULL : dptr;
@@ -555,7 +566,7 @@ static __attribute__((noinline)) int dl_step_pfx_slow(MDB_cursor *mc, MDB_val *k
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top];
-	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize);
+	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize, 0);
 	if (!dptr || dl_pfx_cursor_key(mc, mp, i, node, key))
 		return dl_cursor_get_slow(mc, key, data, op);
 	mc->ki[mc->top] = (indx_t)i;
@@ -709,7 +720,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	if ((off & 1) | (off < MP_LOWER(mp)) | (off + NODESZ > psize))
 		goto general;
 	node = (MDB_node *)((char *)mp + off);
-	char *dptr = dl_step_value(txn, env, node, (const char *)mp + psize);
+	char *dptr = dl_step_value(txn, env, node, (const char *)mp + psize, 1);
 	if (!dptr)
 		goto general;
 	mc->ki[top - 1] = (indx_t)pi;
@@ -763,12 +774,11 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	unsigned cf = mc->flags;
-	if (!pfx && (cf & (C_PREFIX | C_RESEEK | (pf ? 0 : C_SCANPF)))) {
-		if (cf & (C_PREFIX | C_RESEEK))
-			return back ? dl_step_pfx_prev(mc, key, data) :
-				dl_step_pfx_next(mc, key, data);
-		return back ? dl_step_pf_prev(mc, key, data) : dl_step_pf_next(mc, key, data);
-	}
+	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF)))
+		return back ? dl_step_other_prev(mc, key, data) :
+			dl_step_other_next(mc, key, data);
+	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK)))
+		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
 	MDB_txn *txn = mc->txn;
@@ -807,7 +817,10 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	size_t off = *(const indx_t *)((const char *)mp + pofs);
 	const char *end = (const char *)mp + env->psize;
 	MDB_node *node = (MDB_node *)((char *)mp + off);
-	if (off & 1)
+	/* off & 1, read off the node's address (a page is at least
+	 * 2-aligned): GCC tests that without a copy, one register less. */
+	DL_ASSERT(!((uintptr_t)mp & 1));
+	if ((uintptr_t)node & 1)
 		goto general;	/* the general path reports it */
 	if (off < lower)
 		goto general;
@@ -855,7 +868,8 @@ static __attribute__((noinline)) int dl_step_prev(MDB_cursor *mc, MDB_val *key, 
 	return dl_step_fast(mc, key, data, 1, 0, 0);
 }
 
-/* The plain instances for trees large enough to prefetch in (C_SCANPF). */
+/* The plain instances for trees large enough to prefetch in (C_SCANPF);
+ * they pass compressed trees and cursors to be re-found on. */
 static __attribute__((noinline)) int dl_step_pf_next(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
@@ -866,6 +880,24 @@ static __attribute__((noinline)) int dl_step_pf_prev(MDB_cursor *mc, MDB_val *ke
 	MDB_val *data)
 {
 	return dl_step_fast(mc, key, data, 1, 0, 1);
+}
+
+/* Where the small-tree instances send every other cursor: one test of its
+ * flags there covers the three cases. */
+static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	if (mc->flags & (C_PREFIX | C_RESEEK))
+		return dl_step_pfx_next(mc, key, data);
+	return dl_step_pf_next(mc, key, data);
+}
+
+static __attribute__((noinline)) int dl_step_other_prev(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	if (mc->flags & (C_PREFIX | C_RESEEK))
+		return dl_step_pfx_prev(mc, key, data);
+	return dl_step_pf_prev(mc, key, data);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key,
