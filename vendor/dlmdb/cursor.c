@@ -730,7 +730,9 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 #if DL_SCAN_PREFETCH
 	mc->pfd = np ? (intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);
-	if (mc->db->md_leaf_pages >= DL_SCAN_PF_LEAVES)
+	/* At least DL_SCAN_PF_LEAVES, written so that 0 builds without a
+	 * warning. */
+	if (mc->db->md_leaf_pages + 1 > DL_SCAN_PF_LEAVES)
 		mc->flags |= C_SCANPF;
 	else
 		mc->flags &= ~C_SCANPF;
@@ -760,14 +762,16 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * copy); a leaf's edge is left by dl_step_leaf (the prefix instance only
  * forward).  Whatever this step does not decide (a compressed leaf's edge
  * going back, damaged or undecodable node, overflow value in a txn with
- * dirty pages, unusual cursor or txn state) goes to the general path
- * before anything changed; overflow values and compressed keys are
- * finished by dl_step_big and dl_step_pfx_entry.  Every exit is a return
- * or a tail call, so the plain case needs almost no stack frame (two saved
- * registers: saving more cost a scan step as much as its checks).  pfx:
- * the instance for prefix-compressed trees; the plain instance passes it
- * those and cursors to be re-found (C_RESEEK), so that one test of the
- * cursor's flags covers both.
+ * dirty pages, unusual cursor or txn state, an interrupt) goes to the
+ * general path before anything changed, except a value that overruns its
+ * page, found once the cursor moved: the general path's read of the
+ * current entry reports that.  Overflow values and compressed keys are
+ * finished by dl_step_big and dl_step_pfx_entry.  Every exit is a
+ * return or a tail call, so the plain case needs almost no stack frame
+ * (one saved register).  pfx: the instance for prefix-compressed trees;
+ * pf: the instance that prefetches the next leaf (C_SCANPF, large trees).
+ * The small-tree plain instance passes all others on (and cursors to be
+ * re-found, C_RESEEK) with one test of the cursor's flags.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, int back, int pfx, int pf)
