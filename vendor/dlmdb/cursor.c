@@ -730,9 +730,11 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 #if DL_SCAN_PREFETCH
 	mc->pfd = np ? (intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);
-	/* At least DL_SCAN_PF_LEAVES, written so that 0 builds without a
-	 * warning. */
-	if (mc->db->md_leaf_pages + 1 > DL_SCAN_PF_LEAVES)
+#if DL_SCAN_PF_LEAVES
+	if (mc->db->md_leaf_pages >= DL_SCAN_PF_LEAVES)
+#else
+	if (1)
+#endif
 		mc->flags |= C_SCANPF;
 	else
 		mc->flags &= ~C_SCANPF;
