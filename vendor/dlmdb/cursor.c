@@ -433,6 +433,10 @@ static inline int dl_txn_usable(MDB_txn *txn)
 static int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_pf_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_other_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int dl_step_other_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 
 /*
  * DL_SCAN_PREFETCH 1 (the default): a scan (over plain or compressed
@@ -453,6 +457,17 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 #ifndef DL_SCAN_PREFETCH
 #define DL_SCAN_PREFETCH 1
 #endif
+/*
+ * The progressive half of that (dl_step_pf) only pays on a tree larger
+ * than the caches, and costs every step of a scan three instructions: a
+ * plain tree of fewer than DL_SCAN_PF_LEAVES leaves goes without it (the
+ * next leaf's first lines are still fetched on each leaf change).  A
+ * build switch to time the two: -DDL_SCAN_PF_LEAVES=0 prefetches in every
+ * tree.
+ */
+#ifndef DL_SCAN_PF_LEAVES
+#define DL_SCAN_PF_LEAVES	1024
+#endif
 #ifndef DL_SCAN_RUNS_AHEAD
 #define DL_SCAN_RUNS_AHEAD	0
 #endif
@@ -462,14 +477,23 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
  * step: in the page, or in an overflow run of a snapshot page; NULL when
  * the general path must decide.
  */
-static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, MDB_env *env,
+static __attribute__((noinline)) char *dl_big_value_call(MDB_txn *txn, MDB_env *env,
 	MDB_node *node, const char *end)
+{
+	return dl_big_value(txn, env, node, end);
+}
+
+/* big_call: the overflow case out of line (the leaf step, whose registers
+ * it would cost a stack of spills). */
+static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, MDB_env *env,
+	MDB_node *node, const char *end, int big_call)
 {
 	unsigned nf = node->mn_flags;
 	if (nf & F_DUPDATA)
 		return NULL;
 	if (nf & F_BIGDATA)
-		return dl_big_value(txn, env, node, end);
+		return big_call ? dl_big_value_call(txn, env, node, end) :
+			dl_big_value(txn, env, node, end);
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
 	return dptr + NODEDSZ(node) > end ? NULL : dptr;
@@ -545,7 +569,7 @@ static __attribute__((noinline)) int dl_step_pfx_slow(MDB_cursor *mc, MDB_val *k
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
 	MDB_page *mp = mc->pg[mc->top];
-	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize);
+	char *dptr = dl_step_value(txn, env, node, (const char *)mp + env->psize, 0);
 	if (!dptr || dl_pfx_cursor_key(mc, mp, i, node, key))
 		return dl_cursor_get_slow(mc, key, data, op);
 	mc->ki[mc->top] = (indx_t)i;
@@ -668,7 +692,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	int top = mc->top;
 	/* Back, the general path leaves the leaf only from its first entry. */
 	if (top < 1 || txn->dirty.count || txn->parent || txn->spilled.count ||
-	    (back && mc->ki[top]))
+	    (back && mc->ki[top]) || env->interrupted)
 		goto general;
 	MDB_page *parent = mc->pg[top - 1];
 	unsigned pi = mc->ki[top - 1];
@@ -699,7 +723,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	if ((off & 1) | (off < MP_LOWER(mp)) | (off + NODESZ > psize))
 		goto general;
 	node = (MDB_node *)((char *)mp + off);
-	char *dptr = dl_step_value(txn, env, node, (const char *)mp + psize);
+	char *dptr = dl_step_value(txn, env, node, (const char *)mp + psize, 1);
 	if (!dptr)
 		goto general;
 	mc->ki[top - 1] = (indx_t)pi;
@@ -709,6 +733,14 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 #if DL_SCAN_PREFETCH
 	mc->pfd = np ? (intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);
+#if DL_SCAN_PF_LEAVES
+	if (mc->db->md_leaf_pages >= DL_SCAN_PF_LEAVES)
+#else
+	if (1)
+#endif
+		mc->flags |= C_SCANPF;
+	else
+		mc->flags &= ~C_SCANPF;
 #else
 	(void)np;
 #endif
@@ -735,33 +767,37 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * copy); a leaf's edge is left by dl_step_leaf (the prefix instance only
  * forward).  Whatever this step does not decide (a compressed leaf's edge
  * going back, damaged or undecodable node, overflow value in a txn with
- * dirty pages, unusual cursor or txn state) goes to the general path
- * before anything changed; overflow values and compressed keys are
- * finished by dl_step_big and dl_step_pfx_entry.  Every exit is a return
- * or a tail call, so the plain case needs almost no stack frame (two saved
- * registers: saving more cost a scan step as much as its checks).  pfx:
- * the instance for prefix-compressed trees; the plain instance passes it
- * those and cursors to be re-found (C_RESEEK), so that one test of the
- * cursor's flags covers both.
+ * dirty pages, unusual cursor or txn state, an interrupt) goes to the
+ * general path before anything changed, except a value that overruns its
+ * page, found once the cursor moved: the general path's read of the
+ * current entry reports that.  Overflow values and compressed keys are
+ * finished by dl_step_big and dl_step_pfx_entry.  Every exit is a
+ * return or a tail call, so the plain case needs almost no stack frame
+ * (one saved register).  pfx: the instance for prefix-compressed trees;
+ * pf: the instance that prefetches the next leaf (C_SCANPF, large trees).
+ * The small-tree plain instance passes all others on (and cursors to be
+ * re-found, C_RESEEK) with one test of the cursor's flags.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, int back, int pfx)
+	MDB_val *data, int back, int pfx, int pf)
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	unsigned cf = mc->flags;
-	if (!pfx && (cf & (C_PREFIX | C_RESEEK)))
+	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF)))
+		return back ? dl_step_other_prev(mc, key, data) :
+			dl_step_other_next(mc, key, data);
+	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK)))
 		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
 	MDB_txn *txn = mc->txn;
+	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
 	if ((pfx && (cf & C_RESEEK)) || !dl_pos_steps_plainly(mc) ||
-	    (txn->flags & (TXN_ERROR | TXN_FINISHED)) || txn->child ||
+	    (txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) ||
 	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
 	    (mc->db->md_flags & MDB_DUPSORT))
 		goto general;
 	MDB_env *env = txn->env;
-	if (env->interrupted)
-		goto general;
 	MDB_page *mp = mc->pg[mc->top];
 	indx_t *kp = &mc->ki[mc->top];
 	/* Where the pointer of the entry to go to lies: the entry exists
@@ -780,57 +816,109 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 			goto general;
 		return back ? dl_leaf_prev(mc, key, data) : dl_leaf_next(mc, key, data);
 	}
-	if ((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) != P_LEAF)
-		goto general;
+	/* No test of the page's flags: every page is checked to be a plain
+	 * leaf (dl_page_check, dl_leaf2_check, dl_step_leaf) before it
+	 * becomes the top of a non-DUPSORT cursor's stack, and in this txn
+	 * only the engine itself changes it. */
+	DL_ASSERT((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) == P_LEAF);
 	/* The checks of dl_node_check, against the page's end: separate
 	 * branches (all predicted) need fewer registers than one test. */
 	size_t off = *(const indx_t *)((const char *)mp + pofs);
 	const char *end = (const char *)mp + env->psize;
 	MDB_node *node = (MDB_node *)((char *)mp + off);
-	if (off & 1)
+	/* off & 1, read off the node's address (a page is at least
+	 * 2-aligned): GCC tests that without a copy, one register less. */
+	DL_ASSERT(!((uintptr_t)mp & 1));
+	if ((uintptr_t)node & 1)
 		goto general;	/* the general path reports it */
 	if (off < lower)
 		goto general;
 	if ((const char *)node + NODESZ > end)
 		goto general;
-	dl_step_pf(mc, node);
+	if (pf)
+		dl_step_pf(mc, node);
+	/* Tested this late, not with the txn's state: the zero it reads is
+	 * then not kept in a register (for the result) across the checks
+	 * above.  The leaf step tests it for itself. */
+	if (env->interrupted)
+		goto general;
 	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
 	if (pfx && i > 0 && key)
 		return dl_step_pfx_entry(mc, key, data, node, i, op);
 	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0))
 		return back ? dl_big_prev(mc, key, data, node, i) :
 			dl_big_next(mc, key, data, node, i);
+	/* The cursor moves before the value's bound is checked: neither its
+	 * top nor the index then needs a register past here.  A value that
+	 * overruns its page can only be damage, which the general path's
+	 * read of the current entry reports as the step would have. */
+	*kp = (indx_t)i;
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
 	if (dptr + NODEDSZ(node) > end)
-		goto general;
-	return dl_step_set(kp, key, data, node, i, dptr);
+		return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
+	if (key) {
+		key->mv_size = ks;
+		key->mv_data = node->mn_data;
+	}
+	if (data) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = dptr;
+	}
+	return 0;
 general:
 	return dl_cursor_get_slow(mc, key, data, op);
 }
 
-/* The two directions, out of line: mdb_cursor_get then only dispatches
- * (tail calls), and needs no frame either. */
-static __attribute__((noinline)) int dl_step_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
-{
-	return dl_step_fast(mc, key, data, 0, 0);
-}
-
+/* Back, out of line: mdb_cursor_get holds the forward step itself (one
+ * jump less per step of a forward scan) and only dispatches the rest. */
 static __attribute__((noinline)) int dl_step_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 1, 0);
+	return dl_step_fast(mc, key, data, 1, 0, 0);
+}
+
+/* The plain instances for trees large enough to prefetch in (C_SCANPF);
+ * they pass compressed trees and cursors to be re-found on. */
+static __attribute__((noinline)) int dl_step_pf_next(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 0, 0, 1);
+}
+
+static __attribute__((noinline)) int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	return dl_step_fast(mc, key, data, 1, 0, 1);
+}
+
+/* Where the small-tree instances send every other cursor: one test of its
+ * flags there covers the three cases. */
+static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	if (mc->flags & (C_PREFIX | C_RESEEK))
+		return dl_step_pfx_next(mc, key, data);
+	return dl_step_pf_next(mc, key, data);
+}
+
+static __attribute__((noinline)) int dl_step_other_prev(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data)
+{
+	if (mc->flags & (C_PREFIX | C_RESEEK))
+		return dl_step_pfx_prev(mc, key, data);
+	return dl_step_pf_prev(mc, key, data);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 0, 1);
+	return dl_step_fast(mc, key, data, 0, 1, 1);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 1, 1);
+	return dl_step_fast(mc, key, data, 1, 1, 1);
 }
 
 /* NEXT, NEXT_DUP, NEXT_NODUP on a plain (not DUPSORT) DB, outside the
@@ -1047,7 +1135,7 @@ int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 	if (!mc)
 		return EINVAL;
 	if (op == MDB_NEXT)
-		return dl_step_next(mc, key, data);
+		return dl_step_fast(mc, key, data, 0, 0, 0);
 	if (op == MDB_PREV)
 		return dl_step_prev(mc, key, data);
 	return dl_cursor_get_slow(mc, key, data, op);

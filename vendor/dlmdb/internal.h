@@ -283,6 +283,7 @@ struct MDB_env {
 #define TXN_NEWDBI	0x100	/* opened a handle (read txns: close it at reset/abort) */
 #define TXN_SNAPOK	0x200	/* read txn: DB table is a validated copy of snapshot txnid */
 #define TXN_MAPREAD	0x400	/* dl_page_get leaves spilled pages in the map (spill.c) */
+#define TXN_HASCHILD	0x800	/* child != NULL, as a flag: one test covers every state that blocks use */
 
 struct MDB_txn {
 	MDB_env	*env;
@@ -329,6 +330,7 @@ struct MDB_txn {
 #define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
 #define C_WRITE		0x20	/* belongs to a write txn */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
+#define C_SCANPF	0x100	/* plain scan steps prefetch the next leaf (cursor.c, dl_step_leaf) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
 
 /*

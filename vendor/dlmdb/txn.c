@@ -280,6 +280,7 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 		parent->cursors[i] = NULL;
 	}
 	parent->child = txn;
+	parent->flags |= TXN_HASCHILD;
 	env->txn = txn;
 	*ret = txn;
 	return 0;
@@ -438,6 +439,7 @@ static int dl_txn_end_child(MDB_txn *txn, int commit)
 		dl_dbi_txn_end(txn, 0);	/* handles the child opened close */
 	}
 	parent->child = NULL;
+	parent->flags &= ~TXN_HASCHILD;
 	env->txn = parent;
 	dl_txn_release(txn);
 	return rc;
