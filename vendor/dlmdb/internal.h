@@ -264,6 +264,16 @@ struct MDB_env {
 	size_t	nbufs;		/* single-page buffers made by malloc */
 	char	*slabnext;
 	size_t	slableft;
+	/* Overflow-run buffers of big write txns are cut from one reserved
+	 * anonymous region (page.c): ovbase/ovlen is the region, ovused its
+	 * bump point, ovtouched the most of it any txn has used; ovfree holds
+	 * released runs by page count; ovheap counts the bytes of runs a txn
+	 * holds from malloc; ovnomap is set once the region could not be
+	 * reserved, so later txns do not retry. */
+	char	*ovbase;
+	size_t	ovlen, ovused, ovtouched, ovheap;
+	MDB_page **ovfree;
+	int	ovnomap;
 	pthread_mutex_t poolmx;
 	size_t	dirtylimit;	/* dirty pages a write txn keeps before spilling */
 };
@@ -766,6 +776,7 @@ void dl_dents_by_pgno(const dl_dent *src, size_t n, dl_dent *dst);
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages);
 void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
 void dl_buf_release(MDB_env *env);
+void dl_ov_rewind(MDB_env *env);
 int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);

@@ -269,6 +269,12 @@ void dl_buf_release(MDB_env *env)
 	}
 	for (size_t i = 0; i < env->nslabs; i++)
 		munmap(env->slabs[i], DL_SLAB_BYTES);
+	if (env->ovbase)
+		munmap(env->ovbase, env->ovlen);
+	free(env->ovfree);
+	env->ovbase = NULL;
+	env->ovfree = NULL;
+	env->ovlen = env->ovused = env->ovtouched = env->ovheap = 0;
 	free(env->slabs);
 	env->slabs = NULL;
 	env->nslabs = env->slabcap = 0;
@@ -312,6 +318,113 @@ static MDB_page *dl_slab_take(MDB_env *env)
 	return mp;
 }
 
+/*
+ * Overflow runs of a big write txn are cut from one reserved anonymous
+ * region instead of malloc.  Each malloc'd run is fresh memory the kernel
+ * faults in page by page, and the commit's free() hands it back (glibc
+ * trims the heap top), so every txn of large values faulted all its runs
+ * in again; the region is marked for transparent huge pages, so one fault
+ * maps 2 MiB.  A txn starts on the region only once it holds
+ * DL_OV_AFTER bytes of runs from malloc, as zeroing a whole huge page for
+ * a few values would cost more than it saves.  Released runs are reused by
+ * page count (runs longer than DL_OV_MAXPAGES stay on malloc), and the
+ * region is rewound when the top txn ends, keeping DL_OV_KEEP bytes
+ * faulted in for the next one.  Without huge pages (DL_OV_HUGE=0, or the
+ * kernel's THP off) the region faults like malloc'd memory.
+ */
+#ifndef DL_OVARENA
+#if UINTPTR_MAX > 0xffffffffu && DL_SLABS
+#define DL_OVARENA	1
+#else
+#define DL_OVARENA	0
+#endif
+#endif
+#ifndef DL_OV_HUGE
+#define DL_OV_HUGE	1
+#endif
+#define DL_OV_RESERVE	((size_t)1 << 30)
+#define DL_OV_ALIGN	((size_t)2 << 20)
+#define DL_OV_AFTER	((size_t)2 << 20)
+#define DL_OV_KEEP	((size_t)8 << 20)
+#define DL_OV_MAXPAGES	32
+
+static int dl_in_ov(const MDB_env *env, const MDB_page *mp)
+{
+	return env->ovbase && (const char *)mp >= env->ovbase &&
+	    (const char *)mp < env->ovbase + env->ovlen;
+}
+
+static int dl_ov_reserve(MDB_env *env)
+{
+	MDB_page **fl = calloc(DL_OV_MAXPAGES + 1, sizeof(*fl));
+	if (!fl)
+		return -1;
+	size_t len = DL_OV_RESERVE + DL_OV_ALIGN;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		free(fl);
+		env->ovnomap = 1;
+		return -1;
+	}
+	size_t head = (DL_OV_ALIGN - (uintptr_t)m % DL_OV_ALIGN) % DL_OV_ALIGN;
+	if (head)
+		munmap(m, head);
+	munmap(m + head + DL_OV_RESERVE, DL_OV_ALIGN - head);
+	m += head;
+#if DL_OV_HUGE && defined(MADV_HUGEPAGE)
+	madvise(m, DL_OV_RESERVE, MADV_HUGEPAGE);
+#endif
+	env->ovbase = m;
+	env->ovlen = DL_OV_RESERVE;
+	env->ovused = env->ovtouched = 0;
+	env->ovfree = fl;
+	return 0;
+}
+
+static MDB_page *dl_ov_take(MDB_env *env, unsigned npages, size_t sz)
+{
+	if (!env->ovbase &&
+	    (env->ovheap < DL_OV_AFTER || env->ovnomap || dl_ov_reserve(env)))
+		return NULL;
+	MDB_page *mp = env->ovfree[npages];
+	if (mp) {
+		memcpy(&env->ovfree[npages], mp, sizeof(MDB_page *));
+		return mp;
+	}
+	if (env->ovlen - env->ovused < sz)
+		return NULL;
+	mp = (MDB_page *)(env->ovbase + env->ovused);
+	env->ovused += sz;
+	if (env->ovused > env->ovtouched)
+		env->ovtouched = env->ovused;
+	return mp;
+}
+
+static void dl_ov_give(MDB_env *env, MDB_page *mp, unsigned npages, size_t sz)
+{
+	if ((char *)mp + sz == env->ovbase + env->ovused) {
+		env->ovused -= sz;
+	} else {
+		memcpy(mp, &env->ovfree[npages], sizeof(MDB_page *));
+		env->ovfree[npages] = mp;
+	}
+}
+
+/* The top write txn ended: every run it held is back, so rewind. */
+void dl_ov_rewind(MDB_env *env)
+{
+	env->ovheap = 0;
+	if (!env->ovbase)
+		return;
+	env->ovused = 0;
+	memset(env->ovfree, 0, (DL_OV_MAXPAGES + 1) * sizeof(*env->ovfree));
+	if (env->ovtouched > DL_OV_KEEP) {
+		madvise(env->ovbase + DL_OV_KEEP, env->ovtouched - DL_OV_KEEP, MADV_DONTNEED);
+		env->ovtouched = DL_OV_KEEP;
+	}
+}
+
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 {
 	MDB_page *mp;
@@ -330,8 +443,16 @@ MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
 	 * and zeroes only the slack after it (zeroing the whole run first cost
 	 * more than the copy itself). */
 	size_t sz = (size_t)env->psize * npages;
+	if (npages > 1) {
+		if (DL_OVARENA && npages <= DL_OV_MAXPAGES &&
+		    (mp = dl_ov_take(env, npages, sz)))
+			return mp;
+		if ((mp = malloc(sz)))
+			env->ovheap += sz;
+		return mp;
+	}
 	mp = malloc(sz);
-	if (mp && npages == 1 && !(env->flags & MDB_NOMEMINIT))
+	if (mp && !(env->flags & MDB_NOMEMINIT))
 		memset(mp, 0, sz);
 	return mp;
 }
@@ -342,7 +463,10 @@ void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages)
 		memcpy(mp, &env->pagepool, sizeof(MDB_page *));
 		env->pagepool = mp;
 		env->npool++;
+	} else if (dl_in_ov(env, mp)) {
+		dl_ov_give(env, mp, npages, (size_t)env->psize * npages);
 	} else {
+		env->ovheap -= (size_t)env->psize * npages;
 		free(mp);
 	}
 }

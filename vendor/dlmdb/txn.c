@@ -575,6 +575,7 @@ static void dl_wtxn_end(MDB_txn *txn, int committed)
 	dl_txn_close_cursors(txn);
 	dl_dbi_txn_end(txn, committed);
 	dl_dirty_free(env, &txn->dirty);
+	dl_ov_rewind(env);
 	dl_spilled_clear(&txn->spilled);
 	txn->freed.n = txn->pool.n = txn->loose.n = 0;
 	txn->flags = TXN_FINISHED;

@@ -401,6 +401,118 @@ static void test_huge_value(void)
 	free(buf);
 }
 
+/*
+ * A txn holding megabytes of overflow runs takes them from a reused region
+ * rather than malloc (page.c): runs released mid-txn (overwritten, deleted,
+ * a child's abort) are handed out again, and the region is rewound after a
+ * commit and after an abort.  Every value must still read back intact.
+ */
+#define MO_KEYS 1800
+static size_t mo_size[MO_KEYS];
+static unsigned mo_seed[MO_KEYS];
+
+static void mo_put(MDB_txn *txn, unsigned i, size_t size, unsigned seed, unsigned char *buf)
+{
+	char kb[16];
+	snprintf(kb, sizeof(kb), "k%05u", i);
+	fill(buf, size, seed);
+	MDB_val k = t_val(kb), v = t_mem(buf, size);
+	OK(mdb_put(txn, 1, &k, &v, 0));
+}
+
+static void mo_check(MDB_txn *txn, const size_t *size, const unsigned *seed, unsigned char *buf)
+{
+	for (unsigned i = 0; i < MO_KEYS; i++) {
+		char kb[16];
+		snprintf(kb, sizeof(kb), "k%05u", i);
+		MDB_val k = t_val(kb), d;
+		if (!size[i]) {
+			CHECK_RC(mdb_get(txn, 1, &k, &d), MDB_NOTFOUND);
+			continue;
+		}
+		if (mdb_get(txn, 1, &k, &d)) {
+			T_FAIL("key %u missing", i);
+			return;
+		}
+		fill(buf, size[i], seed[i]);
+		CHECK_VAL(d, buf, size[i]);
+	}
+}
+
+static void test_many_overflow_runs(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 0);
+	REQUIRE(env);
+	unsigned char *buf = malloc(20000);
+	REQUIRE(buf);
+	MDB_txn *txn, *child;
+
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < 1200; i++) {
+		mo_put(txn, i, 8192, i, buf);
+		mo_size[i] = 8192, mo_seed[i] = i;
+	}
+	for (unsigned i = 0; i < 1200; i += 3) {	/* 3-page runs become 2-page */
+		mo_put(txn, i, 5000, i + 1, buf);
+		mo_size[i] = 5000, mo_seed[i] = i + 1;
+	}
+	for (unsigned i = 1200; i < 1500; i++) {	/* into the released runs */
+		mo_put(txn, i, 8192, i, buf);
+		mo_size[i] = 8192, mo_seed[i] = i;
+	}
+	for (unsigned i = 0; i < 1500; i += 5) {
+		char kb[16];
+		snprintf(kb, sizeof(kb), "k%05u", i);
+		MDB_val k = t_val(kb);
+		OK(mdb_del(txn, 1, &k, NULL));
+		mo_size[i] = 0;
+	}
+	mo_check(txn, mo_size, mo_seed, buf);
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	for (unsigned i = 1500; i < MO_KEYS; i++)
+		mo_put(child, i, 12000, i, buf);
+	for (unsigned i = 1; i < 1500; i += 4)
+		mo_put(child, i, 20000, i + 2, buf);
+	mdb_txn_abort(child);
+	mo_check(txn, mo_size, mo_seed, buf);
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	for (unsigned i = 2; i < 1500; i += 7) {
+		mo_put(child, i, 20000, i + 3, buf);
+		mo_size[i] = 20000, mo_seed[i] = i + 3;
+	}
+	OK(mdb_txn_commit(child));
+	mo_check(txn, mo_size, mo_seed, buf);
+	OK(mdb_txn_commit(txn));
+
+	/* A big txn that aborts leaves the data as committed. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < MO_KEYS; i++)
+		mo_put(txn, i, 8192 + i % 5, i + 9, buf);
+	mdb_txn_abort(txn);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	mo_check(txn, mo_size, mo_seed, buf);
+	mdb_txn_abort(txn);
+
+	/* One more big txn, committed, read after the env is reopened. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < MO_KEYS; i++) {
+		size_t n = i % 2 ? 8192 : 12000;
+		mo_put(txn, i, n, i + 11, buf);
+		mo_size[i] = n, mo_seed[i] = i + 11;
+	}
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	env = t_env_open(t_dir, 0, 256u << 20, 0);
+	if (env) {
+		if (!mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) {
+			mo_check(txn, mo_size, mo_seed, buf);
+			mdb_txn_abort(txn);
+		}
+		mdb_env_close(env);
+	}
+	free(buf);
+}
+
 static void test_key_sizes(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
@@ -640,6 +752,7 @@ int main(void)
 	RUN(test_value_sizes);
 	RUN(test_overflow_boundary);
 	RUN(test_huge_value);
+	RUN(test_many_overflow_runs);
 	RUN(test_key_sizes);
 	RUN(test_map_full_then_recover);
 	RUN(test_freed_page_reuse);
