@@ -726,34 +726,87 @@ static int dl_branch_search(MDB_env *env, MDB_page *mp, const dl_skey *s, unsign
 }
 
 /*
+ * dl_pfx_cmp_lex for a probe the search's straight path does not take: a
+ * varint of two or more bytes, a node that extends the trunk or stores
+ * fewer than two bytes, a raw-form node, a corrupt one.  Out of line so the
+ * straight path keeps its values in registers.
+ */
+static __attribute__((noinline)) int dl_pfx_probe_other(const MDB_val *key, size_t p,
+	const unsigned char *t, size_t tl, const unsigned char *e, size_t l, int *bad)
+{
+	return dl_pfx_cmp_lex(key, p, t, tl, e, l, bad);
+}
+
+/*
  * Binary search of a compressed leaf under the default lexicographic order
  * without decoding (dlmdb-extensions §3.11): p = lcp(key, trunk) once, then
  * each probe compares only past min(p, s).  Same contract as
  * dl_leaf_search; *res = node index reached, *cres = last comparison.
+ *
+ * The straight path of a probe is the form this engine writes: a one-byte
+ * varint s below |T|, at least one suffix byte, and that byte not T[s];
+ * everything else (a node that extends the trunk, longer varints, raw and
+ * corrupt nodes) goes to dl_pfx_probe_other.  A probed node is bounded by
+ * one unsigned compare of off - lower, rotated right by one bit so that an
+ * odd difference is huge, against half the span a header can start in (lower
+ * is even and a leaf's keys start NODESZ past the header, as
+ * dl_page_check requires; a page that breaks either is refused here), and
+ * one of its key's end against the page's.
  */
 static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, unsigned *res,
 	int *cres)
 {
 	unsigned n = NUMKEYS(mp), i = 0;
 	int lo = 0, hi = (int)n - 1, c = 1, bad = 0;
-	size_t psize = env->psize;
-	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1))
+	size_t psize = env->psize, lower = MP_LOWER(mp);
+	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1) || (lower & 1) ||
+	    (mp->mp_flags & P_COUNTED))
 		return MDB_CORRUPTED;
 	MDB_node *n0 = NODEPTR(mp, 0);
-	const unsigned char *t = NODEKEY(mp, n0);
-	size_t tl = n0->mn_ksize;
-	size_t p = dl_pfx_lcp(key->mv_data, key->mv_size, t, tl);
+	const unsigned char *t = (const unsigned char *)n0 + NODESZ;
+	const unsigned char *k = key->mv_data;
+	size_t tl = n0->mn_ksize, kl = key->mv_size;
+	size_t p = dl_pfx_lcp(k, kl, t, tl);
+	/* Node 0's check put lower + NODESZ within the page. */
+	size_t span = (psize - NODESZ - lower) >> 1, kend = psize - NODESZ;
+	/* A first stored byte from here on is a longer varint (0x80 up) or
+	 * s >= |T|: not the straight path. */
+	size_t slim = tl < 0x80 ? tl : 0x80;
+	/* The answer against the trunk, and against any node sharing more
+	 * than p bytes with it (they differ from key where the trunk does). */
+	int ctrunk = dl_pfx_cmp_trunk(key, p, t, tl);
+	int cfar = p == kl ? -1 : ctrunk;
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
 		if (mid == 0) {
-			c = dl_pfx_cmp_trunk(key, p, t, tl);
+			c = ctrunk;
 		} else {
-			MDB_node *pn = dl_probe(mp, (unsigned)mid, psize, NODESZ);
-			if (!pn)
+			size_t off = mp->mp_ptrs[mid], d = off - lower;
+			if (__builtin_expect(((d >> 1) | (d << (sizeof(d) * 8 - 1))) > span, 0))
 				return MDB_CORRUPTED;
-			c = dl_pfx_cmp_lex(key, p, t, tl, NODEKEY(mp, pn), pn->mn_ksize, &bad);
-			if (bad)
-				return MDB_CORRUPTED;
+			const unsigned char *e = (const unsigned char *)mp + off + NODESZ;
+			size_t l = ((const MDB_node *)(e - NODESZ))->mn_ksize, s = 0;
+			int other = (l < 2) | (off + l > kend);
+			if (__builtin_expect(!other, 1)) {
+				s = e[0];
+				/* Any readable byte where s decides alone. */
+				const unsigned char *ts = s < slim ? t + s : e;
+				other = (s >= slim) | (e[1] == *ts);
+			}
+			if (__builtin_expect(other, 0)) {
+				if (off + l > kend)
+					return MDB_CORRUPTED;
+				c = dl_pfx_probe_other(key, p, t, tl, e, l, &bad);
+				if (bad)
+					return MDB_CORRUPTED;
+			} else if (p < s) {
+				c = cfar;
+			} else {
+				size_t rest = kl - s, sl = l - 1, m = rest < sl ? rest : sl;
+				c = dl_pfx_bytes_cmp(k + s, e + 1, m);
+				if (!c)
+					c = rest < sl ? -1 : rest > sl;
+			}
 		}
 		if (c == 0) {
 			i = (unsigned)mid;
