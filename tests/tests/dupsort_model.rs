@@ -337,12 +337,8 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                     .copied()
                     .unwrap_or(0);
                 let v = either(&mut rng, 0.7, |r| VPick::New(r.gen()), gen_vpick);
-                Op::Put {
-                    db,
-                    k: gen_kpick(&mut rng),
-                    v,
-                    flags,
-                }
+                let k = gen_kpick(&mut rng);
+                Op::Put { db, k, v, flags }
             }
             430..=454 => Op::PutCurrent {
                 db,
