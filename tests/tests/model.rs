@@ -604,15 +604,12 @@ fn write_cursor<'t>(txn: &'t mut RwTxn<'_>, db: Database) -> Result<dlmdb::RwCur
 }
 
 /// An item copied out of the store or the model.
-fn owned_pair((k, v): (&[u8], &[u8])) -> (Vec<u8>, Vec<u8>) {
+fn owned_pair((k, v): (&[u8], &[u8])) -> dlmdb_tests::Pair {
     (k.to_vec(), v.to_vec())
 }
 
 /// NEXT on `c`, copied out; an error says it came `when`.
-fn next_item(
-    c: &mut dlmdb::RwCursor<'_>,
-    when: &str,
-) -> Result<Option<(Vec<u8>, Vec<u8>)>, String> {
+fn next_item(c: &mut dlmdb::RwCursor<'_>, when: &str) -> Result<Option<dlmdb_tests::Pair>, String> {
     Ok(c.next()
         .map_err(|e| format!("NEXT {when}: {e}"))?
         .map(owned_pair))
