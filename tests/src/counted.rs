@@ -86,6 +86,9 @@ impl RangeFn {
     }
 }
 
+/// One end of a counted range; `None` is open (a NULL bound).
+pub type Bound<'a> = Option<&'a [u8]>;
+
 /// Call one of the range-count functions; `None` bounds are NULL (open).
 pub fn range_count(
     txn: &impl AsTxn,
@@ -585,7 +588,7 @@ impl CountSnap {
 
     /// Range count per §2.4.3/§2.4.5 arithmetic: entries (`keys` false) or
     /// distinct keys (`keys` true) with `low ⋈ k ⋈ high`.
-    pub fn range(&self, low: Option<&[u8]>, high: Option<&[u8]>, flags: u32, keys: bool) -> u64 {
+    pub fn range(&self, low: Bound, high: Bound, flags: u32, keys: bool) -> u64 {
         if let (Some(l), Some(h)) = (low, high) {
             let (ls, hs) = (sort_key(self.flags, l), sort_key(self.flags, h));
             if ls > hs {
@@ -604,13 +607,7 @@ impl CountSnap {
 
     /// Expected result of one of the range functions, error codes included
     /// (the argument checks of the three tables in §2.4.3-§2.4.5, in order).
-    pub fn range_fn(
-        &self,
-        f: RangeFn,
-        low: Option<&[u8]>,
-        high: Option<&[u8]>,
-        flags: u32,
-    ) -> Res<u64> {
+    pub fn range_fn(&self, f: RangeFn, low: Bound, high: Bound, flags: u32) -> Res<u64> {
         if flags & !(LOWER_INCL | UPPER_INCL) != 0 {
             return Err(EINVAL);
         }

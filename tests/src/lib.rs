@@ -210,6 +210,22 @@ pub fn seeds(fixed: &[u64]) -> Vec<u64> {
     v
 }
 
+/// `then(rng)` with probability `p`, else `otherwise(rng)`. The coin is
+/// drawn first, as `if rng.gen_bool(p)` does, so a seed replays the same
+/// values either way.
+pub fn either<R: rand::Rng, T>(
+    rng: &mut R,
+    p: f64,
+    then: impl FnOnce(&mut R) -> T,
+    otherwise: impl FnOnce(&mut R) -> T,
+) -> T {
+    if rng.gen_bool(p) {
+        then(rng)
+    } else {
+        otherwise(rng)
+    }
+}
+
 /// Compare two pair lists and panic with the first difference.
 pub fn assert_pairs_eq(what: &str, got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)]) {
     for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {

@@ -71,11 +71,8 @@ fn write_txn(env: &ours::Env, dbis: &[u32], rng: &mut ChaCha8Rng) -> (u64, u64) 
             }
             55..=79 => {
                 let k = format!("y{:03}", rng.gen_range(0..100));
-                let v = format!(
-                    "{:04}{}",
-                    rng.gen_range(0..500),
-                    "d".repeat(rng.gen_range(0..30))
-                );
+                let (id, fill) = (rng.gen_range(0..500), rng.gen_range(0..30));
+                let v = format!("{id:04}{}", "d".repeat(fill));
                 t.put(dbis[1], k.as_bytes(), v.as_bytes(), 0).unwrap();
             }
             80..=84 => {

@@ -163,6 +163,15 @@ fn shuffled_96_byte_keys_then_range_delete_dlmdb_v1() {
     range_delete_96(true);
 }
 
+/// Key `id`: its 5-digit id padded to a length from 5 to 400, odd and even
+/// (ids whose length would be under 5 keep the 5 digits).
+fn varied_length_key(id: usize) -> Vec<u8> {
+    let len = 1 + (id * 7 + (id % 2) * 3) % 400;
+    let mut k = format!("{:05}", id).into_bytes();
+    k.resize(len.max(5), b'a' + (id % 26) as u8);
+    k
+}
+
 /// Keys of lengths 1..=400 (odd and even), inserted in descending order, then
 /// thinned by random deletes over several transactions with a few
 /// re-inserts — the pattern that left garbage counts in old DLMDB.
@@ -171,16 +180,7 @@ fn variable_length_keys_random_deletes() {
     let (_d, path, env) = fresh(false);
     let mut rng = ChaCha8Rng::seed_from_u64(400);
     let mut model = CountModel::new(COUNTED);
-    let key = |id: usize| {
-        let len = 1 + (id * 7 + (id % 2) * 3) % 400;
-        let mut k = format!("{:05}", id).into_bytes();
-        k.resize(len.max(5), b'a' + (id % 26) as u8);
-        if len < 5 {
-            k.truncate(5); // keep ids unique; lengths 1..4 come from the tail below
-        }
-        k
-    };
-    let mut all: Vec<Vec<u8>> = (0..4000).map(key).collect();
+    let mut all: Vec<Vec<u8>> = (0..4000).map(varied_length_key).collect();
     // a few very short keys as well (odd and even lengths 1..4)
     all.extend(
         [&b"\x00"[..], b"~", b"~~", b"~~~", b"~~~~"]
@@ -340,6 +340,20 @@ fn counted_dupfixed_deletes_shrink_subdbs() {
     dupsort_shrink(COUNTED | DUPSORT | DUPFIXED);
 }
 
+/// Key `id`: its 6-digit id padded to 480, 7, 200..232 or 6 bytes as
+/// `id % 4` goes round, so neighbours alternate between long and short.
+fn alternating_length_key(id: usize) -> Vec<u8> {
+    let mut k = format!("{:06}", id).into_bytes();
+    let len = match id % 4 {
+        0 => 480,
+        1 => 7,
+        2 => 200 + id % 33,
+        _ => 6,
+    };
+    k.resize(len, b'0' + (id % 10) as u8);
+    k
+}
+
 /// Separator keys that change length on counted branch pages in trees of
 /// depth >= 3: keys alternate between very long and very short, so when a
 /// merge or a borrow replaces the first key of a page (and so a separator
@@ -350,17 +364,6 @@ fn separator_resize_on_counted_branches_depth3() {
     let (_d, path, env) = fresh(false);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let mut model = CountModel::new(COUNTED);
-    let key = |id: usize| {
-        let mut k = format!("{:06}", id).into_bytes();
-        let len = match id % 4 {
-            0 => 480,
-            1 => 7,
-            2 => 200 + id % 33,
-            _ => 6,
-        };
-        k.resize(len, b'0' + (id % 10) as u8);
-        k
-    };
     let n = 9000;
     let mut ids: Vec<usize> = (0..n).collect();
     ids.shuffle(&mut rng);
@@ -368,8 +371,8 @@ fn separator_resize_on_counted_branches_depth3() {
         let txn = env.begin_rw().unwrap();
         let dbi = open(&txn, "s", COUNTED);
         for &id in &ids {
-            txn.put(dbi, &key(id), b"v", 0).unwrap();
-            model.put(&key(id), b"v");
+            txn.put(dbi, &alternating_length_key(id), b"v", 0).unwrap();
+            model.put(&alternating_length_key(id), b"v");
         }
         let depth = txn.stat(dbi).unwrap().depth;
         assert!(depth >= 3, "setup: depth {depth} < 3");
@@ -392,7 +395,7 @@ fn separator_resize_on_counted_branches_depth3() {
         let dbi = open(&txn, "s", COUNTED);
         for id in 0..n {
             let r: usize = rng.gen_range(0..6);
-            let k = key(id);
+            let k = alternating_length_key(id);
             if model.contains_key(&k) && pick(id, r) {
                 assert_eq!(
                     counted::del(&txn, dbi, &k, None),

@@ -34,7 +34,7 @@ use rand_chacha::ChaCha8Rng;
 
 use dlmdb_kit::dup::{fl, op, rc, rc_name, wf, DupEngine, Out};
 use dlmdb_tests::multimap::{DupDb, MultiDb, Pos};
-use dlmdb_tests::{seeds, show};
+use dlmdb_tests::{either, seeds, show};
 
 const MAP: usize = 256 << 20;
 const MAXDBS: u32 = 8;
@@ -312,6 +312,17 @@ fn gen_steps(rng: &mut ChaCha8Rng, db: usize) -> Vec<Step> {
     v
 }
 
+/// A count drawn from `count`, then a key of the burst range (0..3), then
+/// that many random values.
+fn gen_burst<T>(rng: &mut ChaCha8Rng, count: std::ops::Range<i32>) -> (u32, Vec<T>)
+where
+    rand::distributions::Standard: rand::distributions::Distribution<T>,
+{
+    let cnt = rng.gen_range(count);
+    let k = rng.gen_range(0..3);
+    (k, (0..cnt).map(|_| rng.gen()).collect())
+}
+
 fn generate(seed: u64, n: usize) -> Vec<Op> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut ops = Vec::with_capacity(n);
@@ -325,17 +336,9 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                     .get(rng.gen_range(0..10) as usize)
                     .copied()
                     .unwrap_or(0);
-                let v = if rng.gen_bool(0.7) {
-                    VPick::New(rng.gen())
-                } else {
-                    gen_vpick(&mut rng)
-                };
-                Op::Put {
-                    db,
-                    k: gen_kpick(&mut rng),
-                    v,
-                    flags,
-                }
+                let v = either(&mut rng, 0.7, |r| VPick::New(r.gen()), gen_vpick);
+                let k = gen_kpick(&mut rng);
+                Op::Put { db, k, v, flags }
             }
             430..=454 => Op::PutCurrent {
                 db,
@@ -352,16 +355,8 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
                 }
             }
             485..=544 => {
-                let v = if rng.gen_bool(0.97) {
-                    Some(VPick::Existing(rng.gen()))
-                } else {
-                    None
-                };
-                let v = if rng.gen_bool(0.05) {
-                    Some(gen_vpick(&mut rng))
-                } else {
-                    v
-                };
+                let v = either(&mut rng, 0.97, |r| Some(VPick::Existing(r.gen())), |_| None);
+                let v = either(&mut rng, 0.05, |r| Some(gen_vpick(r)), |_| v);
                 Op::Del {
                     db,
                     k: gen_kpick(&mut rng),
@@ -390,20 +385,12 @@ fn generate(seed: u64, n: usize) -> Vec<Op> {
             930 if rng.gen_bool(0.3) => Op::Drop { db },
             930 if rng.gen_bool(0.2) => Op::DropDelete { db },
             931..=935 => {
-                let cnt = rng.gen_range(20..100);
-                Op::Burst {
-                    db,
-                    k: rng.gen_range(0..3),
-                    vals: (0..cnt).map(|_| rng.gen()).collect(),
-                }
+                let (k, vals) = gen_burst(&mut rng, 20..100);
+                Op::Burst { db, k, vals }
             }
             936..=940 => {
-                let cnt = rng.gen_range(20..120);
-                Op::Shrink {
-                    db,
-                    k: rng.gen_range(0..3),
-                    picks: (0..cnt).map(|_| rng.gen()).collect(),
-                }
+                let (k, picks) = gen_burst(&mut rng, 20..120);
+                Op::Shrink { db, k, picks }
             }
             930..=944 => Op::Stat { db },
             945..=950 => Op::Walk {

@@ -37,6 +37,17 @@ fn set(env: &Env, on: bool) {
     assert_eq!(unsafe { ffi::mdb_env_set_interrupt(env.env, on as i32) }, 0);
 }
 
+/// Raise the flag while `t` is in flight: its next put fails with EINTR
+/// (and so fails the txn).
+fn interrupt_in_flight(env: &Env, t: &m::Txn<'_>, dbi: u32) {
+    set(env, true);
+    assert_fails(
+        t.put(dbi, b"x", b"y", 0),
+        EINTR,
+        "first put after the interrupt",
+    );
+}
+
 /// `r` failed with the return code `want`.
 fn assert_fails<T: std::fmt::Debug>(r: Result<T, i32>, want: i32, what: &str) {
     assert_eq!(r.err(), Some(want), "{what}");
@@ -59,12 +70,7 @@ fn interrupt_fails_txns_until_cleared() {
     // In flight: a write txn begun before the flag is raised.
     let t = env.begin_rw().unwrap();
     t.put(dbi, b"k00001", b"inflight", 0).unwrap();
-    set(&env, true);
-    assert_fails(
-        t.put(dbi, b"k00002", b"x", 0),
-        EINTR,
-        "put while interrupted",
-    );
+    interrupt_in_flight(&env, &t, dbi);
     assert_fails(
         t.get(dbi, b"k00003"),
         ffi::MDB_BAD_TXN,
@@ -212,12 +218,7 @@ fn interrupt_cursor_put_reports_failing_error() {
     let t = env.begin_rw().unwrap();
     let mut c = Cursor::open(&t, dbi).unwrap();
     assert!(c.get(None, ffi::MDB_FIRST).unwrap().is_some());
-    set(&env, true);
-    assert_fails(
-        t.put(dbi, b"x", b"y", 0),
-        EINTR,
-        "first put after the interrupt",
-    );
+    interrupt_in_flight(&env, &t, dbi);
     assert_fails(
         c.put(b"x", b"y", 0),
         EINTR,

@@ -24,7 +24,7 @@ use std::path::Path;
 use dlmdb::{CursorOp, Database, DatabaseFlags, Env, EnvFlags, RoTxn, RwTxn, WriteFlags};
 use dlmdb_tests::model::{sort_key, ModelDb, INTEGERKEY, REVERSEKEY};
 use dlmdb_tests::stat::TreeStat;
-use dlmdb_tests::{ours, raw, show};
+use dlmdb_tests::{either, ours, raw, show};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -268,11 +268,12 @@ fn generate(seed: u64, n: usize, nested: bool) -> Vec<Op> {
             0..=279 => random_put(&mut rng, db, PutFlag::Plain),
             280..=329 => random_put(&mut rng, db, PutFlag::NoOverwrite),
             330..=364 => {
-                let key = if rng.gen_bool(0.8) {
-                    KeySel::AfterLast(rng.gen_range(1..4))
-                } else {
-                    gen_key(&mut rng)
-                };
+                let key = either(
+                    &mut rng,
+                    0.8,
+                    |r| KeySel::AfterLast(r.gen_range(1..4)),
+                    gen_key,
+                );
                 Op::Put {
                     db,
                     key,
@@ -409,6 +410,14 @@ type Models = Vec<ModelDb>;
 
 fn new_models() -> Models {
     DBS.iter().map(|d| ModelDb::new(d.1)).collect()
+}
+
+/// The model of database `db` and the key `sel` picks in it; `None` when it
+/// picks none (an existing key of an empty database): the op is skipped.
+fn target<'m>(cur: &'m mut Models, db: usize, sel: &KeySel) -> Option<(&'m mut ModelDb, Vec<u8>)> {
+    let m = &mut cur[db];
+    let k = resolve(sel, db, m)?;
+    Some((m, k))
 }
 
 fn resolve(sel: &KeySel, db: usize, m: &ModelDb) -> Option<Vec<u8>> {
@@ -594,6 +603,18 @@ fn write_cursor<'t>(txn: &'t mut RwTxn<'_>, db: Database) -> Result<dlmdb::RwCur
     txn.cursor_mut(db).map_err(|e| format!("cursor_mut: {e}"))
 }
 
+/// An item copied out of the store or the model.
+fn owned_pair((k, v): (&[u8], &[u8])) -> dlmdb_tests::Pair {
+    (k.to_vec(), v.to_vec())
+}
+
+/// NEXT on `c`, copied out; an error says it came `when`.
+fn next_item(c: &mut dlmdb::RwCursor<'_>, when: &str) -> Result<Option<dlmdb_tests::Pair>, String> {
+    Ok(c.next()
+        .map_err(|e| format!("NEXT {when}: {e}"))?
+        .map(owned_pair))
+}
+
 /// After `what`, the cursor stands on (`k`, `v`).
 fn expect_current(
     c: &mut dlmdb::RwCursor<'_>,
@@ -616,8 +637,7 @@ fn expect_current(
 fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Result<(), String> {
     match op {
         Op::Put { db, key, val, flag } => {
-            let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let v = val_bytes(*val);
@@ -682,8 +702,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
         }
         Op::PutCurrent { db, key, val } => {
-            let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let v = val_bytes(*val);
@@ -701,8 +720,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             m.put(&k, &v);
         }
         Op::Del { db, key } => {
-            let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let found = txn
@@ -717,11 +735,10 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
         }
         Op::CursorDel { db, key } => {
-            let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
-            let following = m.after(&k).map(|(a, b)| (a.to_vec(), b.to_vec()));
+            let following = m.after(&k).map(owned_pair);
             let mut c = write_cursor(txn, dbs[*db])?;
             if c.set(&k).map_err(|e| format!("SET_KEY: {e}"))?.is_none() {
                 return Err(format!("SET_KEY {} (existing) not found", show(&k)));
@@ -730,10 +747,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                 .map_err(|e| format!("cursor del: {e}"))?;
             m.del(&k);
             // after a cursor delete, NEXT returns the item that followed
-            let next = c
-                .next()
-                .map_err(|e| format!("NEXT after cursor del: {e}"))?
-                .map(|(a, b)| (a.to_vec(), b.to_vec()));
+            let next = next_item(&mut c, "after cursor del")?;
             if next != following {
                 return Err(format!(
                     "NEXT after cursor del of {}: got {:?}, expected {:?}",
@@ -744,8 +758,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
         }
         Op::CursorPut { db, key, val } => {
-            let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let v = val_bytes(*val);
@@ -754,25 +767,21 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                 .map_err(|e| format!("cursor put: {e}"))?;
             expect_current(&mut c, &k, &v, "cursor put")?;
             m.put(&k, &v);
-            let want_next = m.after(&k).map(|(a, b)| (a.to_vec(), b.to_vec()));
-            let next = c
-                .next()
-                .map_err(|e| format!("NEXT after cursor put: {e}"))?
-                .map(|(a, b)| (a.to_vec(), b.to_vec()));
+            let want_next = m.after(&k).map(owned_pair);
+            let next = next_item(&mut c, "after cursor put")?;
             if next != want_next {
                 return Err(format!("NEXT after cursor put of {}: wrong item", show(&k)));
             }
         }
         Op::DelRun { db, key, n } => {
-            let m = &mut cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let mut c = write_cursor(txn, dbs[*db])?;
             let mut at = c
                 .set_range(&k)
                 .map_err(|e| format!("SET_RANGE: {e}"))?
-                .map(|(a, b)| (a.to_vec(), b.to_vec()));
+                .map(owned_pair);
             if at.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice())) != m.ceil(&k) {
                 return Err(format!(
                     "SET_RANGE {} before delete run: wrong item",
@@ -784,11 +793,8 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
                 c.del(WriteFlags::empty())
                     .map_err(|e| format!("delete run #{j}: {e}"))?;
                 m.del(&dk);
-                let want = m.after(&dk).map(|(a, b)| (a.to_vec(), b.to_vec()));
-                at = c
-                    .next()
-                    .map_err(|e| format!("NEXT in delete run: {e}"))?
-                    .map(|(a, b)| (a.to_vec(), b.to_vec()));
+                let want = m.after(&dk).map(owned_pair);
+                at = next_item(&mut c, "in delete run")?;
                 if at != want {
                     return Err(format!(
                         "delete run #{j}: NEXT after deleting {} gave {:?}, expected {:?}",
@@ -884,8 +890,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             }
         }
         Op::Get { db, key } => {
-            let m = &cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let g = txn.get(dbs[*db], &k).map_err(|e| format!("get: {e}"))?;
@@ -907,8 +912,7 @@ fn apply(txn: &mut RwTxn<'_>, dbs: &[Database], cur: &mut Models, op: &Op) -> Re
             how,
             steps,
         } => {
-            let m = &cur[*db];
-            let Some(k) = resolve(key, *db, m) else {
+            let Some((m, k)) = target(cur, *db, key) else {
                 return Ok(());
             };
             let mut c = txn.cursor(dbs[*db]).map_err(|e| format!("cursor: {e}"))?;

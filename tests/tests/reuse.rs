@@ -72,6 +72,14 @@ fn roll_back_last_meta(path: &Path) {
     remove_lock(path);
 }
 
+/// The roll-back workloads: the state before, and one more transaction,
+/// always committed (the first of a generated run is).
+fn before_and_last() -> (Workload, Workload) {
+    let before = generate(21, specs(), 60, 40);
+    let last = generate_from(22, &before, 1, 60);
+    (before, last)
+}
+
 fn verify_ours(path: &Path, layout: EnvFlags, w: &Workload, what: &str) {
     // FORMAT_LMDB only matters when creating; DLMDB_V1 selects the layout
     let env = ours::open(
@@ -92,9 +100,7 @@ fn previous_snapshot_survives_the_last_commit() {
         EnvFlags::FORMAT_LMDB,
         EnvFlags::FORMAT_DLMDB_V1,
     ] {
-        let before = generate(21, specs(), 60, 40);
-        // one more transaction, always committed (the first of a generated run is)
-        let last = generate_from(22, &before, 1, 60);
+        let (before, last) = before_and_last();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("snap.mdb");
         {
@@ -128,8 +134,7 @@ fn previous_snapshot_survives_the_last_commit() {
 /// test's own premise (stock keeps the previous snapshot intact).
 #[test]
 fn previous_snapshot_premise_holds_for_stock() {
-    let before = generate(21, specs(), 60, 40);
-    let last = generate_from(22, &before, 1, 60);
+    let (before, last) = before_and_last();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("snap.mdb");
     {

@@ -5,8 +5,9 @@ mod common;
 
 use common::{bin, fixture_copy};
 use dlmdb::{DatabaseFlags, Env, EnvFlags, WriteFlags};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
+use tempfile::TempDir;
 
 fn check(path: &Path, extra: &[&str]) -> (Option<i32>, serde_json::Value, Output) {
     let out = bin()
@@ -200,13 +201,15 @@ fn cur_meta(b: &[u8]) -> usize {
         0
     }
 }
-/// A branch page reachable in named database `db` (found with the
-/// engine's page walk, so it is live, not a stale page on the free list).
-fn branch_page_of(path: &Path, db: &str) -> usize {
+/// A copy of the fixture `rel` and a branch page reachable in its named
+/// database `db` (found with the engine's page walk, so it is live, not a
+/// stale page on the free list); `None` when the fixture is missing.
+fn fixture_branch_page(rel: &str, db: &str) -> Option<(TempDir, PathBuf, usize)> {
+    let (tmp, path) = fixture_copy(rel)?;
     let env = Env::builder()
         .flags(EnvFlags::NO_SUB_DIR | EnvFlags::READ_ONLY)
         .max_dbs(8)
-        .open(path)
+        .open(&path)
         .unwrap();
     let txn = env.read_txn().unwrap();
     let d = txn.open_db(Some(db)).unwrap();
@@ -219,7 +222,7 @@ fn branch_page_of(path: &Path, db: &str) -> usize {
     drop(txn);
     drop(env);
     let _ = std::fs::remove_file(format!("{}-lock", path.display()));
-    pg
+    Some((tmp, path, pg))
 }
 fn reported(v: &serde_json::Value, page: usize) -> bool {
     v["problems"]
@@ -231,10 +234,9 @@ fn reported(v: &serde_json::Value, page: usize) -> bool {
 
 #[test]
 fn damaged_branch_page_is_found() {
-    let Some((_t, p)) = fixture_copy("v2/plain.mdb") else {
+    let Some((_t, p, page)) = fixture_branch_page("v2/plain.mdb", "revkey") else {
         return;
     };
-    let page = branch_page_of(&p, "revkey");
     patch(&p, |b| {
         // Flip bytes in the middle of the node area and in the pointer array.
         let base = page * PS;
@@ -249,10 +251,9 @@ fn damaged_branch_page_is_found() {
 
 #[test]
 fn wrong_count_on_a_counted_branch_page_is_found() {
-    let Some((_t, p)) = fixture_copy("v2/counted.mdb") else {
+    let Some((_t, p, page)) = fixture_branch_page("v2/counted.mdb", "counted") else {
         return;
     };
-    let page = branch_page_of(&p, "counted");
     patch(&p, |b| {
         assert_eq!(u16_at(b, page * PS + 10), 0x81);
         let base = page * PS;

@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use dlmdb::{DatabaseFlags, Env, EnvFlags, WriteFlags};
 use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 
 const PS: usize = 4096;
 
@@ -38,6 +39,24 @@ fn dump_text(db: Option<&str>, extra: &str, pairs: &[(String, String)]) -> Strin
     }
     t.push_str("DATA=END\n");
     t
+}
+
+/// `key` paired with each of `vals`: the duplicates of one key.
+fn dups<V: ToString>(key: &str, vals: impl IntoIterator<Item = V>) -> Vec<(String, String)> {
+    vals.into_iter()
+        .map(|v| (key.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A single-file store `{db}.mdb` in a new temporary directory, holding
+/// `pairs` in database `db` (`extra` header lines); check finds it clean
+/// before any damage.
+fn checked_store(db: &str, extra: &str, pairs: &[(String, String)]) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dump_text(Some(db), extra, pairs);
+    let store = load(dir.path(), &format!("{db}.mdb"), &text, false);
+    check_clean(&store);
+    (dir, store)
 }
 
 fn keys(n: usize) -> Vec<(String, String)> {
@@ -75,9 +94,13 @@ fn check_reports(store: &Path, what: &str) {
     );
 }
 
+/// The DUPFIXED database of `dupfixed_store`.
+const DUPFIXED_DB: (&str, DatabaseFlags) =
+    ("f", DatabaseFlags::DUP_SORT.union(DatabaseFlags::DUP_FIXED));
+
 /// The engine refuses to write the store: putting `key`/`val` into database
 /// `db` (opened with `flags`) and committing fails.
-fn engine_refuses_write(store: &Path, db: &str, flags: DatabaseFlags, key: &[u8], val: &[u8]) {
+fn engine_refuses_write(store: &Path, (db, flags): (&str, DatabaseFlags), key: &[u8], val: &[u8]) {
     let env = open_env(store);
     let written = env.write_txn().and_then(|mut txn| {
         let d = txn.create_db(Some(db), flags)?;
@@ -87,10 +110,14 @@ fn engine_refuses_write(store: &Path, db: &str, flags: DatabaseFlags, key: &[u8]
     assert!(written.is_err(), "the engine wrote to the damaged store");
 }
 
-/// A single-file store `s.mdb` with `n` keys, in database `d` when `named`.
-fn keyed_store(dir: &Path, n: usize, named: bool, lmdb: bool) -> PathBuf {
+/// A single-file store `s.mdb` in a new temporary directory, with `n` keys,
+/// in database `d` when `named`; check finds it clean before any damage.
+fn keyed_store(n: usize, named: bool, lmdb: bool) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
     let db = if named { Some("d") } else { None };
-    load(dir, "s.mdb", &dump_text(db, "", &keys(n)), lmdb)
+    let store = load(dir.path(), "s.mdb", &dump_text(db, "", &keys(n)), lmdb);
+    check_clean(&store);
+    (dir, store)
 }
 
 /// Rewrite the store file through `damage`.
@@ -129,9 +156,7 @@ fn open_env(store: &Path) -> Env {
 /// in a store of 3000 keys (branch and leaf pages); both the engine and
 /// check refuse it, check saying `what`.
 fn page_flag_refused(flags: u16, bit: u8, what: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = keyed_store(dir.path(), 3000, true, false);
-    check_clean(&store);
+    let (_dir, store) = keyed_store(3000, true, false);
     patch(&store, |file| {
         let pg = find_page(file, flags);
         file[pg * PS + 10] |= bit;
@@ -152,27 +177,15 @@ fn branch_page_with_p_leaf2() {
 
 /// A DUPFIXED database: key "big" with 3000 four-byte items (a sub-database
 /// of LEAF2 pages) and key "sk" with three (an inline LEAF2 sub-page).
-fn dupfixed_store(dir: &Path) -> PathBuf {
-    let mut pairs: Vec<(String, String)> = (0..3000)
-        .map(|i| ("big".to_string(), format!("{i:04}")))
-        .collect();
-    for v in ["0001", "0002", "0003"] {
-        pairs.push(("sk".into(), v.into()));
-    }
-    let store = load(
-        dir,
-        "f.mdb",
-        &dump_text(Some("f"), "dupsort=1\ndupfixed=1\n", &pairs),
-        false,
-    );
-    check_clean(&store);
-    store
+fn dupfixed_store() -> (TempDir, PathBuf) {
+    let mut pairs = dups("big", (0..3000).map(|i| format!("{i:04}")));
+    pairs.extend(dups("sk", ["0001", "0002", "0003"]));
+    checked_store("f", "dupsort=1\ndupfixed=1\n", &pairs)
 }
 
 #[test]
 fn leaf2_page_upper_past_the_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dupfixed_store(dir.path());
+    let (_dir, store) = dupfixed_store();
     patch(&store, |file| {
         let pg = find_page(file, 0x22);
         add_u16(file, pg * PS + 14, 200);
@@ -183,8 +196,7 @@ fn leaf2_page_upper_past_the_page() {
 
 #[test]
 fn leaf2_sub_page_upper_past_the_sub_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dupfixed_store(dir.path());
+    let (_dir, store) = dupfixed_store();
     patch(&store, |file| {
         // Leaf node of "sk": F_DUPDATA (4), key size 2, then the sub-page.
         let sub = node_at(file, &[4, 0, 2, 0, b's', b'k']) + 8 + 2;
@@ -197,9 +209,7 @@ fn leaf2_sub_page_upper_past_the_sub_page() {
 
 #[test]
 fn counted_flag_in_main_record_of_a_stock_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = keyed_store(dir.path(), 50, false, true);
-    check_clean(&store);
+    let (_dir, store) = keyed_store(50, false, true);
     patch(&store, |file| {
         assert_eq!(u32::from_le_bytes(file[20..24].try_into().unwrap()), 1);
         or_main_flags(file, 0x80); // MDB_COUNTED
@@ -212,8 +222,7 @@ fn counted_flag_in_main_record_of_a_stock_store() {
 #[test]
 fn map_size_no_process_can_map() {
     for size in [1u64 << 62, u64::MAX] {
-        let dir = tempfile::tempdir().unwrap();
-        let store = keyed_store(dir.path(), 50, false, false);
+        let (_dir, store) = keyed_store(50, false, false);
         patch(&store, |file| {
             for meta in 0..2 {
                 file[meta * PS + 32..meta * PS + 40].copy_from_slice(&size.to_le_bytes());
@@ -253,26 +262,18 @@ fn leaf2_page_upper_off_its_item_count() {
     // Within the page, even and odd: reads pass, but the page's bookkeeping
     // no longer matches its items, so the engine refuses to edit it.
     for delta in [-2, -1] {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dupfixed_store(dir.path());
+        let (_dir, store) = dupfixed_store();
         shift_upper(&store, 0x22, delta);
-        engine_refuses_write(
-            &store,
-            "f",
-            DatabaseFlags::DUP_SORT | DatabaseFlags::DUP_FIXED,
-            b"big",
-            b"000a",
-        );
+        engine_refuses_write(&store, DUPFIXED_DB, b"big", b"000a");
         check_reports(&store, "LEAF2 page: upper");
     }
 }
 
 #[test]
 fn leaf_page_with_an_odd_upper() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = keyed_store(dir.path(), 3000, true, false);
+    let (_dir, store) = keyed_store(3000, true, false);
     shift_upper(&store, 0x02, -1);
-    engine_refuses_write(&store, "d", DatabaseFlags::empty(), b"k000100x", b"v");
+    engine_refuses_write(&store, ("d", DatabaseFlags::empty()), b"k000100x", b"v");
     check_reports(&store, "odd upper");
 }
 
@@ -281,32 +282,21 @@ fn sub_page_node_padding_past_an_odd_sized_sub_page() {
     // Key "sk" has three 5-byte (odd) duplicates in a padded sub-page; the
     // node's data size shrunk by one leaves the last node's pad byte
     // outside the sub-page.
-    let dir = tempfile::tempdir().unwrap();
-    let pairs: Vec<(String, String)> = ["a0001", "a0002", "a0003"]
-        .iter()
-        .map(|v| ("sk".to_string(), v.to_string()))
-        .collect();
-    let store = load(
-        dir.path(),
-        "d.mdb",
-        &dump_text(Some("d"), "dupsort=1\n", &pairs),
-        false,
-    );
-    check_clean(&store);
+    let pairs = dups("sk", ["a0001", "a0002", "a0003"]);
+    let (_dir, store) = checked_store("d", "dupsort=1\n", &pairs);
     patch(&store, |file| {
         let node = node_at(file, &[4, 0, 2, 0, b's', b'k']);
         let size = u16_at(file, node);
         assert_eq!(size % 2, 0, "sub-page of {size} bytes");
         add_u16(file, node, -1);
     });
-    engine_refuses_write(&store, "d", DatabaseFlags::DUP_SORT, b"sk", b"a0000");
+    engine_refuses_write(&store, ("d", DatabaseFlags::DUP_SORT), b"sk", b"a0000");
     check_reports(&store, "malformed");
 }
 
 #[test]
 fn meta_at_the_largest_txnid() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = keyed_store(dir.path(), 50, false, false);
+    let (_dir, store) = keyed_store(50, false, false);
     patch(&store, |file| {
         let txnid = |f: &[u8], m: usize| {
             u64::from_le_bytes(f[m * PS + 144..m * PS + 152].try_into().unwrap())
@@ -328,17 +318,8 @@ fn dup_sub_database_record_without_the_counted_bit() {
     // 3000 duplicates of one key in a counted DUPSORT database: a
     // sub-database with counted branch pages, whose record carries
     // MDB_COUNTED as DLMDB writes it.
-    let dir = tempfile::tempdir().unwrap();
-    let pairs: Vec<(String, String)> = (0..3000)
-        .map(|i| ("many".to_string(), format!("value-{i:05}")))
-        .collect();
-    let store = load(
-        dir.path(),
-        "c.mdb",
-        &dump_text(Some("c"), "dupsort=1\ncounted=1\n", &pairs),
-        false,
-    );
-    check_clean(&store);
+    let pairs = dups("many", (0..3000).map(|i| format!("value-{i:05}")));
+    let (_dir, store) = checked_store("c", "dupsort=1\ncounted=1\n", &pairs);
     patch(&store, |file| {
         // Leaf node of "many": F_SUBDATA|F_DUPDATA (6), key size 4, then the
         // record (key padded to even), whose md_flags sit at offset 4.
@@ -346,21 +327,14 @@ fn dup_sub_database_record_without_the_counted_bit() {
         assert_eq!(u16_at(file, flags_at), 0x80, "sub-database record flags");
         file[flags_at] = 0;
     });
-    engine_refuses_write(
-        &store,
-        "c",
-        DatabaseFlags::DUP_SORT | DatabaseFlags::COUNTED,
-        b"many",
-        b"value-00000x",
-    );
+    let counted_dups = DatabaseFlags::DUP_SORT | DatabaseFlags::COUNTED;
+    engine_refuses_write(&store, ("c", counted_dups), b"many", b"value-00000x");
     check_reports(&store, "sub-database record flags 0x0");
 }
 
 #[test]
 fn dupsort_main_database_holding_a_named_database() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = keyed_store(dir.path(), 50, true, false);
-    check_clean(&store);
+    let (_dir, store) = keyed_store(50, true, false);
     patch(&store, |file| or_main_flags(file, 0x04)); // MDB_DUPSORT
     let env = open_env(&store);
     let written = env.write_txn().and_then(|mut txn| {

@@ -5,11 +5,12 @@
 
 mod common;
 
-use common::{bin, fixture_dir, fixtures};
-use std::path::Path;
+use common::{bin, fixture_dir};
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 
 /// stderr of `dlmdb ARGS` for each case, one block per command line.
-fn stderr_of(cases: &[Vec<String>], tmp: &Path) -> String {
+fn stderr_of(cases: &[Vec<&str>], tmp: &Path) -> String {
     let mut all = String::new();
     for args in cases {
         let out = bin().args(args).output().unwrap();
@@ -34,6 +35,22 @@ fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// A directory store `name` copied from the fixture `rel` into a new
+/// temporary directory, and its data file; `None` when the fixture is
+/// missing.
+fn fixture_store(rel: &str, name: &str) -> Option<(TempDir, PathBuf, PathBuf)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = fixture_dir(rel, tmp.path(), name)?;
+    let data = store.join("data.mdb");
+    Some((tmp, store, data))
+}
+
+/// Cut the file at `path` to `pages` pages of 4096 bytes.
+fn truncate_to_pages(path: &Path, pages: u64) {
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_len(pages * 4096).unwrap();
+}
+
 #[test]
 fn not_a_store_is_one_line() {
     let tmp = tempfile::tempdir().unwrap();
@@ -42,55 +59,50 @@ fn not_a_store_is_one_line() {
     let empty_dir = tmp.path().join("emptydir");
     std::fs::create_dir(&empty_dir).unwrap();
     let t = s(&text);
-    let cases: Vec<Vec<String>> = [
-        vec!["stat", &t],
-        vec!["stat", "-a", "-e", &t],
-        vec!["check", &t],
-        vec!["dump", "-a", &t],
-        vec!["get", &t, "k"],
-        vec!["scan", &t],
-        vec!["copy", &t, "/nonexistent/dst"],
-        vec!["count", &t],
-        vec!["stat", &s(&empty_dir)],
-        vec!["stat", &s(&tmp.path().join("missing"))],
-    ]
-    .iter()
-    .map(|v| v.iter().map(|a| a.to_string()).collect())
-    .collect();
-    insta::assert_snapshot!("not_a_store", stderr_of(&cases, tmp.path()));
+    let stderr = stderr_of(
+        &[
+            vec!["stat", &t],
+            vec!["stat", "-a", "-e", &t],
+            vec!["check", &t],
+            vec!["dump", "-a", &t],
+            vec!["get", &t, "k"],
+            vec!["scan", &t],
+            vec!["copy", &t, "/nonexistent/dst"],
+            vec!["count", &t],
+            vec!["stat", &s(&empty_dir)],
+            vec!["stat", &s(&tmp.path().join("missing"))],
+        ],
+        tmp.path(),
+    );
+    insta::assert_snapshot!("not_a_store", stderr);
 }
 
 #[test]
 fn truncated_file_is_one_line_and_checks_first_problem() {
-    let Some(_) = fixtures() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let store = fixture_dir("stock.mdb", tmp.path(), "cut").unwrap();
-    let data = store.join("data.mdb");
+    let Some((tmp, store, data)) = fixture_store("stock.mdb", "cut") else {
+        return;
+    };
     // One page short: the engine opens it, stat warns in one line.
-    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
-    f.set_len(99 * 4096).unwrap();
-    drop(f);
+    truncate_to_pages(&data, 99);
     let out = bin().arg("stat").arg(&store).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("dlmdb: warning: "), "{err}");
     assert!(err.contains("has 99 pages, fewer than the 100"), "{err}");
-    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
-    f.set_len(20 * 4096).unwrap();
-    drop(f);
+    truncate_to_pages(&data, 20);
     let st = s(&store);
-    let cases: Vec<Vec<String>> = [
-        vec!["stat", "-a", &st],
-        vec!["stat", "--pages", &st],
-        vec!["dump", "-a", &st],
-        vec!["scan", "-s", "accounts", &st],
-        vec!["copy", &st, &s(&tmp.path().join("c"))],
-    ]
-    .iter()
-    .map(|v| v.iter().map(|a| a.to_string()).collect())
-    .collect();
-    insta::assert_snapshot!("truncated", stderr_of(&cases, tmp.path()));
+    let stderr = stderr_of(
+        &[
+            vec!["stat", "-a", &st],
+            vec!["stat", "--pages", &st],
+            vec!["dump", "-a", &st],
+            vec!["scan", "-s", "accounts", &st],
+            vec!["copy", &st, &s(&tmp.path().join("c"))],
+        ],
+        tmp.path(),
+    );
+    insta::assert_snapshot!("truncated", stderr);
     assert!(!tmp.path().join("c").exists());
     // check: the truncation is the first problem, in one line.
     let out = bin()
@@ -108,11 +120,10 @@ fn truncated_file_is_one_line_and_checks_first_problem() {
 
 #[test]
 fn damaged_page_names_file_and_database() {
-    let Some(fx) = fixtures() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let store = fixture_dir("v2/plain.mdb", tmp.path(), "bad").unwrap();
-    let data = store.join("data.mdb");
-    let mut b = std::fs::read(fx.join("v2/plain.mdb")).unwrap();
+    let Some((tmp, store, data)) = fixture_store("v2/plain.mdb", "bad") else {
+        return;
+    };
+    let mut b = std::fs::read(&data).unwrap();
     // Page 234 is a leaf of database "big" in this fixture: point its
     // first node offset past the page.
     let off = 234 * 4096;
@@ -120,13 +131,13 @@ fn damaged_page_names_file_and_database() {
     b[off + 16..off + 18].copy_from_slice(&0xfff0u16.to_le_bytes());
     std::fs::write(&data, &b).unwrap();
     let st = s(&store);
-    let cases: Vec<Vec<String>> = [
-        vec!["stat", "-a", "--pages", &st],
-        vec!["dump", "-a", &st],
-        vec!["scan", "-s", "big", &st],
-    ]
-    .iter()
-    .map(|v| v.iter().map(|a| a.to_string()).collect())
-    .collect();
-    insta::assert_snapshot!("damaged", stderr_of(&cases, tmp.path()));
+    let stderr = stderr_of(
+        &[
+            vec!["stat", "-a", "--pages", &st],
+            vec!["dump", "-a", &st],
+            vec!["scan", "-s", "big", &st],
+        ],
+        tmp.path(),
+    );
+    insta::assert_snapshot!("damaged", stderr);
 }

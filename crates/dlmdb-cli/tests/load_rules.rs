@@ -5,7 +5,8 @@
 mod common;
 
 use common::{bin, listing, load_input};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 
 const HEAD: &str = "VERSION=3\nformat=bytevalue\ntype=btree\nmapsize=1048576\nmaxreaders=126\n";
 
@@ -15,27 +16,36 @@ fn load(input: &str, target: &Path, args: &[&str]) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8(out.stderr).unwrap())
 }
 
-/// [`load`] that must succeed.
-fn load_ok(input: &str, target: &Path, args: &[&str]) {
-    let (code, err) = load(input, target, args);
+/// Load `input` (with `args`) into a new store `name` in a new temporary
+/// directory; the load must succeed.
+fn new_store(name: &str, input: &str, args: &[&str]) -> (TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join(name);
+    let (code, err) = load(input, &target, args);
     assert_eq!(code, Some(0), "{err}");
+    (tmp, target)
+}
+
+/// One block with the extra `header` lines, holding the one record `a` = `1`.
+fn one_record(header: &str) -> String {
+    format!("{HEAD}{header}HEADER=END\n 61\n 31\nDATA=END\n")
 }
 
 #[test]
 fn refused_inputs_name_the_line_and_create_nothing() {
     let cases: Vec<(String, &[&str], &str)> = vec![
         (
-            format!("{HEAD}counted=1\nHEADER=END\n 61\n 31\nDATA=END\n"),
+            one_record("counted=1\n"),
             &["--format", "lmdb"],
             "line 6: counted=1 is a DLMDB flag",
         ),
         (
-            format!("{HEAD}prefix_compression=1\nHEADER=END\n 61\n 31\nDATA=END\n"),
+            one_record("prefix_compression=1\n"),
             &["--format", "lmdb"],
             "line 6: prefix_compression=1 is a DLMDB flag",
         ),
         (
-            format!("{HEAD}reversekey=1\nHEADER=END\n 61\n 31\nDATA=END\n"),
+            one_record("reversekey=1\n"),
             &[],
             "line 1: reversekey=1 on the main database",
         ),
@@ -68,11 +78,9 @@ fn refused_inputs_name_the_line_and_create_nothing() {
         assert!(listing(tmp.path()).is_empty(), "{:?}", listing(tmp.path()));
     }
     // The same inputs a stock-format store can hold load fine without the flags.
-    let tmp = tempfile::tempdir().unwrap();
-    let target = tmp.path().join("ok");
-    load_ok(
+    let (tmp, target) = new_store(
+        "ok",
         &format!("{HEAD}integerkey=1\nHEADER=END\n 01000000\n 31\n 02000000\n 32\nDATA=END\n"),
-        &target,
         &["--format", "lmdb"],
     );
     assert_eq!(listing(tmp.path()), ["ok"]);
@@ -99,13 +107,7 @@ fn a_failure_while_writing_a_new_store_leaves_nothing() {
 
 #[test]
 fn a_new_single_file_store_has_no_leftovers() {
-    let tmp = tempfile::tempdir().unwrap();
-    let target = tmp.path().join("one.mdb");
-    load_ok(
-        &format!("{HEAD}HEADER=END\n 61\n 31\nDATA=END\n"),
-        &target,
-        &["-n"],
-    );
+    let (tmp, target) = new_store("one.mdb", &one_record(""), &["-n"]);
     assert_eq!(listing(tmp.path()), ["one.mdb"]);
     let out = bin().args(["get"]).arg(&target).arg("a").output().unwrap();
     assert_eq!(out.stdout, b"1\n");
@@ -113,13 +115,7 @@ fn a_new_single_file_store_has_no_leftovers() {
 
 #[test]
 fn failures_into_an_existing_store_keep_its_data_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("s");
-    load_ok(
-        &format!("{HEAD}database=x\ndupsort=1\nHEADER=END\n 61\n 31\nDATA=END\n"),
-        &store,
-        &[],
-    );
+    let (_tmp, store) = new_store("s", &one_record("database=x\ndupsort=1\n"), &[]);
     let before = std::fs::read(store.join("data.mdb")).unwrap();
     let bad = [
         // Refused at validation.
@@ -132,7 +128,7 @@ fn failures_into_an_existing_store_keep_its_data_file() {
                 .collect::<String>()
         ),
         // --format lmdb does not apply to an existing version-2 store.
-        format!("{HEAD}HEADER=END\n 61\n 31\nDATA=END\n"),
+        one_record(""),
     ];
     for (i, input) in bad.iter().enumerate() {
         let args: &[&str] = if i == 2 { &["--format", "lmdb"] } else { &[] };

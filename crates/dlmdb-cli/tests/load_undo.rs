@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::Duration;
+use tempfile::TempDir;
 
 /// Dirty-page limit of the failing loads: small, so that pages spill early.
 const SMALL_DIRTY_LIMIT: &str = "16";
@@ -20,22 +21,26 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
 
-/// A store at `dir/s` with many free pages: database `t` filled with
-/// `n` records of 200 bytes, nine in ten deleted in a second transaction,
-/// and a third small commit so that the freed pages are reusable by the
-/// next writer.
-fn store_with_free_pages(dir: &Path, n: u32) -> PathBuf {
-    let store = dir.join("s");
+/// A store `s` in a new temporary directory with many free pages:
+/// database `t` filled with `n` records of 200 bytes, nine in ten deleted
+/// in a second transaction, and a third small commit so that the freed
+/// pages are reusable by the next writer. Also the bytes of its data file.
+fn store_with_free_pages(n: u32) -> (TempDir, PathBuf, Vec<u8>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s");
     std::fs::create_dir(&store).unwrap();
     fill_and_free(&store, dlmdb::EnvFlags::empty(), n);
-    store
+    let before = std::fs::read(data_of(&store)).unwrap();
+    (tmp, store, before)
 }
 
-/// As [`store_with_free_pages`], a single data file `dir/s.mdb`.
-fn single_file_store_with_free_pages(dir: &Path, n: u32) -> PathBuf {
-    let store = dir.join("s.mdb");
+/// As [`store_with_free_pages`], a single data file `s.mdb`.
+fn single_file_store_with_free_pages(n: u32) -> (TempDir, PathBuf, Vec<u8>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s.mdb");
     fill_and_free(&store, dlmdb::EnvFlags::NO_SUB_DIR, n);
-    store
+    let before = std::fs::read(&store).unwrap();
+    (tmp, store, before)
 }
 
 /// The data file of `store`.
@@ -169,17 +174,13 @@ fn assert_kept(store: &Path, before: &[u8], out: &Output, code: i32, what: &str)
 
 #[test]
 fn a_malformed_record_late_in_the_input_leaves_every_byte() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(data_of(&store)).unwrap();
+    let (_tmp, store, before) = store_with_free_pages(20_000);
     fail_late_both_ways(&store, &before, 5_000);
 }
 
 #[test]
 fn a_single_file_store_keeps_every_byte_too() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = single_file_store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(&store).unwrap();
+    let (_tmp, store, before) = single_file_store_with_free_pages(20_000);
     fail_late_both_ways(&store, &before, 5_000);
 }
 
@@ -198,21 +199,21 @@ fn fail_late_both_ways(store: &Path, before: &[u8], n: u32) {
     }
 }
 
+/// Load 20,000 new records of `t` (with `dirty_limit`) into a store with
+/// free pages while the file may grow only 64 KiB, room for a few more
+/// pages than it has: the load reuses the free pages, grows the file a
+/// little, then fails saying `what`, and the data file is kept.
+fn fail_past_a_file_size_limit(dirty_limit: Option<&str>, what: &str) {
+    let (_tmp, store, before) = store_with_free_pages(20_000);
+    let limit = before.len() as u64 + (64 << 10);
+    let input = dump("t", 50_000, 20_000, false);
+    let out = load(&store, &input, dirty_limit, Some(limit));
+    assert_kept(&store, &before, &out, 1, what);
+}
+
 #[test]
 fn a_file_size_limit_during_spills_leaves_every_byte() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(data_of(&store)).unwrap();
-    // Room for a few more pages than the file has: the load reuses the
-    // free pages, grows the file a little, then fails.
-    let limit = before.len() as u64 + (64 << 10);
-    let out = load(
-        &store,
-        &dump("t", 50_000, 20_000, false),
-        Some(SMALL_DIRTY_LIMIT),
-        Some(limit),
-    );
-    assert_kept(&store, &before, &out, 1, "File too large");
+    fail_past_a_file_size_limit(Some(SMALL_DIRTY_LIMIT), "File too large");
 }
 
 /// With the default dirty limit nothing spills: the commit writes the
@@ -220,12 +221,7 @@ fn a_file_size_limit_during_spills_leaves_every_byte() {
 /// reaches the pages past the limit.
 #[test]
 fn a_commit_that_fails_part_way_leaves_every_byte() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(data_of(&store)).unwrap();
-    let limit = before.len() as u64 + (64 << 10);
-    let out = load(&store, &dump("t", 50_000, 20_000, false), None, Some(limit));
-    assert_kept(&store, &before, &out, 1, "commit failed");
+    fail_past_a_file_size_limit(None, "commit failed");
 }
 
 /// A load reading standard input, with the small dirty limit, fed three
@@ -247,9 +243,7 @@ fn spawn_load(store: &Path) -> (Child, ChildStdin) {
 
 #[test]
 fn ctrl_c_late_in_a_spilling_load_leaves_every_byte() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(data_of(&store)).unwrap();
+    let (_tmp, store, before) = store_with_free_pages(20_000);
     let (child, stdin) = spawn_load(&store);
     // SIGINT once the load has had time to write most of its input.
     std::thread::sleep(Duration::from_millis(1500));
@@ -269,8 +263,7 @@ fn ctrl_c_late_in_a_spilling_load_leaves_every_byte() {
 /// reusable and saved as well) and removes the dead load's undo file.
 #[test]
 fn a_file_longer_than_its_meta_keeps_its_tail() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 20_000);
+    let (_tmp, store, _) = store_with_free_pages(20_000);
     let data = data_of(&store);
     let len = std::fs::metadata(&data).unwrap().len();
     let (mut child, stdin) = spawn_load(&store);
@@ -294,8 +287,7 @@ fn a_file_longer_than_its_meta_keeps_its_tail() {
 
 #[test]
 fn a_successful_load_leaves_no_undo_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 5_000);
+    let (_tmp, store, _) = store_with_free_pages(5_000);
     let out = load(
         &store,
         &dump("t", 50_000, 2_000, false),
@@ -319,9 +311,7 @@ fn a_successful_load_leaves_no_undo_file() {
 /// one line naming the undo file.
 #[test]
 fn no_room_for_the_undo_file_refuses_the_load() {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = store_with_free_pages(tmp.path(), 20_000);
-    let before = std::fs::read(data_of(&store)).unwrap();
+    let (_tmp, store, before) = store_with_free_pages(20_000);
     let out = load(&store, &dump("t", 50_000, 10, false), None, Some(1 << 20));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");

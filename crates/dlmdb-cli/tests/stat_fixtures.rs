@@ -8,8 +8,9 @@ mod common;
 
 use common::{fixture_copy, fixtures};
 use dlmdb::Layout;
-use dlmdb_cli::stat::{collect, render_text, LayoutChoice, StatOptions};
+use dlmdb_cli::stat::{collect, render_text, LayoutChoice, StatOptions, StatReport};
 use std::path::PathBuf;
+use tempfile::TempDir;
 
 /// `stat -a -e -f`.
 fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
@@ -19,6 +20,18 @@ fn opts(path: PathBuf, layout: LayoutChoice) -> StatOptions {
         freelist: 1,
         ..StatOptions::new(path, layout)
     }
+}
+
+/// `stat -a -e -f` of a copy of the fixture `v2/plain.mdb`, with what `set`
+/// changes in the options: the report and its text; `None` when the
+/// fixture is missing.
+fn v2_plain_stat(set: impl FnOnce(&mut StatOptions)) -> Option<(TempDir, StatReport, String)> {
+    let (tmp, path) = fixture_copy("v2/plain.mdb")?;
+    let mut o = opts(path, LayoutChoice::Auto);
+    set(&mut o);
+    let report = collect(&o).unwrap();
+    let text = render_text(&report, &o);
+    Some((tmp, report, text))
 }
 
 /// Run `stat -a -e -f` on fixture `rel` and compare with `expected` (a fixture text file).
@@ -205,12 +218,9 @@ fn stat_v2_refuses_layout_lmdb() {
 
 #[test]
 fn stat_pages_walk_agrees_with_counters() {
-    let Some((_tmp, path)) = fixture_copy("v2/plain.mdb") else {
+    let Some((_tmp, report, text)) = v2_plain_stat(|o| o.pages = true) else {
         return;
     };
-    let mut o = opts(path, LayoutChoice::Auto);
-    o.pages = true;
-    let report = collect(&o).unwrap();
     for db in &report.databases {
         let walk = db.walk.as_ref().unwrap();
         assert_eq!(walk.verdict, "ok", "{:?}", walk.mismatches);
@@ -235,7 +245,6 @@ fn stat_pages_walk_agrees_with_counters() {
             db.name
         );
     }
-    let text = render_text(&report, &o);
     assert!(!text.contains("MISMATCH"), "{text}");
     insta::assert_snapshot!("v2_plain_pages", text);
 }
@@ -264,13 +273,9 @@ fn stat_json_has_documented_fields() {
 
 #[test]
 fn human_sizes_follow_the_figures() {
-    let Some((_tmp, path)) = fixture_copy("v2/plain.mdb") else {
+    let Some((_tmp, report, text)) = v2_plain_stat(|o| o.human = true) else {
         return;
     };
-    let mut o = opts(path, LayoutChoice::Auto);
-    o.human = true;
-    let report = dlmdb_cli::stat::collect(&o).unwrap();
-    let text = dlmdb_cli::stat::render_text(&report, &o);
     let map = text
         .lines()
         .find(|l| l.starts_with("  Map size: "))

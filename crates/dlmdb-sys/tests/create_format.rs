@@ -10,6 +10,32 @@
 use std::ffi::CString;
 use std::ptr;
 
+/// An `MDB_val` of the binding `$sys` over the bytes `$b`.
+macro_rules! val {
+    ($sys:ident, $b:expr) => {
+        $sys::MDB_val {
+            mv_size: $b.len(),
+            mv_data: $b.as_ptr() as *mut _,
+        }
+    };
+}
+
+/// Begin a transaction (`$flags`) on `$env` through the binding `$sys` and
+/// open the main database in it: `(txn, dbi)`. Both engines take the same
+/// steps, through bindings of different types.
+macro_rules! main_db {
+    ($sys:ident, $env:expr, $flags:expr) => {{
+        let mut txn = ptr::null_mut();
+        assert_eq!(
+            $sys::mdb_txn_begin($env, ptr::null_mut(), $flags, &mut txn),
+            0
+        );
+        let mut dbi = 0;
+        assert_eq!($sys::mdb_dbi_open(txn, ptr::null(), 0, &mut dbi), 0);
+        (txn, dbi)
+    }};
+}
+
 /// Create a store at `dir` with our engine, no flags, one committed key.
 fn create_with_ours(dir: &std::path::Path) {
     let path = CString::new(dir.to_str().unwrap()).unwrap();
@@ -17,21 +43,9 @@ fn create_with_ours(dir: &std::path::Path) {
         let mut env = ptr::null_mut();
         assert_eq!(dlmdb_sys::mdb_env_create(&mut env), 0);
         assert_eq!(dlmdb_sys::mdb_env_open(env, path.as_ptr(), 0, 0o664), 0);
-        let mut txn = ptr::null_mut();
-        assert_eq!(
-            dlmdb_sys::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn),
-            0
-        );
-        let mut dbi = 0;
-        assert_eq!(dlmdb_sys::mdb_dbi_open(txn, ptr::null(), 0, &mut dbi), 0);
-        let mut k = dlmdb_sys::MDB_val {
-            mv_size: 3,
-            mv_data: b"odd".as_ptr() as *mut _,
-        };
-        let mut v = dlmdb_sys::MDB_val {
-            mv_size: 5,
-            mv_data: b"value".as_ptr() as *mut _,
-        };
+        let (txn, dbi) = main_db!(dlmdb_sys, env, 0);
+        let mut k = val!(dlmdb_sys, b"odd");
+        let mut v = val!(dlmdb_sys, b"value");
         assert_eq!(dlmdb_sys::mdb_put(txn, dbi, &mut k, &mut v, 0), 0);
         assert_eq!(dlmdb_sys::mdb_txn_commit(txn), 0);
         dlmdb_sys::mdb_env_close(env);
@@ -51,17 +65,8 @@ fn read_with_stock(dir: &std::path::Path) -> Result<Vec<u8>, i32> {
             s::mdb_env_close(env);
             return Err(rc);
         }
-        let mut txn = ptr::null_mut();
-        assert_eq!(
-            s::mdb_txn_begin(env, ptr::null_mut(), s::MDB_RDONLY, &mut txn),
-            0
-        );
-        let mut dbi = 0;
-        assert_eq!(s::mdb_dbi_open(txn, ptr::null(), 0, &mut dbi), 0);
-        let mut k = s::MDB_val {
-            mv_size: 3,
-            mv_data: b"odd".as_ptr() as *mut _,
-        };
+        let (txn, dbi) = main_db!(s, env, s::MDB_RDONLY);
+        let mut k = val!(s, b"odd");
         let mut v = s::MDB_val {
             mv_size: 0,
             mv_data: ptr::null_mut(),

@@ -46,6 +46,13 @@ fn loaded(rel: &str) -> Option<(Layout, Snapshot, Vec<DbDetail>)> {
     Some(load(&fixture(&dir, rel)?))
 }
 
+/// [`loaded`], with the layout the probe must recognise in the fixture.
+fn loaded_as(rel: &str, want: Layout) -> Option<(Snapshot, Vec<DbDetail>)> {
+    let (layout, snap, details) = loaded(rel)?;
+    assert_eq!(layout, want, "the probe's layout of {rel}");
+    Some((snap, details))
+}
+
 fn find<'a>(details: &'a [DbDetail], name: &str) -> &'a DbDetail {
     details
         .iter()
@@ -67,14 +74,10 @@ fn assert_leaves_exact(details: &[DbDetail]) {
 
 #[test]
 fn dlmdb_v1_prefix_fixture() {
-    let Some((layout, snap, details)) = loaded("prefix.mdb") else {
+    // The probe recognises DLMDB's padded v1.
+    let Some((snap, details)) = loaded_as("prefix.mdb", Layout::DlmdbV1) else {
         return;
     };
-    assert_eq!(
-        layout,
-        Layout::DlmdbV1,
-        "the probe recognises DLMDB's padded v1"
-    );
     assert_eq!(snap.env.data_version, Some(1));
     let p = find(&details, "prefix");
     assert_eq!(
@@ -108,10 +111,9 @@ fn dlmdb_v1_prefix_fixture() {
 
 #[test]
 fn dlmdb_v2_plain_fixture() {
-    let Some((layout, _snap, details)) = loaded("v2/plain.mdb") else {
+    let Some((_snap, details)) = loaded_as("v2/plain.mdb", Layout::DlmdbV2) else {
         return;
     };
-    assert_eq!(layout, Layout::DlmdbV2);
     let kv = find(&details, "kv");
     assert_eq!(
         (kv.stat.entries, kv.stat.depth, kv.levels.len()),
@@ -129,10 +131,9 @@ fn dlmdb_v2_plain_fixture() {
 
 #[test]
 fn stock_lmdb_fixture() {
-    let Some((layout, _snap, details)) = loaded("stock.mdb") else {
+    let Some((_snap, details)) = loaded_as("stock.mdb", Layout::Lmdb) else {
         return;
     };
-    assert_eq!(layout, Layout::Lmdb);
     assert_eq!(find(&details, "accounts").stat.entries, 1540);
     let tags = find(&details, "tags");
     let dup = tags.dup.unwrap();

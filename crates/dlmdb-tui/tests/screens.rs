@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use dlmdb_format::PageKind;
 use dlmdb_tui::app::App;
 use dlmdb_tui::model::{OpenOptions, Store};
 use dlmdb_tui::pages::{ItemData, ReaderSlot};
@@ -90,6 +91,19 @@ fn each_size(name: &str, mut body: impl FnMut(&mut App, &mut Store, (u16, u16)))
     }
 }
 
+/// [`each_size`], with the database `db` selected before `body` runs.
+fn each_size_in(name: &str, db: &str, mut body: impl FnMut(&mut App, &mut Store, (u16, u16))) {
+    each_size(name, |a, s, size| {
+        select(a, db);
+        body(a, s, size);
+    });
+}
+
+/// Kind of the page the page browser shows.
+fn page_kind(app: &App) -> PageKind {
+    app.pages.page.as_ref().unwrap().kind
+}
+
 fn snap(name: &str, (w, h): (u16, u16), screen: String) {
     insta::assert_snapshot!(format!("{w}x{h}_{name}"), screen);
 }
@@ -100,10 +114,7 @@ fn plain_root_leaf_back_hex_overflow() {
         snap("plain_start", size, render(a));
         select(a, "big");
         press(a, s, &[KeyCode::Char('o')]);
-        assert_eq!(
-            a.pages.page.as_ref().unwrap().kind,
-            dlmdb_format::PageKind::Branch
-        );
+        assert_eq!(page_kind(a), PageKind::Branch);
         snap("plain_big_root", size, render(a));
         press(a, s, &[KeyCode::Down, KeyCode::Enter]);
         assert_eq!(a.pages.path.len(), 2);
@@ -112,10 +123,7 @@ fn plain_root_leaf_back_hex_overflow() {
         press(a, s, &[KeyCode::Char('h')]);
         snap("plain_big_leaf_hex", size, render(a));
         press(a, s, &[KeyCode::Char('h'), KeyCode::Enter]);
-        assert_eq!(
-            a.pages.page.as_ref().unwrap().kind,
-            dlmdb_format::PageKind::Overflow
-        );
+        assert_eq!(page_kind(a), PageKind::Overflow);
         snap("plain_big_overflow", size, render(a));
         press(a, s, &[KeyCode::Backspace, KeyCode::Backspace]);
         assert_eq!(a.pages.path.len(), 1);
@@ -146,8 +154,7 @@ fn plain_root_leaf_back_hex_overflow() {
 
 #[test]
 fn intkey_entries_and_page_show_numbers() {
-    each_size("plain", |a, s, size| {
-        select(a, "intkey32");
+    each_size_in("plain", "intkey32", |a, s, size| {
         press(a, s, &[KeyCode::Enter, KeyCode::Down]);
         let screen = render(a);
         assert!(!screen.contains("00000000"), "{screen}");
@@ -159,8 +166,7 @@ fn intkey_entries_and_page_show_numbers() {
 
 #[test]
 fn counted_branch_counts_and_rank_titles() {
-    each_size("counted", |a, s, size| {
-        select(a, "counted");
+    each_size_in("counted", "counted", |a, s, size| {
         press(a, s, &[KeyCode::Char('o')]);
         snap("counted_root", size, render(a));
         press(a, s, &[KeyCode::Char('1'), KeyCode::Char('/')]);
@@ -173,8 +179,7 @@ fn counted_branch_counts_and_rank_titles() {
 
 #[test]
 fn prefix_compressed_leaf() {
-    each_size("prefix", |a, s, size| {
-        select(a, "prefix");
+    each_size_in("prefix", "prefix", |a, s, size| {
         press(a, s, &[KeyCode::Char('o'), KeyCode::Down, KeyCode::Enter]);
         let p = a.pages.page.as_ref().unwrap();
         assert!(p.compressed);
@@ -187,8 +192,7 @@ fn prefix_compressed_leaf() {
 
 #[test]
 fn dupsort_sub_tree_and_sub_page() {
-    each_size("dupsort", |a, s, size| {
-        select(a, "dups");
+    each_size_in("dupsort", "dups", |a, s, size| {
         press(a, s, &[KeyCode::Enter, KeyCode::Char('/')]);
         typed(a, s, "hot-1");
         press(a, s, &[KeyCode::Enter]);

@@ -237,16 +237,30 @@ fn step(app: &mut App, store: &mut dlmdb_tui::model::Store, keys: &[KeyCode]) {
     app.sync(store);
 }
 
+/// Open the seek prompt, type `text` and submit it.
+fn seek(app: &mut App, store: &mut dlmdb_tui::model::Store, text: &str) {
+    press(app, &[KeyCode::Char('/')]);
+    typed(app, text);
+    step(app, store, &[KeyCode::Enter]);
+}
+
+/// A built store with its database `db` open in the browser, `height` rows
+/// high.
+fn browsing(db: &str, height: usize) -> (Built, App) {
+    let mut b = built();
+    let mut app = loaded_app(&mut b.store, height);
+    select(&mut app, db);
+    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    (b, app)
+}
+
 fn selected(app: &App) -> String {
     String::from_utf8_lossy(&app.browser.selected().unwrap().key).into_owned()
 }
 
 #[test]
 fn paging_through_a_store() {
-    let mut b = built();
-    let mut app = loaded_app(&mut b.store, 4);
-    select(&mut app, "plain");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    let (mut b, mut app) = browsing("plain", 4);
     assert_eq!(window(&app), ["k000000", "k000001", "k000002", "k000003"]);
     step(&mut app, &mut b.store, &[KeyCode::PageDown]);
     assert_eq!(window(&app)[0], "k000004");
@@ -280,13 +294,9 @@ fn paging_through_a_store() {
     assert_eq!(window(&app)[0], "k002995");
     step(&mut app, &mut b.store, &[KeyCode::Home]);
     assert_eq!(selected(&app), "k000000");
-    press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "k00123");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    seek(&mut app, &mut b.store, "k00123");
     assert_eq!(window(&app)[0], "k001230");
-    press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "zzz");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    seek(&mut app, &mut b.store, "zzz");
     assert_eq!(
         selected(&app),
         "k002999",
@@ -296,15 +306,10 @@ fn paging_through_a_store() {
 
 #[test]
 fn selection_survives_a_refresh_with_new_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = build_store(dir.path());
-    let mut store = open(&path);
-    let mut app = loaded_app(&mut store, 5);
-    select(&mut app, "plain");
-    step(&mut app, &mut store, &[KeyCode::Enter]);
+    let (mut b, mut app) = browsing("plain", 5);
     step(
         &mut app,
-        &mut store,
+        &mut b.store,
         &[KeyCode::PageDown, KeyCode::Down, KeyCode::Down],
     );
     assert_eq!(selected(&app), "k000007");
@@ -313,11 +318,11 @@ fn selection_survives_a_refresh_with_new_data() {
     let out = dlmdb_tests::output_ok(&mut child_writer_command(
         "child_writer",
         "TUI_CHILD_STORE",
-        &path,
+        &b.path,
     ));
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
     app.refresh_requested = true;
-    app.sync(&mut store);
+    app.sync(&mut b.store);
     assert!(app.snapshot.txnid > before);
     assert_eq!(
         app.selected_db(),
@@ -364,21 +369,14 @@ fn child_writer() {
 
 #[test]
 fn counted_databases_show_ranks_and_seek_by_rank() {
-    let mut b = built();
-    let mut app = loaded_app(&mut b.store, 5);
-    select(&mut app, "counted");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    let (mut b, mut app) = browsing("counted", 5);
     assert_eq!(app.browser.first_rank, Some(0));
     step(&mut app, &mut b.store, &[KeyCode::PageDown]);
     assert_eq!(app.browser.first_rank, Some(5));
-    press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "#1234");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    seek(&mut app, &mut b.store, "#1234");
     assert_eq!(window(&app)[0], "c01234");
     assert_eq!(app.browser.first_rank, Some(1234));
-    press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "#999999");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    seek(&mut app, &mut b.store, "#999999");
     assert_eq!(selected(&app), "c02499");
     // Not COUNTED: no ranks while paging; #N scans, with a progress line
     // between steps, and lands on the same 0-based row.
@@ -386,9 +384,7 @@ fn counted_databases_show_ranks_and_seek_by_rank() {
     step(&mut app, &mut b.store, &[KeyCode::Left, KeyCode::Enter]);
     assert_eq!(app.browser.first_rank, None);
     app.scan_step = 1000;
-    press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "#2500");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    seek(&mut app, &mut b.store, "#2500");
     assert!(
         matches!(&app.status, Some((dlmdb_tui::app::Level::Info, m)) if m.contains("scanning") && m.contains("of 2500")),
         "{:?}",
@@ -399,9 +395,7 @@ fn counted_databases_show_ranks_and_seek_by_rank() {
     }
     assert_eq!(window(&app)[0], "k002500");
     assert_eq!(app.browser.first_rank, Some(2500));
-    press(&mut app, &[KeyCode::Char('/')]);
-    typed(&mut app, "#3000");
-    step(&mut app, &mut b.store, &[KeyCode::Enter]);
+    seek(&mut app, &mut b.store, "#3000");
     while app.browser.scan.is_some() {
         app.sync(&mut b.store);
     }

@@ -19,16 +19,19 @@ fn main_env() -> (TempDir, Env, Database) {
     (dir, env, main)
 }
 
-/// Put every `(key, value)` pair with no flags.
-fn put_all<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    txn: &mut RwTxn<'_>,
+/// Put every `(key, value)` pair with no flags, in one committed write
+/// transaction.
+fn commit_all<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+    env: &Env,
     db: Database,
     pairs: impl IntoIterator<Item = (K, V)>,
 ) {
+    let mut txn = env.write_txn().unwrap();
     for (k, v) in pairs {
         txn.put(db, k.as_ref(), v.as_ref(), WriteFlags::empty())
             .unwrap();
     }
+    txn.commit().unwrap();
 }
 
 #[test]
@@ -91,13 +94,11 @@ fn named_databases_and_cursor_iteration() {
     let dir = tempfile::tempdir().unwrap();
     let env = env_in(&dir, 4);
     let db = env.create_db(Some("nums"), DatabaseFlags::empty()).unwrap();
-    let mut txn = env.write_txn().unwrap();
-    put_all(
-        &mut txn,
+    commit_all(
+        &env,
         db,
         (0..500u32).map(|i| (format!("key{i:05}"), i.to_le_bytes())),
     );
-    txn.commit().unwrap();
 
     let txn = env.read_txn().unwrap();
     let mut c = txn.cursor(db).unwrap();
@@ -267,9 +268,7 @@ fn probe_written<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         Some(_) => env.create_db(name, DatabaseFlags::empty()).unwrap(),
         None => env.open_db(None).unwrap(),
     };
-    let mut txn = env.write_txn().unwrap();
-    put_all(&mut txn, db, pairs);
-    txn.commit().unwrap();
+    commit_all(&env, db, pairs);
     probe_layout(&env.data_file()).unwrap()
 }
 
@@ -379,13 +378,7 @@ fn nested_transactions() {
 #[test]
 fn compacting_copy() {
     let (_dir, env, main) = main_env();
-    let mut w = env.write_txn().unwrap();
-    put_all(
-        &mut w,
-        main,
-        (0..1000u32).map(|i| (format!("{i:05}"), b"x")),
-    );
-    w.commit().unwrap();
+    commit_all(&env, main, (0..1000u32).map(|i| (format!("{i:05}"), b"x")));
     let dst = tempfile::tempdir().unwrap();
     env.copy(dst.path(), true).unwrap();
     let env2 = env_in(&dst, 0);
@@ -396,9 +389,7 @@ fn compacting_copy() {
 #[test]
 fn iter_dup_of_on_plain_db_yields_one_item() {
     let (_dir, env, main) = main_env();
-    let mut w = env.write_txn().unwrap();
-    put_all(&mut w, main, [b"a", b"b", b"c"].map(|k| (k, b"v")));
-    w.commit().unwrap();
+    commit_all(&env, main, [b"a", b"b", b"c"].map(|k| (k, b"v")));
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(main).unwrap();
     let got: Vec<_> = c.iter_dup_of(b"b").map(|x| x.unwrap()).collect();
@@ -452,15 +443,11 @@ fn dupsort_iteration_helpers() {
 #[test]
 fn concurrent_readers_see_stable_snapshots() {
     let (_dir, env, main) = main_env();
-    {
-        let mut w = env.write_txn().unwrap();
-        put_all(
-            &mut w,
-            main,
-            (0..1000u32).map(|i| (i.to_be_bytes(), 0u32.to_le_bytes())),
-        );
-        w.commit().unwrap();
-    }
+    commit_all(
+        &env,
+        main,
+        (0..1000u32).map(|i| (i.to_be_bytes(), 0u32.to_le_bytes())),
+    );
     std::thread::scope(|s| {
         for _ in 0..3 {
             s.spawn(|| {
@@ -478,13 +465,11 @@ fn concurrent_readers_see_stable_snapshots() {
             });
         }
         for gen in 1..=20u32 {
-            let mut w = env.write_txn().unwrap();
-            put_all(
-                &mut w,
+            commit_all(
+                &env,
                 main,
                 (0..1000u32).map(|i| (i.to_be_bytes(), gen.to_le_bytes())),
             );
-            w.commit().unwrap();
         }
     });
 }

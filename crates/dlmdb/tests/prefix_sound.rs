@@ -140,6 +140,23 @@ fn same(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: item count");
 }
 
+/// Every item of `it`, checked against `want` and kept for later checks.
+#[track_caller]
+fn all_items_same<K, V, E>(
+    it: impl Iterator<Item = Result<(K, V), E>>,
+    want: &[(Vec<u8>, Vec<u8>)],
+    what: &str,
+) -> Vec<(K, V)>
+where
+    K: AsRef<[u8]>,
+    V: AsRef<[u8]>,
+    E: std::fmt::Debug,
+{
+    let all = all_items(it);
+    same(&owned(&all), want, what);
+    all
+}
+
 /// Every item of `db` through a fresh cursor of `r`, kept past the cursor.
 fn scan<'t>(r: &'t RoTxn<'_>, db: Database) -> Vec<dlmdb::Item<'t>> {
     all_items(r.cursor(db).unwrap().iter())
@@ -232,8 +249,7 @@ fn collected_iterators_match() {
     // Items outlive the cursor (they live for the transaction).
     drop(c);
     same(&owned(&fwd), &exp, "fwd after the cursor closed");
-    let all = all_items(r.iter(db).unwrap());
-    same(&owned(&all), &exp, "RoTxn::iter");
+    all_items_same(r.iter(db).unwrap(), &exp, "RoTxn::iter");
     let dropped: Vec<_> = {
         let mut c = r.cursor(db).unwrap();
         let v = all_items(c.iter());
@@ -252,8 +268,7 @@ fn dupsort_prefix_items_survive() {
     let (_dir, env, db, exp) = with_dup_prefix();
     let r = env.read_txn().unwrap();
     let mut c = r.cursor(db).unwrap();
-    let all = all_items(c.iter());
-    same(&owned(&all), &exp, "dupsort iter");
+    let all = all_items_same(c.iter(), &exp, "dupsort iter");
     // Duplicates of one key with a sub-database, and with an inline sub-page.
     for key in [&b"group/00/member/00000"[..], b"group/01/member/00001"] {
         let dups = all_items(c.iter_dup_of(key));
@@ -297,13 +312,11 @@ fn write_cursor_iterators_match() {
         .1 = b"new".to_vec();
     {
         let mut c = w.cursor_mut(p).unwrap();
-        let all = all_items(c.iter());
-        same(&owned(&all), &exp, "RwCursor iter");
+        all_items_same(c.iter(), &exp, "RwCursor iter");
     }
     {
         let mut c = w.cursor_mut(d).unwrap();
-        let all = all_items(c.iter());
-        same(&owned(&all), &dup_pairs(), "RwCursor dupsort iter");
+        all_items_same(c.iter(), &dup_pairs(), "RwCursor dupsort iter");
     }
     // Read cursors of a write transaction.
     let mut c = w.cursor(p).unwrap();
