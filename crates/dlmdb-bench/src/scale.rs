@@ -14,7 +14,9 @@
 //!   dropped (`posix_fadvise(POSIX_FADV_DONTNEED)`, or
 //!   `/proc/sys/vm/drop_caches` when that leaves pages behind and we are
 //!   root; `mincore` tells which worked), then the store is reopened and the
-//!   first lookups timed.
+//!   first lookups timed; twice per engine in each round, in the order
+//!   ABBA, since these rows follow the disk (the kernel's readahead on the
+//!   first faults brings in most of the file).
 //!
 //! Each store's tree depth is reported beside its per-lookup time, with the
 //! warm time per level, so that the per-lookup cost growing with the depth
@@ -442,57 +444,61 @@ struct Samples {
     resident: Option<f64>,
 }
 
-/// One round of one engine: warm get, warm seek, then cold get and seek.
-fn round<E: Eng>(
+/// One round of one engine's warm rows: warm get, then warm seek.
+fn warm_round<E: Eng>(
     dir: &Path,
     n: u64,
     opts: &ScaleOptions,
     seed: u64,
     s: &mut Samples,
+) -> Result<()> {
+    let mut st = Store::<E>::open(dir, n)?;
+    st.gets(n, opts.timing.warm_lookups, seed ^ 0x77)?;
+    s.get_warm.push(st.gets(n, opts.timing.warm_lookups, seed)?);
+    st.seeks(n, opts.timing.warm_lookups, seed ^ 0x66)?;
+    s.seek_warm
+        .push(st.seeks(n, opts.timing.warm_lookups, seed ^ 0x55)?);
+    Ok(())
+}
+
+/// One cold sample of one engine: drop the data file's pages, reopen, time
+/// the first lookups (gets, or seeks when `seek`).
+fn cold_sample<E: Eng>(
+    dir: &Path,
+    n: u64,
+    opts: &ScaleOptions,
+    seed: u64,
+    seek: bool,
+    s: &mut Samples,
     cold_note: &mut Option<String>,
 ) -> Result<()> {
-    {
-        let mut st = Store::<E>::open(dir, n)?;
-        st.gets(n, opts.timing.warm_lookups, seed ^ 0x77)?;
-        s.get_warm.push(st.gets(n, opts.timing.warm_lookups, seed)?);
-        st.seeks(n, opts.timing.warm_lookups, seed ^ 0x66)?;
-        s.seek_warm
-            .push(st.seeks(n, opts.timing.warm_lookups, seed ^ 0x55)?);
-    }
     let data = dir.join("data.mdb");
-    let mut cold = |seek: bool, s: &mut Samples| -> Result<()> {
-        let (method, left) = drop_cache(&data)?;
-        s.resident = Some(left);
-        if left > COLD_ENOUGH {
-            *cold_note = Some(format!(
-                "cold rows skipped: {:.0}% of the data file stayed cached after \
-                 posix_fadvise(POSIX_FADV_DONTNEED){}",
-                left * 100.0,
-                // SAFETY: geteuid has no preconditions.
-                if unsafe { libc::geteuid() } == 0 {
-                    " and /proc/sys/vm/drop_caches"
-                } else {
-                    "; not root, so /proc/sys/vm/drop_caches was not tried"
-                }
-            ));
-            return Ok(());
-        }
-        if cold_note.is_none() {
-            *cold_note = Some(method);
-        }
-        let mut st = Store::<E>::open(dir, n)?;
-        if seek {
-            s.seek_cold
-                .push(st.seeks(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
-        } else {
-            s.get_cold
-                .push(st.gets(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
-        }
-        Ok(())
-    };
-    if opts.timing.cold_lookups > 0 {
-        cold(false, s)?;
-        cold(true, s)?;
+    let (method, left) = drop_cache(&data)?;
+    s.resident = Some(left);
+    if left > COLD_ENOUGH {
+        *cold_note = Some(format!(
+            "cold rows skipped: {:.0}% of the data file stayed cached after \
+             posix_fadvise(POSIX_FADV_DONTNEED){}",
+            left * 100.0,
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                " and /proc/sys/vm/drop_caches"
+            } else {
+                "; not root, so /proc/sys/vm/drop_caches was not tried"
+            }
+        ));
+        return Ok(());
+    }
+    if cold_note.is_none() {
+        *cold_note = Some(method);
+    }
+    let mut st = Store::<E>::open(dir, n)?;
+    if seek {
+        s.seek_cold
+            .push(st.seeks(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
+    } else {
+        s.get_cold
+            .push(st.gets(n, opts.timing.cold_lookups, seed ^ 0xc01d)?);
     }
     Ok(())
 }
@@ -566,11 +572,28 @@ fn run_size(
         let (mut os, mut ls) = (Samples::default(), Samples::default());
         for r in 0..opts.timing.rounds {
             let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(r as u64 + 1);
-            for ours_turn in crate::extra::turns(r) {
+            let [a, b] = crate::extra::turns(r);
+            for ours_turn in [a, b] {
                 if ours_turn && ours {
-                    round::<OursEng>(&od, n, opts, seed, &mut os, cold_note)?;
+                    warm_round::<OursEng>(&od, n, opts, seed, &mut os)?;
                 } else if !ours_turn && lmdb {
-                    round::<LmdbE>(&ld, n, opts, seed, &mut ls, cold_note)?;
+                    warm_round::<LmdbE>(&ld, n, opts, seed, &mut ls)?;
+                }
+            }
+            // A cold row reads most of the file through the kernel's
+            // readahead, so its time follows the disk; in the order ABBA
+            // each engine takes the first and the last place of every row
+            // of every round, whatever the number of rounds.
+            for seek in [false, true] {
+                for ours_turn in [a, b, b, a] {
+                    if opts.timing.cold_lookups == 0 {
+                        break;
+                    }
+                    if ours_turn && ours {
+                        cold_sample::<OursEng>(&od, n, opts, seed, seek, &mut os, cold_note)?;
+                    } else if !ours_turn && lmdb {
+                        cold_sample::<LmdbE>(&ld, n, opts, seed, seek, &mut ls, cold_note)?;
+                    }
                 }
             }
             progress(
