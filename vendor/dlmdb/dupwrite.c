@@ -1131,9 +1131,15 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	if (dl_pos_delkind(mc) != DL_DK_KEY)
 		dl_pos_set_delkind(mc, DL_DK_NONE);
 	/* mc must be on a node; its key is read only where it is needed
-	 * (dl_dup_del_read), which a removal inside the node is not. */
-	if ((rc = dl_cursor_current(mc, NULL, NULL)))
-		return rc;
+	 * (dl_dup_del_read), which a removal inside the node is not.  The
+	 * node itself is checked by dl_xinit below (or was, when this txn
+	 * copied its page); only the cursor's own item is read before that. */
+	if (!all && !data && xc->active) {
+		if ((rc = dl_cursor_current(mc, NULL, NULL)))
+			return rc;
+	} else if (mc->top < 0 || mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+		return MDB_NOTFOUND;
+	}
 	k.mv_size = SIZE_MAX;
 	k.mv_data = kb;
 	/* Index of the item in its sub-page, while that stays known: a touch
