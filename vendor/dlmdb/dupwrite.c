@@ -1003,6 +1003,22 @@ static int dl_dup_del_item(MDB_cursor *mc, dl_xcursor *xc, MDB_val *k, MDB_val *
 	} else if (xc->subpage) {
 		MDB_val *items;
 		unsigned n;
+		if ((mc->flags & C_PREFIX) && !IS_LEAF2(sp)) {
+			/* The trunk goes: the next value becomes the trunk and
+			 * the rest are encoded against it inside the sub-page's
+			 * present size (format §3.13), so the main leaf is not
+			 * edited.  Under the default order they always fit;
+			 * only a custom order can force the rebuild below. */
+			size_t sz = NODEDSZ(NODEPTR(mc->pg[mc->top], mc->ki[mc->top]));
+			if ((rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, 0)) ||
+			    (rc = dl_items_detach(mc->txn, items, n)))
+				return rc;
+			if (dl_pfx_items_size(env, items, n) <= sz) {
+				dl_pfx_items_write(env, sp, sz, items, n);
+				*here = 1;
+				return 0;
+			}
+		}
 		/* Both are needed to find the following item afterwards. */
 		if ((rc = dl_dup_del_read(mc, k)) || (rc = dl_dup_del_read(&xc->mx, item)) ||
 		    (rc = dl_subpage_items(xc, &items, &n, NULL, ~0u, xc->mx.ki[0])))
@@ -1115,9 +1131,15 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 	if (dl_pos_delkind(mc) != DL_DK_KEY)
 		dl_pos_set_delkind(mc, DL_DK_NONE);
 	/* mc must be on a node; its key is read only where it is needed
-	 * (dl_dup_del_read), which a removal inside the node is not. */
-	if ((rc = dl_cursor_current(mc, NULL, NULL)))
-		return rc;
+	 * (dl_dup_del_read), which a removal inside the node is not.  The
+	 * node itself is checked by dl_xinit below (or was, when this txn
+	 * copied its page); only the cursor's own item is read before that. */
+	if (!all && !data && xc->active) {
+		if ((rc = dl_cursor_current(mc, NULL, NULL)))
+			return rc;
+	} else if (mc->top < 0 || mc->ki[mc->top] >= NUMKEYS(mc->pg[mc->top])) {
+		return MDB_NOTFOUND;
+	}
 	k.mv_size = SIZE_MAX;
 	k.mv_data = kb;
 	/* Index of the item in its sub-page, while that stays known: a touch

@@ -742,8 +742,8 @@ static void test_prefix_read_steps_raw_and_long_nodes(void)
 #endif
 
 /* A cursor delete in a key's sub-page, plain, prefix-compressed and
- * fixed-size: of the first value (a compressed sub-page is rebuilt), of one
- * in the middle (a fixed-size one is rebuilt) and of the last; the cursor
+ * fixed-size: of the first value (a compressed sub-page is re-encoded), of
+ * one in the middle (a fixed-size one is rebuilt) and of the last; the cursor
  * then steps to the value that followed. */
 static void test_dup_cursor_del_lands_on_next(void)
 {
@@ -795,6 +795,99 @@ static void test_dup_cursor_del_lands_on_next(void)
 	}
 }
 
+/* Orders values by their last byte first: the smallest value need not share
+ * the most with the others, so re-encoding against a new first value can
+ * take more room than the old first value gave back. */
+static int last_byte_cmp(const MDB_val *a, const MDB_val *b)
+{
+	unsigned char x = a->mv_size ? ((unsigned char *)a->mv_data)[a->mv_size - 1] : 0;
+	unsigned char y = b->mv_size ? ((unsigned char *)b->mv_data)[b->mv_size - 1] : 0;
+	if (x != y)
+		return x < y ? -1 : 1;
+	size_t m = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+	int c = memcmp(a->mv_data, b->mv_data, m);
+	return c ? c : (a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size);
+}
+
+/* Deleting a compressed sub-page's first value, in place when the others
+ * fit against the new first value and by a larger node when they do not
+ * (a custom order): the values, their order and the counts stay right. */
+static void test_prefix_dup_first_value_deletes(void)
+{
+	for (int order = 0; order < 2; order++) {
+		MDB_env *env = t_env_open(t_dir, 0, 16u << 20, 4);
+		REQUIRE(env);
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		char vb[8][64];
+		MDB_val vals[8];
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, order ? "c" : "l", MDB_CREATE | MDB_DUPSORT |
+			MDB_PREFIX_COMPRESSION | MDB_COUNTED, &dbi));
+		if (order)
+			REQUIRE_OK(mdb_set_dupsort(txn, dbi, last_byte_cmp));
+		/* Under the custom order "x...1" comes first, then "b2", then
+		 * the "x...N" that shared 30 bytes with the first. */
+		for (int i = 0; i < 8; i++) {
+			if (i == 1)
+				strcpy(vb[i], "b2");
+			else
+				sprintf(vb[i], "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx%c", '1' + i);
+			vals[i] = (MDB_val){ strlen(vb[i]), vb[i] };
+		}
+		MDB_val k = t_val("key"), k2 = t_val("zz"), v1 = t_val("one");
+		for (int i = 7; i >= 0; i--)
+			OK(mdb_put(txn, dbi, &k, &vals[i], 0));
+		OK(mdb_put(txn, dbi, &k2, &v1, 0));
+		OK(mdb_txn_commit(txn));
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		MDB_cursor *c;
+		REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+		/* the first value before each delete; the last one stays */
+		static const int firsts[2][8] = { { 1, 0, 2, 3, 4, 5, 6, -1 },
+			{ 0, 1, 2, 3, 4, 5, 6, -1 } };
+		const int *first = firsts[order];
+		int nf = 8;
+		for (int d = 0; first[d] >= 0; d++) {
+			MDB_val kk = k, v;
+			OK(mdb_cursor_get(c, &kk, &v, MDB_SET));
+			if (v.mv_size != vals[first[d]].mv_size ||
+			    memcmp(v.mv_data, vals[first[d]].mv_data, v.mv_size))
+				T_FAIL("order %d step %d: first value %.*s", order, d, (int)v.mv_size,
+					(char *)v.mv_data);
+			OK(mdb_cursor_del(c, 0));
+			MDB_val nv;
+			OK(mdb_cursor_get(c, &kk, &nv, MDB_GET_CURRENT));
+			size_t n = 0;
+			OK(mdb_cursor_count(c, &n));
+			if (n != (size_t)(7 - d))
+				T_FAIL("order %d step %d: %zu values", order, d, n);
+			/* every later value still there, in order */
+			char pb[64];
+			MDB_val pv = { 0, pb };
+			int seen = 0, rc;
+			for (rc = mdb_cursor_get(c, &kk, &v, MDB_FIRST_DUP); rc == 0;
+			     rc = mdb_cursor_get(c, &kk, &v, MDB_NEXT_DUP)) {
+				if (seen && (order ? last_byte_cmp(&pv, &v) : mdb_dcmp(txn, dbi, &pv, &v)) >= 0)
+					T_FAIL("order %d step %d: values out of order", order, d);
+				memcpy(pb, v.mv_data, v.mv_size);	/* v may be a decode buffer */
+				pv.mv_size = v.mv_size;
+				seen++;
+			}
+			CHECK_RC(rc, MDB_NOTFOUND);
+			CHECK_EQ(seen, 7 - d);
+		}
+		MDB_stat st;
+		OK(mdb_stat(txn, dbi, &st));
+		CHECK_EQ(st.ms_entries, (size_t)(8 - (nf - 1) + 1));
+		uint64_t cnt = 0;
+		OK(mdb_count_all(txn, dbi, 0, &cnt));
+		CHECK_EQ(cnt, st.ms_entries);
+		OK(mdb_txn_commit(txn));
+		mdb_env_close(env);
+	}
+}
+
 int main(void)
 {
 #ifndef STOCK_LMDB
@@ -806,6 +899,7 @@ int main(void)
 	RUN(test_prefix_dupfixed_list_dup_points_into_map);
 	RUN(test_prefix_dupsort_values);
 	RUN(test_dup_cursor_del_lands_on_next);
+	RUN(test_prefix_dup_first_value_deletes);
 	RUN(test_prefix_read_steps_decode_every_key);
 	RUN(test_prefix_read_steps_decode_every_duplicate);
 	RUN(test_prefix_read_steps_raw_and_long_nodes);
