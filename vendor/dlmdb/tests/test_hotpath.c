@@ -384,6 +384,88 @@ static void overflow_damage_case(int how)
 static void test_overflow_damage_not_overflow(void) { overflow_damage_case(0); }
 static void test_overflow_damage_run_too_short(void) { overflow_damage_case(1); }
 static void test_overflow_damage_run_past_end(void) { overflow_damage_case(2); }
+
+/*
+ * A value inside its leaf whose size runs past the page's end (damage:
+ * the node's data size field) is reported by the NEXT and PREV steps onto
+ * it, by MDB_SET and by mdb_get, never returned as bytes beyond the page.
+ * The scan step moves the cursor before it bounds the value, so this also
+ * checks that the report still comes from that step.
+ */
+static void test_value_past_leaf_end(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_txn *txn;
+	unsigned char kb[8], vb[100];
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < 5; i++) {
+		key_of(i, kb);
+		memset(vb, 0x10 * (i + 1), sizeof vb);
+		MDB_val k = { 8, kb }, v = { sizeof vb, vb };
+		OK(mdb_put(txn, 1, &k, &v, 0));
+	}
+	OK(mdb_txn_commit(txn));
+	MDB_stat st;
+	OK(mdb_env_stat(env, &st));
+	unsigned psize = st.ms_psize;
+	mdb_env_close(env);
+
+	/* The one leaf holds the five keys; give key 2's node a data size
+	 * of 60000 (bytes 0-1 low half, 2-3 high half of the node). */
+	FILE *f = fopen(t_path("data.mdb"), "r+b");
+	REQUIRE(f);
+	unsigned char *pg = malloc(psize);
+	REQUIRE(pg);
+	long at = -1;
+	for (long off = 2L * psize; at < 0 && !fseek(f, off, SEEK_SET) &&
+	     fread(pg, 1, psize, f) == psize; off += psize) {
+		uint16_t flags, lower;
+		memcpy(&flags, pg + 10, 2);
+		memcpy(&lower, pg + 12, 2);
+		if (flags == 0x02 && lower == 16 + 2 * 5)
+			at = off;
+	}
+	uint16_t nofs = 0;
+	if (at >= 0)
+		memcpy(&nofs, pg + 16 + 2 * 2, 2);
+	free(pg);
+	if (at < 0 || !nofs) {
+		fclose(f);
+		REQUIRE(at >= 0 && nofs);
+	}
+	unsigned char dsz[4] = { 0x60, 0xea, 0x00, 0x00 };	/* 60000 */
+	REQUIRE(!fseek(f, at + nofs, SEEK_SET) && fwrite(dsz, 1, 4, f) == 4);
+	fclose(f);
+
+	env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_cursor *cur;
+	MDB_val k = { 8, kb }, v;
+	for (int op = 0; op < 4; op++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+		int rc;
+		key_of(2, kb);
+		k.mv_size = 8;
+		k.mv_data = kb;
+		if (op == 0) {
+			rc = mdb_get(txn, 1, &k, &v);
+		} else if (op == 1) {
+			rc = mdb_cursor_get(cur, &k, &v, MDB_SET);
+		} else {
+			key_of(op == 2 ? 1 : 3, kb);
+			OK(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY));
+			CHECK(v.mv_size == sizeof vb && ((unsigned char *)v.mv_data)[0] ==
+			    (op == 2 ? 0x20 : 0x40));
+			rc = mdb_cursor_get(cur, &k, &v, op == 2 ? MDB_NEXT : MDB_PREV);
+		}
+		CHECK_RC(rc, MDB_CORRUPTED);
+		mdb_cursor_close(cur);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+}
 #endif
 
 int main(void)
@@ -395,6 +477,7 @@ int main(void)
 	RUN(test_overflow_damage_not_overflow);
 	RUN(test_overflow_damage_run_too_short);
 	RUN(test_overflow_damage_run_past_end);
+	RUN(test_value_past_leaf_end);
 #endif
 	T_DONE();
 }
