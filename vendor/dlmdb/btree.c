@@ -712,17 +712,46 @@ static inline __attribute__((always_inline)) int dl_nsearch(MDB_page *mp, const 
 	return rc;
 }
 
-/* Index of the child to descend into for key (largest separator <= key;
- * node 0's key is never compared). */
-static int dl_branch_search(MDB_env *env, MDB_page *mp, const dl_skey *s, unsigned *idx)
+/* The instances of dl_nsearch as one pointer, for a lookup that searches
+ * several pages with the same key (dl_search_key): the same choice as
+ * dl_nsearch makes, the generic search itself for DL_KC_ANY (it never
+ * returns < 0, so dl_nsearch_via does not call it twice). */
+typedef int dl_nsearch_fn(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
+	unsigned *res, int *exact);
+
+static inline dl_nsearch_fn *dl_nsearch_pick(int kind)
 {
-	unsigned i;
-	int exact;
-	int rc = dl_nsearch(mp, s, 1, env->psize, &i, &exact);
-	if (rc)
-		return rc;
-	*idx = exact ? i : i - 1;
-	return 0;
+	switch (kind) {
+	case DL_KC_LEX8:
+		return dl_nsearch_lex8;
+	case DL_KC_LEX8 | DL_KC_PF:
+		return dl_nsearch_lex8_pf;
+	case DL_KC_LEXW:
+		return dl_nsearch_lexw;
+	case DL_KC_LEXW | DL_KC_PF:
+		return dl_nsearch_lexw_pf;
+	case DL_KC_LEXL:
+		return dl_nsearch_lexl;
+	case DL_KC_LEXL | DL_KC_PF:
+		return dl_nsearch_lexl_pf;
+	case DL_KC_INT8:
+		return dl_nsearch_int8;
+	case DL_KC_INT8 | DL_KC_PF:
+		return dl_nsearch_int8_pf;
+	default:
+		return dl_nsearch_generic;
+	}
+}
+
+/* One page's search through the instance fn (dl_nsearch_pick), the
+ * generic search when the instance declines the page. */
+static inline __attribute__((always_inline)) int dl_nsearch_via(dl_nsearch_fn *fn,
+	MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	int rc = fn(mp, s, lo, psize, res, exact);
+	if (__builtin_expect(rc < 0, 0))
+		rc = dl_nsearch_generic(mp, s, lo, psize, res, exact);
+	return rc;
 }
 
 /*
@@ -830,19 +859,22 @@ static MDB_node *dl_leaf_search_other(MDB_cursor *mc, const dl_skey *s, int *exa
 /*
  * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
  * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
- * sets *exact.
+ * sets *exact.  fn: the page search instance the caller picked
+ * (dl_nsearch_pick), NULL for dl_nsearch's choice.
  */
-static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
+static inline __attribute__((always_inline)) MDB_node *dl_leaf_search_in(MDB_cursor *mc,
+	const dl_skey *s, dl_nsearch_fn *fn, int *exact)
 {
 	MDB_page *mp = mc->pg[mc->top];
-	if ((mc->flags & C_PREFIX) || IS_LEAF2(mp))
+	if (__builtin_expect((mc->flags & C_PREFIX) || IS_LEAF2(mp), 0))
 		return dl_leaf_search_other(mc, s, exact);
 	/* Plain nodes: the specialised search. */
 	MDB_env *env = mc->txn->env;
 	unsigned i;
 	int c;
 	*exact = 0;
-	if (dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
+	if (fn ? dl_nsearch_via(fn, mp, s, 0, env->psize, &i, &c) :
+	    dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
 		/* NULL with ki inside the page: callers report MDB_CORRUPTED. */
 		mc->ki[mc->top] = (indx_t)i;
 		return NULL;
@@ -855,6 +887,11 @@ static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
 		return NULL;	/* ki < n: callers report MDB_CORRUPTED */
 	*exact = c;
 	return res;
+}
+
+static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
+{
+	return dl_leaf_search_in(mc, s, NULL, exact);
 }
 
 /* dl_leaf_search_sk on a prefix-compressed leaf or a LEAF2 page. */
@@ -932,26 +969,53 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
  * The common answer of dl_page_check, cheaply: a branch (counted or not) or
  * a leaf of nodes (not LEAF2) with sane lower/upper.  0 means "ask
  * dl_page_check", which decides LEAF2 pages and reports damage.
+ *
+ * The bounds 16 <= lower <= upper <= psize, lower even, in two unsigned
+ * compares: lower - 16 rotated right by one bit (an odd value becomes
+ * huge) against (upper - 16) / 2, which for an even lower - 16 is the
+ * same test as lower <= upper; and upper - 16 against psize - 16, which
+ * also refuses an upper below 16.
  */
 static inline int dl_tree_page_ok(const MDB_page *mp, size_t psize)
 {
 	unsigned f = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 | P_COUNTED);
-	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
-	return ((f & ~(unsigned)P_COUNTED) == P_BRANCH || f == P_LEAF) && up <= psize &&
-		lo <= up && lo >= PAGEHDRSZ && !(lo & 1);
+	size_t lo = (size_t)MP_LOWER(mp) - PAGEHDRSZ, up = (size_t)MP_UPPER(mp) - PAGEHDRSZ;
+	size_t lor = (lo >> 1) | (lo << (sizeof(lo) * 8 - 1));
+	return ((f & ~(unsigned)P_COUNTED) == P_BRANCH || f == P_LEAF) &&
+		lor <= up >> 1 && up <= psize - PAGEHDRSZ;
+}
+
+/* The child page number of branch node n, whose 8-byte header lies in its
+ * page: one load of the header (little-endian host, layout.h) and the low
+ * 48 bits, which are NODEPGNO's lo, hi and flags fields. */
+static inline pgno_t dl_branch_pgno(const MDB_node *n)
+{
+	return dl_get64(n) & 0xffffffffffffull;
 }
 
 /*
  * Descend from the root.  mode DL_PS_KEY follows the search key s,
- * DL_PS_FIRST/LAST the edges (s NULL); DL_PS_MODIFY makes every page on
- * the path writable.  On success mc->top is the leaf level; the leaf index
- * is left for the caller.
+ * searching each branch with fn (dl_nsearch_pick of s's kind: picked once,
+ * not per page), DL_PS_FIRST/LAST the edges (s and fn NULL); DL_PS_MODIFY
+ * makes every page on the path writable.  On success mc->top is the leaf
+ * level; the leaf index is left for the caller.
+ *
+ * Inline, for a mode known where it is used: dl_search_key has its own
+ * copy for lookups, which with the leaf search fits one frame;
+ * dl_search_mode is the copy for every other use.  A page is read as
+ * dl_pget reads it; without
+ * DL_PS_MODIFY the txn's dirty pages cannot change during the descent, so
+ * dl_pget's test for the map is made once, as a page number limit (one
+ * compare of pg - 2 against lim per page; lim 0 sends every page to
+ * dl_page_get, which decides them all).
  */
-static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
+static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
+	const dl_skey *s, dl_nsearch_fn *fn, int mode)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
-	int rc, level = 0, how = mode & 3;
+	int rc, how = mode & 3, modify = mode & DL_PS_MODIFY;
+	unsigned level = 0;
 	MDB_page *mp;
 
 	if ((rc = dl_check_intr(txn)))
@@ -961,30 +1025,53 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 			return rc;
 	}
 	mc->top = -1;
-	pgno_t root = mc->db->md_root;
-	if (root == P_INVALID)
+	pgno_t pg = mc->db->md_root;
+	if (pg == P_INVALID)
 		return MDB_NOTFOUND;
-	if ((rc = dl_pget(txn, root, &mp)))
-		return rc;
-	mc->pg[0] = mp;
-	mc->top = 0;
-	if ((mode & DL_PS_MODIFY) && (rc = dl_page_touch(mc, 0)))
-		return rc;
-	mp = mc->pg[0];
+	size_t psize = env->psize;
+	char *map = env->map;
+	pgno_t lim = 0;
+	if (!modify && !txn->dirty.count && !txn->parent) {
+		lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
+		lim = lim > 2 ? lim - 2 : 0;
+	}
 	for (;;) {
-		if (!dl_tree_page_ok(mp, env->psize) && (rc = dl_page_check(env, mp)))
+		if (modify) {
+			if ((rc = dl_pget(txn, pg, &mp)))
+				return rc;
+		} else if (__builtin_expect(pg - 2 < lim, 1)) {
+			mp = (MDB_page *)(map + (size_t)pg * psize);
+		} else if ((rc = dl_page_get(txn, pg, &mp))) {
+			return rc;
+		}
+		mc->pg[level] = mp;
+		mc->top = (int)level;
+		DL_ASSERT(mc->top < DL_MAXDEPTH);
+		if (modify) {
+			if ((rc = dl_page_touch(mc, (int)level)))
+				return rc;
+			mp = mc->pg[level];
+		}
+		if (!dl_tree_page_ok(mp, psize) && (rc = dl_page_check(env, mp)))
 			return rc;
 		if (!IS_BRANCH(mp))
 			break;
 		unsigned n = NUMKEYS(mp), idx;
 		if (!n)
 			return MDB_CORRUPTED;
-		if (how == DL_PS_FIRST)
+		if (how == DL_PS_FIRST) {
 			idx = 0;
-		else if (how == DL_PS_LAST)
+		} else if (how == DL_PS_LAST) {
 			idx = n - 1;
-		else if ((rc = dl_branch_search(env, mp, s, &idx)))
-			return rc;
+		} else {
+			/* The child for key: the largest separator <= key
+			 * (node 0's key is never compared). */
+			unsigned i;
+			int exact;
+			if ((rc = dl_nsearch_via(fn, mp, s, 1, psize, &i, &exact)))
+				return rc;
+			idx = exact ? i : i - 1;
+		}
 		MDB_node *node = NODEPTR(mp, idx);
 		/* A key search settles on node 0 or on a node it probed, and
 		 * every probe bounds the node as dl_node_check does, but
@@ -994,52 +1081,54 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 			if ((rc = dl_node_check(env, mp, node, 0)))
 				return rc;
 		} else if (s->part && (size_t)((char *)node - (char *)mp) + NODEKOFF(mp) +
-		    node->mn_ksize > env->psize) {
+		    node->mn_ksize > psize) {
 			return MDB_CORRUPTED;
 		}
 		mc->ki[level] = (indx_t)idx;
 		if (++level >= DL_MAXDEPTH)
 			return MDB_CURSOR_FULL;
-		if ((rc = dl_pget(txn, NODEPGNO(node), &mp)))
-			return rc;
-		mc->pg[level] = mp;
-		mc->top = level;
-		DL_ASSERT(mc->top < DL_MAXDEPTH);
-		if ((mode & DL_PS_MODIFY) && (rc = dl_page_touch(mc, level)))
-			return rc;
-		mp = mc->pg[level];
+		pg = dl_branch_pgno(node);
 	}
 	if (!IS_LEAF(mp))
 		return MDB_CORRUPTED;
-	if ((unsigned)level + 1 != mc->db->md_depth)
+	if (level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
 	return dl_leaf2_check(env, mc->db, mp);
+}
+
+/* dl_search_sk for any mode, out of line. */
+static __attribute__((noinline)) int dl_search_mode(MDB_cursor *mc, const dl_skey *s, int mode)
+{
+	return dl_search_sk(mc, s, s ? dl_nsearch_pick(s->kind) : NULL, mode);
 }
 
 int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 {
 	dl_skey s;
 	if ((mode & 3) != DL_PS_KEY)
-		return dl_search_sk(mc, NULL, mode);
+		return dl_search_mode(mc, NULL, mode);
 	dl_skey_init(&s, mc->dbx->cmp, key);
 	dl_skey_tree(&s, mc, 1);
-	return dl_search_sk(mc, &s, mode);
+	return dl_search_mode(mc, &s, mode);
 }
 
 /*
  * dl_search for key, then dl_leaf_search in the leaf reached, sharing the
  * prepared search key.  Returns dl_search's error, or 0 with *node and
- * *exact set as dl_leaf_search sets them.
+ * *exact set as dl_leaf_search sets them.  The lookup of mdb_get and the
+ * SET ops: the descent and the leaf search inline in one frame, with one
+ * page search instance for every page.
  */
 int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
 {
 	dl_skey s;
 	dl_skey_init(&s, mc->dbx->cmp, key);
 	dl_skey_tree(&s, mc, 0);
-	int rc = dl_search_sk(mc, &s, DL_PS_KEY);
+	dl_nsearch_fn *fn = dl_nsearch_pick(s.kind);
+	int rc = dl_search_sk(mc, &s, fn, DL_PS_KEY);
 	if (rc)
 		return rc;
-	*node = dl_leaf_search_sk(mc, &s, exact);
+	*node = dl_leaf_search_in(mc, &s, fn, exact);
 	return 0;
 }
 
@@ -1647,7 +1736,7 @@ static inline __attribute__((always_inline)) int dl_put_locate(MDB_cursor *mc,
 			dl_skey s;
 			dl_skey_init(&s, mc->dbx->cmp, key);
 			dl_skey_tree(&s, mc, 1);
-			if ((rc = dl_search_sk(mc, &s, DL_PS_KEY)))
+			if ((rc = dl_search_mode(mc, &s, DL_PS_KEY)))
 				return rc;
 			*node = dl_leaf_search_sk(mc, &s, exact);
 		}

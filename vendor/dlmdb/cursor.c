@@ -9,23 +9,41 @@
  */
 #include "internal.h"
 
-void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
+/*
+ * dl_cursor_init in two parts.  The lookup part sets what dl_search_key
+ * reads (its txn, DB, comparator and flags; the search sets the stack);
+ * mdb_get's lookup needs no more unless the value is not in the leaf, when
+ * it adds the rest (unpositioned, no sub-cursor, nothing saved) before the
+ * cursor goes anywhere else.
+ */
+static inline __attribute__((always_inline)) void dl_cursor_init_lookup(MDB_cursor *mc,
+	MDB_txn *txn, MDB_dbi dbi)
 {
-	mc->duplen = ~0u;
-	mc->next = NULL;
 	mc->txn = txn;
 	mc->dbi = dbi;
 	mc->db = &txn->dbs[dbi];
 	mc->dbx = &txn->env->dbxs[dbi];
 	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE) |
 		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
-	mc->pos = DL_POS_UNSET;
 	mc->top = -1;
+}
+
+static inline __attribute__((always_inline)) void dl_cursor_init_rest(MDB_cursor *mc)
+{
+	mc->duplen = ~0u;
+	mc->next = NULL;
+	mc->pos = DL_POS_UNSET;
 	mc->xcursor = NULL;
 	mc->backup = NULL;
 	mc->keylen = 0;
 	mc->kc_pg = NULL;
 	mc->pfd = 0;
+}
+
+void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
+{
+	dl_cursor_init_lookup(mc, txn, dbi);
+	dl_cursor_init_rest(mc);
 }
 
 /* Free a cursor with its sub-cursor and any nested-txn backups. */
@@ -363,7 +381,10 @@ static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MD
 	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
 }
 
-int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+/* MDB_SET, MDB_SET_KEY and MDB_SET_RANGE on a non-DUPSORT cursor (or a
+ * DUPSORT one's key part): dl_cursor_set, and inline in dl_cursor_get_set. */
+static inline __attribute__((always_inline)) int dl_cursor_set_in(MDB_cursor *mc,
+	MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	int rc, exact;
 	if (!key)
@@ -423,6 +444,11 @@ int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 		return dl_node_read(mc, node, data);
 	}
 	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
+}
+
+int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	return dl_cursor_set_in(mc, key, data, op);
 }
 
 static inline int dl_txn_usable(MDB_txn *txn)
@@ -1095,26 +1121,12 @@ static __attribute__((noinline)) int dl_cursor_get_moved(MDB_cursor *mc, MDB_val
 	return dl_cursor_get_here(mc, key, data, op);
 }
 
-/* Everything but the fast step: kept out of line so that mdb_cursor_get's
- * fast path stays small. */
-static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
+/* Every op in every state: the checks and the dispatch. */
+static __attribute__((noinline)) int dl_cursor_get_general(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_cursor_op op)
 {
 	int rc;
 	MDB_txn *txn = mc->txn;
-	if ((op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) &&
-	    txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
-	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
-	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
-	    !(mc->db->md_flags & MDB_DUPSORT)) {
-		/* Positioning by key on a plain DB in the usual state: the
-		 * checks below would all pass. */
-		dl_pos_mark_after_last(mc, 0);
-		rc = dl_cursor_set(mc, key, data, op);
-		if (rc && rc != MDB_NOTFOUND)
-			return dl_txn_err(txn, rc);
-		return rc;
-	}
 	if (!txn || !dl_txn_usable(txn))
 		return MDB_BAD_TXN;
 	if ((rc = dl_check_intr(txn)))
@@ -1128,6 +1140,43 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 			return dl_txn_err(txn, rc);
 	}
 	return dl_cursor_get_here(mc, key, data, op);
+}
+
+/*
+ * MDB_SET, MDB_SET_KEY and MDB_SET_RANGE.  Positioning by key on a plain
+ * DB in the usual state (a usable txn, not interrupted, the cursor's tree
+ * unchanged under it, its record loaded and compatible), in which every
+ * check of dl_cursor_get_general would pass and dl_plain_get would end the
+ * end mark and call dl_cursor_set, does just that here; anything else goes
+ * the general way.
+ */
+static __attribute__((noinline)) int dl_cursor_get_set(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
+{
+	MDB_txn *txn = mc->txn;
+	int rc;
+	DL_ASSERT(!txn || !(txn->flags & TXN_HASCHILD) == !txn->child);
+	if (txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) &&
+	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
+	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
+	    !(mc->db->md_flags & MDB_DUPSORT)) {
+		dl_pos_mark_after_last(mc, 0);
+		rc = dl_cursor_set_in(mc, key, data, op);
+		if (__builtin_expect(rc && rc != MDB_NOTFOUND, 0))
+			return dl_txn_err(txn, rc);
+		return rc;
+	}
+	return dl_cursor_get_general(mc, key, data, op);
+}
+
+/* Everything but the fast step: kept out of line so that mdb_cursor_get's
+ * fast path stays small.  Jumps only. */
+static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
+{
+	if (op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET)
+		return dl_cursor_get_set(mc, key, data, op);
+	return dl_cursor_get_general(mc, key, data, op);
 }
 
 int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
@@ -1325,13 +1374,11 @@ int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
 	return dl_txn_err(txn, dl_cursor_del0(mc));
 }
 
-int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+/* mdb_get's argument, handle and txn checks, in their order (the answer
+ * when one fails). */
+static __attribute__((noinline)) int dl_get_check(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key)
 {
-	MDB_cursor mc;
-	int rc, exact;
-	char *v;
-	if (!txn || !key || !data)
-		return EINVAL;
+	int rc;
 	if ((rc = dl_dbi_check(txn, dbi, 1)))
 		return rc;
 	if (!dl_txn_usable(txn))
@@ -1340,7 +1387,41 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return MDB_INCOMPATIBLE;
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
-	dl_cursor_init(&mc, txn, dbi);
+	return 0;
+}
+
+/* mdb_get's answer from a leaf node whose value is not in the page (an
+ * overflow value the snapshot test does not settle, or duplicates): the
+ * lookup cursor is completed first, for the readers that take it. */
+static __attribute__((noinline)) int dl_get_far(MDB_cursor *mc, MDB_node *node, MDB_val *data)
+{
+	dl_cursor_init_rest(mc);
+	int rc = (node->mn_flags & F_DUPDATA) ? dl_dup_first_item(mc, node, data) :
+		dl_node_read(mc, node, data);
+	return rc ? dl_txn_err(mc->txn, rc) : 0;
+}
+
+int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+	MDB_cursor mc;
+	int rc, exact;
+	char *v;
+	if (!txn || !key || !data)
+		return EINVAL;
+	MDB_env *env = txn->env;
+	/* The usual state, in which every check of dl_get_check passes: a
+	 * user handle (not FREE_DBI) below maxdbs, valid in this txn and
+	 * still the one opened (named DBs), not incompatible; a usable txn
+	 * (TXN_HASCHILD mirrors txn->child); a key. */
+	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
+	if (__builtin_expect(!(dbi - 1 < env->maxdbs - 1 &&
+	    (txn->dbflags[dbi] & (DB_VALID | DB_INCOMPAT)) == DB_VALID &&
+	    (dbi < DL_CORE_DBS || txn->dbseq[dbi] == env->dbxs[dbi].seq) &&
+	    !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) && key->mv_size), 0) &&
+	    (rc = dl_get_check(txn, dbi, key)))
+		return rc;
+	/* The lookup needs only part of a cursor (dl_get_far adds the rest). */
+	dl_cursor_init_lookup(&mc, txn, dbi);
 	MDB_node *node;
 	rc = dl_search_key(&mc, key, &node, &exact);
 	if (rc)
@@ -1359,19 +1440,16 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		/* In-page value (dl_leaf_search checked the node's bounds). */
 		data->mv_size = NODEDSZ(node);
 		data->mv_data = (char *)node + NODESZ + node->mn_ksize +
-			(node->mn_ksize & txn->env->pad);
+			(node->mn_ksize & env->pad);
 		return 0;
 	}
-	if (node->mn_flags & F_DUPDATA)
-		rc = dl_dup_first_item(&mc, node, data);
-	else if ((v = dl_big_value(txn, txn->env, node,
-		    (const char *)mc.pg[mc.top] + txn->env->psize))) {
+	if (!(node->mn_flags & F_DUPDATA) && (v = dl_big_value(txn, env, node,
+		    (const char *)mc.pg[mc.top] + env->psize))) {
 		data->mv_size = NODEDSZ(node);
 		data->mv_data = v;
 		return 0;
-	} else
-		rc = dl_node_read(&mc, node, data);
-	return rc ? dl_txn_err(txn, rc) : 0;
+	}
+	return dl_get_far(&mc, node, data);
 }
 
 int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags)
