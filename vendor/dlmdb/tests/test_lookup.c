@@ -255,10 +255,13 @@ static void test_lookup_refusals(void)
 	CHECK_RC(mdb_cursor_get(cur, NULL, &out, MDB_SET), EINVAL);
 	CHECK_RC(mdb_cursor_get(cur, &empty, &out, MDB_SET_RANGE), MDB_BAD_VALSIZE);
 	OK(mdb_cursor_get(cur, &k, &out, MDB_SET_RANGE));
-	/* A reset txn: the txn is refused before the key is looked at. */
+	/* A reset txn: the txn is refused before the key is looked at
+	 * (stock LMDB refuses the handle first, EINVAL). */
 	mdb_txn_reset(txn);
+#ifndef STOCK_LMDB
 	CHECK_RC(mdb_get(txn, dbi, &k, &out), MDB_BAD_TXN);
 	CHECK_RC(mdb_get(txn, dbi, &empty, &out), MDB_BAD_TXN);
+#endif
 	CHECK_RC(mdb_cursor_get(cur, &k, &out, MDB_SET), MDB_BAD_TXN);
 	CHECK_RC(mdb_get(txn, 0, &k, &out), EINVAL);	/* the handle first */
 	REQUIRE_OK(mdb_txn_renew(txn));
