@@ -1003,11 +1003,10 @@ static inline pgno_t dl_branch_pgno(const MDB_node *n)
  * Inline, for a mode known where it is used: dl_search_key has its own
  * copy for lookups, which with the leaf search fits one frame;
  * dl_search_mode is the copy for every other use.  A page is read as
- * dl_pget reads it; without
- * DL_PS_MODIFY the txn's dirty pages cannot change during the descent, so
- * dl_pget's test for the map is made once, as a page number limit (one
- * compare of pg - 2 against lim per page; lim 0 sends every page to
- * dl_page_get, which decides them all).
+ * dl_pget reads it; without DL_PS_MODIFY the txn's dirty pages cannot
+ * change during the descent, so dl_pget's test for the map is made once,
+ * as a page number limit (one compare of pg - 2 against lim per page; lim
+ * 0 sends every page to dl_page_get, which decides them all).
  */
 static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 	const dl_skey *s, dl_nsearch_fn *fn, int mode)
@@ -1115,11 +1114,13 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 /*
  * dl_search for key, then dl_leaf_search in the leaf reached, sharing the
  * prepared search key.  Returns dl_search's error, or 0 with *node and
- * *exact set as dl_leaf_search sets them.  The lookup of mdb_get and the
- * SET ops: the descent and the leaf search inline in one frame, with one
- * page search instance for every page.
+ * *exact set as dl_leaf_search sets them.  The lookup of mdb_get
+ * (dl_get_value) and the SET ops (dl_cursor_set, dl_cursor_set_plain),
+ * inline in each: the descent and the leaf search in the caller's frame,
+ * with one page search instance for every page.
  */
-int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
+static inline __attribute__((always_inline)) int dl_search_key(MDB_cursor *mc,
+	const MDB_val *key, MDB_node **node, int *exact)
 {
 	dl_skey s;
 	dl_skey_init(&s, mc->dbx->cmp, key);
@@ -1130,6 +1131,143 @@ int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exac
 		return rc;
 	*node = dl_leaf_search_in(mc, &s, fn, exact);
 	return 0;
+}
+
+/* MDB_SET, MDB_SET_KEY and MDB_SET_RANGE on a non-DUPSORT cursor (or a
+ * DUPSORT one's key part): dl_cursor_set, and dl_cursor_set_plain, each
+ * with the lookup inline. */
+static inline __attribute__((always_inline)) int dl_cursor_set_in(MDB_cursor *mc,
+	MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	int rc, exact;
+	if (!key)
+		return EINVAL;
+	if (!key->mv_size)
+		return MDB_BAD_VALSIZE;
+	dl_pos_clear_place(mc);
+	MDB_node *node;
+	rc = dl_search_key(mc, key, &node, &exact);
+	if (rc) {
+		if (rc == MDB_NOTFOUND)
+			dl_pos_unset(mc);
+		return rc;
+	}
+	dl_pos_land(mc);
+	if (!node) {
+		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+			return MDB_CORRUPTED;
+		if (op != MDB_SET_RANGE) {
+			dl_pos_to_past_end(mc);
+			return MDB_NOTFOUND;
+		}
+		rc = dl_cursor_next_leaf(mc);
+		if (rc == MDB_NOTFOUND) {
+			dl_pos_to_past_end(mc);
+			return MDB_NOTFOUND;
+		}
+		if (rc)
+			return rc;
+		exact = 0;
+	}
+	if (!exact && op != MDB_SET_RANGE)
+		return MDB_NOTFOUND;
+	MDB_page *mp = mc->pg[mc->top];
+	if (node && !IS_LEAF2(mp) && !(mc->flags & C_PREFIX)) {
+		/* dl_leaf_search already bounds-checked this node: skip the
+		 * second check dl_cursor_current would make. */
+		if (op != MDB_SET) {
+			key->mv_size = node->mn_ksize;
+			key->mv_data = NODEKEY(mp, node);
+		}
+		if (!data)
+			return 0;
+		if (!(node->mn_flags & (F_BIGDATA | F_DUPDATA))) {
+			data->mv_size = NODEDSZ(node);
+			data->mv_data = (char *)node + NODESZ + node->mn_ksize +
+				(node->mn_ksize & mc->txn->env->pad);
+			return 0;
+		}
+		char *v = (node->mn_flags & F_DUPDATA) ? NULL : dl_big_value(mc->txn,
+			mc->txn->env, node, (const char *)mp + mc->txn->env->psize);
+		if (v) {
+			data->mv_size = NODEDSZ(node);
+			data->mv_data = v;
+			return 0;
+		}
+		return dl_node_read(mc, node, data);
+	}
+	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
+}
+
+int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	return dl_cursor_set_in(mc, key, data, op);
+}
+
+/* The SET ops on a plain DB whose txn and record dl_cursor_get_set found
+ * in the usual state: dl_plain_get's work for them (the end mark ends; a
+ * failure other than MDB_NOTFOUND is the txn's, dl_txn_err). */
+int dl_cursor_set_plain(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	dl_pos_mark_after_last(mc, 0);
+	int rc = dl_cursor_set_in(mc, key, data, op);
+	if (__builtin_expect(rc && rc != MDB_NOTFOUND, 0))
+		return dl_txn_err(mc->txn, rc);
+	return rc;
+}
+
+/* mdb_get's answer from a leaf node whose value is not in the page (an
+ * overflow value the snapshot test does not settle, or duplicates): the
+ * lookup cursor is completed first, for the readers that take it. */
+static __attribute__((noinline)) int dl_get_far(MDB_cursor *mc, MDB_node *node, MDB_val *data)
+{
+	dl_cursor_init_rest(mc);
+	int rc = (node->mn_flags & F_DUPDATA) ? dl_dup_first_item(mc, node, data) :
+		dl_node_read(mc, node, data);
+	return rc ? dl_txn_err(mc->txn, rc) : 0;
+}
+
+/*
+ * mdb_get once its checks passed: the lookup, on a cursor of which only
+ * the part the lookup reads is set up (dl_get_far adds the rest), and the
+ * value.
+ */
+int dl_get_value(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, MDB_val *data)
+{
+	MDB_cursor mc;
+	MDB_node *node;
+	int rc, exact;
+	char *v;
+	dl_cursor_init_lookup(&mc, txn, dbi);
+	rc = dl_search_key(&mc, key, &node, &exact);
+	if (rc)
+		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
+	if (!node || !exact) {
+		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
+			return dl_txn_err(txn, MDB_CORRUPTED);
+		return MDB_NOTFOUND;
+	}
+	MDB_page *mp = mc.pg[mc.top];
+	MDB_env *env = txn->env;
+	if (IS_LEAF2(mp)) {
+		data->mv_size = 0;
+		data->mv_data = NULL;
+		return 0;
+	}
+	if (!(node->mn_flags & (F_DUPDATA | F_BIGDATA))) {
+		/* In-page value (the leaf search checked the node's bounds). */
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = (char *)node + NODESZ + node->mn_ksize +
+			(node->mn_ksize & env->pad);
+		return 0;
+	}
+	if (!(node->mn_flags & F_DUPDATA) &&
+	    (v = dl_big_value(txn, env, node, (const char *)mp + env->psize))) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = v;
+		return 0;
+	}
+	return dl_get_far(&mc, node, data);
 }
 
 int dl_search_edge(MDB_cursor *mc, int last)

@@ -9,37 +9,6 @@
  */
 #include "internal.h"
 
-/*
- * dl_cursor_init in two parts.  The lookup part sets what dl_search_key
- * reads (its txn, DB, comparator and flags; the search sets the stack);
- * mdb_get's lookup needs no more unless the value is not in the leaf, when
- * it adds the rest (unpositioned, no sub-cursor, nothing saved) before the
- * cursor goes anywhere else.
- */
-static inline __attribute__((always_inline)) void dl_cursor_init_lookup(MDB_cursor *mc,
-	MDB_txn *txn, MDB_dbi dbi)
-{
-	mc->txn = txn;
-	mc->dbi = dbi;
-	mc->db = &txn->dbs[dbi];
-	mc->dbx = &txn->env->dbxs[dbi];
-	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE) |
-		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
-	mc->top = -1;
-}
-
-static inline __attribute__((always_inline)) void dl_cursor_init_rest(MDB_cursor *mc)
-{
-	mc->duplen = ~0u;
-	mc->next = NULL;
-	mc->pos = DL_POS_UNSET;
-	mc->xcursor = NULL;
-	mc->backup = NULL;
-	mc->keylen = 0;
-	mc->kc_pg = NULL;
-	mc->pfd = 0;
-}
-
 void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 {
 	dl_cursor_init_lookup(mc, txn, dbi);
@@ -364,91 +333,6 @@ int dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 			return rc;
 	}
 	return dl_cursor_current(mc, key, data);
-}
-
-/*
- * Where the overflow value of node (F_BIGDATA, not F_DUPDATA; in the page
- * ending at end) lies, when its page number is inside the page and
- * dl_ov_snapshot decides the run; NULL when dl_node_read must decide.
- */
-static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MDB_env *env,
-	MDB_node *node, const char *end)
-{
-	size_t ks = node->mn_ksize;
-	const char *dptr = (const char *)node->mn_data + ks + (ks & env->pad);
-	if (dptr + sizeof(pgno_t) > end)
-		return NULL;
-	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
-}
-
-/* MDB_SET, MDB_SET_KEY and MDB_SET_RANGE on a non-DUPSORT cursor (or a
- * DUPSORT one's key part): dl_cursor_set, and inline in dl_cursor_get_set. */
-static inline __attribute__((always_inline)) int dl_cursor_set_in(MDB_cursor *mc,
-	MDB_val *key, MDB_val *data, MDB_cursor_op op)
-{
-	int rc, exact;
-	if (!key)
-		return EINVAL;
-	if (!key->mv_size)
-		return MDB_BAD_VALSIZE;
-	dl_pos_clear_place(mc);
-	MDB_node *node;
-	rc = dl_search_key(mc, key, &node, &exact);
-	if (rc) {
-		if (rc == MDB_NOTFOUND)
-			dl_pos_unset(mc);
-		return rc;
-	}
-	dl_pos_land(mc);
-	if (!node) {
-		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
-			return MDB_CORRUPTED;
-		if (op != MDB_SET_RANGE) {
-			dl_pos_to_past_end(mc);
-			return MDB_NOTFOUND;
-		}
-		rc = dl_cursor_next_leaf(mc);
-		if (rc == MDB_NOTFOUND) {
-			dl_pos_to_past_end(mc);
-			return MDB_NOTFOUND;
-		}
-		if (rc)
-			return rc;
-		exact = 0;
-	}
-	if (!exact && op != MDB_SET_RANGE)
-		return MDB_NOTFOUND;
-	MDB_page *mp = mc->pg[mc->top];
-	if (node && !IS_LEAF2(mp) && !(mc->flags & C_PREFIX)) {
-		/* dl_leaf_search already bounds-checked this node: skip the
-		 * second check dl_cursor_current would make. */
-		if (op != MDB_SET) {
-			key->mv_size = node->mn_ksize;
-			key->mv_data = NODEKEY(mp, node);
-		}
-		if (!data)
-			return 0;
-		if (!(node->mn_flags & (F_BIGDATA | F_DUPDATA))) {
-			data->mv_size = NODEDSZ(node);
-			data->mv_data = (char *)node + NODESZ + node->mn_ksize +
-				(node->mn_ksize & mc->txn->env->pad);
-			return 0;
-		}
-		char *v = (node->mn_flags & F_DUPDATA) ? NULL : dl_big_value(mc->txn,
-			mc->txn->env, node, (const char *)mp + mc->txn->env->psize);
-		if (v) {
-			data->mv_size = NODEDSZ(node);
-			data->mv_data = v;
-			return 0;
-		}
-		return dl_node_read(mc, node, data);
-	}
-	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
-}
-
-int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
-{
-	return dl_cursor_set_in(mc, key, data, op);
 }
 
 static inline int dl_txn_usable(MDB_txn *txn)
@@ -1147,24 +1031,19 @@ static __attribute__((noinline)) int dl_cursor_get_general(MDB_cursor *mc, MDB_v
  * DB in the usual state (a usable txn, not interrupted, the cursor's tree
  * unchanged under it, its record loaded and compatible), in which every
  * check of dl_cursor_get_general would pass and dl_plain_get would end the
- * end mark and call dl_cursor_set, does just that here; anything else goes
- * the general way.
+ * end mark and call dl_cursor_set, does just that (dl_cursor_set_plain);
+ * anything else goes the general way.
  */
 static __attribute__((noinline)) int dl_cursor_get_set(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_cursor_op op)
 {
 	MDB_txn *txn = mc->txn;
-	int rc;
 	DL_ASSERT(!txn || !(txn->flags & TXN_HASCHILD) == !txn->child);
 	if (txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) &&
 	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
 	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
 	    !(mc->db->md_flags & MDB_DUPSORT)) {
-		dl_pos_mark_after_last(mc, 0);
-		rc = dl_cursor_set_in(mc, key, data, op);
-		if (__builtin_expect(rc && rc != MDB_NOTFOUND, 0))
-			return dl_txn_err(txn, rc);
-		return rc;
+		return dl_cursor_set_plain(mc, key, data, op);
 	}
 	return dl_cursor_get_general(mc, key, data, op);
 }
@@ -1390,22 +1269,9 @@ static __attribute__((noinline)) int dl_get_check(MDB_txn *txn, MDB_dbi dbi, con
 	return 0;
 }
 
-/* mdb_get's answer from a leaf node whose value is not in the page (an
- * overflow value the snapshot test does not settle, or duplicates): the
- * lookup cursor is completed first, for the readers that take it. */
-static __attribute__((noinline)) int dl_get_far(MDB_cursor *mc, MDB_node *node, MDB_val *data)
-{
-	dl_cursor_init_rest(mc);
-	int rc = (node->mn_flags & F_DUPDATA) ? dl_dup_first_item(mc, node, data) :
-		dl_node_read(mc, node, data);
-	return rc ? dl_txn_err(mc->txn, rc) : 0;
-}
-
 int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 {
-	MDB_cursor mc;
-	int rc, exact;
-	char *v;
+	int rc;
 	if (!txn || !key || !data)
 		return EINVAL;
 	MDB_env *env = txn->env;
@@ -1420,36 +1286,7 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	    !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) && key->mv_size), 0) &&
 	    (rc = dl_get_check(txn, dbi, key)))
 		return rc;
-	/* The lookup needs only part of a cursor (dl_get_far adds the rest). */
-	dl_cursor_init_lookup(&mc, txn, dbi);
-	MDB_node *node;
-	rc = dl_search_key(&mc, key, &node, &exact);
-	if (rc)
-		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
-	if (!node || !exact) {
-		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
-			return dl_txn_err(txn, MDB_CORRUPTED);
-		return MDB_NOTFOUND;
-	}
-	if (IS_LEAF2(mc.pg[mc.top])) {
-		data->mv_size = 0;
-		data->mv_data = NULL;
-		return 0;
-	}
-	if (!(node->mn_flags & (F_DUPDATA | F_BIGDATA))) {
-		/* In-page value (dl_leaf_search checked the node's bounds). */
-		data->mv_size = NODEDSZ(node);
-		data->mv_data = (char *)node + NODESZ + node->mn_ksize +
-			(node->mn_ksize & env->pad);
-		return 0;
-	}
-	if (!(node->mn_flags & F_DUPDATA) && (v = dl_big_value(txn, env, node,
-		    (const char *)mc.pg[mc.top] + env->psize))) {
-		data->mv_size = NODEDSZ(node);
-		data->mv_data = v;
-		return 0;
-	}
-	return dl_get_far(&mc, node, data);
+	return dl_get_value(txn, dbi, key, data);
 }
 
 int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags)
