@@ -969,20 +969,13 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
  * The common answer of dl_page_check, cheaply: a branch (counted or not) or
  * a leaf of nodes (not LEAF2) with sane lower/upper.  0 means "ask
  * dl_page_check", which decides LEAF2 pages and reports damage.
- *
- * The bounds 16 <= lower <= upper <= psize, lower even, in two unsigned
- * compares: lower - 16 rotated right by one bit (an odd value becomes
- * huge) against (upper - 16) / 2, which for an even lower - 16 is the
- * same test as lower <= upper; and upper - 16 against psize - 16, which
- * also refuses an upper below 16.
  */
 static inline int dl_tree_page_ok(const MDB_page *mp, size_t psize)
 {
 	unsigned f = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 | P_COUNTED);
-	size_t lo = (size_t)MP_LOWER(mp) - PAGEHDRSZ, up = (size_t)MP_UPPER(mp) - PAGEHDRSZ;
-	size_t lor = (lo >> 1) | (lo << (sizeof(lo) * 8 - 1));
-	return ((f & ~(unsigned)P_COUNTED) == P_BRANCH || f == P_LEAF) &&
-		lor <= up >> 1 && up <= psize - PAGEHDRSZ;
+	unsigned lo = MP_LOWER(mp), up = MP_UPPER(mp);
+	return ((f & ~(unsigned)P_COUNTED) == P_BRANCH || f == P_LEAF) && up <= psize &&
+		lo <= up && lo >= PAGEHDRSZ && !(lo & 1);
 }
 
 /* The child page number of branch node n, whose 8-byte header lies in its
