@@ -712,17 +712,46 @@ static inline __attribute__((always_inline)) int dl_nsearch(MDB_page *mp, const 
 	return rc;
 }
 
-/* Index of the child to descend into for key (largest separator <= key;
- * node 0's key is never compared). */
-static int dl_branch_search(MDB_env *env, MDB_page *mp, const dl_skey *s, unsigned *idx)
+/* The instances of dl_nsearch as one pointer, for a lookup that searches
+ * several pages with the same key (dl_search_key): the same choice as
+ * dl_nsearch makes, the generic search itself for DL_KC_ANY (it never
+ * returns < 0, so dl_nsearch_via does not call it twice). */
+typedef int dl_nsearch_fn(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
+	unsigned *res, int *exact);
+
+static inline dl_nsearch_fn *dl_nsearch_pick(int kind)
 {
-	unsigned i;
-	int exact;
-	int rc = dl_nsearch(mp, s, 1, env->psize, &i, &exact);
-	if (rc)
-		return rc;
-	*idx = exact ? i : i - 1;
-	return 0;
+	switch (kind) {
+	case DL_KC_LEX8:
+		return dl_nsearch_lex8;
+	case DL_KC_LEX8 | DL_KC_PF:
+		return dl_nsearch_lex8_pf;
+	case DL_KC_LEXW:
+		return dl_nsearch_lexw;
+	case DL_KC_LEXW | DL_KC_PF:
+		return dl_nsearch_lexw_pf;
+	case DL_KC_LEXL:
+		return dl_nsearch_lexl;
+	case DL_KC_LEXL | DL_KC_PF:
+		return dl_nsearch_lexl_pf;
+	case DL_KC_INT8:
+		return dl_nsearch_int8;
+	case DL_KC_INT8 | DL_KC_PF:
+		return dl_nsearch_int8_pf;
+	default:
+		return dl_nsearch_generic;
+	}
+}
+
+/* One page's search through the instance fn (dl_nsearch_pick), the
+ * generic search when the instance declines the page. */
+static inline __attribute__((always_inline)) int dl_nsearch_via(dl_nsearch_fn *fn,
+	MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize, unsigned *res, int *exact)
+{
+	int rc = fn(mp, s, lo, psize, res, exact);
+	if (__builtin_expect(rc < 0, 0))
+		rc = dl_nsearch_generic(mp, s, lo, psize, res, exact);
+	return rc;
 }
 
 /*
@@ -830,19 +859,22 @@ static MDB_node *dl_leaf_search_other(MDB_cursor *mc, const dl_skey *s, int *exa
 /*
  * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
  * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
- * sets *exact.
+ * sets *exact.  fn: the page search instance the caller picked
+ * (dl_nsearch_pick), NULL for dl_nsearch's choice.
  */
-static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
+static inline __attribute__((always_inline)) MDB_node *dl_leaf_search_in(MDB_cursor *mc,
+	const dl_skey *s, dl_nsearch_fn *fn, int *exact)
 {
 	MDB_page *mp = mc->pg[mc->top];
-	if ((mc->flags & C_PREFIX) || IS_LEAF2(mp))
+	if (__builtin_expect((mc->flags & C_PREFIX) || IS_LEAF2(mp), 0))
 		return dl_leaf_search_other(mc, s, exact);
 	/* Plain nodes: the specialised search. */
 	MDB_env *env = mc->txn->env;
 	unsigned i;
 	int c;
 	*exact = 0;
-	if (dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
+	if (fn ? dl_nsearch_via(fn, mp, s, 0, env->psize, &i, &c) :
+	    dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
 		/* NULL with ki inside the page: callers report MDB_CORRUPTED. */
 		mc->ki[mc->top] = (indx_t)i;
 		return NULL;
@@ -855,6 +887,11 @@ static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
 		return NULL;	/* ki < n: callers report MDB_CORRUPTED */
 	*exact = c;
 	return res;
+}
+
+static MDB_node *dl_leaf_search_sk(MDB_cursor *mc, const dl_skey *s, int *exact)
+{
+	return dl_leaf_search_in(mc, s, NULL, exact);
 }
 
 /* dl_leaf_search_sk on a prefix-compressed leaf or a LEAF2 page. */
@@ -941,17 +978,36 @@ static inline int dl_tree_page_ok(const MDB_page *mp, size_t psize)
 		lo <= up && lo >= PAGEHDRSZ && !(lo & 1);
 }
 
+/* The child page number of branch node n, whose 8-byte header lies in its
+ * page: one load of the header (little-endian host, layout.h) and the low
+ * 48 bits, which are NODEPGNO's lo, hi and flags fields. */
+static inline pgno_t dl_branch_pgno(const MDB_node *n)
+{
+	return dl_get64(n) & 0xffffffffffffull;
+}
+
 /*
  * Descend from the root.  mode DL_PS_KEY follows the search key s,
- * DL_PS_FIRST/LAST the edges (s NULL); DL_PS_MODIFY makes every page on
- * the path writable.  On success mc->top is the leaf level; the leaf index
- * is left for the caller.
+ * searching each branch with fn (dl_nsearch_pick of s's kind: picked once,
+ * not per page), DL_PS_FIRST/LAST the edges (s and fn NULL); DL_PS_MODIFY
+ * makes every page on the path writable.  On success mc->top is the leaf
+ * level; the leaf index is left for the caller.
+ *
+ * Inline, for a mode known where it is used: dl_search_key has its own
+ * copy for lookups, which with the leaf search fits one frame;
+ * dl_search_mode is the copy for every other use.  A page is read as
+ * dl_pget reads it; without DL_PS_MODIFY the txn's dirty pages cannot
+ * change during the descent, so dl_pget's test for the map is made once,
+ * as a page number limit (one compare of pg - 2 against lim per page; lim
+ * 0 sends every page to dl_page_get, which decides them all).
  */
-static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
+static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
+	const dl_skey *s, dl_nsearch_fn *fn, int mode)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
-	int rc, level = 0, how = mode & 3;
+	int rc, how = mode & 3, modify = mode & DL_PS_MODIFY;
+	unsigned level = 0;
 	MDB_page *mp;
 
 	if ((rc = dl_check_intr(txn)))
@@ -961,30 +1017,53 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 			return rc;
 	}
 	mc->top = -1;
-	pgno_t root = mc->db->md_root;
-	if (root == P_INVALID)
+	pgno_t pg = mc->db->md_root;
+	if (pg == P_INVALID)
 		return MDB_NOTFOUND;
-	if ((rc = dl_pget(txn, root, &mp)))
-		return rc;
-	mc->pg[0] = mp;
-	mc->top = 0;
-	if ((mode & DL_PS_MODIFY) && (rc = dl_page_touch(mc, 0)))
-		return rc;
-	mp = mc->pg[0];
+	size_t psize = env->psize;
+	char *map = env->map;
+	pgno_t lim = 0;
+	if (!modify && !txn->dirty.count && !txn->parent) {
+		lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
+		lim = lim > 2 ? lim - 2 : 0;
+	}
 	for (;;) {
-		if (!dl_tree_page_ok(mp, env->psize) && (rc = dl_page_check(env, mp)))
+		if (modify) {
+			if ((rc = dl_pget(txn, pg, &mp)))
+				return rc;
+		} else if (__builtin_expect(pg - 2 < lim, 1)) {
+			mp = (MDB_page *)(map + (size_t)pg * psize);
+		} else if ((rc = dl_page_get(txn, pg, &mp))) {
+			return rc;
+		}
+		mc->pg[level] = mp;
+		mc->top = (int)level;
+		DL_ASSERT(mc->top < DL_MAXDEPTH);
+		if (modify) {
+			if ((rc = dl_page_touch(mc, (int)level)))
+				return rc;
+			mp = mc->pg[level];
+		}
+		if (!dl_tree_page_ok(mp, psize) && (rc = dl_page_check(env, mp)))
 			return rc;
 		if (!IS_BRANCH(mp))
 			break;
 		unsigned n = NUMKEYS(mp), idx;
 		if (!n)
 			return MDB_CORRUPTED;
-		if (how == DL_PS_FIRST)
+		if (how == DL_PS_FIRST) {
 			idx = 0;
-		else if (how == DL_PS_LAST)
+		} else if (how == DL_PS_LAST) {
 			idx = n - 1;
-		else if ((rc = dl_branch_search(env, mp, s, &idx)))
-			return rc;
+		} else {
+			/* The child for key: the largest separator <= key
+			 * (node 0's key is never compared). */
+			unsigned i;
+			int exact;
+			if ((rc = dl_nsearch_via(fn, mp, s, 1, psize, &i, &exact)))
+				return rc;
+			idx = exact ? i : i - 1;
+		}
 		MDB_node *node = NODEPTR(mp, idx);
 		/* A key search settles on node 0 or on a node it probed, and
 		 * every probe bounds the node as dl_node_check does, but
@@ -994,53 +1073,194 @@ static int dl_search_sk(MDB_cursor *mc, const dl_skey *s, int mode)
 			if ((rc = dl_node_check(env, mp, node, 0)))
 				return rc;
 		} else if (s->part && (size_t)((char *)node - (char *)mp) + NODEKOFF(mp) +
-		    node->mn_ksize > env->psize) {
+		    node->mn_ksize > psize) {
 			return MDB_CORRUPTED;
 		}
 		mc->ki[level] = (indx_t)idx;
 		if (++level >= DL_MAXDEPTH)
 			return MDB_CURSOR_FULL;
-		if ((rc = dl_pget(txn, NODEPGNO(node), &mp)))
-			return rc;
-		mc->pg[level] = mp;
-		mc->top = level;
-		DL_ASSERT(mc->top < DL_MAXDEPTH);
-		if ((mode & DL_PS_MODIFY) && (rc = dl_page_touch(mc, level)))
-			return rc;
-		mp = mc->pg[level];
+		pg = dl_branch_pgno(node);
 	}
 	if (!IS_LEAF(mp))
 		return MDB_CORRUPTED;
-	if ((unsigned)level + 1 != mc->db->md_depth)
+	if (level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
 	return dl_leaf2_check(env, mc->db, mp);
+}
+
+/* dl_search_sk for any mode, out of line. */
+static __attribute__((noinline)) int dl_search_mode(MDB_cursor *mc, const dl_skey *s, int mode)
+{
+	return dl_search_sk(mc, s, s ? dl_nsearch_pick(s->kind) : NULL, mode);
 }
 
 int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
 {
 	dl_skey s;
 	if ((mode & 3) != DL_PS_KEY)
-		return dl_search_sk(mc, NULL, mode);
+		return dl_search_mode(mc, NULL, mode);
 	dl_skey_init(&s, mc->dbx->cmp, key);
 	dl_skey_tree(&s, mc, 1);
-	return dl_search_sk(mc, &s, mode);
+	return dl_search_mode(mc, &s, mode);
 }
 
 /*
  * dl_search for key, then dl_leaf_search in the leaf reached, sharing the
  * prepared search key.  Returns dl_search's error, or 0 with *node and
- * *exact set as dl_leaf_search sets them.
+ * *exact set as dl_leaf_search sets them.  The lookup of mdb_get
+ * (dl_get_value) and the SET ops (dl_cursor_set, dl_cursor_set_plain),
+ * inline in each: the descent and the leaf search in the caller's frame,
+ * with one page search instance for every page.
  */
-int dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact)
+static inline __attribute__((always_inline)) int dl_search_key(MDB_cursor *mc,
+	const MDB_val *key, MDB_node **node, int *exact)
 {
 	dl_skey s;
 	dl_skey_init(&s, mc->dbx->cmp, key);
 	dl_skey_tree(&s, mc, 0);
-	int rc = dl_search_sk(mc, &s, DL_PS_KEY);
+	dl_nsearch_fn *fn = dl_nsearch_pick(s.kind);
+	int rc = dl_search_sk(mc, &s, fn, DL_PS_KEY);
 	if (rc)
 		return rc;
-	*node = dl_leaf_search_sk(mc, &s, exact);
+	*node = dl_leaf_search_in(mc, &s, fn, exact);
 	return 0;
+}
+
+/* MDB_SET, MDB_SET_KEY and MDB_SET_RANGE on a non-DUPSORT cursor (or a
+ * DUPSORT one's key part): dl_cursor_set, and dl_cursor_set_plain, each
+ * with the lookup inline. */
+static inline __attribute__((always_inline)) int dl_cursor_set_in(MDB_cursor *mc,
+	MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	int rc, exact;
+	if (!key)
+		return EINVAL;
+	if (!key->mv_size)
+		return MDB_BAD_VALSIZE;
+	dl_pos_clear_place(mc);
+	MDB_node *node;
+	rc = dl_search_key(mc, key, &node, &exact);
+	if (rc) {
+		if (rc == MDB_NOTFOUND)
+			dl_pos_unset(mc);
+		return rc;
+	}
+	dl_pos_land(mc);
+	if (!node) {
+		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
+			return MDB_CORRUPTED;
+		if (op != MDB_SET_RANGE) {
+			dl_pos_to_past_end(mc);
+			return MDB_NOTFOUND;
+		}
+		rc = dl_cursor_next_leaf(mc);
+		if (rc == MDB_NOTFOUND) {
+			dl_pos_to_past_end(mc);
+			return MDB_NOTFOUND;
+		}
+		if (rc)
+			return rc;
+		exact = 0;
+	}
+	if (!exact && op != MDB_SET_RANGE)
+		return MDB_NOTFOUND;
+	MDB_page *mp = mc->pg[mc->top];
+	if (node && !IS_LEAF2(mp) && !(mc->flags & C_PREFIX)) {
+		/* dl_leaf_search already bounds-checked this node: skip the
+		 * second check dl_cursor_current would make. */
+		if (op != MDB_SET) {
+			key->mv_size = node->mn_ksize;
+			key->mv_data = NODEKEY(mp, node);
+		}
+		if (!data)
+			return 0;
+		if (!(node->mn_flags & (F_BIGDATA | F_DUPDATA))) {
+			data->mv_size = NODEDSZ(node);
+			data->mv_data = (char *)node + NODESZ + node->mn_ksize +
+				(node->mn_ksize & mc->txn->env->pad);
+			return 0;
+		}
+		char *v = (node->mn_flags & F_DUPDATA) ? NULL : dl_big_value(mc->txn,
+			mc->txn->env, node, (const char *)mp + mc->txn->env->psize);
+		if (v) {
+			data->mv_size = NODEDSZ(node);
+			data->mv_data = v;
+			return 0;
+		}
+		return dl_node_read(mc, node, data);
+	}
+	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
+}
+
+int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	return dl_cursor_set_in(mc, key, data, op);
+}
+
+/* The SET ops on a plain DB whose txn and record dl_cursor_get_set found
+ * in the usual state: dl_plain_get's work for them (the end mark ends; a
+ * failure other than MDB_NOTFOUND is the txn's, dl_txn_err). */
+int dl_cursor_set_plain(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+	dl_pos_mark_after_last(mc, 0);
+	int rc = dl_cursor_set_in(mc, key, data, op);
+	if (__builtin_expect(rc && rc != MDB_NOTFOUND, 0))
+		return dl_txn_err(mc->txn, rc);
+	return rc;
+}
+
+/* mdb_get's answer from a leaf node whose value is not in the page (an
+ * overflow value the snapshot test does not settle, or duplicates): the
+ * lookup cursor is completed first, for the readers that take it. */
+static __attribute__((noinline)) int dl_get_far(MDB_cursor *mc, MDB_node *node, MDB_val *data)
+{
+	dl_cursor_init_rest(mc);
+	int rc = (node->mn_flags & F_DUPDATA) ? dl_dup_first_item(mc, node, data) :
+		dl_node_read(mc, node, data);
+	return rc ? dl_txn_err(mc->txn, rc) : 0;
+}
+
+/*
+ * mdb_get once its checks passed: the lookup, on a cursor of which only
+ * the part the lookup reads is set up (dl_get_far adds the rest), and the
+ * value.
+ */
+int dl_get_value(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, MDB_val *data)
+{
+	MDB_cursor mc;
+	MDB_node *node;
+	int rc, exact;
+	char *v;
+	dl_cursor_init_lookup(&mc, txn, dbi);
+	rc = dl_search_key(&mc, key, &node, &exact);
+	if (rc)
+		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
+	if (!node || !exact) {
+		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
+			return dl_txn_err(txn, MDB_CORRUPTED);
+		return MDB_NOTFOUND;
+	}
+	MDB_page *mp = mc.pg[mc.top];
+	MDB_env *env = txn->env;
+	if (IS_LEAF2(mp)) {
+		data->mv_size = 0;
+		data->mv_data = NULL;
+		return 0;
+	}
+	if (!(node->mn_flags & (F_DUPDATA | F_BIGDATA))) {
+		/* In-page value (the leaf search checked the node's bounds). */
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = (char *)node + NODESZ + node->mn_ksize +
+			(node->mn_ksize & env->pad);
+		return 0;
+	}
+	if (!(node->mn_flags & F_DUPDATA) &&
+	    (v = dl_big_value(txn, env, node, (const char *)mp + env->psize))) {
+		data->mv_size = NODEDSZ(node);
+		data->mv_data = v;
+		return 0;
+	}
+	return dl_get_far(&mc, node, data);
 }
 
 int dl_search_edge(MDB_cursor *mc, int last)
@@ -1647,7 +1867,7 @@ static inline __attribute__((always_inline)) int dl_put_locate(MDB_cursor *mc,
 			dl_skey s;
 			dl_skey_init(&s, mc->dbx->cmp, key);
 			dl_skey_tree(&s, mc, 1);
-			if ((rc = dl_search_sk(mc, &s, DL_PS_KEY)))
+			if ((rc = dl_search_mode(mc, &s, DL_PS_KEY)))
 				return rc;
 			*node = dl_leaf_search_sk(mc, &s, exact);
 		}

@@ -11,21 +11,8 @@
 
 void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 {
-	mc->duplen = ~0u;
-	mc->next = NULL;
-	mc->txn = txn;
-	mc->dbi = dbi;
-	mc->db = &txn->dbs[dbi];
-	mc->dbx = &txn->env->dbxs[dbi];
-	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE) |
-		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
-	mc->pos = DL_POS_UNSET;
-	mc->top = -1;
-	mc->xcursor = NULL;
-	mc->backup = NULL;
-	mc->keylen = 0;
-	mc->kc_pg = NULL;
-	mc->pfd = 0;
+	dl_cursor_init_lookup(mc, txn, dbi);
+	dl_cursor_init_rest(mc);
 }
 
 /* Free a cursor with its sub-cursor and any nested-txn backups. */
@@ -346,83 +333,6 @@ int dl_cursor_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 			return rc;
 	}
 	return dl_cursor_current(mc, key, data);
-}
-
-/*
- * Where the overflow value of node (F_BIGDATA, not F_DUPDATA; in the page
- * ending at end) lies, when its page number is inside the page and
- * dl_ov_snapshot decides the run; NULL when dl_node_read must decide.
- */
-static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MDB_env *env,
-	MDB_node *node, const char *end)
-{
-	size_t ks = node->mn_ksize;
-	const char *dptr = (const char *)node->mn_data + ks + (ks & env->pad);
-	if (dptr + sizeof(pgno_t) > end)
-		return NULL;
-	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
-}
-
-int dl_cursor_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
-{
-	int rc, exact;
-	if (!key)
-		return EINVAL;
-	if (!key->mv_size)
-		return MDB_BAD_VALSIZE;
-	dl_pos_clear_place(mc);
-	MDB_node *node;
-	rc = dl_search_key(mc, key, &node, &exact);
-	if (rc) {
-		if (rc == MDB_NOTFOUND)
-			dl_pos_unset(mc);
-		return rc;
-	}
-	dl_pos_land(mc);
-	if (!node) {
-		if (mc->ki[mc->top] < NUMKEYS(mc->pg[mc->top]))
-			return MDB_CORRUPTED;
-		if (op != MDB_SET_RANGE) {
-			dl_pos_to_past_end(mc);
-			return MDB_NOTFOUND;
-		}
-		rc = dl_cursor_next_leaf(mc);
-		if (rc == MDB_NOTFOUND) {
-			dl_pos_to_past_end(mc);
-			return MDB_NOTFOUND;
-		}
-		if (rc)
-			return rc;
-		exact = 0;
-	}
-	if (!exact && op != MDB_SET_RANGE)
-		return MDB_NOTFOUND;
-	MDB_page *mp = mc->pg[mc->top];
-	if (node && !IS_LEAF2(mp) && !(mc->flags & C_PREFIX)) {
-		/* dl_leaf_search already bounds-checked this node: skip the
-		 * second check dl_cursor_current would make. */
-		if (op != MDB_SET) {
-			key->mv_size = node->mn_ksize;
-			key->mv_data = NODEKEY(mp, node);
-		}
-		if (!data)
-			return 0;
-		if (!(node->mn_flags & (F_BIGDATA | F_DUPDATA))) {
-			data->mv_size = NODEDSZ(node);
-			data->mv_data = (char *)node + NODESZ + node->mn_ksize +
-				(node->mn_ksize & mc->txn->env->pad);
-			return 0;
-		}
-		char *v = (node->mn_flags & F_DUPDATA) ? NULL : dl_big_value(mc->txn,
-			mc->txn->env, node, (const char *)mp + mc->txn->env->psize);
-		if (v) {
-			data->mv_size = NODEDSZ(node);
-			data->mv_data = v;
-			return 0;
-		}
-		return dl_node_read(mc, node, data);
-	}
-	return dl_cursor_current(mc, op == MDB_SET ? NULL : key, data);
 }
 
 static inline int dl_txn_usable(MDB_txn *txn)
@@ -1095,26 +1005,12 @@ static __attribute__((noinline)) int dl_cursor_get_moved(MDB_cursor *mc, MDB_val
 	return dl_cursor_get_here(mc, key, data, op);
 }
 
-/* Everything but the fast step: kept out of line so that mdb_cursor_get's
- * fast path stays small. */
-static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
+/* Every op in every state: the checks and the dispatch. */
+static __attribute__((noinline)) int dl_cursor_get_general(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_cursor_op op)
 {
 	int rc;
 	MDB_txn *txn = mc->txn;
-	if ((op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET) &&
-	    txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED)) && !txn->child &&
-	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
-	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
-	    !(mc->db->md_flags & MDB_DUPSORT)) {
-		/* Positioning by key on a plain DB in the usual state: the
-		 * checks below would all pass. */
-		dl_pos_mark_after_last(mc, 0);
-		rc = dl_cursor_set(mc, key, data, op);
-		if (rc && rc != MDB_NOTFOUND)
-			return dl_txn_err(txn, rc);
-		return rc;
-	}
 	if (!txn || !dl_txn_usable(txn))
 		return MDB_BAD_TXN;
 	if ((rc = dl_check_intr(txn)))
@@ -1128,6 +1024,38 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 			return dl_txn_err(txn, rc);
 	}
 	return dl_cursor_get_here(mc, key, data, op);
+}
+
+/*
+ * MDB_SET, MDB_SET_KEY and MDB_SET_RANGE.  Positioning by key on a plain
+ * DB in the usual state (a usable txn, not interrupted, the cursor's tree
+ * unchanged under it, its record loaded and compatible), in which every
+ * check of dl_cursor_get_general would pass and dl_plain_get would end the
+ * end mark and call dl_cursor_set, does just that (dl_cursor_set_plain);
+ * anything else goes the general way.
+ */
+static __attribute__((noinline)) int dl_cursor_get_set(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
+{
+	MDB_txn *txn = mc->txn;
+	DL_ASSERT(!txn || !(txn->flags & TXN_HASCHILD) == !txn->child);
+	if (txn && !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) &&
+	    !txn->env->interrupted && !(mc->flags & C_RESEEK) &&
+	    !(txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) &&
+	    !(mc->db->md_flags & MDB_DUPSORT)) {
+		return dl_cursor_set_plain(mc, key, data, op);
+	}
+	return dl_cursor_get_general(mc, key, data, op);
+}
+
+/* Everything but the fast step: kept out of line so that mdb_cursor_get's
+ * fast path stays small.  Jumps only. */
+static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_cursor_op op)
+{
+	if (op == MDB_SET_RANGE || op == MDB_SET_KEY || op == MDB_SET)
+		return dl_cursor_get_set(mc, key, data, op);
+	return dl_cursor_get_general(mc, key, data, op);
 }
 
 int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
@@ -1325,13 +1253,11 @@ int mdb_cursor_del(MDB_cursor *mc, unsigned flags)
 	return dl_txn_err(txn, dl_cursor_del0(mc));
 }
 
-int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+/* mdb_get's argument, handle and txn checks, in their order (the answer
+ * when one fails). */
+static __attribute__((noinline)) int dl_get_check(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key)
 {
-	MDB_cursor mc;
-	int rc, exact;
-	char *v;
-	if (!txn || !key || !data)
-		return EINVAL;
+	int rc;
 	if ((rc = dl_dbi_check(txn, dbi, 1)))
 		return rc;
 	if (!dl_txn_usable(txn))
@@ -1340,38 +1266,27 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return MDB_INCOMPATIBLE;
 	if (!key->mv_size)
 		return MDB_BAD_VALSIZE;
-	dl_cursor_init(&mc, txn, dbi);
-	MDB_node *node;
-	rc = dl_search_key(&mc, key, &node, &exact);
-	if (rc)
-		return rc == MDB_NOTFOUND ? rc : dl_txn_err(txn, rc);
-	if (!node || !exact) {
-		if (!node && mc.ki[mc.top] < NUMKEYS(mc.pg[mc.top]))
-			return dl_txn_err(txn, MDB_CORRUPTED);
-		return MDB_NOTFOUND;
-	}
-	if (IS_LEAF2(mc.pg[mc.top])) {
-		data->mv_size = 0;
-		data->mv_data = NULL;
-		return 0;
-	}
-	if (!(node->mn_flags & (F_DUPDATA | F_BIGDATA))) {
-		/* In-page value (dl_leaf_search checked the node's bounds). */
-		data->mv_size = NODEDSZ(node);
-		data->mv_data = (char *)node + NODESZ + node->mn_ksize +
-			(node->mn_ksize & txn->env->pad);
-		return 0;
-	}
-	if (node->mn_flags & F_DUPDATA)
-		rc = dl_dup_first_item(&mc, node, data);
-	else if ((v = dl_big_value(txn, txn->env, node,
-		    (const char *)mc.pg[mc.top] + txn->env->psize))) {
-		data->mv_size = NODEDSZ(node);
-		data->mv_data = v;
-		return 0;
-	} else
-		rc = dl_node_read(&mc, node, data);
-	return rc ? dl_txn_err(txn, rc) : 0;
+	return 0;
+}
+
+int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+	int rc;
+	if (!txn || !key || !data)
+		return EINVAL;
+	MDB_env *env = txn->env;
+	/* The usual state, in which every check of dl_get_check passes: a
+	 * user handle (not FREE_DBI) below maxdbs, valid in this txn and
+	 * still the one opened (named DBs), not incompatible; a usable txn
+	 * (TXN_HASCHILD mirrors txn->child); a key. */
+	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
+	if (__builtin_expect(!(dbi - 1 < env->maxdbs - 1 &&
+	    (txn->dbflags[dbi] & (DB_VALID | DB_INCOMPAT)) == DB_VALID &&
+	    (dbi < DL_CORE_DBS || txn->dbseq[dbi] == env->dbxs[dbi].seq) &&
+	    !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) && key->mv_size), 0) &&
+	    (rc = dl_get_check(txn, dbi, key)))
+		return rc;
+	return dl_get_value(txn, dbi, key, data);
 }
 
 int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags)

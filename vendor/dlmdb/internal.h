@@ -860,8 +860,25 @@ static inline char *dl_ov_snapshot(const MDB_txn *txn, const MDB_env *env, pgno_
 		return NULL;
 	return (char *)omp + PAGEHDRSZ;
 }
+
+/*
+ * Where the overflow value of node (F_BIGDATA, not F_DUPDATA; in the page
+ * ending at end) lies, when its page number is inside the page and
+ * dl_ov_snapshot decides the run; NULL when dl_node_read must decide.
+ */
+static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MDB_env *env,
+	MDB_node *node, const char *end)
+{
+	size_t ks = node->mn_ksize;
+	const char *dptr = (const char *)node->mn_data + ks + (ks & env->pad);
+	if (dptr + sizeof(pgno_t) > end)
+		return NULL;
+	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
+}
+
 int  dl_search(MDB_cursor *mc, const MDB_val *key, int mode);
-int  dl_search_key(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int *exact);
+int  dl_get_value(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, MDB_val *data);
+int  dl_cursor_set_plain(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 int  dl_search_lowest(MDB_cursor *mc);
 int  dl_search_edge(MDB_cursor *mc, int last);
 MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
@@ -1097,6 +1114,37 @@ static inline int dl_leaf_keyd(MDB_cursor *mc, MDB_page *mp, unsigned i, MDB_val
 #define DL_PS_FIRST	1
 #define DL_PS_LAST	2
 #define DL_PS_MODIFY	4	/* touch the path for writing */
+
+/*
+ * dl_cursor_init in two parts.  The lookup part sets what a lookup by key
+ * reads (its txn, DB, comparator and flags; the search sets the stack);
+ * mdb_get's lookup (dl_get_value) needs no more unless the value is not in
+ * the leaf, when it adds the rest (unpositioned, no sub-cursor, nothing
+ * saved) before the cursor goes anywhere else.
+ */
+static inline __attribute__((always_inline)) void dl_cursor_init_lookup(MDB_cursor *mc,
+	MDB_txn *txn, MDB_dbi dbi)
+{
+	mc->txn = txn;
+	mc->dbi = dbi;
+	mc->db = &txn->dbs[dbi];
+	mc->dbx = &txn->env->dbxs[dbi];
+	mc->flags = C_UNTRACKED | ((txn->flags & TXN_RDONLY) ? 0 : C_WRITE) |
+		((txn->env->dbxs[dbi].flags & MDB_PREFIX_COMPRESSION) ? C_PREFIX : 0);
+	mc->top = -1;
+}
+
+static inline __attribute__((always_inline)) void dl_cursor_init_rest(MDB_cursor *mc)
+{
+	mc->duplen = ~0u;
+	mc->next = NULL;
+	mc->pos = DL_POS_UNSET;
+	mc->xcursor = NULL;
+	mc->backup = NULL;
+	mc->keylen = 0;
+	mc->kc_pg = NULL;
+	mc->pfd = 0;
+}
 
 /* cursor.c */
 void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
