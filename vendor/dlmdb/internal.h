@@ -868,7 +868,12 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
 int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_cursor_del0(MDB_cursor *mc);
 int  dl_drop_tree(MDB_cursor *mc);
-int  dl_cursor_touch(MDB_cursor *mc);
+int  dl_cursor_touch_counts(MDB_cursor *mc, int recount);
+/* Make the cursor's path writable for a write that may change counts. */
+static inline int dl_cursor_touch(MDB_cursor *mc)
+{
+	return dl_cursor_touch_counts(mc, 1);
+}
 int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 /* btree.c: page and tree edits pfxedit.c shares */
