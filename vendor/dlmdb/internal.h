@@ -198,7 +198,7 @@ typedef struct dl_dbx {
 #define DB_USRVALID	0x10	/* not FREE_DBI */
 #define DB_DELETED	0x20	/* dropped with del=1 in this txn */
 #define DB_INCOMPAT	0x40	/* record flags we cannot handle */
-#define DB_CNTSTALE	0x80	/* counted DB changed: branch counts need fixing */
+#define DB_CNTSTALE	0x80	/* counted DB: counts may have changed, branch counts need fixing */
 
 /* ------------------------------------------------------------------------- */
 /* Environment                                                               */
