@@ -1281,8 +1281,13 @@ int dl_search_lowest(MDB_cursor *mc)
 	return dl_search_edge(mc, 0);
 }
 
-/* Make every page on the cursor's path writable. */
-int dl_cursor_touch(MDB_cursor *mc)
+/*
+ * Make every page on the cursor's path writable.  recount: the write that
+ * follows may change a count (dlmdb-extensions §3.6), so a COUNTED DB is
+ * marked for dl_count_fix; 0 for a write that moves no entry, whose copied
+ * pages keep their exact counts.
+ */
+int dl_cursor_touch_counts(MDB_cursor *mc, int recount)
 {
 	MDB_txn *txn = mc->txn;
 	int rc;
@@ -1298,7 +1303,7 @@ int dl_cursor_touch(MDB_cursor *mc)
 		if ((rc = dl_page_touch(mc, i)))
 			return rc;
 	}
-	if (mc->db->md_flags & MDB_COUNTED)
+	if (recount && (mc->db->md_flags & MDB_COUNTED))
 		mc->txn->dbflags[mc->dbi] |= DB_CNTSTALE;
 	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
 	mc->txn->flags |= TXN_DIRTY;
@@ -1954,6 +1959,15 @@ static int dl_put_overflow_value(MDB_cursor *mc, MDB_node *node, MDB_val *data, 
 	return 1;
 }
 
+/* Whether the stored value under mc is a node value (not in overflow
+ * pages) of data's size: dl_put_overwrite then writes it in place, and no
+ * node moves or count changes. */
+static inline int dl_put_same_size(MDB_cursor *mc, const MDB_val *data)
+{
+	MDB_node *node = NODEPTR(mc->pg[mc->top], mc->ki[mc->top]);
+	return !(node->mn_flags & F_BIGDATA) && NODEDSZ(node) == data->mv_size;
+}
+
 /* New value for the stored key under mc (path touched): in place when the
  * size is unchanged (or its own overflow run has room), else the node is
  * replaced. */
@@ -2021,7 +2035,7 @@ int dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	if (db->md_root == P_INVALID) {
 		if ((rc = dl_put_new_root(mc)))
 			return rc;
-	} else if ((rc = dl_cursor_touch(mc))) {
+	} else if ((rc = dl_cursor_touch_counts(mc, !exact || !dl_put_same_size(mc, data)))) {
 		return rc;
 	}
 	DL_ASSERT(dl_stack_ok(mc));

@@ -8,7 +8,9 @@
 
 /*
  * Writes do not adjust counts as they go.  A counted DB changed in a txn is
- * flagged (DB_CNTSTALE); before commit, and before any count or rank query
+ * flagged (DB_CNTSTALE) by every write that can change a count (all but a
+ * value replaced in place by one of its size, whose copied pages keep their
+ * counts); before commit, and before any count or rank query
  * in that txn, its changed pages are visited bottom-up and every branch node
  * whose child changed gets the child's exact total.  Nodes over unchanged
  * children keep their stored counts, which are still exact: a subtree that

@@ -198,7 +198,7 @@ typedef struct dl_dbx {
 #define DB_USRVALID	0x10	/* not FREE_DBI */
 #define DB_DELETED	0x20	/* dropped with del=1 in this txn */
 #define DB_INCOMPAT	0x40	/* record flags we cannot handle */
-#define DB_CNTSTALE	0x80	/* counted DB changed: branch counts need fixing */
+#define DB_CNTSTALE	0x80	/* counted DB: counts may have changed, branch counts need fixing */
 
 /* ------------------------------------------------------------------------- */
 /* Environment                                                               */
@@ -885,7 +885,12 @@ MDB_node *dl_leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
 int  dl_cursor_put0(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags);
 int  dl_cursor_del0(MDB_cursor *mc);
 int  dl_drop_tree(MDB_cursor *mc);
-int  dl_cursor_touch(MDB_cursor *mc);
+int  dl_cursor_touch_counts(MDB_cursor *mc, int recount);
+/* Make the cursor's path writable for a write that may change counts. */
+static inline int dl_cursor_touch(MDB_cursor *mc)
+{
+	return dl_cursor_touch_counts(mc, 1);
+}
 int  dl_cursor_insert(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 int  dl_node_replace(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 /* btree.c: page and tree edits pfxedit.c shares */

@@ -433,6 +433,185 @@ static void test_counted_nested_idle_child(void)
 	mdb_env_close(env);
 }
 
+/*
+ * Value rewrites in a counted DB.  A rewrite with a value of the stored
+ * size moves no entry, so it leaves the counts alone, while a rewrite that
+ * changes the size, an insert or a delete in the same txn (before or after
+ * it, in the txn or in a child) still gets its counts fixed.  Flavours:
+ * plain, prefix-compressed, prefix-compressed under a user comparator
+ * (descending order), and prefix DUPSORT, where a put with a new value adds
+ * a duplicate instead of replacing the stored one.
+ */
+#define RW_NK 3000
+static int rw_present[RW_NK], rw_ver[RW_NK], rw_long[RW_NK], rw_desc, rw_dup;
+
+static int rw_cmp_desc(const MDB_val *a, const MDB_val *b)
+{
+	size_t m = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+	int c = memcmp(b->mv_data, a->mv_data, m);
+	return c ? c : (b->mv_size > a->mv_size) - (b->mv_size < a->mv_size);
+}
+
+static void rw_key(char *b, int k) { snprintf(b, 16, "key%05d", k); }
+
+/* Value version v of key k: 10 bytes, or 40 for a long one. */
+static void rw_value(char *b, int k, int v, int lng)
+{
+	snprintf(b, 48, lng ? "V%05d-%03d-a-longer-value-than-before" : "v%05d-%03d", k, v);
+}
+
+static void rw_put(MDB_txn *txn, MDB_dbi dbi, int k, int v, int lng)
+{
+	char kb[16], vb[48];
+	rw_key(kb, k);
+	rw_value(vb, k, v, lng);
+	MDB_val key = t_val(kb), val = t_val(vb);
+	OK(mdb_put(txn, dbi, &key, &val, 0));
+	if (!rw_present[k] || !rw_dup) {
+		rw_present[k] = 1;
+		rw_ver[k] = v;
+		rw_long[k] = lng;
+	} else {
+		rw_present[k]++;	/* DUPSORT: one more value, the first stays */
+	}
+}
+
+static void rw_del(MDB_txn *txn, MDB_dbi dbi, int k)
+{
+	char kb[16];
+	rw_key(kb, k);
+	MDB_val key = t_val(kb);
+	OK(mdb_del(txn, dbi, &key, NULL));
+	rw_present[k] = 0;
+}
+
+/* Every rank against the model, and the total. */
+static void rw_check(MDB_txn *txn, MDB_dbi dbi, const char *when)
+{
+	uint64_t r = 0, n = 9;
+	int bad = 0;
+	for (int i = 0; i < RW_NK && !bad; i++) {
+		int k = rw_desc ? RW_NK - 1 - i : i;
+		if (!rw_present[k])
+			continue;
+		char kb[16], vb[48];
+		rw_key(kb, k);
+		MDB_val key, val, want = t_val(kb);
+		uint64_t got = ~(uint64_t)0;
+		if (mdb_get_rank(txn, dbi, r, &key, &val) ||
+		    key.mv_size != want.mv_size || memcmp(key.mv_data, kb, key.mv_size))
+			bad = 1;
+		rw_value(vb, k, rw_ver[k], rw_long[k]);
+		if (!bad && !rw_dup && (val.mv_size != strlen(vb) || memcmp(val.mv_data, vb, val.mv_size)))
+			bad = 1;
+		if (!bad && (mdb_get_key_rank(txn, dbi, &want, NULL, &got) || got != r))
+			bad = 1;
+		if (bad)
+			T_FAIL("%s: rank %llu (key %d) wrong", when, (unsigned long long)r, k);
+		r += (uint64_t)rw_present[k];
+	}
+	OK(mdb_count_all(txn, dbi, 0, &n));
+	if (n != r)
+		T_FAIL("%s: count_all %llu, want %llu", when, (unsigned long long)n, (unsigned long long)r);
+}
+
+static void value_rewrites(unsigned flags, int desc)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn, *child;
+	MDB_dbi dbi;
+	memset(rw_present, 0, sizeof rw_present);
+	rw_desc = desc;
+	rw_dup = (flags & MDB_DUPSORT) != 0;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", MDB_CREATE | MDB_COUNTED | flags, &dbi));
+	if (desc)
+		REQUIRE_OK(mdb_set_compare(txn, dbi, rw_cmp_desc));
+	for (int k = 0; k < RW_NK; k += 2)
+		rw_put(txn, dbi, k, 0, 0);
+	REQUIRE_OK(mdb_txn_commit(txn));
+
+	/* Same-size rewrites only. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int k = 0; k < RW_NK; k += 6)
+		rw_put(txn, dbi, k, 1, 0);
+	rw_check(txn, dbi, "rewrites");
+	REQUIRE_OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	rw_check(txn, dbi, "rewrites, committed");
+	mdb_txn_abort(txn);
+
+	/* Deletes and inserts, then rewrites; then rewrites, then inserts. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int k = 10; k < 1200; k += 4)
+		rw_del(txn, dbi, k);
+	for (int k = 1; k < 900; k += 2)
+		rw_put(txn, dbi, k, 2, 0);
+	for (int k = 1200; k < RW_NK; k += 2)
+		rw_put(txn, dbi, k, 3, 0);
+	rw_check(txn, dbi, "deletes, inserts, then rewrites");
+	for (int k = 0; k < 600; k += 2)
+		if (rw_present[k])
+			rw_put(txn, dbi, k, 4, 0);
+	for (int k = 1201; k < 2400; k += 2)
+		rw_put(txn, dbi, k, 5, 0);
+	rw_check(txn, dbi, "rewrites, then inserts");
+	REQUIRE_OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	rw_check(txn, dbi, "mixed, committed");
+	mdb_txn_abort(txn);
+
+	/* Rewrites that change the size (and split leaves) only. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int k = 0; k < RW_NK; k += 3)
+		if (rw_present[k])
+			rw_put(txn, dbi, k, 6, 1);
+	rw_check(txn, dbi, "longer values");
+	REQUIRE_OK(mdb_txn_commit(txn));
+
+	/* Nested: the parent rewrites, a child inserts and rewrites. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int k = 0; k < RW_NK; k += 5)
+		if (rw_present[k])
+			rw_put(txn, dbi, k, 7, rw_long[k]);
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	for (int k = 2401; k < RW_NK; k += 2)
+		rw_put(child, dbi, k, 8, 0);
+	for (int k = 1; k < 600; k += 2)
+		if (rw_present[k])
+			rw_put(child, dbi, k, 9, rw_long[k]);
+	rw_check(child, dbi, "child");
+	REQUIRE_OK(mdb_txn_commit(child));
+	for (int k = 3; k < RW_NK; k += 7)
+		if (rw_present[k])
+			rw_put(txn, dbi, k, 10, rw_long[k]);
+	rw_check(txn, dbi, "parent after child");
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+
+	env = t_env_open(t_dir, 0, 64u << 20, 2);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "cnt", 0, &dbi));
+	if (desc)
+		REQUIRE_OK(mdb_set_compare(txn, dbi, rw_cmp_desc));
+	rw_check(txn, dbi, "reopened");
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void test_counted_value_rewrites(void) { value_rewrites(0, 0); }
+static void test_counted_value_rewrites_prefix(void) { value_rewrites(MDB_PREFIX_COMPRESSION, 0); }
+static void test_counted_value_rewrites_prefix_user_order(void)
+{
+	value_rewrites(MDB_PREFIX_COMPRESSION, 1);
+}
+static void test_counted_value_rewrites_prefix_dupsort(void)
+{
+	value_rewrites(MDB_PREFIX_COMPRESSION | MDB_DUPSORT, 0);
+}
+
 static void test_counted_errors(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 0, 4);
@@ -493,6 +672,10 @@ int main(void)
 	RUN(test_counted_nested_idle_child);
 	RUN(test_counted_nested);
 	RUN(test_counted_nested_dupsort);
+	RUN(test_counted_value_rewrites);
+	RUN(test_counted_value_rewrites_prefix);
+	RUN(test_counted_value_rewrites_prefix_user_order);
+	RUN(test_counted_value_rewrites_prefix_dupsort);
 	T_DONE();
 #endif
 }
