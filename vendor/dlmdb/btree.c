@@ -312,10 +312,28 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
  * option for timing the two against each other on large stores).  1
  * brings in about 1.7x the lines a lookup reads, 2 about 2.3x
  * (callgrind's cache simulation with the prefetches counted as loads,
- * BENCHMARKS.md "Lookups on large stores: lines touched").
+ * BENCHMARKS.md "Lookups on large stores: lines touched").  2 lets a
+ * page's probes wait on memory in groups of three instead of two, and
+ * random lookups in stores larger than the caches took about a tenth less
+ * time, but it costs a fifth to a quarter more instructions per lookup
+ * (BENCHMARKS.md "Deeper prefetching in the key search").
  */
 #ifndef DL_PREFETCH_AHEAD
 #define DL_PREFETCH_AHEAD 1
+#endif
+
+/*
+ * Whether a leaf search of a large tree starts by prefetching the nodes
+ * its second, third and fourth probes may read (14, from the pointer
+ * array: dl_nsearch_fast), 1 or 0 (a build option, for timing).  With the
+ * one-ahead prefetches of the loop, a leaf's first four probes then wait
+ * on memory once and the next two once more, against three times for
+ * six probes without it.  It costs about 80 instructions per lookup,
+ * where DL_PREFETCH_AHEAD 2 costs about 370 (BENCHMARKS.md "Deeper
+ * prefetching in the key search").
+ */
+#ifndef DL_PREFETCH_BURST
+#define DL_PREFETCH_BURST 1
 #endif
 
 /* -DDL_PREFETCH_AS_LOAD, for measuring only: each prefetch becomes a load
@@ -327,6 +345,15 @@ static volatile char dl_prefetch_sink;
 #define DL_PREFETCH(p)	((void)(dl_prefetch_sink ^= *(const char *)(p)))
 #else
 #define DL_PREFETCH(p)	__builtin_prefetch(p)
+#endif
+
+/*
+ * Whether a leaf search of a large tree with keys of more than 40 bytes
+ * (LEXL) prefetches the value of each probe the key sorts below
+ * (dl_nsearch_fast), 1 or 0 (a build option, for timing).
+ */
+#ifndef DL_VALUE_PREFETCH
+#define DL_VALUE_PREFETCH 1
 #endif
 
 /*
@@ -475,6 +502,10 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		}
 	}
 	unsigned base = lo, len = n - lo, m, gt;
+#if DL_VALUE_PREFETCH
+	/* LEXL leaves (lo 0): see the end of the loop. */
+	int vleaf = kind == DL_KC_LEXL && pf && lo == 0;
+#endif
 	/*
 	 * Prefetching (large trees only, pf, see DL_PREFETCH_PAGES): the
 	 * nodes a later probe may read are fetched early, so their cache
@@ -488,6 +519,36 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	 * faults, so a damaged offset costs nothing here; the pointers read
 	 * for it lie in the array the loop bounds.
 	 */
+#if DL_PREFETCH_BURST
+	/*
+	 * Leaves of 8 nodes and more: the nodes the second, third and
+	 * fourth probes may read, fetched together before the first probe
+	 * (DL_PREFETCH_BURST).  Every range a probe halves at one depth has
+	 * the same length, so the candidates at depth j are base plus a
+	 * sum of the halving offsets a0..a(j-1) plus aj; the largest index,
+	 * a0 + a1 + a2 + a3, stays below len.
+	 */
+	if (pf && lo == 0 && len >= 8) {
+		unsigned a0 = len >> 1, l1 = len - a0, a1 = l1 >> 1, l2 = l1 - a1;
+		unsigned a2 = l2 >> 1, a3 = (l2 - a2) >> 1;
+		const char *pb = (const char *)mp;
+		const indx_t *pp = mp->mp_ptrs + base;
+		DL_PREFETCH(pb + pp[a1]);
+		DL_PREFETCH(pb + pp[a1 + a0]);
+		DL_PREFETCH(pb + pp[a2]);
+		DL_PREFETCH(pb + pp[a2 + a0]);
+		DL_PREFETCH(pb + pp[a2 + a1]);
+		DL_PREFETCH(pb + pp[a2 + a1 + a0]);
+		DL_PREFETCH(pb + pp[a3]);
+		DL_PREFETCH(pb + pp[a3 + a0]);
+		DL_PREFETCH(pb + pp[a3 + a1]);
+		DL_PREFETCH(pb + pp[a3 + a1 + a0]);
+		DL_PREFETCH(pb + pp[a3 + a2]);
+		DL_PREFETCH(pb + pp[a3 + a2 + a0]);
+		DL_PREFETCH(pb + pp[a3 + a2 + a1]);
+		DL_PREFETCH(pb + pp[a3 + a2 + a1 + a0]);
+	}
+#endif
 #if DL_PREFETCH_AHEAD == 2
 	if (pf && len > 3) {
 		unsigned h = (len - (len >> 1)) >> 1;
@@ -556,6 +617,23 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 				return 0;
 			}
 		}
+#if DL_VALUE_PREFETCH
+		/*
+		 * LEXL leaves: a probe the search key sorts below may be the
+		 * node the search settles on, whose value the caller reads.
+		 * Past a key of 41 bytes or more the value starts on another
+		 * line than the one the probe read, so it is fetched now,
+		 * while the later probes run, at the end of a key of the
+		 * search key's size (the keys of such stores are mostly of
+		 * one size).  Without a branch on the comparison: else the
+		 * probe's own node, and also when that end would lie past the
+		 * page.
+		 */
+		if (vleaf) {
+			size_t take = 0 - (size_t)!(gt | (d + kal >= wmax + 8));
+			DL_PREFETCH(kb + d + (kal & take));
+		}
+#endif
 		if (len == 1)
 			break;
 		base = gt ? m : base;

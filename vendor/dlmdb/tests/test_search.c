@@ -574,6 +574,9 @@ static void run_paths(const struct scase *c)
 PATHS(test_search_paths_lex_8byte, "paths-lex8", FIX8, 0, ord_lex, user_lex, 0)
 PATHS(test_search_paths_lex_stems, "paths-stems", PREFIXED, 0, ord_lex, user_lex, 0)
 PATHS(test_search_paths_lex_64byte, "paths-lex64", FIX64, 0, ord_lex, user_lex, 0)
+/* Keys of 1 to 80 bytes: searches with keys of more than 40 bytes meet leaf
+ * nodes of other sizes (the value prefetch assumes the search key's). */
+PATHS(test_search_paths_lex_mixed, "paths-mixed", MIXED, 0, ord_lex, user_lex, 0)
 PATHS(test_search_paths_integerkey, "paths-int8", INT8, MDB_INTEGERKEY, ord_u64, user_u64, 0)
 PATHS(test_search_paths_reversekey, "paths-rev", MIXED, MDB_REVERSEKEY, ord_rev, user_rev, 0)
 #ifndef STOCK_LMDB
@@ -605,6 +608,7 @@ int main(void)
 	RUN(test_search_paths_lex_8byte);
 	RUN(test_search_paths_lex_stems);
 	RUN(test_search_paths_lex_64byte);
+	RUN(test_search_paths_lex_mixed);
 	RUN(test_search_paths_integerkey);
 	RUN(test_search_paths_reversekey);
 #ifndef STOCK_LMDB
