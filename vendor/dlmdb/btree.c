@@ -336,6 +336,18 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 #define DL_PREFETCH_BURST 1
 #endif
 
+/*
+ * How many probes ahead the compressed-leaf search prefetches in large
+ * trees (dl_pfx_search_lex): 0 never (a build for timing against the
+ * others), 1 the two nodes the next probe may read, 2 the four the probe
+ * after next may read.  2 by default: it took the least time per lookup
+ * and per update on a 1M-entry store (BENCHMARKS.md "Compressed-leaf
+ * search: prefetching").
+ */
+#ifndef DL_PFX_PF
+#define DL_PFX_PF 2
+#endif
+
 /* -DDL_PREFETCH_AS_LOAD, for measuring only: each prefetch becomes a load
  * whose byte is kept, so a cache simulator that ignores prefetches (as
  * callgrind's does) counts the lines they bring in.  A load can fault on a
@@ -859,13 +871,38 @@ static __attribute__((noinline)) int dl_pfx_probe_other(const MDB_val *key, size
  * is even and a leaf's keys start NODESZ past the header, as
  * dl_page_check requires; a page that breaks either is refused here), and
  * one of its key's end against the page's.
+ *
+ * Prefetching (pf: a large tree, as for dl_nsearch_fast; DL_PFX_PF probes
+ * ahead): before the trunk is read, the trunk's node and the nodes the first
+ * DL_PFX_PF probes may read are fetched (the first probe's, then the second
+ * probe's two candidates), so their misses overlap instead of each waiting
+ * for the one before; each probe then fetches the candidates of the probe
+ * DL_PFX_PF steps after it.
+ * Indexes are computed without branches; an empty side of a range names a
+ * node inside the range instead.  The pointers read for a prefetch are
+ * entries 0..n-1 of the array, the same the probes read; a prefetch never
+ * faults, so a damaged offset costs nothing there.
  */
 static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, unsigned *res,
-	int *cres)
+	int *cres, int pf)
 {
 	unsigned n = NUMKEYS(mp), i = 0;
 	int lo = 0, hi = (int)n - 1, c = 1, bad = 0;
 	size_t psize = env->psize, lower = MP_LOWER(mp);
+#if DL_PFX_PF
+	/* mid of the whole range, and of its halves lo..m0-1 and m0+1..hi. */
+	if (pf) {
+		int m0 = hi >> 1;
+		DL_PREFETCH((const char *)mp + mp->mp_ptrs[0]);
+		DL_PREFETCH((const char *)mp + mp->mp_ptrs[m0]);
+#if DL_PFX_PF >= 2
+		DL_PREFETCH((const char *)mp + mp->mp_ptrs[(m0 - (m0 > 0)) >> 1]);
+		DL_PREFETCH((const char *)mp + mp->mp_ptrs[(m0 + hi + (m0 < hi)) >> 1]);
+#endif
+	}
+#else
+	(void)pf;
+#endif
 	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1) || (lower & 1) ||
 	    (mp->mp_flags & P_COUNTED))
 		return MDB_CORRUPTED;
@@ -885,6 +922,24 @@ static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, uns
 	int cfar = p == kl ? -1 : ctrunk;
 	while (lo <= hi) {
 		int mid = (lo + hi) >> 1;
+#if DL_PFX_PF
+		if (pf) {
+			/* a, b: the next probe, after key < node mid and after
+			 * key > node mid (mids of lo..mid-1 and mid+1..hi). */
+			int a = (lo + mid - (lo < mid)) >> 1, b = (mid + hi + (mid < hi)) >> 1;
+#if DL_PFX_PF >= 2
+			/* The probe after: mids of lo..a-1, a+1..mid-1,
+			 * mid+1..b-1 and b+1..hi. */
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[(lo + a - (lo < a)) >> 1]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[(a + mid) >> 1]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[(mid + b) >> 1]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[(b + 1 + hi) >> 1]);
+#else
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[a]);
+			DL_PREFETCH((const char *)mp + mp->mp_ptrs[b]);
+#endif
+		}
+#endif
 		if (mid == 0) {
 			c = ctrunk;
 		} else {
@@ -989,7 +1044,9 @@ static __attribute__((noinline)) MDB_node *dl_leaf_search_other(MDB_cursor *mc,
 	*exact = 0;
 	int leaf2 = IS_LEAF2(mp);
 	if (pfx && lex && !leaf2 && n) {
-		if (dl_pfx_search_lex(env, mp, key, &i, &c)) {
+		const MDB_db *db = mc->db;
+		int pf = db->md_branch_pages + db->md_leaf_pages > DL_PREFETCH_PAGES;
+		if (dl_pfx_search_lex(env, mp, key, &i, &c, pf)) {
 			/* NULL with ki inside the page: MDB_CORRUPTED. */
 			mc->ki[mc->top] = 0;
 			return NULL;

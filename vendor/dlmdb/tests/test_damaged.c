@@ -686,6 +686,93 @@ static void test_compact_copy_sound(void)
 	}
 }
 
+/*
+ * A prefix-compressed DB large enough (more than 64 pages) for its leaf
+ * searches to prefetch nodes ahead of their probes: a leaf whose pointer
+ * to the first probe's node, or to a node a later probe may read, is past
+ * the page, odd or inside the pointer array must give MDB_CORRUPTED for the
+ * lookups that probe it, and every other lookup its stored value.
+ */
+static void test_prefix_large_leaf_bad_node_pointer(void)
+{
+	static const uint16_t bad[] = { 0xfffe, 0x7ff1, 16 };
+	enum { NKEYS = 20000 };
+	const char *path = t_path("p.mdb");
+	for (unsigned at = 0; at < 2; at++)
+		for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+			unlink(path);
+			unlink(t_path("p.mdb-lock"));
+			REQUIRE_OK(build(path, MDB_PREFIX_COMPRESSION, NKEYS, 0));
+			long long size;
+			unsigned char *file = slurp(path, &size);
+			REQUIRE(file);
+			/* A leaf of "d" in the middle of the file: its trunk
+			 * (node 0) stores a whole key "k...". */
+			long pg = -1;
+			for (long q = size / PS / 2; q >= 2 && pg < 0; q--) {
+				const unsigned char *page = file + q * PS;
+				uint16_t lower, off0;
+				memcpy(&lower, page + 12, 2);
+				memcpy(&off0, page + 16, 2);
+				if (flags_of(page) == F_LEAF && lower >= 16 + 2 * 8 &&
+				    off0 + 9 < PS && page[off0 + 8] == 'k')
+					pg = q;
+			}
+			REQUIRE(pg >= 2);
+			const unsigned char *page = file + pg * PS;
+			uint16_t lower, off0;
+			memcpy(&lower, page + 12, 2);
+			memcpy(&off0, page + 16, 2);
+			unsigned n = (lower - 16u) / 2, m0 = (n - 1) / 2;
+			/* Node m0 is every search's first probe, the middle of
+			 * 0..m0-1 the second for a key below node m0 (such as
+			 * the trunk's). */
+			unsigned idx = at ? (m0 - 1) / 2 : m0;
+			char first[8];
+			memcpy(first, page + off0 + 8, 7);
+			first[7] = 0;
+			free(file);
+			REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * idx, &bad[b], 2));
+
+			MDB_txn *txn;
+			MDB_dbi dbi;
+			MDB_env *env = open_ro(path, &txn, &dbi);
+			REQUIRE(env);
+			MDB_stat st;
+			REQUIRE_OK(mdb_stat(txn, dbi, &st));
+			if (st.ms_branch_pages + st.ms_leaf_pages <= 64)
+				T_FAIL("%zu pages, too few to prefetch",
+				    st.ms_branch_pages + st.ms_leaf_pages);
+			void *map;
+			size_t msize;
+			REQUIRE_OK(mdb_env_get_map(env, &map, &msize));
+			unsigned corrupt = 0, wrong = 0;
+			int first_rc = -1;
+			for (int i = 0; i < NKEYS; i++) {
+				char kb[16], vb[40];
+				snprintf(kb, sizeof kb, "k%06d", i);
+				snprintf(vb, sizeof vb, "value-%d", i);
+				MDB_val k = t_val(kb), v;
+				int rc = mdb_get(txn, dbi, &k, &v);
+				if (!strcmp(kb, first))
+					first_rc = rc;
+				if (rc == MDB_CORRUPTED)
+					corrupt++;
+				else if (rc || v.mv_size != strlen(vb) ||
+				    (const char *)v.mv_data < (const char *)map ||
+				    (const char *)v.mv_data + v.mv_size > (const char *)map + msize ||
+				    memcmp(v.mv_data, vb, v.mv_size))
+					wrong++;
+			}
+			CHECK_RC(first_rc, MDB_CORRUPTED);
+			if (!corrupt || wrong || corrupt > n)
+				T_FAIL("pointer %u of %u set to %#x: %u lookups corrupt, %u wrong",
+				    idx, n, bad[b], corrupt, wrong);
+			mdb_txn_abort(txn);
+			mdb_env_close(env);
+		}
+}
+
 int main(void)
 {
 #ifdef STOCK_LMDB
@@ -710,6 +797,7 @@ int main(void)
 	RUN(test_compact_copy_refuses_dup_order);
 	RUN(test_compact_copy_uses_the_db_comparator);
 	RUN(test_compact_copy_sound);
+	RUN(test_prefix_large_leaf_bad_node_pointer);
 	T_DONE();
 #endif
 }
