@@ -515,6 +515,22 @@ static void rw_check(MDB_txn *txn, MDB_dbi dbi, const char *when)
 		T_FAIL("%s: count_all %llu, want %llu", when, (unsigned long long)n, (unsigned long long)r);
 }
 
+/* Commit txn, then check the counts again in a fresh read txn; nonzero
+ * when the commit or the read txn failed. */
+static int rw_commit_check(MDB_env *env, MDB_txn *txn, MDB_dbi dbi, const char *when)
+{
+	int rc = mdb_txn_commit(txn);
+	if (!rc)
+		rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+	if (rc) {
+		T_FAIL("%s: %s", when, mdb_strerror(rc));
+		return rc;
+	}
+	rw_check(txn, dbi, when);
+	mdb_txn_abort(txn);
+	return 0;
+}
+
 static void value_rewrites(unsigned flags, int desc)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 2);
@@ -537,10 +553,8 @@ static void value_rewrites(unsigned flags, int desc)
 	for (int k = 0; k < RW_NK; k += 6)
 		rw_put(txn, dbi, k, 1, 0);
 	rw_check(txn, dbi, "rewrites");
-	REQUIRE_OK(mdb_txn_commit(txn));
-	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-	rw_check(txn, dbi, "rewrites, committed");
-	mdb_txn_abort(txn);
+	if (rw_commit_check(env, txn, dbi, "rewrites, committed"))
+		return;
 
 	/* Deletes and inserts, then rewrites; then rewrites, then inserts. */
 	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
@@ -557,10 +571,8 @@ static void value_rewrites(unsigned flags, int desc)
 	for (int k = 1201; k < 2400; k += 2)
 		rw_put(txn, dbi, k, 5, 0);
 	rw_check(txn, dbi, "rewrites, then inserts");
-	REQUIRE_OK(mdb_txn_commit(txn));
-	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-	rw_check(txn, dbi, "mixed, committed");
-	mdb_txn_abort(txn);
+	if (rw_commit_check(env, txn, dbi, "mixed, committed"))
+		return;
 
 	/* Rewrites that change the size (and split leaves) only. */
 	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
