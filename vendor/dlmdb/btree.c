@@ -315,8 +315,10 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
  * BENCHMARKS.md "Lookups on large stores: lines touched").  2 lets a
  * page's probes wait on memory in groups of three instead of two, and
  * random lookups in stores larger than the caches took about a tenth less
- * time, but it costs a fifth to a quarter more instructions per lookup
- * (BENCHMARKS.md "Deeper prefetching in the key search").
+ * time on a loaded machine, but on a quiet one the 1M-entry lookup rows
+ * moved within their spread, and it costs a fifth to a quarter more
+ * instructions per lookup (BENCHMARKS.md "Deeper prefetching in the key
+ * search" and "Full suite with the leaf prefetch burst").
  */
 #ifndef DL_PREFETCH_AHEAD
 #define DL_PREFETCH_AHEAD 1

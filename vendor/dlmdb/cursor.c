@@ -1027,12 +1027,12 @@ static __attribute__((noinline)) int dl_cursor_get_general(MDB_cursor *mc, MDB_v
 }
 
 /*
- * MDB_SET, MDB_SET_KEY and MDB_SET_RANGE.  Positioning by key on a plain
- * DB in the usual state (a usable txn, not interrupted, the cursor's tree
- * unchanged under it, its record loaded and compatible), in which every
- * check of dl_cursor_get_general would pass and dl_plain_get would end the
- * end mark and call dl_cursor_set, does just that (dl_cursor_set_plain);
- * anything else goes the general way.
+ * MDB_SET, MDB_SET_KEY and MDB_SET_RANGE.  On a plain DB in the usual
+ * state (a usable txn, not interrupted, the cursor's tree unchanged under
+ * it, its record loaded and compatible) every check of
+ * dl_cursor_get_general passes, and dl_plain_get would clear the end mark
+ * and call dl_cursor_set: dl_cursor_set_plain does just that.  Anything
+ * else goes the general way.
  */
 static __attribute__((noinline)) int dl_cursor_get_set(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, MDB_cursor_op op)
