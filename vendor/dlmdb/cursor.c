@@ -734,6 +734,11 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	/* The checks of dl_node_check, against the page's end: separate
 	 * branches (all predicted) need fewer registers than one test. */
 	size_t off = *(const indx_t *)((const char *)mp + pofs);
+	if (off < lower)
+		goto general;
+	/* An empty asm: GCC then forms the node's address only after this
+	 * test, in lower's register, and the step saves no register. */
+	__asm__("" : "+r"(off));
 	/* The limit is 0 while the interrupt flag is up (dl_env_steplim):
 	 * then no node passes the bound below and the general path reports
 	 * EINTR; the step reads no flag of its own. */
@@ -744,8 +749,6 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	DL_ASSERT(!((uintptr_t)mp & 1));
 	if ((uintptr_t)node & 1)
 		goto general;	/* the general path reports it */
-	if (off < lower)
-		goto general;
 	if ((const char *)node + NODESZ > end)
 		goto general;
 	if (pf)
