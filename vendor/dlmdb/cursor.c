@@ -765,15 +765,19 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * read of the current entry reports as the step would have. */
 	*kp = (indx_t)i;
 	size_t ks = node->mn_ksize;
+	/* The value's size read once: the stores to *key could alias the
+	 * node (as far as the compiler knows), and a second read would cost
+	 * a saved register. */
+	size_t dsz = NODEDSZ(node);
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
-	if (dptr + NODEDSZ(node) > end)
+	if (dptr + dsz > end)
 		return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
 	if (key) {
 		key->mv_size = ks;
 		key->mv_data = node->mn_data;
 	}
 	if (data) {
-		data->mv_size = NODEDSZ(node);
+		data->mv_size = dsz;
 		data->mv_data = dptr;
 	}
 	return 0;
