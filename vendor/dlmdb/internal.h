@@ -1211,10 +1211,10 @@ int  dl_txn_bad(MDB_txn *txn);
 void *dl_txn_scratch(MDB_txn *txn, size_t size);
 void dl_wtxn_orphan_abort(MDB_env *env);
 
-/* Set env->steplim from the page size and the interrupt flag.  A flag
- * raised (by a signal handler, say) between the two stores below is seen
- * by the second test, so the limit is never left at the page size while
- * the flag is up. */
+/* Set env->steplim from the page size and the interrupt flag.  The flag
+ * is tested after the page size is stored: a signal handler that raises
+ * it in between (and zeroes the limit itself) is seen by that test, so
+ * the limit is not left at the page size while the flag is up. */
 static inline void dl_env_steplim(MDB_env *env)
 {
 	volatile unsigned *lim = &env->steplim;
