@@ -18,7 +18,9 @@
  * build: cc -O2 perf/ab_scan.c -o ab_scan -ldl (see BENCHMARKS.md for the
  * shared objects)
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
