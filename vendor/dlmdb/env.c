@@ -299,6 +299,7 @@ static int dl_env_open0(MDB_env *env, const char *path, unsigned flags, mdb_mode
 		goto out;
 	if ((rc = dl_env_core_dbs(env)))
 		goto out;
+	dl_env_steplim(env);
 	env->opened = 1;
 out:
 	free(dpath);
@@ -357,6 +358,7 @@ static int dl_env_open_mem(MDB_env *env)
 	env->dbxs[DL_MAIN_DBI].cmp = dl_cmp_lex;
 	env->dbxs[DL_MAIN_DBI].valid = 1;
 	env->numdbs = DL_CORE_DBS;
+	dl_env_steplim(env);
 	env->opened = 1;
 	return 0;
 }
@@ -607,6 +609,7 @@ int mdb_env_set_interrupt(MDB_env *env, int onoff)
 	if (!env)
 		return EINVAL;
 	env->interrupted = onoff ? 1 : 0;
+	dl_env_steplim(env);
 	return 0;
 }
 

@@ -211,6 +211,12 @@ struct MDB_env {
 	unsigned flags;		/* user-visible env flags */
 	unsigned psize;
 	unsigned pad;		/* 1 = DLMDB padded node layout, 0 = stock */
+	/* The page size as the in-leaf scan step (cursor.c, dl_step_fast)
+	 * bounds its nodes with, 0 while the interrupt flag is raised: a
+	 * bound of 0 sends every step to the general path, which reports
+	 * EINTR, so one load there serves both.  Kept by dl_env_steplim,
+	 * whose stores are volatile; the step reads it once per call. */
+	unsigned steplim;
 	unsigned layoutwhy;	/* MDB_LAYOUT_*: how pad was decided */
 	unsigned version;	/* data version of the file */
 	unsigned nodemax;	/* largest node kept on a page */
@@ -1204,6 +1210,18 @@ void dl_dbi_txn_end(MDB_txn *txn, int committed);
 int  dl_txn_bad(MDB_txn *txn);
 void *dl_txn_scratch(MDB_txn *txn, size_t size);
 void dl_wtxn_orphan_abort(MDB_env *env);
+
+/* Set env->steplim from the page size and the interrupt flag.  The flag
+ * is tested after the page size is stored: a signal handler that raises
+ * it in between (and zeroes the limit itself) is seen by that test, so
+ * the limit is not left at the page size while the flag is up. */
+static inline void dl_env_steplim(MDB_env *env)
+{
+	volatile unsigned *lim = &env->steplim;
+	*lim = env->psize;
+	if (env->interrupted)
+		*lim = 0;
+}
 
 /* Whether the txn has been interrupted: sets the error state. */
 static inline int dl_check_intr(MDB_txn *txn)

@@ -466,6 +466,80 @@ static void test_value_past_leaf_end(void)
 	}
 	mdb_env_close(env);
 }
+
+/*
+ * The in-leaf step reads the interrupt flag through the page-size limit
+ * it bounds nodes with: raised, the next MDB_NEXT or MDB_PREV inside a
+ * leaf fails with EINTR and fails its txn (read and write txns); cleared,
+ * steps work again.  A flag raised before the env opens holds too.  A
+ * NULL cursor gives EINVAL for both steps.
+ */
+static void test_step_interrupt(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	unsigned char kb[8], vb[40];
+	memset(vb, 'v', sizeof vb);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < 2000; i++) {
+		key_of(i, kb);
+		MDB_val k = { 8, kb }, v = { sizeof vb, vb };
+		OK(mdb_put(txn, 1, &k, &v, 0));
+	}
+	OK(mdb_txn_commit(txn));
+	MDB_val k, v;
+	CHECK_RC(mdb_cursor_get(NULL, &k, &v, MDB_NEXT), EINVAL);
+	CHECK_RC(mdb_cursor_get(NULL, &k, &v, MDB_PREV), EINVAL);
+	for (int c = 0; c < 4; c++) {
+		int rdonly = c & 1, back = c >> 1;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, rdonly ? MDB_RDONLY : 0, &txn));
+		REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+		/* Entry 1000 and its neighbours share a leaf or not; either
+		 * way the step must see the flag. */
+		key_of(1000, kb);
+		k.mv_size = 8;
+		k.mv_data = kb;
+		OK(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY));
+		/* Raised and cleared again: the steps run as before. */
+		OK(mdb_env_set_interrupt(env, 1));
+		OK(mdb_env_set_interrupt(env, 0));
+		OK(mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT));
+		key_of(back ? 999 : 1001, kb);
+		CHECK(k.mv_size == 8 && !memcmp(k.mv_data, kb, 8));
+		OK(mdb_env_set_interrupt(env, 1));
+		CHECK_RC(mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT), EINTR);
+		OK(mdb_env_set_interrupt(env, 0));
+		/* The txn failed with the interrupted step. */
+		CHECK(mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT) != 0);
+		mdb_cursor_close(cur);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+
+	/* Raised before the env opens: the first step of a scan fails. */
+	MDB_env *e2;
+	REQUIRE_OK(mdb_env_create(&e2));
+	OK(mdb_env_set_interrupt(e2, 1));
+	REQUIRE_OK(mdb_env_open(e2, t_dir, 0, 0644));
+	REQUIRE_OK(mdb_txn_begin(e2, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	CHECK_RC(mdb_cursor_get(cur, &k, &v, MDB_FIRST), EINTR);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	OK(mdb_env_set_interrupt(e2, 0));
+	REQUIRE_OK(mdb_txn_begin(e2, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	unsigned n = 0;
+	for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		n++;
+	CHECK_EQ(n, 2000u);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	mdb_env_close(e2);
+}
 #endif
 
 int main(void)
@@ -478,6 +552,7 @@ int main(void)
 	RUN(test_overflow_damage_run_too_short);
 	RUN(test_overflow_damage_run_past_end);
 	RUN(test_value_past_leaf_end);
+	RUN(test_step_interrupt);
 #endif
 	T_DONE();
 }
