@@ -1212,13 +1212,18 @@ void *dl_txn_scratch(MDB_txn *txn, size_t size);
 void dl_wtxn_orphan_abort(MDB_env *env);
 
 /* Set env->steplim from the page size and the interrupt flag.  The flag
- * is tested after the page size is stored: a signal handler that raises
- * it in between (and zeroes the limit itself) is seen by that test, so
- * the limit is not left at the page size while the flag is up. */
+ * is tested after the page size is stored, with a full fence between the
+ * two (a store may otherwise wait in the store buffer past the load): a
+ * signal handler or another thread that raises the flag meanwhile, and
+ * zeroes the limit itself, is then seen by that test or stores its zero
+ * after this store, so the limit is never left at the page size while the
+ * flag is up. */
 static inline void dl_env_steplim(MDB_env *env)
 {
 	volatile unsigned *lim = &env->steplim;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	*lim = env->psize;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (env->interrupted)
 		*lim = 0;
 }
