@@ -275,7 +275,8 @@ struct MDB_env {
 	 * bump point, ovtouched the most of it any txn has used; ovfree holds
 	 * released runs by page count; ovheap counts the bytes of runs a txn
 	 * holds from malloc; ovnomap is set once the region could not be
-	 * reserved, so later txns do not retry. */
+	 * reserved, so later txns do not retry.  When the env closes, its
+	 * region waits (process-wide, at most one) for the next env. */
 	char	*ovbase;
 	size_t	ovlen, ovused, ovtouched, ovheap;
 	MDB_page **ovfree;
@@ -783,6 +784,7 @@ MDB_page *dl_buf_get(MDB_env *env, unsigned npages);
 void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages);
 void dl_buf_release(MDB_env *env);
 void dl_ov_rewind(MDB_env *env);
+void dl_ov_spare_drop(void);
 int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);

@@ -257,6 +257,8 @@ static int dl_in_slab(const MDB_env *env, const MDB_page *mp)
 	    bsearch(&base, env->slabs, env->nslabs, sizeof(void *), dl_slab_cmp) != NULL;
 }
 
+static void dl_ov_retire(MDB_env *env);
+
 void dl_buf_release(MDB_env *env)
 {
 	if (env->nslabs)
@@ -270,7 +272,7 @@ void dl_buf_release(MDB_env *env)
 	for (size_t i = 0; i < env->nslabs; i++)
 		munmap(env->slabs[i], DL_SLAB_BYTES);
 	if (env->ovbase)
-		munmap(env->ovbase, env->ovlen);
+		dl_ov_retire(env);
 	free(env->ovfree);
 	env->ovbase = NULL;
 	env->ovfree = NULL;
@@ -324,13 +326,15 @@ static MDB_page *dl_slab_take(MDB_env *env)
  * faults in page by page, and the commit's free() hands it back (glibc
  * trims the heap top), so every txn of large values faulted all its runs
  * in again; the region is marked for transparent huge pages, so one fault
- * maps 2 MiB.  A txn starts on the region only once it holds
+ * maps 2 MiB.  An env reserves a new region only once a txn holds
  * DL_OV_AFTER bytes of runs from malloc, as zeroing a whole huge page for
- * a few values would cost more than it saves.  Released runs are reused by
- * page count (runs longer than DL_OV_MAXPAGES stay on malloc), and the
- * region is rewound when the top txn ends, keeping DL_OV_KEEP bytes
- * faulted in for the next one.  Without huge pages (DL_OV_HUGE=0, or the
- * kernel's THP off) the region faults like malloc'd memory.
+ * a few values would cost more than it saves; a region a closed env left
+ * waiting (already faulted in) is taken at the first run.  Released runs
+ * are reused by page count (runs longer than DL_OV_MAXPAGES stay on
+ * malloc), and the region is rewound when the top txn ends, keeping
+ * DL_OV_KEEP bytes faulted in for the next one.  Without huge pages
+ * (DL_OV_HUGE=0, or the kernel's THP off) the region faults like malloc'd
+ * memory.
  */
 #ifndef DL_OVARENA
 #if UINTPTR_MAX > 0xffffffffu && DL_SLABS
@@ -345,7 +349,9 @@ static MDB_page *dl_slab_take(MDB_env *env)
 #define DL_OV_RESERVE	((size_t)1 << 30)
 #define DL_OV_ALIGN	((size_t)2 << 20)
 #define DL_OV_AFTER	((size_t)2 << 20)
+#ifndef DL_OV_KEEP
 #define DL_OV_KEEP	((size_t)8 << 20)
+#endif
 #define DL_OV_MAXPAGES	32
 
 static int dl_in_ov(const MDB_env *env, const MDB_page *mp)
@@ -354,11 +360,105 @@ static int dl_in_ov(const MDB_env *env, const MDB_page *mp)
 	    (const char *)mp < env->ovbase + env->ovlen;
 }
 
-static int dl_ov_reserve(MDB_env *env)
+/*
+ * A closed env's region, with its first dl_ov_spare_touched bytes still
+ * faulted in, waits here for the next env that needs one, as an allocator
+ * keeps freed memory for the next request: without it every env (each row
+ * of a benchmark, each open of a short-lived env) zeroed and faulted its
+ * region afresh.  At most one region waits, with at most DL_OV_KEEP bytes
+ * faulted in; the process's exit unmaps it, dl_ov_spare_drop sooner.
+ * -DDL_OV_SPARE=0 unmaps every region when its env closes.
+ */
+#ifndef DL_OV_SPARE
+#define DL_OV_SPARE	1
+#endif
+static pthread_mutex_t dl_ov_spare_mx = PTHREAD_MUTEX_INITIALIZER;
+static char *dl_ov_spare;
+static size_t dl_ov_spare_touched;
+
+/*
+ * Hand back what the region holds past its first DL_OV_KEEP bytes.  The
+ * range ends on a huge-page boundary: a partly released huge page is split
+ * into small pages, and its released part then faults back one small page
+ * at a time (about 440 faults a txn for the row of 1,000 8 KiB values).
+ */
+static void dl_ov_trim(MDB_env *env)
 {
-	MDB_page **fl = calloc(DL_OV_MAXPAGES + 1, sizeof(*fl));
-	if (!fl)
+	if (env->ovtouched <= DL_OV_KEEP)
+		return;
+	size_t end = (env->ovtouched + DL_OV_ALIGN - 1) / DL_OV_ALIGN * DL_OV_ALIGN;
+	if (end > env->ovlen)
+		end = env->ovlen;
+	madvise(env->ovbase + DL_OV_KEEP, end - DL_OV_KEEP, MADV_DONTNEED);
+	env->ovtouched = DL_OV_KEEP;
+}
+
+/* Take the waiting region, if any, with the bytes of it faulted in. */
+static char *dl_ov_spare_take(size_t *touched)
+{
+	*touched = 0;
+	/* Most calls find none: skip the lock then. */
+	if (!DL_OV_SPARE || !__atomic_load_n(&dl_ov_spare, __ATOMIC_RELAXED))
+		return NULL;
+	pthread_mutex_lock(&dl_ov_spare_mx);
+	char *m = dl_ov_spare;
+	*touched = dl_ov_spare_touched;
+	__atomic_store_n(&dl_ov_spare, NULL, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&dl_ov_spare_mx);
+	return m;
+}
+
+static void dl_ov_retire_region(char *m, size_t touched)
+{
+	pthread_mutex_lock(&dl_ov_spare_mx);
+	if (DL_OV_SPARE && !dl_ov_spare) {
+		__atomic_store_n(&dl_ov_spare, m, __ATOMIC_RELAXED);
+		dl_ov_spare_touched = touched;
+		m = NULL;
+	}
+	pthread_mutex_unlock(&dl_ov_spare_mx);
+	if (m)
+		munmap(m, DL_OV_RESERVE);
+}
+
+/* The env closes: leave its region waiting (no txn can still use its runs),
+ * or unmap it when another region already waits. */
+static void dl_ov_retire(MDB_env *env)
+{
+	dl_ov_trim(env);
+	dl_ov_retire_region(env->ovbase, env->ovtouched);
+}
+
+/* Unmap the waiting region (measurements compare envs with and without). */
+void dl_ov_spare_drop(void)
+{
+	size_t touched;
+	char *m = dl_ov_spare_take(&touched);
+	if (m)
+		munmap(m, DL_OV_RESERVE);
+}
+
+/* Give env a region: the waiting one, or (when fresh) a new one. */
+static int dl_ov_reserve(MDB_env *env, int fresh)
+{
+	size_t touched;
+	char *spare = dl_ov_spare_take(&touched);
+	if (!spare && !fresh)
 		return -1;
+	MDB_page **fl = calloc(DL_OV_MAXPAGES + 1, sizeof(*fl));
+	if (!fl) {
+		if (spare)
+			dl_ov_retire_region(spare, touched);
+		return -1;
+	}
+	if (spare) {
+		env->ovbase = spare;
+		env->ovlen = DL_OV_RESERVE;
+		env->ovused = 0;
+		env->ovtouched = touched;
+		env->ovfree = fl;
+		return 0;
+	}
 	size_t len = DL_OV_RESERVE + DL_OV_ALIGN;
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -384,8 +484,8 @@ static int dl_ov_reserve(MDB_env *env)
 
 static MDB_page *dl_ov_take(MDB_env *env, unsigned npages, size_t sz)
 {
-	if (!env->ovbase &&
-	    (env->ovheap < DL_OV_AFTER || env->ovnomap || dl_ov_reserve(env)))
+	if (!env->ovbase && (env->ovnomap ||
+	    dl_ov_reserve(env, env->ovheap >= DL_OV_AFTER)))
 		return NULL;
 	MDB_page *mp = env->ovfree[npages];
 	if (mp) {
@@ -419,10 +519,7 @@ void dl_ov_rewind(MDB_env *env)
 		return;
 	env->ovused = 0;
 	memset(env->ovfree, 0, (DL_OV_MAXPAGES + 1) * sizeof(*env->ovfree));
-	if (env->ovtouched > DL_OV_KEEP) {
-		madvise(env->ovbase + DL_OV_KEEP, env->ovtouched - DL_OV_KEEP, MADV_DONTNEED);
-		env->ovtouched = DL_OV_KEEP;
-	}
+	dl_ov_trim(env);
 }
 
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages)

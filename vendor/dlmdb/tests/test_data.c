@@ -439,6 +439,159 @@ static void mo_check(MDB_txn *txn, const size_t *size, const unsigned *seed, uns
 	}
 }
 
+/*
+ * Overflow runs across envs of one process: a closed env's run region may
+ * be handed to the next env that writes big values (page.c), so runs must
+ * never be shared by two live envs, and data written through a region an
+ * earlier env used (or a txn aborted) must read back intact.  Values are
+ * written with MDB_RESERVE, whose pointer is the dirty run itself, so the
+ * runs two envs hold at once can be compared directly.
+ */
+#define RE_KEYS 1100
+#define RE_SIZE 8192
+
+struct re_run {
+	uintptr_t lo, hi;
+	int env;
+};
+static struct re_run re_runs[2 * RE_KEYS];
+static size_t re_nruns;
+
+/* Reserve and fill value i of the set seeded by seed; note its run. */
+static void re_put(MDB_txn *txn, int envno, unsigned i, unsigned seed)
+{
+	char kb[16];
+	snprintf(kb, sizeof(kb), "r%05u", i);
+	MDB_val k = t_val(kb), v = { RE_SIZE, NULL };
+	if (mdb_put(txn, 1, &k, &v, MDB_RESERVE)) {
+		T_FAIL("reserve %u failed", i);
+		return;
+	}
+	fill(v.mv_data, RE_SIZE, seed + i);
+	if (re_nruns < 2 * RE_KEYS)
+		re_runs[re_nruns++] = (struct re_run){ (uintptr_t)v.mv_data,
+			(uintptr_t)v.mv_data + RE_SIZE, envno };
+}
+
+static void re_fill_txn(MDB_env *env, int envno, unsigned seed, int commit)
+{
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < RE_KEYS; i++)
+		re_put(txn, envno, i, seed);
+	if (commit)
+		OK(mdb_txn_commit(txn));
+	else
+		mdb_txn_abort(txn);
+}
+
+/* Every value of env is the set seeded by seed. */
+static int re_check(MDB_env *env, unsigned seed)
+{
+	unsigned char *want = malloc(RE_SIZE);
+	MDB_txn *txn;
+	int bad = !want || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+	for (unsigned i = 0; !bad && i < RE_KEYS; i++) {
+		char kb[16];
+		snprintf(kb, sizeof(kb), "r%05u", i);
+		MDB_val k = t_val(kb), d;
+		fill(want, RE_SIZE, seed + i);
+		bad = mdb_get(txn, 1, &k, &d) || d.mv_size != RE_SIZE ||
+		    memcmp(d.mv_data, want, RE_SIZE);
+	}
+	if (want && !bad)
+		mdb_txn_abort(txn);
+	free(want);
+	return !bad;
+}
+
+static int re_cmp(const void *a, const void *b)
+{
+	const struct re_run *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* No run of one env overlaps a run of the other. */
+static int re_disjoint(void)
+{
+	qsort(re_runs, re_nruns, sizeof(re_runs[0]), re_cmp);
+	for (size_t i = 1; i < re_nruns; i++)
+		if (re_runs[i].lo < re_runs[i - 1].hi && re_runs[i].env != re_runs[i - 1].env)
+			return 0;
+	return 1;
+}
+
+static void test_overflow_runs_across_envs(void)
+{
+	const char *name[6] = { "a.db", "b.db", "c.db", "d.db", "e.db", "f.db" };
+	MDB_env *env[6];
+
+	/* Envs one after another, one of them with an aborted big txn. */
+	for (int e = 0; e < 2; e++) {
+		env[e] = t_env_open(t_path(name[e]), MDB_NOSUBDIR, 64u << 20, 0);
+		REQUIRE(env[e]);
+		if (e == 1)
+			re_fill_txn(env[e], e, 500, 0);
+		re_fill_txn(env[e], e, 100 * (e + 1), 1);
+		CHECK(re_check(env[e], 100 * (e + 1)));
+		mdb_env_close(env[e]);
+	}
+
+	/* An env closes while another holds a read txn on its big values;
+	 * the next env writes big values, and the reader still sees its own. */
+	env[2] = t_env_open(t_path(name[2]), MDB_NOSUBDIR, 64u << 20, 0);
+	env[3] = t_env_open(t_path(name[3]), MDB_NOSUBDIR, 64u << 20, 0);
+	REQUIRE(env[2] && env[3]);
+	re_fill_txn(env[2], 2, 300, 1);
+	re_fill_txn(env[3], 3, 400, 1);
+	MDB_txn *rd;
+	REQUIRE_OK(mdb_txn_begin(env[3], NULL, MDB_RDONLY, &rd));
+	MDB_val k = t_val("r00007"), held;
+	REQUIRE_OK(mdb_get(rd, 1, &k, &held));
+	mdb_env_close(env[2]);
+	env[4] = t_env_open(t_path(name[4]), MDB_NOSUBDIR, 64u << 20, 0);
+	REQUIRE(env[4]);
+	re_fill_txn(env[4], 4, 700, 1);
+	unsigned char *want = malloc(RE_SIZE);
+	REQUIRE(want);
+	fill(want, RE_SIZE, 400 + 7);
+	CHECK_VAL(held, want, RE_SIZE);
+	mdb_txn_abort(rd);
+	CHECK(re_check(env[3], 400));
+	CHECK(re_check(env[4], 700));
+
+	/* Two envs with big write txns open at once, puts interleaved: their
+	 * runs must not overlap, and neither may see the other's bytes. */
+	mdb_env_close(env[3]);
+	env[5] = t_env_open(t_path(name[5]), MDB_NOSUBDIR, 64u << 20, 0);
+	REQUIRE(env[5]);
+	MDB_txn *t4, *t5;
+	REQUIRE_OK(mdb_txn_begin(env[4], NULL, 0, &t4));
+	REQUIRE_OK(mdb_txn_begin(env[5], NULL, 0, &t5));
+	re_nruns = 0;
+	for (unsigned i = 0; i < RE_KEYS; i++) {
+		re_put(t4, 4, i, 800);
+		re_put(t5, 5, i, 900);
+	}
+	CHECK(re_disjoint());
+	OK(mdb_txn_commit(t5));
+	OK(mdb_txn_commit(t4));
+	CHECK(re_check(env[4], 800));
+	CHECK(re_check(env[5], 900));
+	mdb_env_close(env[4]);
+	mdb_env_close(env[5]);
+
+	/* Everything committed reads back after reopening. */
+	const unsigned seed[6] = { 100, 200, 300, 400, 800, 900 };
+	for (int e = 0; e < 6; e++) {
+		MDB_env *r = t_env_open(t_path(name[e]), MDB_NOSUBDIR | MDB_RDONLY, 64u << 20, 0);
+		REQUIRE(r);
+		CHECK(re_check(r, seed[e]));
+		mdb_env_close(r);
+	}
+	free(want);
+}
+
 static void test_many_overflow_runs(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 0);
@@ -751,6 +904,7 @@ int main(void)
 	RUN(test_cursor_put_current);
 	RUN(test_value_sizes);
 	RUN(test_overflow_boundary);
+	RUN(test_overflow_runs_across_envs);
 	RUN(test_huge_value);
 	RUN(test_many_overflow_runs);
 	RUN(test_key_sizes);
