@@ -367,14 +367,15 @@ static int dl_in_ov(const MDB_env *env, const MDB_page *mp)
  * of a benchmark, each open of a short-lived env) zeroed and faulted its
  * region afresh.  At most one region waits, with at most DL_OV_KEEP bytes
  * faulted in; the process's exit unmaps it, dl_ov_spare_drop sooner.
+ * The slot is one pointer, taken and filled by atomic exchanges, so no
+ * lock is ever held (a fork at any moment leaves nothing locked); while a
+ * region waits, its first word says how much of it is faulted in.
  * -DDL_OV_SPARE=0 unmaps every region when its env closes.
  */
 #ifndef DL_OV_SPARE
 #define DL_OV_SPARE	1
 #endif
-static pthread_mutex_t dl_ov_spare_mx = PTHREAD_MUTEX_INITIALIZER;
 static char *dl_ov_spare;
-static size_t dl_ov_spare_touched;
 
 /*
  * Hand back what the region holds past its first DL_OV_KEEP bytes.  The
@@ -397,28 +398,28 @@ static void dl_ov_trim(MDB_env *env)
 static char *dl_ov_spare_take(size_t *touched)
 {
 	*touched = 0;
-	/* Most calls find none: skip the lock then. */
+	/* Most calls find none: a plain load, no exchange, then. */
 	if (!DL_OV_SPARE || !__atomic_load_n(&dl_ov_spare, __ATOMIC_RELAXED))
 		return NULL;
-	pthread_mutex_lock(&dl_ov_spare_mx);
-	char *m = dl_ov_spare;
-	*touched = dl_ov_spare_touched;
-	__atomic_store_n(&dl_ov_spare, NULL, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&dl_ov_spare_mx);
+	char *m = __atomic_exchange_n(&dl_ov_spare, NULL, __ATOMIC_ACQUIRE);
+	if (m)
+		memcpy(touched, m, sizeof(*touched));
 	return m;
 }
 
+/* Leave region m, its first touched bytes faulted in, waiting; unmap it
+ * when another already waits or nothing of it is faulted in (writing its
+ * first word would then fault a page for nothing). */
 static void dl_ov_retire_region(char *m, size_t touched)
 {
-	pthread_mutex_lock(&dl_ov_spare_mx);
-	if (DL_OV_SPARE && !dl_ov_spare) {
-		__atomic_store_n(&dl_ov_spare, m, __ATOMIC_RELAXED);
-		dl_ov_spare_touched = touched;
-		m = NULL;
+	char *none = NULL;
+	if (DL_OV_SPARE && touched >= sizeof(touched)) {
+		memcpy(m, &touched, sizeof(touched));
+		if (__atomic_compare_exchange_n(&dl_ov_spare, &none, m, 0, __ATOMIC_RELEASE,
+		    __ATOMIC_RELAXED))
+			return;
 	}
-	pthread_mutex_unlock(&dl_ov_spare_mx);
-	if (m)
-		munmap(m, DL_OV_RESERVE);
+	munmap(m, DL_OV_RESERVE);
 }
 
 /* The env closes: leave its region waiting (no txn can still use its runs),
