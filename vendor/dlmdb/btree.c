@@ -515,7 +515,10 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 			}
 		}
 	}
-	unsigned base = lo, len = n - lo, m, gt;
+	/* Indexes as size_t: no zero-extension before each use as an
+	 * address offset. */
+	size_t base = lo, len = n - lo, m;
+	unsigned gt;
 #if DL_VALUE_PREFETCH
 	/* LEXL leaves (lo 0): see the end of the loop. */
 	int vleaf = kind == DL_KC_LEXL && pf && lo == 0;
@@ -543,8 +546,8 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	 * a0 + a1 + a2 + a3, stays below len.
 	 */
 	if (pf && lo == 0 && len >= 8) {
-		unsigned a0 = len >> 1, l1 = len - a0, a1 = l1 >> 1, l2 = l1 - a1;
-		unsigned a2 = l2 >> 1, a3 = (l2 - a2) >> 1;
+		size_t a0 = len >> 1, l1 = len - a0, a1 = l1 >> 1, l2 = l1 - a1;
+		size_t a2 = l2 >> 1, a3 = (l2 - a2) >> 1;
 		const char *pb = (const char *)mp;
 		const indx_t *pp = mp->mp_ptrs + base;
 		DL_PREFETCH(pb + pp[a1]);
@@ -565,17 +568,17 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 #endif
 #if DL_PREFETCH_AHEAD == 2
 	if (pf && len > 3) {
-		unsigned h = (len - (len >> 1)) >> 1;
+		size_t h = (len - (len >> 1)) >> 1;
 		DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + h]);
 		DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (len >> 1) + h]);
 	}
 #endif
 	for (;;) {
 		m = base + (len >> 1);
-		unsigned l1 = len - (len >> 1);
+		size_t l1 = len - (len >> 1);
 #if DL_PREFETCH_AHEAD == 2
 		if (pf && l1 > 3) {
-			unsigned h = l1 >> 1, h2 = (l1 - h) >> 1;
+			size_t h = l1 >> 1, h2 = (l1 - h) >> 1;
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + h2]);
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + h + h2]);
 			DL_PREFETCH((const char *)mp + mp->mp_ptrs[m + h2]);
@@ -613,7 +616,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 					dl_lex_words(ka + 8, kal - 8, kb + d + 8, ks - 8);
 				gt = c > 0;
 				if (c == 0) {
-					*res = m;
+					*res = (unsigned)m;
 					*exact = 1;
 					return 0;
 				}
@@ -626,7 +629,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 				y = __builtin_bswap64(y);
 			gt = w > y;
 			if (w == y) {
-				*res = m;
+				*res = (unsigned)m;
 				*exact = 1;
 				return 0;
 			}
@@ -656,7 +659,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 	/* len == 1: the answer is base or base + 1, and base (== m) was just
 	 * probed.  A node equal to the search key is always probed before the
 	 * range closes on it, so no equal probe means no exact answer. */
-	*res = base + gt;
+	*res = (unsigned)(base + gt);
 	*exact = 0;
 	return 0;
 }

@@ -13,6 +13,8 @@ prefetching) or "ours" followed by options joined with "-":
   ahead1    prefetch the next probe's two candidate nodes
   ahead2    prefetch the four candidates of the probe after next
   exit      stop on an equal key (our large-tree searches)
+  answers   halve the n - lo + 1 possible answers (probe base + half - 1)
+            instead of the nodes (a variant of the loop, not btree.c's)
 and "seek" (lmdb-seek, ours-...-seek) looks up absent keys be64(2i - 1).
 Prints, per level from the root, the lines the search reads (header,
 pointer array, node headers and the first 8 key bytes, the landing node,
@@ -69,6 +71,24 @@ def main():
             probe_ptr(n - 1, rd)
             if k > key(pg, ptr(pg, n - 1)):
                 return n, False
+        if 'answers' in opts:
+            base, cnt = lo, n - lo + 1
+            while cnt > 1:
+                half = cnt >> 1
+                mid = base + half - 1
+                c1 = cnt - half
+                h1 = c1 >> 1
+                if 'ahead1' in opts and c1 > 1:
+                    for j in (base + h1 - 1, mid + h1):
+                        probe_ptr(j, pf)
+                probe_ptr(mid, rd)
+                y = key(pg, ptr(pg, mid))
+                if k == y and 'exit' in opts:
+                    return mid, True
+                if k > y:
+                    base = mid + 1
+                cnt = c1
+            return base, base < n and key(pg, ptr(pg, base)) == k
         base, ln, eq = lo, n - lo, None
         if 'ahead2' in opts and ln > 3:
             h = (ln - (ln >> 1)) >> 1

@@ -14,7 +14,14 @@
  *
  * counts one phase alone; divide by ENTRIES.  Every result is checked.
  *
- * usage: perf_reads DIR [ENTRIES] [KEYSIZE 8..64] [VALSIZE 1..65536]
+ * PHASES (default gsn) names the phases to run, in order: g get, s seek,
+ * n next; so "s" counts a seek phase that runs on caches no get phase
+ * warmed, and "sg" the get after it.  A leading '=' opens the store
+ * already in DIR (made by an earlier run with the same ENTRIES, KEYSIZE
+ * and VALSIZE) instead of loading a new one: under callgrind the load is
+ * most of the run time.
+ *
+ * usage: perf_reads DIR [ENTRIES] [KEYSIZE 8..64] [VALSIZE 1..65536] [PHASES]
  */
 #include "perf.h"
 #include <stdint.h>
@@ -127,7 +134,8 @@ __attribute__((noinline)) static void phase_next(MDB_cursor *cur, uint64_t n)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DIR [ENTRIES] [KEYSIZE 8..64] [VALSIZE 1..65536]\n",
+		fprintf(stderr, "usage: %s DIR [ENTRIES] [KEYSIZE 8..64] [VALSIZE 1..65536] "
+		    "[PHASES]\n",
 		    argv[0]);
 		return 2;
 	}
@@ -136,11 +144,15 @@ int main(int argc, char **argv)
 		keysize = (unsigned)atoi(argv[3]);
 	if (argc > 4)
 		vsize = (unsigned)atoi(argv[4]);
+	const char *phases = argc > 5 ? argv[5] : "gsn";
+	int reuse = phases[0] == '=';
+	phases += reuse;
 	if (n < 2 || keysize < 8 || keysize > 64 || vsize < 1 || vsize > 65536) {
 		fprintf(stderr, "perf_reads: ENTRIES >= 2, KEYSIZE 8..64, VALSIZE 1..65536\n");
 		return 2;
 	}
-	perf_fresh_env_dir(argv[1]);
+	if (!reuse)
+		perf_fresh_env_dir(argv[1]);
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -148,7 +160,13 @@ int main(int argc, char **argv)
 	PERF_CHECK(mdb_env_create(&env));
 	PERF_CHECK(mdb_env_set_mapsize(env, 4ul << 30));
 	PERF_CHECK(mdb_env_open(env, argv[1], MDB_NOSYNC, 0644));
-	load(env, &dbi, n);
+	if (reuse) {
+		PERF_CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		PERF_CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+		mdb_txn_abort(txn);
+	} else {
+		load(env, &dbi, n);
+	}
 
 	uint64_t *order = malloc(n * sizeof *order), s = 42;
 	if (!order)
@@ -163,19 +181,28 @@ int main(int argc, char **argv)
 
 	PERF_CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
 	PERF_CHECK(mdb_cursor_open(txn, dbi, &cur));
-	double t0 = perf_now_ns();
-	phase_get(txn, dbi, order, n);
-	double t1 = perf_now_ns();
-	phase_seek(cur, order, n);
-	double t2 = perf_now_ns();
-	phase_next(cur, n);
-	double t3 = perf_now_ns();
+	double tg = 0, ts = 0, tn = 0;
+	for (const char *p = phases; *p; p++) {
+		double t0 = perf_now_ns();
+		if (*p == 'g')
+			phase_get(txn, dbi, order, n);
+		else if (*p == 's')
+			phase_seek(cur, order, n);
+		else if (*p == 'n')
+			phase_next(cur, n);
+		else {
+			fprintf(stderr, "perf_reads: phases are g, s and n\n");
+			return 2;
+		}
+		double t = perf_now_ns() - t0;
+		*(*p == 'g' ? &tg : *p == 's' ? &ts : &tn) = t;
+	}
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
 	free(order);
 	printf("get %.1f ns/op, seek %.1f ns/op, next %.1f ns/op (%llu entries, %u-byte keys, "
-	    "%u-byte values)\n", (t1 - t0) / n, (t2 - t1) / n, (t3 - t2) / n,
+	    "%u-byte values)\n", tg / n, ts / n, tn / n,
 	    (unsigned long long)n, keysize, vsize);
 	return 0;
 }

@@ -310,6 +310,148 @@ static void test_lookup_refusals(void)
 	mdb_env_close(env);
 }
 
+/*
+ * Page searches over every count of nodes: the halving of a page search
+ * probes nodes that depend on the page's node count, and so do its last
+ * step and its prefetches (powers of two and the counts next to them take
+ * different paths).  Each key and each absent key between two keys
+ * (2i + 1, so the search never meets an equal node) is looked up with
+ * mdb_get, MDB_SET, MDB_SET_KEY and MDB_SET_RANGE.
+ */
+static unsigned pl_check(MDB_txn *txn, MDB_dbi dbi, unsigned n, int intkey, size_t klen,
+	size_t vlen)
+{
+	MDB_cursor *cur;
+	unsigned bad = 0;
+	unsigned char kb[64], nb[64];
+	size_t ks = intkey ? 8 : klen;
+	if (mdb_cursor_open(txn, dbi, &cur))
+		return 1;
+	for (unsigned i = 0; i < n; i++) {
+		MDB_val k = { ks, kb }, v, d;
+		key_of(i, intkey, klen, kb);
+		if (mdb_get(txn, dbi, &k, &v) || v.mv_size != vlen || memcmp(v.mv_data, &i, 4))
+			bad++;
+		MDB_val kk = k;
+		if (mdb_cursor_get(cur, &kk, &d, MDB_SET_KEY) || kk.mv_size != ks ||
+		    memcmp(kk.mv_data, kb, ks) || memcmp(d.mv_data, &i, 4))
+			bad++;
+		/* 2i + 1: absent, between records i and i + 1. */
+		memcpy(nb, kb, ks);
+		if (intkey) {
+			uint64_t x;
+			memcpy(&x, nb, 8);
+			x++;
+			memcpy(nb, &x, 8);
+		} else {
+			nb[low_byte(klen)] |= 1;
+		}
+		MDB_val a = { ks, nb };
+		if (mdb_get(txn, dbi, &a, &v) != MDB_NOTFOUND)
+			bad++;
+		MDB_val a2 = a;
+		if (mdb_cursor_get(cur, &a2, &d, MDB_SET) != MDB_NOTFOUND)
+			bad++;
+		a2 = a;
+		int rc = mdb_cursor_get(cur, &a2, &d, MDB_SET_RANGE);
+		if (i + 1 == n) {
+			if (rc != MDB_NOTFOUND)
+				bad++;
+			continue;
+		}
+		unsigned j = i + 1;
+		key_of(j, intkey, klen, kb);
+		if (rc || a2.mv_size != ks || memcmp(a2.mv_data, kb, ks) || d.mv_size != vlen ||
+		    memcmp(d.mv_data, &j, 4))
+			bad++;
+	}
+	/* Below the first key: lands on record 0 (not for INTEGERKEY, whose
+	 * first key 0 has nothing below it). */
+	if (n && !intkey) {
+		memset(nb, 0, ks);
+		MDB_val a = { ks, nb }, d;
+		unsigned z = 0;
+		if (mdb_cursor_get(cur, &a, &d, MDB_SET_RANGE) || memcmp(d.mv_data, &z, 4))
+			bad++;
+	}
+	mdb_cursor_close(cur);
+	return bad;
+}
+
+static int pl_put(MDB_txn *txn, MDB_dbi dbi, unsigned i, int intkey, size_t klen, size_t vlen)
+{
+	unsigned char kb[64], vb[128] = { 0 };
+	key_of(i, intkey, klen, kb);
+	memcpy(vb, &i, 4);
+	MDB_val k = { intkey ? 8 : klen, kb }, v = { vlen, vb };
+	return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+/* Every count of nodes in one leaf (a tree too small to prefetch), then
+ * two leaves and a branch. */
+static void test_lookup_page_counts(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 1ul << 30, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	for (unsigned n = 1; n <= 260; n++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(mdb_dbi_open(txn, "db", MDB_CREATE, &dbi));
+		REQUIRE_OK(mdb_drop(txn, dbi, 0));
+		for (unsigned i = 0; i < n; i++)
+			REQUIRE_OK(pl_put(txn, dbi, i, 0, 8, 4));
+		CHECK_EQ(pl_check(txn, dbi, n, 0, 8, 4), 0);
+		REQUIRE_OK(mdb_txn_commit(txn));
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		CHECK_EQ(pl_check(txn, dbi, n, 0, 8, 4), 0);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+}
+
+/* Trees of more than 64 pages (the searches that prefetch) loaded in a
+ * random order, so that their leaves and branches hold many counts of
+ * nodes, for each specialised kind of key: 8-byte, 20-byte, 64-byte and
+ * INTEGERKEY. */
+static void pl_big(unsigned flags, size_t klen)
+{
+	enum { N = 24000 };
+	MDB_env *env = t_env_open(t_dir, 0, 1ul << 30, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	static unsigned order[N];
+	int intkey = (flags & MDB_INTEGERKEY) != 0;
+	for (unsigned i = 0; i < N; i++)
+		order[i] = i;
+	uint64_t r = 12345;
+	for (unsigned i = N - 1; i > 0; i--) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned j = (unsigned)((r >> 33) % (i + 1)), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "db", flags | MDB_CREATE, &dbi));
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE_OK(pl_put(txn, dbi, order[i], intkey, klen, 100));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	MDB_stat st;
+	REQUIRE_OK(mdb_stat(txn, dbi, &st));
+	CHECK(st.ms_branch_pages + st.ms_leaf_pages > 64);
+	CHECK(st.ms_depth >= 3);
+	CHECK_EQ(pl_check(txn, dbi, N, intkey, klen, 100), 0);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void test_lookup_big_k8(void) { pl_big(0, 8); }
+static void test_lookup_big_k20(void) { pl_big(0, 20); }
+static void test_lookup_big_k64(void) { pl_big(0, 64); }
+static void test_lookup_big_intkey(void) { pl_big(MDB_INTEGERKEY, 8); }
+
 int main(void)
 {
 	RUN(test_lookup_plain);
@@ -325,5 +467,10 @@ int main(void)
 	RUN(test_lookup_dupsort_counted);
 #endif
 	RUN(test_lookup_refusals);
+	RUN(test_lookup_page_counts);
+	RUN(test_lookup_big_k8);
+	RUN(test_lookup_big_k20);
+	RUN(test_lookup_big_k64);
+	RUN(test_lookup_big_intkey);
 	T_DONE();
 }
