@@ -205,8 +205,9 @@ static inline int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
  * its last 8 bytes as a big-endian word (the bytes before them match val's)
  * order it against kw, val's last 8 bytes.  A probe halves the range with a
  * conditional move, so the probes' directions, which go either way at
- * random, cost no mispredicted branch; it runs all ceil(log2 n) probes
- * instead of stopping at a match (one more on average at 20 items).
+ * random, cost no mispredicted branch; it runs all ceil(log2 n) halvings
+ * and reads the item it ends on instead of stopping at a match (6 item
+ * reads at 20 items, against about 4.3, the last one mostly cached).
  * *pi: the first item >= val, *pc: 0 when that is val itself.  Returns 1
  * when a probe meets an item of another length (the caller then searches
  * the general way; the word past such an item's key is never read).
