@@ -304,14 +304,22 @@ static inline void dl_subptrs_adjust(MDB_page *sp, unsigned from, unsigned to, s
 	const uint64_t ones = 0x0001000100010001ull, high = ones << 15;
 	unsigned char *q = (unsigned char *)sp + PAGEHDRSZ;
 	unsigned j = from;
-	if (lim <= 0x8000 && t <= lim) {
+	if (lim <= 0x8000 && t <= lim && to - from >= 4) {
+		/* The last four pointers are read before the loop rewrites
+		 * any of them and stored last: lanes the loop also did get
+		 * the same results again, so no tail loop is needed. */
+		uint64_t x, ge, z;
+		memcpy(&z, q + 2 * (size_t)(to - 4), sizeof(z));
 		for (; j + 4 <= to; j += 4) {
-			uint64_t x, ge;
 			memcpy(&x, q + 2 * (size_t)j, sizeof(x));
 			ge = (((x | high) - t * ones) & high) >> 15;	/* 1: p >= t */
 			x += (ge ^ ones) * add_below + ge * add_above - sub * ones;
 			memcpy(q + 2 * (size_t)j, &x, sizeof(x));
 		}
+		ge = (((z | high) - t * ones) & high) >> 15;
+		z += (ge ^ ones) * add_below + ge * add_above - sub * ones;
+		memcpy(q + 2 * (size_t)(to - 4), &z, sizeof(z));
+		return;
 	}
 	for (; j < to; j++) {
 		size_t p = sp->mp_ptrs[j];

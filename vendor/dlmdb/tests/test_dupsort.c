@@ -1035,6 +1035,117 @@ static void test_subpage_grow_layout(void)
 }
 #endif
 
+/* Order of the default duplicate compare: bytes, then the shorter first. */
+static int lex_cmp(const unsigned char *a, size_t al, const unsigned char *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	return c ? c : (al > bl) - (al < bl);
+}
+
+/* One value of the sub-page search cases: mostly 'a' bytes with a few
+ * varied ones (the last 8 bytes usually), lengths around 32 when mixed. */
+static size_t word_val(unsigned char *v, uint64_t *s, int mixed)
+{
+	static const size_t lens[] = { 9, 15, 16, 24, 31, 32, 32, 32, 33, 40 };
+	static const unsigned char alpha[] = { 0x00, 'a', 'b', 0xff };
+	size_t len = mixed ? lens[t_rand(s) % 10] : 32;
+	memset(v, 'a', len);
+	v[len - 1] = alpha[t_rand(s) % 4];
+	v[len - 2] = alpha[t_rand(s) % 4];
+	if (t_rand(s) % 4 == 0)
+		v[len - 1 - t_rand(s) % 8] = alpha[t_rand(s) % 4];
+	if (t_rand(s) % 16 == 0)	/* a difference before the last 8 bytes */
+		v[t_rand(s) % len] = alpha[t_rand(s) % 4];
+	return len;
+}
+
+/* GET_BOTH, GET_BOTH_RANGE and mdb_del(key, value) on uncompressed sub-pages
+ * whose values share all but their last bytes (the word compares of the
+ * sub-page search) or have mixed lengths (its general way), against a
+ * sorted model of each key's set. */
+static void test_subpage_word_search(void)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, "ws", MDB_DUPSORT);
+	REQUIRE(env);
+	enum { NV = 24 };
+	uint64_t s = 7;
+	for (int mixed = 0; mixed < 2 && !t_failures; mixed++) {
+		unsigned char set[NV][40], v[40];
+		size_t sl[NV], n = 0;
+		char kb[8];
+		snprintf(kb, sizeof kb, "k%d", mixed);
+		MDB_txn *txn;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		MDB_val key = t_val(kb);
+		while (n < NV) {
+			size_t len = word_val(v, &s, mixed), at = 0;
+			while (at < n && lex_cmp(set[at], sl[at], v, len) < 0)
+				at++;
+			if (at < n && !lex_cmp(set[at], sl[at], v, len))
+				continue;
+			memmove(set[at + 1], set[at], sizeof set[0] * (n - at));
+			memmove(sl + at + 1, sl + at, sizeof sl[0] * (n - at));
+			memcpy(set[at], v, len);
+			sl[at] = len;
+			n++;
+			MDB_val d = { len, v };
+			OK(mdb_put(txn, dbi, &key, &d, MDB_NODUPDATA));
+		}
+		MDB_cursor *c;
+		REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+		for (int q = 0; q < 3000 && !t_failures; q++) {
+			size_t len = word_val(v, &s, mixed), at = 0;
+			while (at < n && lex_cmp(set[at], sl[at], v, len) < 0)
+				at++;
+			int found = at < n && !lex_cmp(set[at], sl[at], v, len);
+			MDB_val k = key, d = { len, v };
+			int rc = mdb_cursor_get(c, &k, &d, MDB_GET_BOTH);
+			if (found ? rc != 0 : rc != MDB_NOTFOUND)
+				T_FAIL("mixed %d probe %d: GET_BOTH %d, expected found %d", mixed, q,
+				       rc, found);
+			k = key;
+			d.mv_size = len;
+			d.mv_data = v;
+			rc = mdb_cursor_get(c, &k, &d, MDB_GET_BOTH_RANGE);
+			if (at == n ? rc != MDB_NOTFOUND :
+			    rc != 0 || lex_cmp(d.mv_data, d.mv_size, set[at], sl[at]))
+				T_FAIL("mixed %d probe %d: GET_BOTH_RANGE %d, expected item %zu of %zu",
+				       mixed, q, rc, at, n);
+			if (found && n > 2 && q % 3 == 0) {
+				d.mv_size = len;
+				d.mv_data = v;
+				OK(mdb_del(txn, dbi, &key, &d));
+				memmove(set[at], set[at + 1], sizeof set[0] * (n - at - 1));
+				memmove(sl + at, sl + at + 1, sizeof sl[0] * (n - at - 1));
+				n--;
+			} else if (!found && n < NV && q % 3 == 1) {
+				memmove(set[at + 1], set[at], sizeof set[0] * (n - at));
+				memmove(sl + at + 1, sl + at, sizeof sl[0] * (n - at));
+				memcpy(set[at], v, len);
+				sl[at] = len;
+				n++;
+				d.mv_size = len;
+				d.mv_data = v;
+				OK(mdb_put(txn, dbi, &key, &d, MDB_NODUPDATA));
+			}
+		}
+		/* The set in order, as the model holds it. */
+		MDB_val k = key, d;
+		int rc = mdb_cursor_get(c, &k, &d, MDB_SET_KEY);
+		for (size_t j = 0; j < n && !t_failures; j++) {
+			if (rc || lex_cmp(d.mv_data, d.mv_size, set[j], sl[j]))
+				T_FAIL("mixed %d: item %zu of %zu differs (rc %d)", mixed, j, n, rc);
+			rc = mdb_cursor_get(c, &k, &d, MDB_NEXT_DUP);
+		}
+		if (!t_failures)
+			CHECK_RC(rc, MDB_NOTFOUND);
+		mdb_cursor_close(c);
+		REQUIRE_OK(mdb_txn_commit(txn));
+	}
+	mdb_env_close(env);
+}
+
 int main(void)
 {
 	RUN(test_dup_trace);
@@ -1047,6 +1158,7 @@ int main(void)
 #endif
 	RUN(test_dupfixed_odd_sizes);
 	RUN(test_integerdup_reversedup);
+	RUN(test_subpage_word_search);
 	RUN(test_dup_random_model);
 #ifndef STOCK_LMDB
 	RUN(test_dup_random_model_prefix);
