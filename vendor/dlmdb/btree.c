@@ -694,17 +694,8 @@ static __attribute__((noinline)) int dl_nsearch_generic(MDB_page *mp, const dl_s
 			MDB_val v = { node->mn_ksize, (void *)k };
 			c = cmp(key, &v);
 		}
-		if (c == 0) {
-			i = (unsigned)mid;
+		if (dl_halve(c, mid, &l, &h, &i))
 			break;
-		}
-		if (c < 0) {
-			h = mid - 1;
-			i = (unsigned)mid;
-		} else {
-			l = mid + 1;
-			i = (unsigned)mid + 1;
-		}
 	}
 	*res = i;
 	*exact = c == 0;
@@ -975,17 +966,8 @@ static int dl_pfx_search_lex(MDB_env *env, MDB_page *mp, const MDB_val *key, uns
 					c = rest < sl ? -1 : rest > sl;
 			}
 		}
-		if (c == 0) {
-			i = (unsigned)mid;
+		if (dl_halve(c, mid, &lo, &hi, &i))
 			break;
-		}
-		if (c < 0) {
-			hi = mid - 1;
-			i = (unsigned)mid;
-		} else {
-			lo = mid + 1;
-			i = (unsigned)mid + 1;
-		}
 	}
 	*res = i;
 	*cres = c;
@@ -1071,17 +1053,8 @@ static __attribute__((noinline)) MDB_node *dl_leaf_search_other(MDB_cursor *mc,
 			return NULL;	/* undecodable: callers report MDB_CORRUPTED */
 		}
 		c = lex ? dl_lex(key, &k) : cmp(key, &k);
-		if (c == 0) {
-			i = (unsigned)mid;
+		if (dl_halve(c, mid, &lo, &hi, &i))
 			break;
-		}
-		if (c < 0) {
-			hi = mid - 1;
-			i = (unsigned)mid;
-		} else {
-			lo = mid + 1;
-			i = (unsigned)mid + 1;
-		}
 	}
 	mc->ki[mc->top] = (indx_t)i;
 	if (i >= n)

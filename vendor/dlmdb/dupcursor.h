@@ -292,17 +292,8 @@ static __attribute__((noinline)) unsigned dl_subpage_search_lcp(const MDB_page *
 					b = { nd->mn_ksize - L, (void *)(nk + L) };
 				c = dl_lex(&a, &b);
 			}
-			if (c == 0) {
-				i = (unsigned)mid;
+			if (dl_halve(c, mid, &lo, &hi, &i))
 				break;
-			}
-			if (c < 0) {
-				hi = mid - 1;
-				i = (unsigned)mid;
-			} else {
-				lo = mid + 1;
-				i = (unsigned)mid + 1;
-			}
 		}
 	}
 	*pc = c;

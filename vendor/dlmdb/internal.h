@@ -884,6 +884,30 @@ static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MD
 	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
 }
 
+/*
+ * One step of the halving searches for the first node not below a key,
+ * over the nodes lo..hi: c is the key compared with node mid.  Returns 1
+ * when they are equal (the answer is mid, in *at); otherwise narrows
+ * lo..hi to the half the answer lies in and sets *at to the answer so
+ * far, and returns 0.
+ */
+static inline __attribute__((always_inline)) int dl_halve(int c, int mid, int *lo, int *hi,
+	unsigned *at)
+{
+	if (c == 0) {
+		*at = (unsigned)mid;
+		return 1;
+	}
+	if (c < 0) {
+		*hi = mid - 1;
+		*at = (unsigned)mid;
+	} else {
+		*lo = mid + 1;
+		*at = (unsigned)mid + 1;
+	}
+	return 0;
+}
+
 int  dl_search(MDB_cursor *mc, const MDB_val *key, int mode);
 int  dl_get_value(MDB_txn *txn, MDB_dbi dbi, const MDB_val *key, MDB_val *data);
 int  dl_cursor_set_plain(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
