@@ -2,7 +2,8 @@
  * keys k%06zu, values v%06zu or D values val%08zu, FY/XS64 shuffle, one
  * write txn, commit timed) with and without MDB_PREFIX_COMPRESSION and
  * MDB_COUNTED, interleaved; prints the median ns per put of each variant.
- * usage: p11_countins DIR [entries] [dups] [rounds] [variant 0-3 only] */
+ * usage: dlmdb_countins DIR [entries] [dups] [rounds] [variant 0-3 only] [asc]
+ * asc 1: keys in ascending order (bench count's default) instead of shuffled */
 #include "perf.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -46,7 +47,8 @@ int main(int argc, char **argv)
 	size_t *ord = malloc(n * sizeof *ord);
 	uint64_t s = 0x9E3779B97F4A7C15ull;
 	for (size_t i = 0; i < n; i++) ord[i] = i;
-	for (size_t i = n - 1; i > 0; i--) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; size_t j = (size_t)(s % (i + 1)); size_t t = ord[i]; ord[i] = ord[j]; ord[j] = t; }
+	int asc = argc > 6 && atoi(argv[6]);
+	for (size_t i = n - 1; !asc && i > 0; i--) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; size_t j = (size_t)(s % (i + 1)); size_t t = ord[i]; ord[i] = ord[j]; ord[j] = t; }
 	static const unsigned fl[4] = { MDB_PREFIX_COMPRESSION, MDB_PREFIX_COMPRESSION | MDB_COUNTED, 0, MDB_COUNTED };
 	static const char *nm[4] = { "prefix", "prefix+counted", "none", "counted" };
 	double *t[4];
