@@ -98,6 +98,23 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, int dups, ui
 				sum++;
 				continue;
 			}
+			/* A sub-page inside the page: its item count, read
+			 * here after the bounds dl_contrib checks.  Any other
+			 * node, or a failed check, goes to dl_contrib, which
+			 * reports the damage. */
+			if (!(nd->mn_flags & (F_SUBDATA | F_BIGDATA))) {
+				size_t ks = nd->mn_ksize, ds = NODEDSZ(nd);
+				size_t d = off + NODESZ + ks + (ks & env->pad);
+				indx_t sl;
+				if (ds >= PAGEHDRSZ && d + ds <= env->psize) {
+					memcpy(&sl, (char *)mp + d + offsetof(MDB_page, mp_u.b.lower),
+					    sizeof(sl));
+					if (sl >= PAGEHDRSZ) {
+						sum += (sl - PAGEHDRSZ) >> 1;
+						continue;
+					}
+				}
+			}
 			if ((rc = dl_contrib(env, mp, i, &c)))
 				return rc;
 			sum += c;
