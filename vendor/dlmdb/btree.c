@@ -1403,23 +1403,30 @@ int dl_search_lowest(MDB_cursor *mc)
 int dl_cursor_touch_counts(MDB_cursor *mc, int recount)
 {
 	MDB_txn *txn = mc->txn;
+	unsigned f = DB_DIRTY;
 	int rc;
-	/* A top-level txn owns every page outside the map (its dirty
-	 * buffers): most levels of a put's path after the first, and
-	 * answered here without the call.  (The map stays put during a txn.) */
-	const char *lo = txn->parent ? NULL : txn->env->map;
-	const char *hi = lo ? lo + txn->env->mapsize : NULL;
-	for (int i = 0; i <= mc->top; i++) {
-		const char *p = (const char *)mc->pg[i];
-		if (lo && (p < lo || p >= hi))
-			continue;
-		if ((rc = dl_page_touch(mc, i)))
-			return rc;
-	}
 	if (recount && (mc->db->md_flags & MDB_COUNTED))
-		mc->txn->dbflags[mc->dbi] |= DB_CNTSTALE;
-	mc->txn->dbflags[mc->dbi] |= DB_DIRTY;
-	mc->txn->flags |= TXN_DIRTY;
+		f |= DB_CNTSTALE;
+	uintptr_t map = (uintptr_t)txn->env->map;
+	if (txn->parent || !map) {
+		for (int i = 0; i <= mc->top; i++)
+			if ((rc = dl_page_touch(mc, i)))
+				return rc;
+	} else {
+		/* A top-level txn owns every page outside the map (its dirty
+		 * buffers): most levels of a put's path after the first, and
+		 * answered here without the call (one unsigned compare: a
+		 * page below the map wraps past its size).  The map stays put
+		 * during a txn. */
+		size_t span = txn->env->mapsize;
+		for (int i = 0; i <= mc->top; i++)
+			if ((uintptr_t)mc->pg[i] - map < span && (rc = dl_page_touch(mc, i)))
+				return rc;
+	}
+	/* One store of the DB's flags (a byte store would make the compiler
+	 * load mc's fields again after it). */
+	txn->dbflags[mc->dbi] |= (unsigned char)f;
+	txn->flags |= TXN_DIRTY;
 	return 0;
 }
 

@@ -37,7 +37,7 @@ static inline int dl_counts_settled(MDB_txn *txn, MDB_page *mp)
 	return !dl_page_owned(txn, mp);
 }
 
-static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *total);
+static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, int dups, uint64_t *total);
 
 /* A duplicate sub-DB whose root changed: fix its branch counts too. */
 static int dl_count_fix_subdb(MDB_txn *txn, MDB_node *n, int depth)
@@ -56,10 +56,13 @@ static int dl_count_fix_subdb(MDB_txn *txn, MDB_node *n, int depth)
 		return rc;
 	if (dl_counts_settled(txn, root))
 		return 0;
-	return dl_count_fix_page(txn, root, depth + 1, &t);
+	return dl_count_fix_page(txn, root, depth + 1, 0, &t);
 }
 
-static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *total)
+/* The entries under mp (into *total), fixing the stored counts of the
+ * changed pages below it; dups: the tree's leaves may hold duplicate nodes
+ * (a DUPSORT DB's main tree, not its sub-DBs). */
+static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, int dups, uint64_t *total)
 {
 	MDB_env *env = txn->env;
 	uint64_t sum = 0, c;
@@ -74,10 +77,18 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 		return 0;
 	}
 	if (IS_LEAF(mp)) {
-		/* A node without duplicates is one entry: only its position and
-		 * flags are read, so only those are checked here (the common case,
-		 * one pass of a few instructions per node at every commit). */
 		size_t lower = MP_LOWER(mp), last = env->psize - NODESZ;
+		/* Without MDB_DUPSORT every node is one entry: the leaf counts
+		 * its nodes, and none is read.  (A page this txn copied from
+		 * the map had its nodes checked when it was copied,
+		 * dl_page_touch; the others the engine wrote.) */
+		if (!dups) {
+			*total = n;
+			return 0;
+		}
+		/* A node without duplicates is one entry: only its position and
+		 * flags are read, so only those are checked here (one pass of a
+		 * few instructions per node at every commit). */
 		for (unsigned i = 0; i < n; i++) {
 			size_t off = mp->mp_ptrs[i];
 			if ((off & 1) || off < lower || off > last)
@@ -86,6 +97,23 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 			if (!(nd->mn_flags & F_DUPDATA)) {
 				sum++;
 				continue;
+			}
+			/* A sub-page inside the page: its item count, read
+			 * here after the bounds dl_contrib checks.  Any other
+			 * node, or a failed check, goes to dl_contrib, which
+			 * reports the damage. */
+			if (!(nd->mn_flags & (F_SUBDATA | F_BIGDATA))) {
+				size_t ks = nd->mn_ksize, ds = NODEDSZ(nd);
+				size_t d = off + NODESZ + ks + (ks & env->pad);
+				indx_t sl;
+				if (ds >= PAGEHDRSZ && d + ds <= env->psize) {
+					memcpy(&sl, (char *)mp + d + offsetof(MDB_page, mp_u.b.lower),
+					    sizeof(sl));
+					if (sl >= PAGEHDRSZ) {
+						sum += (sl - PAGEHDRSZ) >> 1;
+						continue;
+					}
+				}
 			}
 			if ((rc = dl_contrib(env, mp, i, &c)))
 				return rc;
@@ -110,7 +138,7 @@ static int dl_count_fix_page(MDB_txn *txn, MDB_page *mp, int depth, uint64_t *to
 			if ((rc = dl_bcount(env, mp, i, &c)))
 				return rc;
 		} else {
-			if ((rc = dl_count_fix_page(txn, child, depth + 1, &c)))
+			if ((rc = dl_count_fix_page(txn, child, depth + 1, dups, &c)))
 				return rc;
 			if (own) {
 				dl_put64((char *)nd + NODESZ, c);
@@ -144,7 +172,8 @@ int dl_count_fix(MDB_txn *txn, MDB_dbi dbi)
 		txn->flags |= TXN_MAPREAD;
 		rc = dl_page_get(txn, db->md_root, &root);
 		if (!rc && !dl_counts_settled(txn, root)) {
-			rc = dl_count_fix_page(txn, root, 0, &t);
+			rc = dl_count_fix_page(txn, root, 0,
+				(db->md_flags & MDB_DUPSORT) != 0, &t);
 			if (!rc && t != db->md_entries)
 				rc = MDB_CORRUPTED;	/* counts and entries disagree */
 		}

@@ -624,6 +624,135 @@ static void test_counted_value_rewrites_prefix_dupsort(void)
 	value_rewrites(MDB_PREFIX_COMPRESSION | MDB_DUPSORT, 0);
 }
 
+/*
+ * The leaf totals of the commit's count refresh: a DB without duplicates
+ * counts each changed leaf by its number of nodes, a DUPSORT DB by its
+ * nodes' values (sub-pages and sub-DBs), both in one txn.  The plain DB
+ * grows to three levels of counted branches (ascending keys, as a bulk
+ * load), then loses and gains entries in a second txn; every rank is
+ * checked against the model after each commit and before the second.
+ */
+#define LT_A 40000	/* "a%06d" keys of the first txn */
+#define LT_B 3000	/* "b%06d" keys of the second */
+static unsigned char lt_has[LT_A + LT_B];
+
+static void lt_key(char *b, int i)
+{
+	if (i < LT_A)
+		snprintf(b, 16, "a%06d", i);
+	else
+		snprintf(b, 16, "b%06d", i - LT_A);
+}
+
+static void lt_check(MDB_txn *txn, MDB_dbi plain, MDB_dbi dups, uint64_t want_dups,
+	const char *when)
+{
+	uint64_t n = 0, want = 0;
+	for (int i = 0; i < LT_A + LT_B; i++)
+		want += lt_has[i];
+	OK(mdb_count_all(txn, plain, 0, &n));
+	if (n != want)
+		T_FAIL("%s: plain count_all %llu, want %llu", when, (unsigned long long)n,
+		       (unsigned long long)want);
+	OK(mdb_count_all(txn, dups, 0, &n));
+	if (n != want_dups)
+		T_FAIL("%s: dupsort count_all %llu, want %llu", when, (unsigned long long)n,
+		       (unsigned long long)want_dups);
+	uint64_t r = 0;
+	for (int i = 0; i < LT_A + LT_B && !t_failures; i++) {
+		if (!lt_has[i])
+			continue;
+		if (r % 97 == 0 || r + 1 == want) {
+			char kb[16];
+			MDB_val k, v;
+			lt_key(kb, i);
+			int rc = mdb_get_rank(txn, plain, r, &k, &v);
+			if (rc || k.mv_size != strlen(kb) || memcmp(k.mv_data, kb, k.mv_size))
+				T_FAIL("%s: get_rank(%llu) rc %d, want %s", when,
+				       (unsigned long long)r, rc, kb);
+			uint64_t kr = ~0ull;
+			k = t_val(kb);
+			rc = mdb_get_key_rank(txn, plain, &k, NULL, &kr);
+			if (rc || kr != r)
+				T_FAIL("%s: key_rank(%s) rc %d rank %llu, want %llu", when, kb, rc,
+				       (unsigned long long)kr, (unsigned long long)r);
+		}
+		r++;
+	}
+}
+
+static void test_counted_commit_leaf_totals(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi plain, dups;
+	uint64_t ndups = 0;
+	char kb[16], vb[16];
+	memset(lt_has, 0, sizeof lt_has);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "plain", MDB_CREATE | MDB_COUNTED, &plain));
+	REQUIRE_OK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_COUNTED | MDB_DUPSORT, &dups));
+	for (int i = 0; i < LT_A; i++) {
+		lt_key(kb, i);
+		snprintf(vb, sizeof vb, "v%06d", i);
+		MDB_val k = t_val(kb), v = t_val(vb);
+		REQUIRE_OK(mdb_put(txn, plain, &k, &v, 0));
+		lt_has[i] = 1;
+	}
+	/* One value, three (a sub-page), or 600 (a sub-DB) per key. */
+	for (int i = 0; i < 2000; i++) {
+		int nv = i == 1000 ? 600 : i % 7 == 0 ? 3 : 1;
+		snprintf(kb, sizeof kb, "d%05d", i);
+		for (int d = 0; d < nv; d++) {
+			snprintf(vb, sizeof vb, "w%05d", d);
+			MDB_val k = t_val(kb), v = t_val(vb);
+			REQUIRE_OK(mdb_put(txn, dups, &k, &v, 0));
+			ndups++;
+		}
+	}
+	MDB_stat st;
+	OK(mdb_stat(txn, plain, &st));
+	CHECK_EQ(st.ms_depth, 3);
+	REQUIRE_OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	lt_check(txn, plain, dups, ndups, "after the load");
+	mdb_txn_abort(txn);
+
+	/* Deletes over a range (some leaves merge), new keys past the end, and
+	 * values leaving the sub-DB and a sub-page. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (int i = 10000; i < 20000; i++) {
+		if (i % 3 == 0)
+			continue;
+		lt_key(kb, i);
+		MDB_val k = t_val(kb);
+		OK(mdb_del(txn, plain, &k, NULL));
+		lt_has[i] = 0;
+	}
+	for (int i = LT_A; i < LT_A + LT_B; i++) {
+		lt_key(kb, i);
+		MDB_val k = t_val(kb), v = t_val("x");
+		OK(mdb_put(txn, plain, &k, &v, 0));
+		lt_has[i] = 1;
+	}
+	for (int d = 0; d < 550; d++) {
+		snprintf(vb, sizeof vb, "w%05d", d);
+		MDB_val k = t_val("d01000"), v = t_val(vb);
+		OK(mdb_del(txn, dups, &k, &v));
+		ndups--;
+	}
+	MDB_val k7 = t_val("d00007"), v7 = t_val("w00001");
+	OK(mdb_del(txn, dups, &k7, &v7));
+	ndups--;
+	lt_check(txn, plain, dups, ndups, "in the second txn");
+	REQUIRE_OK(mdb_txn_commit(txn));
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	lt_check(txn, plain, dups, ndups, "after the second txn");
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
 static void test_counted_errors(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 0, 4);
@@ -688,6 +817,7 @@ int main(void)
 	RUN(test_counted_value_rewrites_prefix);
 	RUN(test_counted_value_rewrites_prefix_user_order);
 	RUN(test_counted_value_rewrites_prefix_dupsort);
+	RUN(test_counted_commit_leaf_totals);
 	T_DONE();
 #endif
 }
