@@ -350,6 +350,30 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 #define DL_PFX_PF 2
 #endif
 
+/*
+ * How small a range the halving of a large tree's search (pf) leaves to
+ * one pass over all of its nodes (dl_nsearch_fast): 0 never, else a
+ * range of at most this many nodes (2 to 8).  The pass loads each
+ * node's first key word at once, its addresses coming from the pointer
+ * array alone, so the last probes' cache misses overlap instead of each
+ * waiting for the compare before it; it reads up to this many nodes where
+ * the halving would read two or three.  A build option, for timing.
+ */
+#ifndef DL_SEARCH_TAIL
+#define DL_SEARCH_TAIL 4
+#endif
+
+/*
+ * Whether that pass also serves the LEXW and LEXL kinds, 1 or 0 (a build
+ * option, for timing).  Their nodes are larger, so the pass reads more
+ * lines than the halving would, and a first word equal to the key's
+ * needs the rest of the key: on 64-byte keys it took more time than the
+ * halving, on 8-byte ones (LEX8) less (BENCHMARKS.md "Search tail").
+ */
+#ifndef DL_SEARCH_TAIL_WIDE
+#define DL_SEARCH_TAIL_WIDE 0
+#endif
+
 /* -DDL_PREFETCH_AS_LOAD, for measuring only: each prefetch becomes a load
  * whose byte is kept, so a cache simulator that ignores prefetches (as
  * callgrind's does) counts the lines they bring in.  A load can fault on a
@@ -573,7 +597,86 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		DL_PREFETCH((const char *)mp + mp->mp_ptrs[base + (len >> 1) + h]);
 	}
 #endif
+#if DL_SEARCH_TAIL
+	/* Set once a LEXW or LEXL pass met a first word equal to the search
+	 * key's: the halving then finishes the range. */
+	int tied = 0;
+#endif
 	for (;;) {
+#if DL_SEARCH_TAIL
+		/*
+		 * A range of at most DL_SEARCH_TAIL nodes (pf only): every node
+		 * is read, DL_SEARCH_TAIL loads whose addresses need no
+		 * compare, the nodes past the range's end replaced by its last
+		 * one and left out of the counts.  The answer lies in
+		 * base..base+len (the nodes before base sort below the key,
+		 * those from base+len on not), so it is base plus the number
+		 * of the range's nodes below the key.  Each node gets the
+		 * loop's checks (a branch that is not taken but on damage).
+		 * An equal first word decides the 8-byte kinds; for
+		 * LEXW and LEXL it needs the rest of the key, so the halving
+		 * takes that range over.
+		 */
+		if (pf && len <= DL_SEARCH_TAIL && !tied && (DL_SEARCH_TAIL_WIDE ||
+		    kind == DL_KC_LEX8 || kind == DL_KC_INT8)) {
+			size_t below = 0, eq = 0, eqi = (size_t)-1;
+			for (size_t i = 0; i < DL_SEARCH_TAIL; i++) {
+				size_t in = i < len, j = in ? i : len - 1;
+				size_t dj = (size_t)mp->mp_ptrs[base + j] - lower;
+				if (__builtin_expect(((dj & 1) | (dj > wmax)) != 0, 0))
+					return -1;
+				size_t kj = ((const MDB_node *)(kb + dj - koff))->mn_ksize;
+				int wide = kind == DL_KC_LEXW || kind == DL_KC_LEXL;
+				if (__builtin_expect(wide ? kj < 8 : kj != 8, 0))
+					return -1;
+				uint64_t yj = dl_get64(kb + dj);
+				if (kind != DL_KC_INT8)
+					yj = __builtin_bswap64(yj);
+				below += in & (w > yj);
+				eq |= in & (w == yj);
+				eqi = (in & (w == yj)) ? i : eqi;
+#if DL_VALUE_PREFETCH
+				/* As in the loop below: the value of a node the
+				 * search key does not sort above. */
+				if (vleaf) {
+					size_t take = 0 - (size_t)!((w > yj) |
+						(dj + kal >= wmax + 8));
+					DL_PREFETCH(kb + dj + (kal & take));
+				}
+#endif
+			}
+			/* Exact only when the node answered is the equal one
+			 * (the last equal one, on a page out of order): never a
+			 * match for a key the page does not hold. */
+			if (kind == DL_KC_LEX8 || kind == DL_KC_INT8 || !eq) {
+				*res = (unsigned)(base + below);
+				*exact = eqi == below;
+				return 0;
+			}
+			/* LEXW, LEXL: the first node whose first word is not
+			 * below the key's has the key's first word (on a sorted
+			 * page).  The rest of the key decides at or below it;
+			 * above it, the next nodes may share that word too, and
+			 * the halving takes over. */
+			if (below < len) {
+				size_t t = base + below;
+				size_t dt = (size_t)mp->mp_ptrs[t] - lower;
+				size_t kt = ((const MDB_node *)(kb + dt - koff))->mn_ksize;
+				if (__builtin_expect(dt + kt > wmax + 8, 0))
+					return -1;
+				int c = kind == DL_KC_LEXL ?
+					dl_lex_tail(ka + 8, kal - 8, kb + dt + 8, kt - 8) :
+					dl_lex_words(ka + 8, kal - 8, kb + dt + 8, kt - 8);
+				if (c <= 0 && dl_be64(kb + dt) == w) {
+					*res = (unsigned)t;
+					*exact = c == 0;
+					return 0;
+				}
+			}
+			tied = 1;
+			continue;
+		}
+#endif
 		m = base + (len >> 1);
 		size_t l1 = len - (len >> 1);
 #if DL_PREFETCH_AHEAD == 2

@@ -686,6 +686,28 @@ static void test_compact_copy_sound(void)
 	}
 }
 
+/* The store at path read into a malloc'ed buffer, and in *pg a leaf of
+ * "d" (node 0's key starts with 'k') of at least 8 nodes, the first such
+ * page at or below the middle of the file; NULL if either fails. */
+static unsigned char *read_mid_leaf(const char *path, long *pg)
+{
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	for (long q = size / PS / 2; file && q >= 2; q--) {
+		const unsigned char *page = file + q * PS;
+		uint16_t lower, off0;
+		memcpy(&lower, page + 12, 2);
+		memcpy(&off0, page + 16, 2);
+		if (flags_of(page) == F_LEAF && lower >= 16 + 2 * 8 && off0 + 9 < PS &&
+		    page[off0 + 8] == 'k') {
+			*pg = q;
+			return file;
+		}
+	}
+	free(file);
+	return NULL;
+}
+
 /*
  * A prefix-compressed DB large enough (more than 64 pages) for its leaf
  * searches to prefetch nodes ahead of their probes: a leaf whose pointer
@@ -703,22 +725,10 @@ static void test_prefix_large_leaf_bad_node_pointer(void)
 			unlink(path);
 			unlink(t_path("p.mdb-lock"));
 			REQUIRE_OK(build(path, MDB_PREFIX_COMPRESSION, NKEYS, 0));
-			long long size;
-			unsigned char *file = slurp(path, &size);
+			/* Its trunk (node 0) stores a whole key "k...". */
+			long pg;
+			unsigned char *file = read_mid_leaf(path, &pg);
 			REQUIRE(file);
-			/* A leaf of "d" in the middle of the file: its trunk
-			 * (node 0) stores a whole key "k...". */
-			long pg = -1;
-			for (long q = size / PS / 2; q >= 2 && pg < 0; q--) {
-				const unsigned char *page = file + q * PS;
-				uint16_t lower, off0;
-				memcpy(&lower, page + 12, 2);
-				memcpy(&off0, page + 16, 2);
-				if (flags_of(page) == F_LEAF && lower >= 16 + 2 * 8 &&
-				    off0 + 9 < PS && page[off0 + 8] == 'k')
-					pg = q;
-			}
-			REQUIRE(pg >= 2);
 			const unsigned char *page = file + pg * PS;
 			uint16_t lower, off0;
 			memcpy(&lower, page + 12, 2);
@@ -773,6 +783,119 @@ static void test_prefix_large_leaf_bad_node_pointer(void)
 		}
 }
 
+/* Key and 100-byte value of record i of bad_tail_case's store: keys are
+ * 'k' and the decimal number 2i in klen - 1 digits, so 2i + 1 is absent. */
+static void tail_key(unsigned long i, size_t klen, char *kb)
+{
+	char t[32];
+	snprintf(t, sizeof t, "k%0*lu", (int)klen - 1, i);
+	memcpy(kb, t, klen);
+}
+
+static void tail_val(unsigned i, unsigned char *vb)
+{
+	memset(vb, (int)(i & 0xff), 100);
+	memcpy(vb, &i, 4);
+}
+
+/*
+ * A leaf of a large tree (the searches that prefetch, whose halving ends
+ * in one pass over the last few nodes: DL_SEARCH_TAIL) with one node
+ * pointer damaged, each node of the leaf in turn, to an odd offset, one
+ * past the page and one inside the pointer array.  Every lookup of the
+ * leaf's keys and of the gaps between them either answers right or gives
+ * MDB_CORRUPTED, and the damaged node's own key always gives
+ * MDB_CORRUPTED.
+ */
+static void bad_tail_case(size_t klen)
+{
+	enum { NKEYS = 20000 };
+	const char *path = t_path("t.mdb");
+	unlink(path);
+	unlink(t_path("t.mdb-lock"));
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 64u << 20, 2);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	int rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (!rc && (rc = mdb_dbi_open(txn, "d", MDB_CREATE, &dbi)) == 0) {
+		char kb[32];
+		unsigned char vb[100];
+		MDB_val k = { klen, kb }, v = { 100, vb };
+		for (unsigned i = 0; i < NKEYS && !rc; i++) {
+			tail_key(2ul * i, klen, kb);
+			tail_val(i, vb);
+			rc = mdb_put(txn, dbi, &k, &v, 0);
+		}
+	}
+	if (!rc)
+		rc = mdb_txn_commit(txn);
+	mdb_env_close(env);
+	REQUIRE_OK(rc);
+	long pg;
+	unsigned char *file = read_mid_leaf(path, &pg);
+	REQUIRE(file);
+	const unsigned char *page = file + pg * PS;
+	uint16_t lower, ptr[PS / 2];
+	memcpy(&lower, page + 12, 2);
+	unsigned n = (lower - 16u) / 2;
+	memcpy(ptr, page + 16, 2 * n);
+	/* The record number of the leaf's first key. */
+	char kb[32] = { 0 };
+	memcpy(kb, page + ptr[0] + 8, klen);
+	unsigned first = (unsigned)(strtoul(kb + 1, NULL, 10) / 2);
+	free(file);
+
+	for (unsigned idx = 0; idx < n; idx++) {
+		const uint16_t bad[] = { (uint16_t)(ptr[idx] | 1), 0xfffe, 16 };
+		for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+			REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * idx, &bad[b], 2));
+			env = open_ro(path, &txn, &dbi);
+			REQUIRE(env);
+			MDB_stat st;
+			REQUIRE_OK(mdb_stat(txn, dbi, &st));
+			REQUIRE(st.ms_branch_pages + st.ms_leaf_pages > 64);
+			MDB_cursor *c;
+			REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+			unsigned wrong = 0;
+			for (unsigned j = 0; j < n; j++) {
+				unsigned i = first + j;
+				unsigned char vb[100];
+				tail_key(2ul * i, klen, kb);
+				MDB_val k = { klen, kb }, v;
+				int rc = mdb_get(txn, dbi, &k, &v);
+				tail_val(i, vb);
+				if (j == idx ? rc != MDB_CORRUPTED :
+				    rc != MDB_CORRUPTED && (rc || v.mv_size != 100 ||
+				    memcmp(v.mv_data, vb, 100)))
+					wrong++;
+				/* The gap after record i: lands on record i + 1. */
+				tail_key(2ul * i + 1, klen, kb);
+				k.mv_data = kb;
+				k.mv_size = klen;
+				rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+				tail_val(i + 1, vb);
+				char want[32];
+				tail_key(2ul * (i + 1), klen, want);
+				if (rc != MDB_CORRUPTED && (rc || k.mv_size != klen ||
+				    memcmp(k.mv_data, want, klen) || v.mv_size != 100 ||
+				    memcmp(v.mv_data, vb, 100)))
+					wrong++;
+			}
+			if (wrong)
+				T_FAIL("%zu-byte keys, pointer %u of %u set to %#x: %u lookups wrong",
+				    klen, idx, n, bad[b], wrong);
+			mdb_cursor_close(c);
+			mdb_txn_abort(txn);
+			mdb_env_close(env);
+			REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * idx, &ptr[idx], 2));
+		}
+	}
+}
+
+static void test_large_leaf_bad_node_pointer_k8(void) { bad_tail_case(8); }
+static void test_large_leaf_bad_node_pointer_k20(void) { bad_tail_case(20); }
+
 int main(void)
 {
 #ifdef STOCK_LMDB
@@ -798,6 +921,8 @@ int main(void)
 	RUN(test_compact_copy_uses_the_db_comparator);
 	RUN(test_compact_copy_sound);
 	RUN(test_prefix_large_leaf_bad_node_pointer);
+	RUN(test_large_leaf_bad_node_pointer_k8);
+	RUN(test_large_leaf_bad_node_pointer_k20);
 	T_DONE();
 #endif
 }

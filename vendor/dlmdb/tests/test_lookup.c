@@ -318,8 +318,17 @@ static void test_lookup_refusals(void)
  * (2i + 1, so the search never meets an equal node) is looked up with
  * mdb_get, MDB_SET, MDB_SET_KEY and MDB_SET_RANGE.
  */
+/* Value sizes of pl_mixed's records (vlen 0 below): about one in three
+ * of 1500 to 1899 bytes, the others of 4 to 203, so that leaves hold from
+ * one or two nodes to a few dozen. */
+static size_t pl_mix(unsigned i)
+{
+	uint32_t h = i * 2654435761u;
+	return (h >> 28) % 3 == 0 ? 1500 + (h >> 8) % 400 : 4 + (h >> 8) % 200;
+}
+
 static unsigned pl_check(MDB_txn *txn, MDB_dbi dbi, unsigned n, int intkey, size_t klen,
-	size_t vlen)
+	size_t vlen0)
 {
 	MDB_cursor *cur;
 	unsigned bad = 0;
@@ -329,6 +338,7 @@ static unsigned pl_check(MDB_txn *txn, MDB_dbi dbi, unsigned n, int intkey, size
 		return 1;
 	for (unsigned i = 0; i < n; i++) {
 		MDB_val k = { ks, kb }, v, d;
+		size_t vlen = vlen0 ? vlen0 : pl_mix(i);
 		key_of(i, intkey, klen, kb);
 		if (mdb_get(txn, dbi, &k, &v) || v.mv_size != vlen || memcmp(v.mv_data, &i, 4))
 			bad++;
@@ -360,6 +370,7 @@ static unsigned pl_check(MDB_txn *txn, MDB_dbi dbi, unsigned n, int intkey, size
 			continue;
 		}
 		unsigned j = i + 1;
+		vlen = vlen0 ? vlen0 : pl_mix(j);
 		key_of(j, intkey, klen, kb);
 		if (rc || a2.mv_size != ks || memcmp(a2.mv_data, kb, ks) || d.mv_size != vlen ||
 		    memcmp(d.mv_data, &j, 4))
@@ -380,10 +391,11 @@ static unsigned pl_check(MDB_txn *txn, MDB_dbi dbi, unsigned n, int intkey, size
 
 static int pl_put(MDB_txn *txn, MDB_dbi dbi, unsigned i, int intkey, size_t klen, size_t vlen)
 {
-	unsigned char kb[64], vb[128] = { 0 };
+	static unsigned char vb[2048];
+	unsigned char kb[64];
 	key_of(i, intkey, klen, kb);
 	memcpy(vb, &i, 4);
-	MDB_val k = { intkey ? 8 : klen, kb }, v = { vlen, vb };
+	MDB_val k = { intkey ? 8 : klen, kb }, v = { vlen ? vlen : pl_mix(i), vb };
 	return mdb_put(txn, dbi, &k, &v, 0);
 }
 
@@ -414,7 +426,7 @@ static void test_lookup_page_counts(void)
  * random order, so that their leaves and branches hold many counts of
  * nodes, for each specialised kind of key: 8-byte, 20-byte, 64-byte and
  * INTEGERKEY. */
-static void pl_big(unsigned flags, size_t klen)
+static void pl_big(unsigned flags, size_t klen, size_t vlen)
 {
 	enum { N = 24000 };
 	MDB_env *env = t_env_open(t_dir, 0, 1ul << 30, 4);
@@ -435,22 +447,31 @@ static void pl_big(unsigned flags, size_t klen)
 	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
 	REQUIRE_OK(mdb_dbi_open(txn, "db", flags | MDB_CREATE, &dbi));
 	for (unsigned i = 0; i < N; i++)
-		REQUIRE_OK(pl_put(txn, dbi, order[i], intkey, klen, 100));
+		REQUIRE_OK(pl_put(txn, dbi, order[i], intkey, klen, vlen));
 	REQUIRE_OK(mdb_txn_commit(txn));
 	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
 	MDB_stat st;
 	REQUIRE_OK(mdb_stat(txn, dbi, &st));
 	CHECK(st.ms_branch_pages + st.ms_leaf_pages > 64);
 	CHECK(st.ms_depth >= 3);
-	CHECK_EQ(pl_check(txn, dbi, N, intkey, klen, 100), 0);
+	CHECK_EQ(pl_check(txn, dbi, N, intkey, klen, vlen), 0);
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
 }
 
-static void test_lookup_big_k8(void) { pl_big(0, 8); }
-static void test_lookup_big_k20(void) { pl_big(0, 20); }
-static void test_lookup_big_k64(void) { pl_big(0, 64); }
-static void test_lookup_big_intkey(void) { pl_big(MDB_INTEGERKEY, 8); }
+static void test_lookup_big_k8(void) { pl_big(0, 8, 100); }
+static void test_lookup_big_k20(void) { pl_big(0, 20, 100); }
+static void test_lookup_big_k64(void) { pl_big(0, 64, 100); }
+static void test_lookup_big_intkey(void) { pl_big(MDB_INTEGERKEY, 8, 100); }
+
+/* Large trees whose pages hold from one node to a few dozen (pl_mix's
+ * value sizes): the searches that prefetch end their halving on every
+ * range size (DL_SEARCH_TAIL and below, from pages of one to eight nodes
+ * up), and each key and gap puts the answer at every position of it. */
+static void test_lookup_big_mixed_k8(void) { pl_big(0, 8, 0); }
+static void test_lookup_big_mixed_k20(void) { pl_big(0, 20, 0); }
+static void test_lookup_big_mixed_k64(void) { pl_big(0, 64, 0); }
+static void test_lookup_big_mixed_intkey(void) { pl_big(MDB_INTEGERKEY, 8, 0); }
 
 int main(void)
 {
@@ -472,5 +493,9 @@ int main(void)
 	RUN(test_lookup_big_k20);
 	RUN(test_lookup_big_k64);
 	RUN(test_lookup_big_intkey);
+	RUN(test_lookup_big_mixed_k8);
+	RUN(test_lookup_big_mixed_k20);
+	RUN(test_lookup_big_mixed_k64);
+	RUN(test_lookup_big_mixed_intkey);
 	T_DONE();
 }
