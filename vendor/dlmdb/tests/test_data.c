@@ -489,7 +489,7 @@ static void re_fill_txn(MDB_env *env, int envno, unsigned seed, int commit)
 static int re_check(MDB_env *env, unsigned seed)
 {
 	unsigned char *want = malloc(RE_SIZE);
-	MDB_txn *txn;
+	MDB_txn *txn = NULL;
 	int bad = !want || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
 	for (unsigned i = 0; !bad && i < RE_KEYS; i++) {
 		char kb[16];
@@ -499,7 +499,7 @@ static int re_check(MDB_env *env, unsigned seed)
 		bad = mdb_get(txn, 1, &k, &d) || d.mv_size != RE_SIZE ||
 		    memcmp(d.mv_data, want, RE_SIZE);
 	}
-	if (want && !bad)
+	if (txn)
 		mdb_txn_abort(txn);
 	free(want);
 	return !bad;
