@@ -1073,7 +1073,7 @@ static void test_subpage_word_search(void)
 	for (int mixed = 0; mixed < 2 && !t_failures; mixed++) {
 		unsigned char set[NV][40], v[40];
 		size_t sl[NV], n = 0;
-		char kb[8];
+		char kb[16];
 		snprintf(kb, sizeof kb, "k%d", mixed);
 		MDB_txn *txn;
 		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
