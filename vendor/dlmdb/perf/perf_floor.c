@@ -8,10 +8,10 @@
  * put in ascending key order, committed every 10,000 puts.  One read txn
  * per engine stays open; a cursor walk collects every record's key and
  * value pointers (untimed).  Then every round runs, for each engine in
- * turn (the order rotated per round), the four loops below, each PASSES
- * times, timed in thread CPU time (so time spent descheduled does not
- * count) unless told otherwise; a timed pass repeats its loop until it has covered at least
- * 10,000 records.  Every loop folds each record's key length, value
+ * turn (the order rotated per round), the loops below, each PASSES times,
+ * timed in thread CPU time (time spent descheduled does not count) unless
+ * told otherwise; a timed pass repeats its loop until it has covered at
+ * least 10,000 records.  Every loop folds each record's key length, value
  * length, key's last byte and value's first byte as `bench peers` does:
  *
  *   walk  the pointer array in key order (the floor of seq_read)
@@ -28,9 +28,8 @@
  * (ns per record) and the median and quartiles of its per-round ratio to
  * the walk of the same order over the same engine's store (stores made at
  * different times can differ: the walk is the floor of that store); for
- * every engine after the
- * first, a second line with the per-round ratios of each loop to the
- * first engine's same loop.  Checksums must agree.
+ * every engine after the first, a second line with the per-round ratios
+ * of each loop to the first engine's same loop.  Checksums must agree.
  *
  * usage: perf_floor DIR ENTRIES VALSIZE ROUNDS PASSES [cpu|wall] [BALLAST]
  * (wall: time on CLOCK_MONOTONIC instead of the thread's CPU time)
