@@ -381,6 +381,16 @@ static int dl_step_other_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 #ifndef DL_SCAN_RUNS_AHEAD
 #define DL_SCAN_RUNS_AHEAD	0
 #endif
+/*
+ * DL_SCAN_RUNS_REGION R > 0 (with DL_SCAN_RUNS_AHEAD): that fetch only
+ * when the run ahead starts in the same aligned 2^R bytes of the map as
+ * this one (21: the 2 MiB a page-directory entry covers); 0 (the
+ * default): no such bound.  A build switch for the clock comparison in
+ * BENCHMARKS.md.
+ */
+#ifndef DL_SCAN_RUNS_REGION
+#define DL_SCAN_RUNS_REGION	0
+#endif
 
 /*
  * Where the value of node (in the page ending at end) lies for a fast
@@ -450,7 +460,16 @@ static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB
 	uintptr_t omp = (uintptr_t)(dptr - PAGEHDRSZ);
 	size_t run = (size_t)((const MDB_page *)omp)->mp_u.pages * env->psize;
 	run *= DL_SCAN_RUNS_AHEAD;
-	__builtin_prefetch((const void *)(back ? omp - run : omp + run));
+	uintptr_t ahead = back ? omp - run : omp + run;
+#if DL_SCAN_RUNS_REGION
+	/* Only within the aligned 2^DL_SCAN_RUNS_REGION bytes this run
+	 * starts in, so that the page walk of the fetch shares its upper
+	 * levels with the walk this step already made; outside, the fetch
+	 * goes to this run's own first line (a select, not a branch). */
+	if ((ahead ^ omp) >> DL_SCAN_RUNS_REGION)
+		ahead = omp;
+#endif
+	__builtin_prefetch((const void *)ahead);
 #endif
 	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
 }

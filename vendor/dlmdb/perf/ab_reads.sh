@@ -11,7 +11,10 @@
 #   perf/ab_reads.sh /tmp/ab base:/tmp/base/vendor/dlmdb new:vendor/dlmdb \
 #       aa:/tmp/base/vendor/dlmdb
 #   /tmp/ab/ab_reads /dev/shm/s8 1000000 8 300 4000
+#
+# AB_PROG=perf_floor builds perf_floor.c the same way instead of ab_reads.c.
 set -e
+PROG=${AB_PROG:-ab_reads}
 [ $# -ge 2 ] || { echo "usage: $0 OUTDIR NAME:SRC[:CFLAGS]..." >&2; exit 2; }
 OUT=$1; shift
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +35,6 @@ for spec in "$@"; do
 	DECL="$DECL extern const struct ab_ops ${name}_ab_ops;"
 	LIST="$LIST &${name}_ab_ops,"; NAMES="$NAMES \"$name\","; OBJS="$OBJS $OUT/$name.o"
 done
-cc -O2 -std=gnu11 -I"$HERE/.." -I"$HERE" "-DAB_DECLS=$DECL" "-DAB_LIST=$LIST" \
-	"-DAB_NAMES=$NAMES" "$HERE/ab_reads.c" $OBJS -o "$OUT/ab_reads" -pthread
-echo "$OUT/ab_reads"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$HERE/.." -I"$HERE" "-DAB_DECLS=$DECL" "-DAB_LIST=$LIST" \
+	"-DAB_NAMES=$NAMES" "$HERE/$PROG.c" $OBJS -o "$OUT/$PROG" -pthread
+echo "$OUT/$PROG"

@@ -4,4 +4,5 @@
 #include "ab_reads_ops.h"
 
 const struct ab_ops ab_ops = { mdb_env_create, mdb_env_set_mapsize, mdb_env_open,
-	mdb_txn_begin, mdb_dbi_open, mdb_get, mdb_cursor_open, mdb_cursor_get };
+	mdb_txn_begin, mdb_dbi_open, mdb_get, mdb_cursor_open, mdb_cursor_get, mdb_put,
+	mdb_txn_commit };

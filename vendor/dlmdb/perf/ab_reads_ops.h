@@ -1,4 +1,4 @@
-/* ab_reads_ops.h - the calls ab_reads makes, as one table per engine build. */
+/* ab_reads_ops.h - the calls ab_reads and perf_floor make, as one table per engine build. */
 #ifndef AB_READS_OPS_H
 #define AB_READS_OPS_H
 struct ab_ops {
@@ -10,5 +10,7 @@ struct ab_ops {
 	int (*get)(MDB_txn *, MDB_dbi, MDB_val *, MDB_val *);
 	int (*cursor_open)(MDB_txn *, MDB_dbi, MDB_cursor **);
 	int (*cursor_get)(MDB_cursor *, MDB_val *, MDB_val *, MDB_cursor_op);
+	int (*put)(MDB_txn *, MDB_dbi, MDB_val *, MDB_val *, unsigned);
+	int (*txn_commit)(MDB_txn *);
 };
 #endif
