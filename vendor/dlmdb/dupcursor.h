@@ -200,6 +200,30 @@ static inline int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
 #endif
 
 /*
+ * Whether a delete by value (dl_dup_del with data) prefetches every line of
+ * the key's inline sub-page once the sub-cursor is set up on it.  The
+ * delete then reads a few items whose addresses depend on one another (the
+ * search's probes) and moves the items on one side of the removed one;
+ * issued together, those misses overlap instead of following one another.
+ * 1 or 0 (a build option, for timing).
+ */
+#ifndef DL_DUPDEL_PF
+#define DL_DUPDEL_PF 1
+#endif
+
+/* Prefetch the lines of xc's inline sub-page past its first (the header,
+ * read when the sub-cursor was set up); mc is on the key's node, already
+ * checked, whose data is that sub-page. */
+static inline void dl_subpage_prefetch(const MDB_cursor *mc, const dl_xcursor *xc)
+{
+	const MDB_page *mp = mc->pg[mc->top];
+	const MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
+	uintptr_t a = (uintptr_t)xc->mx.pg[0], end = a + NODEDSZ(n);
+	for (a = (a | 63) + 1; a < end; a += 64)
+		__builtin_prefetch((const void *)a);
+}
+
+/*
  * The word-compare search of dl_subpage_search, without a branch on the
  * compares: every probe's item is taken to have val's length kl, and then
  * its last 8 bytes as a big-endian word (the bytes before them match val's)

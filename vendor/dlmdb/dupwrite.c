@@ -1179,6 +1179,10 @@ int dl_dup_del(MDB_cursor *mc, const MDB_val *data, int all)
 		if ((rc = dl_key_copy(data, ib, &item)))
 			return rc;
 		if (xc->active) {
+#if DL_DUPDEL_PF
+			if (xc->subpage)
+				dl_subpage_prefetch(mc, xc);
+#endif
 			if ((rc = dl_xset(xc, &item, 0)))
 				return rc;
 			xon = 1;

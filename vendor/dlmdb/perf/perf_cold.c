@@ -29,14 +29,6 @@ static void make_key(uint64_t v, unsigned char *k)
 		k[b] = (unsigned char)(v >> (8 * (7 - b)));
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static size_t map_size(uint64_t n)
 {
 	/* The bench's map size, so both programs reserve the same range. */
@@ -143,7 +135,7 @@ __attribute__((noinline)) static void lookups(MDB_txn *txn, MDB_cursor *cur, MDB
 	uint64_t s = 0xc01d;
 	unsigned char kb[8];
 	for (uint64_t j = 0; j < k; j++) {
-		uint64_t i = splitmix(&s) % n;
+		uint64_t i = perf_splitmix(&s) % n;
 		MDB_val key = { 8, kb }, d;
 		if (seek && i) {
 			make_key(2 * i - 1, kb);

@@ -34,14 +34,6 @@
 
 #define BATCH 10000
 
-static uint64_t sm64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 /* The id big-endian in the first (up to) 8 bytes, then filler. */
 static void fill(uint64_t id, uint64_t salt, unsigned char *out, size_t len)
 {
@@ -50,7 +42,7 @@ static void fill(uint64_t id, uint64_t salt, unsigned char *out, size_t len)
 		out[i] = (unsigned char)(id >> (56 - 8 * i));
 	uint64_t s = id ^ salt;
 	for (size_t off = n; off < len; off += 8) {
-		uint64_t w = sm64(&s);
+		uint64_t w = perf_splitmix(&s);
 		size_t c = len - off < 8 ? len - off : 8;
 		for (size_t b = 0; b < c; b++)
 			out[off + b] = (unsigned char)(w >> (8 * b));
@@ -149,7 +141,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t s = 0x5EED0000ull + n;
 	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = (size_t)(sm64(&s) % (i + 1));
+		size_t j = (size_t)(perf_splitmix(&s) % (i + 1));
 		uint32_t t = perm[i];
 		perm[i] = perm[j];
 		perm[j] = t;

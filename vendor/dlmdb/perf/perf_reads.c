@@ -44,14 +44,6 @@ static void make_val(uint64_t i, unsigned char *v)
 		v[b] = (unsigned char)(i + b);
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static void load(MDB_env *env, MDB_dbi *dbi, uint64_t n)
 {
 	MDB_txn *txn = NULL;
@@ -168,16 +160,7 @@ int main(int argc, char **argv)
 		load(env, &dbi, n);
 	}
 
-	uint64_t *order = malloc(n * sizeof *order), s = 42;
-	if (!order)
-		return 1;
-	for (uint64_t i = 0; i < n; i++)
-		order[i] = i;
-	for (uint64_t i = n - 1; i > 0; i--) {
-		uint64_t j = splitmix(&s) % (i + 1), t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	uint64_t *order = perf_shuffled(n, 42);
 
 	PERF_CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
 	PERF_CHECK(mdb_cursor_open(txn, dbi, &cur));

@@ -998,7 +998,7 @@ static void test_subpage_grow_layout(void)
 				REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
 				kk = k;
 				OK(mdb_cursor_get(c, &kk, &v, MDB_SET_KEY));
-				mdb_size_t cnt = 0;
+				size_t cnt = 0;
 				OK(mdb_cursor_count(c, &cnt));
 				MDB_val prev = { 0, NULL };
 				unsigned seen = 0;
@@ -1146,6 +1146,120 @@ static void test_subpage_word_search(void)
 	mdb_env_close(env);
 }
 
+/*
+ * mdb_del(key, value) on inline sub-pages of every size from one cache line
+ * to many, at line-aligned and unaligned starts (the key lengths vary):
+ * each key's values go in a scrambled order, half in one txn and half in
+ * the next (so both a page read from the map and one this txn copied are
+ * edited), and after every delete the key's remaining values, its count
+ * and its neighbours and the DB's entry count are checked against the model.
+ */
+static void dup_delete_by_value_sizes(const char *name, unsigned flags)
+{
+	MDB_dbi dbi;
+	MDB_env *env = open_dup_env(&dbi, name, MDB_DUPSORT | flags);
+	REQUIRE(env);
+	size_t total = 0;
+	static const size_t vsz[] = { 1, 7, 24, 64, 130 };
+	enum { NK = 3, NV = 24 };
+	for (size_t z = 0; z < sizeof vsz / sizeof vsz[0] && !t_failures; z++) {
+		for (int nv = 1; nv <= NV && !t_failures; nv += 5) {
+			char keys[NK][64];
+			unsigned char vals[NV][130];
+			int left[NV], order[NV];
+			MDB_txn *txn;
+			REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+			for (int k = 0; k < NK; k++) {
+				snprintf(keys[k], sizeof keys[k], "%c%.*s%zu-%d", 'a' + k,
+				    (int)z * 3 + k, "000000000000000000", z, nv);
+				for (int i = 0; i < nv; i++) {
+					memset(vals[i], 'a' + k, vsz[z]);
+					vals[i][vsz[z] - 1] = (unsigned char)(i * 7 + 1);
+					MDB_val key = t_val(keys[k]), d = { vsz[z], vals[i] };
+					OK(mdb_put(txn, dbi, &key, &d, 0));
+				}
+			}
+			total += NK * (size_t)nv;
+			REQUIRE_OK(mdb_txn_commit(txn));
+			/* The middle key's values go, in a scrambled order. */
+			uint64_t r = 0x9E3779B97F4A7C15ull * (z * NV + (size_t)nv);
+			for (int i = 0; i < nv; i++) {
+				memset(vals[i], 'a' + 1, vsz[z]);
+				vals[i][vsz[z] - 1] = (unsigned char)(i * 7 + 1);
+				left[i] = 1;
+				order[i] = i;
+			}
+			for (int i = nv - 1; i > 0; i--) {
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				int j = (int)((r >> 33) % (uint64_t)(i + 1)), t = order[i];
+				order[i] = order[j];
+				order[j] = t;
+			}
+			MDB_val mid = t_val(keys[1]);
+			for (int half = 0; half < 2 && !t_failures; half++) {
+				REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+				MDB_cursor *c;
+				REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+				int from = half ? nv / 2 : 0, to = half ? nv : nv / 2;
+				for (int j = from; j < to && !t_failures; j++) {
+					int i = order[j];
+					MDB_val d = { vsz[z], vals[i] };
+					OK(mdb_del(txn, dbi, &mid, &d));
+					left[i] = 0;
+					MDB_stat st;
+					total--;
+					if (mdb_stat(txn, dbi, &st) || st.ms_entries != total)
+						T_FAIL("size %zu n %d: %zu entries, expected %zu", vsz[z],
+						       nv, (size_t)st.ms_entries, total);
+					int remain = 0;
+					for (int q = 0; q < nv; q++) {
+						MDB_val k = mid, e = { vsz[z], vals[q] };
+						int rc = mdb_cursor_get(c, &k, &e, MDB_GET_BOTH);
+						if (rc != (left[q] ? 0 : MDB_NOTFOUND))
+							T_FAIL("size %zu n %d: value %d after %d deletes: %d",
+							       vsz[z], nv, q, j + 1, rc);
+						remain += left[q];
+					}
+					MDB_val k = mid, e;
+					int rc = mdb_cursor_get(c, &k, &e, MDB_SET);
+					if (remain) {
+						size_t cnt = 0;
+						if (rc || mdb_cursor_count(c, &cnt) || cnt != (size_t)remain)
+							T_FAIL("size %zu n %d: count %zu, expected %d (rc %d)",
+							       vsz[z], nv, (size_t)cnt, remain, rc);
+					} else if (rc != MDB_NOTFOUND) {
+						T_FAIL("size %zu n %d: key still there (%d)", vsz[z], nv, rc);
+					}
+					for (int nb = 0; nb < NK; nb += 2) {
+						MDB_val nk = t_val(keys[nb]), ne;
+						size_t cnt = 0;
+						if (mdb_cursor_get(c, &nk, &ne, MDB_SET) ||
+						    mdb_cursor_count(c, &cnt) || cnt != (size_t)nv ||
+						    ne.mv_size != vsz[z] ||
+						    (vsz[z] > 1 && ((unsigned char *)ne.mv_data)[0] != 'a' + nb))
+							T_FAIL("size %zu n %d: neighbour %d changed", vsz[z], nv, nb);
+					}
+				}
+				mdb_cursor_close(c);
+				REQUIRE_OK(mdb_txn_commit(txn));
+			}
+		}
+	}
+	mdb_env_close(env);
+}
+
+static void test_dup_delete_by_value_sizes(void)
+{
+	dup_delete_by_value_sizes("dv", 0);
+}
+
+#ifndef STOCK_LMDB
+static void test_dup_delete_by_value_sizes_counted(void)
+{
+	dup_delete_by_value_sizes("dvc", MDB_COUNTED);
+}
+#endif
+
 int main(void)
 {
 	RUN(test_dup_trace);
@@ -1159,6 +1273,10 @@ int main(void)
 	RUN(test_dupfixed_odd_sizes);
 	RUN(test_integerdup_reversedup);
 	RUN(test_subpage_word_search);
+	RUN(test_dup_delete_by_value_sizes);
+#ifndef STOCK_LMDB
+	RUN(test_dup_delete_by_value_sizes_counted);
+#endif
 	RUN(test_dup_random_model);
 #ifndef STOCK_LMDB
 	RUN(test_dup_random_model_prefix);
