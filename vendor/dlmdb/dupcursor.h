@@ -212,13 +212,17 @@ static inline int dl_xcurrent(dl_xcursor *xc, MDB_val *data)
 #endif
 
 /* Prefetch the lines of xc's inline sub-page past its first (the header,
- * read when the sub-cursor was set up); mc is on the key's node, already
- * checked, whose data is that sub-page. */
+ * read when the sub-cursor was set up); mc is on the key's node, whose
+ * data is that sub-page.  The lines stop at the leaf's end too, so a size
+ * the checks have not bounded yet can only shorten the loop. */
 static inline void dl_subpage_prefetch(const MDB_cursor *mc, const dl_xcursor *xc)
 {
 	const MDB_page *mp = mc->pg[mc->top];
 	const MDB_node *n = NODEPTR(mp, mc->ki[mc->top]);
-	uintptr_t a = (uintptr_t)xc->mx.pg[0], end = a + NODEDSZ(n);
+	uintptr_t a = (uintptr_t)xc->mx.pg[0], end = a + NODEDSZ(n),
+	    pend = (uintptr_t)mp + mc->txn->env->psize;
+	if (end > pend)
+		end = pend;
 	for (a = (a | 63) + 1; a < end; a += 64)
 		__builtin_prefetch((const void *)a);
 }
