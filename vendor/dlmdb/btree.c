@@ -638,11 +638,8 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 #if DL_VALUE_PREFETCH
 				/* As in the loop below: the value of a node the
 				 * search key does not sort above. */
-				if (vleaf) {
-					size_t take = 0 - (size_t)!((w > yj) |
-						(dj + kal >= wmax + 8));
-					DL_PREFETCH(kb + dj + (kal & take));
-				}
+				if (vleaf)
+					DL_PREFETCH(kb + dj + (kal & ((size_t)(w > yj) - 1)));
 #endif
 			}
 			/* Exact only when the node answered is the equal one
@@ -746,13 +743,13 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		 * while the later probes run, at the end of a key of the
 		 * search key's size (the keys of such stores are mostly of
 		 * one size).  Without a branch on the comparison: else the
-		 * probe's own node, and also when that end would lie past the
-		 * page.
+		 * probe's own node.  That end may lie past the page (a key
+		 * of another size, a damaged node): a prefetch never faults,
+		 * and a store of keys of the search key's size never places
+		 * it there.
 		 */
-		if (vleaf) {
-			size_t take = 0 - (size_t)!(gt | (d + kal >= wmax + 8));
-			DL_PREFETCH(kb + d + (kal & take));
-		}
+		if (vleaf)
+			DL_PREFETCH(kb + d + (kal & ((size_t)gt - 1)));
 #endif
 		base = gt ? m : base;
 		len = l1;
