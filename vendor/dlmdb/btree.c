@@ -1193,8 +1193,8 @@ static inline pgno_t dl_branch_pgno(const MDB_node *n)
 
 /*
  * Descend from the root.  mode DL_PS_KEY follows the search key s,
- * searching each branch with fn (dl_nsearch_pick of s's kind: picked once,
- * not per page), DL_PS_FIRST/LAST the edges (s and fn NULL); DL_PS_MODIFY
+ * searching each branch with fn (the branch instance of s's kind,
+ * dl_nsearch_pick: picked once, not per page), DL_PS_FIRST/LAST the edges (s and fn NULL); DL_PS_MODIFY
  * makes every page on the path writable.  On success mc->top is the leaf
  * level; the leaf index is left for the caller.
  *
@@ -1315,7 +1315,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
  * *exact set as dl_leaf_search sets them.  The lookup of mdb_get
  * (dl_get_value) and the SET ops (dl_cursor_set, dl_cursor_set_plain),
  * inline in each: the descent and the leaf search in the caller's frame,
- * with one page search instance for every page.
+ * with one page search instance for every branch and one for the leaf.
  */
 static inline __attribute__((always_inline)) int dl_search_key(MDB_cursor *mc,
 	const MDB_val *key, MDB_node **node, int *exact)
