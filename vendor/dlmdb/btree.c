@@ -638,11 +638,8 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 #if DL_VALUE_PREFETCH
 				/* As in the loop below: the value of a node the
 				 * search key does not sort above. */
-				if (vleaf) {
-					size_t take = 0 - (size_t)!((w > yj) |
-						(dj + kal >= wmax + 8));
-					DL_PREFETCH(kb + dj + (kal & take));
-				}
+				if (vleaf)
+					DL_PREFETCH(kb + dj + (kal & ((size_t)(w > yj) - 1)));
 #endif
 			}
 			/* Exact only when the node answered is the equal one
@@ -746,23 +743,33 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 		 * while the later probes run, at the end of a key of the
 		 * search key's size (the keys of such stores are mostly of
 		 * one size).  Without a branch on the comparison: else the
-		 * probe's own node, and also when that end would lie past the
-		 * page.
+		 * probe's own node.  That end may lie past the page (a key
+		 * of another size, a damaged node): a prefetch never faults,
+		 * and a store of keys of the search key's size never places
+		 * it there.
 		 */
-		if (vleaf) {
-			size_t take = 0 - (size_t)!(gt | (d + kal >= wmax + 8));
-			DL_PREFETCH(kb + d + (kal & take));
-		}
+		if (vleaf)
+			DL_PREFETCH(kb + d + (kal & ((size_t)gt - 1)));
 #endif
-		if (len == 1)
-			break;
 		base = gt ? m : base;
-		len -= len >> 1;
+		len = l1;
+		/*
+		 * The range is down to one node, base: the answer is base or
+		 * base + 1.  Once base has moved it is a node the key was
+		 * found above (base only moves onto such a probe), so the
+		 * answer is base + 1 without probing base again; base still
+		 * at lo needs its probe, the one just made when m == lo.
+		 * The test of l1 is the loop's one exit but for an equal
+		 * probe; the 8-byte kinds' pass (pf) always ends the search
+		 * before, so they make no test.
+		 */
+		if (!(DL_SEARCH_TAIL && pf && (kind == DL_KC_LEX8 || kind == DL_KC_INT8)) &&
+		    __builtin_expect(l1 == 1, 0) && (base != lo || m == lo))
+			break;
 	}
-	/* len == 1: the answer is base or base + 1, and base (== m) was just
-	 * probed.  A node equal to the search key is always probed before the
-	 * range closes on it, so no equal probe means no exact answer. */
-	*res = (unsigned)(base + gt);
+	/* A node equal to the search key is always probed before the range
+	 * closes on it, so no equal probe means no exact answer. */
+	*res = (unsigned)(base + (gt | (base != lo)));
 	*exact = 0;
 	return 0;
 }
@@ -805,131 +812,113 @@ static __attribute__((noinline)) int dl_nsearch_generic(MDB_page *mp, const dl_s
 	return 0;
 }
 
-/* dl_nsearch_fast compiled once per kind, with and without prefetching,
- * each with its own registers. */
-static __attribute__((noinline)) int dl_nsearch_lex8(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_LEX8, 0, lo, psize, res, exact);
+/*
+ * dl_nsearch_fast compiled once per kind, with and without prefetching, and
+ * once per page role: _lf for leaves (lo 0), _br for branches (lo 1, node
+ * 0's key never compared), each with its own registers.  A constant lo
+ * leaves the leaf-only work (the burst, the value prefetch) out of the
+ * branch instances without a test on every probe.  Callers pass the lo of
+ * the instance they call.
+ */
+#define DL_NSEARCH_INSTANCE(name, kc, pfv) \
+static __attribute__((noinline)) int name##_lf(MDB_page *mp, const dl_skey *s, \
+	unsigned lo, size_t psize, unsigned *res, int *exact) \
+{ \
+	DL_ASSERT(lo == 0); \
+	return dl_nsearch_fast(mp, s, kc, pfv, 0, psize, res, exact); \
+} \
+static __attribute__((noinline)) int name##_br(MDB_page *mp, const dl_skey *s, \
+	unsigned lo, size_t psize, unsigned *res, int *exact) \
+{ \
+	DL_ASSERT(lo == 1); \
+	return dl_nsearch_fast(mp, s, kc, pfv, 1, psize, res, exact); \
 }
 
-static __attribute__((noinline)) int dl_nsearch_lex8_pf(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_LEX8, 1, lo, psize, res, exact);
-}
+DL_NSEARCH_INSTANCE(dl_nsearch_lex8, DL_KC_LEX8, 0)
+DL_NSEARCH_INSTANCE(dl_nsearch_lex8_pf, DL_KC_LEX8, 1)
+DL_NSEARCH_INSTANCE(dl_nsearch_lexw, DL_KC_LEXW, 0)
+DL_NSEARCH_INSTANCE(dl_nsearch_lexw_pf, DL_KC_LEXW, 1)
+DL_NSEARCH_INSTANCE(dl_nsearch_lexl, DL_KC_LEXL, 0)
+DL_NSEARCH_INSTANCE(dl_nsearch_lexl_pf, DL_KC_LEXL, 1)
+DL_NSEARCH_INSTANCE(dl_nsearch_int8, DL_KC_INT8, 0)
+DL_NSEARCH_INSTANCE(dl_nsearch_int8_pf, DL_KC_INT8, 1)
 
-static __attribute__((noinline)) int dl_nsearch_lexw(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_LEXW, 0, lo, psize, res, exact);
-}
-
-static __attribute__((noinline)) int dl_nsearch_lexw_pf(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_LEXW, 1, lo, psize, res, exact);
-}
-
-static __attribute__((noinline)) int dl_nsearch_lexl(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_LEXL, 0, lo, psize, res, exact);
-}
-
-static __attribute__((noinline)) int dl_nsearch_lexl_pf(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_LEXL, 1, lo, psize, res, exact);
-}
-
-static __attribute__((noinline)) int dl_nsearch_int8(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_INT8, 0, lo, psize, res, exact);
-}
-
-static __attribute__((noinline)) int dl_nsearch_int8_pf(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
-{
-	return dl_nsearch_fast(mp, s, DL_KC_INT8, 1, lo, psize, res, exact);
-}
-
-/* Lower bound among nodes lo..n-1 of a branch page or plain leaf (see
- * dl_nsearch_fast); MDB_CORRUPTED with *res = the index of a node outside
- * the page.  Inline in its two callers, which keep the arguments for the
- * generic search in their own registers, so the call to the kind's
- * instance needs no frame of its own around it. */
-static inline __attribute__((always_inline)) int dl_nsearch(MDB_page *mp, const dl_skey *s,
-	unsigned lo, size_t psize, unsigned *res, int *exact)
+/* Lower bound among the nodes of a plain leaf (see dl_nsearch_fast);
+ * MDB_CORRUPTED with *res = the index of a node outside the page.  Inline in
+ * its caller, which keeps the arguments for the generic search in its own
+ * registers, so the call to the kind's instance needs no frame of its own
+ * around it. */
+static inline __attribute__((always_inline)) int dl_nsearch_leaf(MDB_page *mp,
+	const dl_skey *s, size_t psize, unsigned *res, int *exact)
 {
 	int rc;
 	/* Compare chains with direct calls, the commonest kind first (GCC
 	 * made a jump table of one chain over all eight cases). */
 	if (s->kind == DL_KC_LEX8) {
-		rc = dl_nsearch_lex8(mp, s, lo, psize, res, exact);
+		rc = dl_nsearch_lex8_lf(mp, s, 0, psize, res, exact);
 	} else if (s->kind == (DL_KC_LEX8 | DL_KC_PF)) {
-		rc = dl_nsearch_lex8_pf(mp, s, lo, psize, res, exact);
+		rc = dl_nsearch_lex8_pf_lf(mp, s, 0, psize, res, exact);
 	} else if (!(s->kind & DL_KC_PF)) {
 		switch (s->kind) {
 		case DL_KC_LEXW:
-			rc = dl_nsearch_lexw(mp, s, lo, psize, res, exact);
+			rc = dl_nsearch_lexw_lf(mp, s, 0, psize, res, exact);
 			break;
 		case DL_KC_INT8:
-			rc = dl_nsearch_int8(mp, s, lo, psize, res, exact);
+			rc = dl_nsearch_int8_lf(mp, s, 0, psize, res, exact);
 			break;
 		default:
 			/* LEXL last: a compare chain, not a jump table, for
 			 * the common kinds. */
 			rc = s->kind == DL_KC_LEXL ?
-				dl_nsearch_lexl(mp, s, lo, psize, res, exact) : -1;
+				dl_nsearch_lexl_lf(mp, s, 0, psize, res, exact) : -1;
 		}
 	} else {
 		switch (s->kind & ~DL_KC_PF) {
 		case DL_KC_LEXW:
-			rc = dl_nsearch_lexw_pf(mp, s, lo, psize, res, exact);
+			rc = dl_nsearch_lexw_pf_lf(mp, s, 0, psize, res, exact);
 			break;
 		case DL_KC_INT8:
-			rc = dl_nsearch_int8_pf(mp, s, lo, psize, res, exact);
+			rc = dl_nsearch_int8_pf_lf(mp, s, 0, psize, res, exact);
 			break;
 		default:
-			rc = dl_nsearch_lexl_pf(mp, s, lo, psize, res, exact);
+			rc = dl_nsearch_lexl_pf_lf(mp, s, 0, psize, res, exact);
 		}
 	}
 	if (__builtin_expect(rc < 0, 0))
-		rc = dl_nsearch_generic(mp, s, lo, psize, res, exact);
+		rc = dl_nsearch_generic(mp, s, 0, psize, res, exact);
 	return rc;
 }
 
-/* The instances of dl_nsearch as one pointer, for a lookup that searches
- * several pages with the same key (dl_search_key): the same choice as
- * dl_nsearch makes, the generic search itself for DL_KC_ANY (it never
- * returns < 0, so dl_nsearch_via does not call it twice). */
+/* The instances of dl_nsearch_fast as one pointer, for a lookup that
+ * searches several pages with the same key (dl_search_key): for leaves
+ * (leaf 1, called with lo 0) the same choice as dl_nsearch_leaf makes, for
+ * branches (leaf 0, lo 1) the branch instance of that kind; the generic
+ * search itself for DL_KC_ANY (it never returns < 0, so dl_nsearch_via
+ * does not call it twice). */
 typedef int dl_nsearch_fn(MDB_page *mp, const dl_skey *s, unsigned lo, size_t psize,
 	unsigned *res, int *exact);
 
-static inline dl_nsearch_fn *dl_nsearch_pick(int kind)
+/* By kind (DL_KC_*, with or without DL_KC_PF), then branch (0) or leaf (1). */
+_Static_assert(DL_KC_ANY == 0 && DL_KC_LEX8 == 1 && DL_KC_LEXW == 2 && DL_KC_LEXL == 3 &&
+	DL_KC_INT8 == 4 && DL_KC_PF == 8, "dl_nsearch_tab's rows");
+#define DL_NSEARCH_GEN	{ dl_nsearch_generic, dl_nsearch_generic }
+static dl_nsearch_fn *const dl_nsearch_tab[16][2] = {
+	DL_NSEARCH_GEN,
+	{ dl_nsearch_lex8_br, dl_nsearch_lex8_lf },
+	{ dl_nsearch_lexw_br, dl_nsearch_lexw_lf },
+	{ dl_nsearch_lexl_br, dl_nsearch_lexl_lf },
+	{ dl_nsearch_int8_br, dl_nsearch_int8_lf },
+	DL_NSEARCH_GEN, DL_NSEARCH_GEN, DL_NSEARCH_GEN, DL_NSEARCH_GEN,
+	{ dl_nsearch_lex8_pf_br, dl_nsearch_lex8_pf_lf },
+	{ dl_nsearch_lexw_pf_br, dl_nsearch_lexw_pf_lf },
+	{ dl_nsearch_lexl_pf_br, dl_nsearch_lexl_pf_lf },
+	{ dl_nsearch_int8_pf_br, dl_nsearch_int8_pf_lf },
+	DL_NSEARCH_GEN, DL_NSEARCH_GEN, DL_NSEARCH_GEN,
+};
+
+static inline dl_nsearch_fn *dl_nsearch_pick(int kind, int leaf)
 {
-	switch (kind) {
-	case DL_KC_LEX8:
-		return dl_nsearch_lex8;
-	case DL_KC_LEX8 | DL_KC_PF:
-		return dl_nsearch_lex8_pf;
-	case DL_KC_LEXW:
-		return dl_nsearch_lexw;
-	case DL_KC_LEXW | DL_KC_PF:
-		return dl_nsearch_lexw_pf;
-	case DL_KC_LEXL:
-		return dl_nsearch_lexl;
-	case DL_KC_LEXL | DL_KC_PF:
-		return dl_nsearch_lexl_pf;
-	case DL_KC_INT8:
-		return dl_nsearch_int8;
-	case DL_KC_INT8 | DL_KC_PF:
-		return dl_nsearch_int8_pf;
-	default:
-		return dl_nsearch_generic;
-	}
+	return dl_nsearch_tab[kind & 15][leaf];
 }
 
 /* One page's search through the instance fn (dl_nsearch_pick), the
@@ -1083,7 +1072,7 @@ static MDB_node *dl_leaf_search_other(MDB_cursor *mc, const dl_skey *s, int *exa
  * Position mc->ki[top] at the first leaf entry >= key.  Returns the node at
  * that index (NULL if past the end; LEAF2 pages return a non-NULL dummy) and
  * sets *exact.  fn: the page search instance the caller picked
- * (dl_nsearch_pick), NULL for dl_nsearch's choice.
+ * (dl_nsearch_pick), NULL for dl_nsearch_leaf's choice.
  */
 static inline __attribute__((always_inline)) MDB_node *dl_leaf_search_in(MDB_cursor *mc,
 	const dl_skey *s, dl_nsearch_fn *fn, int *exact)
@@ -1097,7 +1086,7 @@ static inline __attribute__((always_inline)) MDB_node *dl_leaf_search_in(MDB_cur
 	int c;
 	*exact = 0;
 	if (fn ? dl_nsearch_via(fn, mp, s, 0, env->psize, &i, &c) :
-	    dl_nsearch(mp, s, 0, env->psize, &i, &c)) {
+	    dl_nsearch_leaf(mp, s, env->psize, &i, &c)) {
 		/* NULL with ki inside the page: callers report MDB_CORRUPTED. */
 		mc->ki[mc->top] = (indx_t)i;
 		return NULL;
@@ -1204,8 +1193,8 @@ static inline pgno_t dl_branch_pgno(const MDB_node *n)
 
 /*
  * Descend from the root.  mode DL_PS_KEY follows the search key s,
- * searching each branch with fn (dl_nsearch_pick of s's kind: picked once,
- * not per page), DL_PS_FIRST/LAST the edges (s and fn NULL); DL_PS_MODIFY
+ * searching each branch with fn (the branch instance of s's kind,
+ * dl_nsearch_pick: picked once, not per page), DL_PS_FIRST/LAST the edges (s and fn NULL); DL_PS_MODIFY
  * makes every page on the path writable.  On success mc->top is the leaf
  * level; the leaf index is left for the caller.
  *
@@ -1307,7 +1296,7 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 /* dl_search_sk for any mode, out of line. */
 static __attribute__((noinline)) int dl_search_mode(MDB_cursor *mc, const dl_skey *s, int mode)
 {
-	return dl_search_sk(mc, s, s ? dl_nsearch_pick(s->kind) : NULL, mode);
+	return dl_search_sk(mc, s, s ? dl_nsearch_pick(s->kind, 0) : NULL, mode);
 }
 
 int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
@@ -1326,7 +1315,7 @@ int dl_search(MDB_cursor *mc, const MDB_val *key, int mode)
  * *exact set as dl_leaf_search sets them.  The lookup of mdb_get
  * (dl_get_value) and the SET ops (dl_cursor_set, dl_cursor_set_plain),
  * inline in each: the descent and the leaf search in the caller's frame,
- * with one page search instance for every page.
+ * with one page search instance for every branch and one for the leaf.
  */
 static inline __attribute__((always_inline)) int dl_search_key(MDB_cursor *mc,
 	const MDB_val *key, MDB_node **node, int *exact)
@@ -1334,11 +1323,10 @@ static inline __attribute__((always_inline)) int dl_search_key(MDB_cursor *mc,
 	dl_skey s;
 	dl_skey_init(&s, mc->dbx->cmp, key);
 	dl_skey_tree(&s, mc, 0);
-	dl_nsearch_fn *fn = dl_nsearch_pick(s.kind);
-	int rc = dl_search_sk(mc, &s, fn, DL_PS_KEY);
+	int rc = dl_search_sk(mc, &s, dl_nsearch_pick(s.kind, 0), DL_PS_KEY);
 	if (rc)
 		return rc;
-	*node = dl_leaf_search_in(mc, &s, fn, exact);
+	*node = dl_leaf_search_in(mc, &s, dl_nsearch_pick(s.kind, 1), exact);
 	return 0;
 }
 

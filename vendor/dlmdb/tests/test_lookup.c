@@ -399,28 +399,54 @@ static int pl_put(MDB_txn *txn, MDB_dbi dbi, unsigned i, int intkey, size_t klen
 	return mdb_put(txn, dbi, &k, &v, 0);
 }
 
-/* Every count of nodes in one leaf (a tree too small to prefetch), then
- * two leaves and a branch. */
-static void test_lookup_page_counts(void)
+/* Stores of 1 to max records, each loaded in a write txn, checked there
+ * and again in a read txn (pl_check: every key and every gap); the
+ * largest has a tree of the given depth. */
+static void pl_counts(unsigned flags, size_t klen, size_t vlen, unsigned max, unsigned depth)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 1ul << 30, 4);
 	REQUIRE(env);
 	MDB_txn *txn;
 	MDB_dbi dbi;
-	for (unsigned n = 1; n <= 260; n++) {
+	int intkey = (flags & MDB_INTEGERKEY) != 0;
+	for (unsigned n = 1; n <= max; n++) {
 		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-		REQUIRE_OK(mdb_dbi_open(txn, "db", MDB_CREATE, &dbi));
+		REQUIRE_OK(mdb_dbi_open(txn, "db", flags | MDB_CREATE, &dbi));
 		REQUIRE_OK(mdb_drop(txn, dbi, 0));
 		for (unsigned i = 0; i < n; i++)
-			REQUIRE_OK(pl_put(txn, dbi, i, 0, 8, 4));
-		CHECK_EQ(pl_check(txn, dbi, n, 0, 8, 4), 0);
+			REQUIRE_OK(pl_put(txn, dbi, i, intkey, klen, vlen));
+		CHECK_EQ(pl_check(txn, dbi, n, intkey, klen, vlen), 0);
 		REQUIRE_OK(mdb_txn_commit(txn));
 		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-		CHECK_EQ(pl_check(txn, dbi, n, 0, 8, 4), 0);
+		CHECK_EQ(pl_check(txn, dbi, n, intkey, klen, vlen), 0);
+		if (n == max) {
+			MDB_stat st;
+			REQUIRE_OK(mdb_stat(txn, dbi, &st));
+			CHECK_EQ(st.ms_depth, depth);
+		}
 		mdb_txn_abort(txn);
 	}
 	mdb_env_close(env);
 }
+
+/* Every count of nodes in one leaf (a tree too small to prefetch), then
+ * two leaves and a branch. */
+static void test_lookup_page_counts(void) { pl_counts(0, 8, 4, 260, 2); }
+
+/* The same for the other specialised kinds: 20-byte keys (LEXW), 64-byte
+ * keys (LEXL), INTEGERKEY (INT8). */
+static void test_lookup_page_counts_k20(void) { pl_counts(0, 20, 4, 200, 2); }
+static void test_lookup_page_counts_k64(void) { pl_counts(0, 64, 4, 130, 2); }
+static void test_lookup_page_counts_intkey(void) { pl_counts(MDB_INTEGERKEY, 8, 4, 260, 2); }
+
+/* Values of 1,500 bytes, two records a leaf: the root branch holds every
+ * count of children from 2 up (to a full branch and past it, a depth of
+ * three, for 64-byte keys), and every key and gap puts a branch search's
+ * answer at every position of it. */
+static void test_lookup_branch_counts_k8(void) { pl_counts(0, 8, 1500, 200, 2); }
+static void test_lookup_branch_counts_k20(void) { pl_counts(0, 20, 1500, 200, 2); }
+static void test_lookup_branch_counts_k64(void) { pl_counts(0, 64, 1500, 150, 3); }
+static void test_lookup_branch_counts_intkey(void) { pl_counts(MDB_INTEGERKEY, 8, 1500, 200, 2); }
 
 /* Trees of more than 64 pages (the searches that prefetch) loaded in a
  * random order, so that their leaves and branches hold many counts of
@@ -489,6 +515,13 @@ int main(void)
 #endif
 	RUN(test_lookup_refusals);
 	RUN(test_lookup_page_counts);
+	RUN(test_lookup_page_counts_k20);
+	RUN(test_lookup_page_counts_k64);
+	RUN(test_lookup_page_counts_intkey);
+	RUN(test_lookup_branch_counts_k8);
+	RUN(test_lookup_branch_counts_k20);
+	RUN(test_lookup_branch_counts_k64);
+	RUN(test_lookup_branch_counts_intkey);
 	RUN(test_lookup_big_k8);
 	RUN(test_lookup_big_k20);
 	RUN(test_lookup_big_k64);
