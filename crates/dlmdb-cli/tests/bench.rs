@@ -306,6 +306,33 @@ fn compress_options_are_checked_like_compress_bench() {
 }
 
 #[test]
+fn compress_holds_plain_dups_against_plain() {
+    // DLMDB's published proportions: a plain-dups delete no dearer than a
+    // plain delete, an update at most about 2.3 times a plain update.
+    let o = run(&[
+        "compress", "-n", "400", "-r", "100", "-U", "50", "-X", "50", "-D", "4", "-C", "off", "-q",
+        "--json", "-m", "16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rep = Report::from_json(&stdout(&o)).unwrap();
+    let row = |name: &str| rep.rows.iter().find(|r| r.name == name).unwrap().clone();
+    for (phase, bound) in [("delete", 1.0), ("update", 2.3)] {
+        let r = row(&format!("plain-dups/{phase}"));
+        assert_eq!(r.reference.as_ref().unwrap().label, "plain", "{phase}");
+        let t = r.target.unwrap();
+        assert_eq!(
+            (t.kind, t.bound),
+            (TargetKind::RatioAtMost, bound),
+            "{phase}"
+        );
+    }
+    let r = row("plain-dups/insert");
+    assert_eq!(r.reference.unwrap().label, "plain");
+    assert!(r.target.is_none());
+    assert!(row("plain/delete").reference.is_none());
+}
+
+#[test]
 fn fail_on_miss_turns_a_missed_target_into_exit_1() {
     // A report whose target is missed, through the same output path the
     // suites use.
