@@ -365,6 +365,22 @@ static void ov_scan_check(MDB_txn *txn, const unsigned *gen, unsigned n)
 	CHECK_EQ(bad, 0u);
 }
 
+/* Scan-check txn, rewrite every step-th key from first and add 60 keys
+ * after the last, and scan-check it again; returns the failed puts. */
+static int ov_rewrite_check(MDB_txn *txn, unsigned *gen, unsigned *n, unsigned first,
+	unsigned step)
+{
+	int bad = 0;
+	ov_scan_check(txn, gen, *n);
+	for (unsigned i = first; i < *n; i += step)
+		bad += ov_put(txn, i, ++gen[i]) != 0;
+	for (unsigned i = *n; i < *n + 60; i++)
+		bad += ov_put(txn, i, 0) != 0;
+	*n += 60;
+	ov_scan_check(txn, gen, *n);
+	return bad;
+}
+
 static void test_overflow_step_txn_kinds(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, (size_t)64 << 20, 0);
@@ -398,13 +414,7 @@ static void test_overflow_step_txn_kinds(void)
 
 	/* A write txn: first on snapshot pages only, then with dirty ones. */
 	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	ov_scan_check(txn, gen, n);
-	for (unsigned i = 0; i < n; i += 6)
-		bad += ov_put(txn, i, ++gen[i]) != 0;
-	for (unsigned i = n; i < n + 60; i++)
-		bad += ov_put(txn, i, 0) != 0;
-	n += 60;
-	ov_scan_check(txn, gen, n);
+	bad += ov_rewrite_check(txn, gen, &n, 0, 6);
 	OK(mdb_txn_commit(txn));
 
 	/* A nested txn over a parent with dirty runs of its own. */
@@ -412,13 +422,7 @@ static void test_overflow_step_txn_kinds(void)
 	for (unsigned i = 3; i < n; i += 12)
 		bad += ov_put(txn, i, ++gen[i]) != 0;
 	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
-	ov_scan_check(child, gen, n);
-	for (unsigned i = 6; i < n; i += 12)
-		bad += ov_put(child, i, ++gen[i]) != 0;
-	for (unsigned i = n; i < n + 60; i++)
-		bad += ov_put(child, i, 0) != 0;
-	n += 60;
-	ov_scan_check(child, gen, n);
+	bad += ov_rewrite_check(child, gen, &n, 6, 12);
 	OK(mdb_txn_commit(child));
 	ov_scan_check(txn, gen, n);
 	OK(mdb_txn_commit(txn));
