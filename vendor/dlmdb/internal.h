@@ -315,8 +315,9 @@ struct MDB_txn {
 	 * positive), so that a page number pg is a snapshot page the map
 	 * holds exactly when pg - 2 < mapspan (one compare); 0 in write
 	 * txns, whose dirty pages and parents need dl_ov_snapshot's full
-	 * test.  Set with the snapshot (txn.c, dl_txn_setup_core); nothing
-	 * else changes a read txn's fpages or next_pgno. */
+	 * test.  Set with the snapshot (txn.c, dl_txn_setup_core; a nested
+	 * txn keeps the 0 of its zeroed allocation); nothing else changes a
+	 * read txn's fpages or next_pgno. */
 	pgno_t	mapspan;
 	dl_reader *slot;
 	unsigned numdbs;
