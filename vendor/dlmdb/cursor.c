@@ -437,19 +437,56 @@ static inline __attribute__((always_inline)) int dl_step_set(indx_t *kp, MDB_val
 	return 0;
 }
 
+static int dl_big_next_write(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_node *node,
+	unsigned i, const char *last);
+static int dl_big_prev_write(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_node *node,
+	unsigned i, const char *last);
+
 /*
  * The end of a fast step (below) to entry i, node, whose value is in an
- * overflow run (or is a duplicate set, which goes to the general path).
+ * overflow run (or is a duplicate set, which goes to the general path);
+ * last is the fast step's bound of the leaf (at most the page's end) less
+ * the size of a page number: the last place one can start.
+ * write 0: the instance for read txns, which bounds the run by the txn's
+ * mapspan alone and passes write txns (mapspan 0) on to the instance with
+ * write 1, which takes dl_ov_snapshot's whole test (its registers would
+ * cost the read instance a stack frame).
  */
 static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, MDB_node *node, unsigned i, int back)
+	MDB_val *data, MDB_node *node, unsigned i, const char *last, int back, int write)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_env *env = txn->env;
-	char *dptr = (node->mn_flags & F_DUPDATA) ? NULL :
-		dl_big_value(txn, env, node, (const char *)mc->pg[mc->top] + env->psize);
+	char *dptr = NULL;
+	if (node->mn_flags & F_DUPDATA)
+		goto general;
+	if (write) {
+		dptr = dl_big_value(txn, env, node, last + sizeof(pgno_t));
+	} else {
+		/* The bound read first: the txn then needs no register. */
+		pgno_t span = txn->mapspan;
+		__asm__("" : "+r"(span));
+		/* dl_big_pgno_at, against last: no register for a sum. */
+		size_t ks = node->mn_ksize;
+		const char *pp = (const char *)node->mn_data + ks + (ks & env->pad);
+		if (pp > last)
+			goto general;
+		/* rel: the run's page number less 2 (the first page a run
+		 * can start on), so that one compare bounds it both ways. */
+		pgno_t rel = dl_get64(pp) - 2;
+		if (__builtin_expect(rel >= span, 0)) {
+			if (span)
+				goto general;
+			return back ? dl_big_prev_write(mc, key, data, node, i, last) :
+				dl_big_next_write(mc, key, data, node, i, last);
+		}
+		dptr = dl_ov_in_span(env, rel, NODEDSZ(node), span);
+		/* The key and size are read from the node again (dl_step_set):
+		 * registers less than keeping them from above. */
+		__asm__("" : "+r"(node));
+	}
 	if (!dptr)
-		return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
+		goto general;
 #if DL_SCAN_RUNS_AHEAD
 	/* Each run starts on a page of its own, where the hardware
 	 * prefetchers do not follow; a store loaded in key order keeps the
@@ -472,20 +509,34 @@ static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB
 	__builtin_prefetch((const void *)ahead);
 #endif
 	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
+general:
+	return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
 }
 
-/* One copy per direction, outside the plain step: its calls and registers
- * would cost the plain case a stack frame. */
+/* One copy per direction and kind of txn, outside the plain step: its
+ * calls and registers would cost the plain case a stack frame. */
 static __attribute__((noinline)) int dl_big_next(MDB_cursor *mc, MDB_val *key, MDB_val *data,
-	MDB_node *node, unsigned i)
+	MDB_node *node, unsigned i, const char *last)
 {
-	return dl_step_big(mc, key, data, node, i, 0);
+	return dl_step_big(mc, key, data, node, i, last, 0, 0);
 }
 
 static __attribute__((noinline)) int dl_big_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data,
-	MDB_node *node, unsigned i)
+	MDB_node *node, unsigned i, const char *last)
 {
-	return dl_step_big(mc, key, data, node, i, 1);
+	return dl_step_big(mc, key, data, node, i, last, 1, 0);
+}
+
+static __attribute__((noinline)) int dl_big_next_write(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, const char *last)
+{
+	return dl_step_big(mc, key, data, node, i, last, 0, 1);
+}
+
+static __attribute__((noinline)) int dl_big_prev_write(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, const char *last)
+{
+	return dl_step_big(mc, key, data, node, i, last, 1, 1);
 }
 
 /* The step to an entry i > 0 of a prefix-compressed leaf whose key is
@@ -776,8 +827,8 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	if (pfx && i > 0 && key)
 		return dl_step_pfx_entry(mc, key, data, node, i, op);
 	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0))
-		return back ? dl_big_prev(mc, key, data, node, i) :
-			dl_big_next(mc, key, data, node, i);
+		return back ? dl_big_prev(mc, key, data, node, i, end - sizeof(pgno_t)) :
+			dl_big_next(mc, key, data, node, i, end - sizeof(pgno_t));
 	/* The cursor moves before the value's bound is checked: neither its
 	 * top nor the index then needs a register past here.  A value that
 	 * overruns its page can only be damage, which the general path's

@@ -311,6 +311,14 @@ struct MDB_txn {
 	txnid_t	txnid;
 	pgno_t	next_pgno;	/* first page not in use */
 	pgno_t	fpages;		/* pages of the file readable through the map */
+	/* Read txns: min(fpages, next_pgno) - 2 (0 when that is not
+	 * positive), so that a page number pg is a snapshot page the map
+	 * holds exactly when pg - 2 < mapspan (one compare); 0 in write
+	 * txns, whose dirty pages and parents need dl_ov_snapshot's full
+	 * test.  Set with the snapshot (txn.c, dl_txn_setup_core; a nested
+	 * txn keeps the 0 of its zeroed allocation); nothing else changes a
+	 * read txn's fpages or next_pgno. */
+	pgno_t	mapspan;
 	dl_reader *slot;
 	unsigned numdbs;
 	unsigned dbgen;		/* env->dbgen when the handles were set up */
@@ -844,6 +852,30 @@ int  dl_fl_save(MDB_txn *txn);
 int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
 
 /*
+ * The overflow run of a dsz-byte value at page rel + 2, where rel < span
+ * and every page below span + 2 is read from the map: the value's address
+ * when that page is an overflow page whose run holds dsz bytes and ends at
+ * or below span + 2; NULL otherwise.  No division.
+ */
+static inline __attribute__((always_inline)) char *dl_ov_in_span(const MDB_env *env,
+	pgno_t rel, size_t dsz, pgno_t span)
+{
+	/* The pages the run may take, worked out before its header is
+	 * read: fewer registers while the header is tested. */
+	size_t room = span - rel, psize = env->psize;
+	__asm__("" : "+r"(room));
+	MDB_page *omp = (MDB_page *)(env->map + (size_t)(rel + 2) * psize);
+	uint64_t np = omp->mp_u.pages;
+	if (!IS_OVERFLOW(omp) || np > room)
+		return NULL;
+	/* The run holds the value: np * psize - PAGEHDRSZ >= dsz, signed
+	 * (np * psize < 2^48), so that np = 0 fails it. */
+	if ((int64_t)(np * psize) - (int64_t)PAGEHDRSZ < (int64_t)dsz)
+		return NULL;
+	return (char *)omp + PAGEHDRSZ;
+}
+
+/*
  * The common case of an overflow value, for dl_node_read and the cursor
  * read paths: in a txn that reads every page from the map (no dirty
  * pages, no parent), the address of the dsz-byte value whose run starts at
@@ -851,22 +883,34 @@ int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
  * page counts, is an overflow page whose run holds dsz bytes, and the run
  * ends below both counts too.  NULL leaves the case to the rest of
  * dl_node_read, which decides it (dirty pages, runs longer than the value
- * needs that end past the file) or reports the damage.  No division.
+ * needs that end past the file) or reports the damage.  A read txn's
+ * bound is its mapspan; a write txn (mapspan 0) works it out each time.
+ * No calls: the callers' registers stay free.
  */
-static inline char *dl_ov_snapshot(const MDB_txn *txn, const MDB_env *env, pgno_t pg,
-	size_t dsz)
+static inline __attribute__((always_inline)) char *dl_ov_snapshot(const MDB_txn *txn,
+	const MDB_env *env, pgno_t pg, size_t dsz)
 {
-	if (txn->dirty.count || txn->parent)
-		return NULL;
-	pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
-	if (pg < 2 || pg >= lim)
-		return NULL;
-	size_t psize = env->psize;
-	MDB_page *omp = (MDB_page *)(env->map + (size_t)pg * psize);
-	uint64_t np = omp->mp_u.pages;
-	if (!IS_OVERFLOW(omp) || np * psize < PAGEHDRSZ + dsz || pg + np > lim)
-		return NULL;
-	return (char *)omp + PAGEHDRSZ;
+	pgno_t span = txn->mapspan;
+	if (__builtin_expect(!span, 0)) {
+		if (txn->dirty.count || txn->parent)
+			return NULL;
+		pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
+		span = lim > 2 ? lim - 2 : 0;
+	}
+	pgno_t rel = pg - 2;
+	return rel < span ? dl_ov_in_span(env, rel, dsz, span) : NULL;
+}
+
+/*
+ * Where the page number of node's overflow run (F_BIGDATA; in the page
+ * ending at end) lies; NULL when it does not fit before end.
+ */
+static inline __attribute__((always_inline)) const char *dl_big_pgno_at(const MDB_env *env,
+	const MDB_node *node, const char *end)
+{
+	size_t ks = node->mn_ksize;
+	const char *dptr = (const char *)node->mn_data + ks + (ks & env->pad);
+	return dptr + sizeof(pgno_t) > end ? NULL : dptr;
 }
 
 /*
@@ -877,11 +921,8 @@ static inline char *dl_ov_snapshot(const MDB_txn *txn, const MDB_env *env, pgno_
 static inline __attribute__((always_inline)) char *dl_big_value(MDB_txn *txn, MDB_env *env,
 	MDB_node *node, const char *end)
 {
-	size_t ks = node->mn_ksize;
-	const char *dptr = (const char *)node->mn_data + ks + (ks & env->pad);
-	if (dptr + sizeof(pgno_t) > end)
-		return NULL;
-	return dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node));
+	const char *dptr = dl_big_pgno_at(env, node, end);
+	return dptr ? dl_ov_snapshot(txn, env, dl_get64(dptr), NODEDSZ(node)) : NULL;
 }
 
 /*

@@ -297,13 +297,155 @@ static void test_overflow_slack_zeroed(void)
 	CHECK_EQ(dirty, 0);
 }
 
+/*
+ * The NEXT/PREV step onto overflow values in every kind of txn: a read
+ * txn (also reset and renewed on the same snapshot, and on a later one
+ * whose new runs lie past the first one's last page), a write txn before
+ * and after it has dirty pages (a run rewritten, new runs), and a nested
+ * txn with runs of its own and of its parent, on pages freed by earlier
+ * txns (so the map holds other bytes there).  Every third key has an
+ * overflow value (4,000-13,000 bytes, its size changing with each
+ * rewrite); each value is compared byte by byte, and mdb_get agrees.
+ */
+#define OVN 300
+
+static size_t ov_size(unsigned i, unsigned gen)
+{
+	return i % 3 ? 40 + i % 50 : 4000 + (i * 37 + gen * 1000) % 9000;
+}
+
+static int ov_put(MDB_txn *txn, unsigned i, unsigned gen)
+{
+	static unsigned char vb[13000];
+	unsigned char kb[8];
+	key_of(i, kb);
+	size_t n = ov_size(i, gen);
+	val_of(i, gen, vb, n);
+	MDB_val k = { 8, kb }, v = { n, vb };
+	return mdb_put(txn, 1, &k, &v, 0);
+}
+
+/* Keys 0..n-1, forwards and backwards, and each by mdb_get. */
+static void ov_scan_check(MDB_txn *txn, const unsigned *gen, unsigned n)
+{
+	static unsigned char vb[13000];
+	MDB_cursor *cur;
+	MDB_val k, v;
+	REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+	for (int dir = 0; dir < 2; dir++) {
+		unsigned seen = 0, bad = 0;
+		int rc = mdb_cursor_get(cur, &k, &v, dir ? MDB_LAST : MDB_FIRST);
+		for (; !rc; rc = mdb_cursor_get(cur, &k, &v, dir ? MDB_PREV : MDB_NEXT)) {
+			unsigned i = dir ? n - 1 - seen : seen;
+			unsigned char kb[8];
+			key_of(i, kb);
+			size_t want = ov_size(i, gen[i]);
+			val_of(i, gen[i], vb, want);
+			if (seen >= n || k.mv_size != 8 || memcmp(k.mv_data, kb, 8) ||
+			    v.mv_size != want || memcmp(v.mv_data, vb, want))
+				bad++;
+			seen++;
+		}
+		CHECK_RC(rc, MDB_NOTFOUND);
+		CHECK_EQ(seen, n);
+		CHECK_EQ(bad, 0u);
+	}
+	mdb_cursor_close(cur);
+	unsigned bad = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned char kb[8];
+		key_of(i, kb);
+		k.mv_size = 8;
+		k.mv_data = kb;
+		size_t want = ov_size(i, gen[i]);
+		val_of(i, gen[i], vb, want);
+		if (mdb_get(txn, 1, &k, &v) || v.mv_size != want || memcmp(v.mv_data, vb, want))
+			bad++;
+	}
+	CHECK_EQ(bad, 0u);
+}
+
+/* Scan-check txn, rewrite every step-th key from first and add 60 keys
+ * after the last, and scan-check it again; returns the failed puts. */
+static int ov_rewrite_check(MDB_txn *txn, unsigned *gen, unsigned *n, unsigned first,
+	unsigned step)
+{
+	int bad = 0;
+	ov_scan_check(txn, gen, *n);
+	for (unsigned i = first; i < *n; i += step)
+		bad += ov_put(txn, i, ++gen[i]) != 0;
+	for (unsigned i = *n; i < *n + 60; i++)
+		bad += ov_put(txn, i, 0) != 0;
+	*n += 60;
+	ov_scan_check(txn, gen, *n);
+	return bad;
+}
+
+static void test_overflow_step_txn_kinds(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, (size_t)64 << 20, 0);
+	REQUIRE(env);
+	static unsigned gen[OVN + 200];
+	MDB_txn *txn, *rd, *child;
+	unsigned n = OVN;
+	int bad = 0;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < n; i++)
+		bad += ov_put(txn, i, 0) != 0;
+	OK(mdb_txn_commit(txn));
+	/* Every run rewritten twice: the pages of the first ones are free
+	 * again, and the write txns below take their new runs from them
+	 * (below the snapshot's last page, with other bytes in the map). */
+	for (int round = 0; round < 2; round++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		for (unsigned i = 0; i < n; i += 3)
+			bad += ov_put(txn, i, ++gen[i]) != 0;
+		OK(mdb_txn_commit(txn));
+	}
+	CHECK_EQ(bad, 0);
+
+	/* A read txn, then the same handle renewed on the same snapshot. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+	ov_scan_check(rd, gen, n);
+	mdb_txn_reset(rd);
+	REQUIRE_OK(mdb_txn_renew(rd));
+	ov_scan_check(rd, gen, n);
+	mdb_txn_reset(rd);
+
+	/* A write txn: first on snapshot pages only, then with dirty ones. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	bad += ov_rewrite_check(txn, gen, &n, 0, 6);
+	OK(mdb_txn_commit(txn));
+
+	/* A nested txn over a parent with dirty runs of its own. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 3; i < n; i += 12)
+		bad += ov_put(txn, i, ++gen[i]) != 0;
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	bad += ov_rewrite_check(child, gen, &n, 6, 12);
+	OK(mdb_txn_commit(child));
+	ov_scan_check(txn, gen, n);
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(bad, 0);
+
+	/* The reset read txn renewed on the latest snapshot: its runs past
+	 * the first snapshot's pages read like the others; and a new one. */
+	REQUIRE_OK(mdb_txn_renew(rd));
+	ov_scan_check(rd, gen, n);
+	mdb_txn_abort(rd);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rd));
+	ov_scan_check(rd, gen, n);
+	mdb_txn_abort(rd);
+	mdb_env_close(env);
+}
+
 #ifndef STOCK_LMDB
 /*
  * An overflow run whose header is damaged (not an overflow page, too short
- * for its value, or running past the last page in use; stock LMDB does not
- * read it) is reported by every read that reaches its value (mdb_get,
- * MDB_SET, and the NEXT and PREV steps onto it), while its neighbours still
- * read.  Five keys with 6000-byte values; key i's value is filled with byte
+ * for its value, no pages at all, or running past the last page in use;
+ * stock LMDB does not read it) is reported by every read that reaches its
+ * value (mdb_get, MDB_SET, and the NEXT and PREV steps onto it), while its
+ * neighbours still read.  Five keys with 6000-byte values; key i's value is filled with byte
  * 0x10 * (i + 1), which tells which key a run in the file belongs to.
  */
 static void overflow_damage_case(int how)
@@ -345,7 +487,7 @@ static void overflow_damage_case(int how)
 		uint16_t flags = 0x02;	/* a leaf page's flags */
 		memcpy(hdr + 10, &flags, 2);
 	} else {
-		uint32_t np = how == 1 ? 1 : 1000000;
+		uint32_t np = how == 1 ? 1 : how == 2 ? 1000000 : 0;
 		memcpy(hdr + 12, &np, 4);
 	}
 	REQUIRE(!fseek(f, found, SEEK_SET) && fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr);
@@ -384,6 +526,7 @@ static void overflow_damage_case(int how)
 static void test_overflow_damage_not_overflow(void) { overflow_damage_case(0); }
 static void test_overflow_damage_run_too_short(void) { overflow_damage_case(1); }
 static void test_overflow_damage_run_past_end(void) { overflow_damage_case(2); }
+static void test_overflow_damage_run_empty(void) { overflow_damage_case(3); }
 
 /*
  * A value inside its leaf whose size runs past the page's end (damage:
@@ -547,10 +690,12 @@ int main(void)
 	RUN(test_cursor_put_orders);
 	RUN(test_cursor_put_split_path);
 	RUN(test_overflow_slack_zeroed);
+	RUN(test_overflow_step_txn_kinds);
 #ifndef STOCK_LMDB
 	RUN(test_overflow_damage_not_overflow);
 	RUN(test_overflow_damage_run_too_short);
 	RUN(test_overflow_damage_run_past_end);
+	RUN(test_overflow_damage_run_empty);
 	RUN(test_value_past_leaf_end);
 	RUN(test_step_interrupt);
 #endif
