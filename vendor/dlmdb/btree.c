@@ -1228,10 +1228,8 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 	size_t psize = env->psize;
 	char *map = env->map;
 	pgno_t lim = 0;
-	if (!modify && !txn->dirty.count && !txn->parent) {
-		lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
-		lim = lim > 2 ? lim - 2 : 0;
-	}
+	if (!modify && !txn->dirty.count && !txn->parent)
+		lim = dl_txn_map_span(txn);
 	for (;;) {
 		if (modify) {
 			if ((rc = dl_pget(txn, pg, &mp)))

@@ -604,7 +604,7 @@ static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *m
  * damaged number costs nothing.
  */
 static inline __attribute__((always_inline)) const char *dl_step_leaf_prefetch(MDB_env *env,
-	MDB_page *parent, unsigned pi, int back, pgno_t lim)
+	MDB_page *parent, unsigned pi, int back, pgno_t span)
 {
 	if (back ? !pi : pi + 1 >= NUMKEYS(parent))
 		return NULL;
@@ -612,7 +612,7 @@ static inline __attribute__((always_inline)) const char *dl_step_leaf_prefetch(M
 	if (off + NODESZ > psize)
 		return NULL;
 	pgno_t pg = NODEPGNO((MDB_node *)((char *)parent + off));
-	if (pg >= lim)
+	if (pg - 2 >= span)
 		return NULL;
 	const char *np = env->map + (size_t)pg * psize;
 	__builtin_prefetch(np);
@@ -682,9 +682,8 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	MDB_node *node = NODEPTR(parent, pi);
 	if (dl_node_check(env, parent, node, 0))
 		goto general;
-	pgno_t pg = NODEPGNO(node), lim = txn->fpages < txn->next_pgno ? txn->fpages :
-		txn->next_pgno;
-	if (pg < 2 || pg >= lim)
+	pgno_t pg = NODEPGNO(node), span = dl_txn_map_span(txn);
+	if (pg - 2 >= span)
 		goto general;
 	size_t psize = env->psize;
 	MDB_page *mp = (MDB_page *)(env->map + (size_t)pg * psize);
@@ -709,7 +708,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	mc->ki[top - 1] = (indx_t)pi;
 	mc->pg[top] = mp;
 	DL_ASSERT(dl_stack_ok(mc));
-	const char *np = dl_step_leaf_prefetch(env, parent, pi, back, lim);
+	const char *np = dl_step_leaf_prefetch(env, parent, pi, back, span);
 #if DL_SCAN_PREFETCH
 	mc->pfd = np ? (intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);

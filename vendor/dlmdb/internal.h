@@ -311,9 +311,9 @@ struct MDB_txn {
 	txnid_t	txnid;
 	pgno_t	next_pgno;	/* first page not in use */
 	pgno_t	fpages;		/* pages of the file readable through the map */
-	/* Read txns: min(fpages, next_pgno) - 2 (0 when that is not
-	 * positive), so that a page number pg is a snapshot page the map
-	 * holds exactly when pg - 2 < mapspan (one compare); 0 in write
+	/* Read txns: dl_txn_map_span, so that a page number pg is a
+	 * snapshot page the map holds exactly when pg - 2 < mapspan (one
+	 * compare); 0 in write
 	 * txns, whose dirty pages and parents need dl_ov_snapshot's full
 	 * test.  Set with the snapshot (txn.c, dl_txn_setup_core; a nested
 	 * txn keeps the 0 of its zeroed allocation); nothing else changes a
@@ -852,6 +852,18 @@ int  dl_fl_save(MDB_txn *txn);
 int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
 
 /*
+ * How many pages from page 2 on the txn's snapshot holds that the map can
+ * be read at: min(fpages, next_pgno) - 2, 0 when that is not positive.  A
+ * page number pg lies among them exactly when pg - 2 < the result (one
+ * unsigned compare bounds it on both sides).
+ */
+static inline pgno_t dl_txn_map_span(const MDB_txn *txn)
+{
+	pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
+	return lim > 2 ? lim - 2 : 0;
+}
+
+/*
  * The overflow run of a dsz-byte value at page rel + 2, where rel < span
  * and every page below span + 2 is read from the map: the value's address
  * when that page is an overflow page whose run holds dsz bytes and ends at
@@ -894,8 +906,7 @@ static inline __attribute__((always_inline)) char *dl_ov_snapshot(const MDB_txn 
 	if (__builtin_expect(!span, 0)) {
 		if (txn->dirty.count || txn->parent)
 			return NULL;
-		pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
-		span = lim > 2 ? lim - 2 : 0;
+		span = dl_txn_map_span(txn);
 	}
 	pgno_t rel = pg - 2;
 	return rel < span ? dl_ov_in_span(env, rel, dsz, span) : NULL;

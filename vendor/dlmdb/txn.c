@@ -82,8 +82,7 @@ static void dl_txn_setup_core(MDB_txn *txn, MDB_meta *m)
 	if (txn->fpages < txn->next_pgno)
 		txn->fpages = dl_file_pages(env);	/* the file may have grown */
 	/* Read txns only (their flags are set before this runs): internal.h. */
-	pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
-	txn->mapspan = (txn->flags & TXN_RDONLY) && lim > 2 ? lim - 2 : 0;
+	txn->mapspan = (txn->flags & TXN_RDONLY) ? dl_txn_map_span(txn) : 0;
 	txn->dbs[DL_FREE_DBI] = m->mm_dbs[DL_FREE_DBI];
 	txn->dbs[DL_MAIN_DBI] = m->mm_dbs[DL_MAIN_DBI];
 	txn->dbflags[DL_FREE_DBI] = DB_VALID;
