@@ -15,7 +15,7 @@
  * usage: ab_reads DIR[,DIR...] ENTRIES KEYSIZE ROUNDS BATCH
  *   (one store per build, or one for all; stores made by perf_reads)
  */
-#include "lmdb.h"
+#include "perf.h"
 #include "ab_reads_ops.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -29,14 +29,6 @@ static const char *names[] = { AB_NAMES };
 #define NB (sizeof ops / sizeof ops[0])
 
 static unsigned keysize;
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
 
 static double cpu_ns(void)
 {
@@ -126,8 +118,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (int r = 0; r < rounds; r++) {
 		for (int j = 0; j < batch; j++) {
-			gi[j] = 1 + splitmix(&seed) % (n - 1);
-			si[j] = 1 + splitmix(&seed) % (n - 1);
+			gi[j] = 1 + perf_splitmix(&seed) % (n - 1);
+			si[j] = 1 + perf_splitmix(&seed) % (n - 1);
 		}
 		for (unsigned q = 0; q < NB; q++) {
 			unsigned b = (q + (unsigned)r) % NB;

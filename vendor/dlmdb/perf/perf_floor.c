@@ -84,14 +84,6 @@ static void check(int rc, const char *what)
 	}
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static clockid_t clock_id = CLOCK_THREAD_CPUTIME_ID;
 
 static double clock_ns(void)
@@ -112,7 +104,7 @@ static uint64_t n;
 static unsigned ballast;
 static volatile uint64_t ballast_sink;
 static unsigned char *keys; /* n keys of 8 bytes, in key order */
-static uint32_t *perm;      /* the bench's random order */
+static uint64_t *perm;      /* the bench's random order */
 
 __attribute__((noinline)) static uint64_t run_loop(const struct ab_ops *o, struct engine *e,
     int loop)
@@ -204,7 +196,7 @@ static void build(unsigned b, const char *root, unsigned vsize, struct engine *e
 			uint64_t s = 2 * j;
 			for (unsigned c = 0; c < vsize; c++)
 				vb[c] = c < 8 ? (unsigned char)(2 * j >> (8 * (7 - c)))
-					      : (unsigned char)splitmix(&s);
+					      : (unsigned char)perf_splitmix(&s);
 			MDB_val k = { 8, keys + 8 * j }, v = { vsize, vb };
 			check(o->put(txn, e->dbi, &k, &v, 0), "put");
 		}
@@ -252,7 +244,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	keys = malloc(8 * n);
-	perm = malloc(4 * n);
+	/* the bench's shuffle, seed 0x5EED0000 + n */
+	perm = perf_shuffled(n, 0x5EED0000ull + n);
 	struct engine *eng = calloc(NB, sizeof *eng);
 	double *t = malloc(sizeof(double) * NB * NLOOP * rounds);
 	double *pass_t = malloc(sizeof(double) * passes);
@@ -262,15 +255,6 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < n; i++) {
 		for (int c = 0; c < 8; c++)
 			keys[8 * i + c] = (unsigned char)(2 * i >> (8 * (7 - c)));
-		perm[i] = (uint32_t)i;
-	}
-	/* the bench's shuffle: Fisher-Yates from the end, seed 0x5EED0000 + n */
-	uint64_t seed = 0x5EED0000ull + n;
-	for (uint64_t i = n - 1; i >= 1; i--) {
-		uint64_t j = splitmix(&seed) % (i + 1);
-		uint32_t tmp = perm[i];
-		perm[i] = perm[j];
-		perm[j] = tmp;
 	}
 	for (unsigned b = 0; b < NB; b++)
 		build(b, argv[1], vsize, &eng[b]);
