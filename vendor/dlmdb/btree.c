@@ -375,14 +375,17 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 #endif
 
 /*
- * Whether the halving of a small tree's search (no prefetching, see
- * DL_PREFETCH_PAGES; its pages sit in the nearest caches) loads, during
+ * Whether the halving of a page search (dl_nsearch_fast) loads, during
  * each probe, the node pointers of both nodes the next probe may read, and
- * picks one with the probe's compare (dl_nsearch_fast), 1 or 0 (a build
- * option, for timing).  Each probe is then one dependent load (the key)
- * after the compare before it instead of two (the pointer, then the key):
- * a random seek of a 1,000-record store took about a tenth less time, a
- * get about 7% less (BENCHMARKS.md "MDB_SET_RANGE on small trees").
+ * picks one with the probe's compare: 1 in small trees only (no
+ * prefetching, see DL_PREFETCH_PAGES; their pages sit in the nearest
+ * caches), 2 in every tree, 0 never (build options, for timing).  Each
+ * probe is then one dependent load (the key) after the compare before it
+ * instead of two (the pointer, then the key): a random seek of a
+ * 1,000-record store took about a tenth less time, a get about 7% less.
+ * 2 took a tenth off the lookups of a 10K-record store too, but reads
+ * more lines in large ones and was not timed apart from the noise there
+ * (BENCHMARKS.md "MDB_SET_RANGE on small trees").
  */
 #ifndef DL_SEARCH_PTRNEXT
 #define DL_SEARCH_PTRNEXT 1
@@ -618,7 +621,7 @@ static inline __attribute__((always_inline)) int dl_nsearch_fast(MDB_page *mp,
 #endif
 	/* DL_SEARCH_PTRNEXT: dn is the next probe's node offset less lower,
 	 * read before the compare that picks it. */
-	int pn = DL_SEARCH_PTRNEXT && !pf;
+	int pn = DL_SEARCH_PTRNEXT && (!pf || DL_SEARCH_PTRNEXT == 2);
 	size_t dn = pn ? (size_t)mp->mp_ptrs[base + (len >> 1)] - lower : 0;
 	for (;;) {
 #if DL_SEARCH_TAIL
