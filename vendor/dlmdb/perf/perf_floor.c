@@ -19,6 +19,10 @@
  *   rwalk the pointer array in the bench's random order (the floor of
  *         rand_get; the key comes from a table of keys, as in the bench)
  *   get   mdb_get in that order
+ *   seek  MDB_SET_RANGE in that order on one cursor, with the bench's seek
+ *         keys (be64(2i - 1), strictly between records i - 1 and i; record
+ *         0's own key): it lands on the record the get of the same turn
+ *         reads
  *   bwalk (BALLAST > 0 only) the walk with BALLAST rounds of register-only
  *         work per record (four independent shift-xor-add chains, about
  *         20 instructions a round), that no load waits for: how fast a
@@ -61,8 +65,14 @@ static const char *names[] = { "ours" };
 #define NB (sizeof ops / sizeof ops[0])
 #define LOAD_BATCH 10000
 #define MIN_RECORDS 10000
-enum { WALK, SCAN, RWALK, GET, BWALK, NLOOP };
-static const char *loop_names[NLOOP] = { "walk", "scan", "rwalk", "get", "bwalk" };
+enum { WALK, SCAN, RWALK, GET, SEEK, BWALK, NLOOP };
+static const char *loop_names[NLOOP] = { "walk", "scan", "rwalk", "get", "seek", "bwalk" };
+
+/* The walk that folds the same bytes as loop l, in the same order. */
+static int loop_ref(int l)
+{
+	return l == BWALK || l == SCAN ? WALK : l == GET || l == SEEK ? RWALK : l;
+}
 
 struct rec {
 	const unsigned char *k, *v;
@@ -104,6 +114,7 @@ static uint64_t n;
 static unsigned ballast;
 static volatile uint64_t ballast_sink;
 static unsigned char *keys; /* n keys of 8 bytes, in key order */
+static unsigned char *skeys; /* the seek key of each record, in key order */
 static uint64_t *perm;      /* the bench's random order */
 
 __attribute__((noinline)) static uint64_t run_loop(const struct ab_ops *o, struct engine *e,
@@ -149,6 +160,14 @@ __attribute__((noinline)) static uint64_t run_loop(const struct ab_ops *o, struc
 		for (uint64_t i = 0; i < n; i++) {
 			const struct rec *r = &e->recs[perm[i]];
 			acc = fold(acc, keys + 8 * (size_t)perm[i], 8, r->v, r->vs);
+		}
+		return acc;
+	case SEEK:
+		for (uint64_t i = 0; i < n; i++) {
+			k.mv_size = 8;
+			k.mv_data = skeys + 8 * (size_t)perm[i];
+			check(o->cursor_get(e->cur, &k, &d, MDB_SET_RANGE), "seek");
+			acc = fold(acc, k.mv_data, k.mv_size, d.mv_data, d.mv_size);
 		}
 		return acc;
 	default:
@@ -244,17 +263,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	keys = malloc(8 * n);
+	skeys = malloc(8 * n);
 	/* the bench's shuffle, seed 0x5EED0000 + n */
 	perm = perf_shuffled(n, 0x5EED0000ull + n);
 	struct engine *eng = calloc(NB, sizeof *eng);
 	double *t = malloc(sizeof(double) * NB * NLOOP * rounds);
 	double *pass_t = malloc(sizeof(double) * passes);
 	double *x = malloc(sizeof(double) * rounds);
-	if (!keys || !perm || !eng || !t || !pass_t || !x)
+	if (!keys || !skeys || !perm || !eng || !t || !pass_t || !x)
 		return 1;
 	for (uint64_t i = 0; i < n; i++) {
-		for (int c = 0; c < 8; c++)
+		uint64_t sk = i ? 2 * i - 1 : 0;
+		for (int c = 0; c < 8; c++) {
 			keys[8 * i + c] = (unsigned char)(2 * i >> (8 * (7 - c)));
+			skeys[8 * i + c] = (unsigned char)(sk >> (8 * (7 - c)));
+		}
 	}
 	for (unsigned b = 0; b < NB; b++)
 		build(b, argv[1], vsize, &eng[b]);
@@ -272,7 +295,7 @@ int main(int argc, char **argv)
 				}
 				t[(b * NLOOP + l) * rounds + r] = quantile(pass_t, passes, 0.5);
 				/* the walk and its engine loop fold the same bytes */
-				int ref = l == BWALK ? WALK : l & ~1;
+				int ref = loop_ref(l);
 				if (l == ref && q == 0 && r == 0)
 					sums[ref] = acc;
 				else if (acc != sums[ref]) {
@@ -290,7 +313,7 @@ int main(int argc, char **argv)
 		printf("%-10s", names[b]);
 		for (int l = 0; l < nloop; l++) {
 			double *v = t + (b * NLOOP + l) * rounds;
-			double *base = t + (b * NLOOP + (l == BWALK ? WALK : l & ~1)) * rounds;
+			double *base = t + (b * NLOOP + loop_ref(l)) * rounds;
 			double rq[3], med;
 			for (int i = 0; i < rounds; i++)
 				x[i] = v[i];

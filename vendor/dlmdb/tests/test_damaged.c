@@ -799,17 +799,18 @@ static void tail_val(unsigned i, unsigned char *vb)
 }
 
 /*
- * A leaf of a large tree (the searches that prefetch, whose halving ends
- * in one pass over the last few nodes: DL_SEARCH_TAIL) with one node
- * pointer damaged, each node of the leaf in turn, to an odd offset, one
- * past the page and one inside the pointer array.  Every lookup of the
- * leaf's keys and of the gaps between them either answers right or gives
- * MDB_CORRUPTED, and the damaged node's own key always gives
- * MDB_CORRUPTED.
+ * A leaf with one node pointer damaged, each node of the leaf in turn, to
+ * an odd offset, one past the page and one inside the pointer array.
+ * Every lookup of the leaf's keys and of the gaps between them either
+ * answers right or gives MDB_CORRUPTED, and the damaged node's own key
+ * always gives MDB_CORRUPTED.  large: a tree of more than 64 pages (the
+ * searches that prefetch, whose halving ends in one pass over the last
+ * few nodes: DL_SEARCH_TAIL); else one of fewer (the halving that loads
+ * the next probe's node pointer early: DL_SEARCH_PTRNEXT).
  */
-static void bad_tail_case(size_t klen)
+static void bad_tail_case(size_t klen, int large)
 {
-	enum { NKEYS = 20000 };
+	const unsigned nkeys = large ? 20000 : 1000;
 	const char *path = t_path("t.mdb");
 	unlink(path);
 	unlink(t_path("t.mdb-lock"));
@@ -822,7 +823,7 @@ static void bad_tail_case(size_t klen)
 		char kb[32];
 		unsigned char vb[100];
 		MDB_val k = { klen, kb }, v = { 100, vb };
-		for (unsigned i = 0; i < NKEYS && !rc; i++) {
+		for (unsigned i = 0; i < nkeys && !rc; i++) {
 			tail_key(2ul * i, klen, kb);
 			tail_val(i, vb);
 			rc = mdb_put(txn, dbi, &k, &v, 0);
@@ -854,7 +855,7 @@ static void bad_tail_case(size_t klen)
 			REQUIRE(env);
 			MDB_stat st;
 			REQUIRE_OK(mdb_stat(txn, dbi, &st));
-			REQUIRE(st.ms_branch_pages + st.ms_leaf_pages > 64);
+			REQUIRE((st.ms_branch_pages + st.ms_leaf_pages > 64) == large);
 			MDB_cursor *c;
 			REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
 			unsigned wrong = 0;
@@ -893,8 +894,10 @@ static void bad_tail_case(size_t klen)
 	}
 }
 
-static void test_large_leaf_bad_node_pointer_k8(void) { bad_tail_case(8); }
-static void test_large_leaf_bad_node_pointer_k20(void) { bad_tail_case(20); }
+static void test_large_leaf_bad_node_pointer_k8(void) { bad_tail_case(8, 1); }
+static void test_large_leaf_bad_node_pointer_k20(void) { bad_tail_case(20, 1); }
+static void test_small_leaf_bad_node_pointer_k8(void) { bad_tail_case(8, 0); }
+static void test_small_leaf_bad_node_pointer_k20(void) { bad_tail_case(20, 0); }
 
 int main(void)
 {
@@ -923,6 +926,8 @@ int main(void)
 	RUN(test_prefix_large_leaf_bad_node_pointer);
 	RUN(test_large_leaf_bad_node_pointer_k8);
 	RUN(test_large_leaf_bad_node_pointer_k20);
+	RUN(test_small_leaf_bad_node_pointer_k8);
+	RUN(test_small_leaf_bad_node_pointer_k20);
 	T_DONE();
 #endif
 }
