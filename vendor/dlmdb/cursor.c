@@ -13,6 +13,7 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 {
 	dl_cursor_init_lookup(mc, txn, dbi);
 	dl_cursor_init_rest(mc);
+	dl_cursor_sync_dupsort(mc);
 }
 
 /* Free a cursor with its sub-cursor and any nested-txn backups. */
@@ -748,30 +749,36 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * no stack frame (no saved register).  pfx: the instance for prefix-compressed trees;
  * pf: the instance that prefetches the next leaf (C_SCANPF, large trees).
  * The small-tree plain instance passes all others on (and cursors to be
- * re-found, C_RESEEK) with one test of the cursor's flags.
+ * re-found, C_RESEEK, and those of a DUPSORT DB, C_DUPSORT) with one test
+ * of the cursor's flags; the pfx instance sends the last two to the
+ * general path.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, int back, int pfx, int pf)
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	unsigned cf = mc->flags;
-	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF)))
+	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF | C_DUPSORT)))
 		return back ? dl_step_other_prev(mc, key, data) :
 			dl_step_other_next(mc, key, data);
-	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK)))
+	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK | C_DUPSORT)))
 		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
 	MDB_txn *txn = mc->txn;
 	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
-	if ((pfx && (cf & C_RESEEK)) || !dl_pos_steps_plainly(mc) ||
+	/* The level as unsigned: top < 0 fails the same compare as a level
+	 * past the stack, and the index needs no sign extension. */
+	unsigned top = (unsigned)mc->top;
+	if ((pfx && (cf & (C_RESEEK | C_DUPSORT))) || !dl_pos_steps_plainly(mc) ||
 	    (txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) ||
-	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
-	    (mc->db->md_flags & MDB_DUPSORT))
+	    top >= DL_MAXDEPTH || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)))
 		goto general;
+	/* C_DUPSORT, clear here, stands for the record's flag (loaded). */
+	DL_ASSERT(!(mc->db->md_flags & MDB_DUPSORT));
 	MDB_env *env = txn->env;
-	MDB_page *mp = mc->pg[mc->top];
-	indx_t *kp = &mc->ki[mc->top];
+	MDB_page *mp = mc->pg[top];
+	indx_t *kp = &mc->ki[top];
 	/* Where the pointer of the entry to go to lies: the entry exists
 	 * exactly when that is below lower (back from entry 0, the index
 	 * wraps and so does not).  Its index is derived from it again at the
@@ -781,7 +788,7 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	/* An empty asm hides where pofs came from: otherwise GCC keeps the
 	 * old index in one more register. */
 	__asm__("" : "+r"(pofs));
-	if (pofs >= lower) {
+	if (__builtin_expect(pofs >= lower, 0)) {
 		/* Forward, the next leaf's first entry is its trunk, stored as
 		 * it is: the plain leaf step serves prefix leaves too. */
 		if (pfx && back)
@@ -793,11 +800,21 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * becomes the top of a non-DUPSORT cursor's stack, and in this txn
 	 * only the engine itself changes it. */
 	DL_ASSERT((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) == P_LEAF);
+	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
+	/* The entry exists: the cursor moves now (not in the prefix
+	 * instance, whose key step moves it itself), and neither its level
+	 * nor the index needs a register past here.  From here on, what the
+	 * step does not decide goes to the general path's read of the
+	 * current entry, which is what its MDB_NEXT / MDB_PREV does after
+	 * the move (the cursor stands on an item and carries no mark), with
+	 * the same answer: the damage reported, or EINTR. */
+	if (!pfx)
+		*kp = (indx_t)i;
 	/* The checks of dl_node_check, against the page's end: separate
 	 * branches (all predicted) need fewer registers than one test. */
 	size_t off = *(const indx_t *)((const char *)mp + pofs);
-	if (off < lower)
-		goto general;
+	if (__builtin_expect(off < lower, 0))
+		goto node_bad;
 	/* An empty asm: GCC then forms the node's address only after this
 	 * test, in lower's register, and the step saves no register. */
 	__asm__("" : "+r"(off));
@@ -810,20 +827,16 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * 2-aligned): GCC tests that without a copy, one register less. */
 	DL_ASSERT(!((uintptr_t)mp & 1));
 	if ((uintptr_t)node & 1)
-		goto general;	/* the general path reports it */
+		goto node_bad;	/* the general path reports it */
 	if ((const char *)node + NODESZ > end)
-		goto general;
+		goto node_bad;
 	if (pf)
 		dl_step_pf(mc, node);
-	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
-	if (pfx && i > 0 && key)
-		return dl_step_pfx_entry(mc, key, data, node, i, op);
-	/* The cursor moves before the value is found: neither its top nor
-	 * the index then needs a register past here.  From here on, what the
-	 * step does not decide goes to the general path's read of the
-	 * current entry, which is what its MDB_NEXT / MDB_PREV does after
-	 * the move (the cursor stands on an item and carries no mark). */
-	*kp = (indx_t)i;
+	if (pfx) {
+		if (i > 0 && key)
+			return dl_step_pfx_entry(mc, key, data, node, i, op);
+		*kp = (indx_t)i;
+	}
 	size_t ks = node->mn_ksize;
 	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
 	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0)) {
@@ -851,6 +864,9 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	return 0;
 current:
 	return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
+node_bad:
+	/* The prefix instance has not moved the cursor yet. */
+	return dl_cursor_get_slow(mc, key, data, pfx ? op : MDB_GET_CURRENT);
 general:
 	return dl_cursor_get_slow(mc, key, data, op);
 }
@@ -877,11 +893,12 @@ static __attribute__((noinline)) int dl_step_pf_prev(MDB_cursor *mc, MDB_val *ke
 }
 
 /* Where the small-tree instances send every other cursor: one test of its
- * flags there covers the three cases. */
+ * flags there sends compressed trees, cursors to be re-found and DUPSORT
+ * DBs to the pfx instance, the rest (large trees) to the pf instance. */
 static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	if (mc->flags & (C_PREFIX | C_RESEEK))
+	if (mc->flags & (C_PREFIX | C_RESEEK | C_DUPSORT))
 		return dl_step_pfx_next(mc, key, data);
 	return dl_step_pf_next(mc, key, data);
 }
@@ -889,7 +906,7 @@ static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val 
 static __attribute__((noinline)) int dl_step_other_prev(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	if (mc->flags & (C_PREFIX | C_RESEEK))
+	if (mc->flags & (C_PREFIX | C_RESEEK | C_DUPSORT))
 		return dl_step_pfx_prev(mc, key, data);
 	return dl_step_pf_prev(mc, key, data);
 }
@@ -1037,6 +1054,7 @@ static inline __attribute__((always_inline)) int dl_cursor_get_here(MDB_cursor *
 	int rc;
 	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
 		return rc;
+	dl_cursor_sync_dupsort(mc);
 	if (!(mc->db->md_flags & MDB_DUPSORT))
 		return dl_plain_get(mc, key, data, op);
 	rc = dl_dup_get(mc, key, data, op);
