@@ -881,9 +881,9 @@ static inline __attribute__((always_inline)) char *dl_ov_in_span(const MDB_env *
 	uint64_t np = omp->mp_u.pages;
 	if (!IS_OVERFLOW(omp) || np > room)
 		return NULL;
-	/* The run holds the value: np * psize - PAGEHDRSZ >= dsz, signed
-	 * (np * psize < 2^48), so that np = 0 fails it. */
-	if ((int64_t)(np * psize) - (int64_t)PAGEHDRSZ < (int64_t)dsz)
+	/* The run holds the value: np * psize >= dsz + PAGEHDRSZ (both
+	 * far below 2^64; np = 0 fails it). */
+	if (np * psize < dsz + PAGEHDRSZ)
 		return NULL;
 	return (char *)omp + PAGEHDRSZ;
 }
