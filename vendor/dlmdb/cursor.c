@@ -781,8 +781,8 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	indx_t *kp = &mc->ki[top];
 	/* Where the pointer of the entry to go to lies: the entry exists
 	 * exactly when that is below lower (back from entry 0, the index
-	 * wraps and so does not).  Its index is derived from it again at the
-	 * end: one register less. */
+	 * wraps and so does not).  Its index is derived from it again once
+	 * the entry is known to exist: one register less. */
 	size_t lower = MP_LOWER(mp),
 	    pofs = PAGEHDRSZ + 2 * (size_t)((unsigned)*kp + (back ? -1u : 1u));
 	/* An empty asm hides where pofs came from: otherwise GCC keeps the
