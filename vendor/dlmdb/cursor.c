@@ -13,6 +13,7 @@ void dl_cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 {
 	dl_cursor_init_lookup(mc, txn, dbi);
 	dl_cursor_init_rest(mc);
+	dl_cursor_sync_dupsort(mc);
 }
 
 /* Free a cursor with its sub-cursor and any nested-txn backups. */
@@ -419,10 +420,9 @@ static inline __attribute__((always_inline)) char *dl_step_value(MDB_txn *txn, M
 	return dptr + NODEDSZ(node) > end ? NULL : dptr;
 }
 
-/* The end of a fast step: the cursor (its leaf index at kp) moves to
- * entry i, node. */
-static inline __attribute__((always_inline)) int dl_step_set(indx_t *kp, MDB_val *key,
-	MDB_val *data, MDB_node *node, unsigned i, char *dptr)
+/* The answer of a fast step: node's key, and its value at dptr. */
+static inline __attribute__((always_inline)) int dl_step_out(MDB_val *key, MDB_val *data,
+	MDB_node *node, char *dptr)
 {
 	size_t ks = node->mn_ksize, dsz = NODEDSZ(node);
 	if (key) {
@@ -433,60 +433,65 @@ static inline __attribute__((always_inline)) int dl_step_set(indx_t *kp, MDB_val
 		data->mv_size = dsz;
 		data->mv_data = dptr;
 	}
+	return 0;
+}
+
+/* The end of a fast step: the cursor (its leaf index at kp) moves to
+ * entry i, node. */
+static inline __attribute__((always_inline)) int dl_step_set(indx_t *kp, MDB_val *key,
+	MDB_val *data, MDB_node *node, unsigned i, char *dptr)
+{
+	dl_step_out(key, data, node, dptr);
 	*kp = (indx_t)i;
 	return 0;
 }
 
-static int dl_big_next_write(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_node *node,
-	unsigned i, const char *last);
-static int dl_big_prev_write(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_node *node,
-	unsigned i, const char *last);
-
 /*
- * The end of a fast step (below) to entry i, node, whose value is in an
- * overflow run (or is a duplicate set, which goes to the general path);
- * last is the fast step's bound of the leaf (at most the page's end) less
- * the size of a page number: the last place one can start.
- * write 0: the instance for read txns, which bounds the run by the txn's
- * mapspan alone and passes write txns (mapspan 0) on to the instance with
- * write 1, which takes dl_ov_snapshot's whole test (its registers would
- * cost the read instance a stack frame).
+ * The end of an in-leaf step (dl_step_fast) in a write txn onto an
+ * overflow value: the cursor already stands on node, whose run's page
+ * number lies at pp, inside the leaf.  dl_ov_snapshot's whole test, out
+ * of line: its registers would cost the read instance below a stack
+ * frame.
  */
-static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, MDB_node *node, unsigned i, const char *last, int back, int write)
+static __attribute__((noinline)) int dl_step_ov_write(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, const char *pp)
 {
 	MDB_txn *txn = mc->txn;
-	MDB_env *env = txn->env;
-	char *dptr = NULL;
-	if (node->mn_flags & F_DUPDATA)
-		goto general;
-	if (write) {
-		dptr = dl_big_value(txn, env, node, last + sizeof(pgno_t));
-	} else {
-		/* The bound read first: the txn then needs no register. */
-		pgno_t span = txn->mapspan;
-		__asm__("" : "+r"(span));
-		/* dl_big_pgno_at, against last: no register for a sum. */
-		size_t ks = node->mn_ksize;
-		const char *pp = (const char *)node->mn_data + ks + (ks & env->pad);
-		if (pp > last)
-			goto general;
-		/* rel: the run's page number less 2 (the first page a run
-		 * can start on), so that one compare bounds it both ways. */
-		pgno_t rel = dl_get64(pp) - 2;
-		if (__builtin_expect(rel >= span, 0)) {
-			if (span)
-				goto general;
-			return back ? dl_big_prev_write(mc, key, data, node, i, last) :
-				dl_big_next_write(mc, key, data, node, i, last);
-		}
-		dptr = dl_ov_in_span(env, rel, NODEDSZ(node), span);
-		/* The key and size are read from the node again (dl_step_set):
-		 * registers less than keeping them from above. */
-		__asm__("" : "+r"(node));
-	}
+	char *dptr = dl_ov_snapshot(txn, txn->env, dl_get64(pp), NODEDSZ(node));
 	if (!dptr)
-		goto general;
+		return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
+	return dl_step_out(key, data, node, dptr);
+}
+
+/*
+ * The end of an in-leaf step (dl_step_fast) onto node, F_BIGDATA or
+ * F_DUPDATA, which the cursor already stands on: pp is where the node's
+ * value (an overflow run's page number) lies, inside the leaf.  A read
+ * txn bounds the run by its mapspan alone; a write txn (mapspan 0) goes on
+ * to dl_step_ov_write.  A duplicate set, a run outside the span and a
+ * damaged run go to the general path's read of the current entry, which
+ * decides them (reports the damage).  One copy per direction, out of
+ * line: the plain step keeps its registers.
+ */
+static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB_val *key,
+	MDB_val *data, MDB_node *node, const char *pp, int back)
+{
+	MDB_txn *txn = mc->txn;
+	if (node->mn_flags & F_DUPDATA)
+		goto current;
+	pgno_t span = txn->mapspan;
+	/* rel: the run's page number less 2 (the first page a run can start
+	 * on), so that one compare bounds it both ways. */
+	pgno_t rel = dl_get64(pp) - 2;
+	if (__builtin_expect(rel >= span, 0)) {
+		if (span)
+			goto current;
+		return dl_step_ov_write(mc, key, data, node, pp);
+	}
+	MDB_env *env = txn->env;
+	char *dptr = dl_ov_in_span(env, rel, NODEDSZ(node), span);
+	if (!dptr)
+		goto current;
 #if DL_SCAN_RUNS_AHEAD
 	/* Each run starts on a page of its own, where the hardware
 	 * prefetchers do not follow; a store loaded in key order keeps the
@@ -507,36 +512,24 @@ static inline __attribute__((always_inline)) int dl_step_big(MDB_cursor *mc, MDB
 		ahead = omp;
 #endif
 	__builtin_prefetch((const void *)ahead);
+#else
+	(void)back;
 #endif
-	return dl_step_set(&mc->ki[mc->top], key, data, node, i, dptr);
-general:
-	return dl_cursor_get_slow(mc, key, data, back ? MDB_PREV : MDB_NEXT);
+	return dl_step_out(key, data, node, dptr);
+current:
+	return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
 }
 
-/* One copy per direction and kind of txn, outside the plain step: its
- * calls and registers would cost the plain case a stack frame. */
 static __attribute__((noinline)) int dl_big_next(MDB_cursor *mc, MDB_val *key, MDB_val *data,
-	MDB_node *node, unsigned i, const char *last)
+	MDB_node *node, const char *pp)
 {
-	return dl_step_big(mc, key, data, node, i, last, 0, 0);
+	return dl_step_big(mc, key, data, node, pp, 0);
 }
 
 static __attribute__((noinline)) int dl_big_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data,
-	MDB_node *node, unsigned i, const char *last)
+	MDB_node *node, const char *pp)
 {
-	return dl_step_big(mc, key, data, node, i, last, 1, 0);
-}
-
-static __attribute__((noinline)) int dl_big_next_write(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, MDB_node *node, unsigned i, const char *last)
-{
-	return dl_step_big(mc, key, data, node, i, last, 0, 1);
-}
-
-static __attribute__((noinline)) int dl_big_prev_write(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, MDB_node *node, unsigned i, const char *last)
-{
-	return dl_step_big(mc, key, data, node, i, last, 1, 1);
+	return dl_step_big(mc, key, data, node, pp, 1);
 }
 
 /* The step to an entry i > 0 of a prefix-compressed leaf whose key is
@@ -744,51 +737,58 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * common step of a scan, done here without the general path's calls (back
  * is a constant where this is inlined, so each direction gets its own
  * copy); a leaf's edge is left by dl_step_leaf (the prefix instance only
- * forward).  Whatever this step does not decide (a compressed leaf's edge
- * going back, damaged or undecodable node, overflow value in a txn with
- * dirty pages, unusual cursor or txn state, an interrupt) goes to the
- * general path before anything changed, except a value that overruns its
- * page, found once the cursor moved: the general path's read of the
- * current entry reports that.  Overflow values and compressed keys are
- * finished by dl_step_big and dl_step_pfx_entry.  Every exit is a
- * return or a tail call, so the plain case needs almost no stack frame
- * (one saved register).  pfx: the instance for prefix-compressed trees;
+ * forward).  Whatever this step does not decide about the cursor and the
+ * node (a compressed leaf's edge going back, a damaged or undecodable
+ * node, unusual cursor or txn state, an interrupt) goes to the general
+ * path before anything changed; what it does not decide about the node's
+ * value (one that overruns its page, a duplicate set, an overflow run it
+ * cannot reach or a damaged one) is found once the cursor moved, and the
+ * general path's read of the current entry decides that.  Overflow values
+ * and compressed keys are finished by dl_step_big and dl_step_pfx_entry.
+ * Every exit is a return or a tail call, so the plain case needs almost
+ * no stack frame (no saved register).  pfx: the instance for prefix-compressed trees;
  * pf: the instance that prefetches the next leaf (C_SCANPF, large trees).
  * The small-tree plain instance passes all others on (and cursors to be
- * re-found, C_RESEEK) with one test of the cursor's flags.
+ * re-found, C_RESEEK, and those of a DUPSORT DB, C_DUPSORT) with one test
+ * of the cursor's flags; the pfx instance sends the last two to the
+ * general path.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data, int back, int pfx, int pf)
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	unsigned cf = mc->flags;
-	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF)))
+	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF | C_DUPSORT)))
 		return back ? dl_step_other_prev(mc, key, data) :
 			dl_step_other_next(mc, key, data);
-	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK)))
+	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK | C_DUPSORT)))
 		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
 	MDB_txn *txn = mc->txn;
 	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
-	if ((pfx && (cf & C_RESEEK)) || !dl_pos_steps_plainly(mc) ||
+	/* The level as unsigned: top < 0 fails the same compare as a level
+	 * past the stack, and the index needs no sign extension. */
+	unsigned top = (unsigned)mc->top;
+	if ((pfx && (cf & (C_RESEEK | C_DUPSORT))) || !dl_pos_steps_plainly(mc) ||
 	    (txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) ||
-	    mc->top < 0 || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)) ||
-	    (mc->db->md_flags & MDB_DUPSORT))
+	    top >= DL_MAXDEPTH || (txn->dbflags[mc->dbi] & (DB_INCOMPAT | DB_STALE)))
 		goto general;
+	/* C_DUPSORT, clear here, stands for the record's flag (loaded). */
+	DL_ASSERT(!(mc->db->md_flags & MDB_DUPSORT));
 	MDB_env *env = txn->env;
-	MDB_page *mp = mc->pg[mc->top];
-	indx_t *kp = &mc->ki[mc->top];
+	MDB_page *mp = mc->pg[top];
+	indx_t *kp = &mc->ki[top];
 	/* Where the pointer of the entry to go to lies: the entry exists
 	 * exactly when that is below lower (back from entry 0, the index
-	 * wraps and so does not).  Its index is derived from it again at the
-	 * end: one register less. */
+	 * wraps and so does not).  Its index is derived from it again once
+	 * the entry is known to exist: one register less. */
 	size_t lower = MP_LOWER(mp),
 	    pofs = PAGEHDRSZ + 2 * (size_t)((unsigned)*kp + (back ? -1u : 1u));
 	/* An empty asm hides where pofs came from: otherwise GCC keeps the
 	 * old index in one more register. */
 	__asm__("" : "+r"(pofs));
-	if (pofs >= lower) {
+	if (__builtin_expect(pofs >= lower, 0)) {
 		/* Forward, the next leaf's first entry is its trunk, stored as
 		 * it is: the plain leaf step serves prefix leaves too. */
 		if (pfx && back)
@@ -800,11 +800,21 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * becomes the top of a non-DUPSORT cursor's stack, and in this txn
 	 * only the engine itself changes it. */
 	DL_ASSERT((mp->mp_flags & (P_BRANCH | P_LEAF | P_LEAF2 | P_COUNTED)) == P_LEAF);
+	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
+	/* The entry exists: the cursor moves now (not in the prefix
+	 * instance, whose key step moves it itself), and neither its level
+	 * nor the index needs a register past here.  From here on, what the
+	 * step does not decide goes to the general path's read of the
+	 * current entry, which is what its MDB_NEXT / MDB_PREV does after
+	 * the move (the cursor stands on an item and carries no mark), with
+	 * the same answer: the damage reported, or EINTR. */
+	if (!pfx)
+		*kp = (indx_t)i;
 	/* The checks of dl_node_check, against the page's end: separate
 	 * branches (all predicted) need fewer registers than one test. */
 	size_t off = *(const indx_t *)((const char *)mp + pofs);
-	if (off < lower)
-		goto general;
+	if (__builtin_expect(off < lower, 0))
+		goto node_bad;
 	/* An empty asm: GCC then forms the node's address only after this
 	 * test, in lower's register, and the step saves no register. */
 	__asm__("" : "+r"(off));
@@ -817,30 +827,32 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 	 * 2-aligned): GCC tests that without a copy, one register less. */
 	DL_ASSERT(!((uintptr_t)mp & 1));
 	if ((uintptr_t)node & 1)
-		goto general;	/* the general path reports it */
+		goto node_bad;	/* the general path reports it */
 	if ((const char *)node + NODESZ > end)
-		goto general;
+		goto node_bad;
 	if (pf)
 		dl_step_pf(mc, node);
-	unsigned i = (unsigned)(pofs - PAGEHDRSZ) >> 1;
-	if (pfx && i > 0 && key)
-		return dl_step_pfx_entry(mc, key, data, node, i, op);
-	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0))
-		return back ? dl_big_prev(mc, key, data, node, i, end - sizeof(pgno_t)) :
-			dl_big_next(mc, key, data, node, i, end - sizeof(pgno_t));
-	/* The cursor moves before the value's bound is checked: neither its
-	 * top nor the index then needs a register past here.  A value that
-	 * overruns its page can only be damage, which the general path's
-	 * read of the current entry reports as the step would have. */
-	*kp = (indx_t)i;
+	if (pfx) {
+		if (i > 0 && key)
+			return dl_step_pfx_entry(mc, key, data, node, i, op);
+		*kp = (indx_t)i;
+	}
 	size_t ks = node->mn_ksize;
+	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
+	if (__builtin_expect(node->mn_flags & (F_BIGDATA | F_DUPDATA), 0)) {
+		/* dptr: where the run's page number lies. */
+		if (dptr + sizeof(pgno_t) > end)
+			goto current;
+		return back ? dl_big_prev(mc, key, data, node, dptr) :
+			dl_big_next(mc, key, data, node, dptr);
+	}
 	/* The value's size read once: the stores to *key could alias the
 	 * node (as far as the compiler knows), and a second read would cost
 	 * a saved register. */
 	size_t dsz = NODEDSZ(node);
-	char *dptr = (char *)node->mn_data + ks + (ks & env->pad);
+	/* A value that overruns its page can only be damage. */
 	if (dptr + dsz > end)
-		return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
+		goto current;
 	if (key) {
 		key->mv_size = ks;
 		key->mv_data = node->mn_data;
@@ -850,6 +862,11 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 		data->mv_data = dptr;
 	}
 	return 0;
+current:
+	return dl_cursor_get_slow(mc, key, data, MDB_GET_CURRENT);
+node_bad:
+	/* The prefix instance has not moved the cursor yet. */
+	return dl_cursor_get_slow(mc, key, data, pfx ? op : MDB_GET_CURRENT);
 general:
 	return dl_cursor_get_slow(mc, key, data, op);
 }
@@ -876,11 +893,12 @@ static __attribute__((noinline)) int dl_step_pf_prev(MDB_cursor *mc, MDB_val *ke
 }
 
 /* Where the small-tree instances send every other cursor: one test of its
- * flags there covers the three cases. */
+ * flags there sends compressed trees, cursors to be re-found and DUPSORT
+ * DBs to the pfx instance, the rest (large trees) to the pf instance. */
 static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	if (mc->flags & (C_PREFIX | C_RESEEK))
+	if (mc->flags & (C_PREFIX | C_RESEEK | C_DUPSORT))
 		return dl_step_pfx_next(mc, key, data);
 	return dl_step_pf_next(mc, key, data);
 }
@@ -888,7 +906,7 @@ static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val 
 static __attribute__((noinline)) int dl_step_other_prev(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	if (mc->flags & (C_PREFIX | C_RESEEK))
+	if (mc->flags & (C_PREFIX | C_RESEEK | C_DUPSORT))
 		return dl_step_pfx_prev(mc, key, data);
 	return dl_step_pf_prev(mc, key, data);
 }
@@ -1036,6 +1054,7 @@ static inline __attribute__((always_inline)) int dl_cursor_get_here(MDB_cursor *
 	int rc;
 	if ((txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(txn, mc->dbi)))
 		return rc;
+	dl_cursor_sync_dupsort(mc);
 	if (!(mc->db->md_flags & MDB_DUPSORT))
 		return dl_plain_get(mc, key, data, op);
 	rc = dl_dup_get(mc, key, data, op);

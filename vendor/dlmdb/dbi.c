@@ -102,6 +102,12 @@ static int dl_dbi_open_main(MDB_txn *txn, unsigned pflags, MDB_dbi *dbi)
 			return MDB_INCOMPATIBLE;
 		if (!(txn->flags & TXN_RDONLY)) {
 			m->md_flags |= (uint16_t)add;
+			/* The open cursors on it (all on the txn's list in a
+			 * write txn, a parent's included while a child runs)
+			 * leave the plain scan step (dl_cursor_sync_dupsort). */
+			if (add & MDB_DUPSORT)
+				for (MDB_cursor *c = txn->cursors[DL_MAIN_DBI]; c; c = c->next)
+					c->flags |= C_DUPSORT;
 			txn->flags |= TXN_DIRTY;
 			dl_dbx *x = &env->dbxs[DL_MAIN_DBI];
 			x->flags = m->md_flags;

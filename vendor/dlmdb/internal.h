@@ -354,6 +354,7 @@ struct MDB_txn {
 #define C_RESEEK	0x08	/* tree changed: reposition from keybuf */
 #define C_UNTRACKED	0x10	/* internal cursor, not on the txn list */
 #define C_WRITE		0x20	/* belongs to a write txn */
+#define C_DUPSORT	0x40	/* DUPSORT DB, or its record not loaded (dl_cursor_sync_dupsort) */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
 #define C_SCANPF	0x100	/* plain scan steps prefetch the next leaf (cursor.c, dl_step_leaf) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
@@ -880,9 +881,9 @@ static inline __attribute__((always_inline)) char *dl_ov_in_span(const MDB_env *
 	uint64_t np = omp->mp_u.pages;
 	if (!IS_OVERFLOW(omp) || np > room)
 		return NULL;
-	/* The run holds the value: np * psize - PAGEHDRSZ >= dsz, signed
-	 * (np * psize < 2^48), so that np = 0 fails it. */
-	if ((int64_t)(np * psize) - (int64_t)PAGEHDRSZ < (int64_t)dsz)
+	/* The run holds the value: np * psize >= dsz + PAGEHDRSZ (both
+	 * far below 2^64; np = 0 fails it). */
+	if (np * psize < dsz + PAGEHDRSZ)
 		return NULL;
 	return (char *)omp + PAGEHDRSZ;
 }
@@ -1233,6 +1234,24 @@ static inline __attribute__((always_inline)) void dl_cursor_init_rest(MDB_cursor
 	mc->keylen = 0;
 	mc->kc_pg = NULL;
 	mc->pfd = 0;
+}
+
+/*
+ * C_DUPSORT from the cursor's DB record, for the plain scan step
+ * (cursor.c, dl_step_fast), which tests it with the cursor's other flags
+ * instead of reading the record: set for a DUPSORT DB, and while the
+ * record is not loaded (its flags unknown yet).  A set flag on a plain DB
+ * only sends the step to the general path, which syncs it again
+ * (dl_cursor_get_here); a clear flag on a DUPSORT DB must never happen:
+ * whatever makes a DB DUPSORT under open cursors sets it on them
+ * (dl_dbi_open_main).
+ */
+static inline void dl_cursor_sync_dupsort(MDB_cursor *mc)
+{
+	if ((mc->txn->dbflags[mc->dbi] & DB_STALE) || (mc->db->md_flags & MDB_DUPSORT))
+		mc->flags |= C_DUPSORT;
+	else
+		mc->flags &= ~C_DUPSORT;
 }
 
 /* cursor.c */

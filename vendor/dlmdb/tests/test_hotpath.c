@@ -683,6 +683,144 @@ static void test_step_interrupt(void)
 	mdb_txn_abort(txn);
 	mdb_env_close(e2);
 }
+
+/* The cursor's item is key k with value v (both one byte). */
+static int at_item(MDB_val *k, MDB_val *v, char kc, char vc)
+{
+	return k->mv_size == 1 && ((char *)k->mv_data)[0] == kc && v->mv_size == 1 &&
+	    ((char *)v->mv_data)[0] == vc;
+}
+
+/*
+ * The main DB made DUPSORT (mdb_dbi_open with no name) in a write txn
+ * while a cursor on it stands on an item: its next MDB_NEXT takes the
+ * DUPSORT path, the next duplicate of its key, not the plain step's next
+ * key.  In the cursor's own txn, and in a nested txn over it (the child
+ * committed; aborted: the cursor is back on b and steps plainly again).
+ */
+static void test_step_dupsort_added(void)
+{
+	for (int c = 0; c < 3; c++) {
+		MDB_env *env = t_env_open(t_dir, 0, 0, 0);
+		REQUIRE(env);
+		MDB_txn *txn, *child = NULL, *t;
+		MDB_cursor *cur;
+		MDB_val k, v;
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		for (char i = 'a'; i <= 'e'; i++) {
+			MDB_val pk = { 1, &i }, pv = { 1, "5" };
+			OK(mdb_put(txn, 1, &pk, &pv, 0));
+		}
+		REQUIRE_OK(mdb_cursor_open(txn, 1, &cur));
+		OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST));
+		OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT));
+		CHECK(at_item(&k, &v, 'b', '5'));
+		t = txn;
+		if (c) {
+			REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+			t = child;
+			/* Steps in the child: the cursor is on the plain path. */
+			OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT));
+			OK(mdb_cursor_get(cur, &k, &v, MDB_PREV));
+			CHECK(at_item(&k, &v, 'b', '5'));
+		}
+		MDB_dbi dbi;
+		OK(mdb_dbi_open(t, NULL, MDB_DUPSORT, &dbi));
+		CHECK_EQ(dbi, 1u);
+		MDB_val pk = { 1, "b" }, pv = { 1, "3" };
+		/* The put leaves the cursor on (b, 3); no other op before the
+		 * step (any general one would bring the cursor's flags up to
+		 * date on its own). */
+		OK(mdb_cursor_put(cur, &pk, &pv, 0));
+		OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT));
+		CHECK(at_item(&k, &v, 'b', '5'));
+		OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT));
+		CHECK(at_item(&k, &v, 'c', '5'));
+		if (c == 1) {
+			OK(mdb_txn_commit(child));
+			OK(mdb_cursor_get(cur, &k, &v, MDB_PREV));
+			CHECK(at_item(&k, &v, 'b', '5'));
+			OK(mdb_cursor_get(cur, &k, &v, MDB_PREV));
+			CHECK(at_item(&k, &v, 'b', '3'));
+		} else if (c == 2) {
+			/* Back to before the child: plain, on b. */
+			mdb_txn_abort(child);
+			OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT));
+			CHECK(at_item(&k, &v, 'c', '5'));
+			OK(mdb_cursor_get(cur, &k, &v, MDB_PREV));
+			CHECK(at_item(&k, &v, 'b', '5'));
+			OK(mdb_cursor_get(cur, &k, &v, MDB_PREV));
+			CHECK(at_item(&k, &v, 'a', '5'));
+		}
+		mdb_cursor_close(cur);
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+	}
+}
+
+/*
+ * Cursors opened on named DBs before their records are loaded (a fresh
+ * read txn) scan them right: a plain one (the scan step takes over once
+ * the record is known) and a DUPSORT one (every duplicate, in order),
+ * both ways.
+ */
+static void test_step_named_stale(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 0, 4);
+	REQUIRE(env);
+	MDB_txn *txn;
+	MDB_dbi plain, dups;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	OK(mdb_dbi_open(txn, "plain", MDB_CREATE, &plain));
+	OK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dups));
+	unsigned char kb[8], vb[8];
+	for (unsigned i = 0; i < 600; i++) {
+		key_of(i, kb);
+		MDB_val k = { 8, kb }, v = { 8, vb };
+		key_of(i * 7, vb);
+		OK(mdb_put(txn, plain, &k, &v, 0));
+		for (unsigned d = 0; d < 2; d++) {
+			key_of(i * 2 + d, vb);
+			OK(mdb_put(txn, dups, &k, &v, 0));
+		}
+	}
+	OK(mdb_txn_commit(txn));
+	for (int back = 0; back < 2; back++) {
+		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+		MDB_cursor *cp, *cd;
+		REQUIRE_OK(mdb_cursor_open(txn, plain, &cp));
+		REQUIRE_OK(mdb_cursor_open(txn, dups, &cd));
+		MDB_val k, v;
+		unsigned n = 0, bad = 0;
+		int rc;
+		for (rc = mdb_cursor_get(cp, &k, &v, back ? MDB_LAST : MDB_FIRST); !rc;
+		     rc = mdb_cursor_get(cp, &k, &v, back ? MDB_PREV : MDB_NEXT), n++) {
+			unsigned i = back ? 599 - n : n;
+			key_of(i, kb);
+			key_of(i * 7, vb);
+			bad += k.mv_size != 8 || memcmp(k.mv_data, kb, 8) || v.mv_size != 8 ||
+			    memcmp(v.mv_data, vb, 8);
+		}
+		CHECK_RC(rc, MDB_NOTFOUND);
+		CHECK_EQ(n, 600u);
+		n = 0;
+		for (rc = mdb_cursor_get(cd, &k, &v, back ? MDB_LAST : MDB_FIRST); !rc;
+		     rc = mdb_cursor_get(cd, &k, &v, back ? MDB_PREV : MDB_NEXT), n++) {
+			unsigned j = back ? 1199 - n : n;
+			key_of(j / 2, kb);
+			key_of(j, vb);
+			bad += k.mv_size != 8 || memcmp(k.mv_data, kb, 8) || v.mv_size != 8 ||
+			    memcmp(v.mv_data, vb, 8);
+		}
+		CHECK_RC(rc, MDB_NOTFOUND);
+		CHECK_EQ(n, 1200u);
+		CHECK_EQ(bad, 0u);
+		mdb_cursor_close(cp);
+		mdb_cursor_close(cd);
+		mdb_txn_abort(txn);
+	}
+	mdb_env_close(env);
+}
 #endif
 
 int main(void)
@@ -698,6 +836,8 @@ int main(void)
 	RUN(test_overflow_damage_run_empty);
 	RUN(test_value_past_leaf_end);
 	RUN(test_step_interrupt);
+	RUN(test_step_dupsort_added);
+	RUN(test_step_named_stale);
 #endif
 	T_DONE();
 }
