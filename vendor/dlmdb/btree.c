@@ -383,10 +383,11 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
  * compare before it instead of two (the pointer, then the key): a random
  * seek of a 1,000-record store took about a tenth less time, a get about
  * 7% less (BENCHMARKS.md "MDB_SET_RANGE on small trees").  In the trees
- * that prefetch (2) it costs about 60 instructions per 8-byte lookup, and
- * took a tenth off the lookups of a 10K-record store with 8-byte keys,
- * 2-6% off those of 1M-record stores, and moved the rest within their
- * spread (BENCHMARKS.md "Random lookups on 1M-record stores").
+ * that prefetch (2) it adds about 50 instructions and half a line from
+ * memory to a 1M-record lookup with 8-byte keys (none with 64-byte keys),
+ * and took a tenth off the lookups of a 10K-record store with 8-byte
+ * keys, 2-6% off those of 1M-record stores, and moved the rest within
+ * their spread (BENCHMARKS.md "Random lookups on 1M-record stores").
  */
 #ifndef DL_SEARCH_PTRNEXT
 #define DL_SEARCH_PTRNEXT 2
