@@ -377,18 +377,20 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 /*
  * Whether the halving of a page search (dl_nsearch_fast) loads, during
  * each probe, the node pointers of both nodes the next probe may read, and
- * picks one with the probe's compare: 1 in small trees only (no
- * prefetching, see DL_PREFETCH_PAGES; their pages sit in the nearest
- * caches), 2 in every tree, 0 never (build options, for timing).  Each
- * probe is then one dependent load (the key) after the compare before it
- * instead of two (the pointer, then the key): a random seek of a
- * 1,000-record store took about a tenth less time, a get about 7% less.
- * 2 took a tenth off the lookups of a 10K-record store too, but reads
- * more lines in large ones and was not timed apart from the noise there
- * (BENCHMARKS.md "MDB_SET_RANGE on small trees").
+ * picks one with the probe's compare: 2 in every tree, 1 in small trees
+ * only (no prefetching, see DL_PREFETCH_PAGES), 0 never (build options,
+ * for timing).  Each probe is then one dependent load (the key) after the
+ * compare before it instead of two (the pointer, then the key): a random
+ * seek of a 1,000-record store took about a tenth less time, a get about
+ * 7% less (BENCHMARKS.md "MDB_SET_RANGE on small trees").  In the trees
+ * that prefetch (2) it adds about 50 instructions and half a line from
+ * memory to a 1M-record lookup with 8-byte keys (none with 64-byte keys),
+ * and took a tenth off the lookups of a 10K-record store with 8-byte
+ * keys, 2-6% off those of 1M-record stores, and moved the rest within
+ * their spread (BENCHMARKS.md "Random lookups on 1M-record stores").
  */
 #ifndef DL_SEARCH_PTRNEXT
-#define DL_SEARCH_PTRNEXT 1
+#define DL_SEARCH_PTRNEXT 2
 #endif
 
 /* -DDL_PREFETCH_AS_LOAD, for measuring only: each prefetch becomes a load

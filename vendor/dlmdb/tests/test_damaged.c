@@ -798,6 +798,37 @@ static void tail_val(unsigned i, unsigned char *vb)
 	memcpy(vb, &i, 4);
 }
 
+/* Make a NOSUBDIR store at path with records 0..nkeys-1 (key(2i) of klen
+ * bytes, tail_val(i)) in the DB "d"; 0 or the first error. */
+typedef void tail_key_fn(unsigned long i, size_t klen, char *kb);
+static int tail_store(const char *path, unsigned nkeys, size_t klen, tail_key_fn *key)
+{
+	unlink(path);
+	unlink(t_path("t.mdb-lock"));
+	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 64u << 20, 2);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	if (!env)
+		return -1;
+	int rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (!rc && (rc = mdb_dbi_open(txn, "d", MDB_CREATE, &dbi)) == 0) {
+		char kb[64];
+		unsigned char vb[100];
+		MDB_val k = { klen, kb }, v = { 100, vb };
+		for (unsigned i = 0; i < nkeys && !rc; i++) {
+			key(2ul * i, klen, kb);
+			tail_val(i, vb);
+			rc = mdb_put(txn, dbi, &k, &v, 0);
+		}
+		if (rc)
+			mdb_txn_abort(txn);
+	}
+	if (!rc)
+		rc = mdb_txn_commit(txn);
+	mdb_env_close(env);
+	return rc;
+}
+
 /*
  * A leaf with one node pointer damaged, each node of the leaf in turn, to
  * an odd offset, one past the page and one inside the pointer array.
@@ -805,34 +836,17 @@ static void tail_val(unsigned i, unsigned char *vb)
  * answers right or gives MDB_CORRUPTED, and the damaged node's own key
  * always gives MDB_CORRUPTED.  large: a tree of more than 64 pages (the
  * searches that prefetch, whose halving ends in one pass over the last
- * few nodes: DL_SEARCH_TAIL); else one of fewer (the halving that loads
- * the next probe's node pointer early: DL_SEARCH_PTRNEXT).
+ * few nodes: DL_SEARCH_TAIL); else one of fewer.  Both load the next
+ * probe's node pointer early (DL_SEARCH_PTRNEXT).
  */
 static void bad_tail_case(size_t klen, int large)
 {
 	const unsigned nkeys = large ? 20000 : 1000;
 	const char *path = t_path("t.mdb");
-	unlink(path);
-	unlink(t_path("t.mdb-lock"));
-	MDB_env *env = t_env_open(path, MDB_NOSUBDIR, 64u << 20, 2);
-	REQUIRE(env);
+	REQUIRE_OK(tail_store(path, nkeys, klen, tail_key));
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
-	int rc = mdb_txn_begin(env, NULL, 0, &txn);
-	if (!rc && (rc = mdb_dbi_open(txn, "d", MDB_CREATE, &dbi)) == 0) {
-		char kb[32];
-		unsigned char vb[100];
-		MDB_val k = { klen, kb }, v = { 100, vb };
-		for (unsigned i = 0; i < nkeys && !rc; i++) {
-			tail_key(2ul * i, klen, kb);
-			tail_val(i, vb);
-			rc = mdb_put(txn, dbi, &k, &v, 0);
-		}
-	}
-	if (!rc)
-		rc = mdb_txn_commit(txn);
-	mdb_env_close(env);
-	REQUIRE_OK(rc);
 	long pg;
 	unsigned char *file = read_mid_leaf(path, &pg);
 	REQUIRE(file);
@@ -899,6 +913,131 @@ static void test_large_leaf_bad_node_pointer_k20(void) { bad_tail_case(20, 1); }
 static void test_small_leaf_bad_node_pointer_k8(void) { bad_tail_case(8, 0); }
 static void test_small_leaf_bad_node_pointer_k20(void) { bad_tail_case(20, 0); }
 
+/* Key of record i (2i, 2i + 1 for the gaps) of bad_branch_case's store:
+ * tail_key's, padded past 20 bytes with 'z'. */
+static void branch_key(unsigned long i, size_t klen, char *kb)
+{
+	if (klen <= 20) {
+		tail_key(i, klen, kb);
+		return;
+	}
+	memset(kb, 'z', klen);
+	tail_key(i, 20, kb);
+}
+
+/*
+ * A branch page just above the leaves of a tree of more than 64 pages
+ * (the searches that prefetch), with one node damaged in turn: its child
+ * page number set past the file, to a meta page (1) and to 0xffffffffffff,
+ * or its node pointer set odd, past the page or into the pointer array.
+ * In a read txn every lookup of every key and of the gap after it either
+ * answers right or is refused (MDB_CORRUPTED, or MDB_PAGE_NOTFOUND for a
+ * child past the file), and some are refused.
+ */
+static void bad_branch_case(size_t klen)
+{
+	const unsigned nkeys = 20000;
+	const char *path = t_path("t.mdb");
+	REQUIRE_OK(tail_store(path, nkeys, klen, branch_key));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	/* One commit of 20,000 records: nearly every page but the two
+	 * metas is a tree page, well over the 64 of the searches that
+	 * prefetch. */
+	REQUIRE(size / PS > 2 + 4 * 64);
+	/* A branch whose children are leaves: its node 0's child page is
+	 * a leaf. */
+	long pg = -1;
+	for (long q = 2; pg < 0 && (q + 1) * PS <= size; q++) {
+		const unsigned char *b = file + q * PS;
+		uint16_t p0;
+		uint64_t c = 0;
+		memcpy(&p0, b + 16, 2);
+		memcpy(&c, b + p0, 6);
+		if (flags_of(b) == F_BRANCH && c >= 2 && (long long)(c + 1) * PS <= size &&
+		    flags_of(file + c * PS) == F_LEAF)
+			pg = q;
+	}
+	REQUIRE(pg >= 2);
+	const unsigned char *page = file + pg * PS;
+	uint16_t lower, ptr[PS / 2];
+	memcpy(&lower, page + 12, 2);
+	unsigned n = (lower - 16u) / 2;
+	REQUIRE(n >= 8);
+	memcpy(ptr, page + 16, 2 * n);
+	const unsigned idxs[] = { 0, 1, 2, 3, n / 2, n - 2, n - 1 };
+	uint64_t past = (uint64_t)(size / PS) + 5;
+	for (size_t x = 0; x < sizeof idxs / sizeof idxs[0]; x++) {
+		unsigned idx = idxs[x];
+		unsigned char hdr[6];
+		memcpy(hdr, page + ptr[idx], 6);
+		/* 0-2: the child page number; 3-5: the node pointer. */
+		for (int b = 0; b < 6; b++) {
+			uint64_t cpg = b == 0 ? past : b == 1 ? 1 : 0xffffffffffffull;
+			const uint16_t bad[] = { (uint16_t)(ptr[idx] | 1), 0xfffe, 16 };
+			if (b < 3) {
+				unsigned char h[6];
+				for (int i = 0; i < 6; i++)
+					h[i] = (unsigned char)(cpg >> (8 * i));
+				REQUIRE_OK(t_patch_file(path, pg * PS + ptr[idx], h, 6));
+			} else {
+				REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * idx, &bad[b - 3], 2));
+			}
+			MDB_txn *txn;
+			MDB_dbi dbi;
+			MDB_env *env = open_ro(path, &txn, &dbi);
+			REQUIRE(env);
+			MDB_cursor *c;
+			REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+			unsigned wrong = 0, corrupt = 0;
+			char kb[64], want[64];
+			unsigned char vb[100];
+			for (unsigned i = 0; i < nkeys; i++) {
+				branch_key(2ul * i, klen, kb);
+				MDB_val k = { klen, kb }, v;
+				int rc = mdb_get(txn, dbi, &k, &v);
+				tail_val(i, vb);
+				corrupt += rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND;
+				if (rc != MDB_CORRUPTED && rc != MDB_PAGE_NOTFOUND && (rc || v.mv_size != 100 ||
+				    memcmp(v.mv_data, vb, 100)))
+					wrong++;
+				branch_key(2ul * i + 1, klen, kb);
+				k.mv_data = kb;
+				k.mv_size = klen;
+				rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+				corrupt += rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND;
+				if (i + 1 == nkeys) {
+					if (rc != MDB_CORRUPTED && rc != MDB_PAGE_NOTFOUND && rc != MDB_NOTFOUND)
+						wrong++;
+					continue;
+				}
+				tail_val(i + 1, vb);
+				branch_key(2ul * (i + 1), klen, want);
+				if (rc != MDB_CORRUPTED && rc != MDB_PAGE_NOTFOUND && (rc || k.mv_size != klen ||
+				    memcmp(k.mv_data, want, klen) || v.mv_size != 100 ||
+				    memcmp(v.mv_data, vb, 100)))
+					wrong++;
+			}
+			if (wrong || !corrupt)
+				T_FAIL("%zu-byte keys, branch node %u of %u, damage %d: %u lookups "
+				    "wrong, %u refused", klen, idx, n, b, wrong, corrupt);
+			mdb_cursor_close(c);
+			mdb_txn_abort(txn);
+			mdb_env_close(env);
+			if (b < 3)
+				REQUIRE_OK(t_patch_file(path, pg * PS + ptr[idx], hdr, 6));
+			else
+				REQUIRE_OK(t_patch_file(path, pg * PS + 16 + 2 * idx, &ptr[idx], 2));
+		}
+	}
+	free(file);
+}
+
+static void test_large_branch_bad_child_k8(void) { bad_branch_case(8); }
+static void test_large_branch_bad_child_k20(void) { bad_branch_case(20); }
+static void test_large_branch_bad_child_k64(void) { bad_branch_case(64); }
+
 int main(void)
 {
 #ifdef STOCK_LMDB
@@ -928,6 +1067,9 @@ int main(void)
 	RUN(test_large_leaf_bad_node_pointer_k20);
 	RUN(test_small_leaf_bad_node_pointer_k8);
 	RUN(test_small_leaf_bad_node_pointer_k20);
+	RUN(test_large_branch_bad_child_k8);
+	RUN(test_large_branch_bad_child_k20);
+	RUN(test_large_branch_bad_child_k64);
 	T_DONE();
 #endif
 }
