@@ -344,10 +344,6 @@ static inline int dl_txn_usable(MDB_txn *txn)
 static int dl_cursor_get_slow(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 static int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
-static int dl_step_pf_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
-static int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
-static int dl_step_other_next(MDB_cursor *mc, MDB_val *key, MDB_val *data);
-static int dl_step_other_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 
 /*
  * DL_SCAN_PREFETCH 1 (the default): a scan (over plain or compressed
@@ -369,16 +365,19 @@ static int dl_step_other_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
 #define DL_SCAN_PREFETCH 1
 #endif
 /*
- * The progressive half of that (dl_step_pf) only pays on a tree larger
- * than the caches, and costs every step of a scan three instructions: a
- * plain tree of fewer than DL_SCAN_PF_LEAVES leaves goes without it (the
- * next leaf's first lines are still fetched on each leaf change).  A
- * build switch to time the two: -DDL_SCAN_PF_LEAVES=0 prefetches in every
- * tree.
+ * The progressive half of that (dl_step_pf) brings the next leaf's lines
+ * in before the scan reaches them: the hardware prefetchers do not cross
+ * into another page.  It pays most once a tree's leaves no longer fit the
+ * core's own caches and each of those lines would come from the shared
+ * level or memory; in a tree that fits the second level it gains less
+ * (with short nodes nothing, see BENCHMARKS.md) and the prefetches are
+ * mostly instructions.  So a plain tree whose leaves take no more bytes than
+ * the env's scan bound (env->scanpf, the second-level cache the system
+ * reports, see mdb_env_create) goes without them; the next leaf's first
+ * lines are still fetched on each leaf change.  DL_SCAN_PF_BYTES N, a
+ * build switch for clock comparisons, sets the bound to N bytes instead
+ * (0: prefetch in every tree).
  */
-#ifndef DL_SCAN_PF_LEAVES
-#define DL_SCAN_PF_LEAVES	1024
-#endif
 #ifndef DL_SCAN_RUNS_AHEAD
 #define DL_SCAN_RUNS_AHEAD	0
 #endif
@@ -588,8 +587,8 @@ static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *m
  * do not cross into another page; so its header (lower, upper, the first
  * pointers) is fetched now, a leaf's worth of steps ahead, and so are
  * either the next line of pointers and, through the cursor's pfd, its
- * nodes, two lines per step (DL_SCAN_PREFETCH), or the lines the scan
- * enters by.  Forward, that is the page's end: a store loaded in key
+ * nodes, two lines per step (DL_SCAN_PREFETCH; a plain tree only above
+ * the env's scan bound), or the lines the scan enters by.  Forward, that is the page's end: a store loaded in key
  * order has its first entries there; backward, the low end of the node
  * area, which the header gives only once loaded, so the header alone.
  * The parent's node is bounded before its page number is read; the
@@ -630,16 +629,38 @@ static inline __attribute__((always_inline)) const char *dl_step_leaf_prefetch(M
  * in cache, whatever order the nodes lie in.  Three instructions; a stale
  * or zero distance fetches useless lines (0: this leaf's, already there).
  */
-static inline __attribute__((always_inline)) void dl_step_pf(const MDB_cursor *mc,
-	const MDB_node *node)
+static inline __attribute__((always_inline)) void dl_step_pf_at(const MDB_node *node,
+	intptr_t d)
 {
 #if DL_SCAN_PREFETCH && defined(__x86_64__) && defined(__LP64__)
 	/* The addition in the address (GCC would add first). */
-	__asm__("prefetcht0 (%0,%1)\n\tprefetcht0 64(%0,%1)" : : "r"(node), "r"(mc->pfd));
+	__asm__("prefetcht0 (%0,%1)\n\tprefetcht0 64(%0,%1)" : : "r"(node), "r"(d));
 #elif DL_SCAN_PREFETCH
-	uintptr_t p = (uintptr_t)node + (uintptr_t)mc->pfd;
+	uintptr_t p = (uintptr_t)node + (uintptr_t)d;
 	__builtin_prefetch((const void *)p);
 	__builtin_prefetch((const void *)(p + 64));
+#else
+	(void)node;
+	(void)d;
+#endif
+}
+
+static inline __attribute__((always_inline)) void dl_step_pf(const MDB_cursor *mc,
+	const MDB_node *node)
+{
+	dl_step_pf_at(node, mc->pfd);
+}
+
+/* The plain step's: none while the distance is 0, which dl_step_leaf
+ * keeps it at in a tree that fits the scan bound (a test and a branch,
+ * against a load and two prefetches). */
+static inline __attribute__((always_inline)) void dl_step_pf_plain(const MDB_cursor *mc,
+	const MDB_node *node)
+{
+#if DL_SCAN_PREFETCH
+	intptr_t d = mc->pfd;
+	if (d)
+		dl_step_pf_at(node, d);
 #else
 	(void)mc;
 	(void)node;
@@ -703,16 +724,12 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	DL_ASSERT(dl_stack_ok(mc));
 	const char *np = dl_step_leaf_prefetch(env, parent, pi, back, span);
 #if DL_SCAN_PREFETCH
-	mc->pfd = np ? (intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
+	/* The compressed step prefetches in every tree: its own work per
+	 * step dwarfs the two prefetches. */
+	mc->pfd = np && ((mc->flags & C_PREFIX) ||
+	    (size_t)mc->db->md_leaf_pages * psize > env->scanpf) ?
+		(intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);
-#if DL_SCAN_PF_LEAVES
-	if (mc->db->md_leaf_pages >= DL_SCAN_PF_LEAVES)
-#else
-	if (1)
-#endif
-		mc->flags |= C_SCANPF;
-	else
-		mc->flags &= ~C_SCANPF;
 #else
 	(void)np;
 #endif
@@ -746,22 +763,20 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * general path's read of the current entry decides that.  Overflow values
  * and compressed keys are finished by dl_step_big and dl_step_pfx_entry.
  * Every exit is a return or a tail call, so the plain case needs almost
- * no stack frame (no saved register).  pfx: the instance for prefix-compressed trees;
- * pf: the instance that prefetches the next leaf (C_SCANPF, large trees).
- * The small-tree plain instance passes all others on (and cursors to be
- * re-found, C_RESEEK, and those of a DUPSORT DB, C_DUPSORT) with one test
- * of the cursor's flags; the pfx instance sends the last two to the
+ * no stack frame (no saved register).  pfx: the instance for prefix-compressed trees.
+ * The plain instance, one for trees of every size (it prefetches the next
+ * leaf only in those larger than the scan bound, see dl_step_pf_plain),
+ * passes compressed trees on to the pfx instance with one test of the
+ * cursor's flags, and with them cursors to be re-found (C_RESEEK) and
+ * those of a DUPSORT DB (C_DUPSORT), which the pfx instance sends to the
  * general path.
  */
 static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data, int back, int pfx, int pf)
+	MDB_val *data, int back, int pfx)
 {
 	MDB_cursor_op op = back ? MDB_PREV : MDB_NEXT;
 	unsigned cf = mc->flags;
-	if (!pfx && !pf && (cf & (C_PREFIX | C_RESEEK | C_SCANPF | C_DUPSORT)))
-		return back ? dl_step_other_prev(mc, key, data) :
-			dl_step_other_next(mc, key, data);
-	if (!pfx && pf && (cf & (C_PREFIX | C_RESEEK | C_DUPSORT)))
+	if (!pfx && (cf & (C_PREFIX | C_RESEEK | C_DUPSORT)))
 		return back ? dl_step_pfx_prev(mc, key, data) : dl_step_pfx_next(mc, key, data);
 	/* A user's cursor always has its txn (only the internal copies kept
 	 * for a nested txn have none). */
@@ -830,8 +845,10 @@ static inline __attribute__((always_inline)) int dl_step_fast(MDB_cursor *mc, MD
 		goto node_bad;	/* the general path reports it */
 	if ((const char *)node + NODESZ > end)
 		goto node_bad;
-	if (pf)
+	if (pfx)
 		dl_step_pf(mc, node);
+	else
+		dl_step_pf_plain(mc, node);
 	if (pfx) {
 		if (i > 0 && key)
 			return dl_step_pfx_entry(mc, key, data, node, i, op);
@@ -875,52 +892,19 @@ general:
  * jump less per step of a forward scan) and only dispatches the rest. */
 static __attribute__((noinline)) int dl_step_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 1, 0, 0);
-}
-
-/* The plain instances for trees large enough to prefetch in (C_SCANPF);
- * they pass compressed trees and cursors to be re-found on. */
-static __attribute__((noinline)) int dl_step_pf_next(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data)
-{
-	return dl_step_fast(mc, key, data, 0, 0, 1);
-}
-
-static __attribute__((noinline)) int dl_step_pf_prev(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data)
-{
-	return dl_step_fast(mc, key, data, 1, 0, 1);
-}
-
-/* Where the small-tree instances send every other cursor: one test of its
- * flags there sends compressed trees, cursors to be re-found and DUPSORT
- * DBs to the pfx instance, the rest (large trees) to the pf instance. */
-static __attribute__((noinline)) int dl_step_other_next(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data)
-{
-	if (mc->flags & (C_PREFIX | C_RESEEK | C_DUPSORT))
-		return dl_step_pfx_next(mc, key, data);
-	return dl_step_pf_next(mc, key, data);
-}
-
-static __attribute__((noinline)) int dl_step_other_prev(MDB_cursor *mc, MDB_val *key,
-	MDB_val *data)
-{
-	if (mc->flags & (C_PREFIX | C_RESEEK | C_DUPSORT))
-		return dl_step_pfx_prev(mc, key, data);
-	return dl_step_pf_prev(mc, key, data);
+	return dl_step_fast(mc, key, data, 1, 0);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_next(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 0, 1, 1);
+	return dl_step_fast(mc, key, data, 0, 1);
 }
 
 static __attribute__((noinline)) int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key,
 	MDB_val *data)
 {
-	return dl_step_fast(mc, key, data, 1, 1, 1);
+	return dl_step_fast(mc, key, data, 1, 1);
 }
 
 /* NEXT, NEXT_DUP, NEXT_NODUP on a plain (not DUPSORT) DB, outside the
@@ -1154,7 +1138,7 @@ static __attribute__((noinline)) int dl_cursor_get_slow(MDB_cursor *mc, MDB_val 
 int mdb_cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
 	if (__builtin_expect(op == MDB_NEXT && mc != NULL, 1))
-		return dl_step_fast(mc, key, data, 0, 0, 0);
+		return dl_step_fast(mc, key, data, 0, 0);
 	if (!mc)
 		return EINVAL;
 	if (op == MDB_PREV)

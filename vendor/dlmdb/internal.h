@@ -217,6 +217,11 @@ struct MDB_env {
 	 * EINTR, so one load there serves both.  Kept by dl_env_steplim,
 	 * whose stores are volatile; the step reads it once per call. */
 	unsigned steplim;
+	/* Leaf bytes up to which a plain tree's scan goes without the next
+	 * leaf's progressive prefetch (cursor.c, dl_step_leaf): the
+	 * second-level cache, set by mdb_env_create (0 where the system
+	 * reports none: every tree prefetches). */
+	size_t	scanpf;
 	unsigned layoutwhy;	/* MDB_LAYOUT_*: how pad was decided */
 	unsigned version;	/* data version of the file */
 	unsigned nodemax;	/* largest node kept on a page */
@@ -356,7 +361,6 @@ struct MDB_txn {
 #define C_WRITE		0x20	/* belongs to a write txn */
 #define C_DUPSORT	0x40	/* DUPSORT DB, or its record not loaded (dl_cursor_sync_dupsort) */
 #define C_PREFIX	0x80	/* leaves of this tree are prefix-compressed */
-#define C_SCANPF	0x100	/* plain scan steps prefetch the next leaf (cursor.c, dl_step_leaf) */
 #define C_APPENDING	0x800	/* sub-DB cursor: this insert is an MDB_APPENDDUP (split policy) */
 
 /*
@@ -514,10 +518,11 @@ struct MDB_cursor {
 	indx_t	ki[DL_MAXDEPTH];
 	void	*xcursor;	/* DUPSORT sub-cursor (later) */
 	MDB_cursor *backup;	/* nested txn: state to restore if the child aborts */
-	/* Where the plain scan step (cursor.c, dl_step_fast) prefetches: the
-	 * leaf it will reach next minus the current leaf, set on each leaf
-	 * change, 0 when unknown.  Only ever added to an address that is
-	 * prefetched, never read: a stale value costs a useless prefetch. */
+	/* Where the scan step (cursor.c, dl_step_fast) prefetches: the leaf
+	 * it will reach next minus the current leaf, set on each leaf change,
+	 * 0 when unknown or not wanted (a plain tree within the env's scan
+	 * bound).  Only ever added to an address that is prefetched, never
+	 * read: a stale value costs a useless prefetch. */
 	intptr_t pfd;
 	unsigned keylen;	/* saved key for C_RESEEK */
 	unsigned char keybuf[DL_MAXKEY + 1];
