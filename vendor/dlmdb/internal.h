@@ -761,7 +761,8 @@ MDB_cmp_func *dl_default_dcmp(unsigned flags);
  * clears it) holds how many bytes at the run's end are still to become
  * zeros: the write takes them from a zero buffer, so the engine never
  * zeroes them in memory (about 4 KiB per 8 KiB value).  0 means the run's
- * memory is written as it is (MDB_NOMEMINIT, a value filling its run).
+ * memory is written as it is (a one-page run, MDB_NOMEMINIT, a value
+ * filling its run).
  */
 static inline size_t dl_ov_zerotail(const MDB_page *mp, size_t len)
 {

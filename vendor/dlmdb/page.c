@@ -385,10 +385,11 @@ static char *dl_ov_spare;
  * larger, so a run of txns of one size faults nothing after the first and
  * one big txn's memory halves with each smaller txn after it (decay: a top
  * txn ended; not when the env closes, whose region may serve the next env).
- * At most DL_OV_KEEP_MAX stays faulted in (an idle env or the waiting region
- * holds no more); a txn using more faults the rest in.  The kept part ends on a
- * huge-page boundary: a partly released huge page is split into small
- * pages, and its released part then faults back one small page at a time.
+ * At most DL_OV_KEEP_MAX stays faulted in (an idle env or the waiting
+ * region holds no more); a txn using more faults the rest in.  The kept
+ * part ends on a huge-page boundary: a partly released huge page is split
+ * into small pages, and its released part then faults back one small page
+ * at a time.
  */
 static void dl_ov_trim(MDB_env *env, int decay)
 {
