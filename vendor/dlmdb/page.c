@@ -1049,11 +1049,12 @@ static int dl_wrange_ok(MDB_cursor *mc, int level, MDB_page *mp)
  * gigabyte (4 KiB pages) with few collisions, since the multiplicative hash
  * spreads consecutive page numbers evenly: at 16K slots, random puts into
  * a million-entry store checked nearly every leaf they copied in full.
- * A smaller store gets as many slots as it has pages (at least 2^10): the
- * table is made at an env's first commit or check, and zeroing 2 MiB there
- * cost an env that writes one small txn more than the rest of its commit
- * but the write itself.  A write txn that finds the store grown past twice
- * the slots drops the table, and the next use makes a larger one.
+ * A smaller store gets eight slots per page (at least 2^10): the table is
+ * made at an env's first commit or check, and zeroing 2 MiB there cost an
+ * env that writes one small txn more than the rest of its commit but the
+ * write itself.  A write txn that finds the store grown past half the
+ * slots moves the entries to a table sized for it again (up to 2^18): the
+ * table keeps at least two slots per page, and what it knew moves along.
  *
  * A slot holds (pgno << 16) | tag, tag = env->wchecked_tag (1..65535).
  * Emptying the cache moves to the next tag, which no slot holds yet, so a
@@ -1081,22 +1082,46 @@ static inline int dl_wchecked_has(const MDB_env *env, pgno_t pg)
 	    env->wchecked[dl_wchecked_slot(env, pg)] == dl_wchecked_entry(env, pg);
 }
 
+/* log2 of the slots for a store of pages pages. */
+static unsigned dl_wchecked_fit(pgno_t pages)
+{
+	unsigned bits = DL_WCHECKED_MINBITS;
+	while (bits < DL_WCHECKED_BITS && ((pgno_t)1 << bits) < pages * 8)
+		bits++;
+	return bits;
+}
+
+/* Move the entries to a table of 2^bits slots (if one can be had). */
+static void dl_wchecked_regrow(MDB_env *env, unsigned bits)
+{
+	uint64_t *nt = calloc((size_t)1 << bits, sizeof(uint64_t));
+	if (!nt)
+		return;
+	uint64_t *old = env->wchecked;
+	size_t n = (size_t)1 << env->wchecked_bits;
+	env->wchecked = nt;
+	env->wchecked_bits = bits;
+	for (size_t i = 0; i < n; i++)
+		if (old[i] && (old[i] & 0xffff) == env->wchecked_tag)
+			nt[dl_wchecked_slot(env, old[i] >> 16)] = old[i];
+	free(old);
+}
+
 /* At the start of a write txn on snapshot, whose store has pages pages:
  * forget everything if another process has committed since the cache was
- * filled; drop a table the store has outgrown. */
+ * filled; move to a larger table when the store has outgrown this one. */
 void dl_wchecked_begin(MDB_env *env, txnid_t snapshot, pgno_t pages)
 {
-	if (env->wchecked && env->wchecked_bits < DL_WCHECKED_BITS &&
-	    pages > ((pgno_t)2 << env->wchecked_bits)) {
-		free(env->wchecked);
-		env->wchecked = NULL;
-	}
 	if (env->wchecked && env->wchecked_txnid != snapshot &&
 	    ++env->wchecked_tag > DL_WCHECKED_TAGS) {
 		memset(env->wchecked, 0, ((size_t)1 << env->wchecked_bits) * sizeof(uint64_t));
 		env->wchecked_tag = 1;
 	}
 	env->wchecked_txnid = snapshot;
+	if (env->wchecked && env->wchecked_bits < DL_WCHECKED_BITS &&
+	    pages > ((pgno_t)1 << env->wchecked_bits) / 2 &&
+	    dl_wchecked_fit(pages) > env->wchecked_bits)
+		dl_wchecked_regrow(env, dl_wchecked_fit(pages));
 }
 
 /* Whether the cache exists, allocating it on first use for a store of
@@ -1104,9 +1129,7 @@ void dl_wchecked_begin(MDB_env *env, txnid_t snapshot, pgno_t pages)
 static int dl_wchecked_ready(MDB_env *env, pgno_t pages)
 {
 	if (!env->wchecked) {
-		unsigned bits = DL_WCHECKED_MINBITS;
-		while (bits < DL_WCHECKED_BITS && ((pgno_t)1 << bits) < pages)
-			bits++;
+		unsigned bits = dl_wchecked_fit(pages);
 		if (!(env->wchecked = calloc((size_t)1 << bits, sizeof(uint64_t))))
 			return 0;
 		env->wchecked_bits = bits;
