@@ -1934,12 +1934,22 @@ static int dl_leaf_add(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsign
 		omp->mp_flags = P_OVERFLOW | P_DIRTY;
 		omp->mp_u.pages = np;
 		/* dl_buf_get left the run uninitialised: zero what the value does
-		 * not cover (all of it for MDB_RESERVE), unless MDB_NOMEMINIT. */
+		 * not cover (all of it for MDB_RESERVE), unless MDB_NOMEMINIT.
+		 * A longer run owes its slack to the write instead (its length
+		 * < psize <= 32 KiB fits mp_pad).  A one-page run is zeroed
+		 * here: its buffer goes back to the page pool, and a tree page
+		 * made from it keeps its bytes in the gap between lower and
+		 * upper, which reaches the file. */
 		if (!reserve && ds)
 			memcpy((char *)omp + PAGEHDRSZ, data->mv_data, ds);
 		if (!(env->flags & MDB_NOMEMINIT)) {
-			size_t from = PAGEHDRSZ + (reserve ? 0 : ds);
-			memset((char *)omp + from, 0, (size_t)np * env->psize - from);
+			size_t from = PAGEHDRSZ + (reserve ? 0 : ds), run = (size_t)np * env->psize;
+			if (np > 1) {
+				memset((char *)omp + from, 0, PAGEHDRSZ + ds - from);
+				omp->mp_pad = (uint16_t)(run - PAGEHDRSZ - ds);
+			} else {
+				memset((char *)omp + from, 0, run - from);
+			}
 		}
 		mc->db->md_overflow_pages += np;
 		opg = omp->mp_pgno;
@@ -2192,6 +2202,7 @@ static int dl_put_overflow_value(MDB_cursor *mc, MDB_node *node, MDB_val *data, 
 	if (dl_page_owned(txn, omp) && kpart + ds > env->nodemax &&
 	    (uint64_t)omp->mp_u.pages * env->psize >= PAGEHDRSZ + ds) {
 		node_set_dsize(node, ds);
+		dl_ov_zerotail_cut(omp, (size_t)omp->mp_u.pages * env->psize, PAGEHDRSZ + ds);
 		if (flags & MDB_RESERVE)
 			data->mv_data = (char *)omp + PAGEHDRSZ;
 		else if (ds)

@@ -264,6 +264,7 @@ struct MDB_env {
 	uint64_t *wchecked;
 	txnid_t	wchecked_txnid;	/* snapshot the cache is valid for */
 	unsigned wchecked_tag;	/* marks the slots of the current cache */
+	unsigned wchecked_bits;	/* log2 of its slots */
 	/* Recycled single-page buffers (singly linked through their first word). */
 	MDB_page *pagepool;
 	size_t	npool;
@@ -277,13 +278,15 @@ struct MDB_env {
 	size_t	slableft;
 	/* Overflow-run buffers of big write txns are cut from one reserved
 	 * anonymous region (page.c): ovbase/ovlen is the region, ovused its
-	 * bump point, ovtouched the most of it any txn has used; ovfree holds
+	 * bump point, ovtouched how much of it is faulted in, ovpeak the most
+	 * of it the current top txn has used, ovkeep how much the last trim
+	 * kept faulted in (page.c, dl_ov_trim); ovfree holds
 	 * released runs by page count; ovheap counts the bytes of runs a txn
 	 * holds from malloc; ovnomap is set once the region could not be
 	 * reserved, so later txns do not retry.  When the env closes, its
 	 * region waits (process-wide, at most one) for the next env. */
 	char	*ovbase;
-	size_t	ovlen, ovused, ovtouched, ovheap;
+	size_t	ovlen, ovused, ovtouched, ovheap, ovpeak, ovkeep;
 	MDB_page **ovfree;
 	int	ovnomap;
 	pthread_mutex_t poolmx;
@@ -757,6 +760,32 @@ int  dl_cmp_u64(const MDB_val *a, const MDB_val *b);
 MDB_cmp_func *dl_default_cmp(unsigned flags);
 MDB_cmp_func *dl_default_dcmp(unsigned flags);
 
+/*
+ * The zeros after an overflow value in its run's last page.  While a run is
+ * dirty, its header's mp_pad (0 in every page written: dl_write_pages
+ * clears it) holds how many bytes at the run's end are still to become
+ * zeros: the write takes them from a zero buffer, so the engine never
+ * zeroes them in memory (about 4 KiB per 8 KiB value).  0 means the run's
+ * memory is written as it is (a one-page run, MDB_NOMEMINIT, a value
+ * filling its run).
+ */
+static inline size_t dl_ov_zerotail(const MDB_page *mp, size_t len)
+{
+	return IS_OVERFLOW(mp) && mp->mp_pad < len - PAGEHDRSZ ? mp->mp_pad : 0;
+}
+
+/* Bytes up to end of dirty run mp (len bytes) are about to hold value
+ * bytes: the zeros still owed past them move up to end, those before end
+ * written now (the caller may not write them all: MDB_RESERVE). */
+static inline void dl_ov_zerotail_cut(MDB_page *mp, size_t len, size_t end)
+{
+	size_t tail = dl_ov_zerotail(mp, len);
+	if (tail && end > len - tail) {
+		memset((char *)mp + (len - tail), 0, end - (len - tail));
+		mp->mp_pad = (uint16_t)(len - end);
+	}
+}
+
 /* os.c */
 int  dl_pread_all(int fd, void *buf, size_t len, off_t off);
 int  dl_pwrite_all(int fd, const void *buf, size_t len, off_t off);
@@ -803,7 +832,7 @@ int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
 int  dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp);
-void dl_wchecked_begin(MDB_env *env, txnid_t snapshot);
+void dl_wchecked_begin(MDB_env *env, txnid_t snapshot, pgno_t pages);
 void dl_wchecked_committed(MDB_txn *txn);
 int  dl_txn_err(MDB_txn *txn, int rc);
 int  dl_txn_fail(MDB_txn *txn, int rc);

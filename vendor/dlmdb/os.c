@@ -72,23 +72,33 @@ static int dl_writev_all(int fd, struct iovec *iov, int cnt, off_t off)
 	return 0;
 }
 
-#define DL_IOV_MAX	64
+#define DL_IOV_MAX	128
 #define DL_WRITE_MAX	((size_t)1 << 30)
+
+/* Source of the zeros owed at the end of overflow runs (dl_ov_zerotail):
+ * never written, so its pages stay the kernel's shared zero page. */
+static char dl_zeros[32768];
 
 /*
  * Write dirty pages (sorted by pgno) to their places in the file, joining
- * runs of adjacent pages into one pwritev.  P_DIRTY is cleared first: it must
- * never reach the file on a real page.
+ * runs of adjacent pages into one pwritev, an overflow run's owed zeros
+ * as one more piece.  P_DIRTY is cleared first: it must never reach the
+ * file on a real page; so is the count of owed zeros, kept in mp_pad.
  */
 int dl_write_pages(MDB_env *env, dl_dent *ents, size_t n)
 {
+	size_t ps = env->psize;
 	if (env->flags & MDB_INMEMORY) {
 		/* The anonymous map is the store: copy pages into place. */
 		for (size_t i = 0; i < n; i++) {
 			MDB_page *mp = ents[i].page;
+			size_t len = (size_t)ents[i].npages * ps, tail = dl_ov_zerotail(mp, len);
+			char *dst = env->map + ents[i].pgno * ps;
 			mp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
-			memcpy(env->map + ents[i].pgno * env->psize, mp,
-			    (size_t)ents[i].npages * env->psize);
+			if (tail)
+				mp->mp_pad = 0;
+			memcpy(dst, mp, len - tail);
+			memset(dst + len - tail, 0, tail);
 		}
 		return 0;
 	}
@@ -97,13 +107,14 @@ int dl_write_pages(MDB_env *env, dl_dent *ents, size_t n)
 	off_t start = 0;
 	size_t bytes = 0;
 	pgno_t next = P_INVALID;
-	size_t ps = env->psize;
 
 	for (size_t i = 0; i < n; i++) {
 		MDB_page *mp = ents[i].page;
-		size_t len = (size_t)ents[i].npages * ps;
+		size_t len = (size_t)ents[i].npages * ps, tail = dl_ov_zerotail(mp, len);
 		mp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
-		if (cnt && (ents[i].pgno != next || cnt == DL_IOV_MAX ||
+		if (tail)
+			mp->mp_pad = 0;
+		if (cnt && (ents[i].pgno != next || cnt + 2 > DL_IOV_MAX ||
 		    bytes + len > DL_WRITE_MAX)) {
 			if ((rc = dl_writev_all(env->fd, iov, cnt, start)))
 				return rc;
@@ -114,8 +125,13 @@ int dl_write_pages(MDB_env *env, dl_dent *ents, size_t n)
 			bytes = 0;
 		}
 		iov[cnt].iov_base = mp;
-		iov[cnt].iov_len = len;
+		iov[cnt].iov_len = len - tail;
 		cnt++;
+		if (tail) {
+			iov[cnt].iov_base = dl_zeros;
+			iov[cnt].iov_len = tail;
+			cnt++;
+		}
 		bytes += len;
 		next = ents[i].pgno + ents[i].npages;
 	}

@@ -277,6 +277,7 @@ void dl_buf_release(MDB_env *env)
 	env->ovbase = NULL;
 	env->ovfree = NULL;
 	env->ovlen = env->ovused = env->ovtouched = env->ovheap = 0;
+	env->ovpeak = env->ovkeep = 0;
 	free(env->slabs);
 	env->slabs = NULL;
 	env->nslabs = env->slabcap = 0;
@@ -331,8 +332,8 @@ static MDB_page *dl_slab_take(MDB_env *env)
  * a few values would cost more than it saves; a region a closed env left
  * waiting (already faulted in) is taken at the first run.  Released runs
  * are reused by page count (runs longer than DL_OV_MAXPAGES stay on
- * malloc), and the region is rewound when the top txn ends, keeping
- * DL_OV_KEEP bytes faulted in for the next one.  Without huge pages
+ * malloc), and the region is rewound when the top txn ends, keeping as
+ * much faulted in as recent txns used (dl_ov_trim).  Without huge pages
  * (DL_OV_HUGE=0, or the kernel's THP off) the region faults like malloc'd
  * memory.
  */
@@ -349,8 +350,8 @@ static MDB_page *dl_slab_take(MDB_env *env)
 #define DL_OV_RESERVE	((size_t)1 << 30)
 #define DL_OV_ALIGN	((size_t)2 << 20)
 #define DL_OV_AFTER	((size_t)2 << 20)
-#ifndef DL_OV_KEEP
-#define DL_OV_KEEP	((size_t)8 << 20)
+#ifndef DL_OV_KEEP_MAX
+#define DL_OV_KEEP_MAX	((size_t)32 << 20)
 #endif
 #define DL_OV_MAXPAGES	32
 
@@ -365,8 +366,8 @@ static int dl_in_ov(const MDB_env *env, const MDB_page *mp)
  * faulted in, waits here for the next env that needs one, as an allocator
  * keeps freed memory for the next request: without it every env (each row
  * of a benchmark, each open of a short-lived env) zeroed and faulted its
- * region afresh.  At most one region waits, with at most DL_OV_KEEP bytes
- * faulted in; the process's exit unmaps it, dl_ov_spare_drop sooner.
+ * region afresh.  At most one region waits, with at most DL_OV_KEEP_MAX
+ * bytes faulted in; the process's exit unmaps it, dl_ov_spare_drop sooner.
  * The slot is one pointer, taken and filled by atomic exchanges, so no
  * lock is ever held (a fork at any moment leaves nothing locked); while a
  * region waits, its first word says how much of it is faulted in.
@@ -378,20 +379,37 @@ static int dl_in_ov(const MDB_env *env, const MDB_page *mp)
 static char *dl_ov_spare;
 
 /*
- * Hand back what the region holds past its first DL_OV_KEEP bytes.  The
- * range ends on a huge-page boundary: a partly released huge page is split
+ * Hand back what the region holds past what the next txn is likely to use,
+ * the way an allocator's heap keeps memory a program keeps reusing: the
+ * most the last top txn used or half of what was kept before, whichever is
+ * larger, so a run of txns of one size faults nothing after the first and
+ * one big txn's memory halves with each smaller txn after it (decay: a top
+ * txn ended; not when the env closes, whose region may serve the next env).
+ * At most DL_OV_KEEP_MAX stays faulted in (an idle env or the waiting
+ * region holds no more); a txn using more faults the rest in.  The kept
+ * part ends on a huge-page boundary: a partly released huge page is split
  * into small pages, and its released part then faults back one small page
- * at a time (about 440 faults a txn for the row of 1,000 8 KiB values).
+ * at a time.
  */
-static void dl_ov_trim(MDB_env *env)
+static void dl_ov_trim(MDB_env *env, int decay)
 {
-	if (env->ovtouched <= DL_OV_KEEP)
+	size_t keep = env->ovkeep;
+	if (decay)
+		keep /= 2;
+	if (env->ovpeak > keep)
+		keep = env->ovpeak;
+	keep = (keep + DL_OV_ALIGN - 1) / DL_OV_ALIGN * DL_OV_ALIGN;
+	if (keep > DL_OV_KEEP_MAX)
+		keep = DL_OV_KEEP_MAX;
+	env->ovkeep = keep;
+	env->ovpeak = 0;
+	if (env->ovtouched <= keep)
 		return;
 	size_t end = (env->ovtouched + DL_OV_ALIGN - 1) / DL_OV_ALIGN * DL_OV_ALIGN;
 	if (end > env->ovlen)
 		end = env->ovlen;
-	madvise(env->ovbase + DL_OV_KEEP, end - DL_OV_KEEP, MADV_DONTNEED);
-	env->ovtouched = DL_OV_KEEP;
+	madvise(env->ovbase + keep, end - keep, MADV_DONTNEED);
+	env->ovtouched = keep;
 }
 
 /* Take the waiting region, if any, with the bytes of it faulted in. */
@@ -426,7 +444,7 @@ static void dl_ov_retire_region(char *m, size_t touched)
  * or unmap it when another region already waits. */
 static void dl_ov_retire(MDB_env *env)
 {
-	dl_ov_trim(env);
+	dl_ov_trim(env, 0);
 	dl_ov_retire_region(env->ovbase, env->ovtouched);
 }
 
@@ -455,8 +473,8 @@ static int dl_ov_reserve(MDB_env *env, int fresh)
 	if (spare) {
 		env->ovbase = spare;
 		env->ovlen = DL_OV_RESERVE;
-		env->ovused = 0;
-		env->ovtouched = touched;
+		env->ovused = env->ovpeak = 0;
+		env->ovtouched = env->ovkeep = touched;
 		env->ovfree = fl;
 		return 0;
 	}
@@ -478,7 +496,7 @@ static int dl_ov_reserve(MDB_env *env, int fresh)
 #endif
 	env->ovbase = m;
 	env->ovlen = DL_OV_RESERVE;
-	env->ovused = env->ovtouched = 0;
+	env->ovused = env->ovtouched = env->ovpeak = env->ovkeep = 0;
 	env->ovfree = fl;
 	return 0;
 }
@@ -497,8 +515,11 @@ static MDB_page *dl_ov_take(MDB_env *env, unsigned npages, size_t sz)
 		return NULL;
 	mp = (MDB_page *)(env->ovbase + env->ovused);
 	env->ovused += sz;
-	if (env->ovused > env->ovtouched)
-		env->ovtouched = env->ovused;
+	if (env->ovused > env->ovpeak) {
+		env->ovpeak = env->ovused;
+		if (env->ovused > env->ovtouched)
+			env->ovtouched = env->ovused;
+	}
 	return mp;
 }
 
@@ -520,7 +541,7 @@ void dl_ov_rewind(MDB_env *env)
 		return;
 	env->ovused = 0;
 	memset(env->ovfree, 0, (DL_OV_MAXPAGES + 1) * sizeof(*env->ovfree));
-	dl_ov_trim(env);
+	dl_ov_trim(env, 1);
 }
 
 MDB_page *dl_buf_get(MDB_env *env, unsigned npages)
@@ -1028,20 +1049,26 @@ static int dl_wrange_ok(MDB_cursor *mc, int level, MDB_page *mp)
  * gigabyte (4 KiB pages) with few collisions, since the multiplicative hash
  * spreads consecutive page numbers evenly: at 16K slots, random puts into
  * a million-entry store checked nearly every leaf they copied in full.
+ * A smaller store gets eight slots per page (at least 2^10): the table is
+ * made at an env's first commit or check, and zeroing 2 MiB there cost an
+ * env that writes one small txn more than the rest of its commit but the
+ * write itself.  A write txn that finds the store grown past half the
+ * slots moves the entries to a table sized for it again (up to 2^18): the
+ * table keeps at least two slots per page, and what it knew moves along.
  *
  * A slot holds (pgno << 16) | tag, tag = env->wchecked_tag (1..65535).
  * Emptying the cache moves to the next tag, which no slot holds yet, so a
- * writer alternating with another process does not clear 2 MiB per txn;
- * only when the tag wraps are the slots zeroed.  Page numbers of 2^48 and
- * above are never cached.
+ * writer alternating with another process does not clear the table per
+ * txn; only when the tag wraps are the slots zeroed.  Page numbers of 2^48
+ * and above are never cached.
  */
 #define DL_WCHECKED_BITS	18
-#define DL_WCHECKED_SLOTS	((size_t)1 << DL_WCHECKED_BITS)
+#define DL_WCHECKED_MINBITS	10
 #define DL_WCHECKED_TAGS	0xffffu
 
-static inline size_t dl_wchecked_slot(pgno_t pg)
+static inline size_t dl_wchecked_slot(const MDB_env *env, pgno_t pg)
 {
-	return (size_t)((pg * 0x9E3779B97F4A7C15ull) >> (64 - DL_WCHECKED_BITS));
+	return (size_t)((pg * 0x9E3779B97F4A7C15ull) >> (64 - env->wchecked_bits));
 }
 
 static inline uint64_t dl_wchecked_entry(const MDB_env *env, pgno_t pg)
@@ -1052,28 +1079,60 @@ static inline uint64_t dl_wchecked_entry(const MDB_env *env, pgno_t pg)
 static inline int dl_wchecked_has(const MDB_env *env, pgno_t pg)
 {
 	return env->wchecked && !(pg >> 48) &&
-	    env->wchecked[dl_wchecked_slot(pg)] == dl_wchecked_entry(env, pg);
+	    env->wchecked[dl_wchecked_slot(env, pg)] == dl_wchecked_entry(env, pg);
 }
 
-/* At the start of a write txn on snapshot: forget everything if another
- * process has committed since the cache was filled. */
-void dl_wchecked_begin(MDB_env *env, txnid_t snapshot)
+/* log2 of the slots for a store of pages pages. */
+static unsigned dl_wchecked_fit(pgno_t pages)
+{
+	unsigned bits = DL_WCHECKED_MINBITS;
+	while (bits < DL_WCHECKED_BITS && ((pgno_t)1 << bits) < pages * 8)
+		bits++;
+	return bits;
+}
+
+/* Move the entries to a table of 2^bits slots (if one can be had). */
+static void dl_wchecked_regrow(MDB_env *env, unsigned bits)
+{
+	uint64_t *nt = calloc((size_t)1 << bits, sizeof(uint64_t));
+	if (!nt)
+		return;
+	uint64_t *old = env->wchecked;
+	size_t n = (size_t)1 << env->wchecked_bits;
+	env->wchecked = nt;
+	env->wchecked_bits = bits;
+	for (size_t i = 0; i < n; i++)
+		if (old[i] && (old[i] & 0xffff) == env->wchecked_tag)
+			nt[dl_wchecked_slot(env, old[i] >> 16)] = old[i];
+	free(old);
+}
+
+/* At the start of a write txn on snapshot, whose store has pages pages:
+ * forget everything if another process has committed since the cache was
+ * filled; move to a larger table when the store has outgrown this one. */
+void dl_wchecked_begin(MDB_env *env, txnid_t snapshot, pgno_t pages)
 {
 	if (env->wchecked && env->wchecked_txnid != snapshot &&
 	    ++env->wchecked_tag > DL_WCHECKED_TAGS) {
-		memset(env->wchecked, 0, DL_WCHECKED_SLOTS * sizeof(uint64_t));
+		memset(env->wchecked, 0, ((size_t)1 << env->wchecked_bits) * sizeof(uint64_t));
 		env->wchecked_tag = 1;
 	}
 	env->wchecked_txnid = snapshot;
+	if (env->wchecked && env->wchecked_bits < DL_WCHECKED_BITS &&
+	    pages > ((pgno_t)1 << env->wchecked_bits) / 2 &&
+	    dl_wchecked_fit(pages) > env->wchecked_bits)
+		dl_wchecked_regrow(env, dl_wchecked_fit(pages));
 }
 
-/* Whether the cache exists, allocating it on first use (without it, pages
- * are checked every time). */
-static int dl_wchecked_ready(MDB_env *env)
+/* Whether the cache exists, allocating it on first use for a store of
+ * pages pages (without it, pages are checked every time). */
+static int dl_wchecked_ready(MDB_env *env, pgno_t pages)
 {
 	if (!env->wchecked) {
-		if (!(env->wchecked = calloc(DL_WCHECKED_SLOTS, sizeof(uint64_t))))
+		unsigned bits = dl_wchecked_fit(pages);
+		if (!(env->wchecked = calloc((size_t)1 << bits, sizeof(uint64_t))))
 			return 0;
+		env->wchecked_bits = bits;
 		env->wchecked_tag = 1;
 	}
 	return 1;
@@ -1083,7 +1142,7 @@ static int dl_wchecked_ready(MDB_env *env)
 static inline void dl_wchecked_put(MDB_env *env, pgno_t pg)
 {
 	if (!(pg >> 48))
-		env->wchecked[dl_wchecked_slot(pg)] = dl_wchecked_entry(env, pg);
+		env->wchecked[dl_wchecked_slot(env, pg)] = dl_wchecked_entry(env, pg);
 }
 
 /* Pages pg .. pg + num - 1 are about to get new contents. */
@@ -1093,7 +1152,7 @@ static void dl_wchecked_drop(MDB_env *env, pgno_t pg, unsigned num)
 		return;
 	for (unsigned i = 0; i < num; i++)
 		if (dl_wchecked_has(env, pg + i))
-			env->wchecked[dl_wchecked_slot(pg + i)] = 0;
+			env->wchecked[dl_wchecked_slot(env, pg + i)] = 0;
 }
 
 /* After txn's commit reached the disk: the single pages it wrote are
@@ -1102,7 +1161,7 @@ void dl_wchecked_committed(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
 	env->wchecked_txnid = txn->txnid;
-	if (!dl_wchecked_ready(env))
+	if (!dl_wchecked_ready(env, txn->next_pgno))
 		return;
 	for (size_t k = 0; k < txn->dirty.count; k++)
 		if (txn->dirty.ents[k].npages == 1 && !IS_OVERFLOW(txn->dirty.ents[k].page))
@@ -1150,7 +1209,7 @@ static int dl_page_wcheck_map(MDB_cursor *mc, int subdb, MDB_page *mp)
 	int rc = dl_page_wcheck_core(env, mc->db, subdb, mp, known);
 	if (!rc && !known)
 		rc = dl_worder_ok(mc, mp);
-	if (!rc && !known && dl_wchecked_ready(env))
+	if (!rc && !known && dl_wchecked_ready(env, mc->txn->next_pgno))
 		dl_wchecked_put(env, pg);
 	return rc;
 }

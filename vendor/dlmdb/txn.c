@@ -508,7 +508,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 	if (flags & MDB_NOMETASYNC)
 		txn->flags |= TXN_NOMETASYNC;
 	txn->txnid = m->mm_txnid + 1;
-	dl_wchecked_begin(env, m->mm_txnid);
+	dl_wchecked_begin(env, m->mm_txnid, m->mm_last_pg + 1);
 	txn->lasterr = 0;
 	txn->oldest = 0;
 	txn->fl_last = 0;

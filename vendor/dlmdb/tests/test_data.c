@@ -592,6 +592,251 @@ static void test_overflow_runs_across_envs(void)
 	free(want);
 }
 
+/*
+ * How much of the overflow-run region stays faulted in between txns follows
+ * what the txns used (page.c, dl_ov_trim): a txn of 12 MB of runs leaves
+ * them resident for the next one of that size, a bigger txn leaves no more
+ * than 32 MiB, and smaller txns after it give the rest back, half at each.
+ * The region is the 1 GiB anonymous map holding a reserved value; its
+ * resident size comes from /proc/self/smaps.  Builds without the region
+ * (sanitizers, 32-bit) only check the values.
+ */
+#define KR_SIZE 8192
+
+/* Resident bytes of the mapping holding p, if it is a 1 GiB one; else -1. */
+static long long kr_region_rss(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	int in = 0;
+	long long rss = -1;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi && hi - lo == (1ul << 30);
+			continue;
+		}
+		long long kb;
+		if (in && sscanf(line, "Rss: %lld kB", &kb) == 1) {
+			rss = kb * 1024;
+			break;
+		}
+	}
+	fclose(f);
+	return rss;
+}
+
+/* One txn reserving n values (seeded by seed) from key 0; returns the
+ * region's resident size after the commit (-1: no region). */
+static long long kr_txn(MDB_env *env, unsigned n, unsigned seed)
+{
+	MDB_txn *txn;
+	void *last = NULL;
+	if (mdb_txn_begin(env, NULL, 0, &txn)) {
+		T_FAIL("begin");
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char kb[16];
+		snprintf(kb, sizeof(kb), "q%05u", i);
+		MDB_val k = t_val(kb), v = { KR_SIZE, NULL };
+		if (mdb_put(txn, 1, &k, &v, MDB_RESERVE)) {
+			T_FAIL("reserve %u", i);
+			mdb_txn_abort(txn);
+			return -1;
+		}
+		fill(v.mv_data, KR_SIZE, seed + i);
+		last = v.mv_data;
+	}
+	OK(mdb_txn_commit(txn));
+	return kr_region_rss(last);
+}
+
+/* Keys 0 .. n - 1 hold the values seeded by seed. */
+static int kr_check(MDB_env *env, unsigned n, unsigned seed)
+{
+	unsigned char *want = malloc(KR_SIZE);
+	MDB_txn *txn = NULL;
+	int bad = !want || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+	for (unsigned i = 0; !bad && i < n; i++) {
+		char kb[16];
+		snprintf(kb, sizeof(kb), "q%05u", i);
+		MDB_val k = t_val(kb), d;
+		fill(want, KR_SIZE, seed + i);
+		bad = mdb_get(txn, 1, &k, &d) || d.mv_size != KR_SIZE ||
+		    memcmp(d.mv_data, want, KR_SIZE);
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	free(want);
+	return !bad;
+}
+
+static void test_overflow_region_keeps_recent_use(void)
+{
+	const long long MiB = 1 << 20;
+	MDB_env *env = t_env_open(t_path("keep.db"), MDB_NOSUBDIR, 512u << 20, 0);
+	REQUIRE(env);
+
+	/* 48 MB of runs: at most 32 MiB stays resident. */
+	long long rss = kr_txn(env, 4000, 10);
+	CHECK(kr_check(env, 4000, 10));
+	int region = rss >= 0;
+	if (region)
+		CHECK(rss <= 32 * MiB);
+
+	/* Txns of 12 MB: the first keeps half of the 32 MiB, then each keeps
+	 * what it used, all of it still resident for the next. */
+	for (unsigned r = 0; r < 3; r++) {
+		rss = kr_txn(env, 1000, 20 + r);
+		CHECK(kr_check(env, 1000, 20 + r));
+		if (region)
+			CHECK(rss <= (r ? 12 : 16) * MiB && rss >= 11 * MiB);
+	}
+
+	/* Small txns hand the rest back, half at a time. */
+	for (unsigned r = 0; r < 4; r++) {
+		rss = kr_txn(env, 10, 30 + r);
+		CHECK(kr_check(env, 10, 30 + r));
+	}
+	if (region)
+		CHECK(rss <= 4 * MiB);
+
+	/* Back to 12 MB txns: the first faults them in again, the values of
+	 * both sizes read back, and a reopened env still reads them. */
+	rss = kr_txn(env, 1000, 40);
+	CHECK(kr_check(env, 1000, 40));
+	if (region)
+		CHECK(rss >= 11 * MiB && rss <= 12 * MiB);
+	mdb_env_close(env);
+	env = t_env_open(t_path("keep.db"), MDB_NOSUBDIR, 512u << 20, 0);
+	REQUIRE(env);
+	CHECK(kr_check(env, 1000, 40));
+	rss = kr_txn(env, 1000, 50);
+	CHECK(kr_check(env, 1000, 50));
+	mdb_env_close(env);
+}
+
+/*
+ * The bytes after a value in its overflow run's last page reach the file as
+ * zeros (the write takes them from a zero buffer; the run's memory there
+ * is not cleared and may hold an earlier txn's bytes) and the run's header
+ * as the engine left it (mp_pad 0).  A txn first fills whole runs, so the
+ * memory the next txn's runs reuse is not zero; the next writes shorter
+ * values, plain and with MDB_RESERVE, rewrites some in place (longer,
+ * within the run, and shorter: the longest value's end counts), in a
+ * child txn too.  Checked through the map after the commit.
+ */
+#define ZT_KEYS 1000
+
+/* Value i's run in the committed store ends with zeros after byte end
+ * (counted from the run's start) and has a zero mp_pad. */
+static int zt_run_ok(const MDB_val *d, size_t psize, size_t end)
+{
+	const unsigned char *run = (const unsigned char *)d->mv_data - 16;
+	uint16_t pad;
+	uint32_t pages;
+	memcpy(&pad, run + 8, sizeof(pad));
+	memcpy(&pages, run + 12, sizeof(pages));
+	size_t len = (size_t)pages * psize;
+	if (pad || len < end)
+		return 0;
+	for (size_t i = end; i < len; i++)
+		if (run[i])
+			return 0;
+	return 1;
+}
+
+static void zt_put(MDB_txn *txn, unsigned i, size_t size, unsigned seed, unsigned flags)
+{
+	static unsigned char buf[3 * 4096];
+	char kb[16];
+	snprintf(kb, sizeof(kb), "z%05u", i);
+	MDB_val k = t_val(kb), v = { size, buf };
+	if (flags & MDB_RESERVE) {
+		v.mv_data = NULL;
+		if (mdb_put(txn, 1, &k, &v, MDB_RESERVE)) {
+			T_FAIL("reserve %u", i);
+			return;
+		}
+		fill(v.mv_data, size, seed);
+		return;
+	}
+	fill(buf, size, seed);
+	OK(mdb_put(txn, 1, &k, &v, 0));
+}
+
+static void test_overflow_slack_written_as_zeros(void)
+{
+	MDB_env *env = t_env_open(t_path("slack.db"), MDB_NOSUBDIR, 256u << 20, 0);
+	REQUIRE(env);
+	MDB_stat st;
+	REQUIRE_OK(mdb_env_stat(env, &st));
+	REQUIRE(st.ms_psize == 4096);
+	const size_t full = 3 * 4096 - 16, small = 8200;
+	size_t size[ZT_KEYS], end[ZT_KEYS];
+	unsigned seed[ZT_KEYS];
+	MDB_txn *txn, *child;
+
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < ZT_KEYS; i++)
+		zt_put(txn, i, full, 1000 + i, 0);
+	OK(mdb_txn_commit(txn));
+
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	for (unsigned i = 0; i < ZT_KEYS; i++) {
+		size[i] = small + i % 64;
+		seed[i] = 2000 + i;
+		zt_put(txn, i, size[i], seed[i], i % 3 ? 0 : MDB_RESERVE);
+		end[i] = 16 + size[i];
+	}
+	for (unsigned i = 0; i < ZT_KEYS; i += 7) {
+		/* Longer, same run. */
+		size[i] = small + 2000;
+		seed[i] = 3000 + i;
+		zt_put(txn, i, size[i], seed[i], i % 2 ? 0 : MDB_RESERVE);
+		end[i] = 16 + size[i];
+	}
+	for (unsigned i = 3; i < ZT_KEYS; i += 11) {
+		/* Shorter: the bytes up to the old end stay as they were. */
+		size[i] = small - 100;
+		seed[i] = 4000 + i;
+		zt_put(txn, i, size[i], seed[i], i % 2 ? 0 : MDB_RESERVE);
+	}
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	for (unsigned i = 5; i < ZT_KEYS; i += 13) {
+		size[i] = small + 1000;
+		seed[i] = 5000 + i;
+		zt_put(child, i, size[i], seed[i], i % 2 ? 0 : MDB_RESERVE);
+		end[i] = 16 + size[i];
+	}
+	OK(mdb_txn_commit(child));
+	OK(mdb_txn_commit(txn));
+
+	unsigned char *want = malloc(full);
+	REQUIRE(want);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	unsigned bad = 0;
+	for (unsigned i = 0; i < ZT_KEYS; i++) {
+		char kb[16];
+		snprintf(kb, sizeof(kb), "z%05u", i);
+		MDB_val k = t_val(kb), d;
+		if (mdb_get(txn, 1, &k, &d) || d.mv_size != size[i] ||
+		    !zt_run_ok(&d, st.ms_psize, end[i])) {
+			bad++;
+			continue;
+		}
+		fill(want, size[i], seed[i]);
+		bad += memcmp(d.mv_data, want, size[i]) != 0;
+	}
+	CHECK(bad == 0);
+	mdb_txn_abort(txn);
+	free(want);
+	mdb_env_close(env);
+}
+
 static void test_many_overflow_runs(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 256u << 20, 0);
@@ -905,6 +1150,8 @@ int main(void)
 	RUN(test_value_sizes);
 	RUN(test_overflow_boundary);
 	RUN(test_overflow_runs_across_envs);
+	RUN(test_overflow_region_keeps_recent_use);
+	RUN(test_overflow_slack_written_as_zeros);
 	RUN(test_huge_value);
 	RUN(test_many_overflow_runs);
 	RUN(test_key_sizes);
