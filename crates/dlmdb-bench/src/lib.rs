@@ -394,61 +394,112 @@ impl Runner<'_> {
         self.write_sample::<B>(w, d, *reps, check)
     }
 
-    /// Open and load one env per engine for the read rows.
-    fn loaded<B: Backend>(&mut self, d: &Dataset) -> Result<B> {
+    /// Open and load one env for the read rows; also returns its directory.
+    fn loaded<B: Backend>(&mut self, d: &Dataset) -> Result<(B, PathBuf)> {
         let dir = self.fresh_dir(B::LABEL)?;
-        let mut b = B::open(&dir, &self.env)?;
-        workload::load(&mut b, d)?;
-        if self.opts.verify {
-            workload::verify(&mut b, d)?;
+        let r = (|| -> Result<B> {
+            let mut b = B::open(&dir, &self.env)?;
+            workload::load(&mut b, d)?;
+            if self.opts.verify {
+                workload::verify(&mut b, d)?;
+            }
+            Ok(b)
+        })();
+        match r {
+            Ok(b) => Ok((b, dir)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e)
+            }
         }
-        Ok(b)
     }
 
+    /// A freshly loaded env of engine `B` for one round of read rows, or
+    /// `None` when the engine is skipped or has already failed (a load
+    /// failure is recorded as that engine's error in every row).
+    fn round_env<B: Backend>(
+        &mut self,
+        d: &Dataset,
+        skip: bool,
+        failed: &mut Option<String>,
+    ) -> Option<(B, PathBuf)> {
+        if skip || failed.is_some() {
+            return None;
+        }
+        match self.loaded::<B>(d) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                *failed = Some(format!("{e:#}"));
+                None
+            }
+        }
+    }
+
+    /// The read rows of one configuration. Every round loads a fresh env for
+    /// each engine (in the round's turn order) and times every workload on
+    /// it: where a store's pages land in memory moves a scan by as much as
+    /// the engines differ, so one store per engine for all rounds would make
+    /// the rounds agree with each other while a second run disagrees. Each
+    /// round's pair of envs is closed and removed before the next is loaded.
     fn read_rows(&mut self, ws: &[Workload], c: &Config, d: &Dataset, out: &mut Vec<PeersRow>) {
         let (so0, sl0) = self.initial_samples();
-        let mut ours = if so0.skip {
-            Err(String::from("skipped"))
-        } else {
-            self.loaded::<Ours>(d).map_err(|e| format!("{e:#}"))
-        };
-        let mut lmdb = if sl0.skip {
-            Err(String::from("skipped"))
-        } else {
-            self.loaded::<Lmdb>(d).map_err(|e| format!("{e:#}"))
-        };
-        for &w in ws {
-            let (mut so, mut sl) = self.initial_samples();
-            if !so.skip {
-                so.error = ours.as_ref().err().cloned();
+        let (ours_skip, lmdb_skip) = (so0.skip, sl0.skip);
+        let mut rows: Vec<(Samples, Samples)> = ws.iter().map(|_| self.initial_samples()).collect();
+        let mut sums: Vec<[Option<u64>; 2]> = vec![[None, None]; ws.len()];
+        let mut reps = vec![0usize; ws.len()];
+        let (mut ours_failed, mut lmdb_failed) = (None, None);
+        for r in 0..self.opts.suite.rounds {
+            let turns = extra::turns(r);
+            let (mut ours, mut lmdb) = (None, None);
+            for ours_turn in turns {
+                if ours_turn {
+                    ours = self.round_env::<Ours>(d, ours_skip, &mut ours_failed);
+                } else {
+                    lmdb = self.round_env::<Lmdb>(d, lmdb_skip, &mut lmdb_failed);
+                }
             }
-            if !sl.skip {
-                sl.error = lmdb.as_ref().err().cloned();
-            }
-            let mut sums: [Option<u64>; 2] = [None, None];
-            let mut reps = 0;
-            for r in 0..self.opts.suite.rounds {
-                for ours_turn in extra::turns(r) {
+            for (i, &w) in ws.iter().enumerate() {
+                let (so, sl) = &mut rows[i];
+                for ours_turn in turns {
                     let res = if ours_turn {
-                        match (&mut ours, so.error.is_none() && !so.skip) {
-                            (Ok(b), true) => read_sample(w, b, d, &mut reps, self.min_sample_ns),
+                        match (&mut ours, so.error.is_none()) {
+                            (Some((b, _)), true) => {
+                                read_sample(w, b, d, &mut reps[i], self.min_sample_ns)
+                            }
                             _ => continue,
                         }
                     } else {
-                        match (&mut lmdb, sl.error.is_none() && !sl.skip) {
-                            (Ok(b), true) => read_sample(w, b, d, &mut reps, self.min_sample_ns),
+                        match (&mut lmdb, sl.error.is_none()) {
+                            (Some((b, _)), true) => {
+                                read_sample(w, b, d, &mut reps[i], self.min_sample_ns)
+                            }
                             _ => continue,
                         }
                     };
                     let res = res.map(|(ns, sum)| {
-                        sums[ours_turn as usize] = Some(sum);
+                        sums[i][ours_turn as usize] = Some(sum);
                         ns
                     });
-                    let s = if ours_turn { &mut so } else { &mut sl };
-                    s.record(res, c.entries * reps.max(1));
+                    let s = if ours_turn { &mut *so } else { &mut *sl };
+                    s.record(res, c.entries * reps[i].max(1));
                 }
             }
-            if let (Some(a), Some(b)) = (sums[1], sums[0]) {
+            // Close both envs before their files go.
+            let dirs: Vec<PathBuf> = [ours.map(|(_, p)| p), lmdb.map(|(_, p)| p)]
+                .into_iter()
+                .flatten()
+                .collect();
+            for dir in dirs {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        for (i, ((mut so, mut sl), &w)) in rows.into_iter().zip(ws).enumerate() {
+            for (s, failed) in [(&mut so, &ours_failed), (&mut sl, &lmdb_failed)] {
+                if s.error.is_none() && !s.skip {
+                    s.error = failed.clone();
+                }
+            }
+            if let [Some(b), Some(a)] = sums[i] {
                 if a != b && so.error.is_none() {
                     so.error = Some(format!(
                         "{}: checksum differs from LMDB ({a:#x} vs {b:#x})",
@@ -456,18 +507,9 @@ impl Runner<'_> {
                     ));
                 }
             }
-            let row = make_row(w, c, so, sl, reps);
+            let row = make_row(w, c, so, sl, reps[i]);
             self.progress(&row);
             out.push(row);
-        }
-        let root = self.root.to_path_buf();
-        drop(ours);
-        drop(lmdb);
-        // The loaded envs are closed now; remove their files.
-        if let Ok(rd) = std::fs::read_dir(&root) {
-            for e in rd.flatten() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
         }
     }
 
@@ -645,6 +687,51 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn read_rows_load_fresh_envs_every_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = PeersOptions {
+            suite: SuiteOptions {
+                quick: true,
+                rounds: 3,
+                dir: Some(dir.path().to_path_buf()),
+                progress: false,
+            },
+            map_size: 64 << 20,
+            min_sample_ns: Some(0),
+            ..Default::default()
+        };
+        let mut runner = Runner {
+            opts: &opts,
+            env: EnvConfig {
+                map_size: opts.map_size,
+                env_flags: 0,
+                ours_extra_flags: 0,
+            },
+            root: dir.path(),
+            seq: 0,
+            min_sample_ns: 0,
+        };
+        let c = Config {
+            entries: 500,
+            key_size: 8,
+            value_size: 100,
+        };
+        let d = Dataset::new(c.entries, c.key_size, c.value_size, 7);
+        let ws = [Workload::SeqRead, Workload::RandGet, Workload::RandSeek];
+        let mut rows = Vec::new();
+        runner.read_rows(&ws, &c, &d, &mut rows);
+        // One env per engine per round, each removed once its round ends.
+        assert_eq!(runner.seq, 6);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(rows.len(), 3);
+        for r in &rows {
+            assert!(r.error.is_none(), "{}: {:?}", r.name, r.error);
+            assert_eq!(r.ours_samples.len(), 3, "{}", r.name);
+            assert_eq!(r.lmdb_samples.len(), 3, "{}", r.name);
+        }
     }
 
     #[test]
