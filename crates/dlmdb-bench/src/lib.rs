@@ -689,19 +689,26 @@ mod tests {
         assert_eq!(median(&[]), None);
     }
 
+    /// Quick sizes, `rounds` rounds, scratch in `dir`, no progress.
+    fn quick_opts(dir: &Path, rounds: usize, map_size: usize) -> PeersOptions {
+        PeersOptions {
+            suite: SuiteOptions {
+                quick: true,
+                rounds,
+                dir: Some(dir.to_path_buf()),
+                progress: false,
+            },
+            map_size,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn read_rows_load_fresh_envs_every_round() {
         let dir = tempfile::tempdir().unwrap();
         let opts = PeersOptions {
-            suite: SuiteOptions {
-                quick: true,
-                rounds: 3,
-                dir: Some(dir.path().to_path_buf()),
-                progress: false,
-            },
-            map_size: 64 << 20,
             min_sample_ns: Some(0),
-            ..Default::default()
+            ..quick_opts(dir.path(), 3, 64 << 20)
         };
         let mut runner = Runner {
             opts: &opts,
@@ -738,15 +745,8 @@ mod tests {
     fn tiny_run_produces_every_row() {
         let dir = tempfile::tempdir().unwrap();
         let opts = PeersOptions {
-            suite: SuiteOptions {
-                quick: true,
-                rounds: 1,
-                dir: Some(dir.path().to_path_buf()),
-                progress: false,
-            },
             filter: Some("k8/v100/10K".into()),
-            map_size: 256 << 20,
-            ..Default::default()
+            ..quick_opts(dir.path(), 1, 256 << 20)
         };
         let rep = run_peers(&opts).unwrap();
         assert_eq!(rep.rows.len(), 6, "{:#?}", rep.rows);

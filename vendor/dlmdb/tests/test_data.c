@@ -485,24 +485,31 @@ static void re_fill_txn(MDB_env *env, int envno, unsigned seed, int commit)
 		mdb_txn_abort(txn);
 }
 
-/* Every value of env is the set seeded by seed. */
-static int re_check(MDB_env *env, unsigned seed)
+/* Keys "<tag>00000" .. n - 1 of env hold size-byte values, key i the
+ * bytes fill() makes from seed + i. */
+static int seeded_values_ok(MDB_env *env, char tag, unsigned n, size_t size, unsigned seed)
 {
-	unsigned char *want = malloc(RE_SIZE);
+	unsigned char *want = malloc(size);
 	MDB_txn *txn = NULL;
 	int bad = !want || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-	for (unsigned i = 0; !bad && i < RE_KEYS; i++) {
+	for (unsigned i = 0; !bad && i < n; i++) {
 		char kb[16];
-		snprintf(kb, sizeof(kb), "r%05u", i);
+		snprintf(kb, sizeof(kb), "%c%05u", tag, i);
 		MDB_val k = t_val(kb), d;
-		fill(want, RE_SIZE, seed + i);
-		bad = mdb_get(txn, 1, &k, &d) || d.mv_size != RE_SIZE ||
-		    memcmp(d.mv_data, want, RE_SIZE);
+		fill(want, size, seed + i);
+		bad = mdb_get(txn, 1, &k, &d) || d.mv_size != size ||
+		    memcmp(d.mv_data, want, size);
 	}
 	if (txn)
 		mdb_txn_abort(txn);
 	free(want);
 	return !bad;
+}
+
+/* Every value of env is the set seeded by seed. */
+static int re_check(MDB_env *env, unsigned seed)
+{
+	return seeded_values_ok(env, 'r', RE_KEYS, RE_SIZE, seed);
 }
 
 static int re_cmp(const void *a, const void *b)
@@ -657,21 +664,7 @@ static long long kr_txn(MDB_env *env, unsigned n, unsigned seed)
 /* Keys 0 .. n - 1 hold the values seeded by seed. */
 static int kr_check(MDB_env *env, unsigned n, unsigned seed)
 {
-	unsigned char *want = malloc(KR_SIZE);
-	MDB_txn *txn = NULL;
-	int bad = !want || mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-	for (unsigned i = 0; !bad && i < n; i++) {
-		char kb[16];
-		snprintf(kb, sizeof(kb), "q%05u", i);
-		MDB_val k = t_val(kb), d;
-		fill(want, KR_SIZE, seed + i);
-		bad = mdb_get(txn, 1, &k, &d) || d.mv_size != KR_SIZE ||
-		    memcmp(d.mv_data, want, KR_SIZE);
-	}
-	if (txn)
-		mdb_txn_abort(txn);
-	free(want);
-	return !bad;
+	return seeded_values_ok(env, 'q', n, KR_SIZE, seed);
 }
 
 static void test_overflow_region_keeps_recent_use(void)
