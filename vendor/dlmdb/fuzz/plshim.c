@@ -77,14 +77,20 @@ static int pl_is_target(int fd)
 	return strcmp(path, t) == 0;
 }
 
-static void pl_record(uint32_t type, uint64_t off, const struct iovec *iov, int cnt)
+/* One record: its header, then the first len bytes of iov[0..cnt) (all of
+ * them when the pieces hold fewer), however many pieces that takes. */
+static void pl_record(uint32_t type, uint64_t off, const struct iovec *iov, int cnt, size_t len)
 {
 	pl_rec r = { type, 0, off, 0 };
-	for (int i = 0; i < cnt; i++)
-		r.len += iov[i].iov_len;
+	for (int i = 0; i < cnt && r.len < len; i++)
+		r.len += iov[i].iov_len < len - r.len ? iov[i].iov_len : len - r.len;
 	pl_raw_write(&r, sizeof(r));
-	for (int i = 0; i < cnt; i++)
-		pl_raw_write(iov[i].iov_base, iov[i].iov_len);
+	size_t left = r.len;
+	for (int i = 0; i < cnt && left; i++) {
+		size_t l = iov[i].iov_len < left ? iov[i].iov_len : left;
+		pl_raw_write(iov[i].iov_base, l);
+		left -= l;
+	}
 }
 
 /* Log a completed write of n bytes at off (and a sync for O_DSYNC fds). */
@@ -95,19 +101,10 @@ static void pl_log_write(int fd, const struct iovec *iov, int cnt, uint64_t off,
 	pthread_mutex_lock(&pl_lock);
 	if (pl_log_open()) {
 		/* Only the n bytes that were written. */
-		struct iovec part[64];
-		int k = 0;
-		size_t left = (size_t)n;
-		for (int i = 0; i < cnt && left && k < 64; i++) {
-			size_t l = iov[i].iov_len < left ? iov[i].iov_len : left;
-			part[k].iov_base = iov[i].iov_base;
-			part[k++].iov_len = l;
-			left -= l;
-		}
-		pl_record(PL_WRITE, off, part, k);
+		pl_record(PL_WRITE, off, iov, cnt, (size_t)n);
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0 && (fl & (O_DSYNC | O_SYNC)))
-			pl_record(PL_SYNC, 0, NULL, 0);
+			pl_record(PL_SYNC, 0, NULL, 0, 0);
 	}
 	pthread_mutex_unlock(&pl_lock);
 }
@@ -118,7 +115,7 @@ static void pl_log_simple(int fd, uint32_t type, uint64_t off)
 		return;
 	pthread_mutex_lock(&pl_lock);
 	if (pl_log_open())
-		pl_record(type, off, NULL, 0);
+		pl_record(type, off, NULL, 0, 0);
 	pthread_mutex_unlock(&pl_lock);
 }
 
@@ -126,7 +123,7 @@ void pl_mark(uint64_t value)
 {
 	pthread_mutex_lock(&pl_lock);
 	if (pl_log_open())
-		pl_record(PL_MARK, value, NULL, 0);
+		pl_record(PL_MARK, value, NULL, 0, 0);
 	pthread_mutex_unlock(&pl_lock);
 }
 
