@@ -588,9 +588,10 @@ static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *m
  * pointers) is fetched now, a leaf's worth of steps ahead, and so are
  * either the next line of pointers and, through the cursor's pfd, its
  * nodes, two lines per step (DL_SCAN_PREFETCH; a plain tree only above
- * the env's scan bound), or the lines the scan enters by.  Forward, that is the page's end: a store loaded in key
- * order has its first entries there; backward, the low end of the node
- * area, which the header gives only once loaded, so the header alone.
+ * the env's scan bound), or the lines the scan enters by.  Forward, that
+ * is the page's end: a store loaded in key order has its first entries
+ * there; backward, the low end of the node area, which the header gives
+ * only once loaded, so the header alone.
  * The parent's node is bounded before its page number is read; the
  * address computed from it is only prefetched, which never faults, so a
  * damaged number costs nothing.
