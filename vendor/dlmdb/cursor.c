@@ -372,11 +372,11 @@ static int dl_step_pfx_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data);
  * level or memory; in a tree that fits the second level it gains less
  * (with short nodes nothing, see BENCHMARKS.md) and the prefetches are
  * mostly instructions.  So a plain tree whose leaves take no more bytes than
- * the env's scan bound (env->scanpf, the second-level cache the system
- * reports, see mdb_env_create) goes without them; the next leaf's first
- * lines are still fetched on each leaf change.  DL_SCAN_PF_BYTES N, a
- * build switch for clock comparisons, sets the bound to N bytes instead
- * (0: prefetch in every tree).
+ * the second-level cache the system reports (env->l2bytes, see
+ * mdb_env_create) goes without them; the next leaf's first lines are
+ * still fetched on each leaf change.  DL_L2_BYTES N, a build switch for
+ * clock comparisons, sets that bound to N bytes instead (0: prefetch in
+ * every tree; it moves the lookups' bound too, see dl_search_sk).
  */
 #ifndef DL_SCAN_RUNS_AHEAD
 #define DL_SCAN_RUNS_AHEAD	0
@@ -587,11 +587,11 @@ static inline __attribute__((always_inline)) int dl_step_pfx_entry(MDB_cursor *m
  * do not cross into another page; so its header (lower, upper, the first
  * pointers) is fetched now, a leaf's worth of steps ahead, and so are
  * either the next line of pointers and, through the cursor's pfd, its
- * nodes, two lines per step (DL_SCAN_PREFETCH; a plain tree only above
- * the env's scan bound), or the lines the scan enters by.  Forward, that
- * is the page's end: a store loaded in key order has its first entries
- * there; backward, the low end of the node area, which the header gives
- * only once loaded, so the header alone.
+ * nodes, two lines per step (DL_SCAN_PREFETCH; a plain tree only when its
+ * leaves outgrow env->l2bytes), or the lines the scan enters by.
+ * Forward, that is the page's end: a store loaded in key order has its
+ * first entries there; backward, the low end of the node area, which the
+ * header gives only once loaded, so the header alone.
  * The parent's node is bounded before its page number is read; the
  * address computed from it is only prefetched, which never faults, so a
  * damaged number costs nothing.
@@ -653,7 +653,7 @@ static inline __attribute__((always_inline)) void dl_step_pf(const MDB_cursor *m
 }
 
 /* The plain step's: none while the distance is 0, which dl_step_leaf
- * keeps it at in a tree that fits the scan bound (a test and a branch,
+ * keeps it at in a tree whose leaves fit env->l2bytes (a test and a branch,
  * against a load and two prefetches). */
 static inline __attribute__((always_inline)) void dl_step_pf_plain(const MDB_cursor *mc,
 	const MDB_node *node)
@@ -728,7 +728,7 @@ static inline __attribute__((always_inline)) int dl_step_leaf(MDB_cursor *mc, MD
 	/* The compressed step prefetches in every tree: its own work per
 	 * step dwarfs the two prefetches. */
 	mc->pfd = np && ((mc->flags & C_PREFIX) ||
-	    (size_t)mc->db->md_leaf_pages * psize > env->scanpf) ?
+	    (size_t)mc->db->md_leaf_pages * psize > env->l2bytes) ?
 		(intptr_t)((uintptr_t)np - (uintptr_t)mp) : 0;
 	dl_step_pf(mc, node);
 #else
@@ -766,7 +766,7 @@ static __attribute__((noinline)) int dl_leaf_prev(MDB_cursor *mc, MDB_val *key, 
  * Every exit is a return or a tail call, so the plain case needs almost
  * no stack frame (no saved register).  pfx: the instance for prefix-compressed trees.
  * The plain instance, one for trees of every size (it prefetches the next
- * leaf only in those larger than the scan bound, see dl_step_pf_plain),
+ * leaf only in those whose leaves outgrow env->l2bytes, see dl_step_pf_plain),
  * passes compressed trees on to the pfx instance with one test of the
  * cursor's flags, and with them cursors to be re-found (C_RESEEK) and
  * those of a DUPSORT DB (C_DUPSORT), which the pfx instance sends to the

@@ -30,14 +30,15 @@ int mdb_env_create(MDB_env **ret)
 	env->maxreaders = DL_DEFAULT_READERS;
 	env->maxdbs = DL_CORE_DBS;
 	env->dirtylimit = DL_DIRTY_LIMIT_DEFAULT;
-#ifdef DL_SCAN_PF_BYTES
-	env->scanpf = DL_SCAN_PF_BYTES;
+#ifdef DL_L2_BYTES
+	env->l2bytes = DL_L2_BYTES;
 #elif defined(_SC_LEVEL2_CACHE_SIZE)
-	/* A system that does not report it (0 or -1) gets the prefetch in
-	 * every tree: where it is not needed it costs a few instructions a
-	 * step, where it is it saves a wait for each line of a leaf. */
+	/* A system that does not report it (0 or -1) gets the prefetches
+	 * that depend on it in every tree (lookups: every tree that
+	 * prefetches at all): where they are not needed they cost some
+	 * instructions, where they are they save waits on memory. */
 	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-	env->scanpf = l2 > 0 ? (size_t)l2 : 0;
+	env->l2bytes = l2 > 0 ? (size_t)l2 : 0;
 #endif
 	env->pid = getpid();
 	pthread_mutex_init(&env->wlocal, NULL);

@@ -217,11 +217,12 @@ struct MDB_env {
 	 * EINTR, so one load there serves both.  Kept by dl_env_steplim,
 	 * whose stores are volatile; the step reads it once per call. */
 	unsigned steplim;
-	/* Leaf bytes up to which a plain tree's scan goes without the next
-	 * leaf's progressive prefetch (cursor.c, dl_step_leaf): the
-	 * second-level cache, set by mdb_env_create (0 where the system
-	 * reports none: every tree prefetches). */
-	size_t	scanpf;
+	/* The second-level cache's size, set by mdb_env_create (0 where the
+	 * system reports none).  A tree whose leaf pages take more bytes
+	 * than this has its leaves come from farther away: its plain scans
+	 * prefetch the next leaf progressively (cursor.c, dl_step_leaf) and
+	 * its key lookups the whole leaf (btree.c, dl_search_sk). */
+	size_t	l2bytes;
 	unsigned layoutwhy;	/* MDB_LAYOUT_*: how pad was decided */
 	unsigned version;	/* data version of the file */
 	unsigned nodemax;	/* largest node kept on a page */

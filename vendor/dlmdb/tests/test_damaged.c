@@ -927,7 +927,10 @@ static void branch_key(unsigned long i, size_t klen, char *kb)
 
 /*
  * A branch page just above the leaves of a tree of more than 64 pages
- * (the searches that prefetch), with one node damaged in turn: its child
+ * (the searches that prefetch) whose leaves take more than 4 MiB (twice
+ * a second-level cache of up to 2 MiB: the lookups that prefetch the
+ * whole leaf from the page number they read here), with one node
+ * damaged in turn: its child
  * page number set past the file, to a meta page (1) and to 0xffffffffffff,
  * or its node pointer set odd, past the page or into the pointer array.
  * In a read txn every lookup of every key and of the gap after it either
@@ -936,16 +939,15 @@ static void branch_key(unsigned long i, size_t klen, char *kb)
  */
 static void bad_branch_case(size_t klen)
 {
-	const unsigned nkeys = 20000;
+	const unsigned nkeys = 40000;
 	const char *path = t_path("t.mdb");
 	REQUIRE_OK(tail_store(path, nkeys, klen, branch_key));
 	long long size;
 	unsigned char *file = slurp(path, &size);
 	REQUIRE(file);
-	/* One commit of 20,000 records: nearly every page but the two
-	 * metas is a tree page, well over the 64 of the searches that
-	 * prefetch. */
-	REQUIRE(size / PS > 2 + 4 * 64);
+	/* One commit of 40,000 records: nearly every page but the two
+	 * metas is a tree page, and nearly all of those are leaves. */
+	REQUIRE(size / PS > 2 + 4 * 64 && size > (9ll << 20) / 2);
 	/* A branch whose children are leaves: its node 0's child page is
 	 * a leaf. */
 	long pg = -1;
