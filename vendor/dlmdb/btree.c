@@ -394,31 +394,34 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 #endif
 
 /*
- * Whether a key lookup in a tree whose leaves take more than
- * DL_LEAF_PF_L2X times the second-level cache (env->l2bytes; where the
- * system reports none, every tree of more than DL_PREFETCH_PAGES pages)
- * prefetches its whole leaf page as soon as the last branch gives the
- * leaf's page number (dl_search_sk), 1 or 0 (a build option, for timing).
- * The leaf's search then waits on memory about once, for all its lines at
- * once, instead of for the pointer array, then the burst's nodes, then
- * the last probes' in turn: random gets and seeks of 100K- and 1M-record
- * stores took a tenth to a third less time.  A tree whose leaves the second
+ * Whether a key lookup prefetches whole the pages of the levels that
+ * outgrow the second-level cache, as soon as the level above gives each
+ * page's number (dl_search_sk), 1 or 0 (a build option, for timing): the
+ * leaf when the tree's leaves take more than DL_PAGE_PF_L2X times
+ * env->l2bytes, and the branch above it too when the branch pages do
+ * (nearly all of them are on that level).  Where the system reports no
+ * second-level cache, every tree of more than DL_PREFETCH_PAGES pages
+ * prefetches its leaves whole.  A page's search then waits on memory
+ * about once, for all its lines at once, instead of for the pointer
+ * array, then the burst's nodes, then the last probes' in turn.  Random
+ * gets and seeks of 100K- and 1M-record stores took a tenth to a third
+ * less time with the leaves' prefetch, and those of a 10M-record store a
+ * quarter less with the branches' too.  A tree whose leaves the second
  * level still mostly holds finds those lines close by and only pays the
  * 64 prefetches: 10K records of 100 bytes (1.2 MiB of leaves, 1 MiB of
  * L2) took 3-13% longer with it, 15K (1.7 MiB) about the same, 20K (2.3
  * MiB) a tenth less; hence twice the second level (BENCHMARKS.md "Key
- * lookups: the whole leaf prefetched").  It reads the page's 64 lines
- * where the search needs about ten, so a lookup takes about 4 KiB of
- * memory bandwidth instead of under 1 KiB; pages larger than
- * DL_LEAF_PF_MAX go without.
+ * lookups: whole pages prefetched").  It reads a page's 64 lines where the
+ * search needs about ten, so a lookup takes 4-8 KiB of memory bandwidth
+ * instead of about 1 KiB; pages larger than DL_PAGE_PF_MAX go without.
  */
-#ifndef DL_LEAF_PF
-#define DL_LEAF_PF 1
+#ifndef DL_PAGE_PF
+#define DL_PAGE_PF 1
 #endif
-#ifndef DL_LEAF_PF_L2X
-#define DL_LEAF_PF_L2X	2
+#ifndef DL_PAGE_PF_L2X
+#define DL_PAGE_PF_L2X	2
 #endif
-#define DL_LEAF_PF_MAX	4096
+#define DL_PAGE_PF_MAX	4096
 
 /* Every line of the psize-byte page at p (psize a multiple of 256). */
 static inline __attribute__((always_inline)) void dl_page_prefetch(const char *p,
@@ -1305,15 +1308,20 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 	pgno_t lim = 0;
 	if (!modify && !txn->dirty.count && !txn->parent)
 		lim = dl_txn_map_span(txn);
-	/* The level whose page dl_page_prefetch fetches whole as soon as its
-	 * number is known (DL_LEAF_PF): the leaf's, in a key lookup of a
-	 * large tree; none (DL_MAXDEPTH) otherwise. */
+	/* The first level whose pages dl_page_prefetch fetches whole as soon
+	 * as their numbers are known (DL_PAGE_PF), in a key lookup of a large
+	 * tree: the leaves', or the branches' above them; none (DL_MAXDEPTH)
+	 * otherwise. */
 	unsigned pflevel = DL_MAXDEPTH;
 	const MDB_db *db = mc->db;
-	if (DL_LEAF_PF && how == DL_PS_KEY && lim && psize <= DL_LEAF_PF_MAX &&
+	size_t pfbound = DL_PAGE_PF_L2X * env->l2bytes;
+	if (DL_PAGE_PF && how == DL_PS_KEY && lim && psize <= DL_PAGE_PF_MAX &&
 	    db->md_branch_pages + db->md_leaf_pages > DL_PREFETCH_PAGES &&
-	    (size_t)db->md_leaf_pages * psize > DL_LEAF_PF_L2X * env->l2bytes)
-		pflevel = db->md_depth - 1;
+	    (size_t)db->md_leaf_pages * psize > pfbound) {
+		pflevel = db->md_depth - 1u;
+		if ((size_t)db->md_branch_pages * psize > pfbound && pflevel > 1)
+			pflevel--;
+	}
 	for (;;) {
 		if (modify) {
 			if ((rc = dl_pget(txn, pg, &mp)))
@@ -1369,7 +1377,7 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 		pg = dl_branch_pgno(node);
 		/* Bounded like the map read above; a prefetch never faults,
 		 * so a damaged depth or page number costs nothing more. */
-		if (level == pflevel && pg - 2 < lim)
+		if (level >= pflevel && pg - 2 < lim)
 			dl_page_prefetch(map + (size_t)pg * psize, psize);
 	}
 	if (!IS_LEAF(mp))

@@ -220,8 +220,9 @@ struct MDB_env {
 	/* The second-level cache's size, set by mdb_env_create (0 where the
 	 * system reports none).  A tree whose leaf pages take more bytes
 	 * than this has its leaves come from farther away: its plain scans
-	 * prefetch the next leaf progressively (cursor.c, dl_step_leaf) and
-	 * its key lookups the whole leaf (btree.c, dl_search_sk). */
+	 * prefetch the next leaf progressively (cursor.c, dl_step_leaf);
+	 * past twice this, its key lookups prefetch whole pages (btree.c,
+	 * DL_PAGE_PF). */
 	size_t	l2bytes;
 	unsigned layoutwhy;	/* MDB_LAYOUT_*: how pad was decided */
 	unsigned version;	/* data version of the file */
