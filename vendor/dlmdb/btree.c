@@ -406,14 +406,15 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
  * array, then the burst's nodes, then the last probes' in turn.  Random
  * gets and seeks of 100K- and 1M-record stores took a tenth to a third
  * less time with the leaves' prefetch, and those of a 10M-record store a
- * quarter less with the branches' too.  A tree whose leaves the second
- * level still mostly holds finds those lines close by and only pays the
- * 64 prefetches: 10K records of 100 bytes (1.2 MiB of leaves, 1 MiB of
- * L2) took 3-13% longer with it, 15K (1.7 MiB) about the same, 20K (2.3
- * MiB) a tenth less; hence twice the second level (BENCHMARKS.md "Key
- * lookups: whole pages prefetched").  It reads a page's 64 lines where the
- * search needs about ten, so a lookup takes 4-8 KiB of memory bandwidth
- * instead of about 1 KiB; pages larger than DL_PAGE_PF_MAX go without.
+ * sixth to a quarter less with the branches' too.  A tree whose leaves
+ * the second level still mostly holds finds those lines close by and only
+ * pays the 64 prefetches: 10K records of 100 bytes (1.2 MiB of leaves,
+ * 1 MiB of L2) took 3-13% longer with it, 15K (1.7 MiB) about the same,
+ * 20K (2.3 MiB) a tenth less; hence twice the second level (BENCHMARKS.md
+ * "Key lookups: whole pages prefetched").  It reads a page's 64 lines
+ * where the search needs about ten, so a lookup takes 4-8 KiB of memory
+ * bandwidth instead of about 1 KiB; pages larger than DL_PAGE_PF_MAX go
+ * without.
  */
 #ifndef DL_PAGE_PF
 #define DL_PAGE_PF 1
