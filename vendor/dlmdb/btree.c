@@ -424,16 +424,30 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 #endif
 #define DL_PAGE_PF_MAX	4096
 
-/* Every line of the psize-byte page at p (psize a multiple of 256). */
+/* The four lines of the 256 bytes at p, and of the 1 KiB at p. */
+#define DL_PF_256(p)	(__builtin_prefetch(p), __builtin_prefetch((p) + 64), \
+	__builtin_prefetch((p) + 128), __builtin_prefetch((p) + 192))
+#define DL_PF_1K(p)	(DL_PF_256(p), DL_PF_256((p) + 256), DL_PF_256((p) + 512), \
+	DL_PF_256((p) + 768))
+
+/* Every line of the psize-byte page at p (psize a power of two of at
+ * least 512).  A 4 KiB page, the usual size, gets one instruction a line
+ * and no loop: a lookup may prefetch two pages, and the 48 instructions a
+ * loop would add to each were about a tenth of a 1M-record lookup's
+ * margin over LMDB's count (BENCHMARKS.md "Key lookups: whole pages
+ * prefetched"). */
 static inline __attribute__((always_inline)) void dl_page_prefetch(const char *p,
 	size_t psize)
 {
-	for (size_t o = 0; o < psize; o += 256) {
-		__builtin_prefetch(p + o);
-		__builtin_prefetch(p + o + 64);
-		__builtin_prefetch(p + o + 128);
-		__builtin_prefetch(p + o + 192);
+	if (psize == 4096) {
+		DL_PF_1K(p);
+		DL_PF_1K(p + 1024);
+		DL_PF_1K(p + 2048);
+		DL_PF_1K(p + 3072);
+		return;
 	}
+	for (size_t o = 0; o < psize; o += 256)
+		DL_PF_256(p + o);
 }
 
 /* -DDL_PREFETCH_AS_LOAD, for measuring only: each prefetch becomes a load
@@ -1312,7 +1326,9 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 	/* The first level whose pages dl_page_prefetch fetches whole as soon
 	 * as their numbers are known (DL_PAGE_PF), in a key lookup of a large
 	 * tree: the leaves', or the branches' above them; none (DL_MAXDEPTH)
-	 * otherwise. */
+	 * otherwise.  Only pages of the map, inside the snapshot: a damaged
+	 * depth or page number costs a useless prefetch at most, which never
+	 * faults. */
 	unsigned pflevel = DL_MAXDEPTH;
 	const MDB_db *db = mc->db;
 	size_t pfbound = DL_PAGE_PF_L2X * env->l2bytes;
@@ -1329,6 +1345,10 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 				return rc;
 		} else if (__builtin_expect(pg - 2 < lim, 1)) {
 			mp = (MDB_page *)(map + (size_t)pg * psize);
+			/* Before the header's load: every line is asked for
+			 * at once, and the header's wait covers them all. */
+			if (level >= pflevel)
+				dl_page_prefetch((const char *)mp, psize);
 		} else if ((rc = dl_page_get(txn, pg, &mp))) {
 			return rc;
 		}
@@ -1376,10 +1396,6 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 		if (++level >= DL_MAXDEPTH)
 			return MDB_CURSOR_FULL;
 		pg = dl_branch_pgno(node);
-		/* Bounded like the map read above; a prefetch never faults,
-		 * so a damaged depth or page number costs nothing more. */
-		if (level >= pflevel && pg - 2 < lim)
-			dl_page_prefetch(map + (size_t)pg * psize, psize);
 	}
 	if (!IS_LEAF(mp))
 		return MDB_CORRUPTED;

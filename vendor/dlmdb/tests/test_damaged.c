@@ -930,9 +930,9 @@ static void branch_key(unsigned long i, size_t klen, char *kb)
  * (the searches that prefetch) whose leaves take more than 4 MiB (twice
  * a second-level cache of up to 2 MiB: the lookups that prefetch the
  * whole leaf from the page number they read here), with one node
- * damaged in turn: its child
- * page number set past the file, to a meta page (1) and to 0xffffffffffff,
- * or its node pointer set odd, past the page or into the pointer array.
+ * damaged in turn: its child page number set past the file, to a meta
+ * page (1) and to 0xffffffffffff, or its node pointer set odd, past the
+ * page or into the pointer array.
  * In a read txn every lookup of every key and of the gap after it either
  * answers right or is refused (MDB_CORRUPTED, or MDB_PAGE_NOTFOUND for a
  * child past the file), and some are refused.
