@@ -432,10 +432,10 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
 
 /* Every line of the psize-byte page at p (psize a power of two of at
  * least 512).  A 4 KiB page, the usual size, gets one instruction a line
- * and no loop: a lookup may prefetch two pages, and the 48 instructions a
- * loop would add to each were about a tenth of a 1M-record lookup's
- * margin over LMDB's count (BENCHMARKS.md "Key lookups: whole pages
- * prefetched"). */
+ * and no loop: a loop of four prefetches a turn cost about 65 more
+ * instructions a page, and with two pages a lookup, 1M records and
+ * 64-byte keys, took our count past LMDB's (BENCHMARKS.md "Key lookups:
+ * whole pages prefetched"). */
 static inline __attribute__((always_inline)) void dl_page_prefetch(const char *p,
 	size_t psize)
 {
