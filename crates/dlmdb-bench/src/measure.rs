@@ -133,6 +133,46 @@ impl Stamp {
     }
 }
 
+/// How many stack depths [`at_stack_depth`] chooses from, 64 bytes apart:
+/// together they cover every offset within a 4 KiB page.
+pub const STACK_DEPTHS: u64 = 64;
+
+/// Runs `f` with its stack frames `64 * (depth % STACK_DEPTHS)` bytes
+/// deeper than they would otherwise be.
+///
+/// A load whose address matches a pending store's in the low 12 bits waits
+/// for that store (4K aliasing). The driver's stack slots, written on every
+/// operation, and an engine's cursor and environment fields, read on every
+/// operation, keep the same low bits for a whole process: the kernel draws
+/// the stack's offset within its page once, at exec. One run could thus be
+/// slow for one engine in every round (a scan step 20% slower at 3 of 256
+/// stack offsets). Timing each sample at a depth of its own turns that into
+/// round-to-round noise, which the median over rounds absorbs.
+pub fn at_stack_depth<R>(depth: u64, f: &mut dyn FnMut() -> R) -> R {
+    macro_rules! depths {
+        ($($k:literal)*) => {
+            match depth % STACK_DEPTHS {
+                $($k => below::<{ $k * 64 }, R>(f),)*
+                _ => unreachable!("depth % STACK_DEPTHS < 64"),
+            }
+        };
+    }
+    depths!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
+        29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56
+        57 58 59 60 61 62 63)
+}
+
+/// Calls `f` below a frame holding `N` bytes that the optimiser cannot drop.
+#[inline(never)]
+fn below<const N: usize, R>(f: &mut dyn FnMut() -> R) -> R {
+    let pad = [0u8; N];
+    std::hint::black_box(&pad);
+    let r = f();
+    // Keep the frame alive across the call (no tail call).
+    std::hint::black_box(&pad);
+    r
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -148,5 +188,28 @@ mod tests {
             }
             Err(e) => assert!(e.contains("perf_event_paranoid"), "{e}"),
         }
+    }
+
+    #[test]
+    fn stack_depths_cover_a_page() {
+        let mut at = |depth| {
+            super::at_stack_depth(depth, &mut || {
+                let local = 0u8;
+                std::hint::black_box(&local) as *const u8 as usize
+            })
+        };
+        let addrs: Vec<usize> = (0..super::STACK_DEPTHS + 1).map(&mut at).collect();
+        // Each depth about 64 bytes below the one before (the compiler may
+        // place a small pad a little differently), 4 KiB in all.
+        for (k, w) in addrs.windows(2).take(63).enumerate() {
+            assert!(
+                (48..=80).contains(&(w[0] - w[1])),
+                "depth {}: {addrs:?}",
+                k + 1
+            );
+        }
+        assert!(addrs[0] - addrs[63] >= 63 * 64 - 32, "{addrs:?}");
+        // Depths wrap: the draw may be any u64.
+        assert_eq!(addrs[64], addrs[0]);
     }
 }
