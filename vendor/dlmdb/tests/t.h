@@ -181,6 +181,46 @@ static T_UNUSED int t_patch_file(const char *path, long long off, const void *by
 	return n == (ssize_t)len ? 0 : EIO;
 }
 
+/* An environment on the single file path without a lock file (MDB_NOLOCK,
+ * MDB_NOSYNC; 4 named DBs): two of them on one file stand for two
+ * processes, which the test itself keeps from writing at once.  NULL when
+ * it cannot be opened. */
+static T_UNUSED MDB_env *t_env_open_nolock(const char *path, size_t mapsize)
+{
+	MDB_env *env = NULL;
+	if (mdb_env_create(&env))
+		return NULL;
+	mdb_env_set_maxdbs(env, 4);
+	mdb_env_set_mapsize(env, mapsize);
+	if (mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC, 0644)) {
+		mdb_env_close(env);
+		return NULL;
+	}
+	return env;
+}
+
+/* Swap node pointers i and j of page pg (4 KiB pages) of the file at path:
+ * each node stays sound, the order of the page's keys does not. */
+static T_UNUSED int t_swap_node_ptrs(const char *path, uint64_t pg, unsigned i, unsigned j)
+{
+	enum { psize = 4096, ptrs = 16 };
+	unsigned char b[psize];
+	uint16_t pi, pj;
+	int fd = open(path, O_RDWR);
+	if (fd < 0)
+		return errno;
+	int rc = pread(fd, b, psize, (off_t)pg * psize) == psize ? 0 : EIO;
+	if (!rc) {
+		memcpy(&pi, b + ptrs + 2 * i, 2);
+		memcpy(&pj, b + ptrs + 2 * j, 2);
+		memcpy(b + ptrs + 2 * i, &pj, 2);
+		memcpy(b + ptrs + 2 * j, &pi, 2);
+		rc = pwrite(fd, b, psize, (off_t)pg * psize) == psize ? 0 : EIO;
+	}
+	close(fd);
+	return rc;
+}
+
 static T_UNUSED int t_write_file(const char *path, const void *bytes, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

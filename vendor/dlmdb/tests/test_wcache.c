@@ -20,40 +20,6 @@
 
 #define PS 4096
 
-static MDB_env *open_file(const char *path)
-{
-	MDB_env *env = NULL;
-	if (mdb_env_create(&env))
-		return NULL;
-	mdb_env_set_maxdbs(env, 4);
-	mdb_env_set_mapsize(env, 64u << 20);
-	if (mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC, 0644)) {
-		mdb_env_close(env);
-		return NULL;
-	}
-	return env;
-}
-
-/* Swap the node pointers 3 and 4 of page pg of the file at path. */
-static int swap_keys(const char *path, mdb_size_t pg)
-{
-	unsigned char b[PS];
-	uint16_t p3, p4;
-	int fd = open(path, O_RDWR);
-	if (fd < 0)
-		return errno;
-	int rc = pread(fd, b, PS, (off_t)pg * PS) == PS ? 0 : EIO;
-	if (!rc) {
-		memcpy(&p3, b + 16 + 2 * 3, 2);
-		memcpy(&p4, b + 16 + 2 * 4, 2);
-		memcpy(b + 16 + 2 * 3, &p4, 2);
-		memcpy(b + 16 + 2 * 4, &p3, 2);
-		rc = pwrite(fd, b, PS, (off_t)pg * PS) == PS ? 0 : EIO;
-	}
-	close(fd);
-	return rc;
-}
-
 /* The leaves of one tree in key order (the walk goes left to right): page
  * number, entries and the index of the first key among all keys of the
  * tree. */
@@ -169,6 +135,21 @@ static int open_db(MDB_env *env, const char *name, unsigned flags, MDB_dbi *dbi)
 	return mdb_txn_commit(txn);
 }
 
+/* A commit by another handle on the file: the writer's cache no longer
+ * vouches for any page (its tag moves on at the next write txn). */
+static int other_handle_commits(const char *path)
+{
+	MDB_env *b = t_env_open_nolock(path, 64u << 20);
+	MDB_dbi bb;
+	if (!b)
+		return EIO;
+	int rc = open_db(b, "b", 0, &bb);
+	if (!rc)
+		rc = commit_put(b, bb, "x", "1", 1);
+	mdb_env_close(b);
+	return rc;
+}
+
 static size_t store_pages(MDB_env *env)
 {
 	MDB_envinfo ei;
@@ -233,7 +214,7 @@ static int grow_to(MDB_env *env, MDB_dbi dbi, const char *key, size_t pages)
 static void test_entries_move_to_larger_table(void)
 {
 	const char *path = t_path("s.mdb");
-	MDB_env *a = open_file(path), *b = NULL;
+	MDB_env *a = t_env_open_nolock(path, 64u << 20);
 	MDB_dbi da, db;
 	leaves *l = calloc(1, sizeof(*l)), *more = calloc(1, sizeof(*more));
 	REQUIRE(a && l && more);
@@ -243,7 +224,7 @@ static void test_entries_move_to_larger_table(void)
 	REQUIRE(store_pages(a) < 64);
 	REQUIRE_OK(walk_leaves(a, da, l));
 	REQUIRE(l->n >= 3 && l->entries[0] >= 5);
-	REQUIRE_OK(swap_keys(path, l->pg[0]));
+	REQUIRE_OK(t_swap_node_ptrs(path, l->pg[0], 3, 4));
 	/* Key 1 lies in the first leaf, all keys added below after the
 	 * last. */
 	REQUIRE_OK(probe(a, da, 1));
@@ -260,7 +241,7 @@ static void test_entries_move_to_larger_table(void)
 	select_leaves(more, 200, 120200);
 	CHECK(more->n > 2 * 1024);
 	for (unsigned j = 0; j < more->n; j++)
-		REQUIRE_OK(swap_keys(path, more->pg[j]));
+		REQUIRE_OK(t_swap_node_ptrs(path, more->pg[j], 3, 4));
 	OK(probe(a, da, 1));
 	unsigned refused = probe_leaves(a, da, more);
 	if (refused)
@@ -268,13 +249,9 @@ static void test_entries_move_to_larger_table(void)
 
 	/* The damage is there and is found once the cache no longer holds
 	 * the leaves. */
-	REQUIRE((b = open_file(path)) != NULL);
-	MDB_dbi bb;
-	REQUIRE_OK(open_db(b, "b", 0, &bb));
-	REQUIRE_OK(commit_put(b, bb, "x", "1", 1));
+	REQUIRE_OK(other_handle_commits(path));
 	CHECK_RC(probe(a, da, 1), MDB_CORRUPTED);
 	CHECK_EQ(probe_leaves(a, da, more), more->n);
-	mdb_env_close(b);
 	mdb_env_close(a);
 	free(more);
 	free(l);
@@ -286,7 +263,7 @@ static void test_entries_move_to_larger_table(void)
 static void test_stale_entries_not_moved(void)
 {
 	const char *path = t_path("s.mdb");
-	MDB_env *a = open_file(path), *b = NULL;
+	MDB_env *a = t_env_open_nolock(path, 64u << 20), *b = NULL;
 	MDB_dbi da, db, bb;
 	leaves *l = calloc(1, sizeof(*l));
 	REQUIRE(a && l);
@@ -294,10 +271,10 @@ static void test_stale_entries_not_moved(void)
 	REQUIRE(store_pages(a) < 64);
 	REQUIRE_OK(walk_leaves(a, da, l));
 	REQUIRE(l->n >= 3 && l->entries[0] >= 5);
-	REQUIRE_OK(swap_keys(path, l->pg[0]));
+	REQUIRE_OK(t_swap_node_ptrs(path, l->pg[0], 3, 4));
 	REQUIRE_OK(probe(a, da, 1));
 
-	REQUIRE((b = open_file(path)) != NULL);
+	REQUIRE((b = t_env_open_nolock(path, 64u << 20)) != NULL);
 	REQUIRE_OK(open_db(b, "b", 0, &bb));
 	REQUIRE_OK(grow_to(b, bb, "zz-1", 700));
 	CHECK(store_pages(a) > 512);
@@ -328,11 +305,11 @@ static void test_table_sized_for_large_store(void)
 	const unsigned nkeys = 120000;
 	leaves *l = calloc(1, sizeof(*l));
 	REQUIRE(l);
-	REQUIRE((b = open_file(path)) != NULL);
+	REQUIRE((b = t_env_open_nolock(path, 64u << 20)) != NULL);
 	REQUIRE_OK(fill(b, nkeys, 60, &da, &db));
 	mdb_env_close(b);
 
-	REQUIRE((a = open_file(path)) != NULL);
+	REQUIRE((a = t_env_open_nolock(path, 64u << 20)) != NULL);
 	REQUIRE_OK(open_db(a, "a", 0, &da));
 	size_t before = store_pages(a);
 	CHECK(before > 2048 && before <= 4096);
@@ -348,17 +325,13 @@ static void test_table_sized_for_large_store(void)
 	CHECK(store_pages(a) <= 4 * before);
 
 	for (unsigned j = 0; j < l->n; j++)
-		REQUIRE_OK(swap_keys(path, l->pg[j]));
+		REQUIRE_OK(t_swap_node_ptrs(path, l->pg[j], 3, 4));
 	unsigned refused = probe_leaves(a, da, l);
 	if (refused)
 		T_FAIL("%u of %u leaves A's commit wrote were checked again", refused, l->n);
 
-	REQUIRE((b = open_file(path)) != NULL);
-	MDB_dbi bb;
-	REQUIRE_OK(open_db(b, "b", 0, &bb));
-	REQUIRE_OK(commit_put(b, bb, "x", "1", 1));
+	REQUIRE_OK(other_handle_commits(path));
 	CHECK_EQ(probe_leaves(a, da, l), l->n);
-	mdb_env_close(b);
 	mdb_env_close(a);
 	free(l);
 }

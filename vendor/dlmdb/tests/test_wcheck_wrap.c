@@ -18,23 +18,8 @@
 
 #ifndef STOCK_LMDB
 
-#define PS 4096
 /* More write txns of the other handle than the tag has values (65535). */
 #define ROUNDS 66000u
-
-static MDB_env *open_file(const char *path)
-{
-	MDB_env *env = NULL;
-	if (mdb_env_create(&env))
-		return NULL;
-	mdb_env_set_maxdbs(env, 4);
-	mdb_env_set_mapsize(env, 16u << 20);
-	if (mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC, 0644)) {
-		mdb_env_close(env);
-		return NULL;
-	}
-	return env;
-}
 
 static int first_leaf(void *ctx, const MDB_pageinfo *pi)
 {
@@ -42,26 +27,6 @@ static int first_leaf(void *ctx, const MDB_pageinfo *pi)
 	if ((pi->pi_type & MDB_PAGE_LEAF) && !(pi->pi_type & MDB_PAGE_SUBPAGE) && !*pg)
 		*pg = pi->pi_pgno;
 	return 0;
-}
-
-/* Swap the node pointers 3 and 4 of page pg of the file at path. */
-static int swap_keys(const char *path, mdb_size_t pg)
-{
-	unsigned char b[PS];
-	uint16_t p3, p4;
-	int fd = open(path, O_RDWR);
-	if (fd < 0)
-		return errno;
-	int rc = pread(fd, b, PS, (off_t)pg * PS) == PS ? 0 : EIO;
-	if (!rc) {
-		memcpy(&p3, b + 16 + 2 * 3, 2);
-		memcpy(&p4, b + 16 + 2 * 4, 2);
-		memcpy(b + 16 + 2 * 3, &p4, 2);
-		memcpy(b + 16 + 2 * 4, &p3, 2);
-		rc = pwrite(fd, b, PS, (off_t)pg * PS) == PS ? 0 : EIO;
-	}
-	close(fd);
-	return rc;
 }
 
 /* A write into DB "a" of env: its result (the txn is aborted). */
@@ -95,7 +60,7 @@ static int commit_b(MDB_env *env, MDB_dbi dbi, unsigned i)
 static void test_stale_slots_after_tag_wrap(void)
 {
 	const char *path = t_path("s.mdb");
-	MDB_env *a = open_file(path), *b = NULL;
+	MDB_env *a = t_env_open_nolock(path, 16u << 20), *b = NULL;
 	MDB_txn *txn;
 	MDB_dbi da, db;
 	char kb[16];
@@ -115,12 +80,12 @@ static void test_stale_slots_after_tag_wrap(void)
 	REQUIRE_OK(mdb_page_walk(txn, da, first_leaf, &leaf));
 	mdb_txn_abort(txn);
 	REQUIRE(leaf >= 2);
-	REQUIRE_OK(swap_keys(path, leaf));
+	REQUIRE_OK(t_swap_node_ptrs(path, leaf, 3, 4));
 	/* Same snapshot: the slot is current, the leaf is taken as checked.
 	 * (Without this the rounds below would prove nothing about slots.) */
 	REQUIRE_OK(write_a(a, da));
 
-	REQUIRE((b = open_file(path)) != NULL);
+	REQUIRE((b = t_env_open_nolock(path, 16u << 20)) != NULL);
 	MDB_dbi bb;
 	REQUIRE_OK(mdb_txn_begin(b, NULL, 0, &txn));
 	REQUIRE_OK(mdb_dbi_open(txn, "b", 0, &bb));
