@@ -202,6 +202,27 @@ static int grow_to(MDB_env *env, MDB_dbi dbi, const char *key, size_t pages)
 	return rc;
 }
 
+/* A few leaves (keys 0..199 of DB "a", "b" empty) in a store of a few
+ * pages, written by env's own commit, so the table env makes has the
+ * smallest size; the first leaf (in l->pg[0], key 1 inside it) then
+ * damaged on disk.  A write into it must still succeed: its entry is
+ * current.  0, or why the setup failed (EINVAL: the store did not come
+ * out as planned). */
+static int small_store_damaged_leaf(MDB_env *env, const char *path, MDB_dbi *da, MDB_dbi *db,
+	leaves *l)
+{
+	int rc = fill(env, 200, 100, da, db);
+	if (!rc && store_pages(env) >= 64)
+		rc = EINVAL;
+	if (!rc)
+		rc = walk_leaves(env, *da, l);
+	if (!rc && (l->n < 3 || l->entries[0] < 5))
+		rc = EINVAL;
+	if (!rc)
+		rc = t_swap_node_ptrs(path, l->pg[0], 3, 4);
+	return rc ? rc : probe(env, *da, 1);
+}
+
 /*
  * A leaf cached by A, damaged, then the store grown by A's own commits past
  * two regrow points (a 2^10 table is replaced past 512 pages, the 2^13 one
@@ -218,16 +239,8 @@ static void test_entries_move_to_larger_table(void)
 	MDB_dbi da, db;
 	leaves *l = calloc(1, sizeof(*l)), *more = calloc(1, sizeof(*more));
 	REQUIRE(a && l && more);
-	/* A few leaves in a store of a few pages: the table A makes at its
-	 * first write has the smallest size. */
-	REQUIRE_OK(fill(a, 200, 100, &da, &db));
-	REQUIRE(store_pages(a) < 64);
-	REQUIRE_OK(walk_leaves(a, da, l));
-	REQUIRE(l->n >= 3 && l->entries[0] >= 5);
-	REQUIRE_OK(t_swap_node_ptrs(path, l->pg[0], 3, 4));
-	/* Key 1 lies in the first leaf, all keys added below after the
-	 * last. */
-	REQUIRE_OK(probe(a, da, 1));
+	REQUIRE_OK(small_store_damaged_leaf(a, path, &da, &db, l));
+	/* All keys added below go after the last. */
 
 	REQUIRE_OK(grow_to(a, da, "zz-1", 700));
 	CHECK(store_pages(a) > 512 && store_pages(a) < 1024);
@@ -267,12 +280,7 @@ static void test_stale_entries_not_moved(void)
 	MDB_dbi da, db, bb;
 	leaves *l = calloc(1, sizeof(*l));
 	REQUIRE(a && l);
-	REQUIRE_OK(fill(a, 200, 100, &da, &db));
-	REQUIRE(store_pages(a) < 64);
-	REQUIRE_OK(walk_leaves(a, da, l));
-	REQUIRE(l->n >= 3 && l->entries[0] >= 5);
-	REQUIRE_OK(t_swap_node_ptrs(path, l->pg[0], 3, 4));
-	REQUIRE_OK(probe(a, da, 1));
+	REQUIRE_OK(small_store_damaged_leaf(a, path, &da, &db, l));
 
 	REQUIRE((b = t_env_open_nolock(path, 64u << 20)) != NULL);
 	REQUIRE_OK(open_db(b, "b", 0, &bb));
