@@ -118,10 +118,7 @@ fn read_pass<E: Eng>(
     dbi: u32,
     f: impl FnOnce(extra::Cur) -> Result<u64>,
 ) -> Result<(u128, u64)> {
-    let t0 = crate::measure::Stamp::now();
-    let r = extra::with_read_cursor::<E, _>(env, dbi, f);
-    let ns = t0.elapsed().as_nanos();
-    Ok((ns, r?))
+    extra::timed(|| extra::with_read_cursor::<E, _>(env, dbi, f))
 }
 
 fn next_dup_pass<E: Eng>(c: extra::Cur, d: &Data) -> Result<u64> {

@@ -253,12 +253,15 @@ impl Pair {
     }
 }
 
-/// Time one closure, returning (ns, its result).
+/// Time one closure, returning (ns, its result); it runs at a stack depth of
+/// its own ([`crate::measure::at_next_stack_depth`]).
 #[inline]
 pub fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(u128, T)> {
-    let t = crate::measure::Stamp::now();
-    let r = f()?;
-    Ok((t.elapsed().as_nanos(), r))
+    crate::measure::at_next_stack_depth(|| {
+        let t = crate::measure::Stamp::now();
+        let r = f()?;
+        Ok((t.elapsed().as_nanos(), r))
+    })
 }
 
 /// Where scratch environments go when no directory is given: `/dev/shm`

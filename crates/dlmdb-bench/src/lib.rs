@@ -290,16 +290,15 @@ fn calibrate(one_ns: u128, min_ns: u128) -> usize {
 }
 
 /// One read sample: `reps` passes of `w` (calibrated on first use), run at
-/// stack depth `depth` (see [`measure::at_stack_depth`]).
+/// a stack depth of its own (see [`measure::at_stack_depth`]).
 fn read_sample<B: Backend>(
     w: Workload,
     b: &mut B,
     d: &Dataset,
     reps: &mut usize,
     min_ns: u128,
-    depth: u64,
 ) -> Result<(u128, u64)> {
-    measure::at_stack_depth(depth, &mut || read_passes(w, b, d, reps, min_ns))
+    measure::at_next_stack_depth(|| read_passes(w, b, d, reps, min_ns))
 }
 
 fn read_passes<B: Backend>(
@@ -349,9 +348,7 @@ impl Runner<'_> {
             let dir = self.fresh_dir(B::LABEL)?;
             let r = (|| -> Result<u128> {
                 let mut b = B::open(&dir, &self.env)?;
-                let mut draw = self.seq as u64;
-                let depth = crate::data::splitmix64(&mut draw);
-                let ns = measure::at_stack_depth(depth, &mut || workload::run_write(w, &mut b, d))?;
+                let ns = measure::at_next_stack_depth(|| workload::run_write(w, &mut b, d))?;
                 if check && rep == 0 {
                     workload::verify(&mut b, d)?;
                 }
@@ -462,8 +459,6 @@ impl Runner<'_> {
         let mut sums: Vec<[Option<u64>; 2]> = vec![[None, None]; ws.len()];
         let mut reps = vec![0usize; ws.len()];
         let (mut ours_failed, mut lmdb_failed) = (None, None);
-        // Each sample's stack depth, drawn from a fixed sequence.
-        let mut draw = 0u64;
         for r in 0..self.opts.suite.rounds {
             let turns = extra::turns(r);
             let (mut ours, mut lmdb) = (None, None);
@@ -479,26 +474,16 @@ impl Runner<'_> {
                 for ours_turn in turns {
                     let res = if ours_turn {
                         match (&mut ours, so.error.is_none()) {
-                            (Some((b, _)), true) => read_sample(
-                                w,
-                                b,
-                                d,
-                                &mut reps[i],
-                                self.min_sample_ns,
-                                crate::data::splitmix64(&mut draw),
-                            ),
+                            (Some((b, _)), true) => {
+                                read_sample(w, b, d, &mut reps[i], self.min_sample_ns)
+                            }
                             _ => continue,
                         }
                     } else {
                         match (&mut lmdb, sl.error.is_none()) {
-                            (Some((b, _)), true) => read_sample(
-                                w,
-                                b,
-                                d,
-                                &mut reps[i],
-                                self.min_sample_ns,
-                                crate::data::splitmix64(&mut draw),
-                            ),
+                            (Some((b, _)), true) => {
+                                read_sample(w, b, d, &mut reps[i], self.min_sample_ns)
+                            }
                             _ => continue,
                         }
                     };

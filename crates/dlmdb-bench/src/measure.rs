@@ -9,7 +9,7 @@
 //! counted once they exit (`inherit`); rows that time running threads stay
 //! on wall time.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -160,6 +160,17 @@ pub fn at_stack_depth<R>(depth: u64, f: &mut dyn FnMut() -> R) -> R {
     depths!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
         29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56
         57 58 59 60 61 62 63)
+}
+
+/// Runs `f` at the next depth of one fixed sequence for the whole process
+/// ([`at_stack_depth`]), so that the samples of a run, whichever suite
+/// takes them, each land at a depth of their own.
+pub fn at_next_stack_depth<R>(f: impl FnOnce() -> R) -> R {
+    static DRAWS: AtomicU64 = AtomicU64::new(0);
+    let mut state = DRAWS.fetch_add(1, Ordering::Relaxed);
+    let depth = crate::data::splitmix64(&mut state);
+    let mut f = Some(f);
+    at_stack_depth(depth, &mut || (f.take().expect("called once"))())
 }
 
 /// Calls `f` below a frame holding `N` bytes that the optimiser cannot drop.

@@ -62,26 +62,27 @@ fn open_env<E: Eng>(
 }
 
 fn ro_begin_abort<E: Eng>(env: extra::Env, n: u64) -> Result<u128> {
-    let t0 = crate::measure::Stamp::now();
-    for _ in 0..n {
-        let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-        E::txn_abort(t);
-    }
-    Ok(t0.elapsed().as_nanos())
+    let (ns, ()) = extra::timed(|| {
+        for _ in 0..n {
+            let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
+            E::txn_abort(t);
+        }
+        Ok(())
+    })?;
+    Ok(ns)
 }
 
 fn ro_reset_renew<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<u128> {
     let t = E::txn_begin(env, ptr::null_mut(), k::MDB_RDONLY)?;
-    let t0 = crate::measure::Stamp::now();
-    let mut r = Ok(());
-    for _ in 0..n {
-        E::txn_reset(t);
-        if let Err(e) = E::txn_renew(t) {
-            r = Err(e);
-            break;
+    let (ns, r) = extra::timed(|| {
+        for _ in 0..n {
+            E::txn_reset(t);
+            if let Err(e) = E::txn_renew(t) {
+                return Ok(Err(e));
+            }
         }
-    }
-    let ns = t0.elapsed().as_nanos();
+        Ok(Ok(()))
+    })?;
     // The renewed txn must be usable.
     let ok = r.and_then(|()| E::get(t, dbi, &key(0)).map(|v| v.is_some()));
     E::txn_abort(t);
@@ -90,11 +91,13 @@ fn ro_reset_renew<E: Eng>(env: extra::Env, dbi: u32, n: u64) -> Result<u128> {
 }
 
 fn put_commit<E: Eng>(env: extra::Env, dbi: u32, start: u64, n: u64) -> Result<u128> {
-    let t0 = crate::measure::Stamp::now();
-    for i in start..start + n {
-        extra::in_write_txn::<E>(env, |t| E::put(t, dbi, &key(i), &value(i, 1), 0))?;
-    }
-    Ok(t0.elapsed().as_nanos())
+    let (ns, ()) = extra::timed(|| {
+        for i in start..start + n {
+            extra::in_write_txn::<E>(env, |t| E::put(t, dbi, &key(i), &value(i, 1), 0))?;
+        }
+        Ok(())
+    })?;
+    Ok(ns)
 }
 
 /// One sample of a commit row: `n` one-put transactions on a fresh store of
