@@ -401,7 +401,8 @@ static inline void dl_skey_init(dl_skey *s, MDB_cmp_func *cmp, const MDB_val *ke
  * env->l2bytes, and the branch above it too when the branch pages do
  * (nearly all of them are on that level).  Where the system reports no
  * second-level cache, every tree of more than DL_PREFETCH_PAGES pages
- * prefetches its leaves whole.  A page's search then waits on memory
+ * prefetches its leaves whole, and a tree of three levels or more the
+ * branch above them too.  A page's search then waits on memory
  * about once, for all its lines at once, instead of for the pointer
  * array, then the burst's nodes, then the last probes' in turn.  Random
  * gets and seeks of 100K- and 1M-record stores took a tenth to a third
