@@ -146,9 +146,11 @@ pub const STACK_DEPTHS: u64 = 64;
 /// operation, keep the same low bits for a whole process: the kernel draws
 /// the stack's offset within its page once, at exec. One run could thus be
 /// slow for one engine in every round (our 10K-record scan 6-31% slower at
-/// 5 of 128 stack offsets). Timing each sample at a depth of its own turns that into
-/// round-to-round noise, which the median over rounds absorbs.
+/// 5 of 128 stack offsets). Timing each sample at a depth of its own turns
+/// that into round-to-round noise, which the median over rounds absorbs.
 pub fn at_stack_depth<R>(depth: u64, f: &mut dyn FnMut() -> R) -> R {
+    // The list of depths below has one entry for each.
+    const _: () = assert!(STACK_DEPTHS == 64);
     macro_rules! depths {
         ($($k:literal)*) => {
             match depth % STACK_DEPTHS {
@@ -222,5 +224,23 @@ mod tests {
         assert!(addrs[0] - addrs[63] >= 63 * 64 - 32, "{addrs:?}");
         // Depths wrap: the draw may be any u64.
         assert_eq!(addrs[64], addrs[0]);
+    }
+
+    #[test]
+    fn successive_samples_draw_different_depths() {
+        let addrs: std::collections::HashSet<usize> = (0..16)
+            .map(|_| {
+                super::at_next_stack_depth(|| {
+                    let local = 0u8;
+                    std::hint::black_box(&local) as *const u8 as usize
+                })
+            })
+            .collect();
+        // 16 draws among 64 depths: all in one place would mean no draw.
+        assert!(
+            addrs.len() >= 8,
+            "{} distinct depths in 16 draws",
+            addrs.len()
+        );
     }
 }
