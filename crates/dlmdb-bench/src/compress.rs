@@ -14,7 +14,7 @@
 //! possible: a missing key or value in a read, update or delete phase is an
 //! error, and after the run the entry count must equal the option `-n`.
 
-use crate::measure::Stamp;
+use crate::measure::{at_next_stack_depth, Stamp};
 use std::path::{Path, PathBuf};
 use std::ptr;
 
@@ -412,8 +412,19 @@ fn reopen<E: Eng>(dir: &Path, map_size: usize, flags: u32) -> Result<(EnvHandle<
     Ok((h, dbi))
 }
 
-/// Random reads: plain `mdb_get`, DUPSORT `MDB_GET_BOTH` on the current value.
+/// Random reads: plain `mdb_get`, DUPSORT `MDB_GET_BOTH` on the current
+/// value, at a stack depth of their own.
 fn read_pass<E: Eng>(
+    env: Env,
+    dbi: u32,
+    g: &mut Gen,
+    versions: &[u32],
+    order: &[u64],
+) -> Result<Timing> {
+    at_next_stack_depth(|| read_pass_timed::<E>(env, dbi, g, versions, order))
+}
+
+fn read_pass_timed<E: Eng>(
     env: Env,
     dbi: u32,
     g: &mut Gen,
@@ -446,8 +457,13 @@ fn read_pass<E: Eng>(
 }
 
 /// Range scans: `R` times SET_RANGE to a random entry's key and up to
-/// `span - 1` MDB_NEXT, or one full scan when `span` or `R` is 0.
+/// `span - 1` MDB_NEXT, or one full scan when `span` or `R` is 0; at a
+/// stack depth of their own.
 fn scan_pass<E: Eng>(env: Env, dbi: u32, g: &mut Gen, o: &CompressOptions) -> Result<Timing> {
+    at_next_stack_depth(|| scan_pass_timed::<E>(env, dbi, g, o))
+}
+
+fn scan_pass_timed<E: Eng>(env: Env, dbi: u32, g: &mut Gen, o: &CompressOptions) -> Result<Timing> {
     let t = TxnGuard::<E>::begin(env, k::MDB_RDONLY)?;
     let cur = CurGuard::<E>::open(t.txn, dbi)?;
     let mut items = 0u64;
@@ -524,12 +540,14 @@ fn run_variant<E: Eng>(
     // excludes the commit.
     tick("insert");
     let t = TxnGuard::<E>::begin(h.env, 0)?;
-    let t0 = Stamp::now();
-    for idx in permutation(n, seed ^ 0xC6BC_2796_92B5_CC83) {
-        let val = g.pair(idx, 0, &mut key);
-        E::put(t.txn, dbi, &key, val, 0)?;
-    }
-    let insert = Timing::from(n, t0);
+    let insert = at_next_stack_depth(|| -> Result<Timing> {
+        let t0 = Stamp::now();
+        for idx in permutation(n, seed ^ 0xC6BC_2796_92B5_CC83) {
+            let val = g.pair(idx, 0, &mut key);
+            E::put(t.txn, dbi, &key, val, 0)?;
+        }
+        Ok(Timing::from(n, t0))
+    })?;
     t.commit()?;
 
     // Update: loop only.
@@ -540,29 +558,33 @@ fn run_variant<E: Eng>(
         let mut rng = Sm64(seed ^ 0xD1B5_4A32_D192_ED03);
         if v.dupsort() {
             let cur = CurGuard::<E>::open(t.txn, dbi)?;
-            let t0 = Stamp::now();
-            for _ in 0..o.updates {
-                let idx = rng.next() % n;
-                let ver = versions[idx as usize];
-                let val = g.pair(idx, ver as u64, &mut key);
-                if E::cursor_get(cur.0, &key, val, k::MDB_GET_BOTH)?.is_none() {
-                    bail!("update: value of entry {idx} not found");
+            update = at_next_stack_depth(|| -> Result<Timing> {
+                let t0 = Stamp::now();
+                for _ in 0..o.updates {
+                    let idx = rng.next() % n;
+                    let ver = versions[idx as usize];
+                    let val = g.pair(idx, ver as u64, &mut key);
+                    if E::cursor_get(cur.0, &key, val, k::MDB_GET_BOTH)?.is_none() {
+                        bail!("update: value of entry {idx} not found");
+                    }
+                    E::cursor_del(cur.0, 0)?;
+                    let val = g.value(idx, ver as u64 + 1);
+                    E::put(t.txn, dbi, &key, val, 0)?;
+                    versions[idx as usize] = ver + 1;
                 }
-                E::cursor_del(cur.0, 0)?;
-                let val = g.value(idx, ver as u64 + 1);
-                E::put(t.txn, dbi, &key, val, 0)?;
-                versions[idx as usize] = ver + 1;
-            }
-            update = Timing::from(o.updates, t0);
+                Ok(Timing::from(o.updates, t0))
+            })?;
             drop(cur);
         } else {
-            let t0 = Stamp::now();
-            for _ in 0..o.updates {
-                let idx = rng.next() % n;
-                let val = g.pair(idx, 1, &mut key);
-                E::put(t.txn, dbi, &key, val, 0)?;
-            }
-            update = Timing::from(o.updates, t0);
+            update = at_next_stack_depth(|| -> Result<Timing> {
+                let t0 = Stamp::now();
+                for _ in 0..o.updates {
+                    let idx = rng.next() % n;
+                    let val = g.pair(idx, 1, &mut key);
+                    E::put(t.txn, dbi, &key, val, 0)?;
+                }
+                Ok(Timing::from(o.updates, t0))
+            })?;
         }
         t.commit()?;
     }
@@ -573,34 +595,39 @@ fn run_variant<E: Eng>(
     if x > 0 {
         tick("delete");
         let t = TxnGuard::<E>::begin(h.env, 0)?;
-        let t0 = Stamp::now();
-        let mut perm = permutation(n, seed ^ 0x9E37_79B9_7F4A_7C15);
-        perm.truncate(x as usize);
-        for &idx in &perm {
-            let found = if v.dupsort() {
-                let ver = versions[idx as usize];
-                let val = g.pair(idx, ver as u64, &mut key);
-                let f = E::del(t.txn, dbi, &key, Some(val))?;
-                versions[idx as usize] = 0;
-                f
-            } else {
-                E::del(t.txn, dbi, g.key(idx), None)?
-            };
-            if !found {
-                bail!("delete: entry {idx} not found");
+        let perm;
+        (delete, perm) = at_next_stack_depth(|| -> Result<(Timing, Vec<u64>)> {
+            let t0 = Stamp::now();
+            let mut perm = permutation(n, seed ^ 0x9E37_79B9_7F4A_7C15);
+            perm.truncate(x as usize);
+            for &idx in &perm {
+                let found = if v.dupsort() {
+                    let ver = versions[idx as usize];
+                    let val = g.pair(idx, ver as u64, &mut key);
+                    let f = E::del(t.txn, dbi, &key, Some(val))?;
+                    versions[idx as usize] = 0;
+                    f
+                } else {
+                    E::del(t.txn, dbi, g.key(idx), None)?
+                };
+                if !found {
+                    bail!("delete: entry {idx} not found");
+                }
             }
-        }
-        delete = Timing::from(x, t0);
+            Ok((Timing::from(x, t0), perm))
+        })?;
         t.commit()?;
 
         tick("reinsert");
         let t = TxnGuard::<E>::begin(h.env, 0)?;
-        let t0 = Stamp::now();
-        for &idx in &perm {
-            let val = g.pair(idx, 0, &mut key);
-            E::put(t.txn, dbi, &key, val, 0)?;
-        }
-        reinsert = Timing::from(x, t0);
+        reinsert = at_next_stack_depth(|| -> Result<Timing> {
+            let t0 = Stamp::now();
+            for &idx in &perm {
+                let val = g.pair(idx, 0, &mut key);
+                E::put(t.txn, dbi, &key, val, 0)?;
+            }
+            Ok(Timing::from(x, t0))
+        })?;
         t.commit()?;
     }
 
@@ -649,9 +676,11 @@ fn run_variant<E: Eng>(
         if !o.keep {
             crate::interrupt::register(&rdir);
         }
-        let t0 = Stamp::now();
-        E::env_copy2(h.env, &rdir, MDB_CP_COMPACT)?;
-        repack = Timing::from(entries, t0);
+        repack = at_next_stack_depth(|| -> Result<Timing> {
+            let t0 = Stamp::now();
+            E::env_copy2(h.env, &rdir, MDB_CP_COMPACT)?;
+            Ok(Timing::from(entries, t0))
+        })?;
         repack_size = file_size(&rdir.join("data.mdb"));
         if !o.keep {
             let _ = std::fs::remove_dir_all(&rdir);

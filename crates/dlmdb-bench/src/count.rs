@@ -16,7 +16,7 @@ use anyhow::{bail, ensure, Result};
 use serde::Serialize;
 
 use crate::extra::{k, with_read_txn_cursor, Eng, Env, GlibcRand, OursE, Txn};
-use crate::measure::{us_per_op, Stamp};
+use crate::measure::{at_next_stack_depth, us_per_op, Stamp};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct CountOptions {
@@ -109,8 +109,19 @@ impl Drop for Built {
 }
 
 /// One build: fresh env, one write txn of all puts; timed from just
-/// before the first put to just after the commit.
+/// before the first put to just after the commit, at a stack depth of
+/// its own.
 fn build(
+    o: &CountOptions,
+    dir: &Path,
+    order: &[u64],
+    dup: bool,
+    counted: bool,
+) -> Result<(Built, f64)> {
+    at_next_stack_depth(|| build_timed(o, dir, order, dup, counted))
+}
+
+fn build_timed(
     o: &CountOptions,
     dir: &Path,
     order: &[u64],
@@ -241,17 +252,21 @@ fn passes(o: &CountOptions, root: &Path, order: &[u64], dup: bool) -> Result<(Ve
     Ok((plain, counted))
 }
 
-/// One answer per query from `count`, and the milliseconds the pass took.
+/// One answer per query from `count`, and the milliseconds the pass took
+/// (at a stack depth of its own).
 fn timed_counts(
     qs: &[Query],
     mut count: impl FnMut(&Query) -> Result<u64>,
 ) -> Result<(Vec<u64>, f64)> {
     let mut answers = Vec::with_capacity(qs.len());
-    let t0 = Stamp::now();
-    for q in qs {
-        answers.push(count(q)?);
-    }
-    Ok((answers, t0.elapsed().as_millis_f64()))
+    let ms = at_next_stack_depth(|| -> Result<f64> {
+        let t0 = Stamp::now();
+        for q in qs {
+            answers.push(count(q)?);
+        }
+        Ok(t0.elapsed().as_millis_f64())
+    })?;
+    Ok((answers, ms))
 }
 
 /// An engine range count (`mdb_count_range` or `mdb_range_count_values`,
@@ -353,22 +368,26 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                     unsafe { dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, kv, dv, 0) }
                 })
             };
-            let t0 = Stamp::now();
-            for q in &qs {
-                rank_at(q.rank)?;
-            }
-            let cursor_ms = t0.elapsed().as_millis_f64();
+            let cursor_ms = at_next_stack_depth(|| -> Result<f64> {
+                let t0 = Stamp::now();
+                for q in &qs {
+                    rank_at(q.rank)?;
+                }
+                Ok(t0.elapsed().as_millis_f64())
+            })?;
             let get_rank = |rank: u64| {
                 key_at_rank("mdb_get_rank", rank, |kv, dv| {
                     // SAFETY: live read txn.
                     unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, kv, dv) }
                 })
             };
-            let t0 = Stamp::now();
-            for q in &qs {
-                get_rank(q.rank)?;
-            }
-            let get_rank_ms = t0.elapsed().as_millis_f64();
+            let get_rank_ms = at_next_stack_depth(|| -> Result<f64> {
+                let t0 = Stamp::now();
+                for q in &qs {
+                    get_rank(q.rank)?;
+                }
+                Ok(t0.elapsed().as_millis_f64())
+            })?;
             // Untimed: every lookup returned the key of its rank (each key
             // is read before the next call may reuse its buffer).
             for q in &qs {
@@ -389,16 +408,18 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                 }
             }
             let samples = o.queries.min(128);
-            let t0 = Stamp::now();
             let mut last = Vec::new();
-            for q in &qs[..samples as usize] {
-                let mut at = OursE::cursor_get(cur, &[], &[], k::MDB_FIRST)?;
-                for _ in 0..q.rank {
-                    at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT)?;
+            let naive_ms = at_next_stack_depth(|| -> Result<f64> {
+                let t0 = Stamp::now();
+                for q in &qs[..samples as usize] {
+                    let mut at = OursE::cursor_get(cur, &[], &[], k::MDB_FIRST)?;
+                    for _ in 0..q.rank {
+                        at = OursE::cursor_get(cur, &[], &[], k::MDB_NEXT)?;
+                    }
+                    last.push(at.map(|(kk, _)| kk.len()));
                 }
-                last.push(at.map(|(kk, _)| kk.len()));
-            }
-            let naive_ms = t0.elapsed().as_millis_f64();
+                Ok(t0.elapsed().as_millis_f64())
+            })?;
             ensure!(
                 last.iter().all(|x| x.is_some()),
                 "naive rank walk ran off the end"

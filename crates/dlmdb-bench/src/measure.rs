@@ -166,7 +166,8 @@ pub fn at_stack_depth<R>(depth: u64, f: &mut dyn FnMut() -> R) -> R {
 
 /// Runs `f` at the next depth of one fixed sequence for the whole process
 /// ([`at_stack_depth`]), so that the samples of a run, whichever suite
-/// takes them, each land at a depth of their own.
+/// takes them, each land at a depth of their own. Threads timed together
+/// may draw at once; each gets a draw of its own.
 pub fn at_next_stack_depth<R>(f: impl FnOnce() -> R) -> R {
     static DRAWS: AtomicU64 = AtomicU64::new(0);
     let mut state = DRAWS.fetch_add(1, Ordering::Relaxed);
@@ -242,5 +243,42 @@ mod tests {
             "{} distinct depths in 16 draws",
             addrs.len()
         );
+    }
+
+    #[test]
+    fn threads_draw_depths_at_once() {
+        // Threads timed together (the mixed readers/writer row) share the
+        // one sequence: each must get its closure's value back and still
+        // move between depths.
+        let per_thread: Vec<(u64, usize)> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4u64)
+                .map(|t| {
+                    s.spawn(move || {
+                        let mut sum = 0u64;
+                        let mut addrs = std::collections::HashSet::new();
+                        for i in 0..16u64 {
+                            let (v, a) = super::at_next_stack_depth(|| {
+                                let local = 0u8;
+                                let a = std::hint::black_box(&local) as *const u8 as usize;
+                                (t * 100 + i, a)
+                            });
+                            sum += v;
+                            addrs.insert(a);
+                        }
+                        (sum, addrs.len())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("no panic"))
+                .collect()
+        });
+        for (t, &(sum, depths)) in per_thread.iter().enumerate() {
+            assert_eq!(sum, t as u64 * 1600 + 120, "thread {t}");
+            assert!(
+                depths >= 8,
+                "thread {t}: {depths} distinct depths in 16 draws"
+            );
+        }
     }
 }

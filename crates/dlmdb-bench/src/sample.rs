@@ -12,20 +12,23 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::extra::{k, Eng, LmdbE, OursE};
-use crate::measure::{us_per_op, Stamp};
+use crate::measure::{at_next_stack_depth, us_per_op, Stamp};
 
 /// Run `body` on a cursor over `dbi` in a new read transaction of `env`,
-/// timing `body` alone: its count and milliseconds.
+/// timing `body` alone (at a stack depth of its own): its count and
+/// milliseconds.
 fn timed_on_cursor<E: Eng>(
     env: crate::extra::Env,
     dbi: u32,
     body: impl FnOnce(crate::extra::Cur) -> Result<u64>,
 ) -> Result<(u64, f64)> {
     crate::extra::with_read_cursor::<E, _>(env, dbi, |cur| {
-        let t0 = Stamp::now();
-        let r = body(cur);
-        let ms = t0.elapsed().as_millis_f64();
-        Ok((r?, ms))
+        at_next_stack_depth(|| {
+            let t0 = Stamp::now();
+            let r = body(cur);
+            let ms = t0.elapsed().as_millis_f64();
+            Ok((r?, ms))
+        })
     })
 }
 
@@ -173,6 +176,38 @@ pub fn run_sample(o: &SampleOptions) -> Result<SampleRun> {
     Ok(run)
 }
 
+/// Puts entries `0..n` (`d` values per key) in transactions of `batch`
+/// puts: the milliseconds from the first begin to the last commit.
+fn populate<E: Eng>(
+    env: crate::extra::Env,
+    dbi: u32,
+    n: u64,
+    d: u64,
+    batch: u64,
+    put_flags: u32,
+) -> Result<f64> {
+    let t0 = Stamp::now();
+    let mut i = 0;
+    while i < n {
+        let end = (i + batch).min(n);
+        crate::extra::in_write_txn::<E>(env, |t| {
+            for j in i..end {
+                let (ki, di) = (j / d, j % d);
+                let key = format!("{ki:020}");
+                let val = if d > 1 {
+                    format!("{ki:016}-{di:04}")
+                } else {
+                    format!("{j:016}")
+                };
+                E::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
+            }
+            Ok(())
+        })?;
+        i = end;
+    }
+    Ok(t0.elapsed().as_millis_f64())
+}
+
 /// The workload on engine `E`. Stock LMDB has no counted DBs: there the
 /// DB is created without `MDB_COUNTED`, the warm pass (rank lookups) is
 /// skipped and the stride scan starts at MDB_FIRST (the entry of rank 0).
@@ -198,26 +233,7 @@ fn run_in<E: Eng>(o: &SampleOptions) -> Result<SampleRun> {
 
     const MDB_APPEND: u32 = 0x20000;
     let put_flags = if d == 1 { MDB_APPEND } else { 0 };
-    let t0 = Stamp::now();
-    let mut i = 0;
-    while i < n {
-        let end = (i + batch).min(n);
-        crate::extra::in_write_txn::<E>(env, |t| {
-            for j in i..end {
-                let (ki, di) = (j / d, j % d);
-                let key = format!("{ki:020}");
-                let val = if d > 1 {
-                    format!("{ki:016}-{di:04}")
-                } else {
-                    format!("{j:016}")
-                };
-                E::put(t, dbi, key.as_bytes(), val.as_bytes(), put_flags)?;
-            }
-            Ok(())
-        })?;
-        i = end;
-    }
-    let population_ms = t0.elapsed().as_millis_f64();
+    let population_ms = at_next_stack_depth(|| populate::<E>(env, dbi, n, d, batch, put_flags))?;
 
     let mut warm = None;
     if ours && o.mode != Mode::Scan {

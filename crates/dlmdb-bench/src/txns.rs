@@ -25,6 +25,7 @@ use anyhow::{ensure, Result};
 use crate::extra::{
     self, k, Eng, EnvGuard, LmdbE, OursE, Pair, SharedEnv, SuiteOptions, SuiteReport, Target,
 };
+use crate::measure;
 
 const PEER_BAR: f64 = 1.25;
 
@@ -126,64 +127,71 @@ fn mixed<E: Eng>(env: extra::Env, dbi: u32, nkeys: u64, dur: Duration, seed: u64
         let mut hs = Vec::new();
         for r in 0..4u64 {
             let (stop, gets) = (&stop, &gets);
+            // A thread's stack starts at the same offset within its page in
+            // every thread of every run (the kernel's random offset is the
+            // main thread's alone), so each loop draws a depth of its own.
             hs.push(s.spawn(move || -> Result<()> {
-                let env = shared;
-                let mut rng = extra::Sm64(seed ^ ((r + 1) * 0x1234_5678));
-                let mut n = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let t = E::txn_begin(env.0, ptr::null_mut(), k::MDB_RDONLY)?;
-                    let mut bad = None;
-                    for _ in 0..1000 {
-                        let i = rng.below(nkeys);
-                        match E::get(t, dbi, &key(i)) {
-                            Ok(Some(v)) if v.len() == 32 && v[..8] == key(i) => {}
-                            Ok(other) => {
-                                bad = Some(anyhow::anyhow!(
-                                    "{}: bad value for key {i}: {:?}",
-                                    E::LABEL,
-                                    other.map(|v| v.len())
-                                ));
-                                break;
-                            }
-                            Err(e) => {
-                                bad = Some(e);
-                                break;
+                measure::at_next_stack_depth(|| {
+                    let env = shared;
+                    let mut rng = extra::Sm64(seed ^ ((r + 1) * 0x1234_5678));
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let t = E::txn_begin(env.0, ptr::null_mut(), k::MDB_RDONLY)?;
+                        let mut bad = None;
+                        for _ in 0..1000 {
+                            let i = rng.below(nkeys);
+                            match E::get(t, dbi, &key(i)) {
+                                Ok(Some(v)) if v.len() == 32 && v[..8] == key(i) => {}
+                                Ok(other) => {
+                                    bad = Some(anyhow::anyhow!(
+                                        "{}: bad value for key {i}: {:?}",
+                                        E::LABEL,
+                                        other.map(|v| v.len())
+                                    ));
+                                    break;
+                                }
+                                Err(e) => {
+                                    bad = Some(e);
+                                    break;
+                                }
                             }
                         }
+                        E::txn_abort(t);
+                        if let Some(e) = bad {
+                            stop.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
+                        n += 1000;
                     }
-                    E::txn_abort(t);
-                    if let Some(e) = bad {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                    n += 1000;
-                }
-                gets.fetch_add(n, Ordering::Relaxed);
-                Ok(())
+                    gets.fetch_add(n, Ordering::Relaxed);
+                    Ok(())
+                })
             }));
         }
         let (stop2, commits2) = (&stop, &commits);
         hs.push(s.spawn(move || -> Result<()> {
-            let env = shared;
-            let mut rng = extra::Sm64(seed);
-            let mut gen = 1;
-            let mut n = 0;
-            while !stop2.load(Ordering::Relaxed) {
-                let t = E::txn_begin(env.0, ptr::null_mut(), 0)?;
-                for _ in 0..10 {
-                    let i = rng.below(nkeys);
-                    if let Err(e) = E::put(t, dbi, &key(i), &value(i, gen), 0) {
-                        E::txn_abort(t);
-                        stop2.store(true, Ordering::Relaxed);
-                        return Err(e);
+            measure::at_next_stack_depth(|| {
+                let env = shared;
+                let mut rng = extra::Sm64(seed);
+                let mut gen = 1;
+                let mut n = 0;
+                while !stop2.load(Ordering::Relaxed) {
+                    let t = E::txn_begin(env.0, ptr::null_mut(), 0)?;
+                    for _ in 0..10 {
+                        let i = rng.below(nkeys);
+                        if let Err(e) = E::put(t, dbi, &key(i), &value(i, gen), 0) {
+                            E::txn_abort(t);
+                            stop2.store(true, Ordering::Relaxed);
+                            return Err(e);
+                        }
                     }
+                    E::txn_commit(t)?;
+                    gen += 1;
+                    n += 1;
                 }
-                E::txn_commit(t)?;
-                gen += 1;
-                n += 1;
-            }
-            commits2.fetch_add(n, Ordering::Relaxed);
-            Ok(())
+                commits2.fetch_add(n, Ordering::Relaxed);
+                Ok(())
+            })
         }));
         std::thread::sleep(dur);
         stop.store(true, Ordering::Relaxed);
