@@ -223,9 +223,10 @@ fn engine_kind(e: &dlmdb::Error) -> Kind {
     match e {
         dlmdb::Error::NotFound => Kind::NotFound,
         dlmdb::Error::Invalid | dlmdb::Error::VersionMismatch => Kind::NotAStore,
-        dlmdb::Error::Corrupted | dlmdb::Error::PageNotFound | dlmdb::Error::Panic => {
-            Kind::Corrupted
-        }
+        dlmdb::Error::Corrupted
+        | dlmdb::Error::PageNotFound
+        | dlmdb::Error::Panic
+        | dlmdb::Error::BadRecord { .. } => Kind::Corrupted,
         other if other.code() > 0 => Kind::Io,
         _ => Kind::Engine,
     }

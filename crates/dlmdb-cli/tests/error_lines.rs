@@ -141,3 +141,81 @@ fn damaged_page_names_file_and_database() {
     );
     insta::assert_snapshot!("damaged", stderr);
 }
+
+/// A named database whose record lies beyond the entries the open checks
+/// (a main database that holds data) is checked when a command opens it:
+/// the store opens, and every command that opens that database fails in
+/// one line naming it and the problem.
+#[test]
+fn bad_record_past_the_open_check_named_when_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("big");
+    let mut dump = String::from("VERSION=3\nformat=print\ntype=btree\nHEADER=END\n");
+    for i in 0..3000 {
+        dump.push_str(&format!(" k{i:06}\n v{i:015}\n"));
+    }
+    dump.push_str("DATA=END\n");
+    dump.push_str("VERSION=3\nformat=print\ndatabase=zlate!\ntype=btree\nHEADER=END\n");
+    dump.push_str(" key\n value\nDATA=END\n");
+    let input = tmp.path().join("in.txt");
+    std::fs::write(&input, dump).unwrap();
+    let out = bin()
+        .args([
+            "load",
+            "-q",
+            "--format",
+            "lmdb",
+            "-f",
+            &s(&input),
+            &s(&store),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The record sits in the leaf node flagged F_SUBDATA (0x02) with a
+    // 48-byte value and the 6-byte key; its leaf-page counter is at 16.
+    let data = store.join("data.mdb");
+    let mut b = std::fs::read(&data).unwrap();
+    let mut needle = vec![48, 0, 0, 0, 2, 0, 6, 0];
+    needle.extend_from_slice(b"zlate!");
+    let at: Vec<usize> = b
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle.as_slice())
+        .map(|(i, _)| i + needle.len() + 16)
+        .collect();
+    assert_eq!(at.len(), 1);
+    b[at[0]..at[0] + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    std::fs::write(&data, &b).unwrap();
+
+    let st = s(&store);
+    let out = bin().args(["stat", &st]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = stderr_of(
+        &[
+            vec!["stat", "-s", "zlate!", &st],
+            vec!["count", "-s", "zlate!", &st],
+            vec!["scan", "-s", "zlate!", &st],
+            vec!["stat", "-a", &st],
+        ],
+        tmp.path(),
+    );
+    for line in stderr.lines().filter(|l| l.starts_with("dlmdb:")) {
+        assert!(
+            line.contains("record of database \"zlate!\": page counters 0/1099511627776/0"),
+            "{line}"
+        );
+        assert!(line.contains("(layout lmdb: "), "{line}");
+    }
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("dlmdb:")).count(),
+        4
+    );
+    let out = bin()
+        .args(["stat", "--json", "-s", "zlate!", &st])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("\"kind\":\"corrupted\""), "{err}");
+    assert!(err.contains("\"database\":\"zlate!\""), "{err}");
+}

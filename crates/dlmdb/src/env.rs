@@ -92,6 +92,7 @@ impl EnvBuilder {
             path: path.to_path_buf(),
             open_flags: self.flags,
             layout,
+            record_check: None,
             dbi_lock: Mutex::new(()),
         })
     }
@@ -118,6 +119,10 @@ pub struct Env {
     path: PathBuf,
     open_flags: EnvFlags,
     layout: Layout,
+    /// Set by [`Env::open_detect`] to the reason for the layout: every named
+    /// database opened by name then has its record checked (the open-time
+    /// catalog check reads only a bounded prefix of the main database).
+    pub(crate) record_check: Option<String>,
     /// `mdb_dbi_open` must not run in two transactions of one process at once.
     pub(crate) dbi_lock: Mutex<()>,
 }

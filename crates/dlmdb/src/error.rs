@@ -96,6 +96,19 @@ pub enum Error {
     /// Any other (unknown negative) code.
     #[error("{}", strerror(*.0))]
     Other(i32),
+    /// The record of named database `name` is not a plausible database
+    /// record in the layout the store is read in (a misread layout or a
+    /// damaged catalog). Only stores opened with
+    /// [`Env::open_detect`](crate::Env::open_detect) check it; the code is
+    /// `MDB_CORRUPTED`.
+    #[error("record of database {name:?}: {problem} (layout {layout}: {reason})")]
+    BadRecord {
+        name: String,
+        problem: String,
+        layout: crate::flags::Layout,
+        /// Why the store is read in that layout.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -156,6 +169,7 @@ impl Error {
             Error::DbisBusy => ffi::MDB_DBIS_BUSY,
             Error::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
             Error::Other(c) => *c,
+            Error::BadRecord { .. } => ffi::MDB_CORRUPTED,
         }
     }
 

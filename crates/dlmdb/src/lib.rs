@@ -62,6 +62,7 @@ pub use flags::{
 };
 pub use open::{
     locate_data_file, LayoutChoice, LockFormat, LockUse, OpenError, OpenOptions, Opened,
+    CATALOG_CHECK_BUDGET,
 };
 pub use probe::{probe_layout, probe_layout_limited, LayoutProbe, ProbeVerdict};
 pub use txn::{FreeRecord, ResetTxn, RoTxn, RwTxn};

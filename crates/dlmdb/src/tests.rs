@@ -473,3 +473,140 @@ fn concurrent_readers_see_stable_snapshots() {
         }
     });
 }
+
+/// A store with `plain` main-database entries (`k000000`..., 16-byte
+/// values) and one entry in each named database of `names`; closed, so the
+/// caller may patch the file. Returns its directory.
+fn store_with_catalog(flags: EnvFlags, plain: u64, names: &[&str]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env::builder()
+        .flags(flags)
+        .map_size(64 << 20)
+        .max_dbs(names.len() as u32 + 1)
+        .open(dir.path())
+        .unwrap();
+    let mut txn = env.write_txn().unwrap();
+    for name in names {
+        let db = txn.create_db(Some(name), DatabaseFlags::empty()).unwrap();
+        txn.put(db, b"key", b"value", WriteFlags::empty()).unwrap();
+    }
+    let main = txn.open_db(None).unwrap();
+    for i in 0..plain {
+        let k = format!("k{i:06}");
+        txn.put(main, k.as_bytes(), &[7u8; 16], WriteFlags::empty())
+            .unwrap();
+    }
+    txn.commit().unwrap();
+    dir
+}
+
+/// Overwrite the u64 at `offset` of the catalog record of `name` (an
+/// even-length name, so that both layouts store the record right after it)
+/// in the data file of the closed store in `dir`.
+fn patch_record(dir: &TempDir, name: &str, offset: usize, value: u64) {
+    let data_file = dir.path().join("data.mdb");
+    let rec = {
+        let env = Env::builder().max_dbs(1).open(dir.path()).unwrap();
+        let txn = env.read_txn().unwrap();
+        let rec = txn.get(Database::MAIN, name.as_bytes()).unwrap().unwrap();
+        assert_eq!(rec.len(), 48);
+        rec.to_vec()
+    };
+    assert_eq!(name.len() % 2, 0);
+    let mut needle = name.as_bytes().to_vec();
+    needle.extend_from_slice(&rec);
+    let mut bytes = std::fs::read(&data_file).unwrap();
+    let at: Vec<usize> = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle.as_slice())
+        .map(|(i, _)| i + name.len() + offset)
+        .collect();
+    assert_eq!(at.len(), 1, "record of {name:?} found {} times", at.len());
+    bytes[at[0]..at[0] + 8].copy_from_slice(&value.to_le_bytes());
+    std::fs::write(&data_file, bytes).unwrap();
+}
+
+/// The leaf-page counter (`md_leaf_pages`, offset 16) of a record: far more
+/// pages than the file has is a problem `record_problem` names and the
+/// engine does not look at when it opens the database.
+const LEAF_PAGES_AT: usize = 16;
+
+/// A main database that holds data is examined only up to the budget at
+/// open; the named databases on either side of the budget still open.
+#[test]
+fn open_detect_examines_at_most_the_budget() {
+    for flags in [EnvFlags::FORMAT_LMDB, EnvFlags::empty()] {
+        let plain = 3 * CATALOG_CHECK_BUDGET;
+        let dir = store_with_catalog(flags, plain, &["a_first", "zlate!"]);
+        let opened = Env::open_detect(dir.path(), &OpenOptions::default()).unwrap();
+        assert_eq!(opened.catalog_examined, CATALOG_CHECK_BUDGET, "{flags:?}");
+        let txn = opened.env.read_txn().unwrap();
+        assert_eq!(txn.stat(Database::MAIN).unwrap().entries, plain + 2);
+        for name in ["a_first", "zlate!"] {
+            let db = txn.open_db(Some(name)).unwrap();
+            assert_eq!(txn.get(db, b"key").unwrap(), Some(&b"value"[..]));
+        }
+    }
+}
+
+/// A damaged record beyond the budget is not seen at open, but opening that
+/// database by name fails with an error naming it and the problem.
+#[test]
+fn bad_record_beyond_the_budget_refused_when_opened() {
+    for flags in [EnvFlags::FORMAT_LMDB, EnvFlags::empty()] {
+        let dir = store_with_catalog(flags, 2 * CATALOG_CHECK_BUDGET, &["a_first", "zlate!"]);
+        patch_record(&dir, "zlate!", LEAF_PAGES_AT, 1 << 40);
+        let opened = Env::open_detect(dir.path(), &OpenOptions::default()).unwrap();
+        assert_eq!(opened.catalog_examined, CATALOG_CHECK_BUDGET);
+        let env = &opened.env;
+        let txn = env.read_txn().unwrap();
+        txn.open_db(Some("a_first")).unwrap();
+        let e = txn.open_db(Some("zlate!")).unwrap_err();
+        match &e {
+            Error::BadRecord {
+                name,
+                problem,
+                layout,
+                ..
+            } => {
+                assert_eq!(name, "zlate!");
+                assert!(problem.contains("page counters"), "{problem}");
+                assert_eq!(*layout, opened.layout);
+            }
+            other => panic!("{flags:?}: expected BadRecord, got {other:?}"),
+        }
+        assert_eq!(e.code(), dlmdb_sys::MDB_CORRUPTED);
+        let text = e.to_string();
+        assert!(
+            text.contains("\"zlate!\"") && text.contains("exceed"),
+            "{text}"
+        );
+        // Every way in by name is checked, the handle already open or not.
+        assert!(matches!(txn.db_names(), Err(Error::BadRecord { .. })));
+        drop(txn);
+        assert!(matches!(
+            env.open_db(Some("zlate!")),
+            Err(Error::BadRecord { .. })
+        ));
+    }
+}
+
+/// A catalog-style main database is examined whole at open, so a damaged
+/// record in it still fails the open itself.
+#[test]
+fn bad_record_in_small_catalog_refused_at_open() {
+    let names = ["db00", "db01", "db02", "db03", "db04", "db05"];
+    for flags in [EnvFlags::FORMAT_LMDB, EnvFlags::empty()] {
+        let dir = store_with_catalog(flags, 0, &names);
+        patch_record(&dir, "db04", LEAF_PAGES_AT, 1 << 40);
+        match Env::open_detect(dir.path(), &OpenOptions::default()) {
+            Err(OpenError::Catalog { problem, .. }) => {
+                assert!(problem.contains("\"db04\""), "{problem}");
+                assert!(problem.contains("page counters"), "{problem}");
+            }
+            Ok(_) => panic!("{flags:?}: a damaged record opened"),
+            Err(e) => panic!("{flags:?}: expected a catalog refusal, got {e}"),
+        }
+    }
+}

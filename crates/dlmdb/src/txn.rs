@@ -183,15 +183,30 @@ impl<'env> RoTxn<'env> {
             None => None,
         };
         let mut dbi = 0;
-        let _guard = self.env.dbi_lock.lock().unwrap_or_else(|e| e.into_inner());
-        check(unsafe {
-            ffi::mdb_dbi_open(
-                self.raw,
-                cname.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
-                flags,
-                &mut dbi,
-            )
-        })?;
+        {
+            let _guard = self.env.dbi_lock.lock().unwrap_or_else(|e| e.into_inner());
+            check(unsafe {
+                ffi::mdb_dbi_open(
+                    self.raw,
+                    cname.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+                    flags,
+                    &mut dbi,
+                )
+            })?;
+        }
+        // The open-time catalog check of `Env::open_detect` stops after a
+        // bounded number of main-database entries, so a record it may not
+        // have seen is checked here, before anything reads the tree.
+        if let (Some(name), Some(reason)) = (name, &self.env.record_check) {
+            if let Some(problem) = crate::open::named_record_problem(self, name)? {
+                return Err(Error::BadRecord {
+                    name: name.to_string(),
+                    problem,
+                    layout: self.env.layout(),
+                    reason: reason.clone(),
+                });
+            }
+        }
         Ok(Database { dbi })
     }
 
