@@ -259,14 +259,22 @@ fn timed_counts(
     mut count: impl FnMut(&Query) -> Result<u64>,
 ) -> Result<(Vec<u64>, f64)> {
     let mut answers = Vec::with_capacity(qs.len());
-    let ms = at_next_stack_depth(|| -> Result<f64> {
-        let t0 = Stamp::now();
+    let ms = timed_ms(|| {
         for q in qs {
             answers.push(count(q)?);
         }
-        Ok(t0.elapsed().as_millis_f64())
+        Ok(())
     })?;
     Ok((answers, ms))
+}
+
+/// The milliseconds `body` takes, run at a stack depth of its own.
+fn timed_ms(body: impl FnOnce() -> Result<()>) -> Result<f64> {
+    at_next_stack_depth(|| {
+        let t0 = Stamp::now();
+        body()?;
+        Ok(t0.elapsed().as_millis_f64())
+    })
 }
 
 /// An engine range count (`mdb_count_range` or `mdb_range_count_values`,
@@ -368,12 +376,11 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                     unsafe { dlmdb_sys::mdb_cursor_get_rank(cur as *mut _, rank, kv, dv, 0) }
                 })
             };
-            let cursor_ms = at_next_stack_depth(|| -> Result<f64> {
-                let t0 = Stamp::now();
+            let cursor_ms = timed_ms(|| {
                 for q in &qs {
                     rank_at(q.rank)?;
                 }
-                Ok(t0.elapsed().as_millis_f64())
+                Ok(())
             })?;
             let get_rank = |rank: u64| {
                 key_at_rank("mdb_get_rank", rank, |kv, dv| {
@@ -381,12 +388,11 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                     unsafe { dlmdb_sys::mdb_get_rank(t as *mut _, db.dbi, rank, kv, dv) }
                 })
             };
-            let get_rank_ms = at_next_stack_depth(|| -> Result<f64> {
-                let t0 = Stamp::now();
+            let get_rank_ms = timed_ms(|| {
                 for q in &qs {
                     get_rank(q.rank)?;
                 }
-                Ok(t0.elapsed().as_millis_f64())
+                Ok(())
             })?;
             // Untimed: every lookup returned the key of its rank (each key
             // is read before the next call may reuse its buffer).
@@ -409,8 +415,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
             }
             let samples = o.queries.min(128);
             let mut last = Vec::new();
-            let naive_ms = at_next_stack_depth(|| -> Result<f64> {
-                let t0 = Stamp::now();
+            let naive_ms = timed_ms(|| {
                 for q in &qs[..samples as usize] {
                     let mut at = OursE::cursor_get(cur, &[], &[], k::MDB_FIRST)?;
                     for _ in 0..q.rank {
@@ -418,7 +423,7 @@ pub fn run_count(o: &CountOptions, tick: &mut dyn FnMut(&str)) -> Result<CountRu
                     }
                     last.push(at.map(|(kk, _)| kk.len()));
                 }
-                Ok(t0.elapsed().as_millis_f64())
+                Ok(())
             })?;
             ensure!(
                 last.iter().all(|x| x.is_some()),
