@@ -66,13 +66,19 @@ static int dl_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* n zeroed pages at a page-aligned address (O_DIRECT writes need one). */
-static void *dl_page_buf(size_t ps, size_t n)
+/* n pages at a page-aligned address (O_DIRECT writes need one). */
+static void *dl_page_mem(size_t ps, size_t n)
 {
 	void *p = NULL;
-	if (posix_memalign(&p, ps, ps * n))
-		return NULL;
-	memset(p, 0, ps * n);
+	return posix_memalign(&p, ps, ps * n) ? NULL : p;
+}
+
+/* n zeroed pages at a page-aligned address. */
+static void *dl_page_buf(size_t ps, size_t n)
+{
+	void *p = dl_page_mem(ps, n);
+	if (p)
+		memset(p, 0, ps * n);
 	return p;
 }
 
@@ -212,18 +218,31 @@ done:
 /* Compacting copy                                                           */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * The compacting copy's output buffer.  Pages are copied into it once,
+ * straight from the map, and every byte of it is written before it goes
+ * out, so it is never zeroed.  Small enough to stay in the L2 cache while
+ * it fills and while write() reads it back; that is worth more than the
+ * fewer system calls of a bigger one.
+ */
+#define DL_COMPACT_BUF	((size_t)1 << 20)
+
 typedef struct dl_cctx {
 	MDB_txn	*txn;
 	int	fd;
 	pgno_t	next;		/* next page number in the copy */
 	char	*buf;		/* pages not yet written, in file order */
 	size_t	used;		/* bytes in buf */
-	char	*stack;		/* one page per tree depth: the page being
-				 * rewritten while its children are copied */
+	char	*stack;		/* one page per tree depth: the new page numbers
+				 * of the children of the page at that depth,
+				 * by node index, until the page goes out */
 } dl_cctx;
 
 /* Page slots of cx->stack: dl_copy_tree refuses a depth above
- * 2 * DL_MAXDEPTH, so depths 0 .. 2 * DL_MAXDEPTH need one slot each. */
+ * 2 * DL_MAXDEPTH, so depths 0 .. 2 * DL_MAXDEPTH need one slot each.  A
+ * slot holds 8 bytes per node, and dl_copy_page_ok refuses pages with more
+ * nodes than fit with a pointer and a header (10 bytes) each, so a
+ * page-sized slot suffices. */
 #define DL_COPY_DEPTHS	(2 * DL_MAXDEPTH + 1)
 
 /*
@@ -259,13 +278,21 @@ typedef struct dl_ctally {
  * is the whole B-tree order: keys sorted across leaves, and every key
  * below a child inside the range its parent's separators give.
  */
+/* cmp(a, b), the default order without a call. */
+static inline int dl_copy_cmp(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val *b)
+{
+	if (cmp == dl_cmp_lex)
+		return dl_lex_inline(a->mv_data, a->mv_size, b->mv_data, b->mv_size);
+	return cmp(a, b);
+}
+
 static int dl_copy_order(dl_ctally *t, const MDB_val *k, int sep)
 {
 	if (k->mv_size > DL_MAXKEY)
 		return MDB_CORRUPTED;
 	if (t->last) {
 		MDB_val p = { t->prevlen, t->prev };
-		int c = t->cmp(k, &p);
+		int c = dl_copy_cmp(t->cmp, k, &p);
 		if (c < 0 || (c == 0 && (sep || t->last == 1)))
 			return MDB_CORRUPTED;
 	}
@@ -298,7 +325,7 @@ static int dl_copy_subpage_order(const dl_ctally *t, MDB_page *sp, size_t sz)
 			if (t->pfx && i > 0 && dl_prefix_decode(sp, nd, kb, &k))
 				return MDB_CORRUPTED;
 		}
-		if (k.mv_size > DL_MAXKEY || (i && t->dcmp(&k, &p) <= 0))
+		if (k.mv_size > DL_MAXKEY || (i && dl_copy_cmp(t->dcmp, &k, &p) <= 0))
 			return MDB_CORRUPTED;
 		memcpy(pb, k.mv_data, k.mv_size);
 		p.mv_size = k.mv_size;
@@ -366,24 +393,13 @@ static int dl_copy_flush(dl_cctx *cx)
 static int dl_copy_bytes(dl_cctx *cx, const void *p, size_t len)
 {
 	int rc;
-	if (cx->used + len > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
+	if (cx->used + len > DL_COMPACT_BUF && (rc = dl_copy_flush(cx)))
 		return rc;
-	if (len > DL_COPY_CHUNK)
+	if (len > DL_COMPACT_BUF)
 		return dl_write_chunked(cx->fd, p, len);
 	memcpy(cx->buf + cx->used, p, len);
 	cx->used += len;
 	return 0;
-}
-
-static int dl_copy_out(dl_cctx *cx, const void *buf, unsigned npages, pgno_t *newpg)
-{
-	MDB_env *env = cx->txn->env;
-	if (env->interrupted)
-		return EINTR;
-	*newpg = cx->next;
-	int rc = dl_copy_bytes(cx, buf, (size_t)npages * env->psize);
-	cx->next += npages;
-	return rc;
 }
 
 /* Copy an overflow run holding dsize bytes; returns its new first page. */
@@ -406,7 +422,7 @@ static int dl_copy_overflow(dl_cctx *cx, pgno_t pg, size_t dsize, dl_ctally *t, 
 	size_t ps = env->psize;
 	if (env->interrupted)
 		return EINTR;
-	if (cx->used + ps > DL_COPY_CHUNK && (rc = dl_copy_flush(cx)))
+	if (cx->used + ps > DL_COMPACT_BUF && (rc = dl_copy_flush(cx)))
 		return rc;
 	MDB_page *first = (MDB_page *)(cx->buf + cx->used);
 	memcpy(first, omp, ps);
@@ -434,27 +450,43 @@ static int dl_extent_mark(uint64_t *bits, size_t a, size_t b)
 	return 0;
 }
 
+/* Where node i of page mp ends. */
+static inline size_t dl_copy_node_end(MDB_env *env, MDB_page *mp, unsigned i)
+{
+	MDB_node *nd = NODEPTR(mp, i);
+	size_t off = mp->mp_ptrs[i];
+	if (IS_LEAF(mp))
+		return off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
+			((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
+	return off + NODEKOFF(mp) + nd->mn_ksize;
+}
+
 /*
- * The nodes of page cp (already checked one by one with dl_node_check) lie
+ * The nodes of page mp (already checked one by one with dl_node_check) lie
  * in its node area, at or above upper, and do not overlap.  The copy zeroes
- * [lower, upper), so a node below upper would be lost.  Nodes start at even
- * offsets, so a bitmap of 2-byte units (at most 16384 for 32 KiB pages)
- * finds overlaps in one pass.
+ * [lower, upper), so a node below upper would be lost.  A page filled in
+ * key order (a split, a bulk load, appends) holds each node below the one
+ * before it, and one pass proves that.  Other pages take a bitmap of 2-byte
+ * units (nodes start at even offsets; at most 16384 units for 32 KiB pages)
+ * that finds overlaps in any order.
  */
-static int dl_copy_nodes_disjoint(MDB_env *env, MDB_page *cp)
+static int dl_copy_nodes_disjoint(MDB_env *env, MDB_page *mp)
 {
 	uint64_t bits[32768 / 2 / 64];
-	unsigned n = NUMKEYS(cp), up = MP_UPPER(cp);
+	unsigned n = NUMKEYS(mp), up = MP_UPPER(mp), i;
+	size_t lim = env->psize;
+	for (i = 0; i < n; i++) {
+		size_t off = mp->mp_ptrs[i];
+		if (off < up || dl_copy_node_end(env, mp, i) > lim)
+			break;
+		lim = off;
+	}
+	if (i == n)
+		return 0;
 	size_t units = env->psize / 2;
 	memset(bits, 0, (units + 63) / 64 * sizeof(uint64_t));
-	for (unsigned i = 0; i < n; i++) {
-		MDB_node *nd = NODEPTR(cp, i);
-		size_t off = cp->mp_ptrs[i], end;
-		if (IS_LEAF(cp))
-			end = off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
-				((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
-		else
-			end = off + NODEKOFF(cp) + nd->mn_ksize;
+	for (i = 0; i < n; i++) {
+		size_t off = mp->mp_ptrs[i], end = dl_copy_node_end(env, mp, i);
 		if (off < up || end > env->psize ||
 		    dl_extent_mark(bits, off / 2, (end + 1) / 2))
 			return MDB_CORRUPTED;
@@ -520,45 +552,72 @@ static int dl_copy_subtree(dl_cctx *cx, MDB_db *rec, int depth, dl_ctally *owner
 	return 0;
 }
 
-/* The header of page copy cp (n entries) fits the tree t describes. */
-static int dl_copy_page_ok(const dl_ctally *t, const MDB_page *cp, unsigned n)
+/* The header of page mp (n entries) fits the tree t describes. */
+static int dl_copy_page_ok(MDB_env *env, const dl_ctally *t, const MDB_page *mp, unsigned n)
 {
 	if (!n)
 		return MDB_CORRUPTED;
-	if (cp->mp_flags & P_SUBP)
+	/* Disjoint nodes of at least a header each, which also bounds the
+	 * new page numbers the page's stack slot holds. */
+	if (!IS_LEAF2(mp) && n > (env->psize - PAGEHDRSZ) / (sizeof(indx_t) + NODESZ))
+		return MDB_CORRUPTED;
+	if (mp->mp_flags & P_SUBP)
 		return MDB_CORRUPTED;	/* a sub-page header on a page of its own */
-	if (IS_BRANCH(cp) && !IS_COUNTED(cp) != !(t->dbflags & MDB_COUNTED))
+	if (IS_BRANCH(mp) && !IS_COUNTED(mp) != !(t->dbflags & MDB_COUNTED))
 		return MDB_CORRUPTED;	/* counted pages exactly in counted trees */
-	if (IS_LEAF(cp) &&
-	    (IS_LEAF2(cp) ? !t->itemsz || cp->mp_pad != t->itemsz : t->itemsz != 0))
+	if (IS_LEAF(mp) &&
+	    (IS_LEAF2(mp) ? !t->itemsz || mp->mp_pad != t->itemsz : t->itemsz != 0))
 		return MDB_CORRUPTED;	/* packed items exactly in DUPFIXED sub-DBs */
 	return 0;
 }
 
-/* Copy the children of branch copy cp, children first, pointing its nodes
- * at their new page numbers. */
-static int dl_copy_branch(dl_cctx *cx, MDB_page *cp, unsigned n, int depth, unsigned left,
-	dl_ctally *t)
+/*
+ * Start loading the child of node i of branch page mp while its left
+ * sibling is copied: the walk reads each page of a large store from
+ * memory, not from the cache.  The first line is read, not only hinted:
+ * hints alone gained nothing (measured), as if dropped when the page's
+ * address translation is not cached, while the read also fetches the
+ * translation.  Page numbers out of bounds are skipped here and refused
+ * when the child itself is copied.
+ */
+static inline void dl_copy_prefetch(MDB_txn *txn, MDB_page *mp, unsigned i)
+{
+	size_t ps = txn->env->psize, off = mp->mp_ptrs[i];
+	if (off + NODESZ > ps)
+		return;
+	pgno_t pg = NODEPGNO((MDB_node *)((char *)mp + off));
+	if (pg < 2 || pg >= txn->fpages)
+		return;
+	const char *p = txn->env->map + (size_t)pg * ps;
+	(void)*(volatile const char *)p;
+	for (size_t o = 64; o < ps; o += 64)
+		__builtin_prefetch(p + o);
+}
+
+/* Copy the children of branch page mp, children first; kids[i] becomes the
+ * new page number of node i's child. */
+static int dl_copy_branch(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, unsigned left,
+	dl_ctally *t, pgno_t *kids)
 {
 	MDB_env *env = cx->txn->env;
 	int rc = 0;
 	t->branch++;
 	for (unsigned i = 0; i < n && !rc; i++) {
-		MDB_node *nd = NODEPTR(cp, i);
-		pgno_t np;
-		if ((rc = dl_node_check(env, cp, nd, 0)))
+		MDB_node *nd = NODEPTR(mp, i);
+		if ((rc = dl_node_check(env, mp, nd, 0)))
 			break;
 		if (i > 0) {
-			MDB_val sep = { nd->mn_ksize, NODEKEY(cp, nd) };
+			MDB_val sep = { nd->mn_ksize, NODEKEY(mp, nd) };
 			if ((rc = dl_copy_order(t, &sep, 1)))
 				break;
 		}
+		if (i + 1 < n)
+			dl_copy_prefetch(cx->txn, mp, i + 1);
 		uint64_t before = t->entries;
-		if ((rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, left - 1, t, &np)))
+		if ((rc = dl_copy_tree(cx, NODEPGNO(nd), depth + 1, left - 1, t, &kids[i])))
 			break;
-		if (IS_COUNTED(cp) && dl_get64((char *)nd + NODESZ) != t->entries - before)
+		if (IS_COUNTED(mp) && dl_get64((char *)nd + NODESZ) != t->entries - before)
 			rc = MDB_CORRUPTED;
-		node_set_pgno(nd, np);
 	}
 	return rc;
 }
@@ -578,30 +637,24 @@ static int dl_copy_inline_dups(dl_ctally *t, char *d, size_t sz)
 	return 0;
 }
 
-/* Node i of leaf copy cp: checked, counted, and what it points to (an
- * overflow run, a named DB or duplicate sub-DB) copied too. */
-static int dl_copy_leaf_node(dl_cctx *cx, MDB_page *cp, unsigned i, int depth, dl_ctally *t)
+/* The data of leaf node nd (key: its full key), checked and counted, and
+ * what it points to (an overflow run, a named DB or duplicate sub-DB)
+ * copied too: then *kid becomes the run's first page or the tree's root in
+ * the copy, and *nkids counts it. */
+static int dl_copy_leaf_data(dl_cctx *cx, MDB_node *nd, const MDB_val *key, int depth,
+	dl_ctally *t, pgno_t *kid, unsigned *nkids)
 {
 	MDB_env *env = cx->txn->env;
-	MDB_node *nd = NODEPTR(cp, i);
 	int rc;
-	if ((rc = dl_node_check(env, cp, nd, 1)))
-		return rc;
-	MDB_val key = { nd->mn_ksize, NODEKEY(cp, nd) };
-	unsigned char kb[DL_MAXKEY + 1];
-	if (t->pfx && i > 0 && (rc = dl_prefix_decode(cp, nd, kb, &key)))
-		return rc;
-	if ((rc = dl_copy_order(t, &key, 0)))
-		return rc;
 	if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd)))
 		return MDB_CORRUPTED;
 	char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
 	if (nd->mn_flags & F_BIGDATA) {
-		pgno_t np;
 		t->entries++;
-		if (!(rc = dl_copy_overflow(cx, dl_get64(d), NODEDSZ(nd), t, &np)))
-			dl_put64(d, np);
-		return rc;
+		if ((rc = dl_copy_overflow(cx, dl_get64(d), NODEDSZ(nd), t, kid)))
+			return rc;
+		++*nkids;
+		return 0;
 	}
 	if (nd->mn_flags & F_SUBDATA) {
 		/* Named DB or duplicate sub-DB: copy its tree too. */
@@ -611,9 +664,11 @@ static int dl_copy_leaf_node(dl_cctx *cx, MDB_page *cp, unsigned i, int depth, d
 		memcpy(&rec, d, sizeof(rec));
 		int dup = (nd->mn_flags & F_DUPDATA) != 0;
 		t->entries += dup ? rec.md_entries : 1;
-		if (!(rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL, &key)))
-			memcpy(d, &rec, sizeof(rec));
-		return rc;
+		if ((rc = dl_copy_subtree(cx, &rec, depth, dup ? t : NULL, key)))
+			return rc;
+		*kid = rec.md_root;
+		++*nkids;
+		return 0;
 	}
 	if (nd->mn_flags & F_DUPDATA)
 		return dl_copy_inline_dups(t, d, NODEDSZ(nd));
@@ -621,29 +676,107 @@ static int dl_copy_leaf_node(dl_cctx *cx, MDB_page *cp, unsigned i, int depth, d
 	return 0;
 }
 
-/* Check and count the items of leaf copy cp (n entries). */
-static int dl_copy_leaf(dl_cctx *cx, MDB_page *cp, unsigned n, int depth, dl_ctally *t)
+/*
+ * Check and count the items of leaf page mp (n entries), copying what its
+ * nodes point to; kids[i] becomes node i's new overflow page or sub-DB
+ * root, and *nkids how many nodes have one.  Keys on one page are held
+ * against their neighbour where they lie; only the page's first key is
+ * held against the key the walk met before the page, and its last is kept
+ * for the next page.
+ */
+static int dl_copy_leaf(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, dl_ctally *t,
+	pgno_t *kids, unsigned *nkids)
 {
-	int rc = 0;
+	MDB_env *env = cx->txn->env;
+	unsigned char kb[2][DL_MAXKEY + 1];
+	MDB_val key, prev;
+	int rc;
 	t->leaf++;
-	if (IS_LEAF2(cp)) {
-		t->entries += n;
-		for (unsigned i = 0; i < n && !rc; i++) {
-			MDB_val k = { cp->mp_pad, (char *)cp + PAGEHDRSZ + (size_t)i * cp->mp_pad };
-			rc = dl_copy_order(t, &k, 0);
+	for (unsigned i = 0; i < n; i++) {
+		if (IS_LEAF2(mp)) {
+			key.mv_size = mp->mp_pad;
+			key.mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
+		} else {
+			MDB_node *nd = NODEPTR(mp, i);
+			if ((rc = dl_node_check(env, mp, nd, 1)))
+				return rc;
+			key.mv_size = nd->mn_ksize;
+			key.mv_data = NODEKEY(mp, nd);
+			if (t->pfx && i > 0 && (rc = dl_prefix_decode(mp, nd, kb[i & 1], &key)))
+				return rc;
 		}
-		return rc;
+		if (i == 0)
+			rc = dl_copy_order(t, &key, 0);
+		else
+			rc = key.mv_size > DL_MAXKEY || dl_copy_cmp(t->cmp, &key, &prev) <= 0 ?
+				MDB_CORRUPTED : 0;
+		if (rc)
+			return rc;
+		if (IS_LEAF2(mp))
+			t->entries++;
+		else if ((rc = dl_copy_leaf_data(cx, NODEPTR(mp, i), &key, depth, t, &kids[i],
+		    nkids)))
+			return rc;
+		prev = key;
 	}
-	for (unsigned i = 0; i < n && !rc; i++)
-		rc = dl_copy_leaf_node(cx, cp, i, depth, t);
-	return rc;
+	memcpy(t->prev, prev.mv_data, prev.mv_size);
+	t->prevlen = prev.mv_size;
+	t->last = 1;
+	return 0;
+}
+
+/*
+ * Append page mp to the output as page cx->next, with its unused bytes as
+ * zeros; each node i of a branch points at kids[i], and so does each leaf
+ * node with an overflow run or a sub-DB when nkids says there are some.
+ */
+static int dl_copy_emit(dl_cctx *cx, MDB_page *mp, const pgno_t *kids, unsigned nkids,
+	pgno_t *newpg)
+{
+	MDB_env *env = cx->txn->env;
+	size_t ps = env->psize;
+	int rc;
+	if (env->interrupted)
+		return EINTR;
+	if (cx->used + ps > DL_COMPACT_BUF && (rc = dl_copy_flush(cx)))
+		return rc;
+	MDB_page *out = (MDB_page *)(cx->buf + cx->used);
+	unsigned n = NUMKEYS(mp);
+	if (IS_LEAF2(mp)) {
+		memcpy(out, mp, ps);
+	} else {
+		size_t lo = MP_LOWER(mp), up = MP_UPPER(mp);
+		memcpy(out, mp, lo);
+		memset((char *)out + lo, 0, up - lo);
+		memcpy((char *)out + up, (char *)mp + up, ps - up);
+	}
+	if (IS_BRANCH(out)) {
+		for (unsigned i = 0; i < n; i++)
+			node_set_pgno(NODEPTR(out, i), kids[i]);
+	} else if (nkids) {
+		for (unsigned i = 0; i < n; i++) {
+			MDB_node *nd = NODEPTR(out, i);
+			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+			if (nd->mn_flags & F_BIGDATA)
+				dl_put64(d, kids[i]);
+			else if (nd->mn_flags & F_SUBDATA)
+				dl_put64(d + offsetof(MDB_db, md_root), kids[i]);
+		}
+	}
+	out->mp_pgno = cx->next;
+	out->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
+	cx->used += ps;
+	*newpg = cx->next++;
+	return 0;
 }
 
 /*
  * Copy the subtree at pg, children first; left = levels from pg down to the
  * leaves, inclusive (every leaf of a tree sits at the record's depth).  Adds
  * what it finds to t; counted branch nodes must hold their child's exact
- * entry count.
+ * entry count.  The page is read in place (the snapshot does not change
+ * under a read txn) and copied to the output once, when its children have
+ * their new numbers.
  */
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
 	pgno_t *newpg)
@@ -660,25 +793,19 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 		return rc;
 	if (IS_BRANCH(mp) ? left < 2 : left != 1)
 		return MDB_CORRUPTED;	/* the tree's height disagrees with its record */
-	MDB_page *cp = (MDB_page *)(cx->stack + (size_t)depth * env->psize);
-	memcpy(cp, mp, env->psize);
-	unsigned n = NUMKEYS(cp);
-	if ((rc = dl_copy_page_ok(t, cp, n)))
+	pgno_t *kids = (pgno_t *)(cx->stack + (size_t)depth * env->psize);
+	unsigned n = NUMKEYS(mp), nkids = 0;
+	if ((rc = dl_copy_page_ok(env, t, mp, n)))
 		return rc;
-	if (IS_BRANCH(cp))
-		rc = dl_copy_branch(cx, cp, n, depth, left, t);
+	if (IS_BRANCH(mp))
+		rc = dl_copy_branch(cx, mp, n, depth, left, t, kids);
 	else
-		rc = dl_copy_leaf(cx, cp, n, depth, t);
-	if (!rc && !IS_LEAF2(cp))
-		rc = dl_copy_nodes_disjoint(env, cp);
+		rc = dl_copy_leaf(cx, mp, n, depth, t, kids, &nkids);
+	if (!rc && !IS_LEAF2(mp))
+		rc = dl_copy_nodes_disjoint(env, mp);
 	if (rc)
 		return rc;
-	/* Unused bytes are not data: write them as zeros. */
-	if (!IS_LEAF2(cp))
-		memset((char *)cp + MP_LOWER(cp), 0, SIZELEFT(cp));
-	cp->mp_pgno = cx->next;
-	cp->mp_flags &= (uint16_t)~(P_DIRTY | P_LOOSE | P_KEEP);
-	return dl_copy_out(cx, cp, 1, newpg);
+	return dl_copy_emit(cx, mp, kids, nkids, newpg);
 }
 
 /* Pages the free list holds in this snapshot (records' counts + its tree). */
@@ -748,8 +875,8 @@ static int dl_compact_main(dl_cctx *cx, pgno_t expect)
 	size_t ps = env->psize;
 	pgno_t root;
 	int rc;
-	if (!(cx->buf = dl_page_buf(ps, DL_COPY_CHUNK / ps)) ||
-	    !(cx->stack = dl_page_buf(ps, DL_COPY_DEPTHS)))
+	if (!(cx->buf = dl_page_mem(ps, DL_COMPACT_BUF / ps)) ||
+	    !(cx->stack = dl_page_mem(ps, DL_COPY_DEPTHS)))
 		return ENOMEM;
 	dl_ctally t;
 	memset(&t, 0, sizeof(t));
