@@ -6,13 +6,13 @@
  * system allows it, so pages go from the map to the disk without filling
  * the page cache, and syncs once at the end. Every write is then a whole
  * number of pages from a page-aligned address (the map, or buffers from
- * dl_page_buf). The plain copy writes the pages after the metas in large
+ * dl_page_mem). The plain copy writes the pages after the metas in large
  * chunks straight from the map; to a descriptor without O_DIRECT that is a
  * regular file it uses copy_file_range() (the kernel copies page cache to
- * page cache, or shares extents). The compacting copy gathers pages in a
- * large buffer and writes it in big sequential chunks. A write that
- * O_DIRECT refuses (EINVAL: a device block larger than the page) is
- * retried without it.
+ * page cache, or shares extents). The compacting copy fills two 1 MiB
+ * buffers in turn, and a writer thread writes each full one while the walk
+ * fills the other. A write that O_DIRECT refuses (EINVAL: a device block
+ * larger than the page) is retried without it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* copy_file_range */
@@ -21,6 +21,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -219,19 +220,114 @@ done:
 /* ------------------------------------------------------------------------- */
 
 /*
- * The compacting copy's output buffer.  Pages are copied into it once,
- * straight from the map, and every byte of it is written before it goes
- * out, so it is never zeroed.  Small enough to stay in the L2 cache while
- * it fills and while write() reads it back; that is worth more than the
- * fewer system calls of a bigger one.
+ * The compacting copy's output buffers (two: one fills while a writer
+ * thread writes the other).  Pages are copied into them once, straight
+ * from the map, and every byte is set before it goes out, so they are
+ * never zeroed.  Small enough to stay in the cache while one fills and
+ * while write() reads it back: measured as fast as 512 KiB or 2 MiB, and
+ * faster than 4 MiB or 16 MiB.
  */
 #define DL_COMPACT_BUF	((size_t)1 << 20)
+
+/*
+ * The writer thread of a compacting copy: it writes one piece at a time
+ * (a full buffer, or a long overflow run straight from the map) while the
+ * walk goes on, so the walk waits for the kernel's copy or the disk only
+ * when it has filled the other buffer first.  Pieces go out strictly in
+ * the order they are handed over.
+ */
+typedef struct dl_cwriter {
+	pthread_mutex_t	mu;
+	pthread_cond_t	cv;
+	pthread_t	th;
+	int		fd;
+	const char	*p;	/* the piece being written; NULL when idle */
+	size_t		len;
+	int		rc;	/* the first write error; later pieces are dropped */
+	int		quit;
+} dl_cwriter;
+
+static void *dl_cwriter_main(void *arg)
+{
+	dl_cwriter *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->p && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->p)
+			break;
+		const char *p = w->p;
+		size_t len = w->len;
+		int failed = w->rc;
+		pthread_mutex_unlock(&w->mu);
+		int rc = failed ? 0 : dl_write_chunked(w->fd, p, len);
+		pthread_mutex_lock(&w->mu);
+		if (rc)
+			w->rc = rc;
+		w->p = NULL;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Once the writer is idle, hand it p[0..len) (nothing when len is 0);
+ * returns the first error of the pieces written before. */
+static int dl_cwriter_put(dl_cwriter *w, const char *p, size_t len)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->p)
+		pthread_cond_wait(&w->cv, &w->mu);
+	int rc = w->rc;
+	if (!rc && len) {
+		w->p = p;
+		w->len = len;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+static int dl_cwriter_start(dl_cwriter *w, int fd)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	if (pthread_mutex_init(&w->mu, NULL))
+		return ENOMEM;
+	if (pthread_cond_init(&w->cv, NULL)) {
+		pthread_mutex_destroy(&w->mu);
+		return ENOMEM;
+	}
+	int rc = pthread_create(&w->th, NULL, dl_cwriter_main, w);
+	if (rc) {
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+	}
+	return rc;
+}
+
+/* Let the writer finish what it holds and end; its first error. */
+static int dl_cwriter_stop(dl_cwriter *w)
+{
+	int rc = dl_cwriter_put(w, NULL, 0);
+	pthread_mutex_lock(&w->mu);
+	w->quit = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	return rc;
+}
 
 typedef struct dl_cctx {
 	MDB_txn	*txn;
 	int	fd;
 	pgno_t	next;		/* next page number in the copy */
-	char	*buf;		/* pages not yet written, in file order */
+	dl_cwriter *w;		/* the writer thread; NULL: write in place */
+	char	*mem;		/* both buffers */
+	char	*buf;		/* the one filling: pages not yet handed over,
+				 * in file order */
 	size_t	used;		/* bytes in buf */
 	char	*stack;		/* one page per tree depth: the new page numbers
 				 * of the children of the page at that depth,
@@ -380,10 +476,19 @@ static int dl_copy_node_ok(const dl_ctally *t, unsigned nflags, size_t dsz)
 static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_ctally *t,
 	pgno_t *newpg);
 
-/* Write out the gathered pages. */
+/* Send the gathered pages out, through the writer when there is one:
+ * then the other buffer, which it has finished with, fills next. */
 static int dl_copy_flush(dl_cctx *cx)
 {
-	int rc = dl_write_all(cx->fd, cx->buf, cx->used);
+	int rc;
+	if (!cx->w) {
+		rc = dl_write_all(cx->fd, cx->buf, cx->used);
+	} else {
+		if (!cx->used)
+			return 0;
+		rc = dl_cwriter_put(cx->w, cx->buf, cx->used);
+		cx->buf = cx->buf == cx->mem ? cx->mem + DL_COMPACT_BUF : cx->mem;
+	}
 	cx->used = 0;
 	return rc;
 }
@@ -395,8 +500,8 @@ static int dl_copy_bytes(dl_cctx *cx, const void *p, size_t len)
 	int rc;
 	if (cx->used + len > DL_COMPACT_BUF && (rc = dl_copy_flush(cx)))
 		return rc;
-	if (len > DL_COMPACT_BUF)
-		return dl_write_chunked(cx->fd, p, len);
+	if (len > DL_COMPACT_BUF)	/* from the map, held until the writer stops */
+		return cx->w ? dl_cwriter_put(cx->w, p, len) : dl_write_chunked(cx->fd, p, len);
 	memcpy(cx->buf + cx->used, p, len);
 	cx->used += len;
 	return 0;
@@ -866,18 +971,14 @@ static int dl_compact_metas(MDB_env *env, int fd, const MDB_db *main, pgno_t exp
 }
 
 /* Copy the main DB's tree, and all it holds, after the metas: its pages
- * must end exactly at expect, the main root last.  cx->buf and cx->stack
+ * must end exactly at expect, the main root last.  cx->mem and cx->stack
  * are the caller's to free. */
-static int dl_compact_main(dl_cctx *cx, pgno_t expect)
+static int dl_compact_walk(dl_cctx *cx, pgno_t expect)
 {
 	MDB_txn *txn = cx->txn;
 	MDB_env *env = txn->env;
-	size_t ps = env->psize;
 	pgno_t root;
 	int rc;
-	if (!(cx->buf = dl_page_mem(ps, DL_COMPACT_BUF / ps)) ||
-	    !(cx->stack = dl_page_mem(ps, DL_COPY_DEPTHS)))
-		return ENOMEM;
 	dl_ctally t;
 	memset(&t, 0, sizeof(t));
 	MDB_db *mrec = &txn->dbs[DL_MAIN_DBI];
@@ -897,6 +998,28 @@ static int dl_compact_main(dl_cctx *cx, pgno_t expect)
 	return 0;
 }
 
+/* dl_compact_walk with the writer thread, or without it when it cannot be
+ * started; every write has ended when this returns. */
+static int dl_compact_main(dl_cctx *cx, pgno_t expect)
+{
+	size_t ps = cx->txn->env->psize;
+	dl_cwriter w;
+	if (!(cx->mem = dl_page_mem(ps, 2 * DL_COMPACT_BUF / ps)) ||
+	    !(cx->stack = dl_page_mem(ps, DL_COPY_DEPTHS)))
+		return ENOMEM;
+	cx->buf = cx->mem;
+	if (!dl_cwriter_start(&w, cx->fd))
+		cx->w = &w;
+	int rc = dl_compact_walk(cx, expect);
+	if (cx->w) {
+		int wrc = dl_cwriter_stop(cx->w);
+		cx->w = NULL;
+		if (!rc)
+			rc = wrc;
+	}
+	return rc;
+}
+
 /*
  * The output is written strictly in order, so the metas go first and must
  * already name the last page.  It is predicted from the snapshot's
@@ -910,7 +1033,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	int rc;
 	if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
 		return rc;
-	dl_cctx cx = { txn, fd, 2, NULL, 0, NULL };
+	dl_cctx cx = { txn, fd, 2, NULL, NULL, NULL, 0, NULL };
 	MDB_db main = txn->dbs[DL_MAIN_DBI];
 	pgno_t expect = 1;
 	if (main.md_root != P_INVALID) {
@@ -928,7 +1051,7 @@ static int dl_copy_compact(MDB_env *env, int fd)
 	if (!rc && txn->dbs[DL_MAIN_DBI].md_root != P_INVALID)
 		rc = dl_compact_main(&cx, expect);
 done:
-	free(cx.buf);
+	free(cx.mem);
 	free(cx.stack);
 	mdb_txn_abort(txn);
 	return rc;
