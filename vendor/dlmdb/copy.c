@@ -787,7 +787,8 @@ static int dl_copy_leaf_data(dl_cctx *cx, MDB_node *nd, const MDB_val *key, int 
  * root, and *nkids how many nodes have one.  Keys on one page are held
  * against their neighbour where they lie; only the page's first key is
  * held against the key the walk met before the page, and its last is kept
- * for the next page.
+ * for the next page.  The nodes' extents are checked as for a branch
+ * (dl_copy_nodes_disjoint), in the same pass where it can be.
  */
 static int dl_copy_leaf(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, dl_ctally *t,
 	pgno_t *kids, unsigned *nkids)
@@ -795,16 +796,33 @@ static int dl_copy_leaf(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, dl_cta
 	MDB_env *env = cx->txn->env;
 	unsigned char kb[2][DL_MAXKEY + 1];
 	MDB_val key, prev;
-	int rc;
+	int rc, leaf2 = IS_LEAF2(mp);
+	/* A node with no flags in a tree without duplicates is one entry and
+	 * needs nothing more (dl_copy_node_ok accepts it whatever its size). */
+	int plain = !t->dup && !(t->dbflags & MDB_DUPSORT);
+	/* Nodes met so far lie at descending offsets, each ending at or before
+	 * the one before it: then they are disjoint with no further pass. */
+	int ordered = 1;
+	size_t ps = env->psize, lo = MP_LOWER(mp), up = MP_UPPER(mp), lim = ps;
 	t->leaf++;
 	for (unsigned i = 0; i < n; i++) {
-		if (IS_LEAF2(mp)) {
+		MDB_node *nd = NULL;
+		if (leaf2) {
 			key.mv_size = mp->mp_pad;
 			key.mv_data = (char *)mp + PAGEHDRSZ + (size_t)i * mp->mp_pad;
 		} else {
-			MDB_node *nd = NODEPTR(mp, i);
-			if ((rc = dl_node_check(env, mp, nd, 1)))
-				return rc;
+			/* dl_node_check's bounds, keeping the node's end */
+			size_t off = mp->mp_ptrs[i];
+			if ((off & 1) || off < lo || off + NODESZ > ps)
+				return MDB_CORRUPTED;
+			nd = (MDB_node *)((char *)mp + off);
+			size_t end = off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
+				((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
+			if (end > ps)
+				return MDB_CORRUPTED;
+			if (ordered && (off < up || end > lim))
+				ordered = 0;
+			lim = off;
 			key.mv_size = nd->mn_ksize;
 			key.mv_data = NODEKEY(mp, nd);
 			if (t->pfx && i > 0 && (rc = dl_prefix_decode(mp, nd, kb[i & 1], &key)))
@@ -817,13 +835,14 @@ static int dl_copy_leaf(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, dl_cta
 				MDB_CORRUPTED : 0;
 		if (rc)
 			return rc;
-		if (IS_LEAF2(mp))
+		if (leaf2 || (plain && !nd->mn_flags))
 			t->entries++;
-		else if ((rc = dl_copy_leaf_data(cx, NODEPTR(mp, i), &key, depth, t, &kids[i],
-		    nkids)))
+		else if ((rc = dl_copy_leaf_data(cx, nd, &key, depth, t, &kids[i], nkids)))
 			return rc;
 		prev = key;
 	}
+	if (!leaf2 && !ordered && (rc = dl_copy_nodes_disjoint(env, mp)))
+		return rc;
 	memcpy(t->prev, prev.mv_data, prev.mv_size);
 	t->prevlen = prev.mv_size;
 	t->last = 1;
@@ -902,14 +921,13 @@ static int dl_copy_tree(dl_cctx *cx, pgno_t pg, int depth, unsigned left, dl_cta
 	unsigned n = NUMKEYS(mp), nkids = 0;
 	if ((rc = dl_copy_page_ok(env, t, mp, n)))
 		return rc;
-	if (IS_BRANCH(mp))
-		rc = dl_copy_branch(cx, mp, n, depth, left, t, kids);
-	else
-		rc = dl_copy_leaf(cx, mp, n, depth, t, kids, &nkids);
-	if (!rc && !IS_LEAF2(mp))
-		rc = dl_copy_nodes_disjoint(env, mp);
-	if (rc)
-		return rc;
+	if (IS_BRANCH(mp)) {
+		if ((rc = dl_copy_branch(cx, mp, n, depth, left, t, kids)) ||
+		    (rc = dl_copy_nodes_disjoint(env, mp)))
+			return rc;
+	} else if ((rc = dl_copy_leaf(cx, mp, n, depth, t, kids, &nkids))) {
+		return rc;	/* its nodes' extents checked too */
+	}
 	return dl_copy_emit(cx, mp, kids, nkids, newpg);
 }
 
