@@ -366,14 +366,6 @@ typedef struct dl_ctally {
 	unsigned char prev[DL_MAXKEY + 1];
 } dl_ctally;
 
-/*
- * The next key of the in-order walk of a tree: a leaf key (sep 0) or the
- * separator of branch node i >= 1 (sep 1), met before the child it leads
- * to.  A leaf key is above the previous leaf key and at or above the
- * previous separator; a separator is above every key met before it.  This
- * is the whole B-tree order: keys sorted across leaves, and every key
- * below a child inside the range its parent's separators give.
- */
 /* cmp(a, b), the default order without a call. */
 static inline int dl_copy_cmp(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val *b)
 {
@@ -382,6 +374,14 @@ static inline int dl_copy_cmp(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val
 	return cmp(a, b);
 }
 
+/*
+ * The next key of the in-order walk of a tree: a leaf key (sep 0) or the
+ * separator of branch node i >= 1 (sep 1), met before the child it leads
+ * to.  A leaf key is above the previous leaf key and at or above the
+ * previous separator; a separator is above every key met before it.  This
+ * is the whole B-tree order: keys sorted across leaves, and every key
+ * below a child inside the range its parent's separators give.
+ */
 static int dl_copy_order(dl_ctally *t, const MDB_val *k, int sep)
 {
 	if (k->mv_size > DL_MAXKEY)
