@@ -2,6 +2,8 @@
  * (lmdb-api.md §4.2, lmdb-format.md §17). */
 #include "t.h"
 
+#include <sys/resource.h>
+
 static const char *const names[] = { "one", "three", "ints", NULL };
 
 static int fill_env(MDB_env *env)
@@ -202,10 +204,62 @@ static void test_copy_nosubdir_and_fd(void)
 	mdb_env_close(env);
 }
 
+/* A write that fails part way through a compacting copy fails the copy,
+ * whether it is the first batch of pages or a later one: a file size
+ * limit lets the metas through and stops the pages at a given offset. */
+static void test_compact_copy_write_error(void)
+{
+	MDB_env *env = t_env_open(t_path("werr.db"), MDB_NOSUBDIR, 64u << 20, 8);
+	REQUIRE(env);
+	MDB_txn *txn;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	static unsigned char v[1000];
+	for (int i = 0; i < 4000; i++) {
+		char kb[16];
+		snprintf(kb, sizeof kb, "k%05d", i);
+		memset(v, i, sizeof v);
+		MDB_val k = t_val(kb), d = t_mem(v, sizeof v);
+		REQUIRE_OK(mdb_put(txn, 1, &k, &d, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	MDB_stat st;
+	REQUIRE_OK(mdb_env_stat(env, &st));
+	struct rlimit old, lim;
+	REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+	const rlim_t stops[] = { 3 * (rlim_t)st.ms_psize, ((rlim_t)3 << 20) + 2 * st.ms_psize };
+	for (int i = 0; i < 2; i++) {
+		int fd = open(t_path("werr-copy.db"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		REQUIRE(fd >= 0);
+		lim = old;
+		lim.rlim_cur = stops[i];
+		REQUIRE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+		int rc = mdb_env_copyfd2(env, fd, MDB_CP_COMPACT);
+		REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+		CHECK_RC(rc, EFBIG);
+		close(fd);
+	}
+	/* Without the limit the same copy succeeds and holds every item. */
+	int fd = open(t_path("werr-copy.db"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	REQUIRE(fd >= 0);
+	OK(mdb_env_copyfd2(env, fd, MDB_CP_COMPACT));
+	close(fd);
+	signal(SIGXFSZ, prev);
+	MDB_env *c = open_copy(t_path("werr-copy.db"), MDB_NOSUBDIR);
+	if (c) {
+		MDB_stat cs;
+		OK(mdb_env_stat(c, &cs));
+		CHECK_EQ(cs.ms_entries, 4000);
+		mdb_env_close(c);
+	}
+	mdb_env_close(env);
+}
+
 int main(void)
 {
 	RUN(test_plain_copy);
 	RUN(test_compact_copy);
 	RUN(test_copy_nosubdir_and_fd);
+	RUN(test_compact_copy_write_error);
 	T_DONE();
 }
