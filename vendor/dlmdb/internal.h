@@ -333,11 +333,12 @@ struct MDB_txn {
 	/*
 	 * The per-handle tables hold env->maxdbs entries each, but a txn
 	 * begins in time proportional to the handles in use, not to maxdbs:
-	 * entries at and above numdbs are never read.  Begin (and renew)
-	 * sets every entry below numdbs; after that numdbs only grows,
-	 * through dl_txn_dbs_grow, which initialises what it adds.  Above
-	 * numdbs the tables hold whatever the allocation held (debug builds
-	 * fill them with a poison byte so that a read there shows).  dbs[i]
+	 * entries at and above numdbs are never read.  Begin (and a renew
+	 * that rebuilds the table) sets every entry below numdbs; after that
+	 * numdbs only grows, through dl_txn_dbs_grow, which initialises what
+	 * it adds.  Above numdbs the tables hold whatever the allocation held
+	 * (debug builds fill them with a poison byte so that a read there
+	 * shows).  dbs[i]
 	 * holds the DB's record only while dbflags[i] has DB_VALID without
 	 * DB_STALE; before that it is zero or an older record, which the
 	 * lookup's prefetch choice (dl_skey_tree) may read.
@@ -1363,6 +1364,7 @@ static inline void dl_txn_dbs_grow(MDB_txn *txn, unsigned n)
 	if (n > txn->numdbs)
 		txn->numdbs = n;
 }
+
 int  dl_db_load(MDB_txn *txn, MDB_dbi dbi);
 int  dl_dbs_flush(MDB_txn *txn);
 void dl_dbi_txn_end(MDB_txn *txn, int committed);
