@@ -1212,10 +1212,24 @@ MDB_dbi mdb_cursor_dbi(MDB_cursor *mc)
 	return mc->dbi;
 }
 
+/* A check of mc's DB flags before anything has loaded its record (a fresh
+ * cursor of a txn that has not used the handle yet) needs it loaded. */
+static int dl_cursor_db_current(MDB_cursor *mc)
+{
+	MDB_txn *txn = mc->txn;
+	if (!txn || (txn->flags & (TXN_ERROR | TXN_FINISHED)) ||
+	    !(txn->dbflags[mc->dbi] & DB_STALE))
+		return 0;
+	return dl_db_load(txn, mc->dbi);
+}
+
 int mdb_cursor_count(MDB_cursor *mc, mdb_size_t *countp)
 {
+	int rc;
 	if (!mc || !countp)
 		return EINVAL;
+	if ((rc = dl_cursor_db_current(mc)))
+		return rc;
 	if (!(mc->db->md_flags & MDB_DUPSORT))
 		return MDB_INCOMPATIBLE;
 	return dl_dup_count(mc, countp);
@@ -1247,6 +1261,8 @@ int mdb_cursor_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	if (flags & MDB_MULTIPLE) {
 		mcount = data[1].mv_size;
 		data[1].mv_size = 0;
+		if ((rc = dl_cursor_db_current(mc)))
+			return rc;
 		if (!(mc->db->md_flags & MDB_DUPFIXED))
 			return MDB_INCOMPATIBLE;
 	}
@@ -1354,11 +1370,13 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 		return EINVAL;
 	MDB_env *env = txn->env;
 	/* The usual state, in which every check of dl_get_check passes: a
-	 * user handle (not FREE_DBI) below maxdbs, valid in this txn and
+	 * user handle (not FREE_DBI) inside this txn's table (a handle
+	 * beyond it is adopted by dl_dbi_check), valid in this txn and
 	 * still the one opened (named DBs), not incompatible; a usable txn
 	 * (TXN_HASCHILD mirrors txn->child); a key. */
 	DL_ASSERT(!(txn->flags & TXN_HASCHILD) == !txn->child);
-	if (__builtin_expect(!(dbi - 1 < env->maxdbs - 1 &&
+	DL_ASSERT(txn->numdbs >= DL_CORE_DBS && txn->numdbs <= env->numdbs);
+	if (__builtin_expect(!(dbi - 1 < txn->numdbs - 1 &&
 	    (txn->dbflags[dbi] & (DB_VALID | DB_INCOMPAT)) == DB_VALID &&
 	    (dbi < DL_CORE_DBS || txn->dbseq[dbi] == env->dbxs[dbi].seq) &&
 	    !(txn->flags & (TXN_ERROR | TXN_FINISHED | TXN_HASCHILD)) && key->mv_size), 0) &&

@@ -11,20 +11,25 @@
 int dl_dbi_check(MDB_txn *txn, MDB_dbi dbi, int user)
 {
 	MDB_env *env = txn->env;
+	DL_ASSERT(txn->numdbs >= DL_CORE_DBS && txn->numdbs <= env->numdbs);
 	if (dbi >= env->maxdbs)
 		return EINVAL;
 	if (user && dbi == DL_FREE_DBI)
 		return EINVAL;
-	if (txn->dbflags[dbi] & DB_VALID) {
-		if (dbi >= DL_CORE_DBS && txn->dbseq[dbi] != env->dbxs[dbi].seq)
-			return MDB_BAD_DBI;
-		return 0;
+	if (dbi < txn->numdbs) {
+		unsigned char f = txn->dbflags[dbi];
+		if (f & DB_VALID) {
+			if (dbi >= DL_CORE_DBS && txn->dbseq[dbi] != env->dbxs[dbi].seq)
+				return MDB_BAD_DBI;
+			return 0;
+		}
+		if (f & DB_DELETED)
+			return EINVAL;
 	}
-	if (dbi < env->numdbs && env->dbxs[dbi].valid && !(txn->dbflags[dbi] & DB_DELETED)) {
+	if (dbi < env->numdbs && env->dbxs[dbi].valid) {
+		dl_txn_dbs_grow(txn, dbi + 1);
 		txn->dbflags[dbi] = DB_VALID | DB_USRVALID | DB_STALE;
 		txn->dbseq[dbi] = env->dbxs[dbi].seq;
-		if (dbi >= txn->numdbs)
-			txn->numdbs = dbi + 1;
 		return 0;
 	}
 	return EINVAL;
@@ -230,8 +235,7 @@ static int dl_dbi_install(MDB_txn *txn, MDB_dbi slot, int reuse, const char *nam
 	env->dbgen++;
 	if (slot >= env->numdbs)
 		env->numdbs = slot + 1;
-	if (slot >= txn->numdbs)
-		txn->numdbs = slot + 1;
+	dl_txn_dbs_grow(txn, slot + 1);
 	txn->dbs[slot] = *rec;
 	txn->dbseq[slot] = x->seq;
 	if (!reuse)

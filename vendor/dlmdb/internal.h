@@ -330,6 +330,20 @@ struct MDB_txn {
 	 * read txn's fpages or next_pgno. */
 	pgno_t	mapspan;
 	dl_reader *slot;
+	/*
+	 * The per-handle tables hold env->maxdbs entries each, but a txn
+	 * begins in time proportional to the handles in use, not to maxdbs:
+	 * entries at and above numdbs are never read.  Begin (and a renew
+	 * that rebuilds the table) sets every entry below numdbs; after that
+	 * numdbs only grows, through dl_txn_dbs_grow, which initialises what
+	 * it adds.  Above numdbs the tables hold whatever the allocation held
+	 * (debug builds fill them with a poison byte so that a read there
+	 * shows).  dbs[i]
+	 * holds the DB's record only while dbflags[i] has DB_VALID without
+	 * DB_STALE; before that it is zero or an older record, which the
+	 * lookup's prefetch choice (dl_skey_tree) may read.
+	 * numdbs <= env->numdbs <= maxdbs.
+	 */
 	unsigned numdbs;
 	unsigned dbgen;		/* env->dbgen when the handles were set up */
 	MDB_db	*dbs;
@@ -1369,6 +1383,22 @@ int  dl_count_fix_all(MDB_txn *txn);
 
 /* dbi.c */
 int  dl_dbi_check(MDB_txn *txn, MDB_dbi dbi, int user);
+
+/* Extend txn's per-handle tables to n entries: the new ones start as a
+ * handle this txn has not seen (no flags, no cursors). */
+static inline void dl_txn_dbs_grow(MDB_txn *txn, unsigned n)
+{
+	DL_ASSERT(n <= txn->env->numdbs && n <= txn->env->maxdbs);
+	for (unsigned i = txn->numdbs; i < n; i++) {
+		memset(&txn->dbs[i], 0, sizeof(MDB_db));
+		txn->dbflags[i] = 0;
+		txn->dbseq[i] = 0;
+		txn->cursors[i] = NULL;
+	}
+	if (n > txn->numdbs)
+		txn->numdbs = n;
+}
+
 int  dl_db_load(MDB_txn *txn, MDB_dbi dbi);
 int  dl_dbs_flush(MDB_txn *txn);
 void dl_dbi_txn_end(MDB_txn *txn, int committed);

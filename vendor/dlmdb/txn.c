@@ -6,7 +6,11 @@
 
 #include <unistd.h>
 
-/* One allocation holds the per-DB arrays after the txn struct. */
+/*
+ * One allocation holds the per-DB arrays after the txn struct.  Only the
+ * struct is cleared: the arrays are set up entry by entry as numdbs grows
+ * (internal.h), so a large maxdbs costs address space, not time.
+ */
 static MDB_txn *dl_txn_alloc(MDB_env *env)
 {
 	unsigned n = env->maxdbs;
@@ -19,7 +23,17 @@ static MDB_txn *dl_txn_alloc(MDB_env *env)
 	 * txn is a hot path.  The empty asm stops gcc fusing malloc + memset
 	 * back into calloc. */
 	__asm__("" : "+r"(txn));
-	memset(txn, 0, sz);
+	/* An opaque size keeps this a call to libc's memset: gcc would inline
+	 * the constant size as rep stos, whose startup costs more than the
+	 * vector stores memset uses for a few hundred bytes. */
+	size_t hs = sizeof(MDB_txn);
+	__asm__("" : "+r"(hs));
+	memset(txn, 0, hs);
+#ifdef DLMDB_DEBUG
+	/* A read of an entry never set up then sees garbage, not the zeroes
+	 * a fresh heap happens to hold. */
+	memset(txn + 1, 0xA5, sz - sizeof(MDB_txn));
+#endif
 	char *p = (char *)(txn + 1);
 	txn->dbs = (MDB_db *)p;
 	p += n * sizeof(MDB_db);
@@ -93,35 +107,43 @@ static void dl_txn_setup_core(MDB_txn *txn, MDB_meta *m)
 	dl_main_cmp_sync(env, mf);
 }
 
-/* Every handle open in the env becomes usable, its record loaded lazily. */
+/*
+ * Every handle open in the env becomes usable, its record loaded lazily.
+ * The table is built anew up to env->numdbs (the handles in use), whatever
+ * it held before: entries beyond stay unread (internal.h).
+ */
 static void dl_txn_setup_handles(MDB_txn *txn)
 {
 	MDB_env *env = txn->env;
 	unsigned nd = env->numdbs;
+	DL_ASSERT(nd >= DL_CORE_DBS && nd <= env->maxdbs);
 	txn->numdbs = nd;
 	txn->dbgen = env->dbgen;
+	/* Locals: the byte stores to dbflags could alias the array pointers,
+	 * which the loop would then reload on every entry. */
+	const dl_dbx *x = env->dbxs;
+	unsigned char *flags = txn->dbflags;
+	unsigned *seq = txn->dbseq;
+	MDB_db *dbs = txn->dbs;
+	MDB_cursor **cursors = txn->cursors;
+	for (unsigned i = 0; i < DL_CORE_DBS; i++) {
+		seq[i] = 0;
+		cursors[i] = NULL;
+	}
 	for (unsigned i = DL_CORE_DBS; i < nd; i++) {
-		if (env->dbxs[i].valid) {
-			txn->dbflags[i] = DB_VALID | DB_USRVALID | DB_STALE;
-			txn->dbseq[i] = env->dbxs[i].seq;
-		} else {
-			txn->dbflags[i] = 0;
-		}
+		int valid = x[i].valid;
+		flags[i] = valid ? DB_VALID | DB_USRVALID | DB_STALE : 0;
+		seq[i] = valid ? x[i].seq : 0;
+		memset(&dbs[i], 0, sizeof(MDB_db));
+		cursors[i] = NULL;
 	}
 }
 
 /* Point the txn at snapshot meta m and set up its whole DB table. */
 static void dl_txn_setup(MDB_txn *txn, MDB_meta *m)
 {
-	MDB_env *env = txn->env;
 	dl_txn_setup_core(txn, m);
 	dl_txn_setup_handles(txn);
-	if (txn->flags & TXN_RDONLY)
-		return;	/* read txns: zeroed at alloc, no cursors tracked */
-	for (unsigned i = env->numdbs; i < env->maxdbs; i++)
-		txn->dbflags[i] = 0;
-	for (unsigned i = 0; i < env->maxdbs; i++)
-		txn->cursors[i] = NULL;
 }
 
 /*
@@ -225,10 +247,12 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	txn->txnid = parent->txnid;
 	txn->next_pgno = parent->next_pgno;
 	txn->fpages = parent->fpages;
-	txn->numdbs = parent->numdbs;
-	memcpy(txn->dbs, parent->dbs, env->maxdbs * sizeof(MDB_db));
-	memcpy(txn->dbseq, parent->dbseq, env->maxdbs * sizeof(unsigned));
-	for (unsigned i = 0; i < env->maxdbs; i++) {
+	unsigned nd = parent->numdbs;
+	DL_ASSERT(nd >= DL_CORE_DBS && nd <= env->maxdbs);
+	txn->numdbs = nd;
+	memcpy(txn->dbs, parent->dbs, nd * sizeof(MDB_db));
+	memcpy(txn->dbseq, parent->dbseq, nd * sizeof(unsigned));
+	for (unsigned i = 0; i < nd; i++) {
 		txn->dbflags[i] = parent->dbflags[i] & (unsigned char)~DB_NEW;
 		txn->cursors[i] = NULL;
 	}
@@ -248,7 +272,6 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	 * commit keeps where the child left it.  Positions are saved as keys
 	 * (C_RESEEK) so they survive the page copies either way.
 	 */
-	unsigned nd = parent->numdbs < env->maxdbs ? parent->numdbs : env->maxdbs;
 	for (unsigned i = 0; i < nd; i++)
 		for (MDB_cursor *c = parent->cursors[i]; c; c = c->next) {
 			MDB_cursor *b = malloc(sizeof(*b));
@@ -389,7 +412,6 @@ static int dl_child_ploose_up(MDB_txn *txn)
  * allocation state and DB records. */
 static void dl_child_state_up(MDB_txn *txn)
 {
-	MDB_env *env = txn->env;
 	MDB_txn *parent = txn->parent;
 	dl_idl t;
 	t = parent->freed; parent->freed = txn->freed; txn->freed = t;
@@ -399,10 +421,15 @@ static void dl_child_state_up(MDB_txn *txn)
 	parent->oldest = txn->oldest;
 	parent->fl_last = txn->fl_last;
 	parent->fl_done = txn->fl_done;
-	parent->numdbs = txn->numdbs;
-	memcpy(parent->dbs, txn->dbs, env->maxdbs * sizeof(MDB_db));
-	memcpy(parent->dbseq, txn->dbseq, env->maxdbs * sizeof(unsigned));
-	for (unsigned i = 0; i < env->maxdbs; i++)
+	/* The child may have opened or adopted handles beyond the parent's
+	 * table, and the parent may have adopted some while the child ran
+	 * (dl_dbi_check does not refuse a txn with a child): the parent's
+	 * table reaches the larger of the two, and takes the child's entries. */
+	unsigned nd = txn->numdbs;
+	dl_txn_dbs_grow(parent, nd);
+	memcpy(parent->dbs, txn->dbs, nd * sizeof(MDB_db));
+	memcpy(parent->dbseq, txn->dbseq, nd * sizeof(unsigned));
+	for (unsigned i = 0; i < nd; i++)
 		parent->dbflags[i] = txn->dbflags[i] | (parent->dbflags[i] & DB_NEW);
 	if (txn->flags & TXN_DIRTY)
 		parent->flags |= TXN_DIRTY;
@@ -477,7 +504,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 			return EACCES;
 		if (!(txn = dl_txn_alloc(env)))
 			return ENOMEM;
-		txn->flags = TXN_RDONLY;	/* zeroed arrays: setup skips clearing */
+		txn->flags = TXN_RDONLY;	/* before setup: dl_txn_setup_core reads it */
 		if ((rc = dl_txn_begin_read(txn, 0))) {
 			dl_reader_release_txn(txn);
 			free(txn);
