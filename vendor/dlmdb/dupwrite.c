@@ -864,18 +864,29 @@ int dl_dup_put(MDB_cursor *mc, MDB_val *key, MDB_val *data, unsigned flags)
 	return dl_dup_put_more(mc, xc, &k, &item, flags, fixed);
 }
 
-/* mdb_put / mdb_del on a DUPSORT DB: a throwaway cursor on the stack. */
+/*
+ * mdb_put / mdb_del on a DUPSORT DB use a throwaway cursor on the stack.
+ * Its sub-cursor is set up only as far as the first write or delete reads
+ * it before dl_xinit fills it in (clearing the whole of it would cost more
+ * than the put).
+ */
+static void dl_tmp_cursor(MDB_cursor *mc, dl_xcursor *xc, MDB_txn *txn, MDB_dbi dbi)
+{
+	xc->active = 0;
+	xc->subpage = 0;
+	xc->list = NULL;
+	xc->listcap = 0;
+	xc->lbuf = NULL;
+	xc->lbufcap = 0;
+	dl_cursor_init(mc, txn, dbi);
+	mc->xcursor = xc;
+}
+
 int dl_dup_put_tmp(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned flags)
 {
 	MDB_cursor mc;
 	dl_xcursor xc;
-	xc.active = 0;
-	xc.list = NULL;
-	xc.listcap = 0;
-	xc.lbuf = NULL;
-	xc.lbufcap = 0;
-	dl_cursor_init(&mc, txn, dbi);
-	mc.xcursor = &xc;
+	dl_tmp_cursor(&mc, &xc, txn, dbi);
 	return dl_dup_put(&mc, key, data, flags);
 }
 
@@ -1397,13 +1408,7 @@ int dl_dup_del_key(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 	MDB_cursor mc;
 	dl_xcursor xc;
 	int rc, exact;
-	xc.active = 0;
-	xc.list = NULL;
-	xc.listcap = 0;
-	xc.lbuf = NULL;
-	xc.lbufcap = 0;
-	dl_cursor_init(&mc, txn, dbi);
-	mc.xcursor = &xc;
+	dl_tmp_cursor(&mc, &xc, txn, dbi);
 	if ((rc = dl_search(&mc, key, DL_PS_KEY)))
 		return rc;
 	if (!dl_leaf_search(&mc, key, &exact) || !exact)
