@@ -2,10 +2,10 @@
 //! (`vendor/dlmdb/fuzz/fuzz_store.c`) writes a fixed seed list of mutants of
 //! the fixtures and of generated stores, with the engine's own verdict for
 //! each; every mutant then goes through `check`, `dump -a`, `stat -a
-//! --pages` and `copy`.  None may die from a signal or panic or hang, and
-//! `check` exits only 0, 1 or 2.  Mutants the engine rejects but `check`
-//! passes are listed and fail the test (`DLMDB_MUTANTS_STRICT=0` only
-//! lists them).
+//! --pages`, `copy` and `copy -c`.  None may die from a signal or panic or
+//! hang, and `check` exits only 0, 1 or 2.  Mutants the engine rejects but
+//! `check` passes are listed and fail the test (`DLMDB_MUTANTS_STRICT=0`
+//! only lists them).
 //!
 //! `DLMDB_MUTANTS=N` sets the number of mutants (default 600),
 //! `DLMDB_MUTANTS_SEED=S` the seed (default 11).
@@ -124,7 +124,7 @@ fn mutants_through_the_cli() {
         std::fs::create_dir(&work).unwrap();
         let store = work.join("m.mdb");
         std::fs::copy(&src, &store).unwrap();
-        let commands: [(&str, Vec<String>); 4] = [
+        let commands: [(&str, Vec<String>); 5] = [
             ("check", vec!["check".into(), "-q".into()]),
             ("dump -a", vec!["dump".into(), "-a".into()]),
             (
@@ -139,12 +139,21 @@ fn mutants_through_the_cli() {
                     work.join("copy.mdb").to_string_lossy().into_owned(),
                 ],
             ),
+            (
+                "copy -c",
+                vec![
+                    "copy".into(),
+                    "-c".into(),
+                    store.to_string_lossy().into_owned(),
+                    work.join("compact.mdb").to_string_lossy().into_owned(),
+                ],
+            ),
         ];
         let mut check_code = None;
         for (what, args) in commands {
             let mut cmd = common::bin();
             cmd.args(&args).args(["--layout", layout]);
-            if what != "copy" {
+            if !what.starts_with("copy") {
                 cmd.arg(&store);
             }
             let o = run(cmd, limit);
