@@ -2106,8 +2106,7 @@ static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int 
 	if (dl_node_check(env, mp, NODEPTR(mp, n - 1), 1) ||
 	    dl_leaf_keyd(mc, mp, n - 1, &k, kb))
 		return 0;
-	c = cmp == dl_cmp_lex ? dl_lex_inline(key->mv_data, key->mv_size, k.mv_data, k.mv_size) :
-		cmp(key, &k);
+	c = dl_cmp_fast(cmp, key, &k);
 	if (c >= 0) {
 		if (c > 0)
 			for (int l = 0; l < mc->top; l++)
@@ -2121,8 +2120,7 @@ static int dl_put_here(MDB_cursor *mc, const MDB_val *key, MDB_node **node, int 
 	if (dl_node_check(env, mp, NODEPTR(mp, 0), 1) ||
 	    dl_leaf_keyd(mc, mp, 0, &k, kb))
 		return 0;
-	c = cmp == dl_cmp_lex ? dl_lex_inline(key->mv_data, key->mv_size, k.mv_data, k.mv_size) :
-		cmp(key, &k);
+	c = dl_cmp_fast(cmp, key, &k);
 	if (c <= 0) {
 		if (c < 0)
 			for (int l = 0; l < mc->top; l++)

@@ -366,14 +366,6 @@ typedef struct dl_ctally {
 	unsigned char prev[DL_MAXKEY + 1];
 } dl_ctally;
 
-/* cmp(a, b), the default order without a call. */
-static inline int dl_copy_cmp(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val *b)
-{
-	if (cmp == dl_cmp_lex)
-		return dl_lex_inline(a->mv_data, a->mv_size, b->mv_data, b->mv_size);
-	return cmp(a, b);
-}
-
 /*
  * The next key of the in-order walk of a tree: a leaf key (sep 0) or the
  * separator of branch node i >= 1 (sep 1), met before the child it leads
@@ -388,7 +380,7 @@ static int dl_copy_order(dl_ctally *t, const MDB_val *k, int sep)
 		return MDB_CORRUPTED;
 	if (t->last) {
 		MDB_val p = { t->prevlen, t->prev };
-		int c = dl_copy_cmp(t->cmp, k, &p);
+		int c = dl_cmp_fast(t->cmp, k, &p);
 		if (c < 0 || (c == 0 && (sep || t->last == 1)))
 			return MDB_CORRUPTED;
 	}
@@ -421,7 +413,7 @@ static int dl_copy_subpage_order(const dl_ctally *t, MDB_page *sp, size_t sz)
 			if (t->pfx && i > 0 && dl_prefix_decode(sp, nd, kb, &k))
 				return MDB_CORRUPTED;
 		}
-		if (k.mv_size > DL_MAXKEY || (i && dl_copy_cmp(t->dcmp, &k, &p) <= 0))
+		if (k.mv_size > DL_MAXKEY || (i && dl_cmp_fast(t->dcmp, &k, &p) <= 0))
 			return MDB_CORRUPTED;
 		memcpy(pb, k.mv_data, k.mv_size);
 		p.mv_size = k.mv_size;
@@ -561,8 +553,7 @@ static inline size_t dl_copy_node_end(MDB_env *env, MDB_page *mp, unsigned i)
 	MDB_node *nd = NODEPTR(mp, i);
 	size_t off = mp->mp_ptrs[i];
 	if (IS_LEAF(mp))
-		return off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
-			((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
+		return (size_t)((char *)dl_leaf_data(env, nd) - (char *)mp) + dl_leaf_dpart(nd);
 	return off + NODEKOFF(mp) + nd->mn_ksize;
 }
 
@@ -753,7 +744,7 @@ static int dl_copy_leaf_data(dl_cctx *cx, MDB_node *nd, const MDB_val *key, int 
 	int rc;
 	if (!dl_copy_node_ok(t, nd->mn_flags, NODEDSZ(nd)))
 		return MDB_CORRUPTED;
-	char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+	char *d = dl_leaf_data(env, nd);
 	if (nd->mn_flags & F_BIGDATA) {
 		t->entries++;
 		if ((rc = dl_copy_overflow(cx, dl_get64(d), NODEDSZ(nd), t, kid)))
@@ -816,8 +807,7 @@ static int dl_copy_leaf(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, dl_cta
 			if ((off & 1) || off < lo || off + NODESZ > ps)
 				return MDB_CORRUPTED;
 			nd = (MDB_node *)((char *)mp + off);
-			size_t end = off + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad) +
-				((nd->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(nd));
+			size_t end = dl_copy_node_end(env, mp, i);
 			if (end > ps)
 				return MDB_CORRUPTED;
 			if (ordered && (off < up || end > lim))
@@ -831,7 +821,7 @@ static int dl_copy_leaf(dl_cctx *cx, MDB_page *mp, unsigned n, int depth, dl_cta
 		if (i == 0)
 			rc = dl_copy_order(t, &key, 0);
 		else
-			rc = key.mv_size > DL_MAXKEY || dl_copy_cmp(t->cmp, &key, &prev) <= 0 ?
+			rc = key.mv_size > DL_MAXKEY || dl_cmp_fast(t->cmp, &key, &prev) <= 0 ?
 				MDB_CORRUPTED : 0;
 		if (rc)
 			return rc;
@@ -880,7 +870,7 @@ static int dl_copy_emit(dl_cctx *cx, MDB_page *mp, const pgno_t *kids, unsigned 
 	} else if (nkids) {
 		for (unsigned i = 0; i < n; i++) {
 			MDB_node *nd = NODEPTR(out, i);
-			char *d = (char *)nd + NODESZ + nd->mn_ksize + (nd->mn_ksize & env->pad);
+			char *d = dl_leaf_data(env, nd);
 			if (nd->mn_flags & F_BIGDATA)
 				dl_put64(d, kids[i]);
 			else if (nd->mn_flags & F_SUBDATA)

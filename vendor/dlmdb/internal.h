@@ -1211,7 +1211,15 @@ static inline int dl_lex_inline(const unsigned char *a, size_t al, const unsigne
 	return al < bl ? -1 : al > bl;
 }
 
-/* Node sizes and data address (btree.c, pfxedit.c). */
+/* cmp(a, b), the default order inline (no call). */
+static inline int dl_cmp_fast(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val *b)
+{
+	if (cmp == dl_cmp_lex)
+		return dl_lex_inline(a->mv_data, a->mv_size, b->mv_data, b->mv_size);
+	return cmp(a, b);
+}
+
+/* Node sizes and data address (btree.c, pfxedit.c, copy.c). */
 static inline size_t dl_leaf_dpart(const MDB_node *n)
 {
 	return (n->mn_flags & F_BIGDATA) ? sizeof(pgno_t) : NODEDSZ(n);
