@@ -343,15 +343,17 @@ impl<E: Eng> Store<E> {
     }
 }
 
-/// `op` on `count` random indexes below `n` (stream `seed`), timed; ns per
-/// call.
+/// `op` on `count` random indexes below `n` (stream `seed`), timed at a
+/// stack depth of its own like every other suite's samples; ns per call.
 fn ns_per_op(n: u64, count: u64, seed: u64, mut op: impl FnMut(u64) -> Result<()>) -> Result<f64> {
     let mut rng = Rng(Xs64(seed | 1));
-    let t0 = Instant::now();
-    for _ in 0..count {
-        op(rng.below(n))?;
-    }
-    Ok(t0.elapsed().as_nanos() as f64 / count as f64)
+    crate::measure::at_next_stack_depth(|| {
+        let t0 = Instant::now();
+        for _ in 0..count {
+            op(rng.below(n))?;
+        }
+        Ok(t0.elapsed().as_nanos() as f64 / count as f64)
+    })
 }
 
 impl<E: Eng> Drop for Store<E> {
@@ -622,16 +624,18 @@ fn put_txn<E: Eng>(dir: &Path, puts: u64) -> Result<f64> {
     let r = (|| -> Result<f64> {
         let dbi = crate::extra::open_main_db::<E>(env)?;
         let mut v = [0u8; VALUE_SIZE];
-        let t0 = Instant::now();
-        crate::extra::in_write_txn::<E>(env, |txn| {
-            for i in 0..puts {
-                let k = key_of(i);
-                value_of(&k, &mut v);
-                E::put(txn, dbi, &k, &v, 0)?;
-            }
-            Ok(())
-        })?;
-        Ok(t0.elapsed().as_secs_f64())
+        crate::measure::at_next_stack_depth(|| {
+            let t0 = Instant::now();
+            crate::extra::in_write_txn::<E>(env, |txn| {
+                for i in 0..puts {
+                    let k = key_of(i);
+                    value_of(&k, &mut v);
+                    E::put(txn, dbi, &k, &v, 0)?;
+                }
+                Ok(())
+            })?;
+            Ok(t0.elapsed().as_secs_f64())
+        })
     })();
     E::env_close(env);
     r
