@@ -1,5 +1,5 @@
-//! DLMDB's compress_bench workload (dlmdb-extensions.md §5.3): the same
-//! options and defaults, key/value bytes, random streams, transaction
+//! The workload of compress_bench, one of DLMDB's C benchmark programs:
+//! the same options and defaults, key/value bytes, random streams, transaction
 //! boundaries and timed regions, and the same printed report.
 //!
 //! Every variant uses the main (unnamed) DB with `MDB_COUNTED`, plus

@@ -1,5 +1,5 @@
-//! DLMDB's count_bench workload (dlmdb-extensions.md §5.1): insert cost of
-//! counted vs uncounted prefix-compressed DBs (plain and DUPSORT), then
+//! The workload of count_bench, one of DLMDB's C benchmark programs:
+//! insert cost of counted vs uncounted prefix-compressed DBs (plain and DUPSORT), then
 //! range counts and rank lookups through the counted API against the naive
 //! cursor way. Same options, defaults, normalisation, bytes, insertion
 //! orders, query stream (glibc `rand()` after `srand(1)`), environments,

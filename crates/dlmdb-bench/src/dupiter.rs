@@ -1,4 +1,4 @@
-//! dup_iter_bench's workload (dlmdb-extensions.md §5.4): a
+//! The workload of dup_iter_bench, one of DLMDB's C benchmark programs: a
 //! DUPSORT|COUNTED|PREFIX_COMPRESSION DB, then every key's duplicates read
 //! with one `mdb_cursor_list_dup` call per key, and again with an
 //! MDB_FIRST_DUP / MDB_NEXT_DUP loop. Same options, defaults, bytes, timed

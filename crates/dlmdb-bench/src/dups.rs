@@ -1,6 +1,6 @@
 //! DUPSORT suite: our engine vs stock LMDB on DUPSORT databases,
 //! plus `mdb_cursor_list_dup` vs an `MDB_NEXT_DUP` loop on our engine
-//! (DLMDB's dup_iter_bench workload, spec dlmdb-extensions.md §5.4).
+//! (DLMDB's dup_iter_bench workload).
 //!
 //! Rows (full size; `quick` divides keys by 10):
 //! * `dup_insert/50Kx20`: 1M values over 50K keys, inserted in a seeded

@@ -12,7 +12,7 @@
 //!   either a peer row (ours vs LMDB) or a self row (two ways of doing the
 //!   same thing on our engine, e.g. counted API vs cursor scan).
 //! * Seeded generators, including the exact ones DLMDB's benchmark programs
-//!   use (spec dlmdb-extensions.md §5.0), and small timing helpers.
+//!   use, and small timing helpers.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -371,7 +371,8 @@ impl Sm64 {
     }
 }
 
-/// XS64 of dlmdb-extensions.md §5.0 (count_bench's shuffle).
+/// count_bench's shuffle generator: xorshift64 (shifts 12, 25, 27) with
+/// its output multiplied by 2685821657736338717 (xorshift64*).
 pub struct Xs64(pub u64);
 impl Xs64 {
     // Forced: the scale suite draws from it inside its timed lookup loop.
@@ -398,8 +399,8 @@ pub fn count_bench_order(n: usize) -> Vec<usize> {
     a
 }
 
-/// glibc `rand()` after `srand(seed)` (TYPE_3 additive feedback generator,
-/// §5.0), so the query set matches count_bench runs on Linux.
+/// glibc `rand()` after `srand(seed)` (TYPE_3 additive feedback
+/// generator), so the query set matches count_bench runs on Linux.
 pub struct GlibcRand {
     r: Vec<i32>,
     i: usize,

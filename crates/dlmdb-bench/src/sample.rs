@@ -1,5 +1,5 @@
-//! DLMDB's sample_bench workload (dlmdb-extensions.md §5.2): a counted DB
-//! populated in batches, then rank sampling with `mdb_cursor_get_rank`
+//! The workload of sample_bench, one of DLMDB's C benchmark programs: a
+//! counted DB populated in batches, then rank sampling with `mdb_cursor_get_rank`
 //! ("warm sequential") and a stride walk with MDB_NEXT ("stride scan").
 //! Same options, defaults, bytes, transactions and timed regions, and the
 //! same printed lines, including the program's quirk of not counting a

@@ -24,6 +24,9 @@ pub struct CopyArgs {
     /// Omit free pages and renumber (MDB_CP_COMPACT).
     #[arg(short = 'c', long)]
     pub compact: bool,
+    /// Accepted for mdb_copy compatibility (a data file path implies it).
+    #[arg(short = 'n', hide = true)]
+    pub _nosubdir: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,

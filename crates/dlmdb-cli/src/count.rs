@@ -1,18 +1,14 @@
 //! `dlmdb count` and `dlmdb rank`: DLMDB's order statistics on COUNTED
 //! databases, with an exact cursor-scan fallback for other databases.
 
+use crate::error::{fail, InDatabase, Kind};
 use crate::report::DbHead;
 use crate::stat::{open_env_warned, LayoutChoice};
-use crate::util::{hex, printable, DbArgs};
-use anyhow::{bail, Context, Result};
+use crate::util::{hex, parse_arg, printable, DbArgs};
+use anyhow::{Context, Result};
 use dlmdb::{CountFlags, Database, DatabaseFlags, RoTxn};
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
-
-/// How keys and values are given and shown.
-pub fn decode_arg(s: &str, as_hex: bool) -> Result<Vec<u8>> {
-    crate::util::arg_bytes(s, as_hex).map_err(|e| anyhow::anyhow!("bad hex {s:?}: {e}"))
-}
+use std::path::PathBuf;
 
 /// Text form of bytes: hex with `--hex`, else the dump's printable form.
 pub fn show(b: &[u8], as_hex: bool) -> String {
@@ -63,6 +59,7 @@ pub struct CountReport {
     pub note: Option<String>,
 }
 
+/// How the notes name the database (errors name it through [`InDatabase`]).
 fn db_label(name: Option<&str>) -> String {
     match name {
         Some(n) => format!("database {n:?}"),
@@ -70,21 +67,12 @@ fn db_label(name: Option<&str>) -> String {
     }
 }
 
-/// Open database `name` of the store at `path` in `txn`; also returns the
-/// database's label for messages.
-fn open_db_labelled(txn: &RoTxn, path: &Path, name: Option<&str>) -> Result<(Database, String)> {
-    let label = db_label(name);
-    let db = txn
-        .open_db(name)
-        .with_context(|| format!("{}: cannot open {label}", path.display()))?;
-    Ok((db, label))
-}
-
 pub fn count(opts: &CountOptions) -> Result<CountReport> {
     let env = open_env_warned(&opts.path, opts.layout)?;
     let txn = env.read_txn()?;
     let name = opts.subdb.as_deref();
-    let (db, label) = open_db_labelled(&txn, &opts.path, name)?;
+    let label = db_label(name);
+    let db = crate::error::open_db(&txn, name)?;
     let flags = txn.db_flags(db)?;
     let (lo, hi) = (opts.from.as_deref(), opts.to.as_deref());
     let mut cf = CountFlags::empty();
@@ -101,11 +89,12 @@ pub fn count(opts: &CountOptions) -> Result<CountReport> {
             (CountMode::Entries, true) => txn.range_count_values(db, lo, hi, cf),
             (CountMode::Entries, false) => txn.count_range(db, lo, hi, cf),
         };
-        let n = r.with_context(|| format!("{}: {label}: count failed", opts.path.display()))?;
+        let n = r.context("count failed").context(InDatabase::of(name))?;
         (n, "counted", None)
     } else {
         let n = scan_count(&txn, db, opts)
-            .with_context(|| format!("{}: {label}: scan failed", opts.path.display()))?;
+            .context("scan failed")
+            .context(InDatabase::of(name))?;
         (
             n,
             "scan",
@@ -206,57 +195,62 @@ pub fn rank(opts: &RankOptions) -> Result<RankReport> {
     let env = open_env_warned(&opts.path, opts.layout)?;
     let txn = env.read_txn()?;
     let name = opts.subdb.as_deref();
-    let (db, label) = open_db_labelled(&txn, &opts.path, name)?;
-    let p = opts.path.display();
+    let label = db_label(name);
+    let db = crate::error::open_db(&txn, name)?;
     let counted = txn.db_flags(db)?.contains(DatabaseFlags::COUNTED);
     let note = (!counted)
         .then(|| format!("{label} is not MDB_COUNTED: answered by an exact cursor scan (O(n))"));
     let method = if counted { "counted" } else { "scan" };
-    let (rank, key, value): (u64, Vec<u8>, Option<Vec<u8>>) = match &opts.query {
-        RankQuery::Rank(r) => {
-            let found = if counted {
-                txn.get_rank(db, *r)
-                    .with_context(|| format!("{p}: {label}: get_rank failed"))?
-                    .map(|(k, v)| (k.to_vec(), v.to_vec()))
-            } else {
-                let mut cur = txn.cursor(db)?;
-                match cur.iter().nth(*r as usize) {
-                    Some(item) => {
-                        let (k, v) = item?;
-                        Some((k.to_vec(), v.to_vec()))
+    let answer = || -> Result<(u64, Vec<u8>, Option<Vec<u8>>)> {
+        Ok(match &opts.query {
+            RankQuery::Rank(r) => {
+                let found = if counted {
+                    txn.get_rank(db, *r)
+                        .context("get_rank failed")?
+                        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                } else {
+                    let mut cur = txn.cursor(db)?;
+                    match cur.iter().nth(*r as usize) {
+                        Some(item) => {
+                            let (k, v) = item?;
+                            Some((k.to_vec(), v.to_vec()))
+                        }
+                        None => None,
                     }
-                    None => None,
-                }
-            };
-            let Some((k, v)) = found else {
-                bail!("{p}: {label}: no entry at rank {r} (MDB_NOTFOUND)");
-            };
-            (*r, k, Some(v))
-        }
-        RankQuery::Key(k, v) => {
-            let found = if counted {
-                txn.get_key_rank(db, k, v.as_deref())
-                    .with_context(|| format!("{p}: {label}: get_key_rank failed"))?
-            } else {
-                scan_rank(&txn, db, k, v.as_deref())?
-            };
-            let Some(r) = found else {
-                bail!(
-                    "{p}: {label}: {} not found (MDB_NOTFOUND)",
-                    match v {
-                        Some(v) => format!("pair {} / {}", show(k, opts.hex), show(v, opts.hex)),
-                        None => format!("key {}", show(k, opts.hex)),
-                    }
-                );
-            };
-            // Show the value too: the given one, or the key's (first) value.
-            let value = match v {
-                Some(v) => Some(v.clone()),
-                None => txn.get(db, k)?.map(<[u8]>::to_vec),
-            };
-            (r, k.clone(), value)
-        }
+                };
+                let Some((k, v)) = found else {
+                    return Err(fail(Kind::NotFound, format!("no entry at rank {r}")));
+                };
+                (*r, k, Some(v))
+            }
+            RankQuery::Key(k, v) => {
+                let found = if counted {
+                    txn.get_key_rank(db, k, v.as_deref())
+                        .context("get_key_rank failed")?
+                } else {
+                    scan_rank(&txn, db, k, v.as_deref())?
+                };
+                let Some(r) = found else {
+                    let what = match v {
+                        Some(v) => {
+                            format!("pair {:?} / {:?}", show(k, opts.hex), show(v, opts.hex))
+                        }
+                        None => format!("key {:?}", show(k, opts.hex)),
+                    };
+                    return Err(fail(Kind::NotFound, format!("{what} not found")));
+                };
+                // Show the value too: the given one, or the key's first
+                // (in a DUPSORT database its smallest) value, which is the
+                // entry at rank `r`.
+                let value = match v {
+                    Some(v) => Some(v.clone()),
+                    None => txn.get(db, k)?.map(<[u8]>::to_vec),
+                };
+                (r, k.clone(), value)
+            }
+        })
     };
+    let (rank, key, value) = answer().context(InDatabase::of(name))?;
     Ok(RankReport {
         head: DbHead::new(&opts.path, &env, txn.id(), name),
         rank,
@@ -369,12 +363,8 @@ pub fn run_count(a: CountArgs, layout: LayoutChoice) -> Result<()> {
     let opts = CountOptions {
         path: a.db.path,
         subdb: a.db.subdb,
-        from: a
-            .from
-            .as_deref()
-            .map(|s| decode_arg(s, a.hex))
-            .transpose()?,
-        to: a.to.as_deref().map(|s| decode_arg(s, a.hex)).transpose()?,
+        from: a.from.as_deref().map(|s| parse_arg(s, a.hex)).transpose()?,
+        to: a.to.as_deref().map(|s| parse_arg(s, a.hex)).transpose()?,
         include_from: !a.exclude_from || a.include_from,
         include_to: a.include_to && !a.exclude_to,
         mode: if a.keys {
@@ -416,18 +406,13 @@ pub fn run_rank(a: RankArgs, layout: LayoutChoice) -> Result<()> {
     let query = match (a.rank, &a.key) {
         (Some(r), _) => RankQuery::Rank(r),
         (None, Some(k)) => RankQuery::Key(
-            decode_arg(k, a.hex)?,
+            parse_arg(k, a.hex)?,
             a.value
                 .as_deref()
-                .map(|v| decode_arg(v, a.hex))
+                .map(|v| parse_arg(v, a.hex))
                 .transpose()?,
         ),
-        (None, None) => {
-            return Err(crate::error::fail(
-                crate::error::Kind::Usage,
-                "give --rank or --key",
-            ))
-        }
+        (None, None) => return Err(fail(Kind::Usage, "give --rank or --key")),
     };
     crate::store::precheck_complete(&a.db.path)?;
     let r = rank(&RankOptions {

@@ -26,6 +26,9 @@ pub struct DropArgs {
     /// Do it without asking: required when standard input is a terminal.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Accepted for mdb_drop compatibility (a data file path implies it).
+    #[arg(short = 'n', hide = true)]
+    pub _nosubdir: bool,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -69,7 +72,8 @@ pub fn run(a: DropArgs, layout: LayoutChoice) -> Result<()> {
     let entries = txn.stat(db)?.entries;
     if name.is_none() && !txn.db_names()?.is_empty() {
         // Emptying the main database would orphan the named databases'
-        // pages (lmdb-format.md §12.2).
+        // pages: no tree would reach them and no free-list record would
+        // name them, so they would be lost to both.
         return Err(fail(
             Kind::Refused,
             "the main database holds named databases; drop them first",

@@ -1,5 +1,5 @@
-//! `dlmdb dump`: LMDB's dump text format (lmdb-api.md §9.1), byte for byte
-//! what `mdb_dump` writes, plus optional header lines for DLMDB's flags.
+//! `dlmdb dump`: LMDB's dump text format, byte for byte what `mdb_dump`
+//! writes, plus optional header lines for DLMDB's flags.
 
 use crate::error::{fail, InDatabase, Kind};
 use crate::stat::{open_env_warned, LayoutChoice};

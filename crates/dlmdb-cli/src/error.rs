@@ -85,6 +85,21 @@ pub fn open_db(txn: &dlmdb::RoTxn<'_>, name: Option<&str>) -> anyhow::Result<dlm
         .context(InDatabase::of(name))
 }
 
+/// A lock file the command cannot share, followed by `advice`. The open
+/// error stays in the chain so the engine's code reaches the JSON form. Its
+/// kind is `io` for an OS error (no permission, read-only medium) and
+/// `engine` otherwise, not the `not_a_store` that `MDB_VERSION_MISMATCH`
+/// from a data file means: a lock file in a format we do not share says
+/// nothing against the data file.
+pub fn lock_unshared(e: dlmdb::OpenError, advice: &str) -> anyhow::Error {
+    let kind = match &e {
+        dlmdb::OpenError::LockUnshared { source, .. } if source.code() > 0 => Kind::Io,
+        _ => Kind::Engine,
+    };
+    let message = format!("{e}; {advice}");
+    anyhow::Error::new(e).context(CliError::new(kind, message))
+}
+
 /// The named databases of `txn`; a failure is marked as the main database's.
 pub fn db_names(txn: &dlmdb::RoTxn<'_>) -> anyhow::Result<Vec<String>> {
     use anyhow::Context;
@@ -131,7 +146,9 @@ impl ErrorReport {
     /// printed once), and chain links already contained in an earlier link
     /// are dropped (no doubled messages).
     pub fn from_anyhow(e: &anyhow::Error, path: Option<&str>) -> ErrorReport {
-        let mut kind = None;
+        // A classified error attached as context is not of its own type as
+        // a link of the chain; anyhow's downcast finds it (the outermost).
+        let mut kind = e.downcast_ref::<CliError>().map(|c| c.kind);
         let mut code = None;
         // The outermost database marker; its text is left out of the message.
         let database = e.downcast_ref::<InDatabase>().map(|d| d.0.clone());
@@ -284,6 +301,19 @@ mod tests {
             .text()
             .starts_with("dlmdb: db: database \"users\": reading: "));
         assert!(!r.text().contains('\n'));
+    }
+
+    #[test]
+    fn classified_context_keeps_the_engine_code() {
+        let e = anyhow::Error::new(dlmdb::Error::VersionMismatch)
+            .context(CliError::new(Kind::Engine, "lock file: advice"));
+        let r = ErrorReport::from_anyhow(&e, Some("db"));
+        assert_eq!(r.kind, Kind::Engine);
+        assert_eq!(r.code, Some(dlmdb::Error::VersionMismatch.code()));
+        assert_eq!(
+            r.message,
+            "lock file: advice: MDB_VERSION_MISMATCH: Database environment version mismatch"
+        );
     }
 
     #[test]

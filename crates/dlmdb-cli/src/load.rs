@@ -1,5 +1,5 @@
-//! `dlmdb load`: read LMDB's dump text format (lmdb-api.md §9.2) or plain
-//! text (`-T`) into a store.
+//! `dlmdb load`: read LMDB's dump text format (what `mdb_dump` writes and
+//! `mdb_load` reads) or plain text (`-T`) into a store.
 //!
 //! Strategy (all or nothing, in bounded memory): the input is read as a
 //! stream, one record at a time, and each record is checked (syntax, header
@@ -40,10 +40,12 @@ mod undo;
 #[command(
     long_about = "Read LMDB's dump format (bytevalue or print) or plain text (-T) and write it\n\
 into the store at PATH, creating it if needed (DLMDB data version 2 unless\n\
---format lmdb). The whole input is validated first; then everything is written\n\
-in one transaction. A malformed input (error names the line) or a failed write\n\
-leaves the store exactly as it was (a new store is built under a temporary\n\
-name and renamed into place on success).",
+--format lmdb). The input is streamed: each record is checked and written as\n\
+it is read. A new store is built under a temporary name beside PATH, committed\n\
+every 64 MiB of input and renamed into place after its last commit; an\n\
+existing store is loaded in one write transaction. After a malformed record\n\
+(the error names its line), a failed write or Ctrl-C, a new PATH does not\n\
+exist and an existing store is exactly as it was.",
     after_help = "Examples:\n  dlmdb load -f backup.txt ./db\n  mdb_dump -a ./old | dlmdb load --format lmdb ./new\n  printf 'k\\nv\\n' | dlmdb load -T -s names ./db"
 )]
 pub struct LoadArgs {
@@ -700,7 +702,8 @@ fn dup_error(flags: u32, first: u32, again: u32) -> InputError {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadReport {
     pub path: String,
-    /// The transaction that committed the load.
+    /// The store's last committed transaction after the load: the load's
+    /// last commit, or the id from before when it wrote nothing.
     pub txnid: u64,
     /// The store did not exist before this load.
     pub created: bool,
@@ -709,7 +712,8 @@ pub struct LoadReport {
     /// Input lines read.
     pub input_lines: usize,
     pub databases: Vec<LoadedDb>,
-    /// Always "single transaction": everything or nothing is written.
+    /// "single transaction" (an existing store) or "temporary store, renamed
+    /// into place" (a new one): everything or nothing is written either way.
     pub strategy: &'static str,
     pub warnings: Vec<String>,
 }
@@ -730,9 +734,8 @@ pub struct LoadedDb {
     pub appended: bool,
 }
 
-/// Load the input: streamed into a temporary store renamed into place
-/// when PATH is new, else read whole, validated, and written in one
-/// transaction.
+/// Load the input, streamed: into a temporary store renamed into place
+/// when PATH is new, else in one write transaction.
 pub fn load(opts: &LoadOptions) -> Result<LoadReport> {
     let r = if is_new_target(&opts.path) {
         load_new(opts)
@@ -1340,7 +1343,6 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
     let mut prev: (Vec<u8>, Vec<u8>, u32) = (Vec::new(), Vec::new(), 0);
     let mut txn_start = 0u64;
     let mut records = 0u64;
-    let mut txnid = 0u64;
     let mut done = false;
     let commit_bytes = opts.commit_bytes.max(1);
     while !done {
@@ -1538,7 +1540,6 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
                     .context("cannot delete the duplicate-tracking database")?;
             }
         }
-        txnid = txn.id();
         txn.commit().context("commit failed; nothing was written")?;
         txn_start = rd.bytes;
     }
@@ -1551,6 +1552,9 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
     if !existing {
         env.sync(true).context("cannot sync the new store")?;
     }
+    // A transaction that changed nothing commits no new meta page, so the
+    // id to report is the store's, not that of the last transaction begun.
+    let txnid = env.info()?.last_txnid;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -49,8 +49,7 @@ pub struct LevelReport {
 
 /// Key bytes of the main tree's leaves. On a prefix-compressed leaf the
 /// first key is stored whole and each other key as a varint of its common
-/// prefix length with the first key plus the rest (dlmdb-extensions.md
-/// §3.8); leaves are matched to keys in walk order by their node counts.
+/// prefix length with the first key plus the rest; leaves are matched to keys in walk order by their node counts.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CompressionReport {
     pub keys: u64,

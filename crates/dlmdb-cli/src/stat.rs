@@ -2,7 +2,7 @@
 //! into a [`StatReport`], and render it like `mdb_stat` or as JSON.
 
 use crate::error::InDatabase;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 pub use dlmdb::human_bytes;
 use dlmdb::{
     Database, DatabaseFlags, Env, Layout, LockFormat, LockUse, OpenError, OpenOptions, Opened,
@@ -205,9 +205,10 @@ pub fn open_options(choice: LayoutChoice) -> OpenOptions {
 pub fn open_env(path: &Path, choice: LayoutChoice) -> Result<Opened> {
     match Env::open_detect(path, &open_options(choice)) {
         Ok(o) => Ok(o),
-        Err(e @ OpenError::LockUnshared { .. }) => Err(anyhow!(
-            "{e}; to read without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
-             may change what is read)"
+        Err(e @ OpenError::LockUnshared { .. }) => Err(crate::error::lock_unshared(
+            e,
+            "to read without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
+             may change what is read)",
         )),
         Err(e) => Err(e.into()),
     }

@@ -32,8 +32,10 @@ const NO_ROOT: u64 = dlmdb_format::P_INVALID;
 impl MetaFacts {
     /// Why the file is too short for this meta, if it is. A file may
     /// legitimately end before `last_pgno` when the missing pages are free
-    /// (lmdb-format.md §12.2), so only pages that are certainly in use
-    /// count: both roots, and the main and free-list trees' page totals.
+    /// ones, which nothing reads, so only pages that are certainly in use
+    /// count: the roots of the main and free-list trees, and the pages those
+    /// two trees' records count. The named databases' pages are not counted:
+    /// finding them means reading their records, which this check avoids.
     pub fn truncation(&self) -> Option<String> {
         let beyond = |root: u64| root != NO_ROOT && root >= self.file_pages;
         if beyond(self.main_root)

@@ -59,6 +59,7 @@ fn mask(s: &str) -> String {
 fn every_suite_quick_json_validates_against_the_schema() {
     let schema = schema();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let documented = readme_report_schema();
     for suite in SUITES {
         let o = run(&[suite, "--quick", "--json", "-q"]);
         assert_eq!(o.status.code(), Some(0), "{suite}: {}", stderr(&o));
@@ -80,8 +81,28 @@ fn every_suite_quick_json_validates_against_the_schema() {
         for r in &rep.rows {
             assert!(r.error.is_none(), "{suite}/{}: {:?}", r.name, r.error);
             assert!(r.value.is_some(), "{suite}/{}", r.name);
+            assert!(
+                documented.contains(&format!("`{}`", r.unit)),
+                "{suite}/{}: unit {:?} is not in README.md's report schema",
+                r.name,
+                r.unit
+            );
         }
     }
+}
+
+/// The "Report schema" section of README.md, where the row units are listed.
+fn readme_report_schema() -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = std::fs::read_to_string(p).unwrap();
+    let start = readme
+        .find("### Report schema")
+        .expect("README has the section");
+    let rest = &readme[start..];
+    let end = rest
+        .find("**Noise.**")
+        .expect("the section ends before the noise rules");
+    rest[..end].to_string()
 }
 
 #[test]

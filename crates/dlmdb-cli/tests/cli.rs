@@ -104,3 +104,54 @@ fn dump_into_a_closed_pipe_ends_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// The names of `.md` files in `text` (not `.mdb`).
+fn md_names(text: &str) -> Vec<&str> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    text.match_indices(".md")
+        .filter(|(i, _)| !text[i + 3..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+        .map(|(i, _)| {
+            let start = text[..i].rfind(|c: char| !is_name(c)).map_or(0, |j| j + 1);
+            &text[start..i + 3]
+        })
+        .filter(|n| *n != ".md")
+        .collect()
+}
+
+/// README.md and the help of every command stand alone: every `.md` file
+/// the README names is in the repository, and no help text cites a
+/// document or a section (`§`) of one.
+#[test]
+fn readme_and_help_cite_only_what_the_repository_holds() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(!readme.contains('§'), "README.md cites a section sign");
+    let crates: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .collect();
+    // A bare file name may be at the root or in any crate.
+    let missing: Vec<&str> = md_names(&readme)
+        .into_iter()
+        .filter(|n| {
+            !(root.join(n).is_file()
+                || (!n.contains('/') && crates.iter().any(|c| c.join(n).is_file())))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README.md names missing files: {missing:?}"
+    );
+    assert!(!md_names("see lmdb-format.md, not data.mdb").contains(&"data.md"));
+    assert_eq!(md_names("(`lmdb-format.md` §16)"), ["lmdb-format.md"]);
+    for c in [
+        "stat", "dump", "load", "copy", "count", "rank", "check", "get", "scan", "drop",
+    ] {
+        let out = run_ok(bin().args([c, "--help"]));
+        let s = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !s.contains('§') && md_names(&s).is_empty(),
+            "{c} --help: {s}"
+        );
+    }
+}

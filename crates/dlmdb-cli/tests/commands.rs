@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bin, check_clean, database, fixture_copy, fixtures, run_ok};
+use common::{bin, check_clean, database, fixture_copy, fixtures, run_ok, succeeded};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -773,4 +773,142 @@ fn copy_to_standard_output() {
     }
     let out = run(bin().args(["copy", "--json"]).arg(&env).arg("-"));
     assert!(!out.status.success(), "--json with stdout must be refused");
+}
+
+/// `--json` of `dlmdb ARGS PATH`, which must succeed.
+fn json_at(args: &[&str], path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&ok(bin().args(args).arg(path))).unwrap()
+}
+
+/// The last committed transaction as `stat -e` reports it.
+fn last_txnid(path: &Path) -> serde_json::Value {
+    json_at(&["stat", "--json", "-e"], path)["env"]["txnid"].clone()
+}
+
+#[test]
+fn rank_of_a_key_shows_its_first_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("db");
+    // The duplicates are given out of order: the first value of a DUPSORT
+    // key is its smallest one, not the first one loaded.
+    let mut dump = String::new();
+    for (name, extra) in [("tags", ""), ("ctags", "counted=1\n")] {
+        dump.push_str(&format!(
+            "VERSION=3\nformat=print\ndatabase={name}\ntype=btree\ndupsort=1\n{extra}HEADER=END\n"
+        ));
+        for (k, v) in [("a", "x"), ("b", "q"), ("b", "m"), ("b", "z"), ("c", "y")] {
+            dump.push_str(&format!(" {k}\n {v}\n"));
+        }
+        dump.push_str("DATA=END\n");
+    }
+    let out = common::load_input(bin(), dump, &["-q"], &store);
+    assert!(out.status.success(), "{out:?}");
+    for (db, method) in [("tags", "scan"), ("ctags", "counted")] {
+        let r = json_at(&["rank", "--json", "-s", db, "--key", "b"], &store);
+        assert_eq!(r["method"], method, "{db}: {r}");
+        assert_eq!(r["rank"], 1, "{db}: {r}");
+        assert_eq!(r["value"], "m", "{db}: {r}");
+        assert_eq!(r["value_hex"], "6d", "{db}: {r}");
+        // The same entry as the one at that rank.
+        let at = json_at(&["rank", "--json", "-s", db, "--rank", "1"], &store);
+        assert_eq!((&at["key"], &at["value"]), (&r["key"], &r["value"]), "{db}");
+        // And a pair names its own value and rank.
+        let pair = json_at(
+            &["rank", "--json", "-s", db, "--key", "b", "--value", "z"],
+            &store,
+        );
+        assert_eq!((&pair["rank"], &pair["value"]), (&3.into(), &"z".into()));
+        let text = String::from_utf8(ok(bin()
+            .arg("rank")
+            .arg(&store)
+            .args(["-s", db, "--key", "b"])))
+        .unwrap();
+        assert_eq!(text, "rank: 1\nkey: b\nvalue: m\n", "{db}");
+    }
+}
+
+#[test]
+fn load_json_txnid_is_the_last_committed_transaction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("db");
+    let load = |input: &str, args: &[&str], target: &Path| -> serde_json::Value {
+        let mut a = vec!["--json"];
+        a.extend_from_slice(args);
+        let out = common::load_input(bin(), input, &a, target);
+        serde_json::from_slice(&succeeded(out)).unwrap()
+    };
+    // A new store.
+    let r = load("k\nv1\n", &["-T", "-s", "names"], &store);
+    assert_eq!(r["created"], true);
+    let first = last_txnid(&store);
+    assert_eq!(r["txnid"], first, "{r}");
+    // Something written: the new transaction.
+    let r = load("k2\nv2\n", &["-T", "-N", "-s", "names"], &store);
+    assert_eq!(r["databases"][0]["written"], 1, "{r}");
+    assert_eq!(r["txnid"], first.as_u64().unwrap() + 1, "{r}");
+    assert_eq!(r["txnid"], last_txnid(&store), "{r}");
+    // Nothing written (the key exists, -N keeps it): no new commit.
+    let r = load("k\nv3\n", &["-T", "-N", "-s", "names"], &store);
+    assert_eq!(r["databases"][0]["written"], 0, "{r}");
+    assert_eq!(r["databases"][0]["skipped"], 1, "{r}");
+    assert_eq!(r["txnid"], first.as_u64().unwrap() + 1, "{r}");
+    assert_eq!(r["txnid"], last_txnid(&store), "{r}");
+    // A new store committed in steps whose last transaction only sees the
+    // end of the input.
+    let stepped = tmp.path().join("stepped");
+    let r = load(
+        "a\n1\nb\n2\nc\n3\n",
+        &["-T", "--commit-bytes", "1"],
+        &stepped,
+    );
+    assert_eq!(r["txnid"], last_txnid(&stepped), "{r}");
+    assert_eq!(
+        String::from_utf8(ok(bin().arg("count").arg(&stepped))).unwrap(),
+        "3\n"
+    );
+}
+
+#[test]
+fn load_help_describes_the_streamed_load() {
+    let s = String::from_utf8(ok(bin().args(["load", "--help"]))).unwrap();
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "The input is streamed",
+        "committed every 64 MiB of input and renamed into place after its last commit",
+        "an existing store is loaded in one write transaction",
+    ] {
+        assert!(flat.contains(want), "load --help lacks {want:?}:\n{s}");
+    }
+    assert!(!flat.contains("validated first"), "{s}");
+}
+
+/// `-n` (MDB_NOSUBDIR) of mdb_stat, mdb_dump, mdb_copy and mdb_drop is
+/// accepted: a data file path says the same.
+#[test]
+fn stock_tools_n_is_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src.mdb");
+    let out = common::load_input(bin(), "k\nv\n", &["-q", "-T", "-n", "-s", "names"], &src);
+    assert!(out.status.success(), "{out:?}");
+    assert!(src.is_file());
+    succeeded(run(bin().args(["stat", "-n"]).arg(&src)));
+    succeeded(run(bin().args(["dump", "-n", "-a"]).arg(&src)));
+    let dst = tmp.path().join("dst.mdb");
+    succeeded(run(bin().args(["copy", "-n"]).arg(&src).arg(&dst)));
+    let get =
+        |path: &Path| String::from_utf8(ok(bin().arg("get").arg(path).args(["-s", "names", "k"])));
+    assert_eq!(get(&dst).unwrap(), "v\n");
+    // As `mdb_copy -c -n SRC`: a compacted data file on standard output.
+    let piped = run(bin().args(["copy", "-c", "-n"]).arg(&src));
+    assert!(piped.status.success(), "{piped:?}");
+    let from_pipe = tmp.path().join("piped.mdb");
+    std::fs::write(&from_pipe, &piped.stdout).unwrap();
+    assert_eq!(get(&from_pipe).unwrap(), "v\n");
+    succeeded(run(bin()
+        .args(["drop", "-n", "-d", "-s", "names", "--yes"])
+        .arg(&dst)));
+    let gone = run(bin().arg("get").arg(&dst).args(["-s", "names", "k"]));
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&gone.stderr)
+        .contains("database \"names\": cannot open: MDB_NOTFOUND"));
 }

@@ -219,3 +219,143 @@ fn bad_record_past_the_open_check_named_when_opened() {
     assert!(err.contains("\"kind\":\"corrupted\""), "{err}");
     assert!(err.contains("\"database\":\"zlate!\""), "{err}");
 }
+
+/// A database that does not exist, or a key or rank missing from one: every
+/// command builds the same line (`PATH: database "NAME": ...`) and, with
+/// `--json`, names the database in `database`.
+#[test]
+fn missing_database_is_named_alike_by_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("db");
+    let out = common::load_input(bin(), "alice\n42\n", &["-q", "-T", "-s", "users"], &store);
+    assert!(out.status.success(), "{out:?}");
+    let st = s(&store);
+    let missing: Vec<Vec<&str>> = vec![
+        vec!["stat", "-s", "nosuch", &st],
+        vec!["dump", "-s", "nosuch", &st],
+        vec!["get", "-s", "nosuch", &st, "k"],
+        vec!["scan", "-s", "nosuch", &st],
+        vec!["count", "-s", "nosuch", &st],
+        vec!["rank", "-s", "nosuch", "--rank", "0", &st],
+        vec!["rank", "-s", "nosuch", "--key", "k", &st],
+        vec!["drop", "-s", "nosuch", "--yes", &st],
+    ];
+    let absent: Vec<Vec<&str>> = vec![
+        vec!["get", "-s", "users", &st, "bob"],
+        vec!["rank", "-s", "users", "--key", "bob", &st],
+        vec!["rank", "-s", "users", "--key", "alice", "--value", "7", &st],
+        vec!["rank", "-s", "users", "--rank", "5", &st],
+    ];
+    let mut cases = missing.clone();
+    cases.extend(absent.iter().cloned());
+    insta::assert_snapshot!("missing_database", stderr_of(&cases, tmp.path()));
+    for args in missing.iter().chain(&absent) {
+        let out = bin().args(args).arg("--json").output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stderr)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let e = &v["error"];
+        assert_eq!(e["kind"], "not_found", "{args:?}: {v}");
+        assert_eq!(e["database"], args[2], "{args:?}: {v}");
+        assert_eq!(e["database_main"], false, "{args:?}: {v}");
+        assert!(
+            !e["message"].as_str().unwrap().contains(args[2]),
+            "{args:?}: {v}"
+        );
+        if missing.contains(args) {
+            assert_eq!(
+                e["message"], "cannot open: MDB_NOTFOUND: No matching key/data pair found",
+                "{args:?}: {v}"
+            );
+            assert_eq!(e["code"], dlmdb::Error::NotFound.code(), "{args:?}: {v}");
+        }
+    }
+}
+
+/// The truncation test reads only the meta page: the roots and page totals
+/// of the main and free-list trees. A file cut inside a named database's
+/// pages passes it, so `stat` (which reads no page of that database, as
+/// mdb_stat) warns and succeeds, while the commands that read the pages
+/// fail on the first missing one; a file cut before the main tree's root
+/// is refused by every command.
+#[test]
+fn cut_inside_a_named_database_fails_where_its_pages_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("big");
+    let mut input = String::new();
+    for i in 0..40_000 {
+        input.push_str(&format!("k{i:08}\n{}\n", "v".repeat(80)));
+    }
+    let out = common::load_input(bin(), input, &["-q", "-T", "-s", "data"], &store);
+    assert!(out.status.success(), "{out:?}");
+    let st = s(&store);
+    let stat: serde_json::Value = serde_json::from_slice(
+        &bin()
+            .args(["stat", "--json", "-e", &st])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let pages = stat["env"]["pages_used"].as_u64().unwrap();
+    assert!(pages > 1000, "{stat}");
+    let data = store.join("data.mdb");
+    truncate_to_pages(&data, 900);
+    for args in [
+        vec!["stat", &st],
+        vec!["stat", "-a", &st],
+        vec!["stat", "-s", "data", &st],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            err.starts_with("dlmdb: warning: ")
+                && err.contains(&format!("has 900 pages, fewer than the {pages}")),
+            "{args:?}: {err}"
+        );
+    }
+    let check = bin().args(["check", "--json", &st]).output().unwrap();
+    assert_eq!(check.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert!(
+        v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["message"]
+                .as_str()
+                .unwrap()
+                .contains("beyond the end of the file")),
+        "{v}"
+    );
+    for args in [
+        vec!["dump", "-a", &st],
+        vec!["scan", "-s", "data", &st],
+        vec!["count", "-s", "data", &st],
+        vec!["get", "-s", "data", &st, "k00039999"],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("database \"data\": ") && err.contains("MDB_PAGE_NOTFOUND"),
+            "{args:?}: {err}"
+        );
+    }
+    // The main tree's root (page 2 here: the load wrote it first) cut off.
+    truncate_to_pages(&data, 2);
+    for args in [
+        vec!["stat", &st],
+        vec!["dump", "-a", &st],
+        vec!["count", "-s", "data", &st],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("data file truncated: it has 2 pages, the meta page (txnid 1) says the store uses {pages}")),
+            "{args:?}: {err}"
+        );
+    }
+}

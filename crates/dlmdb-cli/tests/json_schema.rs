@@ -167,6 +167,31 @@ fn errors_are_json_on_stderr_with_the_usual_exit_status() {
             1,
             "not_found",
         ),
+        (
+            vec!["count", "--json", "-s", "nosuch", stock],
+            1,
+            "not_found",
+        ),
+        (
+            vec![
+                "rank",
+                "--json",
+                "-s",
+                "accounts",
+                "--key",
+                "no-such-key",
+                stock,
+            ],
+            1,
+            "not_found",
+        ),
+        (
+            vec![
+                "rank", "--json", "-s", "accounts", "--hex", "--key", "zz", stock,
+            ],
+            2,
+            "usage",
+        ),
         (vec!["scan", "--json", "--bogus-flag", stock], 2, "usage"),
         (
             vec!["drop", "--json", "--delete", "--yes", stock],

@@ -155,6 +155,28 @@ fn unshareable_lock_file_gives_one_line_of_advice() {
             "{cmd:?}: {err}"
         );
     }
+    // With --json the engine's code travels with the advice.
+    for cmd in [
+        &["stat", "--json"][..],
+        &["check", "--json"],
+        &["count", "--json"],
+    ] {
+        let o = dlmdb_at(cmd, &path);
+        let err: serde_json::Value = serde_json::from_slice(&o.stderr)
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+        let e = &err["error"];
+        assert_eq!(
+            e["code"],
+            dlmdb::Error::VersionMismatch.code(),
+            "{cmd:?}: {err}"
+        );
+        assert_eq!(e["kind"], "engine", "{cmd:?}: {err}");
+        let msg = e["message"].as_str().unwrap();
+        assert!(
+            msg.contains("MDB_VERSION_MISMATCH") && msg.contains("--no-lock"),
+            "{cmd:?}: {msg}"
+        );
+    }
     let copy = dir.path().join("c.mdb");
     let o = common::bin()
         .args(["copy"])

@@ -1,4 +1,4 @@
-//! What a counted branch node's count means (dlmdb-extensions.md §3.5):
+//! What a counted branch node's count means (DLMDB's `MDB_COUNTED`):
 //! the entries of its child's subtree, where a leaf page's entries are the
 //! sum of its nodes' contributions:
 //!

@@ -1,4 +1,4 @@
-//! Free-list records of the free-page tree (lmdb-format.md §12.1).
+//! Free-list records of the free-page tree.
 //!
 //! ```text
 //! key:  offset 0, 8 bytes   txn id that freed the pages (u64)

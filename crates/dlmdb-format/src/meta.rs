@@ -1,4 +1,4 @@
-//! Meta pages 0 and 1 (lmdb-format.md §10.1). Page header (flags META),
+//! Meta pages 0 and 1. Page header (flags META),
 //! then at page offset:
 //!
 //! ```text

@@ -1,5 +1,4 @@
-//! Nodes of branch and leaf pages (lmdb-format.md §5.2, §5.4;
-//! dlmdb-extensions.md §3.2, §3.4).
+//! Nodes of branch and leaf pages, stock LMDB's and DLMDB's.
 //!
 //! ```text
 //! offset in node  size   branch node               leaf node

@@ -1,5 +1,5 @@
-//! The stock key and duplicate orderings (lmdb-format.md §13), chosen by
-//! database flags. Custom comparators are not recorded in the file.
+//! The stock key and duplicate orderings, chosen by database flags. Custom
+//! comparators are not recorded in the file.
 
 use crate::record::DbFlags;
 use std::cmp::Ordering;

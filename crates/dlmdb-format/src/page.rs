@@ -1,5 +1,4 @@
-//! Page header and page-level access (lmdb-format.md §4, §5.1, §7, §8.2;
-//! dlmdb-extensions.md §3.4).
+//! Page header and page-level access, stock LMDB's and DLMDB's.
 //!
 //! ```text
 //! offset size field
@@ -228,7 +227,7 @@ impl PageHeader {
     /// items, by the fit rule every reader applies: `lower` even, at least
     /// 16 and not above `upper`, and the packed items plus the free space
     /// `upper - lower` within `size` (LEAF2 bookkeeping moves `lower` up by
-    /// 2 and `upper` down by `item_size - 2` per item, lmdb-format.md §7).
+    /// 2 and `upper` down by `item_size - 2` per item).
     pub fn leaf2_items(&self, size: usize, item_size: usize) -> Result<usize> {
         let (lower, upper) = (usize::from(self.lower), usize::from(self.upper));
         if lower < PAGE_HEADER_SIZE || !lower.is_multiple_of(2) || lower > upper {

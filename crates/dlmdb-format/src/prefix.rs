@@ -1,4 +1,4 @@
-//! Prefix-compressed leaf keys (dlmdb-extensions.md §3.7-§3.13, N.3.3).
+//! Prefix-compressed leaf keys (DLMDB's `MDB_PREFIX_COMPRESSION`).
 //!
 //! Compressed pages: leaf pages (not LEAF2) and non-LEAF2 sub-pages of a
 //! tree whose database has `PREFIX_COMPRESSION`. There is no page flag.

@@ -1,7 +1,7 @@
-//! The 48-byte database record `MDB_db` (lmdb-format.md §9,
-//! dlmdb-extensions.md §3.3). It describes the free-page and main trees in
-//! the meta page, every named database (catalog value in the main tree,
-//! node flag `SUBDATA`) and every duplicate sub-database (`DUPDATA|SUBDATA`).
+//! The 48-byte database record `MDB_db`. It describes the free-page and
+//! main trees in the meta page, every named database (catalog value in the
+//! main tree, node flag `SUBDATA`) and every duplicate sub-database
+//! (`DUPDATA|SUBDATA`).
 //!
 //! ```text
 //! offset size field

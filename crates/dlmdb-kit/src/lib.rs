@@ -203,9 +203,9 @@ pub mod stock {
     );
     pub use lmdb_master_sys::{MDB_INTEGERKEY, MDB_NOSUBDIR, MDB_REVERSEKEY};
 
-    /// Stock LMDB has no `mdb_cursor_list_dup`; this emulates the DLMDB
-    /// contract (dlmdb-extensions.md §2.4.8) with a second cursor, so
-    /// differential tests can compare the call too:
+    /// Stock LMDB has no `mdb_cursor_list_dup`; this gives DLMDB's results
+    /// for it with a second cursor, so differential tests can compare the
+    /// call too:
     /// * DB not DUPSORT -> `MDB_INCOMPATIBLE`;
     /// * cursor not positioned / past the end -> `MDB_NOTFOUND`;
     /// * key whose node has no F_DUPDATA (a single plain value) ->

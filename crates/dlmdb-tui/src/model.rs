@@ -301,11 +301,11 @@ pub struct DupInfo {
 /// walks the distinct keys in the same order, so the first `n0` keys are on
 /// leaf 0, the next `n1` on leaf 1, and so on. On a prefix-compressed leaf
 /// node 0 (the trunk) stores its key raw and node i >= 1 stores
-/// `varint(s) ++ key[s..]`, `s` = longest common prefix with the trunk
-/// (dlmdb-extensions.md §3.8, always maximal). `stored_key_bytes` sums those
-/// encoded lengths (`mn_ksize`), `logical_key_bytes` the full key lengths.
-/// For databases without the flag both are the raw lengths and
-/// `if_compressed_bytes` tells what compression would store.
+/// `varint(s) ++ key[s..]`, `s` = longest common prefix with the trunk.
+/// `stored_key_bytes` sums those encoded lengths (`mn_ksize`),
+/// `logical_key_bytes` the full key lengths. For databases without the
+/// flag both are the raw lengths and `if_compressed_bytes` tells what
+/// compression would store.
 ///
 /// `node_check` rebuilds every leaf's used bytes from these key sizes plus
 /// node headers, even-padding, pointers and data sizes (value, overflow page
@@ -661,9 +661,9 @@ impl<'e> View<'e> {
         };
         // What the stored counters should equal: in data version 2 the
         // record of a DUPSORT database also counts its duplicate sub-trees'
-        // pages (dlmdb-extensions.md N.7); stock LMDB and version 1 count the
-        // outer tree only. Entries count values, which equal leaf nodes only
-        // without duplicates.
+        // pages; stock LMDB and version 1 count the outer tree only.
+        // Entries count values, which equal leaf nodes only without
+        // duplicates.
         let counters_include_subtrees = dupsort && self.env.layout() == Layout::DlmdbV2;
         let (want_branch, want_leaf) = if counters_include_subtrees {
             (walk.branch_pages, walk.leaf_pages)
@@ -1069,7 +1069,7 @@ fn seek<'t>(
 }
 
 /// What a prefix-compressed page stores for `key` when its first key is
-/// `trunk` (dlmdb-extensions.md §3.8).
+/// `trunk`: the varint of the common prefix length, then the rest.
 fn encoded_len(trunk: &[u8], key: &[u8]) -> u64 {
     dlmdb_format::prefix::encoded_len(trunk, key) as u64
 }

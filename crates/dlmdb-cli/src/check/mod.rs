@@ -58,7 +58,8 @@ pub struct CheckOptions {
     /// Show a progress bar (terminal only; the caller decides).
     pub progress: bool,
     /// Also require every prefix-compressed page to be in the exact form
-    /// this engine writes (§3.8 canonical encodings, §3.10 exact `mp_pad`).
+    /// this engine writes (minimal varints, full common prefixes, `mp_pad`
+    /// equal to the longest key).
     /// DLMDB itself may leave raw keys or a stale `mp_pad`, so this is for
     /// stores written by this engine.
     pub strict_prefix: bool,
@@ -251,10 +252,13 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     let engine = match dlmdb::Env::open_detect(&opts.path, &crate::stat::open_options(opts.layout))
     {
         Ok(o) => Some(o),
-        Err(e @ dlmdb::OpenError::LockUnshared { .. }) => anyhow::bail!(
-            "{e}; to check without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
-             may make the check report problems that are not there)"
-        ),
+        Err(e @ dlmdb::OpenError::LockUnshared { .. }) => {
+            return Err(crate::error::lock_unshared(
+                e,
+                "to check without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
+                 may make the check report problems that are not there)",
+            ))
+        }
         Err(_) => None,
     };
     let _pin = engine.as_ref().and_then(|o| o.env.read_txn().ok());

@@ -54,11 +54,11 @@ impl DataFile {
     }
 }
 
-/// The exact form of a compressed page as this engine writes it (§3.8,
-/// §3.10): every node `i >= 1` stored as `varint(s) || key[s..]` with the
-/// minimal varint and `s` the full common prefix with the trunk, and
-/// `mp_pad` equal to the longest decoded key. `stored` are the stored key
-/// bytes, `keys` the decoded keys, in node order. Returns the deviations.
+/// The exact form of a compressed page as this engine writes it: every
+/// node `i >= 1` stored as `varint(s) || key[s..]` with the minimal varint
+/// and `s` the full common prefix with the trunk, and `mp_pad` equal to
+/// the longest decoded key. `stored` are the stored key bytes, `keys` the
+/// decoded keys, in node order. Returns the deviations.
 pub fn prefix_form_problems(mp_pad: u16, stored: &[&[u8]], keys: &[Vec<u8>]) -> Vec<String> {
     let mut out = Vec::new();
     let Some(trunk) = keys.first() else {
