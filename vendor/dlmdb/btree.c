@@ -1368,7 +1368,7 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 		return MDB_CORRUPTED;
 	if (level + 1 != mc->db->md_depth)
 		return MDB_CORRUPTED;
-	return dl_leaf2_check(env, mc->db, mp);
+	return dl_leaf2_check(mc, mp);
 }
 
 /* dl_search_sk for any mode, out of line. */

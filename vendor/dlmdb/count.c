@@ -280,6 +280,8 @@ int dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left)
 			return MDB_CORRUPTED;
 		if (IS_LEAF(mp)) {
 			uint64_t c = 0;
+			if ((rc = dl_leaf2_check(mc, mp)))
+				return rc;
 			for (i = 0; i < n; i++) {
 				if ((rc = dl_contrib(env, mp, i, &c)))
 					return rc;

@@ -195,7 +195,7 @@ static int dl_descend(MDB_cursor *mc, int l, int rightmost)
 			return MDB_CORRUPTED;
 		if (lev == mc->top ? !IS_LEAF(mp) : !IS_BRANCH(mp))
 			return MDB_CORRUPTED;
-		if ((rc = dl_leaf2_check(txn->env, mc->db, mp)))
+		if ((rc = dl_leaf2_check(mc, mp)))
 			return rc;
 		mc->pg[lev] = mp;
 		mc->ki[lev] = (indx_t)(rightmost ? n - 1 : 0);

@@ -63,6 +63,11 @@ static int dl_find_record(MDB_txn *txn, const char *name, size_t len, MDB_db *re
 	if (data.mv_size != sizeof(MDB_db))
 		return MDB_INCOMPATIBLE;
 	memcpy(rec, data.mv_data, sizeof(MDB_db));
+	/* Records reach the main DB only at commit (dl_dbs_flush), so every
+	 * record read here is the snapshot's, or one created empty in this
+	 * txn: its root lies below the snapshot's page count. */
+	if (rec->md_root != P_INVALID && (rec->md_root < 2 || rec->md_root >= txn->snap_pages))
+		return MDB_CORRUPTED;
 	return 0;
 }
 
@@ -86,8 +91,6 @@ int dl_db_load(MDB_txn *txn, MDB_dbi dbi)
 	txn->dbflags[dbi] &= ~DB_STALE;
 	if (!dl_flags_usable(env, rec.md_flags))
 		txn->dbflags[dbi] |= DB_INCOMPAT;
-	if (rec.md_root != P_INVALID && (rec.md_root < 2 || rec.md_root >= txn->next_pgno))
-		return MDB_CORRUPTED;
 	return 0;
 }
 

@@ -30,7 +30,11 @@ static int dl_pool_merge(MDB_txn *txn, const unsigned char *ids, size_t n)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		pgno_t pg = dl_get64(ids + 8 * i);
-		if (pg < 2 || pg >= txn->next_pgno)
+		/* The records read here are the snapshot's (this txn's own goes
+		 * in at commit, under a txnid no reader is older than), so their
+		 * pages lie below its page count; next_pgno has grown by what
+		 * this txn allocated already. */
+		if (pg < 2 || pg >= txn->snap_pages)
 			return MDB_CORRUPTED;
 		txn->pool.ids[txn->pool.n++] = pg;
 	}

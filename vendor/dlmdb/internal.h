@@ -320,6 +320,13 @@ struct MDB_txn {
 	unsigned flags;
 	txnid_t	txnid;
 	pgno_t	next_pgno;	/* first page not in use */
+	/* next_pgno as the snapshot this txn (or its top ancestor) began
+	 * from has it.  Every page number stored in the snapshot (a named
+	 * DB's record, a branch's child, an overflow run) lies below it in an
+	 * undamaged store; next_pgno grows as a write txn allocates, and a
+	 * damaged number at or above snap_pages would otherwise reach a page
+	 * this txn allocated for something else. */
+	pgno_t	snap_pages;
 	pgno_t	fpages;		/* pages of the file readable through the map */
 	/* Read txns: dl_txn_map_span, so that a page number pg is a
 	 * snapshot page the map holds exactly when pg - 2 < mapspan (one
@@ -847,7 +854,6 @@ void dl_ov_spare_drop(void);
 int  dl_page_alloc(MDB_cursor *mc, unsigned num, MDB_page **ret);
 int  dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num);
 int  dl_page_touch(MDB_cursor *mc, int level);
-int  dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp);
 void dl_wchecked_begin(MDB_env *env, txnid_t snapshot, pgno_t pages);
 void dl_wchecked_committed(MDB_txn *txn);
 int  dl_txn_err(MDB_txn *txn, int rc);
@@ -1151,18 +1157,29 @@ static inline int dl_page_check(MDB_env *env, MDB_page *mp)
 		0 : MDB_CORRUPTED;
 }
 
-/*
- * A LEAF2 page (packed fixed-size duplicates) reached by a descent: its
- * item size mp_pad must be non-zero, agree with the sub-database record's
- * item size when that is known, and its items must fit in the page, or the
- * items handed out would run past the page.
- */
-static inline int dl_leaf2_check(MDB_env *env, const MDB_db *db, MDB_page *mp)
+/* Whether mc walks a duplicate sub-tree: its record is then the
+ * sub-cursor's own copy, not the txn's record of the handle. */
+static inline int dl_cursor_subtree(const MDB_cursor *mc)
 {
+	return mc->db != &mc->txn->dbs[mc->dbi];
+}
+
+/*
+ * A LEAF2 page (packed fixed-size duplicates) reached by cursor mc's
+ * descent: only the sub-tree of a DUPFIXED duplicate set has them (every
+ * other leaf is read as nodes, and the plain scan step relies on that);
+ * its item size mp_pad must be non-zero, agree with the sub-database
+ * record's item size when that is known, and its items must fit in the
+ * page, or the items handed out would run past the page.
+ */
+static inline int dl_leaf2_check(const MDB_cursor *mc, MDB_page *mp)
+{
+	const MDB_db *db = mc->db;
 	size_t k = mp->mp_pad;
 	if (!(mp->mp_flags & P_LEAF2))
 		return 0;
-	if (!k || (db->md_pad && k != db->md_pad) || !dl_bounds_ok(mp, env->psize, k))
+	if (!dl_cursor_subtree(mc) || !(db->md_flags & MDB_DUPFIXED) || !k ||
+	    (db->md_pad && k != db->md_pad) || !dl_bounds_ok(mp, mc->txn->env->psize, k))
 		return MDB_CORRUPTED;
 	return 0;
 }

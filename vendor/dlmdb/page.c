@@ -832,31 +832,51 @@ static size_t dl_wnode_size(MDB_env *env, MDB_page *mp, MDB_node *n, int kind)
 }
 
 static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz);
-static int dl_wchildren_ok(MDB_page *mp);
+static int dl_wchildren_ok(MDB_page *mp, pgno_t bound);
 
-/* The leaf node's flags and, for an inline duplicate set, its sub-page. */
-static int dl_wleaf_node_ok(MDB_env *env, MDB_node *n)
+/*
+ * Page number pg, stored in a map page a write is about to change, can be
+ * a page of the snapshot: bound is the snapshot's page count (snap_pages).
+ * A number at or above it would name a page the write txn allocates for
+ * something else, which it then trusts as its own.
+ */
+static inline int dl_wref_ok(pgno_t pg, pgno_t bound)
+{
+	return pg >= 2 && pg < bound;
+}
+
+/* The leaf node's flags, the page numbers it stores (an overflow run, a
+ * database record's root), and, for an inline duplicate set, its
+ * sub-page.  The node lies in its page. */
+static int dl_wleaf_node_ok(MDB_env *env, MDB_node *n, pgno_t bound)
 {
 	unsigned f = n->mn_flags;
+	char *d = (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
 	if (f & ~(unsigned)(F_BIGDATA | F_SUBDATA | F_DUPDATA))
 		return 0;
 	if ((f & F_BIGDATA) && (f & (F_SUBDATA | F_DUPDATA)))
 		return 0;
-	if (f & F_SUBDATA)
-		return NODEDSZ(n) == sizeof(MDB_db);
-	if (f & F_DUPDATA) {
-		char *d = (char *)n + NODESZ + n->mn_ksize + (n->mn_ksize & env->pad);
-		return dl_wsubpage_ok(env, (MDB_page *)d, NODEDSZ(n));
+	if (f & F_BIGDATA)
+		return dl_wref_ok(dl_get64(d), bound);
+	if (f & F_SUBDATA) {
+		MDB_db rec;
+		if (NODEDSZ(n) != sizeof(MDB_db))
+			return 0;
+		memcpy(&rec, d, sizeof(rec));
+		return rec.md_root == P_INVALID || dl_wref_ok(rec.md_root, bound);
 	}
+	if (f & F_DUPDATA)
+		return dl_wsubpage_ok(env, (MDB_page *)d, NODEDSZ(n));
 	return 1;
 }
 
 /*
  * Check the node area of a page or sub-page of sz bytes (lower/upper
  * already bounded by dl_bounds_ok).  kind: DL_WK_BRANCH, DL_WK_LEAF
- * (data parts, node flags) or DL_WK_DUP (the key-only nodes of a sub-page).
+ * (data parts, node flags, stored page numbers below bound) or DL_WK_DUP
+ * (the key-only nodes of a sub-page).
  */
-static int dl_wnodes_ok(MDB_env *env, MDB_page *mp, size_t sz, int kind)
+static int dl_wnodes_ok(MDB_env *env, MDB_page *mp, size_t sz, int kind, pgno_t bound)
 {
 	uint64_t map[(65536 / 2) / 64];
 	unsigned n = NUMKEYS(mp), up = MP_UPPER(mp);
@@ -886,7 +906,7 @@ static int dl_wnodes_ok(MDB_env *env, MDB_page *mp, size_t sz, int kind)
 			end = off + dl_wnode_size(env, mp, nd, kind);
 			if (end > sz)
 				return 0;
-			if (kind == DL_WK_LEAF && !dl_wleaf_node_ok(env, nd))
+			if (kind == DL_WK_LEAF && !dl_wleaf_node_ok(env, nd, bound))
 				return 0;
 		}
 	}
@@ -905,7 +925,8 @@ static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz)
 			return 0;
 		return dl_bounds_ok(sp, sz, sp->mp_pad);
 	}
-	return dl_bounds_ok(sp, sz, 0) && dl_wnodes_ok(env, sp, sz, DL_WK_DUP);
+	/* A sub-page's nodes store no page numbers: no bound. */
+	return dl_bounds_ok(sp, sz, 0) && dl_wnodes_ok(env, sp, sz, DL_WK_DUP, 0);
 }
 
 /*
@@ -915,15 +936,18 @@ static int dl_wsubpage_ok(MDB_env *env, MDB_page *sp, size_t sz)
  * duplicate sub-database), never P_COUNTED).  LEAF2 pages must follow the
  * lower/upper counting convention exactly, since deletes and inserts adjust
  * both by the item size.  Then lower/upper and the node area, and a
- * branch's children are distinct (dl_wchildren_ok).
+ * branch's children are distinct (dl_wchildren_ok); every page number the
+ * page stores lies below bound, the snapshot's page count (dl_wref_ok).
  * nodes_known_good: the node area was checked before (the role checks,
- * which depend on db, are made every time; they cost O(1)).
+ * which depend on db, are made every time; they cost O(1)).  A store's
+ * page count only grows, so a page checked against an earlier snapshot's
+ * bound passes a later one's.
  * Returns 0, MDB_INCOMPATIBLE (a counted DB with an uncounted branch page,
  * dlmdb-extensions §2.4.1: writing it would mix node layouts) or
  * MDB_CORRUPTED.
  */
-static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp,
-	int nodes_known_good)
+static int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp,
+	int nodes_known_good, pgno_t bound)
 {
 	size_t ps = env->psize;
 	unsigned role = mp->mp_flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META | P_LEAF2 |
@@ -936,8 +960,8 @@ static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_pa
 			return counted ? MDB_INCOMPATIBLE : MDB_CORRUPTED;
 		if (nodes_known_good)
 			return 0;
-		return dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH) ? dl_wchildren_ok(mp) :
-			MDB_CORRUPTED;
+		return dl_wnodes_ok(env, mp, ps, DL_WK_BRANCH, bound) ?
+			dl_wchildren_ok(mp, bound) : MDB_CORRUPTED;
 	}
 	/* Node pages keep upper even (nodes are even-sized); an odd upper
 	 * would place the next inserted node at an odd offset. */
@@ -945,7 +969,7 @@ static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_pa
 		return MDB_CORRUPTED;
 	if (role == P_LEAF)
 		return dl_bounds_ok(mp, ps, 1) &&
-			(nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_LEAF)) ?
+			(nodes_known_good || dl_wnodes_ok(env, mp, ps, DL_WK_LEAF, bound)) ?
 			0 : MDB_CORRUPTED;
 	if (role == (P_LEAF | P_LEAF2)) {
 		size_t k = mp->mp_pad;
@@ -957,28 +981,26 @@ static int dl_page_wcheck_core(MDB_env *env, const MDB_db *db, int subdb, MDB_pa
 	return MDB_CORRUPTED;
 }
 
-int dl_page_wcheck(MDB_env *env, const MDB_db *db, int subdb, MDB_page *mp)
-{
-	return dl_page_wcheck_core(env, db, subdb, mp, 0);
-}
-
 /*
- * The children of branch page mp (node area already checked) are distinct
- * and none is mp itself.  A page reached through two links of one branch
- * would be copied (and freed) once per link by a write, and one link would
- * keep pointing at a freed page.
+ * The children of branch page mp (node area already checked) are distinct,
+ * none is mp itself, and all lie below bound (dl_wref_ok).  A page reached
+ * through two links of one branch would be copied (and freed) once per
+ * link by a write, and one link would keep pointing at a freed page.
  */
-static int dl_wchildren_ok(MDB_page *mp)
+static int dl_wchildren_ok(MDB_page *mp, pgno_t bound)
 {
 	pgno_t local[2 * 256], *kids = local;
 	unsigned n = NUMKEYS(mp);
-	int ok = 1;
+	int ok;
+	DL_ASSERT(n > 0);	/* the caller refuses an empty branch */
 	if (n > sizeof(local) / sizeof(local[0]) / 2 &&
 	    !(kids = malloc(2 * (size_t)n * sizeof(pgno_t))))
 		return ENOMEM;
 	for (unsigned i = 0; i < n; i++)
 		kids[i] = NODEPGNO(NODEPTR(mp, i));
 	dl_sort_u64(kids, kids + n, n);
+	/* Sorted: the smallest and largest bound them all. */
+	ok = dl_wref_ok(kids[0], bound) && dl_wref_ok(kids[n - 1], bound);
 	for (unsigned i = 0; i < n && ok; i++)
 		if ((i && kids[i] == kids[i - 1]) || kids[i] == mp->mp_pgno)
 			ok = 0;
@@ -1206,7 +1228,7 @@ static int dl_page_wcheck_map(MDB_cursor *mc, int subdb, MDB_page *mp)
 	MDB_env *env = mc->txn->env;
 	pgno_t pg = mp->mp_pgno;
 	int known = dl_wchecked_has(env, pg);
-	int rc = dl_page_wcheck_core(env, mc->db, subdb, mp, known);
+	int rc = dl_page_wcheck(env, mc->db, subdb, mp, known, mc->txn->snap_pages);
 	if (!rc && !known)
 		rc = dl_worder_ok(mc, mp);
 	if (!rc && !known && dl_wchecked_ready(env, mc->txn->next_pgno))
@@ -1276,7 +1298,7 @@ int dl_page_touch(MDB_cursor *mc, int level)
 	}
 	if (txn->parent && dl_ancestor_holds(txn, mp->mp_pgno))
 		return dl_page_shadow(mc, level, mp, mp->mp_pgno);	/* spilled by an ancestor */
-	if ((rc = dl_page_wcheck_map(mc, mc->db != &txn->dbs[mc->dbi], mp)))
+	if ((rc = dl_page_wcheck_map(mc, dl_cursor_subtree(mc), mp)))
 		return dl_txn_fail(txn, rc);
 	if (level > 0 && (rc = dl_wrange_ok(mc, level, mp)))
 		return dl_txn_fail(txn, rc);

@@ -92,6 +92,7 @@ static void dl_txn_setup_core(MDB_txn *txn, MDB_meta *m)
 {
 	MDB_env *env = txn->env;
 	txn->next_pgno = m->mm_last_pg + 1;
+	txn->snap_pages = txn->next_pgno;
 	txn->fpages = dl_fpages_get(env);
 	if (txn->fpages < txn->next_pgno)
 		txn->fpages = dl_file_pages(env);	/* the file may have grown */
@@ -246,6 +247,7 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	txn->flags = parent->flags & (TXN_NOSYNC | TXN_NOMETASYNC);
 	txn->txnid = parent->txnid;
 	txn->next_pgno = parent->next_pgno;
+	txn->snap_pages = parent->snap_pages;
 	txn->fpages = parent->fpages;
 	unsigned nd = parent->numdbs;
 	DL_ASSERT(nd >= DL_CORE_DBS && nd <= env->maxdbs);

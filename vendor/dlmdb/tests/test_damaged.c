@@ -326,6 +326,59 @@ static void test_rank_with_branch_pointer_past_page(void)
 	mdb_env_close(env);
 }
 
+/*
+ * A plain leaf of "d" given P_LEAF2 and an item size: only a DUPFIXED
+ * duplicate sub-tree has packed leaves, so a scan, a seek and a rank
+ * descent that reach it must report MDB_CORRUPTED instead of handing out
+ * slices of its nodes as items.  countflags: MDB_COUNTED for the rank.
+ */
+static void leaf2_on_plain_leaf_case(unsigned countflags)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build(path, countflags, 3000, 0));
+	long long size;
+	unsigned char *file = slurp(path, &size);
+	REQUIRE(file);
+	/* Past the first two leaves (the main DB's, and "d"'s first). */
+	long pg = -1;
+	for (long p = 2, seen = 0; (p + 1) * PS <= size; p++)
+		if (flags_of(file + p * PS) == F_LEAF && ++seen == 3) {
+			pg = p;
+			break;
+		}
+	REQUIRE(pg >= 2);
+	/* Its first key, to seek to. */
+	uint16_t ptr0, ks;
+	memcpy(&ptr0, file + pg * PS + 16, 2);
+	memcpy(&ks, file + pg * PS + ptr0 + 6, 2);
+	REQUIRE(ks == 7);
+	char first[8] = { 0 };
+	memcpy(first, file + pg * PS + ptr0 + 8, 7);
+	free(file);
+	uint16_t pad = 8, f = F_LEAF | F_LEAF2;
+	REQUIRE_OK(t_patch_file(path, pg * PS + 8, &pad, 2));
+	REQUIRE_OK(t_patch_file(path, pg * PS + 10, &f, 2));
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_env *env = open_ro(path, &txn, &dbi);
+	REQUIRE(env);
+	CHECK_RC(read_all(env, txn, dbi), MDB_CORRUPTED);
+	MDB_cursor *c;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &c));
+	MDB_val k = t_val(first), v;
+	CHECK_RC(mdb_cursor_get(c, &k, &v, MDB_SET_RANGE), MDB_CORRUPTED);
+	mdb_cursor_close(c);
+	if (countflags) {
+		int n = atoi(first + 1);
+		CHECK_RC(mdb_get_rank(txn, dbi, (uint64_t)n, &k, &v), MDB_CORRUPTED);
+	}
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void test_plain_leaf_with_leaf2_flag(void) { leaf2_on_plain_leaf_case(0); }
+static void test_counted_leaf_with_leaf2_flag(void) { leaf2_on_plain_leaf_case(MDB_COUNTED); }
+
 /* 48-byte key i: "k%06d" and 'x' bytes, so keys differ in their first 8. */
 static MDB_val long_key(char *kb, int i)
 {
@@ -1072,6 +1125,8 @@ int main(void)
 	RUN(test_large_branch_bad_child_k8);
 	RUN(test_large_branch_bad_child_k20);
 	RUN(test_large_branch_bad_child_k64);
+	RUN(test_plain_leaf_with_leaf2_flag);
+	RUN(test_counted_leaf_with_leaf2_flag);
 	T_DONE();
 #endif
 }

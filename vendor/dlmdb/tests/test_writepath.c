@@ -756,6 +756,131 @@ static void test_counted_count_off(void)
 }
 
 /* The control: the same writes on undamaged stores commit. */
+/* The last page number of the newer meta page (the one with the larger
+ * txnid), and the same field set to last in both. */
+static uint64_t meta_last_pg(const char *path)
+{
+	unsigned char m0[PS], m1[PS];
+	uint64_t l0, l1, t0, t1;
+	if (page_io(path, 0, m0, 0) || page_io(path, 1, m1, 0))
+		return 0;
+	memcpy(&l0, m0 + 136, 8);
+	memcpy(&l1, m1 + 136, 8);
+	memcpy(&t0, m0 + 144, 8);
+	memcpy(&t1, m1 + 144, 8);
+	return t1 > t0 ? l1 : l0;
+}
+
+static int set_last_pg(const char *path, uint64_t last)
+{
+	int rc = t_patch_file(path, 136, &last, 8);
+	return rc ? rc : t_patch_file(path, PS + 136, &last, 8);
+}
+
+/* DBs "a" and "b", one key each, created in that order in one txn. */
+static int build_pair(const char *path)
+{
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi a, b;
+	MDB_val k = t_val("k"), v = t_val("v");
+	int rc;
+	if (!env)
+		return EIO;
+	if (!(rc = mdb_txn_begin(env, NULL, 0, &txn))) {
+		if ((rc = mdb_dbi_open(txn, "a", MDB_CREATE, &a)) ||
+		    (rc = mdb_put(txn, a, &k, &v, 0)) ||
+		    (rc = mdb_dbi_open(txn, "b", MDB_CREATE, &b)) ||
+		    (rc = mdb_put(txn, b, &k, &v, 0)))
+			mdb_txn_abort(txn);
+		else
+			rc = mdb_txn_commit(txn);
+	}
+	mdb_env_close(env);
+	return rc;
+}
+
+/*
+ * The meta's last page moved below the root of "b" (damage to the meta or
+ * to the record).  A write txn allocates from that page count on, so its
+ * first new page gets b's root number; opening "b" afterwards must not hand
+ * that page (a copy of "a"'s leaf) to "b": the record is refused.
+ */
+static void test_record_root_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	REQUIRE_OK(build_pair(path));
+	mdb_size_t rb = find_page(path, "b", 0, MDB_PAGE_LEAF, 0);
+	REQUIRE(rb && rb == meta_last_pg(path));
+	REQUIRE_OK(set_last_pg(path, rb - 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi a, b;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "a", 0, &a));
+	MDB_val k = t_val("k2"), v = t_val("v2");
+	OK(mdb_put(txn, a, &k, &v, 0));
+	CHECK_RC(mdb_dbi_open(txn, "b", 0, &b), MDB_CORRUPTED);
+	CHECK(mdb_txn_commit(txn) != 0);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	CHECK_RC(mdb_dbi_open(txn, "b", 0, &b), MDB_CORRUPTED);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* A branch's child numbered at the snapshot's page count: the page the
+ * write txn allocates first (for its copy of that branch). */
+static void test_child_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	set_child(b, 1, last + 1);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
+}
+
+/* A leaf node's overflow page number at the snapshot's page count: a write
+ * to the leaf would carry a link to a page the txn allocates for
+ * something else (and free it with the node). */
+static void test_overflow_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS], big[6000];
+	memset(big, 'B', sizeof(big));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "big", MDB_CREATE, &dbi));
+	for (unsigned i = 0; i < 8; i++) {
+		char kb[32];
+		key_of(kb, sizeof(kb), i);
+		MDB_val k = t_val(kb), v = t_mem(big, sizeof(big));
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	mdb_size_t pg = find_page(path, "big", 0, MDB_PAGE_LEAF, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	/* Node 3: F_BIGDATA, its 10-byte key, then the run's page number. */
+	unsigned char *n = b + P_PTR(b, 3);
+	REQUIRE(get16(n + 4) & 1);
+	REQUIRE(get16(n + 6) == 10);
+	uint64_t past = last + 1;
+	memcpy(n + 8 + 10, &past, 8);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	expect_write_refused(path, "big", op_insert_many, MDB_CORRUPTED);
+}
+
 static void test_undamaged_writes_commit(void)
 {
 	const char *path = t_path("s.mdb");
@@ -797,6 +922,9 @@ int main(void)
 	RUN(test_entries_above_tree);
 	RUN(test_dup_entries_below_key);
 	RUN(test_counted_count_off);
+	RUN(test_record_root_past_snapshot);
+	RUN(test_child_past_snapshot);
+	RUN(test_overflow_past_snapshot);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
