@@ -1164,24 +1164,16 @@ static inline int dl_cursor_subtree(const MDB_cursor *mc)
 	return mc->db != &mc->txn->dbs[mc->dbi];
 }
 
+int dl_leaf2_page_check(const MDB_cursor *mc, MDB_page *mp);
+
 /*
- * A LEAF2 page (packed fixed-size duplicates) reached by cursor mc's
- * descent: only the sub-tree of a DUPFIXED duplicate set has them (every
- * other leaf is read as nodes, and the plain scan step relies on that);
- * its item size mp_pad must be non-zero, agree with the sub-database
- * record's item size when that is known, and its items must fit in the
- * page, or the items handed out would run past the page.
+ * A leaf reached by cursor mc's descent, as far as its LEAF2 flag goes: a
+ * page of packed fixed-size duplicates is checked out of line (lookups
+ * reach plain leaves only; the test costs them one flag test).
  */
 static inline int dl_leaf2_check(const MDB_cursor *mc, MDB_page *mp)
 {
-	const MDB_db *db = mc->db;
-	size_t k = mp->mp_pad;
-	if (!(mp->mp_flags & P_LEAF2))
-		return 0;
-	if (!dl_cursor_subtree(mc) || !(db->md_flags & MDB_DUPFIXED) || !k ||
-	    (db->md_pad && k != db->md_pad) || !dl_bounds_ok(mp, mc->txn->env->psize, k))
-		return MDB_CORRUPTED;
-	return 0;
+	return (mp->mp_flags & P_LEAF2) ? dl_leaf2_page_check(mc, mp) : 0;
 }
 
 /* Lexicographic order, inlined into the search loops for the default case. */

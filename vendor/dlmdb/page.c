@@ -635,6 +635,24 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 	return 0;
 }
 
+/*
+ * A LEAF2 page (packed fixed-size duplicates) reached by cursor mc's
+ * descent: only the sub-tree of a DUPFIXED duplicate set has them (every
+ * other leaf is read as nodes, and the plain scan step relies on that);
+ * its item size mp_pad must be non-zero, agree with the sub-database
+ * record's item size when that is known, and its items must fit in the
+ * page, or the items handed out would run past the page.
+ */
+int dl_leaf2_page_check(const MDB_cursor *mc, MDB_page *mp)
+{
+	const MDB_db *db = mc->db;
+	size_t k = mp->mp_pad;
+	if (!dl_cursor_subtree(mc) || !(db->md_flags & MDB_DUPFIXED) || !k ||
+	    (db->md_pad && k != db->md_pad) || !dl_bounds_ok(mp, mc->txn->env->psize, k))
+		return MDB_CORRUPTED;
+	return 0;
+}
+
 /* Errors that leave the transaction unusable. */
 int dl_txn_err(MDB_txn *txn, int rc)
 {
