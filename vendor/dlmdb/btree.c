@@ -18,11 +18,6 @@ static inline unsigned dl_ovpages(MDB_env *env, size_t dsize)
 	return (unsigned)((PAGEHDRSZ + dsize + env->psize - 1) / env->psize);
 }
 
-static inline int dl_is_dirty_page(MDB_env *env, MDB_page *mp)
-{
-	return (char *)mp < env->map || (char *)mp >= env->map + env->mapsize;
-}
-
 static inline void dl_node_key(MDB_page *mp, MDB_node *n, MDB_val *k)
 {
 	k->mv_size = n->mn_ksize;
@@ -76,13 +71,15 @@ int dl_node_read(MDB_cursor *mc, MDB_node *n, MDB_val *data)
 		return 0;
 	}
 	MDB_page *omp;
-	int rc = dl_pget(txn, pg, &omp);
+	int rc = dl_page_get_ref(txn, n, pg, &omp);
 	if (rc)
 		return rc;
 	if (!IS_OVERFLOW(omp) || (uint64_t)omp->mp_u.pages * env->psize < PAGEHDRSZ + dsz ||
 	    pg + omp->mp_u.pages > txn->next_pgno)
 		return MDB_CORRUPTED;
-	if (!dl_is_dirty_page(env, omp) && pg + dl_ovpages(env, dsz) > txn->fpages)
+	if (dl_run_past_snapshot(txn, n, pg, omp->mp_u.pages))
+		return MDB_CORRUPTED;
+	if (dl_in_map(env, omp) && pg + dl_ovpages(env, dsz) > txn->fpages)
 		return MDB_PAGE_NOTFOUND;
 	data->mv_size = dsz;
 	data->mv_data = (char *)omp + PAGEHDRSZ;
@@ -1273,7 +1270,7 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 	MDB_env *env = txn->env;
 	int rc, how = mode & 3, modify = mode & DL_PS_MODIFY;
 	unsigned level = 0;
-	MDB_page *mp;
+	MDB_page *mp = NULL;	/* the page above pg: NULL for the root */
 
 	if ((rc = dl_check_intr(txn)))
 		return rc;
@@ -1316,7 +1313,7 @@ static inline __attribute__((always_inline)) int dl_search_sk(MDB_cursor *mc,
 			 * at once, and the header's wait covers them all. */
 			if (level >= pflevel)
 				dl_page_prefetch((const char *)mp, psize);
-		} else if ((rc = dl_page_get(txn, pg, &mp))) {
+		} else if ((rc = dl_page_get_ref(txn, mp, pg, &mp))) {
 			return rc;
 		}
 		mc->pg[level] = mp;
@@ -2063,13 +2060,13 @@ static int dl_ov_free(MDB_cursor *mc, MDB_node *n)
 	MDB_txn *txn = mc->txn;
 	pgno_t pg = dl_get64(dl_leaf_data(txn->env, n));
 	MDB_page *omp;
-	int rc = dl_page_get(txn, pg, &omp);
+	int rc = dl_page_get_ref(txn, n, pg, &omp);
 	if (rc)
 		return rc;
 	if (!IS_OVERFLOW(omp))
 		return MDB_CORRUPTED;
 	unsigned np = omp->mp_u.pages;
-	if (!np || pg + np > txn->next_pgno)
+	if (!np || pg + np > txn->next_pgno || dl_run_past_snapshot(txn, n, pg, np))
 		return MDB_CORRUPTED;
 	mc->db->md_overflow_pages -= np;
 	return dl_page_free(txn, pg, np);
@@ -2236,7 +2233,7 @@ static int dl_put_overflow_value(MDB_cursor *mc, MDB_node *node, MDB_val *data, 
 	pgno_t pg = dl_get64(dl_leaf_data(env, node));
 	MDB_page *omp;
 	int rc;
-	if ((rc = dl_page_get(txn, pg, &omp)))
+	if ((rc = dl_page_get_ref(txn, node, pg, &omp)))
 		return rc;
 	if (!IS_OVERFLOW(omp))
 		return MDB_CORRUPTED;
@@ -2401,7 +2398,7 @@ static int dl_touch_child(MDB_cursor *mc, int plevel, unsigned idx, MDB_page **r
 	MDB_page *parent = mc->pg[plevel], *mp;
 	MDB_node *node = NODEPTR(parent, idx);
 	int rc;
-	if ((rc = dl_page_get(txn, NODEPGNO(node), &mp)))
+	if ((rc = dl_page_get_ref(txn, node, NODEPGNO(node), &mp)))
 		return rc;
 	if ((rc = dl_page_check(txn->env, mp)))
 		return rc;
@@ -2912,14 +2909,18 @@ int dl_cursor_del0(MDB_cursor *mc)
 /* Drop                                                                      */
 /* ------------------------------------------------------------------------- */
 
-static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
+/* Free page pg, named at from (NULL: the tree's record), and the pages
+ * under it.  Every number comes from a page this txn reads, so a damaged
+ * one past the snapshot is refused before it can free a page this txn
+ * allocated for something else. */
+static int dl_drop_page(MDB_cursor *mc, const void *from, pgno_t pg, int depth)
 {
 	MDB_txn *txn = mc->txn;
 	MDB_page *mp;
 	int rc;
 	if (depth >= DL_MAXDEPTH)
 		return MDB_CURSOR_FULL;
-	if ((rc = dl_page_get(txn, pg, &mp)))
+	if ((rc = dl_page_get_ref(txn, from, pg, &mp)))
 		return rc;
 	if ((rc = dl_page_check(txn->env, mp)))
 		return rc;
@@ -2930,7 +2931,7 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 			if ((rc = dl_node_check(txn->env, mp, nd, 0)))
 				return rc;
 			pgno_t child = NODEPGNO(nd);
-			if ((rc = dl_drop_page(mc, child, depth + 1)))
+			if ((rc = dl_drop_page(mc, nd, child, depth + 1)))
 				return rc;
 		}
 	} else if (IS_LEAF(mp) && !IS_LEAF2(mp)) {
@@ -2948,7 +2949,7 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 				memcpy(&rec, (char *)nd + NODESZ + nd->mn_ksize +
 				    (nd->mn_ksize & txn->env->pad), sizeof(rec));
 				if (rec.md_root != P_INVALID &&
-				    (rc = dl_drop_page(mc, rec.md_root, depth + 1)))
+				    (rc = dl_drop_page(mc, nd, rec.md_root, depth + 1)))
 					return rc;
 			}
 			if ((nd->mn_flags & (F_SUBDATA | F_DUPDATA)) == F_SUBDATA &&
@@ -2961,7 +2962,7 @@ static int dl_drop_page(MDB_cursor *mc, pgno_t pg, int depth)
 				memcpy(&rec, (char *)nd + NODESZ + nd->mn_ksize +
 				    (nd->mn_ksize & txn->env->pad), sizeof(rec));
 				if (rec.md_root != P_INVALID &&
-				    (rc = dl_drop_page(mc, rec.md_root, depth + 1)))
+				    (rc = dl_drop_page(mc, nd, rec.md_root, depth + 1)))
 					return rc;
 			}
 		}
@@ -2978,7 +2979,7 @@ int dl_drop_tree(MDB_cursor *mc)
 	int rc;
 	if (db->md_root != P_INVALID) {
 		dl_cursors_save(mc);
-		if ((rc = dl_drop_page(mc, db->md_root, 0)))
+		if ((rc = dl_drop_page(mc, NULL, db->md_root, 0)))
 			return rc;
 	}
 	db->md_root = P_INVALID;

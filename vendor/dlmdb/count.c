@@ -313,7 +313,7 @@ int dl_rank_descend(MDB_cursor *mc, uint64_t r, uint64_t *left)
 			return rc;
 		if (mc->top + 1 >= DL_MAXDEPTH)
 			return MDB_CURSOR_FULL;
-		if ((rc = dl_page_get(txn, NODEPGNO(nd), &mp)))
+		if ((rc = dl_page_get_ref(txn, nd, NODEPGNO(nd), &mp)))
 			return rc;
 		mc->pg[++mc->top] = mp;
 	}

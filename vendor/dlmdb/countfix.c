@@ -32,7 +32,7 @@
 static inline int dl_counts_settled(MDB_txn *txn, MDB_page *mp)
 {
 	MDB_env *env = txn->env;
-	if ((const char *)mp >= env->map && (const char *)mp < env->map + env->mapsize)
+	if (dl_in_map(env, mp))
 		return 1;
 	return !dl_page_owned(txn, mp);
 }

@@ -186,7 +186,7 @@ static int dl_descend(MDB_cursor *mc, int l, int rightmost)
 		MDB_node *node = NODEPTR(parent, mc->ki[lev - 1]);
 		if ((rc = dl_node_check(txn->env, parent, node, 0)))
 			return rc;
-		if ((rc = dl_page_get(txn, NODEPGNO(node), &mp)))
+		if ((rc = dl_page_get_ref(txn, node, NODEPGNO(node), &mp)))
 			return rc;
 		if ((rc = dl_page_check(txn->env, mp)))
 			return rc;

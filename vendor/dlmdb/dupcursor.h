@@ -103,7 +103,8 @@ static inline int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 			return MDB_CORRUPTED;
 		memcpy(&xc->db, d, sizeof(MDB_db));
 		if (xc->db.md_root == P_INVALID || xc->db.md_root < 2 ||
-		    xc->db.md_root >= txn->next_pgno || !xc->db.md_depth)
+		    xc->db.md_root >= txn->next_pgno || !xc->db.md_depth ||
+		    dl_run_past_snapshot(txn, n, xc->db.md_root, 1))
 			return MDB_CORRUPTED;
 		xc->subpage = 0;
 	} else {
@@ -132,11 +133,10 @@ static inline int dl_xinit(MDB_cursor *mc, dl_xcursor *xc)
 	/* A leaf outside the map is a page this write txn owns: built here,
 	 * or copied from the map after dl_page_wcheck checked all of it
 	 * (sub-pages included), and changed only by this txn since.  Map
-	 * pages (read txns, WRITEMAP) are always checked. */
+	 * pages (the snapshot's, or ones this txn spilled) are always
+	 * checked. */
 	MDB_env *env = mc->txn->env;
-	const char *p = (const char *)mc->pg[mc->top];
-	int own = p < (const char *)env->map || p >= (const char *)env->map + env->mapsize;
-	return dl_xinit_core(mc, xc, !own);
+	return dl_xinit_core(mc, xc, dl_in_map(env, mc->pg[mc->top]));
 }
 
 /* dl_xinit for a node this txn just wrote or copied after validating it. */

@@ -841,6 +841,8 @@ int  dl_meta_write(MDB_txn *txn);
 
 /* page.c: dirty table, buffers, allocation */
 int  dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret);
+int  dl_mapped_ref_bad(const MDB_txn *txn, const void *from, pgno_t pgno);
+int  dl_mapped_not_spilled(const MDB_txn *txn, const void *p);
 MDB_page *dl_dirty_find(dl_dirty *d, pgno_t pgno, unsigned *npages);
 int  dl_dirty_add(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages);
 int  dl_dirty_del(dl_dirty *d, pgno_t pgno);
@@ -862,6 +864,51 @@ int  dl_page_owned(MDB_txn *txn, MDB_page *mp);
 MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages, unsigned *oldn);
 void dl_cursor_save_one(MDB_cursor *c);
 void dl_cursor_free(MDB_cursor *c);
+
+/*
+ * Whether p lies in a page of the txn's snapshot.  A write txn builds every
+ * page it changes in a buffer outside the map (its dirty table, even under
+ * MDB_WRITEMAP), so a page in the map is a snapshot page unless this txn or
+ * an ancestor spilled it there (spill.c), and a spilled page is one of
+ * theirs.  The common answer, a buffer outside the map, costs a compare.
+ */
+/* Whether p lies in the map (one unsigned compare bounds both sides). */
+static inline int dl_in_map(const MDB_env *env, const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)env->map < env->mapsize;
+}
+
+static inline int dl_in_snapshot_page(const MDB_txn *txn, const void *p)
+{
+	return dl_in_map(txn->env, p) &&
+		(!txn->spilled.count && !txn->parent ? 1 : dl_mapped_not_spilled(txn, p));
+}
+
+/*
+ * dl_page_get for a page number read at from (a node or record inside a
+ * page; NULL, which lies outside any map: a DB's record).  A snapshot page
+ * refers only to pages of its snapshot: a number at or above snap_pages
+ * there is damage, which dl_page_get alone would resolve, in a write txn,
+ * to a page this txn allocated for something else.  The answer is the one
+ * a read txn on the same snapshot gets (its snap_pages is its next_pgno,
+ * which dl_page_get bounds).  Only the buffer test is inline: a write
+ * txn's descents mostly leave pages it changed, whose links need no bound.
+ */
+static inline int dl_page_get_ref(MDB_txn *txn, const void *from, pgno_t pgno, MDB_page **ret)
+{
+	if (dl_in_map(txn->env, from) && dl_mapped_ref_bad(txn, from, pgno))
+		return MDB_PAGE_NOTFOUND;
+	return dl_page_get(txn, pgno, ret);
+}
+
+/* Whether the np-page run at pg, named at from, runs past the snapshot
+ * while from lies in a snapshot page (damage: see dl_page_get_ref). */
+static inline int dl_run_past_snapshot(const MDB_txn *txn, const void *from, pgno_t pg,
+	uint64_t np)
+{
+	return pg + np > txn->snap_pages && dl_in_snapshot_page(txn, from);
+}
+
 
 /* spill.c: bounded dirty set */
 int  dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *data,
@@ -910,13 +957,15 @@ int  dl_node_read(MDB_cursor *mc, MDB_node *node, MDB_val *data);
 
 /*
  * How many pages from page 2 on the txn's snapshot holds that the map can
- * be read at: min(fpages, next_pgno) - 2, 0 when that is not positive.  A
+ * be read at: min(fpages, snap_pages) - 2, 0 when that is not positive.  A
  * page number pg lies among them exactly when pg - 2 < the result (one
- * unsigned compare bounds it on both sides).
+ * unsigned compare bounds it on both sides).  Pages past snap_pages are
+ * ones a write txn allocated: the paths that read the map directly leave
+ * them to dl_page_get, even when the txn spilled every page it holds.
  */
 static inline pgno_t dl_txn_map_span(const MDB_txn *txn)
 {
-	pgno_t lim = txn->fpages < txn->next_pgno ? txn->fpages : txn->next_pgno;
+	pgno_t lim = txn->fpages < txn->snap_pages ? txn->fpages : txn->snap_pages;
 	return lim > 2 ? lim - 2 : 0;
 }
 

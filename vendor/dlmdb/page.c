@@ -635,6 +635,24 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 	return 0;
 }
 
+/* The rest of dl_page_get_ref's test (internal.h), for from in the map. */
+int dl_mapped_ref_bad(const MDB_txn *txn, const void *from, pgno_t pgno)
+{
+	return pgno >= txn->snap_pages && pgno < txn->next_pgno && dl_in_snapshot_page(txn, from);
+}
+
+/* dl_in_snapshot_page for p in the map: not a page this txn or an
+ * ancestor spilled. */
+int dl_mapped_not_spilled(const MDB_txn *txn, const void *p)
+{
+	const MDB_env *env = txn->env;
+	pgno_t pg = (pgno_t)((size_t)((const char *)p - env->map) / env->psize);
+	for (const MDB_txn *t = txn; t; t = t->parent)
+		if (t->spilled.count && dl_spilled_has(&t->spilled, pg))
+			return 0;
+	return 1;
+}
+
 /*
  * A LEAF2 page (packed fixed-size duplicates) reached by cursor mc's
  * descent: only the sub-tree of a DUPFIXED duplicate set has them (every
@@ -806,7 +824,7 @@ int dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num)
 
 static inline int dl_is_dirty(MDB_env *env, MDB_page *mp)
 {
-	return (char *)mp < env->map || (char *)mp >= env->map + env->mapsize;
+	return !dl_in_map(env, mp);
 }
 
 /* May txn modify mp in place?  Only its own dirty copy, not an ancestor's. */

@@ -16,7 +16,8 @@ static unsigned dl_disk_flags(const MDB_page *mp)
 	return mp->mp_flags & ~(unsigned)(P_DIRTY | P_LOOSE | P_KEEP);
 }
 
-static int dl_walk_page(dl_walk *w, pgno_t pg, pgno_t parent, unsigned level, unsigned sub);
+static int dl_walk_page(dl_walk *w, const void *from, pgno_t pg, pgno_t parent, unsigned level,
+	unsigned sub);
 
 /* Report an inline duplicate sub-page held by a leaf node. */
 static int dl_walk_subpage(dl_walk *w, MDB_page *leaf, MDB_node *n, unsigned level)
@@ -62,11 +63,12 @@ static int dl_walk_leaf_nodes(dl_walk *w, MDB_page *mp, unsigned level, unsigned
 		if (n->mn_flags & F_BIGDATA) {
 			pgno_t op = dl_get64(d);
 			MDB_page *omp;
-			if ((rc = dl_page_get(txn, op, &omp)))
+			if ((rc = dl_page_get_ref(txn, n, op, &omp)))
 				return rc;
-			if (!IS_OVERFLOW(omp) || op + omp->mp_u.pages > txn->next_pgno)
+			if (!IS_OVERFLOW(omp) || op + omp->mp_u.pages > txn->next_pgno ||
+			    dl_run_past_snapshot(txn, n, op, omp->mp_u.pages))
 				return MDB_CORRUPTED;
-			if (((char *)omp >= env->map && (char *)omp < env->map + env->mapsize) &&
+			if (dl_in_map(env, omp) &&
 			    op + omp->mp_u.pages > txn->fpages)
 				return MDB_PAGE_NOTFOUND;
 			MDB_pageinfo pi;
@@ -90,7 +92,7 @@ static int dl_walk_leaf_nodes(dl_walk *w, MDB_page *mp, unsigned level, unsigned
 				return MDB_CORRUPTED;
 			memcpy(&rec, d, sizeof(rec));
 			if (rec.md_root != P_INVALID &&
-			    (rc = dl_walk_page(w, rec.md_root, mp->mp_pgno, level + 1, 1)))
+			    (rc = dl_walk_page(w, n, rec.md_root, mp->mp_pgno, level + 1, 1)))
 				return rc;
 		} else if (n->mn_flags & F_DUPDATA) {
 			if ((rc = dl_walk_subpage(w, mp, n, level)))
@@ -100,7 +102,10 @@ static int dl_walk_leaf_nodes(dl_walk *w, MDB_page *mp, unsigned level, unsigned
 	return 0;
 }
 
-static int dl_walk_page(dl_walk *w, pgno_t pg, pgno_t parent, unsigned level, unsigned sub)
+/* Report page pg, named at from (NULL: the tree's record), and the pages
+ * under it. */
+static int dl_walk_page(dl_walk *w, const void *from, pgno_t pg, pgno_t parent, unsigned level,
+	unsigned sub)
 {
 	MDB_txn *txn = w->txn;
 	MDB_env *env = txn->env;
@@ -108,7 +113,7 @@ static int dl_walk_page(dl_walk *w, pgno_t pg, pgno_t parent, unsigned level, un
 	int rc;
 	if (level >= 2 * DL_MAXDEPTH)
 		return MDB_CURSOR_FULL;
-	if ((rc = dl_page_get(txn, pg, &mp)))
+	if ((rc = dl_page_get_ref(txn, from, pg, &mp)))
 		return rc;
 	if ((rc = dl_page_check(env, mp)))
 		return rc;
@@ -145,7 +150,7 @@ static int dl_walk_page(dl_walk *w, pgno_t pg, pgno_t parent, unsigned level, un
 	if (IS_BRANCH(mp)) {
 		for (unsigned i = 0; i < NUMKEYS(mp); i++) {
 			MDB_node *n = NODEPTR(mp, i);
-			if ((rc = dl_walk_page(w, NODEPGNO(n), pg, level + 1, sub)))
+			if ((rc = dl_walk_page(w, n, NODEPGNO(n), pg, level + 1, sub)))
 				return rc;
 		}
 		return 0;
@@ -168,5 +173,5 @@ int mdb_page_walk(MDB_txn *txn, MDB_dbi dbi, MDB_page_func *func, void *ctx)
 	if (db->md_root == P_INVALID)
 		return 0;
 	dl_walk w = { txn, func, ctx, dbi == DL_MAIN_DBI };
-	return dl_walk_page(&w, db->md_root, (pgno_t)(mdb_size_t)-1, 0, 0);
+	return dl_walk_page(&w, NULL, db->md_root, (pgno_t)(mdb_size_t)-1, 0, 0);
 }

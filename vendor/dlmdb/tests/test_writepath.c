@@ -881,6 +881,183 @@ static void test_overflow_past_snapshot(void)
 	expect_write_refused(path, "big", op_insert_many, MDB_CORRUPTED);
 }
 
+/*
+ * The reads of a write txn on a store whose snapshot names a page past its
+ * end (damage): the txn allocates exactly those numbers for pages of its
+ * own, and a read must not hand one of them out for the damaged link.  It
+ * gets the answer a read txn on the same store gets.  d: how far past the
+ * snapshot's last page the damaged number lies; the txn first writes into
+ * "other", allocating a leaf and an overflow run there.
+ */
+static int put_other(MDB_txn *txn)
+{
+	static unsigned char big[6000];
+	MDB_dbi other;
+	int rc;
+	memset(big, 'C', sizeof(big));
+	if ((rc = mdb_dbi_open(txn, "other", 0, &other)))
+		return rc;
+	MDB_val k = t_val("k"), v = t_mem(big, sizeof(big));
+	return mdb_put(txn, other, &k, &v, 0);
+}
+
+/* Reads of key in name, in a read txn and in a write txn after put_other,
+ * both failing with want; a scan of name in another such write txn too. */
+static void expect_reads_refused(const char *path, const char *name, MDB_val key, int want)
+{
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val v;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, name, 0, &dbi));
+	CHECK_RC(mdb_get(txn, dbi, &key, &v), want);
+	mdb_txn_abort(txn);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(put_other(txn));
+	REQUIRE_OK(mdb_dbi_open(txn, name, 0, &dbi));
+	CHECK_RC(mdb_get(txn, dbi, &key, &v), want);
+	mdb_txn_abort(txn);	/* the failed read ended it */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(put_other(txn));
+	REQUIRE_OK(mdb_dbi_open(txn, name, 0, &dbi));
+	MDB_cursor *mc;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &mc));
+	MDB_val k;
+	int rc;
+	while (!(rc = mdb_cursor_get(mc, &k, &v, MDB_NEXT)))
+		;
+	CHECK_RC(rc, want);
+	mdb_cursor_close(mc);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+static void test_child_read_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	REQUIRE_OK(build(path, "other", 0, 1));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	/* Node 1's key: the first key under that child. */
+	unsigned char *n = b + P_PTR(b, 1);
+	char sep[32];
+	unsigned ks = get16(n + 6);
+	REQUIRE(ks > 0 && ks < sizeof(sep));
+	memcpy(sep, n + 8, ks);
+	for (unsigned d = 1; d <= 3; d++) {
+		set_child(b, 1, last + d);
+		REQUIRE_OK(page_io(path, pg, b, 1));
+		expect_reads_refused(path, "kv", t_mem(sep, ks), MDB_PAGE_NOTFOUND);
+	}
+}
+
+static void test_overflow_read_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS], big[6000];
+	memset(big, 'B', sizeof(big));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "big", MDB_CREATE, &dbi));
+	for (unsigned i = 0; i < 8; i++) {
+		char kb[32];
+		key_of(kb, sizeof(kb), i);
+		MDB_val k = t_val(kb), v = t_mem(big, sizeof(big));
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	REQUIRE_OK(build(path, "other", 0, 1));
+	mdb_size_t pg = find_page(path, "big", 0, MDB_PAGE_LEAF, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	unsigned char *n = b + P_PTR(b, 3);
+	REQUIRE(get16(n + 4) & 1);
+	REQUIRE(get16(n + 6) == 10);
+	char kb[32];
+	key_of(kb, sizeof(kb), 3);
+	for (unsigned d = 1; d <= 3; d++) {
+		uint64_t past = last + d;
+		memcpy(n + 8 + 10, &past, 8);
+		REQUIRE_OK(page_io(path, pg, b, 1));
+		expect_reads_refused(path, "big", t_val(kb), MDB_PAGE_NOTFOUND);
+	}
+}
+
+/* The rank descent of a counted tree, the same way. */
+static void test_rank_child_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "cnt", MDB_COUNTED, 3000));
+	REQUIRE_OK(build(path, "other", 0, 1));
+	mdb_size_t pg = find_page(path, "cnt", 0, MDB_PAGE_BRANCH, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	/* Node 0's count: the rank of the first entry under child 1. */
+	uint64_t first;
+	memcpy(&first, b + P_PTR(b, 0) + 8, 8);
+	REQUIRE(first > 0 && first < 3000);
+	for (unsigned d = 1; d <= 3; d++) {
+		set_child(b, 1, last + d);
+		REQUIRE_OK(page_io(path, pg, b, 1));
+		MDB_env *env = open_file(path, 0);
+		REQUIRE(env);
+		for (unsigned write = 0; write <= 1; write++) {
+			MDB_txn *txn;
+			MDB_dbi dbi;
+			MDB_val k, v;
+			REQUIRE_OK(mdb_txn_begin(env, NULL, write ? 0 : MDB_RDONLY, &txn));
+			if (write)
+				REQUIRE_OK(put_other(txn));
+			REQUIRE_OK(mdb_dbi_open(txn, "cnt", 0, &dbi));
+			CHECK_RC(mdb_get_rank(txn, dbi, first, &k, &v), MDB_PAGE_NOTFOUND);
+			mdb_txn_abort(txn);
+		}
+		mdb_env_close(env);
+	}
+}
+
+/* Dropping a tree whose branch names a page past the snapshot, after the
+ * txn allocated that page for "other": the drop is refused, and "other"
+ * keeps its page. */
+static void test_drop_child_past_snapshot(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	REQUIRE_OK(build(path, "other", 0, 1));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	for (unsigned d = 1; d <= 3; d++) {
+		set_child(b, 1, last + d);
+		REQUIRE_OK(page_io(path, pg, b, 1));
+		MDB_env *env = open_file(path, 0);
+		MDB_txn *txn;
+		MDB_dbi kv;
+		REQUIRE(env);
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		REQUIRE_OK(put_other(txn));
+		REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &kv));
+		CHECK_RC(mdb_drop(txn, kv, 0), MDB_PAGE_NOTFOUND);
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+	}
+}
+
 static void test_undamaged_writes_commit(void)
 {
 	const char *path = t_path("s.mdb");
@@ -925,6 +1102,10 @@ int main(void)
 	RUN(test_record_root_past_snapshot);
 	RUN(test_child_past_snapshot);
 	RUN(test_overflow_past_snapshot);
+	RUN(test_child_read_past_snapshot);
+	RUN(test_overflow_read_past_snapshot);
+	RUN(test_rank_child_past_snapshot);
+	RUN(test_drop_child_past_snapshot);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
