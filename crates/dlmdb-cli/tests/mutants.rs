@@ -6,11 +6,13 @@
 //! database: `scan` of every database (one of forward or reverse, with or
 //! without values, turning from one mutant of a base to the next, so that
 //! a mutant costs one process per database, not four), `count` of the
-//! whole database and of a key range, `rank` by rank and by key, `get` of a
-//! key that exists and of one that does not, `dump -s` and `stat -s` of a
-//! named database.  Databases and keys come from the mutant's un-damaged
-//! base store (`fuzz_store --bases`; mutant n is made from base n mod the
-//! number of bases); which database `count`, `rank`, `get`, `dump -s` and
+//! whole database and of a key range, a bounded `scan` (a key range in
+//! either direction, a key prefix, or a run from a rank, in turn), `rank` by
+//! rank, by key and by key and value, `get` of a key that exists and of one
+//! that does not, `dump -s` and `stat -s` of a named database.  Databases,
+//! keys and values come from the mutant's un-damaged base store
+//! (`fuzz_store --bases`; mutant n is made from base n mod the number of
+//! bases); which database `count`, `scan`, `rank`, `get`, `dump -s` and
 //! `stat -s` read turns with each round through the bases.  None may die
 //! from a signal or panic or hang; `check` exits only 0, 1 or 2, every
 //! other command 0 or 1 (2 is a bad command line, 130 SIGINT: neither can
@@ -150,10 +152,12 @@ fn unhex(s: &str) -> Vec<u8> {
 
 /// What an un-damaged base store holds: its named databases, and for each
 /// database (the main one first, then `names` in order) its distinct keys
-/// in hex, in the database's order.
+/// in hex, in the database's order, and the last value (in hex) of its
+/// middle key.
 struct BaseInfo {
     names: Vec<String>,
     keys: Vec<Vec<String>>,
+    mid_values: Vec<Option<String>>,
 }
 
 /// Read the base store `src` (opened with `--layout layout`) with the CLI.
@@ -189,6 +193,7 @@ fn base_info(src: &Path, layout: &str, dir: &Path) -> BaseInfo {
         Vec::new()
     };
     let mut keys = Vec::new();
+    let mut mid_values = Vec::new();
     for name in std::iter::once(None).chain(names.iter().map(Some)) {
         let mut args = vec!["scan", "--keys-only", "--format", "hex"];
         if let Some(n) = name {
@@ -197,17 +202,24 @@ fn base_info(src: &Path, layout: &str, dir: &Path) -> BaseInfo {
         let (ok, list, err) = out(&args);
         assert!(ok, "{args:?} of base {}: {err}", src.display());
         let k: Vec<String> = list.lines().map(str::to_owned).collect();
+        let mut mid_value = None;
         if let Some(mid) = k.get(k.len() / 2) {
-            let mut args = vec!["get", "--hex", mid.as_str()];
+            let mut args = vec!["get", "--hex", mid.as_str(), "--format", "hex"];
             if let Some(n) = name {
                 args.extend(["-s", n.as_str()]);
             }
-            let (ok, _, err) = out(&args);
+            let (ok, values, err) = out(&args);
             assert!(ok, "{args:?} of base {}: {err}", src.display());
+            mid_value = values.lines().last().filter(|v| !v.is_empty()).map(str::to_owned);
         }
         keys.push(k);
+        mid_values.push(mid_value);
     }
-    BaseInfo { names, keys }
+    BaseInfo {
+        names,
+        keys,
+        mid_values,
+    }
 }
 
 /// A key of the same length as `near` (so INTEGERKEY databases take it),
@@ -274,11 +286,33 @@ fn read_commands(info: &BaseInfo, round: usize) -> Vec<(String, Vec<String>, boo
             &["count"],
             &["--hex", "--from", &keys[n / 4], "--to", &keys[3 * n / 4]],
         ));
+        // A bounded walk of the same database: a key range (one of the
+        // two directions), or the entries under the middle key's first
+        // byte, or a run from a rank, in turn.
+        let range = match round % 3 {
+            0 => {
+                let mut a = vec!["--hex", "--from", &keys[n / 4], "--to", &keys[3 * n / 4]];
+                if round % 2 == 1 {
+                    a.push("--reverse");
+                }
+                a.into_iter().map(str::to_owned).collect::<Vec<_>>()
+            }
+            1 => {
+                let first: String = keys[n / 2].chars().take(2).collect();
+                s(&["--hex", "--prefix", &first])
+            }
+            _ => s(&["--from-rank", &(n / 3).to_string(), "--limit", "20"]),
+        };
+        let refs: Vec<&str> = range.iter().map(String::as_str).collect();
+        cmds.push(with(&["scan"], &refs));
     }
     cmds.push(with(&["rank"], &["--rank", &(n / 2).to_string()]));
     let missing = missing_key(keys.get(n / 2), keys);
     if let Some(mid) = keys.get(n / 2) {
         cmds.push(with(&["rank"], &["--hex", "--key", mid]));
+        if let Some(v) = &info.mid_values[db] {
+            cmds.push(with(&["rank"], &["--hex", "--key", mid, "--value", v]));
+        }
         let mut get = with(&["get"], &["--hex", mid]);
         get.2 = true;
         cmds.push(get);
