@@ -33,24 +33,29 @@ static void key_of(char *buf, size_t sz, unsigned i)
 	snprintf(buf, sz, "key-%06u", i);
 }
 
-/* n keys with 40-byte values in DB name (NULL: main), flags on create. */
-static int build(const char *path, const char *name, unsigned dbflags, unsigned n)
+/* n keys with vsize-byte values (at most 6000) in DB name (NULL: main),
+ * flags on create. */
+static int build_sized(const char *path, const char *name, unsigned dbflags, unsigned n,
+	size_t vsize)
 {
+	static char vb[6000];
 	MDB_env *env = open_file(path, 0);
 	MDB_txn *txn;
 	MDB_dbi dbi;
-	char kb[32], vb[40];
+	char kb[32];
 	int rc;
 	if (!env)
 		return EIO;
-	memset(vb, 'v', sizeof(vb));
+	if (vsize > sizeof(vb))
+		vsize = sizeof(vb);
+	memset(vb, 'v', vsize);
 	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
 		goto out;
 	if ((rc = mdb_dbi_open(txn, name, MDB_CREATE | dbflags, &dbi)))
 		goto abort;
 	for (unsigned i = 0; i < n; i++) {
 		key_of(kb, sizeof(kb), i);
-		MDB_val k = t_val(kb), v = t_mem(vb, sizeof(vb));
+		MDB_val k = t_val(kb), v = t_mem(vb, vsize);
 		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
 			goto abort;
 	}
@@ -61,6 +66,12 @@ abort:
 out:
 	mdb_env_close(env);
 	return rc;
+}
+
+/* n keys with 40-byte values. */
+static int build(const char *path, const char *name, unsigned dbflags, unsigned n)
+{
+	return build_sized(path, name, dbflags, n, 40);
 }
 
 typedef struct pick {
@@ -848,35 +859,34 @@ static void test_child_past_snapshot(void)
 /* A leaf node's overflow page number at the snapshot's page count: a write
  * to the leaf would carry a link to a page the txn allocates for
  * something else (and free it with the node). */
+/* DB "big": 8 keys with 6000-byte values, each in an overflow run. */
+static int build_big(const char *path)
+{
+	return build_sized(path, "big", 0, 8, 6000);
+}
+
+/* Where node 3 of big's leaf b keeps its run's page number: after its
+ * header (F_BIGDATA) and its 10-byte key. */
+static unsigned char *big_run_pgno(unsigned char *b)
+{
+	unsigned char *n = b + P_PTR(b, 3);
+	if (!(get16(n + 4) & 1) || get16(n + 6) != 10)
+		return NULL;
+	return n + 8 + 10;
+}
+
 static void test_overflow_past_snapshot(void)
 {
 	const char *path = t_path("s.mdb");
-	unsigned char b[PS], big[6000];
-	memset(big, 'B', sizeof(big));
-	MDB_env *env = open_file(path, 0);
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	REQUIRE(env);
-	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	REQUIRE_OK(mdb_dbi_open(txn, "big", MDB_CREATE, &dbi));
-	for (unsigned i = 0; i < 8; i++) {
-		char kb[32];
-		key_of(kb, sizeof(kb), i);
-		MDB_val k = t_val(kb), v = t_mem(big, sizeof(big));
-		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
-	}
-	REQUIRE_OK(mdb_txn_commit(txn));
-	mdb_env_close(env);
+	unsigned char b[PS], *at;
+	REQUIRE_OK(build_big(path));
 	mdb_size_t pg = find_page(path, "big", 0, MDB_PAGE_LEAF, 0);
 	uint64_t last = meta_last_pg(path);
 	REQUIRE(pg && last);
 	REQUIRE_OK(page_io(path, pg, b, 0));
-	/* Node 3: F_BIGDATA, its 10-byte key, then the run's page number. */
-	unsigned char *n = b + P_PTR(b, 3);
-	REQUIRE(get16(n + 4) & 1);
-	REQUIRE(get16(n + 6) == 10);
+	REQUIRE((at = big_run_pgno(b)) != NULL);
 	uint64_t past = last + 1;
-	memcpy(n + 8 + 10, &past, 8);
+	memcpy(at, &past, 8);
 	REQUIRE_OK(page_io(path, pg, b, 1));
 	expect_write_refused(path, "big", op_insert_many, MDB_CORRUPTED);
 }
@@ -934,16 +944,28 @@ static void expect_reads_refused(const char *path, const char *name, MDB_val key
 	mdb_env_close(env);
 }
 
+/* A store with DB name (dbflags, 3000 keys, so a branch page) and
+ * "other" (one key): its first branch page, read into b, and the last page
+ * number of the snapshot (*last); 0 when that fails. */
+static mdb_size_t build_branch_and_other(const char *path, const char *name, unsigned dbflags,
+	unsigned char *b, uint64_t *last)
+{
+	if (build(path, name, dbflags, 3000) || build(path, "other", 0, 1))
+		return 0;
+	mdb_size_t pg = find_page(path, name, 0, MDB_PAGE_BRANCH, 0);
+	*last = meta_last_pg(path);
+	if (!pg || !*last || page_io(path, pg, b, 0))
+		return 0;
+	return pg;
+}
+
 static void test_child_read_past_snapshot(void)
 {
 	const char *path = t_path("s.mdb");
 	unsigned char b[PS];
-	REQUIRE_OK(build(path, "kv", 0, 3000));
-	REQUIRE_OK(build(path, "other", 0, 1));
-	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
-	uint64_t last = meta_last_pg(path);
-	REQUIRE(pg && last);
-	REQUIRE_OK(page_io(path, pg, b, 0));
+	uint64_t last;
+	mdb_size_t pg = build_branch_and_other(path, "kv", 0, b, &last);
+	REQUIRE(pg);
 	/* Node 1's key: the first key under that child. */
 	unsigned char *n = b + P_PTR(b, 1);
 	char sep[32];
@@ -960,35 +982,19 @@ static void test_child_read_past_snapshot(void)
 static void test_overflow_read_past_snapshot(void)
 {
 	const char *path = t_path("s.mdb");
-	unsigned char b[PS], big[6000];
-	memset(big, 'B', sizeof(big));
-	MDB_env *env = open_file(path, 0);
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	REQUIRE(env);
-	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	REQUIRE_OK(mdb_dbi_open(txn, "big", MDB_CREATE, &dbi));
-	for (unsigned i = 0; i < 8; i++) {
-		char kb[32];
-		key_of(kb, sizeof(kb), i);
-		MDB_val k = t_val(kb), v = t_mem(big, sizeof(big));
-		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
-	}
-	REQUIRE_OK(mdb_txn_commit(txn));
-	mdb_env_close(env);
+	unsigned char b[PS], *at;
+	REQUIRE_OK(build_big(path));
 	REQUIRE_OK(build(path, "other", 0, 1));
 	mdb_size_t pg = find_page(path, "big", 0, MDB_PAGE_LEAF, 0);
 	uint64_t last = meta_last_pg(path);
 	REQUIRE(pg && last);
 	REQUIRE_OK(page_io(path, pg, b, 0));
-	unsigned char *n = b + P_PTR(b, 3);
-	REQUIRE(get16(n + 4) & 1);
-	REQUIRE(get16(n + 6) == 10);
+	REQUIRE((at = big_run_pgno(b)) != NULL);
 	char kb[32];
 	key_of(kb, sizeof(kb), 3);
 	for (unsigned d = 1; d <= 3; d++) {
 		uint64_t past = last + d;
-		memcpy(n + 8 + 10, &past, 8);
+		memcpy(at, &past, 8);
 		REQUIRE_OK(page_io(path, pg, b, 1));
 		expect_reads_refused(path, "big", t_val(kb), MDB_PAGE_NOTFOUND);
 	}
@@ -999,12 +1005,9 @@ static void test_rank_child_past_snapshot(void)
 {
 	const char *path = t_path("s.mdb");
 	unsigned char b[PS];
-	REQUIRE_OK(build(path, "cnt", MDB_COUNTED, 3000));
-	REQUIRE_OK(build(path, "other", 0, 1));
-	mdb_size_t pg = find_page(path, "cnt", 0, MDB_PAGE_BRANCH, 0);
-	uint64_t last = meta_last_pg(path);
-	REQUIRE(pg && last);
-	REQUIRE_OK(page_io(path, pg, b, 0));
+	uint64_t last;
+	mdb_size_t pg = build_branch_and_other(path, "cnt", MDB_COUNTED, b, &last);
+	REQUIRE(pg);
 	/* Node 0's count: the rank of the first entry under child 1. */
 	uint64_t first;
 	memcpy(&first, b + P_PTR(b, 0) + 8, 8);
@@ -1036,12 +1039,9 @@ static void test_drop_child_past_snapshot(void)
 {
 	const char *path = t_path("s.mdb");
 	unsigned char b[PS];
-	REQUIRE_OK(build(path, "kv", 0, 3000));
-	REQUIRE_OK(build(path, "other", 0, 1));
-	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
-	uint64_t last = meta_last_pg(path);
-	REQUIRE(pg && last);
-	REQUIRE_OK(page_io(path, pg, b, 0));
+	uint64_t last;
+	mdb_size_t pg = build_branch_and_other(path, "kv", 0, b, &last);
+	REQUIRE(pg);
 	for (unsigned d = 1; d <= 3; d++) {
 		set_child(b, 1, last + d);
 		REQUIRE_OK(page_io(path, pg, b, 1));
