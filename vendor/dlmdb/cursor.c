@@ -1232,7 +1232,7 @@ int mdb_cursor_count(MDB_cursor *mc, mdb_size_t *countp)
 		return rc;
 	if (!(mc->db->md_flags & MDB_DUPSORT))
 		return MDB_INCOMPATIBLE;
-	return dl_dup_count(mc, countp);
+	return dl_txn_err(mc->txn, dl_dup_count(mc, countp));
 }
 
 /* Checks shared by every write entry point. */

@@ -891,13 +891,21 @@ static int dl_list_subdb(MDB_cursor *mc, dl_xcursor *xc, size_t n)
  * cursor owns (valid until the cursor is used again, closed or renewed, or
  * the txn ends).  Values point into the pages; the cursor does not move.
  */
+static int dl_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp);
+
 int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp)
 {
-	int rc;
 	if (!mc || !values || !countp)
 		return EINVAL;
 	if (mc->txn->flags & (TXN_ERROR | TXN_FINISHED))
 		return MDB_BAD_TXN;
+	/* Damage found here ends a write txn, as any read's does. */
+	return dl_txn_err(mc->txn, dl_list_dup(mc, values, countp));
+}
+
+static int dl_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp)
+{
+	int rc;
 	/* A fresh cursor on a named DB: its record is read on first use. */
 	if ((mc->txn->dbflags[mc->dbi] & DB_STALE) && (rc = dl_db_load(mc->txn, mc->dbi)))
 		return rc;

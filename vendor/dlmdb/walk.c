@@ -8,7 +8,17 @@ typedef struct dl_walk {
 	MDB_page_func *func;
 	void	*ctx;
 	int	main;	/* walking MAIN_DBI: named-DB records are leaves, not trees */
+	int	stopped;	/* func's own non-zero answer, which ends the walk */
 } dl_walk;
+
+/* Report pi to the caller's function, noting an answer that stops the walk. */
+static int dl_walk_report(dl_walk *w, const MDB_pageinfo *pi)
+{
+	int rc = w->func(w->ctx, pi);
+	if (rc)
+		w->stopped = 1;
+	return rc;
+}
 
 /* The on-disk flags word: P_DIRTY only exists in memory on real pages. */
 static unsigned dl_disk_flags(const MDB_page *mp)
@@ -45,7 +55,7 @@ static int dl_walk_subpage(dl_walk *w, MDB_page *leaf, MDB_node *n, unsigned lev
 	pi.pi_used = (unsigned)(sz - SIZELEFT(sp));
 	pi.pi_free = SIZELEFT(sp);
 	pi.pi_subtree = 1;
-	return w->func(w->ctx, &pi);
+	return dl_walk_report(w, &pi);
 }
 
 static int dl_walk_leaf_nodes(dl_walk *w, MDB_page *mp, unsigned level, unsigned sub)
@@ -84,7 +94,7 @@ static int dl_walk_leaf_nodes(dl_walk *w, MDB_page *mp, unsigned level, unsigned
 			pi.pi_used = (unsigned)used;
 			pi.pi_free = (unsigned)(total > used ? total - used : 0);
 			pi.pi_subtree = sub;
-			if ((rc = w->func(w->ctx, &pi)))
+			if ((rc = dl_walk_report(w, &pi)))
 				return rc;
 		} else if ((n->mn_flags & (F_DUPDATA | F_SUBDATA)) == (F_DUPDATA | F_SUBDATA)) {
 			MDB_db rec;
@@ -145,7 +155,7 @@ static int dl_walk_page(dl_walk *w, const void *from, pgno_t pg, pgno_t parent, 
 			sum += dl_get64((char *)NODEPTR(mp, i) + NODESZ);
 		pi.pi_count = sum;
 	}
-	if ((rc = w->func(w->ctx, &pi)))
+	if ((rc = dl_walk_report(w, &pi)))
 		return rc;
 	if (IS_BRANCH(mp)) {
 		for (unsigned i = 0; i < NUMKEYS(mp); i++) {
@@ -172,6 +182,9 @@ int mdb_page_walk(MDB_txn *txn, MDB_dbi dbi, MDB_page_func *func, void *ctx)
 	MDB_db *db = &txn->dbs[dbi];
 	if (db->md_root == P_INVALID)
 		return 0;
-	dl_walk w = { txn, func, ctx, dbi == DL_MAIN_DBI };
-	return dl_walk_page(&w, NULL, db->md_root, (pgno_t)(mdb_size_t)-1, 0, 0);
+	dl_walk w = { txn, func, ctx, dbi == DL_MAIN_DBI, 0 };
+	rc = dl_walk_page(&w, NULL, db->md_root, (pgno_t)(mdb_size_t)-1, 0, 0);
+	/* Damage the walk found ends a write txn, as any read's does; the
+	 * caller's own answer does not. */
+	return w.stopped ? rc : dl_txn_err(txn, rc);
 }

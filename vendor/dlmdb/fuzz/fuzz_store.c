@@ -1190,6 +1190,11 @@ static int write_pass(const char *path, int *committed, int *bad_commit)
 			}
 		}
 		mdb_cursor_close(c);
+		/* The reads again, in the txn that now holds dirty pages: its
+		 * links into the snapshot are bounded by the snapshot, and its
+		 * lookups go through its own pages first. */
+		if (!first_err)
+			walk_db(txn, dbi, &ks);
 		if (!first_err && d > 0 && rn(12) == 0)
 			note_rc(mdb_drop(txn, dbi, 0));
 	}
@@ -1254,6 +1259,7 @@ static const char *err_name(int rc)
 	case MDB_MAP_FULL: return "MDB_MAP_FULL";
 	case MDB_CURSOR_FULL: return "MDB_CURSOR_FULL";
 	case MDB_PAGE_FULL: return "MDB_PAGE_FULL";
+	case MDB_MAP_RESIZED: return "MDB_MAP_RESIZED";
 	case MDB_INCOMPATIBLE: return "MDB_INCOMPATIBLE";
 	case MDB_BAD_TXN: return "MDB_BAD_TXN";
 	case MDB_BAD_VALSIZE: return "MDB_BAD_VALSIZE";

@@ -656,11 +656,11 @@ static void test_leaf_keys_out_of_order(void)
 	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
 }
 
-/* Offset in the file of the entries counter of named DB name's record in
- * the main DB's (single) leaf page, or -1. */
-static long long record_entries_at(const char *path, const char *name)
+/* Offset in the file of the entries counter of the record stored under
+ * key name in the first leaf of tree (NULL: the main DB), or -1. */
+static long long record_entries_in(const char *path, const char *tree, const char *name)
 {
-	mdb_size_t pg = find_page(path, NULL, 0, MDB_PAGE_LEAF, 0);
+	mdb_size_t pg = find_page(path, tree, 0, MDB_PAGE_LEAF, 0);
 	unsigned char b[PS];
 	size_t nl = strlen(name);
 	if (!pg || page_io(path, pg, b, 0))
@@ -672,6 +672,12 @@ static long long record_entries_at(const char *path, const char *name)
 			return (long long)pg * PS + off + 8 + (long long)(nl + (nl & 1)) + 32;
 	}
 	return -1;
+}
+
+/* The same for named DB name's record in the main DB's (single) leaf. */
+static long long record_entries_at(const char *path, const char *name)
+{
+	return record_entries_in(path, NULL, name);
 }
 
 /* The record of "kv" counts fewer entries than its tree holds: deleting
@@ -1058,6 +1064,100 @@ static void test_drop_child_past_snapshot(void)
 	}
 }
 
+/* Damage that a read in a write txn finds ends the txn, as a failed write
+ * does: mdb_cursor_list_dup on a duplicate sub-database whose record
+ * counts more values than its tree holds. */
+static void test_list_dup_damage_ends_txn(void)
+{
+	const char *path = t_path("s.mdb");
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi));
+	MDB_val k = t_val("key");
+	for (unsigned i = 0; i < 600; i++) {
+		char vb[16];
+		snprintf(vb, sizeof(vb), "v%04u", i);
+		MDB_val v = t_val(vb);
+		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	}
+	REQUIRE_OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	long long at = record_entries_in(path, "dup", "key");
+	REQUIRE(at > 0);
+	uint64_t e = 605;
+	REQUIRE_OK(t_patch_file(path, at, &e, 8));
+	env = open_file(path, 0);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "dup", 0, &dbi));
+	MDB_cursor *mc;
+	MDB_val v;
+	const MDB_val *vals;
+	mdb_size_t n;
+	REQUIRE_OK(mdb_cursor_open(txn, dbi, &mc));
+	OK(mdb_cursor_get(mc, &k, &v, MDB_SET));
+	CHECK_RC(mdb_cursor_list_dup(mc, &vals, &n), MDB_CORRUPTED);
+	mdb_cursor_close(mc);
+	CHECK_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+	mdb_env_close(env);
+}
+
+static int count_pages(void *ctx, const MDB_pageinfo *info)
+{
+	(void)info;
+	++*(unsigned *)ctx;
+	return 0;
+}
+
+static int stop_at_once(void *ctx, const MDB_pageinfo *info)
+{
+	(void)ctx;
+	(void)info;
+	return MDB_CORRUPTED;
+}
+
+/* mdb_page_walk the same way; the visitor's own answer, which stops the
+ * walk, leaves the txn as it was. */
+static void test_page_walk_damage_ends_txn(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 3000));
+	mdb_size_t pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	uint64_t last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	unsigned pages = 0;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	CHECK_RC(mdb_page_walk(txn, dbi, stop_at_once, NULL), MDB_CORRUPTED);
+	OK(mdb_page_walk(txn, dbi, count_pages, &pages));
+	CHECK(pages > 2);
+	MDB_val k = t_val("after"), v = t_val("x");
+	OK(mdb_put(txn, dbi, &k, &v, 0));
+	OK(mdb_txn_commit(txn));
+	mdb_env_close(env);
+	pg = find_page(path, "kv", 0, MDB_PAGE_BRANCH, 0);
+	last = meta_last_pg(path);
+	REQUIRE(pg && last);
+	REQUIRE_OK(page_io(path, pg, b, 0));
+	set_child(b, 1, last + 1000);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	env = open_file(path, 0);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	CHECK_RC(mdb_page_walk(txn, dbi, count_pages, &pages), MDB_PAGE_NOTFOUND);
+	CHECK_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+	mdb_env_close(env);
+}
+
 static void test_undamaged_writes_commit(void)
 {
 	const char *path = t_path("s.mdb");
@@ -1106,6 +1206,8 @@ int main(void)
 	RUN(test_overflow_read_past_snapshot);
 	RUN(test_rank_child_past_snapshot);
 	RUN(test_drop_child_past_snapshot);
+	RUN(test_list_dup_damage_ends_txn);
+	RUN(test_page_walk_damage_ends_txn);
 	RUN(test_undamaged_writes_commit);
 #endif
 	T_DONE();
