@@ -4,7 +4,7 @@
 //! writer; contents gone at close; EINVAL with RDONLY, FIXEDMAP or
 //! PREVSNAPSHOT. Stock LMDB has no such mode, so there is no oracle run.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
 use dlmdb_tests::procs::ours::{self as m, ffi, Env, Opts};
@@ -128,9 +128,14 @@ fn inmemory_concurrent_readers_one_writer() {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(4));
+    // Snapshots each reader has checked so far: the writer goes on past
+    // its rounds until every reader has checked some, however the threads
+    // are scheduled on a loaded machine.
+    let taken: Arc<Vec<AtomicU64>> = Arc::new((0..3).map(|_| AtomicU64::new(0)).collect());
     let readers: Vec<_> = (0..3)
         .map(|r| {
-            let (env, stop, start) = (env.clone(), stop.clone(), start.clone());
+            let (env, stop, start, taken) =
+                (env.clone(), stop.clone(), start.clone(), taken.clone());
             std::thread::spawn(move || {
                 start.wait();
                 let (mut prev, mut snaps) = (0u64, 0u64);
@@ -167,13 +172,21 @@ fn inmemory_concurrent_readers_one_writer() {
                     assert!(seq >= prev, "reader {r}: went back from {prev} to {seq}");
                     prev = seq;
                     snaps += 1;
+                    taken[r].fetch_add(1, Ordering::Relaxed);
                 }
                 snaps
             })
         })
         .collect();
     start.wait();
-    for round in 0..2000u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for round in 0u64.. {
+        if round >= 2000
+            && (taken.iter().all(|n| n.load(Ordering::Relaxed) > 10)
+                || std::time::Instant::now() > deadline)
+        {
+            break;
+        }
         let t = env.begin_rw().unwrap();
         let (a, b) = ((round % N) as u8, ((round * 7 + 3) % N) as u8);
         let va = u64::from_le_bytes(t.get(dbi, &[b'c', a]).unwrap().unwrap().try_into().unwrap());
