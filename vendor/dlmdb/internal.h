@@ -865,6 +865,12 @@ MDB_page *dl_dirty_swap(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages,
 void dl_cursor_save_one(MDB_cursor *c);
 void dl_cursor_free(MDB_cursor *c);
 
+/* Whether p lies in the map (one unsigned compare bounds both sides). */
+static inline int dl_in_map(const MDB_env *env, const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)env->map < env->mapsize;
+}
+
 /*
  * Whether p lies in a page of the txn's snapshot.  A write txn builds every
  * page it changes in a buffer outside the map (its dirty table, even under
@@ -872,12 +878,6 @@ void dl_cursor_free(MDB_cursor *c);
  * an ancestor spilled it there (spill.c), and a spilled page is one of
  * theirs.  The common answer, a buffer outside the map, costs a compare.
  */
-/* Whether p lies in the map (one unsigned compare bounds both sides). */
-static inline int dl_in_map(const MDB_env *env, const void *p)
-{
-	return (uintptr_t)p - (uintptr_t)env->map < env->mapsize;
-}
-
 static inline int dl_in_snapshot_page(const MDB_txn *txn, const void *p)
 {
 	return dl_in_map(txn->env, p) &&
@@ -908,7 +908,6 @@ static inline int dl_run_past_snapshot(const MDB_txn *txn, const void *from, pgn
 {
 	return pg + np > txn->snap_pages && dl_in_snapshot_page(txn, from);
 }
-
 
 /* spill.c: bounded dirty set */
 int  dl_spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val *data,

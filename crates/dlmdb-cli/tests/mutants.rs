@@ -210,7 +210,11 @@ fn base_info(src: &Path, layout: &str, dir: &Path) -> BaseInfo {
             }
             let (ok, values, err) = out(&args);
             assert!(ok, "{args:?} of base {}: {err}", src.display());
-            mid_value = values.lines().last().filter(|v| !v.is_empty()).map(str::to_owned);
+            mid_value = values
+                .lines()
+                .last()
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned);
         }
         keys.push(k);
         mid_values.push(mid_value);
