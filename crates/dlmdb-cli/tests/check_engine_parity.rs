@@ -87,6 +87,11 @@ fn mutant(seed: u64, case: u64) -> Option<Mutant> {
 /// write it, and `check` exits 1 with `problem` as its one report: the rule
 /// under test is the only one that sees the damage.
 fn engine_refuses_and_check_reports(seed: u64, case: u64, what: &str, problem: &str) {
+    engine_and_check_report(seed, case, what, (0, MDB_CORRUPTED), problem);
+}
+
+/// The same with the engine's verdict (read-only, read-write) given.
+fn engine_and_check_report(seed: u64, case: u64, what: &str, verdict: (i32, i32), problem: &str) {
     let Some(m) = mutant(seed, case) else {
         return;
     };
@@ -96,7 +101,7 @@ fn engine_refuses_and_check_reports(seed: u64, case: u64, what: &str, problem: &
     );
     assert_eq!(
         (m.read, m.write),
-        (0, MDB_CORRUPTED),
+        verdict,
         "engine verdict (read-only, read-write) on {what}"
     );
     let out = common::bin()
@@ -146,6 +151,54 @@ fn sub_page_one_byte_short_in_a_counted_database() {
         "fixture:v2/counted.mdb: page 337 node 3 lo/hi 126->125",
         "PROBLEM page 337 [counted_dups]: sub-page of node 3: item 2 malformed \
          (key 13 bytes, data 0, flags 0x0, node end 126 of 125)",
+    );
+}
+
+/// A duplicate sub-database record of a DUPFIXED database that lost its
+/// DUPFIXED bit: the engine reads the sub-tree by the record's bits, so its
+/// packed (LEAF2) pages are refused in every read; the record must carry
+/// the bits LMDB writes for its owner.
+#[test]
+fn dup_subdatabase_record_without_dupfixed() {
+    engine_and_check_report(
+        23,
+        1036,
+        "fixture:dupsort.stock.mdb: page 2 record 0 flags 0x10->0",
+        (MDB_CORRUPTED, MDB_CORRUPTED),
+        "PROBLEM page 2 [dupfixed]: node 0: sub-database record flags 0x0, but the \
+         database's flags 0x14 call for DUPFIXED/INTEGERKEY bits 0x10",
+    );
+}
+
+/// A DUPFIXED database's record that lost its DUPFIXED bit, over a key whose
+/// duplicates sit in an inline sub-page of packed items: stock LMDB takes
+/// the item size of such a sub-page from a DUPFIXED database only, so this
+/// engine's reads (which take it from the sub-page) are the only ones that
+/// still see the values; `check` reports the sub-page.
+#[test]
+fn packed_sub_page_in_a_database_without_dupfixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = load(
+        dir.path(),
+        "d",
+        "dupsort=1\ndupfixed=1\n",
+        &[
+            (b"k", &1u64.to_be_bytes()),
+            (b"k", &2u64.to_be_bytes()),
+            (b"k", &3u64.to_be_bytes()),
+        ],
+    );
+    check_finds(&store, None);
+    // The record of "d" in the main DB: key "d" and its pad byte, md_pad 0,
+    // md_flags DUPSORT|DUPFIXED (0x14) -> DUPSORT.
+    patch(
+        &store,
+        &[b'd', 0, 0, 0, 0, 0, 0x14, 0],
+        &[b'd', 0, 0, 0, 0, 0, 0x04, 0],
+    );
+    check_finds(
+        &store,
+        Some("sub-page of node 0: LEAF2 sub-page in a database without DUPFIXED"),
     );
 }
 

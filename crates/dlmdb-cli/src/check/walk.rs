@@ -704,6 +704,33 @@ impl Checker {
                         ),
                     );
                 }
+                // LMDB's own bits in such a record: DUPFIXED for a DUPFIXED
+                // owner, with INTEGERKEY when the owner is INTEGERDUP too; the
+                // engine takes the sub-tree's packed pages from them.
+                let owner = kind.flags();
+                let want_lmdb = if owner.contains(DbFlags::DUP_FIXED) {
+                    DbFlags::DUP_FIXED
+                        | if owner.contains(DbFlags::INTEGER_DUP) {
+                            DbFlags::INTEGER_KEY
+                        } else {
+                            DbFlags::empty()
+                        }
+                } else {
+                    DbFlags::empty()
+                };
+                let rec_lmdb = rec.db_flags() & (DbFlags::DUP_FIXED | DbFlags::INTEGER_KEY);
+                if rec_lmdb != want_lmdb {
+                    self.problem(
+                        Some(pgno),
+                        label,
+                        format!(
+                            "node {i}: sub-database record flags {:#x}, but the database's flags {:#x} call for DUPFIXED/INTEGERKEY bits {:#x}",
+                            rec.flags,
+                            kind.db_flags,
+                            want_lmdb.bits()
+                        ),
+                    );
+                }
                 let dup_flags = kind.db_flags;
                 let dup_fixed = kind.flags().contains(DbFlags::DUP_FIXED);
                 let sub = TreeKind {
@@ -771,6 +798,17 @@ impl Checker {
         if hdr.flags.contains(PageFlags::LEAF2) {
             let k = usize::from(hdr.pad);
             let n = usize::from(hdr.lower).saturating_sub(PAGE_HEADER_SIZE) / 2;
+            // Packed items only in DUPFIXED databases, as for the pages of
+            // a duplicate sub-database (the engine refuses to read them
+            // elsewhere).
+            if !cx.kind.flags().contains(DbFlags::DUP_FIXED) {
+                self.problem(
+                    Some(pgno),
+                    &label,
+                    format!("{what}: LEAF2 sub-page in a database without DUPFIXED"),
+                );
+                return n.max(1) as u64;
+            }
             if k == 0 {
                 self.problem(
                     Some(pgno),
