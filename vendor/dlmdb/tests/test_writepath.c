@@ -706,26 +706,46 @@ static void test_entries_above_tree(void)
 	expect_write_refused(path, "kv", op_delete_all, MDB_CORRUPTED);
 }
 
+/* DUPSORT DB "dup" holding n values under the one key "key". */
+static int build_dups(const char *path, unsigned n)
+{
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = t_val("key");
+	int rc;
+	if (!env)
+		return EIO;
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+		goto out;
+	if ((rc = mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi)))
+		goto abort;
+	for (unsigned i = 0; i < n; i++) {
+		char vb[16];
+		snprintf(vb, sizeof(vb), "v%04u", i);
+		MDB_val v = t_val(vb);
+		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
+			goto abort;
+	}
+	rc = mdb_txn_commit(txn);
+	goto out;
+abort:
+	mdb_txn_abort(txn);
+out:
+	mdb_env_close(env);
+	return rc;
+}
+
 /* A DUPSORT record counting fewer entries than one key's duplicates:
  * removing the key with all its duplicates would wrap the counter. */
 static void test_dup_entries_below_key(void)
 {
 	const char *path = t_path("s.mdb");
-	MDB_env *env = open_file(path, 0);
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
-	REQUIRE(env);
-	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	REQUIRE_OK(mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi));
 	MDB_val k = t_val("key");
-	for (unsigned i = 0; i < 50; i++) {
-		char vb[16];
-		snprintf(vb, sizeof(vb), "v%03u", i);
-		MDB_val v = t_val(vb);
-		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
-	}
-	REQUIRE_OK(mdb_txn_commit(txn));
-	mdb_env_close(env);
+	REQUIRE_OK(build_dups(path, 50));
 	long long at = record_entries_at(path, "dup");
 	REQUIRE(at > 0);
 	uint64_t e = 10;
@@ -1070,21 +1090,11 @@ static void test_drop_child_past_snapshot(void)
 static void test_list_dup_damage_ends_txn(void)
 {
 	const char *path = t_path("s.mdb");
-	MDB_env *env = open_file(path, 0);
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
-	REQUIRE(env);
-	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
-	REQUIRE_OK(mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi));
 	MDB_val k = t_val("key");
-	for (unsigned i = 0; i < 600; i++) {
-		char vb[16];
-		snprintf(vb, sizeof(vb), "v%04u", i);
-		MDB_val v = t_val(vb);
-		REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
-	}
-	REQUIRE_OK(mdb_txn_commit(txn));
-	mdb_env_close(env);
+	REQUIRE_OK(build_dups(path, 600));
 	long long at = record_entries_in(path, "dup", "key");
 	REQUIRE(at > 0);
 	uint64_t e = 605;
