@@ -12,6 +12,9 @@
 //!   mutant fails here instead of testing nothing.
 //! * Stores built with `dlmdb load` and damaged by hand where a rule of the
 //!   engine has no fuzzer case: keys longer than the 511-byte key limit.
+//! * One store the engine still reads but stock LMDB misreads (a packed
+//!   sub-page in a database without DUPFIXED): `check` is the stricter
+//!   there, and reports it.
 
 mod common;
 
