@@ -65,8 +65,10 @@ static int dl_find_record(MDB_txn *txn, const char *name, size_t len, MDB_db *re
 	memcpy(rec, data.mv_data, sizeof(MDB_db));
 	/* Records reach the main DB only at commit (dl_dbs_flush), so every
 	 * record read here is the snapshot's, or one created empty in this
-	 * txn: its root lies below the snapshot's page count. */
-	if (rec->md_root != P_INVALID && (rec->md_root < 2 || rec->md_root >= txn->snap_pages))
+	 * txn: its root is a page of the snapshot, below its page count and
+	 * not one this txn holds (reused: free in the snapshot). */
+	if (rec->md_root != P_INVALID && (rec->md_root < 2 || rec->md_root >= txn->snap_pages ||
+	    (!(txn->flags & TXN_RDONLY) && dl_txn_holds(txn, rec->md_root))))
 		return MDB_CORRUPTED;
 	return 0;
 }

@@ -104,7 +104,7 @@ static inline int dl_xinit_core(MDB_cursor *mc, dl_xcursor *xc, int check)
 		memcpy(&xc->db, d, sizeof(MDB_db));
 		if (xc->db.md_root == P_INVALID || xc->db.md_root < 2 ||
 		    xc->db.md_root >= txn->next_pgno || !xc->db.md_depth ||
-		    dl_run_past_snapshot(txn, n, xc->db.md_root, 1))
+		    dl_snapshot_link_bad(txn, n, xc->db.md_root))
 			return MDB_CORRUPTED;
 		xc->subpage = 0;
 	} else {

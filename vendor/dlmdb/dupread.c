@@ -891,18 +891,6 @@ static int dl_list_subdb(MDB_cursor *mc, dl_xcursor *xc, size_t n)
  * cursor owns (valid until the cursor is used again, closed or renewed, or
  * the txn ends).  Values point into the pages; the cursor does not move.
  */
-static int dl_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp);
-
-int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp)
-{
-	if (!mc || !values || !countp)
-		return EINVAL;
-	if (mc->txn->flags & (TXN_ERROR | TXN_FINISHED))
-		return MDB_BAD_TXN;
-	/* Damage found here ends a write txn, as any read's does. */
-	return dl_txn_err(mc->txn, dl_list_dup(mc, values, countp));
-}
-
 static int dl_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp)
 {
 	int rc;
@@ -937,6 +925,16 @@ static int dl_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *count
 	*values = xc->list;
 	*countp = n;
 	return 0;
+}
+
+int mdb_cursor_list_dup(MDB_cursor *mc, const MDB_val **values, mdb_size_t *countp)
+{
+	if (!mc || !values || !countp)
+		return EINVAL;
+	if (mc->txn->flags & (TXN_ERROR | TXN_FINISHED))
+		return MDB_BAD_TXN;
+	/* Damage found here ends a write txn, as any read's does. */
+	return dl_txn_err(mc->txn, dl_list_dup(mc, values, countp));
 }
 
 /* Rank support: put the duplicate cursor on the idx-th value of the key. */

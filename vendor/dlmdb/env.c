@@ -430,19 +430,8 @@ void mdb_env_close(MDB_env *env)
 {
 	if (!env)
 		return;
-	if (env->wtxn_cache) {
-		MDB_txn *t = env->wtxn_cache;
-		dl_idl_free(&t->freed);
-		dl_idl_free(&t->pool);
-		dl_idl_free(&t->loose);
-		free(t->dirty.tab);
-		free(t->dirty.ents);
-		dl_spilled_free(&t->spilled);
-		free(t->scratch);
-		free(t->pfxbuf);
-		free(t->rankbuf);
-		free(t);
-	}
+	if (env->wtxn_cache)
+		dl_txn_release(env->wtxn_cache);
 	if (env->dbxs) {
 		for (MDB_dbi i = 0; i < env->maxdbs; i++)
 			free(env->dbxs[i].name);

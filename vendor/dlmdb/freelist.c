@@ -169,6 +169,40 @@ static int dl_fl_disjoint(const dl_idl *freed, const dl_idl *pool)
 	return 1;
 }
 
+/*
+ * Whether a page of freed (sorted descending) is one this txn holds,
+ * dirty or spilled.  The first page of a snapshot overflow run was
+ * reached through a checked link (dl_page_get_ref); the run's other
+ * pages only through its length, which damage can stretch over pages
+ * that were free in the snapshot and that this txn has reused.  Freeing
+ * the run then lists them free while in use.  Asked only after such a
+ * run was freed (txn->freed_run), so other commits pay nothing.
+ */
+static int dl_fl_freed_held(MDB_txn *txn, int *held)
+{
+	const dl_idl *freed = &txn->freed;
+	const dl_dirty *d = &txn->dirty;
+	*held = 0;
+	for (size_t k = 0; k < freed->n && txn->spilled.count && !*held; k++)
+		*held = dl_spilled_has(&txn->spilled, freed->ids[k]);
+	if (*held || !d->count)
+		return 0;
+	/* Dirty runs by page number, against freed in ascending order. */
+	dl_dent *by = malloc(d->count * sizeof(*by));
+	if (!by)
+		return ENOMEM;
+	dl_dents_by_pgno(d->ents, d->count, by);
+	size_t j = 0;
+	for (size_t k = freed->n; k-- > 0 && !*held; ) {
+		pgno_t pg = freed->ids[k];
+		while (j < d->count && by[j].pgno + by[j].npages <= pg)
+			j++;
+		*held = j < d->count && by[j].pgno <= pg;
+	}
+	free(by);
+	return 0;
+}
+
 /* Move pages freed again inside this txn to where they will be recorded. */
 static int dl_drain_loose(MDB_txn *txn)
 {
@@ -337,9 +371,14 @@ static int dl_fl_write_ids(MDB_cursor *mc, size_t t_room, unsigned pool_recs)
 	MDB_txn *txn = mc->txn;
 	const size_t chunk = txn->env->maxfree1pg;
 	int rc;
+	int held = 0;
 	dl_idl_sort_desc(&txn->freed);
 	dl_idl_sort_desc(&txn->pool);
 	if (!dl_fl_disjoint(&txn->freed, &txn->pool))
+		return MDB_CORRUPTED;
+	if (txn->freed_run && (rc = dl_fl_freed_held(txn, &held)))
+		return rc;
+	if (held)
 		return MDB_CORRUPTED;
 	if (t_room && (rc = dl_fl_fill(mc, txn->txnid, txn->freed.ids, txn->freed.n)))
 		return rc;

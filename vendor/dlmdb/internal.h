@@ -364,6 +364,8 @@ struct MDB_txn {
 	dl_idl	freed;		/* snapshot pages released by this txn */
 	dl_idl	pool;		/* reusable pages taken from FREE_DBI, sorted desc */
 	dl_idl	loose;		/* pages allocated and freed again in this txn */
+	int	freed_run;	/* freed a snapshot overflow run (dl_fl_save
+				   checks its pages are none of this txn's) */
 	txnid_t	oldest;		/* oldest snapshot still in use */
 	txnid_t	fl_last;	/* largest FREE_DBI key consumed, 0 = none */
 	int	fl_done;	/* no more reusable records */
@@ -841,7 +843,8 @@ int  dl_meta_write(MDB_txn *txn);
 
 /* page.c: dirty table, buffers, allocation */
 int  dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret);
-int  dl_mapped_ref_bad(const MDB_txn *txn, const void *from, pgno_t pgno);
+int  dl_page_get_mapped_ref(MDB_txn *txn, const void *from, pgno_t pgno, MDB_page **ret);
+int  dl_txn_holds(MDB_txn *txn, pgno_t pgno);	/* spill.c */
 int  dl_mapped_not_spilled(const MDB_txn *txn, const void *p);
 MDB_page *dl_dirty_find(dl_dirty *d, pgno_t pgno, unsigned *npages);
 int  dl_dirty_add(dl_dirty *d, pgno_t pgno, MDB_page *mp, unsigned npages);
@@ -887,18 +890,33 @@ static inline int dl_in_snapshot_page(const MDB_txn *txn, const void *p)
 /*
  * dl_page_get for a page number read at from (a node or record inside a
  * page; NULL, which lies outside any map: a DB's record).  A snapshot page
- * refers only to pages of its snapshot: a number at or above snap_pages
- * there is damage, which dl_page_get alone would resolve, in a write txn,
- * to a page this txn allocated for something else.  The answer is the one
- * a read txn on the same snapshot gets (its snap_pages is its next_pgno,
- * which dl_page_get bounds).  Only the buffer test is inline: a write
- * txn's descents mostly leave pages it changed, whose links need no bound.
+ * refers only to pages in use in its snapshot, so two kinds of number
+ * there are damage that dl_page_get alone would resolve, in a write txn,
+ * to a page this txn holds for something else:
+ *  - one at or above snap_pages: a page this txn allocated.  The answer is
+ *    the one a read txn on the same snapshot gets (its snap_pages is its
+ *    next_pgno, which dl_page_get bounds): MDB_PAGE_NOTFOUND;
+ *  - one this txn holds (dirty, spilled, or an ancestor's): a page that
+ *    was free in the snapshot and this txn reused.  MDB_CORRUPTED.
+ * Only the buffer test is inline: a write txn's descents mostly leave
+ * pages it changed, whose links need no bound.
  */
 static inline int dl_page_get_ref(MDB_txn *txn, const void *from, pgno_t pgno, MDB_page **ret)
 {
-	if (dl_in_map(txn->env, from) && dl_mapped_ref_bad(txn, from, pgno))
-		return MDB_PAGE_NOTFOUND;
+	if (dl_in_map(txn->env, from))
+		return dl_page_get_mapped_ref(txn, from, pgno, ret);
 	return dl_page_get(txn, pgno, ret);
+}
+
+/* Whether pgno, read at from, is a link dl_page_get_ref refuses; for a
+ * link followed later from a copy of its record (a duplicate
+ * sub-database's root).  A txn that holds no page skips the lookup. */
+static inline int dl_snapshot_link_bad(MDB_txn *txn, const void *from, pgno_t pgno)
+{
+	if (pgno >= txn->snap_pages)
+		return dl_in_snapshot_page(txn, from);
+	return (txn->dirty.count || txn->spilled.count || txn->parent) &&
+		dl_in_snapshot_page(txn, from) && dl_txn_holds(txn, pgno);
 }
 
 /* Whether the np-page run at pg, named at from, runs past the snapshot
@@ -1472,6 +1490,7 @@ void dl_dbi_txn_end(MDB_txn *txn, int committed);
 int  dl_txn_bad(MDB_txn *txn);
 void *dl_txn_scratch(MDB_txn *txn, size_t size);
 void dl_wtxn_orphan_abort(MDB_env *env);
+void dl_txn_release(MDB_txn *txn);
 
 /* Set env->steplim from the page size and the interrupt flag.  The flag
  * is tested after the page size is stored, with a full fence between the

@@ -594,7 +594,13 @@ void dl_buf_put(MDB_env *env, MDB_page *mp, unsigned npages)
 /* Access                                                                    */
 /* ------------------------------------------------------------------------- */
 
-int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
+/*
+ * Page pgno as txn sees it.  snaplink: the number was read out of a page
+ * of the snapshot, so a page this txn or an ancestor holds (dirty or
+ * spilled) is damage (see dl_page_get_ref): MDB_CORRUPTED.
+ */
+static inline __attribute__((always_inline)) int dl_page_find(MDB_txn *txn, pgno_t pgno,
+	MDB_page **ret, int snaplink)
 {
 	if (pgno < 2 || pgno >= txn->next_pgno)
 		return MDB_PAGE_NOTFOUND;
@@ -602,6 +608,8 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 	if (d->count) {
 		size_t i = dl_dirty_slot(d, pgno);
 		if (d->tab[i]) {
+			if (snaplink)
+				return MDB_CORRUPTED;
 			/* A use: the page moves to the back of the spill order. */
 			dl_dent *e = &d->ents[d->tab[i] - 1];
 			e->stamp = ++d->clock;
@@ -610,16 +618,24 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 		}
 	}
 	/* Nested txn: pages the ancestors changed shadow the map. */
-	for (MDB_txn *p = txn->parent; p; p = p->parent) {
-		MDB_page *mp = dl_dirty_find(&p->dirty, pgno, NULL);
-		if (mp) {
-			*ret = mp;
-			return 0;
+	if (txn->parent && snaplink) {
+		if (dl_ancestor_holds(txn, pgno))
+			return MDB_CORRUPTED;
+	} else if (txn->parent) {
+		for (MDB_txn *p = txn->parent; p; p = p->parent) {
+			MDB_page *mp = dl_dirty_find(&p->dirty, pgno, NULL);
+			if (mp) {
+				*ret = mp;
+				return 0;
+			}
 		}
 	}
 	if (pgno >= txn->fpages)
 		return MDB_PAGE_NOTFOUND;	/* beyond the end of the file */
-	if (txn->spilled.count) {
+	if (txn->spilled.count && snaplink) {
+		if (dl_spilled_has(&txn->spilled, pgno))
+			return MDB_CORRUPTED;
+	} else if (txn->spilled.count) {
 		/* A page this txn spilled comes back into its dirty table by
 		 * pread, so its file pages are not mapped in (spill.c). */
 		MDB_page *mp = NULL;
@@ -635,10 +651,19 @@ int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 	return 0;
 }
 
-/* The rest of dl_page_get_ref's test (internal.h), for from in the map. */
-int dl_mapped_ref_bad(const MDB_txn *txn, const void *from, pgno_t pgno)
+int dl_page_get(MDB_txn *txn, pgno_t pgno, MDB_page **ret)
 {
-	return pgno >= txn->snap_pages && pgno < txn->next_pgno && dl_in_snapshot_page(txn, from);
+	return dl_page_find(txn, pgno, ret, 0);
+}
+
+/* dl_page_get_ref (internal.h) for from in the map. */
+int dl_page_get_mapped_ref(MDB_txn *txn, const void *from, pgno_t pgno, MDB_page **ret)
+{
+	if (!dl_in_snapshot_page(txn, from))
+		return dl_page_get(txn, pgno, ret);
+	if (pgno >= txn->snap_pages)
+		return MDB_PAGE_NOTFOUND;
+	return dl_page_find(txn, pgno, ret, 1);
 }
 
 /* dl_in_snapshot_page for p in the map: not a page this txn or an
@@ -813,6 +838,8 @@ int dl_page_free(MDB_txn *txn, pgno_t pgno, unsigned num)
 			return rc;
 		for (unsigned i = 0; i < num; i++)
 			txn->freed.ids[txn->freed.n++] = pgno + i;
+		if (num > 1)
+			txn->freed_run = 1;
 		return 0;
 	}
 	if ((rc = dl_idl_reserve(&txn->loose, num)))

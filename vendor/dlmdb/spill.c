@@ -146,6 +146,14 @@ int dl_ancestor_holds(MDB_txn *txn, pgno_t pgno)
 	return 0;
 }
 
+/* Whether txn or an ancestor has pgno dirty or spilled. */
+int dl_txn_holds(MDB_txn *txn, pgno_t pgno)
+{
+	return dl_dirty_find(&txn->dirty, pgno, NULL) ||
+		(txn->spilled.count && dl_spilled_has(&txn->spilled, pgno)) ||
+		dl_ancestor_holds(txn, pgno);
+}
+
 /* Length of the run starting at spilled page pgno: the engine wrote its
  * header, so an overflow head tells its page count. */
 unsigned dl_spilled_run(MDB_txn *txn, pgno_t pgno)

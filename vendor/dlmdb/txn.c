@@ -46,7 +46,8 @@ static MDB_txn *dl_txn_alloc(MDB_env *env)
 	return txn;
 }
 
-static void dl_txn_release(MDB_txn *txn)
+/* Free a txn handle and everything it owns. */
+void dl_txn_release(MDB_txn *txn)
 {
 	dl_idl_free(&txn->freed);
 	dl_idl_free(&txn->pool);
@@ -261,6 +262,7 @@ static int dl_txn_begin_child(MDB_txn *parent, MDB_txn **ret)
 	txn->oldest = parent->oldest;
 	txn->fl_last = parent->fl_last;
 	txn->fl_done = parent->fl_done;
+	txn->freed_run = parent->freed_run;
 	if ((rc = dl_idl_copy(&txn->freed, &parent->freed)) ||
 	    (rc = dl_idl_copy(&txn->pool, &parent->pool)) ||
 	    (rc = dl_idl_copy(&txn->loose, &parent->loose))) {
@@ -419,6 +421,7 @@ static void dl_child_state_up(MDB_txn *txn)
 	t = parent->freed; parent->freed = txn->freed; txn->freed = t;
 	t = parent->pool; parent->pool = txn->pool; txn->pool = t;
 	t = parent->loose; parent->loose = txn->loose; txn->loose = t;
+	parent->freed_run = txn->freed_run;
 	parent->next_pgno = txn->next_pgno;
 	parent->oldest = txn->oldest;
 	parent->fl_last = txn->fl_last;
@@ -543,6 +546,7 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 	txn->fl_last = 0;
 	txn->fl_done = 0;
 	txn->freed.n = txn->pool.n = txn->loose.n = 0;
+	txn->freed_run = 0;
 	txn->slot = NULL;
 	dl_txn_setup(txn, m);
 	if (txn->next_pgno > env->maxpg) {
@@ -609,6 +613,7 @@ static void dl_wtxn_end(MDB_txn *txn, int committed)
 	dl_ov_rewind(env);
 	dl_spilled_clear(&txn->spilled);
 	txn->freed.n = txn->pool.n = txn->loose.n = 0;
+	txn->freed_run = 0;
 	txn->flags = TXN_FINISHED;
 	env->txn = NULL;
 	if (!env->wtxn_cache)

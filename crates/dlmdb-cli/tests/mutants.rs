@@ -299,7 +299,7 @@ fn read_commands(info: &BaseInfo, round: usize) -> Vec<(String, Vec<String>, boo
                 if round % 2 == 1 {
                     a.push("--reverse");
                 }
-                a.into_iter().map(str::to_owned).collect::<Vec<_>>()
+                s(&a)
             }
             1 => {
                 let first: String = keys[n / 2].chars().take(2).collect();

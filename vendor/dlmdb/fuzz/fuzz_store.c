@@ -1163,7 +1163,9 @@ static int write_pass(const char *path, int *committed, int *bad_commit)
 		/* Overwrites with another size, then deletes by key. */
 		for (unsigned i = 0; i < ks.n && !first_err && !named_main; i++) {
 			MDB_val key = { ks.len[i], ks.buf[i] };
-			MDB_val val = { (flags & MDB_DUPFIXED) ? vfixed : 1 + rn(5000), big };
+			/* vfixed comes from the damaged store: it may exceed big. */
+			int fixed = (flags & MDB_DUPFIXED) && vfixed <= sizeof(big);
+			MDB_val val = { fixed ? vfixed : 1 + rn(5000), big };
 			if (!(flags & MDB_DUPSORT) || (flags & MDB_DUPFIXED) == 0) {
 				rc = mdb_put(txn, dbi, &key, &val, 0);
 				if (rc != MDB_BAD_VALSIZE)

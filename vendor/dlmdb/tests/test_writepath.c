@@ -792,9 +792,8 @@ static void test_counted_count_off(void)
 	mdb_env_close(env);
 }
 
-/* The control: the same writes on undamaged stores commit. */
 /* The last page number of the newer meta page (the one with the larger
- * txnid), and the same field set to last in both. */
+ * txnid). */
 static uint64_t meta_last_pg(const char *path)
 {
 	unsigned char m0[PS], m1[PS];
@@ -808,6 +807,7 @@ static uint64_t meta_last_pg(const char *path)
 	return t1 > t0 ? l1 : l0;
 }
 
+/* The same field set to last in both meta pages. */
 static int set_last_pg(const char *path, uint64_t last)
 {
 	int rc = t_patch_file(path, 136, &last, 8);
@@ -882,9 +882,6 @@ static void test_child_past_snapshot(void)
 	expect_write_refused(path, "kv", op_insert_many, MDB_CORRUPTED);
 }
 
-/* A leaf node's overflow page number at the snapshot's page count: a write
- * to the leaf would carry a link to a page the txn allocates for
- * something else (and free it with the node). */
 /* DB "big": 8 keys with 6000-byte values, each in an overflow run. */
 static int build_big(const char *path)
 {
@@ -901,6 +898,9 @@ static unsigned char *big_run_pgno(unsigned char *b)
 	return n + 8 + 10;
 }
 
+/* A leaf node's overflow page number at the snapshot's page count: a write
+ * to the leaf would carry a link to a page the txn allocates for
+ * something else (and free it with the node). */
 static void test_overflow_past_snapshot(void)
 {
 	const char *path = t_path("s.mdb");
@@ -1084,6 +1084,294 @@ static void test_drop_child_past_snapshot(void)
 	}
 }
 
+/*
+ * Damage that names a page free in the snapshot, which the write txn
+ * then reuses for "other": a link of the snapshot's tree must not lead
+ * into that page (a read would hand out other's entries, a write would
+ * change or free other's page).  drop_scratch drops DB "scratch"
+ * (add_scratch), so its pages are free; *freepg gets one of them (a leaf),
+ * which fill_other's puts reuse.  Pages become reusable once a later
+ * commit (here a put into "other") makes the drop's snapshot old.
+ */
+static int add_scratch(const char *path)
+{
+	return build_sized(path, "scratch", 0, 400, 100);
+}
+
+static int drop_scratch(const char *path, mdb_size_t *freepg)
+{
+	int rc;
+	if (!(*freepg = find_page(path, "scratch", 0, MDB_PAGE_LEAF, 0)))
+		return MDB_NOTFOUND;
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	if (!env)
+		return EIO;
+	if (!(rc = mdb_txn_begin(env, NULL, 0, &txn))) {
+		if ((rc = mdb_dbi_open(txn, "scratch", 0, &dbi)) || (rc = mdb_drop(txn, dbi, 1)))
+			mdb_txn_abort(txn);
+		else
+			rc = mdb_txn_commit(txn);
+	}
+	mdb_env_close(env);
+	return rc ? rc : build(path, "other", 0, 1);
+}
+
+/* 2,000 puts into "other": more pages than scratch freed. */
+static int fill_other(MDB_txn *txn)
+{
+	static char vb[100];
+	MDB_dbi other;
+	int rc;
+	memset(vb, 'o', sizeof(vb));
+	if ((rc = mdb_dbi_open(txn, "other", 0, &other)))
+		return rc;
+	for (unsigned i = 0; i < 2000 && !rc; i++) {
+		char kb[32];
+		snprintf(kb, sizeof(kb), "o-%06u", i);
+		MDB_val k = t_val(kb), v = t_mem(vb, sizeof(vb));
+		rc = mdb_put(txn, other, &k, &v, 0);
+	}
+	return rc;
+}
+
+typedef struct page_seek {
+	mdb_size_t pgno;
+	int found;
+} page_seek;
+
+static int seek_page(void *ctx, const MDB_pageinfo *pi)
+{
+	page_seek *s = ctx;
+	unsigned n = pi->pi_pages ? pi->pi_pages : 1;
+	if (!(pi->pi_type & MDB_PAGE_SUBPAGE) && s->pgno >= pi->pi_pgno && s->pgno - pi->pi_pgno < n)
+		s->found = 1;
+	return 0;
+}
+
+/* Whether "other", as txn sees it, holds page pg. */
+static int other_holds(MDB_txn *txn, mdb_size_t pg)
+{
+	MDB_dbi other;
+	page_seek s = { pg, 0 };
+	if (mdb_dbi_open(txn, "other", 0, &other) || mdb_page_walk(txn, other, seek_page, &s))
+		return 0;
+	return s.found;
+}
+
+/* A write txn that has filled "other" and reused page freepg for it. */
+static int begin_reusing(MDB_env *env, mdb_size_t freepg, MDB_txn **txn)
+{
+	int rc = mdb_txn_begin(env, NULL, 0, txn);
+	if (rc)
+		return rc;
+	if ((rc = fill_other(*txn)) || !other_holds(*txn, freepg)) {
+		mdb_txn_abort(*txn);
+		return rc ? rc : MDB_PROBLEM;
+	}
+	return 0;
+}
+
+/* A branch of "kv" names the reused page as a child. */
+static void test_child_is_reused_page(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	uint64_t last;
+	mdb_size_t pg = build_branch_and_other(path, "kv", 0, b, &last), freepg;
+	REQUIRE(pg);
+	REQUIRE_OK(add_scratch(path));
+	REQUIRE_OK(drop_scratch(path, &freepg));
+	/* Node 1's key: the first key under that child. */
+	unsigned char *n = b + P_PTR(b, 1);
+	char sep[32];
+	unsigned ks = get16(n + 6);
+	REQUIRE(ks > 0 && ks < sizeof(sep));
+	memcpy(sep, n + 8, ks);
+	set_child(b, 1, freepg);
+	REQUIRE_OK(page_io(path, pg, b, 1));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi kv;
+	MDB_cursor *mc;
+	MDB_val k = t_mem(sep, ks), v;
+	int rc;
+	REQUIRE(env);
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &kv));
+	CHECK_RC(mdb_get(txn, kv, &k, &v), MDB_CORRUPTED);
+	CHECK_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &kv));
+	REQUIRE_OK(mdb_cursor_open(txn, kv, &mc));
+	while (!(rc = mdb_cursor_get(mc, &k, &v, MDB_NEXT)))
+		;
+	CHECK_RC(rc, MDB_CORRUPTED);
+	mdb_cursor_close(mc);
+	mdb_txn_abort(txn);
+	/* The drop would free other's page along with kv's. */
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &kv));
+	CHECK_RC(mdb_drop(txn, kv, 0), MDB_CORRUPTED);
+	CHECK_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+	/* A nested txn: the page is its parent's. */
+	MDB_txn *child;
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &kv));
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	k = t_mem(sep, ks);
+	CHECK_RC(mdb_get(child, kv, &k, &v), MDB_CORRUPTED);
+	mdb_txn_abort(child);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	/* A txn that spilled the reused page (its early pages go first):
+	 * the read must not bring it back.  begin_reusing's walk would, so
+	 * it runs afterwards, on the same writes. */
+	setenv("DLMDB_DIRTY_LIMIT", "16", 1);
+	env = open_file(path, 0);
+	unsetenv("DLMDB_DIRTY_LIMIT");
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(fill_other(txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &kv));
+	k = t_mem(sep, ks);
+	CHECK_RC(mdb_get(txn, kv, &k, &v), MDB_CORRUPTED);
+	mdb_txn_abort(txn);
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+}
+
+/* The record of "kv" (in the main DB), or of "dup"'s duplicate
+ * sub-database, names the reused page as its root. */
+static void test_root_is_reused_page(void)
+{
+	for (int sub = 0; sub <= 1; sub++) {
+		const char *path = t_path(sub ? "d.mdb" : "s.mdb");
+		const char *name = sub ? "dup" : "kv";
+		mdb_size_t freepg;
+		if (sub)
+			REQUIRE_OK(build_dups(path, 600));
+		else
+			REQUIRE_OK(build(path, "kv", 0, 3000));
+		REQUIRE_OK(build(path, "other", 0, 1));
+		REQUIRE_OK(add_scratch(path));
+		REQUIRE_OK(drop_scratch(path, &freepg));
+		long long at = sub ? record_entries_in(path, "dup", "key") :
+			record_entries_at(path, "kv");
+		REQUIRE(at > 0);
+		/* A one-page tree, as the reused page is a leaf. */
+		uint64_t root = freepg;
+		uint16_t depth = 1;
+		REQUIRE_OK(t_patch_file(path, at + 8, &root, 8));
+		REQUIRE_OK(t_patch_file(path, at - 26, &depth, 2));
+		MDB_env *env = open_file(path, 0);
+		MDB_txn *txn;
+		MDB_dbi dbi;
+		MDB_val k = t_val("key"), v;
+		REQUIRE(env);
+		REQUIRE_OK(begin_reusing(env, freepg, &txn));
+		if (sub) {
+			REQUIRE_OK(mdb_dbi_open(txn, name, 0, &dbi));
+			CHECK_RC(mdb_get(txn, dbi, &k, &v), MDB_CORRUPTED);
+			v = t_val("v9999");
+			CHECK_ERR(mdb_put(txn, dbi, &k, &v, 0));
+		} else {
+			CHECK_RC(mdb_dbi_open(txn, name, 0, &dbi), MDB_CORRUPTED);
+		}
+		CHECK_ERR(mdb_txn_commit(txn));
+		mdb_env_close(env);
+	}
+}
+
+/* DB "big" (build_big's), then "scratch", in one txn: the pages of
+ * scratch follow big's last overflow run. */
+static int build_big_then_scratch(const char *path)
+{
+	static char vb[6000];
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi big, scratch;
+	char kb[32];
+	int rc;
+	if (!env)
+		return EIO;
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+		goto out;
+	if ((rc = mdb_dbi_open(txn, "big", MDB_CREATE, &big)) ||
+	    (rc = mdb_dbi_open(txn, "scratch", MDB_CREATE, &scratch)))
+		goto abort;
+	for (unsigned i = 0; i < 8 + 400; i++) {
+		key_of(kb, sizeof(kb), i);
+		MDB_val k = t_val(kb), v = t_mem(vb, i < 8 ? sizeof(vb) : 100);
+		if ((rc = mdb_put(txn, i < 8 ? big : scratch, &k, &v, 0)))
+			goto abort;
+	}
+	rc = mdb_txn_commit(txn);
+	goto out;
+abort:
+	mdb_txn_abort(txn);
+out:
+	mdb_env_close(env);
+	return rc;
+}
+
+typedef struct run_pick {
+	mdb_size_t pgno, pages;
+} run_pick;
+
+static int last_run(void *ctx, const MDB_pageinfo *pi)
+{
+	run_pick *r = ctx;
+	if ((pi->pi_type & MDB_PAGE_OVERFLOW) && pi->pi_pgno > r->pgno) {
+		r->pgno = pi->pi_pgno;
+		r->pages = pi->pi_pages;
+	}
+	return 0;
+}
+
+/*
+ * The last overflow run of "big", its length damaged so that it reaches
+ * over the first pages of scratch, which were free in the snapshot and
+ * which the txn reuses for "other" (the smallest free pages go first).
+ * Dropping big frees the run, which would list those pages free while
+ * other holds them: the commit is refused.  A dry run finds how far
+ * other's pages reach; the engine allocates the same way each time.
+ */
+static void test_run_over_reused_pages(void)
+{
+	const char *path = t_path("s.mdb");
+	mdb_size_t freepg;
+	REQUIRE_OK(build_big_then_scratch(path));
+	REQUIRE_OK(build(path, "other", 0, 1));
+	REQUIRE_OK(drop_scratch(path, &freepg));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn;
+	MDB_dbi big;
+	run_pick r = { 0, 0 };
+	REQUIRE(env);
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "big", 0, &big));
+	REQUIRE_OK(mdb_page_walk(txn, big, last_run, &r));
+	mdb_size_t end = r.pgno + r.pages;
+	while (other_holds(txn, end))
+		end++;
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	REQUIRE(r.pgno && end > r.pgno + r.pages && end <= meta_last_pg(path));
+	uint32_t pages = (uint32_t)(end - r.pgno);
+	REQUIRE_OK(t_patch_file(path, (long long)r.pgno * PS + 12, &pages, 4));
+	env = open_file(path, 0);
+	REQUIRE(env);
+	REQUIRE_OK(begin_reusing(env, freepg, &txn));
+	REQUIRE(other_holds(txn, end - 1));
+	REQUIRE_OK(mdb_dbi_open(txn, "big", 0, &big));
+	OK(mdb_drop(txn, big, 0));
+	CHECK_RC(mdb_txn_commit(txn), MDB_CORRUPTED);
+	mdb_env_close(env);
+}
+
 /* Damage that a read in a write txn finds ends the txn, as a failed write
  * does: mdb_cursor_list_dup on a duplicate sub-database whose record
  * counts more values than its tree holds. */
@@ -1168,6 +1456,7 @@ static void test_page_walk_damage_ends_txn(void)
 	mdb_env_close(env);
 }
 
+/* The control: the same writes on undamaged stores commit. */
 static void test_undamaged_writes_commit(void)
 {
 	const char *path = t_path("s.mdb");
@@ -1216,6 +1505,9 @@ int main(void)
 	RUN(test_overflow_read_past_snapshot);
 	RUN(test_rank_child_past_snapshot);
 	RUN(test_drop_child_past_snapshot);
+	RUN(test_child_is_reused_page);
+	RUN(test_root_is_reused_page);
+	RUN(test_run_over_reused_pages);
 	RUN(test_list_dup_damage_ends_txn);
 	RUN(test_page_walk_damage_ends_txn);
 	RUN(test_undamaged_writes_commit);
