@@ -33,39 +33,52 @@ static void key_of(char *buf, size_t sz, unsigned i)
 	snprintf(buf, sz, "key-%06u", i);
 }
 
+/* A builder's environment on path and write txn in it. */
+static int build_begin(const char *path, MDB_env **env, MDB_txn **txn)
+{
+	int rc;
+	if (!(*env = open_file(path, 0)))
+		return EIO;
+	if ((rc = mdb_txn_begin(*env, NULL, 0, txn)))
+		mdb_env_close(*env);
+	return rc;
+}
+
+/* The end of a builder's write txn begun on env: commit it if rc is 0,
+ * else abort it; then close env. */
+static int build_end(MDB_env *env, MDB_txn *txn, int rc)
+{
+	if (rc)
+		mdb_txn_abort(txn);
+	else
+		rc = mdb_txn_commit(txn);
+	mdb_env_close(env);
+	return rc;
+}
+
 /* n keys with vsize-byte values (at most 6000) in DB name (NULL: main),
  * flags on create. */
 static int build_sized(const char *path, const char *name, unsigned dbflags, unsigned n,
 	size_t vsize)
 {
 	static char vb[6000];
-	MDB_env *env = open_file(path, 0);
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
 	char kb[32];
 	int rc;
-	if (!env)
-		return EIO;
 	if (vsize > sizeof(vb))
 		vsize = sizeof(vb);
 	memset(vb, 'v', vsize);
-	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
-		goto out;
-	if ((rc = mdb_dbi_open(txn, name, MDB_CREATE | dbflags, &dbi)))
-		goto abort;
-	for (unsigned i = 0; i < n; i++) {
+	if ((rc = build_begin(path, &env, &txn)))
+		return rc;
+	rc = mdb_dbi_open(txn, name, MDB_CREATE | dbflags, &dbi);
+	for (unsigned i = 0; i < n && !rc; i++) {
 		key_of(kb, sizeof(kb), i);
 		MDB_val k = t_val(kb), v = t_mem(vb, vsize);
-		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
-			goto abort;
+		rc = mdb_put(txn, dbi, &k, &v, 0);
 	}
-	rc = mdb_txn_commit(txn);
-	goto out;
-abort:
-	mdb_txn_abort(txn);
-out:
-	mdb_env_close(env);
-	return rc;
+	return build_end(env, txn, rc);
 }
 
 /* n keys with 40-byte values. */
@@ -567,32 +580,23 @@ static void test_children_out_of_range(void)
  * pages hold the same key ranges. */
 static int build_twins(const char *path)
 {
-	MDB_env *env = open_file(path, 0);
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi a, b;
 	char kb[32], vb[40];
 	int rc;
-	if (!env)
-		return EIO;
 	memset(vb, 'v', sizeof(vb));
-	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
-		goto out;
-	if ((rc = mdb_dbi_open(txn, "a", MDB_CREATE, &a)) ||
-	    (rc = mdb_dbi_open(txn, "b", MDB_CREATE, &b)))
-		goto abort;
-	for (unsigned i = 0; i < 3000; i++) {
+	if ((rc = build_begin(path, &env, &txn)))
+		return rc;
+	if (!(rc = mdb_dbi_open(txn, "a", MDB_CREATE, &a)))
+		rc = mdb_dbi_open(txn, "b", MDB_CREATE, &b);
+	for (unsigned i = 0; i < 3000 && !rc; i++) {
 		key_of(kb, sizeof(kb), i);
 		MDB_val k = t_val(kb), v = t_mem(vb, sizeof(vb));
-		if ((rc = mdb_put(txn, a, &k, &v, 0)) || (rc = mdb_put(txn, b, &k, &v, 0)))
-			goto abort;
+		if (!(rc = mdb_put(txn, a, &k, &v, 0)))
+			rc = mdb_put(txn, b, &k, &v, 0);
 	}
-	rc = mdb_txn_commit(txn);
-	goto out;
-abort:
-	mdb_txn_abort(txn);
-out:
-	mdb_env_close(env);
-	return rc;
+	return build_end(env, txn, rc);
 }
 
 /* One leaf linked from two trees, inside the range both links allow: "a"'s
@@ -709,31 +713,21 @@ static void test_entries_above_tree(void)
 /* DUPSORT DB "dup" holding n values under the one key "key". */
 static int build_dups(const char *path, unsigned n)
 {
-	MDB_env *env = open_file(path, 0);
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
 	MDB_val k = t_val("key");
 	int rc;
-	if (!env)
-		return EIO;
-	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
-		goto out;
-	if ((rc = mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi)))
-		goto abort;
-	for (unsigned i = 0; i < n; i++) {
+	if ((rc = build_begin(path, &env, &txn)))
+		return rc;
+	rc = mdb_dbi_open(txn, "dup", MDB_CREATE | MDB_DUPSORT, &dbi);
+	for (unsigned i = 0; i < n && !rc; i++) {
 		char vb[16];
 		snprintf(vb, sizeof(vb), "v%04u", i);
 		MDB_val v = t_val(vb);
-		if ((rc = mdb_put(txn, dbi, &k, &v, 0)))
-			goto abort;
+		rc = mdb_put(txn, dbi, &k, &v, 0);
 	}
-	rc = mdb_txn_commit(txn);
-	goto out;
-abort:
-	mdb_txn_abort(txn);
-out:
-	mdb_env_close(env);
-	return rc;
+	return build_end(env, txn, rc);
 }
 
 /* A DUPSORT record counting fewer entries than one key's duplicates:
@@ -1100,22 +1094,19 @@ static int add_scratch(const char *path)
 
 static int drop_scratch(const char *path, mdb_size_t *freepg)
 {
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
 	int rc;
 	if (!(*freepg = find_page(path, "scratch", 0, MDB_PAGE_LEAF, 0)))
 		return MDB_NOTFOUND;
-	MDB_env *env = open_file(path, 0);
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	if (!env)
-		return EIO;
-	if (!(rc = mdb_txn_begin(env, NULL, 0, &txn))) {
-		if ((rc = mdb_dbi_open(txn, "scratch", 0, &dbi)) || (rc = mdb_drop(txn, dbi, 1)))
-			mdb_txn_abort(txn);
-		else
-			rc = mdb_txn_commit(txn);
-	}
-	mdb_env_close(env);
-	return rc ? rc : build(path, "other", 0, 1);
+	if ((rc = build_begin(path, &env, &txn)))
+		return rc;
+	if (!(rc = mdb_dbi_open(txn, "scratch", 0, &dbi)))
+		rc = mdb_drop(txn, dbi, 1);
+	if ((rc = build_end(env, txn, rc)))
+		return rc;
+	return build(path, "other", 0, 1);
 }
 
 /* 2,000 puts into "other": more pages than scratch freed. */
@@ -1290,31 +1281,21 @@ static void test_root_is_reused_page(void)
 static int build_big_then_scratch(const char *path)
 {
 	static char vb[6000];
-	MDB_env *env = open_file(path, 0);
+	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi big, scratch;
 	char kb[32];
 	int rc;
-	if (!env)
-		return EIO;
-	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
-		goto out;
-	if ((rc = mdb_dbi_open(txn, "big", MDB_CREATE, &big)) ||
-	    (rc = mdb_dbi_open(txn, "scratch", MDB_CREATE, &scratch)))
-		goto abort;
-	for (unsigned i = 0; i < 8 + 400; i++) {
+	if ((rc = build_begin(path, &env, &txn)))
+		return rc;
+	if (!(rc = mdb_dbi_open(txn, "big", MDB_CREATE, &big)))
+		rc = mdb_dbi_open(txn, "scratch", MDB_CREATE, &scratch);
+	for (unsigned i = 0; i < 8 + 400 && !rc; i++) {
 		key_of(kb, sizeof(kb), i);
 		MDB_val k = t_val(kb), v = t_mem(vb, i < 8 ? sizeof(vb) : 100);
-		if ((rc = mdb_put(txn, i < 8 ? big : scratch, &k, &v, 0)))
-			goto abort;
+		rc = mdb_put(txn, i < 8 ? big : scratch, &k, &v, 0);
 	}
-	rc = mdb_txn_commit(txn);
-	goto out;
-abort:
-	mdb_txn_abort(txn);
-out:
-	mdb_env_close(env);
-	return rc;
+	return build_end(env, txn, rc);
 }
 
 typedef struct run_pick {
