@@ -428,7 +428,7 @@ static void dl_copy_orders(MDB_env *env, const MDB_val *name, unsigned flags,
 {
 	*cmp = dl_default_cmp(flags);
 	*dcmp = dl_default_dcmp(flags);
-	for (unsigned i = DL_MAIN_DBI; i < env->maxdbs && env->dbxs; i++) {
+	for (unsigned i = DL_MAIN_DBI; i < env->numdbs && env->dbxs; i++) {
 		dl_dbx *x = &env->dbxs[i];
 		if (!x->valid)
 			continue;

@@ -433,7 +433,10 @@ void mdb_env_close(MDB_env *env)
 	if (env->wtxn_cache)
 		dl_txn_release(env->wtxn_cache);
 	if (env->dbxs) {
-		for (MDB_dbi i = 0; i < env->maxdbs; i++)
+		/* Only slots below numdbs were ever used: reading all maxdbs
+		 * entries would fault in the whole table (megabytes, for the
+		 * handle counts tools ask for). */
+		for (MDB_dbi i = 0; i < env->numdbs; i++)
 			free(env->dbxs[i].name);
 		free(env->dbxs);
 	}
