@@ -74,6 +74,7 @@
 #define mdb_strerror             dlmdb_strerror
 #define mdb_txn_abort            dlmdb_txn_abort
 #define mdb_txn_begin            dlmdb_txn_begin
+#define mdb_txn_changed          dlmdb_txn_changed
 #define mdb_txn_commit           dlmdb_txn_commit
 #define mdb_txn_env              dlmdb_txn_env
 #define mdb_txn_id               dlmdb_txn_id

@@ -569,6 +569,21 @@ mdb_size_t mdb_txn_id(MDB_txn *txn)
 	return txn ? (mdb_size_t)txn->txnid : 0;
 }
 
+/* The test mdb_txn_commit makes before it writes anything.  Committing
+ * txn commits its live children first, and a failed one fails it all. */
+int mdb_txn_changed(MDB_txn *txn)
+{
+	if (!txn || (txn->flags & (TXN_RDONLY | TXN_FINISHED)))
+		return 0;
+	unsigned any = 0;
+	for (MDB_txn *t = txn; t; t = t->child) {
+		if (t->flags & TXN_ERROR)
+			return 0;
+		any |= t->flags;
+	}
+	return (any & TXN_DIRTY) != 0;
+}
+
 /* Work memory owned by the write txn, kept across txns (one writer). */
 void *dl_txn_scratch(MDB_txn *txn, size_t size)
 {

@@ -702,8 +702,9 @@ fn dup_error(flags: u32, first: u32, again: u32) -> InputError {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadReport {
     pub path: String,
-    /// The store's last committed transaction after the load: the load's
-    /// last commit, or the id from before when it wrote nothing.
+    /// The load's last commit, or, when that transaction wrote nothing, the
+    /// id the store had when it began (another process may have committed
+    /// since).
     pub txnid: u64,
     /// The store did not exist before this load.
     pub created: bool,
@@ -1342,6 +1343,8 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
     let mut scratch: Vec<dlmdb::Database> = Vec::new();
     let mut prev: (Vec<u8>, Vec<u8>, u32) = (Vec::new(), Vec::new(), 0);
     let mut txn_start = 0u64;
+    // The id each of the load's transactions left the store at (`LoadReport::txnid`).
+    let mut txnid = 0u64;
     let mut records = 0u64;
     let mut done = false;
     let commit_bytes = opts.commit_bytes.max(1);
@@ -1540,6 +1543,13 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
                     .context("cannot delete the duplicate-tracking database")?;
             }
         }
+        // Asked before the commit: once it has returned, another writer may
+        // commit before the store could be asked.
+        txnid = if txn.changed() {
+            txn.id()
+        } else {
+            txn.id() - 1
+        };
         txn.commit().context("commit failed; nothing was written")?;
         txn_start = rd.bytes;
     }
@@ -1552,9 +1562,6 @@ fn stream(opts: &LoadOptions, mut target: Target<'_>, src: &str) -> Result<LoadR
     if !existing {
         env.sync(true).context("cannot sync the new store")?;
     }
-    // A transaction that changed nothing commits no new meta page, so the
-    // id to report is the store's, not that of the last transaction begun.
-    let txnid = env.info()?.last_txnid;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -23,19 +23,26 @@ use std::process::{Command, Stdio};
 
 const MDB_CORRUPTED: i32 = -30796;
 
-/// The fuzzer, built by the engine's Makefile.
+/// The fuzzer, built by the engine's Makefile once per test process: the
+/// tests run on threads, and a second make relinking the binary while
+/// another test runs it would fail that test.
 fn fuzz_store() -> PathBuf {
-    let c_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vendor/dlmdb");
-    let built = Command::new("make")
-        .arg("-C")
-        .arg(&c_dir)
-        .args(["--no-print-directory", "build/release/fuzz/fuzz_store"])
-        .stdout(Stdio::null())
-        .status()
-        .expect("run make")
-        .success();
-    assert!(built, "make build/release/fuzz/fuzz_store failed");
-    c_dir.join("build/release/fuzz/fuzz_store")
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let c_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vendor/dlmdb");
+            let built = Command::new("make")
+                .arg("-C")
+                .arg(&c_dir)
+                .args(["--no-print-directory", "build/release/fuzz/fuzz_store"])
+                .stdout(Stdio::null())
+                .status()
+                .expect("run make")
+                .success();
+            assert!(built, "make build/release/fuzz/fuzz_store failed");
+            c_dir.join("build/release/fuzz/fuzz_store")
+        })
+        .clone()
 }
 
 /// One emitted mutant: its file, the fuzzer's description, the engine's

@@ -255,3 +255,65 @@ fn a_file_size_limit_leaves_the_data_file_as_it_was() {
     let (before, out) = fill_up(&store, cmd);
     assert_kept(&store, &before, &out, "File too large");
 }
+
+#[test]
+fn the_reported_txnid_is_the_loads_own_commit_while_another_process_writes() {
+    // Another writer waits on the writer lock while the load runs and
+    // commits as soon as the load's commit releases it, so the store's last
+    // id just after the load is often that writer's, not the load's.
+    let tmp = tempfile::tempdir().unwrap();
+    let store = store_with(tmp.path(), 10, false);
+    let env = dlmdb::Env::builder()
+        .max_dbs(4)
+        .flags(dlmdb::EnvFlags::NO_SYNC)
+        .open(&store)
+        .unwrap();
+    let db = env.open_db(Some("t")).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let loads = 100u32;
+    let (writer_ids, reports) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut ids = std::collections::HashSet::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut txn = env.write_txn().unwrap();
+                let id = txn.id();
+                let k = format!("writer{id:08}");
+                txn.put(db, k.as_bytes(), b"w", dlmdb::WriteFlags::empty())
+                    .unwrap();
+                txn.commit().unwrap();
+                ids.insert(id);
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+            ids
+        });
+        let reports: Vec<(u32, u64)> = (0..loads)
+            .map(|i| {
+                let recs = [(format!("load{i:04}").into_bytes(), b"l".to_vec())];
+                let out = succeeded(load(&dump("t", false, &recs), &store, &["--json", "-q"]));
+                let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                (i, v["txnid"].as_u64().unwrap())
+            })
+            .collect();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (writer.join().unwrap(), reports)
+    });
+    assert!(
+        writer_ids.len() > loads as usize,
+        "the other writer committed too little"
+    );
+    assert!(
+        reports.windows(2).all(|w| w[0].1 < w[1].1),
+        "every load committed under an id of its own: {reports:?}"
+    );
+    let txn = env.read_txn().unwrap();
+    for (i, txnid) in reports {
+        assert!(
+            !writer_ids.contains(&txnid),
+            "load {i} reported txnid {txnid}, the other writer's commit"
+        );
+        assert!(txn
+            .get(db, format!("load{i:04}").as_bytes())
+            .unwrap()
+            .is_some());
+    }
+}

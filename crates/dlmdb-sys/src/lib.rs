@@ -407,6 +407,10 @@ extern "C" {
     pub fn mdb_txn_id(txn: *mut MDB_txn) -> mdb_size_t;
     #[link_name = "dlmdb_txn_commit"]
     pub fn mdb_txn_commit(txn: *mut MDB_txn) -> c_int;
+    /// dlmdb addition: 1 when committing `txn` now would write (it or a
+    /// live child changed something and none failed), else 0.
+    #[link_name = "dlmdb_txn_changed"]
+    pub fn mdb_txn_changed(txn: *mut MDB_txn) -> c_int;
     #[link_name = "dlmdb_txn_abort"]
     pub fn mdb_txn_abort(txn: *mut MDB_txn);
     #[link_name = "dlmdb_txn_reset"]

@@ -90,6 +90,40 @@ fn abort_discards() {
 }
 
 #[test]
+fn changed_tells_which_id_a_commit_leaves() {
+    let (_dir, env, main) = main_env();
+    commit_all(&env, main, [("k", "v")]);
+    let last = || env.info().unwrap().last_txnid;
+    let before = last();
+
+    let mut txn = env.write_txn().unwrap();
+    assert!(!txn.changed());
+    assert!(txn.put_no_overwrite(main, b"k", b"w").unwrap().is_some());
+    assert!(!txn.changed(), "a refused put changes nothing");
+    let id = txn.id();
+    txn.commit().unwrap();
+    assert_eq!(last(), id - 1);
+    assert_eq!(last(), before);
+
+    let mut txn = env.write_txn().unwrap();
+    {
+        let mut child = txn.nested().unwrap();
+        child.put(main, b"n", b"1", WriteFlags::empty()).unwrap();
+        assert!(child.changed());
+    }
+    assert!(!txn.changed(), "the aborted child's put is gone");
+    {
+        let mut child = txn.nested().unwrap();
+        child.put(main, b"n", b"1", WriteFlags::empty()).unwrap();
+        child.commit().unwrap();
+    }
+    assert!(txn.changed());
+    let id = txn.id();
+    txn.commit().unwrap();
+    assert_eq!(last(), id);
+}
+
+#[test]
 fn named_databases_and_cursor_iteration() {
     let dir = tempfile::tempdir().unwrap();
     let env = env_in(&dir, 4);

@@ -481,6 +481,15 @@ impl<'env> RwTxn<'env> {
         self.inner.commit()
     }
 
+    /// Whether [`commit`](Self::commit) would write now: this transaction
+    /// (or a nested one it committed) changed something and nothing failed.
+    /// A top-level transaction that changed something commits under its own
+    /// [`id`](RoTxn::id); one that did not leaves the store at `id() - 1`,
+    /// and the next writer then takes `id()`.
+    pub fn changed(&self) -> bool {
+        unsafe { ffi::mdb_txn_changed(self.inner.raw) != 0 }
+    }
+
     /// Abort (same as dropping).
     pub fn abort(self) {}
 

@@ -720,8 +720,10 @@ static void test_overflow_region_keeps_recent_use(void)
  * memory the next txn's runs reuse is not zero; the next writes shorter
  * values, plain and with MDB_RESERVE, rewrites some in place (longer,
  * within the run, and shorter: the longest value's end counts), in a
- * child txn too.  Checked through the map after the commit.
+ * child txn too.  Checked through the map after the commit.  This engine's
+ * promise: stock LMDB leaves earlier bytes after some rewritten values.
  */
+#ifndef STOCK_LMDB
 #define ZT_KEYS 1000
 
 /* Value i's run in the committed store ends with zeros after byte end
@@ -829,6 +831,7 @@ static void test_overflow_slack_written_as_zeros(void)
 	free(want);
 	mdb_env_close(env);
 }
+#endif
 
 static void test_many_overflow_runs(void)
 {
@@ -1144,7 +1147,9 @@ int main(void)
 	RUN(test_overflow_boundary);
 	RUN(test_overflow_runs_across_envs);
 	RUN(test_overflow_region_keeps_recent_use);
+#ifndef STOCK_LMDB
 	RUN(test_overflow_slack_written_as_zeros);
+#endif
 	RUN(test_huge_value);
 	RUN(test_many_overflow_runs);
 	RUN(test_key_sizes);

@@ -419,11 +419,17 @@ static void pl_counts(unsigned flags, size_t klen, size_t vlen, unsigned max, un
 		REQUIRE_OK(mdb_txn_commit(txn));
 		REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
 		CHECK_EQ(pl_check(txn, dbi, n, intkey, klen, vlen), 0);
+#ifndef STOCK_LMDB
+		/* The depth follows this engine's splits; stock LMDB's leave
+		 * 20-byte keys with 1,500-byte values a level deeper. */
 		if (n == max) {
 			MDB_stat st;
 			REQUIRE_OK(mdb_stat(txn, dbi, &st));
 			CHECK_EQ(st.ms_depth, depth);
 		}
+#else
+		(void)depth;
+#endif
 		mdb_txn_abort(txn);
 	}
 	mdb_env_close(env);

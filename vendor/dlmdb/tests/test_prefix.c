@@ -739,8 +739,6 @@ static void test_prefix_read_steps_raw_and_long_nodes(void)
 	mdb_env_close(env);
 }
 
-#endif
-
 /* A cursor delete in a key's sub-page, plain, prefix-compressed and
  * fixed-size: of the first value (a compressed sub-page is re-encoded), of
  * one in the middle (a fixed-size one is rebuilt) and of the last; the cursor
@@ -887,6 +885,8 @@ static void test_prefix_dup_first_value_deletes(void)
 		mdb_env_close(env);
 	}
 }
+
+#endif
 
 int main(void)
 {

@@ -180,6 +180,96 @@ static void test_txn_id_and_env(void)
 	mdb_env_close(env);
 }
 
+#ifndef STOCK_LMDB
+static mdb_size_t last_committed(MDB_env *env)
+{
+	MDB_envinfo info;
+	return mdb_env_info(env, &info) ? (mdb_size_t)-1 : info.me_last_txnid;
+}
+
+/* mdb_txn_changed answers whether a commit now would write a new meta page:
+ * the id a caller reports for its commit hangs on it. */
+static void test_changed_says_whether_commit_writes(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64 * 4096, 4);
+	REQUIRE(env);
+	CHECK_EQ(mdb_txn_changed(NULL), 0);
+	OK(t_put1(env, 1, "a", "1"));
+	mdb_size_t before = last_committed(env);
+	MDB_txn *txn, *child;
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	CHECK_EQ(mdb_txn_changed(txn), 0);
+	mdb_txn_abort(txn);
+
+	/* Nothing, or only refused writes: the commit leaves the store as is. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	CHECK_EQ(mdb_txn_changed(txn), 0);
+	MDB_val k = t_val("a"), v = t_val("2");
+	CHECK_RC(mdb_put(txn, 1, &k, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
+	MDB_val missing = t_val("zz");
+	CHECK_RC(mdb_del(txn, 1, &missing, NULL), MDB_NOTFOUND);
+	CHECK_EQ(mdb_txn_changed(txn), 0);
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(last_committed(env), before);
+
+	/* A put: committed under the txn's own id. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	mdb_size_t id = mdb_txn_id(txn);
+	k = t_val("b");
+	OK(mdb_put(txn, 1, &k, &v, 0));
+	CHECK_EQ(mdb_txn_changed(txn), 1);
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(last_committed(env), id);
+	before = id;
+
+	/* A named database created and nothing else. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	MDB_dbi dbi;
+	OK(mdb_dbi_open(txn, "named", MDB_CREATE, &dbi));
+	CHECK_EQ(mdb_txn_changed(txn), 1);
+	mdb_txn_abort(txn);
+
+	/* Nested: a live child's change counts (committing the parent commits
+	 * it), an aborted child's does not. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	k = t_val("c");
+	OK(mdb_put(child, 1, &k, &v, 0));
+	CHECK_EQ(mdb_txn_changed(child), 1);
+	CHECK_EQ(mdb_txn_changed(txn), 1);
+	mdb_txn_abort(child);
+	CHECK_EQ(mdb_txn_changed(txn), 0);
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(last_committed(env), before);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_txn_begin(env, txn, 0, &child));
+	OK(mdb_put(child, 1, &k, &v, 0));
+	OK(mdb_txn_commit(child));
+	CHECK_EQ(mdb_txn_changed(txn), 1);
+	id = mdb_txn_id(txn);
+	OK(mdb_txn_commit(txn));
+	CHECK_EQ(last_committed(env), id);
+	before = id;
+
+	/* A failed txn writes nothing, whatever it changed first. */
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	char big[1500];
+	memset(big, 'v', sizeof big);
+	int rc = 0;
+	for (int i = 0; i < 1000 && rc == 0; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "k%06d", i);
+		MDB_val kk = t_val(key), data = t_mem(big, sizeof big);
+		rc = mdb_put(txn, 1, &kk, &data, 0);
+	}
+	CHECK_RC(rc, MDB_MAP_FULL);
+	CHECK_EQ(mdb_txn_changed(txn), 0);
+	CHECK_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+	CHECK_EQ(last_committed(env), before);
+	mdb_env_close(env);
+}
+#endif
+
 static void test_readonly_txn_rejects_writes(void)
 {
 	MDB_env *env = t_env_open(t_dir, 0, 0, 0);
@@ -905,6 +995,9 @@ int main(void)
 	RUN(test_reset_renew);
 	RUN(test_abort_discards);
 	RUN(test_txn_id_and_env);
+#ifndef STOCK_LMDB
+	RUN(test_changed_says_whether_commit_writes);
+#endif
 	RUN(test_readonly_txn_rejects_writes);
 	RUN(test_one_read_txn_per_thread);
 	RUN(test_single_writer_blocks);
