@@ -684,8 +684,9 @@ int mdb_env_get_layout(MDB_env *env, MDB_envlayout *out);
 
 /**
  * dlmdb addition: 1 when committing txn now would write, that is when txn (or
- * a child it committed) changed something; 0 for a txn that changed nothing,
- * a read-only, ended or failed one (whose commit writes nothing).  A
+ * a nested txn it committed or still has open) changed something; 0 for a txn
+ * that changed nothing, a read-only, ended or failed one (whose commit writes
+ * nothing), or one with a failed nested txn open.  A
  * top-level write txn that changed something commits as mdb_txn_id(txn);
  * one that did not leaves the store at the id it began from, mdb_txn_id(txn)
  * - 1, and another writer may then commit mdb_txn_id(txn) itself.
