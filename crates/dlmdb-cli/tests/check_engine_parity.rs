@@ -3,10 +3,11 @@
 //! problem it finds (so the rule under test is the one that sees it).
 //!
 //! * Single mutants of the corrupted-store fuzzer
-//!   (`vendor/dlmdb/fuzz/fuzz_store.c`) that the engine reads cleanly but
-//!   refuses to write (`MDB_CORRUPTED` from the write pass): the kinds of
-//!   damage the long CLI mutant runs (`tests/mutants.rs`) found passing
-//!   `check`. A case is replayed with `fuzz_store --seed S --case N --emit
+//!   (`vendor/dlmdb/fuzz/fuzz_store.c`) that the engine refuses: most it
+//!   reads cleanly and refuses to write (`MDB_CORRUPTED` from the write
+//!   pass), others it refuses to read or to open in their layout. They are
+//!   the kinds of damage the long CLI mutant runs (`tests/mutants.rs`) found
+//!   passing `check`. A case is replayed with `fuzz_store --seed S --case N --emit
 //!   DIR`; the fuzzer's description of the mutation is compared too, so a
 //!   change to the fuzzer or the fixtures that turns the case into another
 //!   mutant fails here instead of testing nothing.
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const MDB_CORRUPTED: i32 = -30796;
+const MDB_INCOMPATIBLE: i32 = -30784;
 
 /// The fuzzer, built by the engine's Makefile once per test process: the
 /// tests run on threads, and a second make relinking the binary while
@@ -177,6 +179,25 @@ fn dup_subdatabase_record_without_dupfixed() {
         (MDB_CORRUPTED, MDB_CORRUPTED),
         "PROBLEM page 2 [dupfixed]: node 0: sub-database record flags 0x0, but the \
          database's flags 0x14 call for DUPFIXED/INTEGERKEY bits 0x10",
+    );
+}
+
+/// A 24-byte key cut to 23 bytes in a stock-layout store: the leaf's nodes
+/// no longer fill the page in stock layout (the node is now two bytes
+/// shorter), while DLMDB's padded layout, which pads the key back to 24,
+/// fills it exactly. That is the engine's evidence of the padded layout, so
+/// opened as stock LMDB's the store is refused (`MDB_INCOMPATIBLE`), and
+/// `check` in that layout reports the gap and names the layout that fits.
+#[test]
+fn leaf_that_only_the_other_layout_fills() {
+    engine_and_check_report(
+        29,
+        681,
+        "gen-stock.mdb: page 61 node 2 ksize 24->23",
+        (MDB_INCOMPATIBLE, MDB_INCOMPATIBLE),
+        "PROBLEM page 61 [kv]: leaf page: its nodes take 3246 of the 3248 bytes from \
+         upper (848) to the page end, where writers leave no gap; DLMDB's padded layout \
+         fills it exactly (--layout dlmdb)",
     );
 }
 

@@ -14,17 +14,19 @@
 //! size a process can map and a txnid a transaction can follow; every
 //! page reachable exactly once; page headers (flags that fit the page's
 //! role, an even `upper` on node pages, LEAF2 bookkeeping), node bounds and
-//! overlaps; key order within and across pages against the parents'
-//! separators (stock orders chosen by the stored flags: default,
-//! REVERSEKEY, INTEGERKEY, INTEGERDUP, REVERSEDUP; custom comparators are
-//! not recorded in the file and cannot be known); subtree counts on
-//! P_COUNTED branch pages; overflow runs; duplicate sub-pages and
-//! sub-databases (their records carrying the database's DLMDB-only flags
-//! and the DUPFIXED/INTEGERKEY bits LMDB writes for it; packed sub-pages
-//! only in DUPFIXED databases); DLMDB-only flags only in padded-layout
-//! stores; no named database in a DUPSORT main database; the records' counters
-//! against the walk; free-list records (valid, descending, disjoint from
-//! used pages and from each other); and that no page is lost:
+//! overlaps, leaves compact (no gap between their nodes; packed and
+//! prefix-compressed leaves aside); key order
+//! within and across pages against the parents' separators (stock orders
+//! chosen by the stored flags: default, REVERSEKEY, INTEGERKEY, INTEGERDUP,
+//! REVERSEDUP; custom comparators are not recorded in the file and cannot be
+//! known); subtree counts on P_COUNTED branch pages; overflow runs;
+//! duplicate sub-pages and sub-databases (their records carrying the
+//! database's DLMDB-only flags and the DUPFIXED/INTEGERKEY bits LMDB writes
+//! for it; packed sub-pages only in DUPFIXED databases); DLMDB-only flags
+//! only in padded-layout stores; no named database in a DUPSORT main
+//! database; the records' counters against the walk; free-list records
+//! (valid, descending, disjoint from used pages and from each other); and
+//! that no page is lost:
 //! `2 + used + free == last_pg + 1`.
 
 pub mod page;

@@ -8,8 +8,8 @@ use dlmdb_format::bytes::u64_at;
 use dlmdb_format::node::{subtree_count, NodeHeader};
 use dlmdb_format::prefix::decode_prefixed;
 use dlmdb_format::{
-    DbFlags, DbRecord, FreeRecord, NodeFlags, Order, Page, PageFlags, PageHeader, DB_RECORD_SIZE,
-    MAX_KEY_SIZE, NODE_HEADER_SIZE, PAGE_HEADER_SIZE, P_INVALID,
+    DbFlags, DbRecord, FreeRecord, NodeFlags, NodeLayout, Order, Page, PageFlags, PageHeader,
+    DB_RECORD_SIZE, MAX_KEY_SIZE, NODE_HEADER_SIZE, PAGE_HEADER_SIZE, P_INVALID,
 };
 use std::cmp::Ordering;
 
@@ -513,7 +513,10 @@ impl Checker {
             let data = &page[dstart..end];
             total = total.saturating_add(self.leaf_node(cx, pgno, i, nflags, dsize, &key, data)?);
         }
-        self.check_overlap(ext, pgno, &label, "leaf page");
+        let used: usize = ext.iter().map(|&(start, end, _)| end - start).sum();
+        if self.check_overlap(ext, pgno, &label, "leaf page") && !cx.kind.prefix {
+            self.leaf_compact(page, pgno, &label, used);
+        }
         if strict {
             let pad = PageHeader::parse(page).expect("header checked").pad;
             for e in prefix_form_problems(pad, &form.0, &form.1) {
@@ -522,6 +525,50 @@ impl Checker {
         }
         cx.out.tally.entries = cx.out.tally.entries.saturating_add(total);
         Ok(Some(total))
+    }
+
+    /// The nodes of a leaf (not packed, not prefix-compressed), `used` bytes
+    /// between them and not overlapping, must fill the page from `upper` to
+    /// its end: LMDB and DLMDB place each node right below the last and
+    /// close the gap a deleted one leaves. The engine takes a version-1 leaf
+    /// that only one node layout fills as evidence of that layout, and
+    /// refuses a store opened in the other one; in a version-1 store the
+    /// message says when the other layout fills the page.
+    fn leaf_compact(&mut self, page: &[u8], pgno: u64, label: &str, used: usize) {
+        let upper = usize::from(PageHeader::parse(page).expect("header checked").upper);
+        let span = page.len() - upper;
+        // An odd upper is reported as such; even nodes cannot fill from it.
+        if used == span || upper % 2 == 1 {
+            return;
+        }
+        let other = match self.layout() {
+            NodeLayout::Stock => NodeLayout::Padded,
+            NodeLayout::Padded => NodeLayout::Stock,
+        };
+        let other_fills = self.version == 1
+            && Page::parse(page).ok().is_some_and(|p| {
+                let sizes = (0..p.header.items().unwrap_or(0)).map(|i| {
+                    let o = p.pointer(i).expect("pointer checked");
+                    let h = NodeHeader::parse(page, o).expect("header checked");
+                    other.leaf_node_size(usize::from(h.ksize), h.data_len())
+                });
+                sizes.sum::<usize>() == span
+            });
+        let hint = if other_fills {
+            match other {
+                NodeLayout::Padded => "; DLMDB's padded layout fills it exactly (--layout dlmdb)",
+                NodeLayout::Stock => "; stock LMDB's layout fills it exactly (--layout lmdb)",
+            }
+        } else {
+            ""
+        };
+        self.problem(
+            Some(pgno),
+            label,
+            format!(
+                "leaf page: its nodes take {used} of the {span} bytes from upper ({upper}) to the page end, where writers leave no gap{hint}"
+            ),
+        );
     }
 
     /// Keys strictly ascending across the whole tree and inside `[lo, hi)`.
