@@ -36,7 +36,7 @@ rustc --version
 c_rc=0
 rust_rc=0
 
-section "C engine tests: make -C vendor/dlmdb check (plain, then ASan/UBSan)"
+section "C engine tests: make -C vendor/dlmdb check (plain, ASan/UBSan, TSan, stock liblmdb, fuzz and power-loss lists)"
 make -C vendor/dlmdb check FIXTURES="$DLMDB_FIXTURES" || c_rc=$?
 
 section "Rust lints: cargo fmt --check, cargo clippy -D warnings"
