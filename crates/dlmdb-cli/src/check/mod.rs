@@ -253,6 +253,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     // any page of the snapshot read below (or of a newer one). A file the
     // engine refuses (damaged) is still checked, by the file reader alone;
     // a lock file that cannot be shared is an error with advice.
+    // The engine's refusal of the layout given (or of the file's mix of
+    // layouts), the first problem: the walk below then reads in a layout the
+    // file contradicts, and what it finds follows from that.
+    let mut layout_refused = None;
     let engine = match dlmdb::Env::open_detect(&opts.path, &crate::stat::open_options(opts.layout))
     {
         Ok(o) => Some(o),
@@ -262,6 +266,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
                 "to check without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
                  may make the check report problems that are not there)",
             ))
+        }
+        Err(dlmdb::OpenError::Layout { message, .. }) => {
+            layout_refused = Some(message);
+            None
         }
         Err(_) => None,
     };
@@ -399,6 +407,9 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     report.txnid = meta.txnid;
     report.last_pgno = meta.last_pg;
     report.data_version = meta.version;
+    if let Some(why) = layout_refused {
+        fatal(&mut report, format!("the engine refuses the store: {why}"));
+    }
     // A file too short for the pages its meta uses: one problem, stated first.
     if let Some(why) = crate::store::read_meta(&data_file)
         .ok()
