@@ -180,6 +180,28 @@ fn reason_text(code: u32, layout: Layout) -> String {
     }
 }
 
+/// Why the engine refuses a version-1 store with `MDB_INCOMPATIBLE` at open:
+/// the node layout it samples from the file contradicts the one given, or,
+/// with none given, one part of the file another.
+fn layout_contradiction(told: LayoutChoice) -> String {
+    match told {
+        LayoutChoice::Lmdb => "its pages contradict stock LMDB's node layout, given with \
+             --layout lmdb (MDB_INCOMPATIBLE): leaves that only DLMDB's padded layout reads \
+             consistently, DLMDB-only database flags or counted pages; --layout auto lets the \
+             engine decide"
+            .into(),
+        LayoutChoice::Dlmdb | LayoutChoice::DlmdbV1 => "its pages contradict DLMDB's padded \
+             node layout, given with --layout dlmdb (MDB_INCOMPATIBLE): leaves that only stock \
+             LMDB's layout reads consistently; --layout auto lets the engine decide"
+            .into(),
+        LayoutChoice::Auto | LayoutChoice::DlmdbV2 => "its pages contradict each other \
+             (MDB_INCOMPATIBLE): some are consistent only in stock LMDB's node layout, others \
+             only in DLMDB's padded one (leaves, DLMDB-only flags or counted pages); the store \
+             is damaged"
+            .into(),
+    }
+}
+
 impl Env {
     /// Open an existing store the way the tools do (module docs): one open,
     /// the engine's layout decision, lock sharing or a clear refusal, and a
@@ -254,6 +276,12 @@ impl Env {
                             source: e,
                         });
                     }
+                }
+                if matches!(e, Error::Incompatible) && version == Some(1) {
+                    return Err(OpenError::Layout {
+                        path: data_file,
+                        message: layout_contradiction(o.layout),
+                    });
                 }
                 return Err(OpenError::Open {
                     path: path.to_path_buf(),

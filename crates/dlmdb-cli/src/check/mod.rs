@@ -15,19 +15,18 @@
 //! page reachable exactly once; page headers (flags that fit the page's
 //! role, an even `upper` on node pages, LEAF2 bookkeeping), node bounds and
 //! overlaps, leaves compact (no gap between their nodes; packed and
-//! prefix-compressed leaves aside); key order
-//! within and across pages against the parents' separators (stock orders
-//! chosen by the stored flags: default, REVERSEKEY, INTEGERKEY, INTEGERDUP,
-//! REVERSEDUP; custom comparators are not recorded in the file and cannot be
-//! known); subtree counts on P_COUNTED branch pages; overflow runs;
-//! duplicate sub-pages and sub-databases (their records carrying the
-//! database's DLMDB-only flags and the DUPFIXED/INTEGERKEY bits LMDB writes
-//! for it; packed sub-pages only in DUPFIXED databases); DLMDB-only flags
-//! only in padded-layout stores; no named database in a DUPSORT main
-//! database; the records' counters against the walk; free-list records
-//! (valid, descending, disjoint from used pages and from each other); and
-//! that no page is lost:
-//! `2 + used + free == last_pg + 1`.
+//! prefix-compressed leaves aside); key order within and across pages
+//! against the parents' separators (stock orders chosen by the stored
+//! flags: default, REVERSEKEY, INTEGERKEY, INTEGERDUP, REVERSEDUP; custom
+//! comparators are not recorded in the file and cannot be known); subtree
+//! counts on P_COUNTED branch pages; overflow runs; duplicate sub-pages and
+//! sub-databases (their records carrying the database's DLMDB-only flags
+//! and the DUPFIXED/INTEGERKEY bits LMDB writes for it; packed sub-pages
+//! only in DUPFIXED databases); DLMDB-only flags only in padded-layout
+//! stores; no named database in a DUPSORT main database; the records'
+//! counters against the walk; free-list records (valid, descending,
+//! disjoint from used pages and from each other); and that no page is
+//! lost: `2 + used + free == last_pg + 1`.
 
 pub mod page;
 pub mod walk;
@@ -253,6 +252,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     // any page of the snapshot read below (or of a newer one). A file the
     // engine refuses (damaged) is still checked, by the file reader alone;
     // a lock file that cannot be shared is an error with advice.
+    // The engine's refusal of the layout given (or of the file's mix of
+    // layouts) is the first problem reported: the walk then reads in a
+    // layout the file contradicts, and what it finds follows from that.
+    let mut layout_refused = None;
     let engine = match dlmdb::Env::open_detect(&opts.path, &crate::stat::open_options(opts.layout))
     {
         Ok(o) => Some(o),
@@ -262,6 +265,10 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
                 "to check without it use --no-lock (MDB_NOLOCK: a process writing meanwhile \
                  may make the check report problems that are not there)",
             ))
+        }
+        Err(dlmdb::OpenError::Layout { message, .. }) => {
+            layout_refused = Some(message);
+            None
         }
         Err(_) => None,
     };
@@ -399,7 +406,11 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
     report.txnid = meta.txnid;
     report.last_pgno = meta.last_pg;
     report.data_version = meta.version;
-    // A file too short for the pages its meta uses: one problem, stated first.
+    if let Some(why) = layout_refused {
+        fatal(&mut report, format!("the engine refuses the store: {why}"));
+    }
+    // A file too short for the pages its meta uses: one problem, stated
+    // before the walk's.
     if let Some(why) = crate::store::read_meta(&data_file)
         .ok()
         .flatten()
