@@ -286,6 +286,15 @@ fn the_reported_txnid_is_the_loads_own_commit_while_another_process_writes() {
             }
             ids
         });
+        // Stops the writer however this closure ends: a failed load's panic
+        // would otherwise leave the scope waiting for it forever.
+        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let stop_writer = StopOnDrop(&stop);
         let reports: Vec<(u32, u64)> = (0..loads)
             .map(|i| {
                 let recs = [(format!("load{i:04}").into_bytes(), b"l".to_vec())];
@@ -294,7 +303,7 @@ fn the_reported_txnid_is_the_loads_own_commit_while_another_process_writes() {
                 (i, v["txnid"].as_u64().unwrap())
             })
             .collect();
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        drop(stop_writer);
         (writer.join().unwrap(), reports)
     });
     assert!(
