@@ -6,6 +6,7 @@
 //!   plus structural checks (page walk, free list, accounting invariant).
 //! * [`dump`], [`stat`]: the `mdb_dump` / `mdb_stat` text formats.
 //! * [`model`]: a `BTreeMap` model ordered like the stock comparators.
+//! * [`pages`]: programs run as on machines with bigger pages.
 //! * fixtures (located by `dlmdb_kit::fixtures_dir`), temp dirs, seeds and
 //!   external tools.
 
@@ -22,6 +23,7 @@ pub mod live;
 pub mod model;
 pub mod multimap;
 pub mod ours;
+pub mod pages;
 pub mod pfxcheck;
 pub mod procs;
 pub mod stat;

@@ -18,8 +18,9 @@
 //! sub-database pages (version 2, dlmdb-extensions.md "N.7 Observed").
 //!
 //! `stock_self_check_*` run the same generator, writer and verifier with
-//! stock LMDB on both sides (never ignored); `ours_*` are ignored until the
-//! engine has DUPSORT. Seeds: `DLMDB_SEED=1,2` to replay.
+//! stock LMDB on both sides. (a) to (d) with our engine run again as on
+//! machines with 16 KiB and 64 KiB pages (stores of 16 KiB and 32 KiB
+//! pages). Seeds: `DLMDB_SEED=1,2` to replay.
 
 use std::path::Path;
 
@@ -29,7 +30,7 @@ use rand_chacha::ChaCha8Rng;
 use dlmdb_kit::dup::{fl, op, rc, rc_name, DupEngine};
 use dlmdb_tests::dump::{render_bytevalue, DumpHeader};
 use dlmdb_tests::multimap::MultiDb;
-use dlmdb_tests::{have_tool, raw, remove_lock, seeds, show, skip_note};
+use dlmdb_tests::{have_tool, pages, raw, remove_lock, seeds, show, skip_note};
 
 type Stock = dlmdb_kit::stock::Exec;
 type Ours = dlmdb_kit::ours::Exec;
@@ -333,6 +334,12 @@ fn write<E: DupEngine>(path: &Path, env_flags: u32, txns: &[WTxn], who: &str) {
 
 /// Read everything back through engine `E` and compare with the models.
 fn verify<E: DupEngine>(path: &Path, env_flags: u32, models: &[MultiDb], who: &str) {
+    // Every store here was made in this process or by a tool it ran.
+    assert_eq!(
+        dlmdb_tests::meta_pages(path)[0].page_size(),
+        pages::new_store_page_size(),
+        "{who}: page size of the store"
+    );
     remove_lock(path);
     let mut e = E::open(path, env_flags | fl::NOSUBDIR | fl::RDONLY, MAXDBS, 0)
         .unwrap_or_else(|r| panic!("{who}: open: {}", rc_name(r)));
@@ -401,7 +408,7 @@ fn verify<E: DupEngine>(path: &Path, env_flags: u32, models: &[MultiDb], who: &s
 }
 
 /// The exact `mdb_dump -a` text for the models (DBs in name order).
-fn expected_dump(models: &[MultiDb]) -> String {
+fn expected_dump(models: &[MultiDb], pagesize: u32) -> String {
     let sp = specs();
     let mut idx: Vec<usize> = (0..sp.len()).collect();
     idx.sort_by_key(|&i| sp[i].name);
@@ -412,7 +419,7 @@ fn expected_dump(models: &[MultiDb]) -> String {
             mapsize: MAP as u64,
             maxreaders: 126,
             flags: sp[i].flags,
-            pagesize: 4096,
+            pagesize,
         };
         let pairs = models[i].pairs();
         out.push_str(&render_bytevalue(
@@ -424,7 +431,8 @@ fn expected_dump(models: &[MultiDb]) -> String {
 }
 
 fn check_mdb_dump(path: &Path, models: &[MultiDb], what: &str) {
-    dlmdb_tests::stock_dump_matches(path, &expected_dump(models), what);
+    let pagesize = dlmdb_tests::meta_pages(path)[0].page_size();
+    dlmdb_tests::stock_dump_matches(path, &expected_dump(models, pagesize), what);
 }
 
 fn meta_version(path: &Path) -> u32 {
@@ -474,7 +482,7 @@ fn check_accounting(path: &Path, env_flags: u32, what: &str) {
 }
 
 fn load_with_mdb_load(path: &Path, models: &[MultiDb]) {
-    dlmdb_tests::stock_load_dump(path, &expected_dump(models));
+    dlmdb_tests::stock_load_dump(path, &expected_dump(models, pages::new_store_page_size()));
 }
 
 /// Models of a loaded dump: every key's F_DUPDATA state follows from its
@@ -642,4 +650,15 @@ fn ours_d_default_v2_round_trip() {
         verify::<Ours>(&path, 0, &models, &format!("seed {seed} ours v2 reading"));
         check_accounting(&path, 0, &format!("seed {seed} v2 store"));
     }
+}
+
+/// (a) to (d) with our engine as on machines with 16 KiB and 64 KiB pages.
+#[test]
+fn ours_as_on_machines_with_bigger_pages() {
+    pages::rerun_as_on_other_machines(&[
+        "ours_a_format_lmdb_read_by_stock",
+        "ours_b_stock_written_read_and_modified_by_ours",
+        "ours_c_mdb_load_read_by_ours",
+        "ours_d_default_v2_round_trip",
+    ]);
 }

@@ -63,13 +63,16 @@ static int dl_open_paths(const char *path, unsigned flags, char **dpath, char **
 	return 0;
 }
 
-static size_t dl_round_map(MDB_env *env, size_t size, pgno_t last_pg)
+/*
+ * The map size asked for, raised to cover pages 0..last_pg.  Like stock
+ * LMDB it stays as asked otherwise, whole pages or not: only the whole
+ * pages below it are used (maxpg rounds down), and the size reported and
+ * recorded in the meta page is the one the application set.
+ */
+static size_t dl_map_size_covering(MDB_env *env, size_t size, pgno_t last_pg)
 {
 	size_t min = (size_t)(last_pg + 1) * env->psize;
-	if (size < min)
-		size = min;
-	size_t ps = env->psize;
-	return (size + ps - 1) / ps * ps;
+	return size < min ? min : size;
 }
 
 /*
@@ -174,7 +177,7 @@ static int dl_env_new_file(MDB_env *env, unsigned flags, MDB_meta *m0, MDB_meta 
 	env->version = (stock || (flags & MDB_FORMAT_DLMDB_V1)) ?
 		DL_VERSION_LMDB : DL_VERSION_DLMDB;
 	env->freeflags = (uint16_t)(P_META | (flags & (MDB_FIXEDMAP | MDB_NOSUBDIR)));
-	env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
+	env->mapsize = dl_map_size_covering(env, env->usermapsize ? env->usermapsize :
 		DL_DEFAULT_MAPSIZE, 1);
 	if ((rc = dl_meta_create(env)))
 		return rc;
@@ -201,15 +204,15 @@ static int dl_env_pick_layout(MDB_env *env, unsigned flags, int isnew)
 }
 
 /* The map size: the caller's, else the current meta's, else the default,
- * rounded to whole pages and covering the file's last page. */
+ * covering the snapshot's last page. */
 static int dl_env_map_size(MDB_env *env, const MDB_meta *cur)
 {
 	size_t want = env->usermapsize ? env->usermapsize : cur->mm_mapsize;
 	if (!want)
 		want = DL_DEFAULT_MAPSIZE;
 	if (want > SIZE_MAX - env->psize)
-		return EINVAL;	/* no whole number of pages: not mappable */
-	env->mapsize = dl_round_map(env, want, cur->mm_last_pg);
+		return EINVAL;	/* past any address space: not mappable */
+	env->mapsize = dl_map_size_covering(env, want, cur->mm_last_pg);
 	return 0;
 }
 
@@ -334,7 +337,7 @@ static int dl_env_open_mem(MDB_env *env)
 	env->version = DL_VERSION_DLMDB;
 	env->pad = 1;
 	env->freeflags = P_META;
-	env->mapsize = dl_round_map(env, env->usermapsize ? env->usermapsize :
+	env->mapsize = dl_map_size_covering(env, env->usermapsize ? env->usermapsize :
 		DL_DEFAULT_MAPSIZE, 1);
 	env->nodemax = (((env->psize - PAGEHDRSZ) / 2) & ~1u) - 2;
 	env->maxfree1pg = (env->psize - PAGEHDRSZ) / 8 - 1;
@@ -504,7 +507,7 @@ int mdb_env_set_mapsize(MDB_env *env, mdb_size_t size)
 		size = m->mm_mapsize;
 	if (size > SIZE_MAX - env->psize)
 		return EINVAL;
-	size = dl_round_map(env, size, m->mm_last_pg);
+	size = dl_map_size_covering(env, size, m->mm_last_pg);
 	if (size == env->mapsize)
 		return 0;
 	if (env->flags & MDB_INMEMORY) {

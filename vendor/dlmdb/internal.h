@@ -839,6 +839,7 @@ void dl_wunlock(MDB_env *env);
 int  dl_meta_read_file(MDB_env *env, MDB_meta *m0, MDB_meta *m1, int *isnew);
 int  dl_meta_create(MDB_env *env);
 MDB_meta *dl_meta_current(MDB_env *env);
+int  dl_meta_in_its_page(const MDB_env *env, const MDB_meta *m);
 int  dl_meta_write(MDB_txn *txn);
 
 /* page.c: dirty table, buffers, allocation */

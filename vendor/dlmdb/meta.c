@@ -146,6 +146,19 @@ int dl_meta_create(MDB_env *env)
 	return rc;
 }
 
+/*
+ * Whether meta m sits in the page its txn id's commit wrote: page txnid & 1
+ * (a new file's two metas both hold txn id 0).  A commit writes the page
+ * its snapshot is not in; a newest meta in the other page (a changed txn
+ * id) would have the next commit overwrite the only meta holding the
+ * snapshot, and carry the stale meta's fields (its map size) forward.
+ */
+int dl_meta_in_its_page(const MDB_env *env, const MDB_meta *m)
+{
+	unsigned page = (const char *)m >= env->map + env->psize;
+	return m->mm_txnid == 0 || (m->mm_txnid & 1) == page;
+}
+
 /* The newest committed meta (larger txnid; ties go to page 0). */
 MDB_meta *dl_meta_current(MDB_env *env)
 {

@@ -527,9 +527,10 @@ int mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **ret)
 		return ENOMEM;
 	}
 	MDB_meta *m = dl_meta_current(env);
-	if (m->mm_txnid == (txnid_t)-1) {
-		/* No next txn id: a damaged meta (its commit would wrap to 0
-		 * and lose to the other meta). */
+	if (m->mm_txnid == (txnid_t)-1 || !dl_meta_in_its_page(env, m)) {
+		/* Damaged metas: no next txn id (its commit would wrap to 0
+		 * and lose to the other meta), or the newest snapshot in the
+		 * page this txn's commit would overwrite. */
 		env->wtxn_cache = txn;
 		dl_wunlock(env);
 		return MDB_CORRUPTED;

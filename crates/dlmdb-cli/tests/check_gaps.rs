@@ -2,9 +2,10 @@
 //! that contradict the page's role, `upper` of LEAF2 pages and sub-pages,
 //! an odd `upper` of a node page, a sub-page node whose padding runs past
 //! the sub-page, DLMDB-only database flags in a stock-layout store, a map
-//! size no process can map, and a meta at the largest txnid. Each case
-//! shows the engine refusing the store (a read command fails, or a write
-//! transaction does) and check reporting it (exit status 1).
+//! size no process can map, a meta at the largest txnid, and a newest meta
+//! in the page of the other parity. Each case shows the engine refusing
+//! the store (a read command fails, or a write transaction does) and check
+//! reporting it (exit status 1).
 
 mod common;
 use common::*;
@@ -294,16 +295,22 @@ fn sub_page_node_padding_past_an_odd_sized_sub_page() {
     check_reports(&store, "malformed");
 }
 
-#[test]
-fn meta_at_the_largest_txnid() {
-    let (_dir, store) = keyed_store(50, false, false);
-    patch(&store, |file| {
+/// Replace the txn id of the newest meta page with `new(its id)`.
+fn change_newest_txnid(store: &Path, new: impl Fn(u64) -> u64) {
+    patch(store, |file| {
         let txnid = |f: &[u8], m: usize| {
             u64::from_le_bytes(f[m * PS + 144..m * PS + 152].try_into().unwrap())
         };
         let cur = usize::from(txnid(file, 1) > txnid(file, 0));
-        file[cur * PS + 144..cur * PS + 152].copy_from_slice(&u64::MAX.to_le_bytes());
+        let id = new(txnid(file, cur));
+        file[cur * PS + 144..cur * PS + 152].copy_from_slice(&id.to_le_bytes());
     });
+}
+
+#[test]
+fn meta_at_the_largest_txnid() {
+    let (_dir, store) = keyed_store(50, false, false);
+    change_newest_txnid(&store, |_| u64::MAX);
     let env = open_env(&store);
     assert!(
         env.write_txn().is_err(),
@@ -311,6 +318,21 @@ fn meta_at_the_largest_txnid() {
     );
     drop(env);
     check_reports(&store, "largest possible");
+}
+
+#[test]
+fn newest_meta_in_the_page_of_the_other_parity() {
+    let (_dir, store) = keyed_store(50, false, false);
+    // One more than the newest id, with the other parity: still the newest
+    // meta, now in the page the next commit writes.
+    change_newest_txnid(&store, |id| id + 1);
+    let env = open_env(&store);
+    assert!(
+        env.write_txn().is_err(),
+        "a write txn whose commit would overwrite the newest meta"
+    );
+    drop(env);
+    check_reports(&store, "the engine refuses to write");
 }
 
 #[test]

@@ -21,7 +21,9 @@
 //! and fail the test (`DLMDB_MUTANTS_STRICT=0` only lists them).
 //!
 //! `DLMDB_MUTANTS=N` sets the number of mutants (default 600),
-//! `DLMDB_MUTANTS_SEED=S` the seed (default 11).
+//! `DLMDB_MUTANTS_SEED=S` the seed (default 11), `DLMDB_MUTANTS_PAGES=16384`
+//! the system page size of the machine the fuzzer makes its stores as on
+//! (default: this one's).
 
 mod common;
 
@@ -46,11 +48,22 @@ fn mutator() -> PathBuf {
     c_dir.join("build/release/fuzz/fuzz_store")
 }
 
-/// The fuzzer with the same fixtures as the test.
+/// The fuzzer with the same fixtures as the test; with
+/// `DLMDB_MUTANTS_PAGES=N`, run as on a machine with N-byte pages, so that
+/// the stores it makes (all but the fixtures) have pages of that size.
 fn fuzz_command(fuzz: &Path) -> Command {
     let mut cmd = Command::new(fuzz);
     if let Some(fx) = common::fixtures() {
         cmd.env("DLMDB_FIXTURES", fx);
+    }
+    if let Some(system) = std::env::var("DLMDB_MUTANTS_PAGES")
+        .ok()
+        .map(|v| v.parse().expect("DLMDB_MUTANTS_PAGES: a page size"))
+    {
+        assert!(
+            dlmdb_tests::pages::as_on_machine(&mut cmd, system),
+            "DLMDB_MUTANTS_PAGES needs the page-size shim"
+        );
     }
     cmd
 }

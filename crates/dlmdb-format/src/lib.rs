@@ -17,6 +17,7 @@
 //! | stock key and duplicate orderings | [`order`] | — |
 //! | lock file header: magic and format word | [`lock`] | 8 bytes |
 //! | what counted branch counts add up (leaf contributions) | [`counted`] | — |
+//! | other engines' and builds' first pages (LMDB 1.x, 32-bit, big-endian, libmdbx, bbolt) | [`foreign`] | — |
 //!
 //! Two node layouts exist for the same page structures ([`NodeLayout`]):
 //! stock LMDB puts a leaf node's data right after its key; DLMDB (its
@@ -33,6 +34,7 @@
 #[macro_use]
 pub mod bytes;
 pub mod counted;
+pub mod foreign;
 pub mod free;
 pub mod lock;
 pub mod meta;

@@ -363,15 +363,38 @@ pub fn read_data_version(data_file: &Path) -> Option<u32> {
     dlmdb_format::meta::data_version(&head)
 }
 
-/// One line naming a data file in a format this engine cannot read yet
-/// (LMDB 1.x's data format 3, which the engine refuses with
-/// `MDB_VERSION_MISMATCH`), or `None`.
+/// One line naming a data file in a format this engine does not read (the
+/// engine refuses them all, `MDB_VERSION_MISMATCH` or `MDB_INVALID`): what
+/// wrote it and what reads it; `None` for any other file.
 pub fn unsupported_format_note(data_file: &Path) -> Option<String> {
-    (read_data_version(data_file) == Some(3)).then(|| {
-        format!(
-            "{} is an LMDB 1.x store (data format 3), which dlmdb does not support yet",
-            data_file.display()
-        )
+    use dlmdb_format::foreign::{foreign_format, ForeignFormat};
+    use std::io::Read;
+    let mut head = [0u8; 32];
+    std::fs::File::open(data_file)
+        .ok()?
+        .read_exact(&mut head)
+        .ok()?;
+    let path = data_file.display();
+    Some(match foreign_format(&head)? {
+        ForeignFormat::Lmdb1x => {
+            format!("{path} is an LMDB 1.x store (data format 3), which dlmdb does not support yet")
+        }
+        ForeignFormat::Lmdb32Bit => format!(
+            "{path} is an LMDB store written by a 32-bit build (4-byte page numbers), which \
+             64-bit builds of LMDB and dlmdb do not read: dump it with mdb_dump on a 32-bit \
+             system and load the dump here"
+        ),
+        ForeignFormat::LmdbBigEndian => format!(
+            "{path} is an LMDB store written on a big-endian machine (LMDB stores keep the \
+             writer's byte order): dump it with mdb_dump on such a machine and load the dump here"
+        ),
+        ForeignFormat::Libmdbx { version } => format!(
+            "{path} is a libmdbx store (data format {version}), not an LMDB one: libmdbx's own \
+             tools (mdbx_stat, mdbx_dump, mdbx_chk) read it"
+        ),
+        ForeignFormat::Bbolt => {
+            format!("{path} is a bbolt (BoltDB) store, not an LMDB one: bbolt's own tools read it")
+        }
     })
 }
 

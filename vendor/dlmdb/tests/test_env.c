@@ -385,6 +385,62 @@ static void test_mapsize_rules(void)
 	mdb_env_close(env);
 }
 
+/*
+ * A map size that is not a whole number of pages stays as set, as in stock
+ * LMDB: reported, recorded in the meta page (a later open without a size
+ * adopts it), and only the whole pages below it are used, the last of them
+ * never (MDB_MAP_FULL first).  With MDB_WRITEMAP the file is extended to
+ * exactly that size.
+ */
+static void mapsize_not_whole_pages(unsigned flags)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = 64 * ps + ps / 2 + 1;
+	MDB_env *env = t_env_open(t_dir, flags, size, 0);
+	REQUIRE(env);
+	MDB_envinfo info;
+	OK(mdb_env_info(env, &info));
+	CHECK_EQ(info.me_mapsize, size);
+	char val[1000];
+	memset(val, 'v', sizeof val);
+	int rc = 0, n;
+	for (n = 0; n < 1000 && !rc; n++) {
+		MDB_txn *txn;
+		char k[16];
+		snprintf(k, sizeof k, "k%05d", n);
+		MDB_val key = t_val(k), data = { sizeof val, val };
+		REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+		rc = mdb_put(txn, 1, &key, &data, 0);
+		if (rc)
+			mdb_txn_abort(txn);
+		else
+			rc = mdb_txn_commit(txn);
+	}
+	CHECK_RC(rc, MDB_MAP_FULL);
+	OK(mdb_env_info(env, &info));
+	CHECK_EQ(info.me_mapsize, size);
+	CHECK(info.me_last_pgno + 2 <= size / ps);
+	CHECK(info.me_last_pgno + 8 >= size / ps);
+	mdb_env_close(env);
+	if (flags & MDB_WRITEMAP)
+		CHECK_EQ(t_file_size(t_path("data.mdb")), (long long)size);
+	env = t_env_open(t_dir, flags, 0, 0);
+	REQUIRE(env);
+	OK(mdb_env_info(env, &info));
+	CHECK_EQ(info.me_mapsize, size);
+	mdb_env_close(env);
+}
+
+static void test_mapsize_not_whole_pages(void)
+{
+	mapsize_not_whole_pages(0);
+}
+
+static void test_mapsize_not_whole_pages_writemap(void)
+{
+	mapsize_not_whole_pages(MDB_WRITEMAP);
+}
+
 /* Write, close, reopen with the same flags, read back, and write again. */
 static void flag_cycle(unsigned flags)
 {
@@ -723,6 +779,8 @@ int main(void)
 	RUN(test_fixedmap);
 	RUN(test_stat_and_info);
 	RUN(test_mapsize_rules);
+	RUN(test_mapsize_not_whole_pages);
+	RUN(test_mapsize_not_whole_pages_writemap);
 	RUN(test_flag_none);
 	RUN(test_flag_nosubdir);
 	RUN(test_flag_nolock);

@@ -465,6 +465,47 @@ static void test_meta_txnid_wraps(void)
 	mdb_env_close(env);
 }
 
+/* The newest meta holds an odd txn id in page 0: the next commit would
+ * overwrite it, the only meta holding the newest snapshot, and carry
+ * page 1's stale fields forward.  Reads still see that snapshot; a write
+ * txn is refused and the file stays as it was. */
+static void test_meta_in_the_wrong_page(void)
+{
+	const char *path = t_path("s.mdb");
+	unsigned char b[PS];
+	REQUIRE_OK(build(path, "kv", 0, 100));
+	MDB_env *env = open_file(path, 0);
+	MDB_txn *txn = NULL;
+	MDB_dbi dbi;
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, 0, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	MDB_val k = t_val("second-commit"), v = t_val("value");
+	REQUIRE_OK(mdb_put(txn, dbi, &k, &v, 0));
+	REQUIRE_OK(mdb_txn_commit(txn));	/* txn 2, in page 0 */
+	mdb_env_close(env);
+	REQUIRE_OK(page_io(path, 0, b, 0));
+	uint64_t id;
+	memcpy(&id, b + 144, 8);	/* mm_txnid */
+	REQUIRE(id == 2);
+	id = 3;
+	memcpy(b + 144, &id, 8);
+	REQUIRE_OK(page_io(path, 0, b, 1));
+	long long size = t_file_size(path);
+	env = open_file(path, 0);
+	REQUIRE(env);
+	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+	REQUIRE_OK(mdb_dbi_open(txn, "kv", 0, &dbi));
+	REQUIRE_OK(mdb_txn_commit(txn));
+	CHECK(t_get_is(env, dbi, "second-commit", "value"));
+	CHECK_RC(mdb_txn_begin(env, NULL, 0, &txn), MDB_CORRUPTED);
+	mdb_env_close(env);
+	unsigned char after[PS];
+	REQUIRE_OK(page_io(path, 0, after, 0));
+	CHECK(memcmp(b, after, PS) == 0);
+	CHECK_EQ(t_file_size(path), size);
+}
+
 /* Both metas claim a last page far past the file and any map size: a plain
  * copy refuses instead of writing gigabytes of zeros. */
 static void test_copy_last_page_past_map(void)
@@ -1468,6 +1509,7 @@ int main(void)
 	RUN(test_freelist_leaf);
 	RUN(test_odd_upper);
 	RUN(test_meta_txnid_wraps);
+	RUN(test_meta_in_the_wrong_page);
 	RUN(test_copy_last_page_past_map);
 	RUN(test_drop_branch_pointer);
 	RUN(test_duplicate_children);

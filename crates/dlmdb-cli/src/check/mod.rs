@@ -389,6 +389,28 @@ pub fn run(opts: &CheckOptions) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Done(Box::new(report)));
         }
     };
+    // A commit writes the meta page of its txn id's parity (a new file's two
+    // metas both hold txn id 0): a meta in the other page has had its id
+    // changed. The newest one there would have the next commit overwrite
+    // the only meta holding the newest snapshot, so the engine refuses to
+    // begin a write transaction (MDB_CORRUPTED).
+    for (which, m) in metas.iter().enumerate() {
+        if let Some(m) = m.filter(|m| m.txnid != 0 && m.txnid % 2 != which as u64) {
+            let refusal = if which as u64 == cur {
+                ": the next commit would overwrite this newest snapshot, so the engine refuses to write"
+            } else {
+                ""
+            };
+            meta_problems.push((
+                which as u64,
+                format!(
+                    "txnid {} belongs in meta page {} (a commit writes the page of its id's parity){refusal}",
+                    m.txnid,
+                    m.txnid % 2
+                ),
+            ));
+        }
+    }
     let meta = metas[cur as usize].unwrap();
     // The next write transaction takes txnid + 1: at the largest id there is
     // none (it would wrap to 0 and lose to the other meta), and the engine
