@@ -295,9 +295,12 @@ fn sub_page_node_padding_past_an_odd_sized_sub_page() {
     check_reports(&store, "malformed");
 }
 
-/// Replace the txn id of the newest meta page with `new(its id)`.
-fn change_newest_txnid(store: &Path, new: impl Fn(u64) -> u64) {
-    patch(store, |file| {
+/// A store whose newest meta page gets the txn id `new(its id)`: the engine
+/// refuses a write transaction (`what` it would do), and check reports
+/// `problem`.
+fn newest_txnid_refuses_writes(new: impl Fn(u64) -> u64, what: &str, problem: &str) {
+    let (_dir, store) = keyed_store(50, false, false);
+    patch(&store, |file| {
         let txnid = |f: &[u8], m: usize| {
             u64::from_le_bytes(f[m * PS + 144..m * PS + 152].try_into().unwrap())
         };
@@ -305,34 +308,26 @@ fn change_newest_txnid(store: &Path, new: impl Fn(u64) -> u64) {
         let id = new(txnid(file, cur));
         file[cur * PS + 144..cur * PS + 152].copy_from_slice(&id.to_le_bytes());
     });
+    let env = open_env(&store);
+    assert!(env.write_txn().is_err(), "a write txn {what}");
+    drop(env);
+    check_reports(&store, problem);
 }
 
 #[test]
 fn meta_at_the_largest_txnid() {
-    let (_dir, store) = keyed_store(50, false, false);
-    change_newest_txnid(&store, |_| u64::MAX);
-    let env = open_env(&store);
-    assert!(
-        env.write_txn().is_err(),
-        "a write txn after the largest txnid"
-    );
-    drop(env);
-    check_reports(&store, "largest possible");
+    newest_txnid_refuses_writes(|_| u64::MAX, "after the largest txnid", "largest possible");
 }
 
 #[test]
 fn newest_meta_in_the_page_of_the_other_parity() {
-    let (_dir, store) = keyed_store(50, false, false);
     // One more than the newest id, with the other parity: still the newest
     // meta, now in the page the next commit writes.
-    change_newest_txnid(&store, |id| id + 1);
-    let env = open_env(&store);
-    assert!(
-        env.write_txn().is_err(),
-        "a write txn whose commit would overwrite the newest meta"
+    newest_txnid_refuses_writes(
+        |id| id + 1,
+        "whose commit would overwrite the newest meta",
+        "the engine refuses to write",
     );
-    drop(env);
-    check_reports(&store, "the engine refuses to write");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_exit, bin, database, fixture_copy, run_ok};
+use common::{assert_exit, bin, database, dlmdb_at, fixture_copy, run_ok};
 
 #[test]
 fn help_lists_subcommands() {
@@ -175,11 +175,7 @@ fn a_layout_the_file_contradicts_is_named_by_stat_and_check() {
         let Some((_dir, path)) = fixture_copy(rel) else {
             return;
         };
-        let stat = bin()
-            .args(["stat", "--layout", told])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let stat = dlmdb_at(&["stat", "--layout", told], &path);
         assert_exit(&stat, 1);
         let err = String::from_utf8_lossy(&stat.stderr);
         assert!(
@@ -187,11 +183,7 @@ fn a_layout_the_file_contradicts_is_named_by_stat_and_check() {
                 && err.contains("--layout auto lets the engine decide"),
             "{rel}: {err}"
         );
-        let check = bin()
-            .args(["check", "--layout", told])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let check = dlmdb_at(&["check", "--layout", told], &path);
         assert_exit(&check, 1);
         let report = String::from_utf8_lossy(&check.stdout);
         let first = report.lines().find(|l| l.starts_with("PROBLEM"));

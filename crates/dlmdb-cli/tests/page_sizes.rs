@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{bin, bytevalue_dump, check_clean, run_ok};
+use common::{bin, bytevalue_dump, check_clean, have_stock_tools, run_ok};
 use dlmdb_tests::pages::{self, OTHER_MACHINES};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -147,21 +147,6 @@ fn made_as_on(make: &mut Command, system: u32, store: &Path, what: &str) -> bool
         "{what}"
     );
     true
-}
-
-/// Whether Debian's tools are installed; in CI their absence is a failure.
-fn have_stock_tools() -> bool {
-    let found = Command::new("mdb_load").arg("-V").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "lmdb-utils (mdb_load) must be installed in CI"
-        );
-        eprintln!(
-            "SKIP (LOUD): Debian lmdb-utils not installed; stores of other page sizes not tested"
-        );
-    }
-    found
 }
 
 /// Load round 1 here (this machine's pages) into `store`, which holds

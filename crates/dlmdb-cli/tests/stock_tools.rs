@@ -5,22 +5,9 @@
 
 mod common;
 
-use common::{bin, fixture_dir, fixtures, run_ok};
+use common::{bin, fixture_dir, fixtures, have_stock_tools, run_ok};
 use std::path::Path;
 use std::process::Command;
-
-/// Whether Debian's tools are installed; in CI their absence is a failure.
-fn have_stock_tools() -> bool {
-    let found = Command::new("mdb_stat").arg("-V").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "lmdb-utils (mdb_stat) must be installed in CI"
-        );
-        eprintln!("SKIP (LOUD): Debian lmdb-utils not installed; mdb_stat comparison not run");
-    }
-    found
-}
 
 const OPTION_SETS: &[&[&str]] = &[
     &[],

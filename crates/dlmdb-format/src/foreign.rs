@@ -21,6 +21,7 @@
 
 use crate::bytes::{u16_at, u32_at, u64_at};
 use crate::meta::{data_version, MAGIC};
+use crate::page::PageFlags;
 
 /// A first page in a format other than the one this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +42,6 @@ pub enum ForeignFormat {
 pub const LMDB32_OFF_FLAGS: usize = 6;
 pub const LMDB32_OFF_MAGIC: usize = 12;
 pub const LMDB32_OFF_VERSION: usize = 16;
-/// The META page flag of LMDB page headers.
-const LMDB_P_META: u16 = 0x08;
 
 /// libmdbx's 56-bit magic, shifted left a byte in the u64 at
 /// [`MDBX_OFF_MAGIC`], whose low byte is the data version.
@@ -65,7 +64,7 @@ pub fn foreign_format(b: &[u8]) -> Option<ForeignFormat> {
     if u32_at(b, crate::meta::OFF_MAGIC)? == MAGIC {
         return None;
     }
-    if u16_at(b, LMDB32_OFF_FLAGS)? & LMDB_P_META != 0
+    if u16_at(b, LMDB32_OFF_FLAGS)? & PageFlags::META.bits() != 0
         && u32_at(b, LMDB32_OFF_MAGIC)? == MAGIC
         && u32_at(b, LMDB32_OFF_VERSION)? == 1
     {

@@ -356,11 +356,19 @@ fn engine_layout(raw: *mut ffi::MDB_env) -> Layout {
 /// version sit at bytes 24 and 28. The header's flags word (u16 at byte 10,
 /// or 18 in the longer header) marks a meta page either way.
 pub fn read_data_version(data_file: &Path) -> Option<u32> {
+    dlmdb_format::meta::data_version(&first_bytes(data_file)?)
+}
+
+/// The first 32 bytes of a data file: enough for every first-page signature
+/// `dlmdb-format` tells apart.
+fn first_bytes(data_file: &Path) -> Option<[u8; 32]> {
     use std::io::Read;
     let mut head = [0u8; 32];
-    let mut f = std::fs::File::open(data_file).ok()?;
-    f.read_exact(&mut head).ok()?;
-    dlmdb_format::meta::data_version(&head)
+    std::fs::File::open(data_file)
+        .ok()?
+        .read_exact(&mut head)
+        .ok()?;
+    Some(head)
 }
 
 /// One line naming a data file in a format this engine does not read (the
@@ -368,14 +376,8 @@ pub fn read_data_version(data_file: &Path) -> Option<u32> {
 /// wrote it and what reads it; `None` for any other file.
 pub fn unsupported_format_note(data_file: &Path) -> Option<String> {
     use dlmdb_format::foreign::{foreign_format, ForeignFormat};
-    use std::io::Read;
-    let mut head = [0u8; 32];
-    std::fs::File::open(data_file)
-        .ok()?
-        .read_exact(&mut head)
-        .ok()?;
     let path = data_file.display();
-    Some(match foreign_format(&head)? {
+    Some(match foreign_format(&first_bytes(data_file)?)? {
         ForeignFormat::Lmdb1x => {
             format!("{path} is an LMDB 1.x store (data format 3), which dlmdb does not support yet")
         }

@@ -593,14 +593,16 @@ int main(int argc, char **argv)
 		}
 		free(img);
 	}
-	/* The page size of the workload's store (the free tree's pad, meta
-	 * page 0 at byte 40): 16 KiB or 32 KiB under fuzz/pageshim.c. */
-	uint32_t psize = 0;
-	int tfd = open(target, O_RDONLY);
-	if (tfd >= 0) {
-		if (pread(tfd, &psize, 4, 40) != 4)
-			psize = 0;
-		close(tfd);
+	/* The page size of the workload's store: 16 KiB or 32 KiB under
+	 * fuzz/pageshim.c. */
+	unsigned psize = 0;
+	MDB_env *penv;
+	MDB_stat pst;
+	if (!mdb_env_create(&penv)) {
+		if (!mdb_env_open(penv, target, MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0644) &&
+		    !mdb_env_stat(penv, &pst))
+			psize = pst.ms_psize;
+		mdb_env_close(penv);
 	}
 	printf("powerloss: flags %s, seed %" PRIu64 ": %u txns, page size %u, log %zu writes "
 	    "%zu syncs; %u images (%u torn writes, %u cut before the first commit): %u failed\n",

@@ -190,3 +190,17 @@ pub fn fixture_dir(rel: &str, dir: &Path, name: &str) -> Option<PathBuf> {
     std::fs::copy(&src, d.join("data.mdb")).unwrap();
     Some(d)
 }
+
+/// Whether Debian's lmdb-utils (`mdb_stat`, `mdb_dump`, `mdb_load`) are
+/// installed; in CI their absence is a failure, elsewhere a loud SKIP.
+pub fn have_stock_tools() -> bool {
+    let found = Command::new("mdb_stat").arg("-V").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "lmdb-utils must be installed in CI"
+        );
+        eprintln!("SKIP (LOUD): Debian lmdb-utils not installed; comparisons with them not run");
+    }
+    found
+}
