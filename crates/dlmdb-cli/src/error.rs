@@ -217,6 +217,19 @@ impl ErrorReport {
         out
     }
 
+    /// [`text`](Self::text), and for a damaged store the command that says
+    /// what is wrong with it: the engine's one code for damage names no
+    /// page or structure.
+    pub fn text_with_advice(&self) -> String {
+        let mut out = self.text();
+        if let (Kind::Corrupted, Some(p)) = (self.kind, &self.path) {
+            out.push_str(&format!(
+                " (the store is damaged; `dlmdb check {p}` says where)"
+            ));
+        }
+        out
+    }
+
     /// The JSON form (one line).
     pub fn json(&self) -> String {
         serde_json::to_string(&ErrorEnvelope {
@@ -272,11 +285,15 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Print `e` on stderr as text or JSON; returns the exit status.
-pub fn report(e: &anyhow::Error, path: Option<&str>, json: bool) -> i32 {
+/// Print `e` on stderr as text or JSON; returns the exit status. `advise`:
+/// a text error about a damaged store also names `dlmdb check` (not for
+/// `check` itself).
+pub fn report(e: &anyhow::Error, path: Option<&str>, json: bool, advise: bool) -> i32 {
     let r = ErrorReport::from_anyhow(e, path);
     if json {
         eprintln!("{}", r.json());
+    } else if advise {
+        eprintln!("{}", r.text_with_advice());
     } else {
         eprintln!("{}", r.text());
     }

@@ -96,7 +96,7 @@ fn main() {
         Err(e) if dlmdb_cli::error::is_broken_pipe(&e) => std::process::exit(1),
         Err(e) => {
             let path = path.map(|p| p.display().to_string());
-            let status = dlmdb_cli::error::report(&e, path.as_deref(), json);
+            let status = dlmdb_cli::error::report(&e, path.as_deref(), json, !is_check);
             std::process::exit(if is_check && status == 1 { 2 } else { status });
         }
     }
@@ -117,7 +117,7 @@ fn usage_error(e: clap::Error) -> ! {
         .unwrap_or("bad command line")
         .trim_start_matches("error: ");
     let err = dlmdb_cli::error::fail(dlmdb_cli::error::Kind::Usage, first);
-    std::process::exit(dlmdb_cli::error::report(&err, None, true));
+    std::process::exit(dlmdb_cli::error::report(&err, None, true, false));
 }
 
 /// Run the command. Returns the path its errors are about, whether errors

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, fixture_dir};
+use common::{bin, fixture_dir, load_input};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
@@ -358,4 +358,59 @@ fn cut_inside_a_named_database_fails_where_its_pages_are_read() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// A write the engine refuses because the store is damaged (its newest meta
+/// sits in the page the next commit would overwrite) is one line that
+/// points to `check`, and the file is left as it was; `check` itself says
+/// what is wrong instead.
+#[test]
+fn refused_write_points_to_check() {
+    const PS: usize = 4096;
+    const TXNID_AT: usize = 144;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s.mdb");
+    let dump = |from: u32| {
+        let mut d = String::from("VERSION=3\nformat=print\ntype=btree\nHEADER=END\n");
+        for i in from..from + 50 {
+            d.push_str(&format!(" k{i:04}\n v{i}\n"));
+        }
+        d + "DATA=END\n"
+    };
+    let out = load_input(bin(), dump(0), &["-q", "-n"], &store);
+    assert!(out.status.success(), "{out:?}");
+    let mut file = std::fs::read(&store).unwrap();
+    let txnid = |f: &[u8], m: usize| {
+        u64::from_le_bytes(
+            f[m * PS + TXNID_AT..m * PS + TXNID_AT + 8]
+                .try_into()
+                .unwrap(),
+        )
+    };
+    let newest = usize::from(txnid(&file, 1) > txnid(&file, 0));
+    let id = txnid(&file, newest) + 1;
+    file[newest * PS + TXNID_AT..newest * PS + TXNID_AT + 8].copy_from_slice(&id.to_le_bytes());
+    std::fs::write(&store, &file).unwrap();
+
+    let out = load_input(bin(), dump(50), &["-q", "-n"], &store);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("MDB_CORRUPTED"), "{err}");
+    let advice = format!(
+        "the store is damaged; `dlmdb check {}` says where",
+        store.display()
+    );
+    assert!(err.contains(&advice), "{err}");
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        file,
+        "the refused load changed the file"
+    );
+
+    let out = bin().arg("check").arg(&store).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+    assert!(report.contains("the engine refuses to write"), "{report}");
+    assert!(!report.contains("says where"), "{report}");
 }
