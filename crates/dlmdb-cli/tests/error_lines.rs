@@ -366,8 +366,7 @@ fn cut_inside_a_named_database_fails_where_its_pages_are_read() {
 /// what is wrong instead.
 #[test]
 fn refused_write_points_to_check() {
-    const PS: usize = 4096;
-    const TXNID_AT: usize = 144;
+    use dlmdb_format::meta::{parse_meta, OFF_TXNID};
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("s.mdb");
     let dump = |from: u32| {
@@ -380,16 +379,12 @@ fn refused_write_points_to_check() {
     let out = load_input(bin(), dump(0), &["-q", "-n"], &store);
     assert!(out.status.success(), "{out:?}");
     let mut file = std::fs::read(&store).unwrap();
-    let txnid = |f: &[u8], m: usize| {
-        u64::from_le_bytes(
-            f[m * PS + TXNID_AT..m * PS + TXNID_AT + 8]
-                .try_into()
-                .unwrap(),
-        )
-    };
-    let newest = usize::from(txnid(&file, 1) > txnid(&file, 0));
-    let id = txnid(&file, newest) + 1;
-    file[newest * PS + TXNID_AT..newest * PS + TXNID_AT + 8].copy_from_slice(&id.to_le_bytes());
+    let page_size = parse_meta(&file, 0).unwrap().page_size() as usize;
+    let meta = |m: usize| parse_meta(&file[m * page_size..], m as u64).unwrap();
+    let newest = usize::from(meta(1).txnid > meta(0).txnid);
+    let id = meta(newest).txnid + 1;
+    let at = newest * page_size + OFF_TXNID;
+    file[at..at + 8].copy_from_slice(&id.to_le_bytes());
     std::fs::write(&store, &file).unwrap();
 
     let out = load_input(bin(), dump(50), &["-q", "-n"], &store);
