@@ -284,6 +284,50 @@ static void test_map_resized_by_other_process(void)
 	mdb_env_close(env);
 }
 
+/* Opening a store while another process commits into it: each commit
+ * grows the file and then writes its meta, so an open that sized the file
+ * before reading the metas, or read a meta half written, saw a newest meta
+ * pointing past the end and refused the store as MDB_INVALID. */
+static void test_open_while_another_process_commits(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 0);
+	REQUIRE(env);
+	OK(t_put1(env, 1, "first", "1"));
+	mdb_env_close(env);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(60);
+		MDB_env *e = child_open(64u << 20);
+		static char val[3000];
+		memset(val, 'v', sizeof val);
+		for (unsigned i = 0;; i++) {
+			MDB_txn *t;
+			char kb[16];
+			snprintf(kb, sizeof kb, "k%08u", i % 20000);
+			MDB_val k = t_val(kb), v = t_mem(val, sizeof val);
+			if (mdb_txn_begin(e, NULL, MDB_NOSYNC, &t) || mdb_put(t, 1, &k, &v, 0) ||
+			    mdb_txn_commit(t))
+				_exit(20);
+		}
+	}
+	int refused = 0, first_rc = 0;
+	for (int i = 0; i < 400; i++) {
+		int rc;
+		MDB_env *e = t_env_open_rc(t_dir, MDB_RDONLY, 64u << 20, 0, &rc);
+		if (e)
+			mdb_env_close(e);
+		else if (!refused++)
+			first_rc = rc;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (refused)
+		fprintf(stderr, "  %d of 400 opens refused, the first with %s\n", refused,
+		    mdb_strerror(first_rc));
+	CHECK_EQ(refused, 0);
+}
+
 /* A writer process is SIGKILLed at random moments while committing; after
  * each kill the environment must open and hold exactly the state of one
  * committed transaction (the last acknowledged one or the one after it). */
@@ -392,6 +436,7 @@ int main(void)
 	RUN(test_killed_writer);
 	RUN(test_killed_reader);
 	RUN(test_map_resized_by_other_process);
+	RUN(test_open_while_another_process_commits);
 	RUN(test_kill_during_commits);
 	T_DONE();
 }
