@@ -75,14 +75,75 @@ static int dl_meta_sane(const MDB_meta *m, uint64_t filepages)
 }
 
 /*
+ * One reading of both meta pages into raw0/raw1 and the file's size in
+ * *size, taken after the metas: a commit writes its pages before its meta,
+ * so a file sized after its newest meta was read covers that meta's pages.
+ */
+static int dl_meta_read_raw(MDB_env *env, unsigned char *raw0, unsigned char *raw1,
+    off_t *size)
+{
+	struct stat st;
+	int rc;
+
+	if ((rc = dl_pread_all(env->fd, raw0, META_BYTES, 0)))
+		return rc == ENODATA ? MDB_INVALID : rc;
+	if ((rc = dl_meta_check(raw0)))
+		return rc;
+	uint32_t ps = ((const MDB_meta *)(raw0 + PAGEHDRSZ))->mm_dbs[DL_FREE_DBI].md_pad;
+	if (!dl_psize_ok(ps))
+		return MDB_INVALID;
+	if ((rc = dl_pread_all(env->fd, raw1, META_BYTES, ps)))
+		return rc == ENODATA ? MDB_INVALID : rc;
+	if (fstat(env->fd, &st) < 0)
+		return errno;
+	*size = st.st_size;
+	return 0;
+}
+
+/* Check one reading of the metas (dl_meta_read_raw) and keep them. */
+static int dl_meta_accept(MDB_env *env, const unsigned char *raw0, const unsigned char *raw1,
+    off_t size, MDB_meta *m0, MDB_meta *m1)
+{
+	int rc;
+
+	memcpy(m0, raw0 + PAGEHDRSZ, sizeof(*m0));
+	uint32_t ps = m0->mm_dbs[DL_FREE_DBI].md_pad;
+	if ((uint64_t)size < 2ull * ps)
+		return MDB_INVALID;
+	if ((rc = dl_meta_check(raw1)))
+		return rc;
+	memcpy(m1, raw1 + PAGEHDRSZ, sizeof(*m1));
+	if (m1->mm_version != m0->mm_version || m1->mm_dbs[DL_FREE_DBI].md_pad != ps)
+		return MDB_INVALID;
+	const MDB_meta *cur = m1->mm_txnid > m0->mm_txnid ? m1 : m0;
+	if ((rc = dl_meta_sane(cur, (uint64_t)size / ps)))
+		return rc;
+	env->psize = ps;
+	env->version = m0->mm_version;
+	env->freeflags = cur->mm_dbs[DL_FREE_DBI].md_flags;
+	return 0;
+}
+
+/* Readings of the metas that fail their checks while the bytes keep
+ * changing (another process committing) before the failure is believed. */
+#define DL_META_REREADS	100
+
+/*
  * Read and validate both meta pages of an existing file.  *isnew is set for
- * an empty file (the caller then creates the metas).
+ * an empty file (the caller then creates the metas).  Another process may
+ * be committing: a meta read while it is rewritten can mix old and new
+ * fields.  A reading that fails its checks is taken again; the failure
+ * stands once two readings in a row are the same bytes and size (a damaged
+ * file reads the same every time).
  */
 int dl_meta_read_file(MDB_env *env, MDB_meta *m0, MDB_meta *m1, int *isnew)
 {
-	unsigned char raw[META_BYTES];
+	unsigned char raw[2][2][META_BYTES];
+	off_t size[2] = { -1, -1 };
 	struct stat st;
-	int rc;
+	int rc = 0;
+
+	memset(raw, 0, sizeof raw);
 
 	*isnew = 0;
 	if (fstat(env->fd, &st) < 0)
@@ -93,30 +154,17 @@ int dl_meta_read_file(MDB_env *env, MDB_meta *m0, MDB_meta *m1, int *isnew)
 	}
 	if ((size_t)st.st_size < META_BYTES)
 		return MDB_INVALID;
-	if ((rc = dl_pread_all(env->fd, raw, META_BYTES, 0)))
-		return rc == ENODATA ? MDB_INVALID : rc;
-	if ((rc = dl_meta_check(raw)))
-		return rc;
-	memcpy(m0, raw + PAGEHDRSZ, sizeof(*m0));
-	uint32_t ps = m0->mm_dbs[DL_FREE_DBI].md_pad;
-	if (!dl_psize_ok(ps))
-		return MDB_INVALID;
-	if ((uint64_t)st.st_size < 2ull * ps)
-		return MDB_INVALID;
-	if ((rc = dl_pread_all(env->fd, raw, META_BYTES, ps)))
-		return rc == ENODATA ? MDB_INVALID : rc;
-	if ((rc = dl_meta_check(raw)))
-		return rc;
-	memcpy(m1, raw + PAGEHDRSZ, sizeof(*m1));
-	if (m1->mm_version != m0->mm_version || m1->mm_dbs[DL_FREE_DBI].md_pad != ps)
-		return MDB_INVALID;
-	const MDB_meta *cur = m1->mm_txnid > m0->mm_txnid ? m1 : m0;
-	if ((rc = dl_meta_sane(cur, (uint64_t)st.st_size / ps)))
-		return rc;
-	env->psize = ps;
-	env->version = m0->mm_version;
-	env->freeflags = cur->mm_dbs[DL_FREE_DBI].md_flags;
-	return 0;
+	for (int i = 0; i < DL_META_REREADS; i++) {
+		unsigned char (*now)[META_BYTES] = raw[i & 1], (*before)[META_BYTES] = raw[!(i & 1)];
+		rc = dl_meta_read_raw(env, now[0], now[1], &size[i & 1]);
+		if (!rc)
+			rc = dl_meta_accept(env, now[0], now[1], size[i & 1], m0, m1);
+		if (rc >= 0)	/* accepted, or the system failed: no rereading */
+			return rc;
+		if (i && size[0] == size[1] && !memcmp(now, before, sizeof raw[0]))
+			return rc;
+	}
+	return rc;
 }
 
 /* Write the two meta pages of a brand-new data file (format doc §10.4). */

@@ -30,6 +30,36 @@ static MDB_env *child_open(size_t mapsize)
 	return env;
 }
 
+/*
+ * Fork a writer: the child opens the store with a map of `mapsize` and
+ * commits `commits` transactions (0: until it is killed), each putting a
+ * `vsize`-byte value under "<prefix><n, 8 digits>", n counting modulo
+ * `keys`.  It exits 0 when done, 20 on an error.
+ */
+static pid_t fork_writer(size_t mapsize, const char *prefix, unsigned keys, unsigned commits,
+    size_t vsize, unsigned txnflags)
+{
+	static char val[100000];
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	alarm(60);
+	MDB_env *e = child_open(mapsize);
+	memset(val, 'v', vsize);
+	for (unsigned i = 0; !commits || i < commits; i++) {
+		MDB_txn *t;
+		MDB_dbi dbi;
+		char kb[32];
+		snprintf(kb, sizeof kb, "%s%08u", prefix, i % keys);
+		MDB_val k = t_val(kb), v = t_mem(val, vsize);
+		if (mdb_txn_begin(e, NULL, txnflags, &t) || mdb_dbi_open(t, NULL, 0, &dbi) ||
+		    mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t))
+			_exit(20);
+	}
+	mdb_env_close(e);
+	_exit(0);
+}
+
 static void say(int fd, char c)
 {
 	if (write(fd, &c, 1) != 1)
@@ -249,26 +279,8 @@ static void test_map_resized_by_other_process(void)
 	MDB_env *env = t_env_open(t_dir, 0, 1u << 20, 0);
 	REQUIRE(env);
 	OK(t_put1(env, 1, "small", "1"));
-	pid_t pid = fork();
+	pid_t pid = fork_writer(16u << 20, "big", 30, 30, 100000, 0);
 	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		alarm(20);
-		MDB_env *e = child_open(16u << 20);
-		static char big[100000];
-		memset(big, 'b', sizeof big);
-		for (int i = 0; i < 30; i++) {
-			MDB_txn *t;
-			MDB_dbi dbi;
-			char kb[16];
-			snprintf(kb, sizeof kb, "big%02d", i);
-			MDB_val k = t_val(kb), v = t_mem(big, sizeof big);
-			if (mdb_txn_begin(e, NULL, 0, &t) || mdb_dbi_open(t, NULL, 0, &dbi) ||
-			    mdb_put(t, dbi, &k, &v, 0) || mdb_txn_commit(t))
-				_exit(20);
-		}
-		mdb_env_close(e);
-		_exit(0);
-	}
 	CHECK_EQ(child_status(pid), 0);
 	MDB_txn *txn;
 	CHECK_RC(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), MDB_MAP_RESIZED);
@@ -277,11 +289,40 @@ static void test_map_resized_by_other_process(void)
 	OK(mdb_env_info(env, &info));
 	CHECK_EQ(info.me_mapsize, 16u << 20);
 	REQUIRE_OK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-	MDB_val k = t_val("big29"), v;
+	MDB_val k = t_val("big00000029"), v;
 	OK(mdb_get(txn, 1, &k, &v));
 	CHECK_EQ(v.mv_size, 100000);
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
+}
+
+/* Opening a store while another process commits into it: each commit
+ * grows the file and then writes its meta, so an open that sized the file
+ * before reading the metas, or read a meta half written, saw a newest meta
+ * pointing past the end and refused the store as MDB_INVALID. */
+static void test_open_while_another_process_commits(void)
+{
+	MDB_env *env = t_env_open(t_dir, 0, 64u << 20, 0);
+	REQUIRE(env);
+	OK(t_put1(env, 1, "first", "1"));
+	mdb_env_close(env);
+	pid_t pid = fork_writer(64u << 20, "k", 20000, 0, 3000, MDB_NOSYNC);
+	REQUIRE(pid >= 0);
+	int refused = 0, first_rc = 0;
+	for (int i = 0; i < 400; i++) {
+		int rc;
+		MDB_env *e = t_env_open_rc(t_dir, MDB_RDONLY, 64u << 20, 0, &rc);
+		if (e)
+			mdb_env_close(e);
+		else if (!refused++)
+			first_rc = rc;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (refused)
+		fprintf(stderr, "  %d of 400 opens refused, the first with %s\n", refused,
+		    mdb_strerror(first_rc));
+	CHECK_EQ(refused, 0);
 }
 
 /* A writer process is SIGKILLed at random moments while committing; after
@@ -392,6 +433,7 @@ int main(void)
 	RUN(test_killed_writer);
 	RUN(test_killed_reader);
 	RUN(test_map_resized_by_other_process);
+	RUN(test_open_while_another_process_commits);
 	RUN(test_kill_during_commits);
 	T_DONE();
 }
