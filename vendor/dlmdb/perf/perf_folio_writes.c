@@ -5,17 +5,16 @@
  *
  * A 256 MiB file is written in calls of CHUNK_KIB each (the size of a
  * commit's pwritev decides the folio size of pages cached by it), then
- * 100,000 single 4 KiB pwrites land on random pages of it, each followed
- * every 2,000 writes by fdatasync when SYNC is 1.  Printed: ns per page
+ * 100,000 single 4 KiB pwrites land on random pages of it, with an
+ * fdatasync after every 2,000 when SYNC is 1.  Printed: ns per page
  * write, the final fdatasync, and the part of a shared map of the file
  * that the kernel maps with 2 MiB entries after one touch of every page
  * (smaps FilePmdMapped: whole 2 MiB folios).
  *
  *   build/perf/perf_folio_writes DIR CHUNK_KIB [SYNC]
  *
- * On ext4 with large folios (Linux 6.16 on), a page write into a 2 MiB
- * folio costs an order of magnitude more than into a 4 KiB one: the
- * buffer-head write path visits every block of the folio.
+ * On ext4 with large folios (Linux 6.18 here), a page write into a 2 MiB
+ * folio cost five to eight times one into a 4 KiB folio (BENCHMARKS.md).
  */
 #include "perf.h"
 
